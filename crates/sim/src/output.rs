@@ -1,0 +1,100 @@
+//! What a simulation reports: samples while it runs, a report at the end.
+
+use cclab_units::{Duration, Time};
+
+/// Receives the simulation's time series while it runs. Every method has an empty
+/// default, so an observer implements only what it needs.
+pub trait Observer {
+    /// One flow's state at a sampling instant (every `sample_interval`, for every flow
+    /// that has started and not finished).
+    fn flow_sample(&mut self, _s: &FlowSample) {}
+    /// The bottleneck queue at a sampling instant.
+    fn queue_sample(&mut self, _s: &QueueSample) {}
+    /// A parameter change took effect on a flow.
+    fn param_changed(&mut self, _at: Time, _flow: usize, _name: &str, _value: f64) {}
+}
+
+/// An observer that records nothing.
+pub struct NoObserver;
+impl Observer for NoObserver {}
+
+/// One flow at one instant.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowSample {
+    pub time: Time,
+    pub flow: usize,
+    pub cwnd_pkts: u32,
+    pub ssthresh_pkts: u32,
+    /// Smoothed RTT (zero before the first sample).
+    pub srtt: Duration,
+    pub inflight_pkts: u32,
+    /// Bytes delivered in order to the receiving application so far.
+    pub delivered_bytes: u64,
+    pub retransmits: u64,
+    /// The algorithm's internal variables at this instant (`cc_*` columns), in the
+    /// algorithm's own fixed order.
+    pub cc: Vec<(&'static str, f64)>,
+}
+
+/// The bottleneck queue at one instant.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueueSample {
+    pub time: Time,
+    pub packets: u64,
+    pub bytes: u64,
+    /// Packets dropped at the bottleneck so far (queue overflow, AQM and random loss).
+    pub drops: u64,
+}
+
+/// Totals at the end of a run.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Report {
+    /// Simulated time covered.
+    pub duration: Duration,
+    pub link: LinkReport,
+    pub flows: Vec<FlowReport>,
+    /// Events processed (for speed figures; deterministic for a given scenario and seed).
+    pub events: u64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct LinkReport {
+    /// The link's mean capacity over the run in bit/s (the constant rate, or the trace's).
+    pub capacity_bps: f64,
+    /// Fraction of the capacity used by delivered bytes, 0..1.
+    pub utilization: f64,
+    pub delivered_packets: u64,
+    pub delivered_bytes: u64,
+    /// Drops at the bottleneck: queue overflow plus AQM.
+    pub queue_drops: u64,
+    /// Packets lost to the random loss model.
+    pub random_losses: u64,
+    /// Time-averaged queue length in packets.
+    pub mean_queue_packets: f64,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowReport {
+    pub flow: usize,
+    /// Payload bytes delivered in order to the receiver.
+    pub delivered_bytes: u64,
+    /// Goodput over the flow's active time (start to completion or stop or end of run).
+    pub goodput_bps: f64,
+    /// Segments retransmitted (fast retransmit and RTO).
+    pub retransmits: u64,
+    pub timeouts: u64,
+    /// RTT samples (each ACK with a valid sample), as percentiles.
+    pub rtt: RttSummary,
+    /// For finite transfers, when the last byte was acknowledged.
+    pub completed_at: Option<Time>,
+}
+
+/// RTT statistics in milliseconds.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RttSummary {
+    pub samples: u64,
+    pub mean_ms: f64,
+    pub p50_ms: f64,
+    pub p95_ms: f64,
+    pub p99_ms: f64,
+}
