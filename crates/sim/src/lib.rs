@@ -8,7 +8,12 @@
 //! moves sliders on a running flow.
 
 pub mod config;
+pub mod engine;
+pub mod error;
 pub mod output;
+pub mod trace;
 
 pub use config::*;
+pub use engine::Simulation;
+pub use error::SimError;
 pub use output::*;
