@@ -11,6 +11,10 @@ pub mod config;
 pub mod engine;
 pub mod error;
 pub mod output;
+pub mod hist;
+pub mod loss;
+pub mod qdisc;
+pub mod rng;
 pub mod trace;
 
 pub use config::*;
