@@ -15,6 +15,7 @@ pub mod hist;
 pub mod loss;
 pub mod qdisc;
 pub mod rng;
+pub mod tcp;
 pub mod trace;
 
 pub use config::*;
