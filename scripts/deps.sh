@@ -1,15 +1,19 @@
 # The system packages cclab's build and tests need, in one place. Sourced by test.sh and
 # run-default.sh; add to PACKAGES here (the kernel and emulator work need the BPF tools).
 PACKAGES="build-essential curl ca-certificates clang llvm libbpf-dev bpftool iproute2 libelf-dev zlib1g-dev pkg-config"
+# What building and running the simulator alone needs (scripts/run-default.sh).
+BUILD_PACKAGES="build-essential curl ca-certificates pkg-config"
 
-# Installs PACKAGES with apt-get when any is missing (needs root; skipped without apt-get).
+# Installs the given packages (default: PACKAGES) with apt-get when any is missing
+# (needs root; skipped without apt-get).
 install_packages() {
+    local wanted="${1:-$PACKAGES}"
     if ! command -v apt-get >/dev/null 2>&1; then
-        echo "apt-get not found; install these yourself if something is missing: $PACKAGES" >&2
+        echo "apt-get not found; install these yourself if something is missing: $wanted" >&2
         return 0
     fi
     local missing=""
-    for p in $PACKAGES; do
+    for p in $wanted; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
     done
     if [ -n "$missing" ]; then

@@ -5,9 +5,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
-ensure_cargo
-if ! command -v cc >/dev/null 2>&1; then
-    install_packages
+if ! command -v cc >/dev/null 2>&1 || ! command -v curl >/dev/null 2>&1; then
+    install_packages "$BUILD_PACKAGES"
 fi
+ensure_cargo
 cargo build --release --quiet -p cclab
 exec ./target/release/cclab run "$@"
