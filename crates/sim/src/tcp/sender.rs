@@ -943,11 +943,15 @@ impl TcpSender {
         }
         // Nothing was really lost: forget the loss marks (go-back-N would resend data
         // the receiver has).
-        if self.lost_out > 0 {
+        // The retransmitted copies in flight are forgotten too (Linux keeps counting them
+        // in retrans_out; here every segment in retransmission is also marked lost, which
+        // keeps the retransmit scan simple), so in_flight is briefly understated.
+        if self.lost_out > 0 || self.retrans_out > 0 {
             for s in self.segs.iter_mut() {
-                s.flags &= !LOST;
+                s.flags &= !(LOST | RETRANS);
             }
             self.lost_out = 0;
+            self.retrans_out = 0;
         }
         self.stats.undos += 1;
         true
