@@ -19,6 +19,7 @@ pub mod registry;
 pub mod tcp;
 
 pub mod newreno;
+pub mod scalable;
 pub mod reno;
 pub mod tahoe;
 

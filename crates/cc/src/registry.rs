@@ -121,6 +121,7 @@ algorithms! {
     Reno(crate::reno::Reno),
     NewReno(crate::newreno::NewReno),
     Tahoe(crate::tahoe::Tahoe),
+    Scalable(crate::scalable::Scalable),
 }
 
 impl Algorithm {
