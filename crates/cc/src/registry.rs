@@ -122,6 +122,7 @@ algorithms! {
     NewReno(crate::newreno::NewReno),
     Tahoe(crate::tahoe::Tahoe),
     Scalable(crate::scalable::Scalable),
+    HighSpeed(crate::highspeed::HighSpeed),
 }
 
 impl Algorithm {
