@@ -18,6 +18,7 @@ pub mod params;
 pub mod registry;
 pub mod tcp;
 
+pub mod bic;
 pub mod highspeed;
 pub mod newreno;
 pub mod scalable;

@@ -123,6 +123,7 @@ algorithms! {
     Tahoe(crate::tahoe::Tahoe),
     Scalable(crate::scalable::Scalable),
     HighSpeed(crate::highspeed::HighSpeed),
+    Bic(crate::bic::Bic),
 }
 
 impl Algorithm {
