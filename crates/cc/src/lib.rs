@@ -20,6 +20,7 @@ pub mod tcp;
 
 pub mod bic;
 pub mod highspeed;
+pub mod htcp;
 pub mod newreno;
 pub mod scalable;
 pub mod reno;

@@ -124,6 +124,7 @@ algorithms! {
     Scalable(crate::scalable::Scalable),
     HighSpeed(crate::highspeed::HighSpeed),
     Bic(crate::bic::Bic),
+    Htcp(crate::htcp::Htcp),
 }
 
 impl Algorithm {
