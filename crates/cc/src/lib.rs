@@ -25,6 +25,7 @@ pub mod newreno;
 pub mod scalable;
 pub mod reno;
 pub mod tahoe;
+pub mod vegas;
 
 pub use params::{ParamError, ParamKind, ParamSpec};
 pub use registry::{Algorithm, AlgorithmInfo, UnknownAlgorithm, ALGORITHMS};

@@ -125,6 +125,7 @@ algorithms! {
     HighSpeed(crate::highspeed::HighSpeed),
     Bic(crate::bic::Bic),
     Htcp(crate::htcp::Htcp),
+    Vegas(crate::vegas::Vegas),
 }
 
 impl Algorithm {
