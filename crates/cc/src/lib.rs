@@ -26,6 +26,7 @@ pub mod scalable;
 pub mod reno;
 pub mod tahoe;
 pub mod vegas;
+pub mod veno;
 
 pub use params::{ParamError, ParamKind, ParamSpec};
 pub use registry::{Algorithm, AlgorithmInfo, UnknownAlgorithm, ALGORITHMS};

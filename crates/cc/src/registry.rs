@@ -126,6 +126,7 @@ algorithms! {
     Bic(crate::bic::Bic),
     Htcp(crate::htcp::Htcp),
     Vegas(crate::vegas::Vegas),
+    Veno(crate::veno::Veno),
 }
 
 impl Algorithm {
