@@ -127,6 +127,7 @@ algorithms! {
     Htcp(crate::htcp::Htcp),
     Vegas(crate::vegas::Vegas),
     Veno(crate::veno::Veno),
+    Illinois(crate::illinois::Illinois),
 }
 
 impl Algorithm {
