@@ -21,6 +21,7 @@ pub mod tcp;
 pub mod bic;
 pub mod highspeed;
 pub mod htcp;
+pub mod hybla;
 pub mod illinois;
 pub mod newreno;
 pub mod scalable;

@@ -128,6 +128,7 @@ algorithms! {
     Vegas(crate::vegas::Vegas),
     Veno(crate::veno::Veno),
     Illinois(crate::illinois::Illinois),
+    Hybla(crate::hybla::Hybla),
 }
 
 impl Algorithm {
