@@ -29,6 +29,7 @@ pub mod reno;
 pub mod tahoe;
 pub mod vegas;
 pub mod veno;
+pub mod westwood;
 
 pub use params::{ParamError, ParamKind, ParamSpec};
 pub use registry::{Algorithm, AlgorithmInfo, UnknownAlgorithm, ALGORITHMS};

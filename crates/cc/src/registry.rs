@@ -129,6 +129,7 @@ algorithms! {
     Veno(crate::veno::Veno),
     Illinois(crate::illinois::Illinois),
     Hybla(crate::hybla::Hybla),
+    Westwood(crate::westwood::Westwood),
 }
 
 impl Algorithm {
