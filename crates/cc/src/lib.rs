@@ -19,6 +19,7 @@ pub mod registry;
 pub mod tcp;
 
 pub mod bic;
+pub mod compound;
 pub mod highspeed;
 pub mod htcp;
 pub mod hybla;

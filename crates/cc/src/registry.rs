@@ -130,6 +130,7 @@ algorithms! {
     Illinois(crate::illinois::Illinois),
     Hybla(crate::hybla::Hybla),
     Westwood(crate::westwood::Westwood),
+    Compound(crate::compound::Compound),
 }
 
 impl Algorithm {
