@@ -28,6 +28,7 @@ pub mod newreno;
 pub mod scalable;
 pub mod reno;
 pub mod tahoe;
+pub mod tcp_fit;
 pub mod vegas;
 pub mod veno;
 pub mod westwood;

@@ -131,6 +131,7 @@ algorithms! {
     Hybla(crate::hybla::Hybla),
     Westwood(crate::westwood::Westwood),
     Compound(crate::compound::Compound),
+    TcpFit(crate::tcp_fit::TcpFit),
 }
 
 impl Algorithm {
