@@ -145,7 +145,7 @@ mod tests {
     #[test]
     fn loss_keeps_one_minus_b() {
         assert_eq!(at(38).2, 19);
-        assert_eq!(at(1058).2, 1058 - (1058 * 83 >> 8));
+        assert_eq!(at(1058).2, 1058 - ((1058 * 83) >> 8));
         assert_eq!(at(1058).2, 715);
         assert_eq!(at(2).2, 2);
     }

@@ -389,7 +389,7 @@ mod tests {
             h.st.max_rtt = *rtts.last().unwrap();
             let ss = h.ssthresh(&t);
             assert_eq!(h.st.beta, beta, "rtts {rtts:?}");
-            assert_eq!(ss, 1000 * beta >> 7);
+            assert_eq!(ss, (1000 * beta) >> 7);
         }
     }
 

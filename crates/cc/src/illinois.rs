@@ -311,7 +311,7 @@ mod tests {
         assert_eq!(after_round(180_000).0.st.beta, BETA_MAX);
         assert_eq!(after_round(145_000).0.st.beta, 20);
         let (mut i, _) = after_round(105_000);
-        assert_eq!(i.ssthresh(&tp(100)), 100 - (100 * 8 >> 6), "a loss at low delay keeps 7/8");
+        assert_eq!(i.ssthresh(&tp(100)), 100 - ((100 * 8) >> 6), "a loss at low delay keeps 7/8");
         let (mut i, _) = after_round(180_000);
         assert_eq!(i.ssthresh(&tp(100)), 50, "at high delay, half");
     }
