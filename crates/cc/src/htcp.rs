@@ -97,10 +97,18 @@ impl Default for State {
     }
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct Htcp {
     cfg: Config,
     st: State,
+    /// The sender's jiffy rate, kept to report RTTs in microseconds.
+    hz: u32,
+}
+
+impl Default for Htcp {
+    fn default() -> Self {
+        Htcp::new(Config::default())
+    }
 }
 
 impl Htcp {
@@ -112,7 +120,7 @@ impl Htcp {
     };
 
     pub fn new(cfg: Config) -> Htcp {
-        Htcp { cfg, st: State::default() }
+        Htcp { cfg, st: State::default(), hz: 1000 }
     }
 
     pub fn state(&self) -> &State {
@@ -260,6 +268,7 @@ impl CongestionControl for Htcp {
 
     /// Linux `measure_achieved_throughput`.
     fn pkts_acked(&mut self, tp: &mut TcpState, sample: &AckSample) {
+        self.hz = tp.hz;
         let now = tp.jiffies();
         if tp.ca_state == CaState::Open {
             self.st.pkts_acked = sample.pkts_acked;
@@ -321,8 +330,9 @@ impl CongestionControl for Htcp {
     fn inspect(&self, report: &mut dyn FnMut(&'static str, f64)) {
         report("alpha", self.st.alpha as f64 / 128.0);
         report("beta", self.st.beta as f64 / 128.0);
-        report("min_rtt_ms", self.st.min_rtt as f64);
-        report("max_rtt_ms", self.st.max_rtt as f64);
+        let us_per_jiffy = 1e6 / self.hz as f64;
+        report("min_rtt_us", self.st.min_rtt as f64 * us_per_jiffy);
+        report("max_rtt_us", self.st.max_rtt as f64 * us_per_jiffy);
     }
 }
 
