@@ -420,15 +420,15 @@ mod tests {
         assert_eq!(h.st.beta, BETA_MIN);
     }
 
-    /// Congestion avoidance adds alpha packets per window of ACKs.
+    /// Congestion avoidance adds alpha packets per window of ACKs: with alpha 4 at cwnd
+    /// 100, the 26th ACK finds 25 * 4 >= 100 and adds the packet (Linux counts before it
+    /// adds). Each increment recomputes alpha, here 1.0 since Δ < 1 s.
     #[test]
     fn increase_is_alpha_per_round() {
         let mut t = tp(100);
         let mut h = with_rtts(&mut t, &[100]);
         h.st.alpha = 4 * 128;
         t.snd_cwnd = 100;
-        // Keep Δ < 1 s so that alpha_update (called on each increment) returns 1.0... so
-        // freeze alpha by checking the first increment only: 25 ACKs * 4 >= 100.
         for _ in 0..25 {
             h.cong_avoid(&mut t, 1);
         }
