@@ -24,7 +24,7 @@ use crate::{tcp, AckFlags, AckSample, CaEvent, CongestionControl, TcpState};
 /// Shortest bandwidth sampling interval, 50 ms (Linux `TCP_WESTWOOD_RTT_MIN` = HZ/20).
 const RTT_MIN_MS: u32 = 50;
 /// RTT assumed until the first sample, 20 s (Linux `TCP_WESTWOOD_INIT_RTT` = 20 HZ).
-const INIT_RTT_MS: u32 = 20_000;
+const INIT_RTT_SECS: u32 = 20;
 
 /// Per-flow state (Linux `struct westwood`). Times in jiffies, bandwidth in bytes/jiffy.
 #[derive(Clone, Debug, PartialEq)]
@@ -68,8 +68,8 @@ impl Default for Westwood {
                 bk: 0,
                 cumul_ack: 0,
                 accounted: 0,
-                rtt: INIT_RTT_MS,
-                rtt_min: INIT_RTT_MS,
+                rtt: INIT_RTT_SECS * 1000,
+                rtt_min: INIT_RTT_SECS * 1000,
                 reset_rtt_min: true,
                 first_ack: true,
             },
@@ -161,8 +161,11 @@ impl Westwood {
 }
 
 impl CongestionControl for Westwood {
-    fn init(&mut self, _tp: &mut TcpState) {
+    fn init(&mut self, tp: &mut TcpState) {
         *self = Westwood::default();
+        self.hz = tp.hz;
+        self.st.rtt = INIT_RTT_SECS * tp.hz;
+        self.st.rtt_min = self.st.rtt;
     }
 
     fn ssthresh(&mut self, tp: &TcpState) -> u32 {
@@ -204,7 +207,10 @@ impl CongestionControl for Westwood {
 
     fn inspect(&self, report: &mut dyn FnMut(&'static str, f64)) {
         report("bwe_bps", self.st.bw_est as f64 * self.hz as f64 * 8.0);
-        report("rtt_min_us", self.st.rtt_min as f64 * 1e6 / self.hz as f64);
+        // Before any RTT sample rtt_min is Linux's 20 s placeholder: not worth showing.
+        if self.st.rtt_min != INIT_RTT_SECS * self.hz {
+            report("rtt_min_us", self.st.rtt_min as f64 * 1e6 / self.hz as f64);
+        }
     }
 }
 
