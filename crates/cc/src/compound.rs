@@ -10,8 +10,10 @@
 //! HighSpeed-like increase), and once queueing exceeds gamma it gives back `zeta diff`
 //! (zeta 1). On a loss, Reno's window halves and dwnd becomes `(win (1 - beta) - cwnd/2)+`
 //! (beta 1/2), so the total keeps `1 - beta` of win. Reno's window grows by 1/win per
-//! ACK. The delay window is used only once the window exceeds `low_wnd` (41 packets) so
-//! that CTCP is Reno on small paths, is zero in slow start, and is dropped on a timeout.
+//! ACK. The delay window grows only once the window reaches `low_wnd` so that CTCP is
+//! Reno on small paths (41 packets here, our reading of the draft's low-window threshold;
+//! we could not check the figure against the draft's text while writing this, so it is a
+//! parameter), is zero in slow start, and is dropped on a timeout.
 //!
 //! How it maps onto one `snd_cwnd`: the sender knows a single window, so
 //! `tp.snd_cwnd = lwnd + floor(dwnd)`, where `lwnd` is the draft's loss window ("cwnd")
