@@ -92,6 +92,9 @@ impl Drop for Staging {
     }
 }
 
+/// Turns one flow's kept samples into (time, value) points for a chart.
+type Extract = dyn Fn(&[PlotPoint]) -> Vec<(f64, f64)>;
+
 /// One flow's samples kept for the plots.
 #[derive(Clone, Copy)]
 struct PlotPoint {
@@ -377,7 +380,7 @@ impl Recorder {
         let n = cfg.flows.len();
         let note = (n > MAX_PLOT_FLOWS).then(|| format!("first {MAX_PLOT_FLOWS} of {n} flows"));
         let name = |i: usize| cfg.flows[i].name.clone();
-        let series = |f: &dyn Fn(&[PlotPoint]) -> Vec<(f64, f64)>| -> Vec<Series> {
+        let series = |f: &Extract| -> Vec<Series> {
             self.plot.iter().enumerate().map(|(i, pts)| Series { name: name(i), points: f(pts) }).collect()
         };
         let cwnd = series(&|p| p.iter().map(|q| (q.t, q.cwnd)).collect());
