@@ -93,7 +93,7 @@ impl Drop for Staging {
 }
 
 /// Turns one flow's kept samples into (time, value) points for a chart.
-type Extract = dyn Fn(&[PlotPoint]) -> Vec<(f64, f64)>;
+type Extract<'a> = dyn Fn(&[PlotPoint]) -> Vec<(f64, f64)> + 'a;
 
 /// One flow's samples kept for the plots.
 #[derive(Clone, Copy)]
@@ -380,7 +380,7 @@ impl Recorder {
         let n = cfg.flows.len();
         let note = (n > MAX_PLOT_FLOWS).then(|| format!("first {MAX_PLOT_FLOWS} of {n} flows"));
         let name = |i: usize| cfg.flows[i].name.clone();
-        let series = |f: &Extract| -> Vec<Series> {
+        let series = |f: &Extract<'_>| -> Vec<Series> {
             self.plot.iter().enumerate().map(|(i, pts)| Series { name: name(i), points: f(pts) }).collect()
         };
         let cwnd = series(&|p| p.iter().map(|q| (q.t, q.cwnd)).collect());
