@@ -20,6 +20,6 @@ pub mod tcp;
 pub mod trace;
 
 pub use config::*;
-pub use engine::Simulation;
+pub use engine::{validate, Simulation, MAX_CROSS, MAX_FLOWS};
 pub use error::SimError;
 pub use output::*;
