@@ -65,7 +65,7 @@ fn bad_units() {
     let e = error_of(&edit(1, "duration = \"2 minutes\""), &[]);
     has_all(&e, &["scen.toml:1:", "duration", "\"2 minutes\"", "units: ns, us, ms, s"]);
     let e = error_of(&edit(9, "rtt = 100"), &[]);
-    has_all(&e, &["scen.toml:9:", "flows[0].rtt", "100", "expected a string"]);
+    has_all(&e, &["scen.toml:9:", "flows[0].rtt = 100:", "expected a duration such as \"20ms\" (units: ns, us, ms, s), written as a quoted string; found an integer"]);
     let e = error_of(&edit(6, "buffer = \"1bdpp\""), &[]);
     has_all(&e, &["scen.toml:6:", "bottleneck.buffer", "\"1bdpp\"", "<x>bdp", "<n>pkt", "<n>KB"]);
     let e = error_of(&edit(9, "rtt = \"100ms\"\nbytes = \"10Mb\""), &[]);

@@ -122,8 +122,18 @@ impl<'a, 'c> Fields<'a, 'c> {
         Ok(Some((n, as_text(self.ctx, n, &self.field(key))?)))
     }
 
+    /// A quantity written as a string with a unit; a bare number gets a message that
+    /// shows the expected form (`rtt = 100` -> "a duration such as \"20ms\" ...").
+    fn quantity(&self, key: &str, expected: &str) -> Result<Option<(&'a Node, String)>, ScenarioError> {
+        let Some(n) = self.get(key) else { return Ok(None) };
+        match as_text(self.ctx, n, &self.field(key)) {
+            Ok(s) => Ok(Some((n, s))),
+            Err(_) => Err(self.ctx.bad(n, &self.field(key), format!("expected {expected}, written as a quoted string; found {}", n.val.kind()))),
+        }
+    }
+
     fn duration(&self, key: &str, min: Duration, max: Duration) -> Result<Option<Duration>, ScenarioError> {
-        let Some((n, s)) = self.string(key)? else { return Ok(None) };
+        let Some((n, s)) = self.quantity(key, "a duration such as \"20ms\" (units: ns, us, ms, s)")? else { return Ok(None) };
         let d = parse_duration(&s).map_err(|e| self.ctx.bad(n, &self.field(key), format!("expected {}", e.expected)))?;
         if d < min || d > max {
             return Err(self.ctx.bad(n, &self.field(key), format!("out of range; allowed: {min} to {max}")));
@@ -132,7 +142,7 @@ impl<'a, 'c> Fields<'a, 'c> {
     }
 
     fn rate(&self, key: &str) -> Result<Option<Rate>, ScenarioError> {
-        let Some((n, s)) = self.string(key)? else { return Ok(None) };
+        let Some((n, s)) = self.quantity(key, "a rate such as \"10Mbps\" (units: bps, Kbps, Mbps, Gbps)")? else { return Ok(None) };
         let r = parse_rate(&s).map_err(|e| self.ctx.bad(n, &self.field(key), format!("expected {}", e.expected)))?;
         if r < MIN_RATE || r > MAX_RATE {
             return Err(self.ctx.bad(n, &self.field(key), format!("out of range; allowed: {MIN_RATE} to {MAX_RATE}")));
@@ -141,7 +151,7 @@ impl<'a, 'c> Fields<'a, 'c> {
     }
 
     fn bytes(&self, key: &str, min: u64, max: u64) -> Result<Option<u64>, ScenarioError> {
-        let Some((n, s)) = self.string(key)? else { return Ok(None) };
+        let Some((n, s)) = self.quantity(key, "a size such as \"10MB\" (units: B, KB, MB, GB)")? else { return Ok(None) };
         let b = parse_bytes(&s).map_err(|e| self.ctx.bad(n, &self.field(key), format!("expected {}", e.expected)))?;
         if b < min || b > max {
             return Err(self.ctx.bad(n, &self.field(key), format!("out of range; allowed: {min} to {max} bytes")));
