@@ -367,7 +367,8 @@ impl CubicCore {
             }
             let delta = delta.max(1); // the kernel would loop forever on 0
             if ca.ack_cnt > delta {
-                let steps = ca.ack_cnt / delta - u32::from(ca.ack_cnt.is_multiple_of(delta));
+                #[allow(clippy::manual_is_multiple_of)] // MSRV 1.80
+                let steps = ca.ack_cnt / delta - u32::from(ca.ack_cnt % delta == 0);
                 ca.ack_cnt -= steps * delta;
                 ca.tcp_cwnd = ca.tcp_cwnd.wrapping_add(steps);
             }
@@ -585,7 +586,7 @@ impl CongestionControl for Cubic {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::replay::{replay_with, Event};
+    use crate::replay::{replay_with, replay_with_noinit, Event};
     use crate::AckSample;
 
     /// A sender in congestion avoidance: cwnd, ssthresh below it, min RTT known.
@@ -765,6 +766,31 @@ pub(crate) mod tests {
         let (cwnd, ssthresh) = trace[exit];
         assert!(ssthresh <= cwnd && ssthresh >= 16, "ssthresh {ssthresh} cwnd {cwnd}");
         assert!(c.core.st.found);
+    }
+
+    /// HyStart ACK train: ACKs 1 ms apart for longer than (delay_min + ack_delay) / 2
+    /// since the round began end slow start; ACKs 3 ms apart (over the 2 ms delta) do not.
+    #[test]
+    fn hystart_ack_train() {
+        let run = |spacing_us: u64| {
+            let mut c = Cubic::default();
+            c.apply_param("hystart_detect", HYSTART_ACK_TRAIN as f64);
+            let mut tp = TcpState::new(1448, 10);
+            c.init(&mut tp);
+            let mut trace = vec![];
+            // Six rounds, each with its ACKs `spacing_us` apart.
+            for _ in 0..6 {
+                let d = spacing_us * tp.snd_cwnd as u64;
+                trace.extend(replay_with_noinit(&mut c, &mut tp, &[Event::AckRound { rtt_us: 20_000, duration_us: d }]));
+            }
+            (trace, c.core.st.found, tp)
+        };
+        let (trace, found, tp) = run(1000);
+        assert!(found, "{trace:?}");
+        assert_eq!(tp.snd_ssthresh, trace.iter().find(|t| t.1 != tcp::INFINITE_SSTHRESH).unwrap().1);
+        assert!(tp.snd_ssthresh >= 16 && tp.snd_ssthresh < 80, "left at {}", tp.snd_ssthresh);
+        let (_, found, tp) = run(3000);
+        assert!(!found && tp.snd_ssthresh == tcp::INFINITE_SSTHRESH);
     }
 
     #[test]

@@ -52,6 +52,11 @@ pub fn replay(algo: &mut dyn CongestionControl, events: &[Event]) -> Vec<(u32, u
 pub fn replay_with(algo: &mut dyn CongestionControl, tp: &mut TcpState, events: &[Event]) -> Vec<(u32, u32)> {
     algo.init(tp);
     tp.packets_in_flight = tp.snd_cwnd;
+    replay_with_noinit(algo, tp, events)
+}
+
+/// Continues a replay on an algorithm and state already initialised.
+pub fn replay_with_noinit(algo: &mut dyn CongestionControl, tp: &mut TcpState, events: &[Event]) -> Vec<(u32, u32)> {
     let mut prior_ssthresh = tp.snd_ssthresh;
     let mut trace = Vec::with_capacity(events.len());
     for ev in events {
