@@ -189,6 +189,8 @@ pub struct CubicCore {
     pub n: u32,
     /// Jiffies of the ACK that emptied the pipe (our stand-in for `lsndtime`).
     last_drain: Option<u32>,
+    /// The last ACK found the sender in slow start (for reporting `in_hystart` only).
+    in_slow_start: bool,
 }
 
 impl Default for CubicCore {
@@ -217,7 +219,7 @@ fn on(v: f64) -> bool {
 impl CubicCore {
     pub fn new(cfg: CubicConfig) -> CubicCore {
         let derived = Derived::of(&cfg);
-        CubicCore { cfg, derived, st: CubicState::default(), n: N_ONE, last_drain: None }
+        CubicCore { cfg, derived, st: CubicState::default(), n: N_ONE, last_drain: None, in_slow_start: true }
     }
 
     /// The current value of a parameter (`alpha` included; wrappers list what they expose).
@@ -385,6 +387,7 @@ impl CubicCore {
 
     /// `cubictcp_cong_avoid`.
     pub fn cong_avoid(&mut self, tp: &mut TcpState, mut acked: u32) {
+        self.in_slow_start = tcp::in_slow_start(tp);
         if !tcp::is_cwnd_limited(tp) {
             return;
         }
@@ -506,7 +509,8 @@ impl CubicCore {
         report("cnt", s.cnt as f64);
         report("tcp_cwnd", s.tcp_cwnd as f64);
         report("delay_min_us", s.delay_min as f64);
-        report("in_hystart", if self.cfg.hystart && !s.found { 1.0 } else { 0.0 });
+        // 1 while HyStart watches: enabled, in slow start, no exit point found yet.
+        report("in_hystart", if self.cfg.hystart && !s.found && self.in_slow_start { 1.0 } else { 0.0 });
     }
 }
 
