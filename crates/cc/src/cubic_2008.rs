@@ -193,8 +193,7 @@ mod tests {
 
     #[test]
     fn k_and_target_follow_the_closed_form() {
-        let mut c = Cubic2008::default();
-        c.tcp_friendliness = false;
+        let mut c = Cubic2008 { tcp_friendliness: false, ..Default::default() };
         c.st.w_last_max = 1000.0;
         c.update(800.0, 10.0);
         assert!((c.st.k - (200.0f64 / 0.4).cbrt()).abs() < 1e-12);

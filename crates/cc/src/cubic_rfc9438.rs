@@ -213,8 +213,7 @@ mod tests {
 
     #[test]
     fn k_and_w_of_t_closed_form() {
-        let mut c = CubicRfc9438::default();
-        c.tcp_friendliness = false;
+        let mut c = CubicRfc9438 { tcp_friendliness: false, ..Default::default() };
         let mut tp = ca_state(1000);
         tp.packets_in_flight = 1000;
         tp.snd_ssthresh = c.ssthresh(&tp);
@@ -229,8 +228,7 @@ mod tests {
 
     #[test]
     fn alpha_cubic_switches_to_one_at_cwnd_prior() {
-        let mut c = CubicRfc9438::default();
-        c.cwnd_prior = 100.0;
+        let mut c = CubicRfc9438 { cwnd_prior: 100.0, ..Default::default() };
         c.w_est = 99.0;
         assert!((c.alpha_cubic() - 0.9 / 1.7).abs() < 1e-12);
         c.w_est = 100.0;
@@ -240,8 +238,7 @@ mod tests {
     /// Target clamp: at most +50% per RTT even far above the plateau.
     #[test]
     fn growth_is_at_most_one_and_a_half_per_rtt() {
-        let mut c = CubicRfc9438::default();
-        c.tcp_friendliness = false;
+        let mut c = CubicRfc9438 { tcp_friendliness: false, ..Default::default() };
         let mut tp = ca_state(100);
         c.w_max = 10.0;
         tp.now_us = 100_000_000;
