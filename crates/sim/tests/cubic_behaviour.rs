@@ -26,6 +26,23 @@ impl Record {
     }
 }
 
+/// The first sample of each congestion epoch that followed a loss (a new nonzero
+/// `epoch_start` with W_max set): its ssthresh and W_max are that loss's.
+fn reductions(rec: &Record, flow: usize) -> Vec<&FlowSample> {
+    let mut out = vec![];
+    let mut last_epoch = 0.0;
+    for s in rec.of(flow) {
+        let e = cc(s, "epoch_start");
+        if e != 0.0 && e != last_epoch {
+            if cc(s, "w_max") > 0.0 && s.ssthresh_pkts < 0x7fff_ffff {
+                out.push(s);
+            }
+            last_epoch = e;
+        }
+    }
+    out
+}
+
 fn cc(s: &FlowSample, name: &str) -> f64 {
     s.cc.iter().find(|(k, _)| *k == name).map(|x| x.1).unwrap_or_else(|| panic!("no cc column {name}"))
 }
@@ -125,14 +142,10 @@ fn ssthresh_after_loss_is_0_7_cwnd() {
     let (mbps, rtt) = (20, 60);
     let (_, rec) = run(config(mbps, Buffer::Packets(bdp_pkts(mbps, rtt)), LossModel::None, vec![flow("cubic", &[("fast_convergence", 0.0)], rtt, 0.0)], 40, 2));
     let mut n = 0;
-    let mut last = u32::MAX;
-    for s in rec.of(0) {
-        if s.ssthresh_pkts != last && s.ssthresh_pkts < 0x7fff_ffff && cc(s, "w_max") > 0.0 {
-            let w_max = cc(s, "w_max") as u32;
-            assert_eq!(s.ssthresh_pkts, (w_max * 717 / 1024).max(2), "at {:?}", s.time);
-            n += 1;
-        }
-        last = s.ssthresh_pkts;
+    for s in reductions(&rec, 0) {
+        let w_max = cc(s, "w_max") as u32;
+        assert_eq!(s.ssthresh_pkts, (w_max * 717 / 1024).max(2), "at {:?}", s.time);
+        n += 1;
     }
     println!("ssthresh = 717/1024 W_max held at {n} reductions");
     assert!(n >= 3, "only {n} reductions seen");
@@ -260,4 +273,42 @@ fn hystart_leaves_slow_start_before_the_first_loss() {
     assert_eq!(retx, 0, "a loss came first");
     let (_, _, retx_off) = first_exit(0.0).expect("never left slow start without HyStart");
     assert!(retx_off > 0, "without HyStart the first exit is a loss");
+}
+
+/// Live retuning (TCPTuner's sliders): beta changed on a running tuner flow takes effect
+/// at the next loss (ssthresh = beta * W_max, fast convergence off), and alpha scales the
+/// W_max recorded from then on.
+#[test]
+fn tuner_retunes_beta_and_alpha_on_a_running_flow() {
+    let (mbps, rtt) = (20, 60);
+    let mut cfg = config(mbps, Buffer::Packets(bdp_pkts(mbps, rtt)), LossModel::None, vec![flow("tuner", &[("fast_convergence", 0.0)], rtt, 0.0)], 60, 7);
+    cfg.changes = vec![ParamChange { at: Time::from_secs_f64(20.0), flow: 0, set: vec![("beta".to_string(), 0.5)] }];
+    let (_, rec) = run(cfg);
+    let mut before = 0;
+    let mut after = 0;
+    for s in reductions(&rec, 0) {
+        let w_max = cc(s, "w_max") as u32;
+        if s.time.as_secs_f64() < 20.0 {
+            assert_eq!(s.ssthresh_pkts, (w_max * 717 / 1024).max(2), "at {:?}", s.time);
+            before += 1;
+        } else if s.time.as_secs_f64() > 20.5 {
+            assert_eq!(s.ssthresh_pkts, (w_max * 512 / 1024).max(2), "at {:?}", s.time);
+            after += 1;
+        }
+    }
+    println!("retune: {before} reductions at beta 0.7, {after} at beta 0.5");
+    assert!(before >= 1 && after >= 2);
+    // alpha = 2 doubles the W_max recorded at each loss.
+    let mut cfg = config(mbps, Buffer::Packets(bdp_pkts(mbps, rtt)), LossModel::None, vec![flow("tuner", &[("fast_convergence", 0.0)], rtt, 0.0)], 40, 8);
+    cfg.changes = vec![ParamChange { at: Time::from_secs_f64(10.0), flow: 0, set: vec![("alpha".to_string(), 2.0)] }];
+    let (_, rec) = run(cfg);
+    let mut checked = 0;
+    for s in reductions(&rec, 0).into_iter().filter(|s| s.time.as_secs_f64() > 10.5) {
+        // ssthresh = 0.7 cwnd_at_loss, W_max = 2 cwnd_at_loss (within rounding).
+        let ratio = cc(s, "w_max") / s.ssthresh_pkts as f64;
+        assert!((ratio - 2.0 * 1024.0 / 717.0).abs() < 0.05, "W_max / ssthresh = {ratio:.3} at {:?}", s.time);
+        checked += 1;
+    }
+    println!("alpha = 2: {checked} reductions with W_max = 2 x cwnd at loss");
+    assert!(checked >= 1);
 }
