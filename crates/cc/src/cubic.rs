@@ -1,8 +1,9 @@
 //! CUBIC as Linux runs it: `net/ipv4/tcp_cubic.c` ("TCP CUBIC: Binary Increase Congestion
-//! control for TCP v2.3", MODULE_VERSION 2.3), as in mainline v6.17-rc3 (August 2025,
-//! the newest copy we could read; it has the BIG TCP aware `hystart_ack_delay()` and the
-//! BPF kfunc registration). Its arithmetic is reproduced bit for bit: the same fixed point,
-//! the same integer cube root ([`crate::cubic_root`]), the same `u32` wrap-around, the same
+//! control for TCP v2.3", MODULE_VERSION 2.3), as in mainline around v6.17 (2025): the
+//! newest copy we could read is the file at commit 9b44fff655e2 of a GitHub mirror of the
+//! mainline tree (Kingxukai/linux, whose Makefile reads 6.17-rc3); it has the BIG TCP
+//! aware `hystart_ack_delay()` and the `__bpf_kfunc` hooks. Its arithmetic is reproduced
+//! bit for bit: the same fixed point, the same integer cube root ([`crate::cubic_root`]), the same `u32` wrap-around, the same
 //! jiffies clock (from [`TcpState::jiffies`], at the driver's `hz`).
 //!
 //! The window growth is RFC 9438's (CUBIC for Fast and Long-Distance Networks) Sections
@@ -718,14 +719,21 @@ pub(crate) mod tests {
         c.st.last_max_cwnd = 28;
         c.st.delay_min = 1000;
         tp.now_us = 2_000_000;
-        // 100 RTTs of 1 ms, one ACK per packet.
+        // 100 RTTs of 1 ms, one ACK per packet; count the ACKs where the Reno estimate
+        // is ahead and cnt is exactly its bound cwnd / (tcp_cwnd - cwnd).
+        let mut reno_paced = 0;
         for _ in 0..100 {
             let w = tp.snd_cwnd;
             for _ in 0..w {
+                let cwnd = tp.snd_cwnd;
                 c.cong_avoid(&mut tp, 1);
+                if c.st.tcp_cwnd > cwnd && c.st.cnt == (cwnd / (c.st.tcp_cwnd - cwnd)).max(2) && c.st.cnt < 20 {
+                    reno_paced += 1;
+                }
             }
             tp.now_us += 1000;
         }
+        assert!(reno_paced >= 10, "cnt set by the Reno estimate on {reno_paced} ACKs");
         assert!(c.st.tcp_cwnd > c.st.bic_origin_point, "Reno estimate {} passed the plateau {}", c.st.tcp_cwnd, c.st.bic_origin_point);
         // Reno with alpha_aimd = 3 * 0.3 / 1.7 ~ 0.53 packets per RTT from 20 would be
         // ~73 after 100 RTTs; Linux gets less because bictcp_update() returns early
