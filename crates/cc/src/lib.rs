@@ -21,6 +21,7 @@ pub mod tcp;
 pub mod newreno;
 pub mod reno;
 pub mod tahoe;
+pub mod cubic; pub mod cubic_root; pub mod replay; pub mod tuner; pub mod cubic_rfc9438; pub mod cubic_2008; pub mod cubic_fit;
 
 pub use params::{ParamError, ParamKind, ParamSpec};
 pub use registry::{Algorithm, AlgorithmInfo, UnknownAlgorithm, ALGORITHMS};

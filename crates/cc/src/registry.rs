@@ -121,6 +121,7 @@ algorithms! {
     Reno(crate::reno::Reno),
     NewReno(crate::newreno::NewReno),
     Tahoe(crate::tahoe::Tahoe),
+    Cubic(crate::cubic::Cubic), Tuner(crate::tuner::Tuner), CubicRfc9438(crate::cubic_rfc9438::CubicRfc9438), Cubic2008(crate::cubic_2008::Cubic2008), CubicFit(crate::cubic_fit::CubicFit),
 }
 
 impl Algorithm {
