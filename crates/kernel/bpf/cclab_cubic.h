@@ -23,13 +23,12 @@
  *     gives the same result: n = (ack_cnt - 1) / delta leaves ack_cnt in (0, delta] as the
  *     loop does (a plain ack_cnt / delta, as in the BPF selftest, differs on exact
  *     multiples). BPF needs bounded loops.
- *  3. delta == 0 (beta = 1.0 makes beta_scale's divisor 0) skips the friendliness update
- *     instead of looping forever; beta_scale is then 0 (BPF division by zero gives 0).
- *  4. |t - K| is capped at 2^17 (128 s of cubic time) so that bic_scale * 10 * |t - K|^3
- *     cannot overflow 64 bits for bic_scale <= 400 (the range the loader accepts). Linux
- *     has no cap and wraps there; its own comment limits it to cwnd < 1 million packets,
- *     which the cubic passes long before 128 s from K. CUBIC-FIT reaches large |N t - K|
- *     N times sooner, which is why the cap exists.
+ *  3. beta = 1.0 (beta_scale's divisor is 0 in Linux) freezes the Reno estimate: the
+ *     step becomes 2^32 - 1 packets, as crates/cc does.
+ *  4. A Reno step of 0 packets (tiny cwnd with large N) counts as 1, as in crates/cc.
+ * Like Linux, bic_scale * 10 * |t - K|^3 wraps in 64 bits for |t - K| beyond about
+ * 2^18 / cbrt(bic_scale / 41) units (256 s at the default); CUBIC-FIT reaches that N
+ * times sooner. crates/cc wraps identically.
  */
 #ifndef CCLAB_CUBIC_H
 #define CCLAB_CUBIC_H
@@ -41,7 +40,6 @@
 #define BICTCP_HZ 10           /* time in the cubic in 1/1024 s */
 #define CCLAB_ALPHA_SCALE 512  /* TCPTuner's alpha in 1/512 */
 #define CCLAB_N_SCALE 1024     /* CUBIC-FIT's N in 1/1024 */
-#define CCLAB_OFFS_MAX (1ULL << 17) /* |t - K| cap, 1/1024 s: 128 s */
 
 #define HYSTART_MIN_SAMPLES 8
 #define HYSTART_DELAY_MIN 4000U  /* us */
@@ -219,15 +217,13 @@ static void cubic_update(struct cclab_cubic *ca, const struct cubic_knobs *k,
 	t <<= BICTCP_HZ;
 	t /= CCLAB_HZ;
 	/* CUBIC-FIT: N virtual flows run the cubic N times as fast (identity at N = 1). */
-	t = (t * k->n) / CCLAB_N_SCALE;
+	if (k->n != CCLAB_N_SCALE)
+		t = (t * k->n) / CCLAB_N_SCALE;
 
 	if (t < ca->bic_K)
 		offs = ca->bic_K - t;
 	else
 		offs = t - ca->bic_K;
-	/* Keep bic_scale * 10 * offs^3 inside 64 bits (see note 4 above). */
-	if (offs > CCLAB_OFFS_MAX)
-		offs = CCLAB_OFFS_MAX;
 
 	/* C * (t - K)^3 in packets; C = bic_scale * 10 / 2^10 per s^3. */
 	delta = (__u32)(((__u64)k->bic_scale * 10 * offs * offs * offs) >> (10 + 3 * BICTCP_HZ));
@@ -247,14 +243,19 @@ static void cubic_update(struct cclab_cubic *ca, const struct cubic_knobs *k,
 
 tcp_friendliness:
 	if (k->tcp_friendliness) {
-		__u32 scale = cubic_beta_scale(k->beta);
 		__u32 n;
 
 		/* ACKed packets that grow the Reno estimate by one packet; N Reno flows
-		 * grow N times as fast (exact identity at N = 1024/1024). */
-		delta = (cwnd * scale) >> 3;
-		delta = (__u32)(((__u64)delta * CCLAB_N_SCALE) / (k->n ? k->n : CCLAB_N_SCALE));
-		if (delta && ca->ack_cnt > delta) {
+		 * grow N times as fast. */
+		if (k->beta >= BICTCP_BETA_SCALE)
+			delta = 0xffffffffU; /* beta = 1: no decrease, Reno estimate frozen */
+		else
+			delta = (cwnd * cubic_beta_scale(k->beta)) >> 3;
+		if (k->n != CCLAB_N_SCALE && k->n)
+			delta = (__u32)(((__u64)delta * CCLAB_N_SCALE) / k->n);
+		if (!delta)
+			delta = 1; /* Linux would loop forever */
+		if (ca->ack_cnt > delta) {
 			n = (ca->ack_cnt - 1) / delta;
 			ca->ack_cnt -= n * delta;
 			ca->tcp_cwnd += n;
@@ -299,12 +300,10 @@ static __always_inline void cubic_cong_avoid(struct sock *sk, struct cclab_cubic
 	tcp_cong_avoid_ai(tp, ca->cnt, acked);
 }
 
-static __always_inline __u32 cubic_recalc_ssthresh(struct sock *sk, struct cclab_cubic *ca,
-						   const struct cubic_knobs *k)
+/* The W_max half of Linux's cubictcp_recalc_ssthresh (ends the epoch). */
+static __always_inline void cubic_on_loss(struct cclab_cubic *ca, const struct cubic_knobs *k,
+					  __u32 cwnd)
 {
-	const struct tcp_sock *tp = tcp_sk(sk);
-	__u32 cwnd = tp->snd_cwnd;
-
 	ca->epoch_start = 0; /* end of epoch */
 
 	/* W_max, and fast convergence: release bandwidth early when W_max shrinks. */
@@ -314,8 +313,17 @@ static __always_inline __u32 cubic_recalc_ssthresh(struct sock *sk, struct cclab
 		ca->last_max_cwnd = cwnd;
 
 	/* TCPTuner: W_max = W_max * alpha (identity at 512/512). */
-	ca->last_max_cwnd = (ca->last_max_cwnd * k->alpha) / CCLAB_ALPHA_SCALE;
+	if (k->alpha != CCLAB_ALPHA_SCALE)
+		ca->last_max_cwnd = (__u32)(((__u64)ca->last_max_cwnd * k->alpha) / CCLAB_ALPHA_SCALE);
+}
 
+/* Linux cubictcp_recalc_ssthresh. */
+static __always_inline __u32 cubic_recalc_ssthresh(struct sock *sk, struct cclab_cubic *ca,
+						   const struct cubic_knobs *k)
+{
+	__u32 cwnd = tcp_sk(sk)->snd_cwnd;
+
+	cubic_on_loss(ca, k, cwnd);
 	return cclab_max((cwnd * k->beta) / BICTCP_BETA_SCALE, 2U);
 }
 
@@ -377,7 +385,8 @@ static void cubic_hystart_update(struct sock *sk, struct cclab_cubic *ca,
 			/* Without pacing the train may last only RTT/2. */
 			if (CCLAB_PACING_NONE(sk))
 				threshold >>= 1;
-			if ((__s32)(now - ca->round_start) > (__s32)threshold) {
+			/* Linux compares (s32)(now - round_start) with a u32: unsigned. */
+			if ((__u32)(now - ca->round_start) > threshold) {
 				ca->found = 1;
 				tp->snd_ssthresh = tp->snd_cwnd;
 			}

@@ -5,24 +5,29 @@
  *
  * One connection behaves like N CUBIC flows (Eq. 5): the cubic runs on N-scaled time,
  * w = C (N t - I)^3 + W_max with C = 0.4 (C' = 0.4 N^3 folded into time), and the
- * decrease factor is b = 4 / (19 N + 1), so beta = 1 - b. Every update_interval_us
- * (500 ms in the paper) N follows Eq. 6:
+ * decrease factor is b = 4 / (19 N + 1). Every 500 ms N follows Eq. 6:
  *     N <- max(1, N + 1 - (RTT_avg - RTT_min) / (alpha RTT_avg) * N),
  *     alpha = min(1/10, (RTT_max - RTT_min) / (2 RTT_max)),
- * with RTT_avg the mean RTT sample of the period and RTT_min/RTT_max the extremes over
- * the flow. Everything else is Linux CUBIC (cclab_cubic.h: HyStart, fast convergence,
+ * RTT_avg the mean RTT sample of the period, RTT_min/RTT_max the extremes of the flow.
+ * Everything else is Linux CUBIC (cclab_cubic.h: HyStart, fast convergence,
  * Reno-friendliness with N Reno flows' growth).
  *
- * Fixed point, and how this differs from the Rust reference (crates/cc/src/cubic_fit.rs):
- *  - N is kept in 1/1024 units, capped at n_max (default 128; the paper has no cap; the
- *    cap keeps the arithmetic inside 64 bits); beta = 1024 - floor(4 * 2^20 / (19 n + 1024))
- *    in 1/1024 (N = 1: 820/1024).
- *  - Eq. 6's correction term uses exact 1/10 when alpha is capped:
- *        term = q * n * 10 / RTT_avg,
- *    otherwise alpha in 1/65536, alpha16 = (RTT_max - RTT_min) * 65536 / (2 RTT_max), and
- *        term = q * n * 65536 / (alpha16 * RTT_avg)   (alpha16 = 0: term = 0 if q = 0,
- *    else N drops to 1), with q = RTT_avg - RTT_min clamped to 2^27 us; all in u64.
- *  - RTT samples are the kernel's per-ACK rtt_us (ack_sample); samples < 0 are skipped.
+ * This is the Rust reference crates/cc/src/cubic_fit.rs operation for operation:
+ *  - N in 1/1024 (1024 = one flow), capped at 1000 flows (n_max in the params map).
+ *  - ssthresh = max(2, cwnd (19N - 3) / (19N + 1)) exactly, in 64 bits; fast convergence
+ *    and the Reno estimate use beta = 1 - b rounded to 1/1024. The Rust side rounds with
+ *    f64, (19n - 3)/(19n + 1) * 1024; here it is the exact rational rounded half up,
+ *    (2048 (19N - 3072) + 19N + 1024) / (2 (19N + 1024)) with N in 1/1024; these agree
+ *    unless the f64 lands on the other side of a .5 tie (the differential test covers
+ *    every N it reaches).
+ *  - Eq. 6 (next_n): RTTs capped at 2^26 us, q = avg - min, N carried with 20 fractional
+ *    bits: dec = (N q / avg * 10) >> 10 when 5 (max - min) >= max (alpha = 1/10), else
+ *    dec = ((N q / (max - min)) * 2 max / avg) >> 10; dec = 0 if q = 0 or max <= min.
+ *  - The period check runs when an RTT sample arrives, after adding it (as the Rust
+ *    `sample()`), with the clock from tp->tcp_mstamp (32 bits, wraps; intervals are far
+ *    below 2^31 us).
+ *  - Differences: none intended. The kernel's ack_sample->rtt_us is the RTT sample
+ *    (rtt_us < 0: none); in the replay it is the event's sample.
  *  - The latest N, alpha and RTT statistics (of whichever socket updated last) are
  *    exported in the array map `fit_stats` for `cclab kernel get cclab_cubic_fit`.
  */
@@ -33,7 +38,7 @@
 char _license[] SEC("license") = "GPL";
 #endif
 
-#define FIT_Q_MAX (1U << 27)
+#define FIT_RTT_CAP_US (1ULL << 26)
 
 /* Per-flow state in inet_csk_ca(sk): 96 of the kernel's 104 bytes (ICSK_CA_PRIV_SIZE). */
 struct cclab_fit {
@@ -92,7 +97,7 @@ static const struct cclab_fit_params fit_defaults = {
 	.fast_convergence = 1, .tcp_friendliness = 1, .hystart = 1,
 	.hystart_detect = HYSTART_ACK_TRAIN | HYSTART_DELAY, .hystart_low_window = 16,
 	.hystart_ack_delta_us = 2000, .initial_ssthresh = 0, .bic_scale = 41,
-	.update_interval_us = 500000, .n_max = 128 * CCLAB_N_SCALE,
+	.update_interval_us = 500000, .n_max = 1000 * CCLAB_N_SCALE,
 };
 
 static __always_inline const struct cclab_fit_params *params(void)
@@ -103,10 +108,15 @@ static __always_inline const struct cclab_fit_params *params(void)
 	return p ? p : &fit_defaults;
 }
 
-/* beta = 1 - 4 / (19 N + 1), in 1/1024, for N in 1/1024. */
+/* beta = 1 - 4 / (19 N + 1) = (19 N - 3) / (19 N + 1), in 1/1024 rounded half up, for N
+ * in 1/1024. */
 static __always_inline __u32 fit_beta(__u32 n)
 {
-	return BICTCP_BETA_SCALE - (__u32)((4ULL << 20) / (19ULL * n + CCLAB_N_SCALE));
+	__u64 num = 19ULL * n - 3ULL * CCLAB_N_SCALE; /* n >= 1024, so positive */
+	__u64 den = 19ULL * n + CCLAB_N_SCALE;
+	__u32 b = (__u32)((2048 * num + den) / (2 * den));
+
+	return cclab_max(cclab_min(b, (__u32)BICTCP_BETA_SCALE), 1U);
 }
 
 static __always_inline void knobs(struct cubic_knobs *k, const struct cclab_fit *ca)
@@ -127,42 +137,56 @@ static __always_inline void knobs(struct cubic_knobs *k, const struct cclab_fit 
 	k->bic_scale = p->bic_scale;
 }
 
-/* Eq. 6, once per period. */
-static void fit_update_n(struct sock *sk, struct cclab_fit *ca, __u32 n_max)
+/* Eq. 6 in integers (crates/cc cubic_fit::next_n). */
+static __u32 fit_next_n(__u32 n, __u64 avg, __u64 min, __u64 max, __u32 n_max)
 {
-	__u32 avg, q, min = ca->rtt_min_us, max = ca->rtt_max_us, alpha16;
-	__u64 term;
+	__u64 q, n20 = (__u64)n << 10, dec;
 	__s64 next;
-	struct cclab_fit_stats *st;
 
-	avg = (__u32)(ca->rtt_sum_us / ca->rtt_cnt);
+	avg = cclab_min(avg, FIT_RTT_CAP_US);
+	min = cclab_min(min, FIT_RTT_CAP_US);
+	max = cclab_min(max, FIT_RTT_CAP_US);
 	q = avg > min ? avg - min : 0;
-	q = cclab_min(q, FIT_Q_MAX);
-
-	if (10ULL * (max - min) >= 2ULL * max) {
-		alpha16 = 6553; /* 1/10 in 1/65536, for export; the term uses exact 1/10 */
-		term = avg ? (__u64)q * ca->n * 10 / avg : 0;
-	} else {
-		alpha16 = (__u32)(((__u64)(max - min) << 16) / (2ULL * max));
-		if (q == 0)
-			term = 0;
-		else if (alpha16 == 0 || avg == 0)
-			term = ~0ULL;
-		else
-			term = ((__u64)q * ca->n << 16) / ((__u64)alpha16 * avg);
-	}
-
-	next = (__s64)ca->n + CCLAB_N_SCALE;
-	if (term >= (__u64)next)
-		next = CCLAB_N_SCALE;
-	else
-		next -= (__s64)term;
+	if (q == 0 || avg == 0 || max <= min)
+		dec = 0;
+	else if (5 * (max - min) >= max) /* alpha = 1/10 */
+		dec = (n20 * q / avg * 10) >> 10;
+	else /* alpha = (max - min) / (2 max) */
+		dec = ((n20 * q / (max - min)) * 2 * max / avg) >> 10;
+	next = (__s64)n + CCLAB_N_SCALE - (__s64)dec;
 	if (next < CCLAB_N_SCALE)
 		next = CCLAB_N_SCALE;
-	if (next > n_max)
+	if (next > (__s64)n_max)
 		next = n_max;
-	ca->n = (__u32)next;
+	return (__u32)next;
+}
+
+/* One RTT sample: statistics, and at the end of a period the N update. */
+static void fit_sample(struct sock *sk, struct cclab_fit *ca, const struct cclab_fit_params *p,
+		       __u32 rtt)
+{
+	__u32 now = cubic_clock_us(sk), min, max, avg, alpha16, samples;
+	struct cclab_fit_stats *st;
+
+	ca->rtt_min_us = ca->rtt_min_us == 0 ? rtt : cclab_min(ca->rtt_min_us, rtt);
+	ca->rtt_max_us = cclab_max(ca->rtt_max_us, rtt);
+	ca->rtt_sum_us += rtt;
+	ca->rtt_cnt++;
+	if ((__u32)(now - ca->period_start_us) < p->update_interval_us)
+		return;
+
+	min = ca->rtt_min_us;
+	max = ca->rtt_max_us;
+	samples = ca->rtt_cnt;
+	avg = (__u32)(ca->rtt_sum_us / samples);
+	ca->n = fit_next_n(ca->n, avg, min, max, p->n_max);
+	/* alpha for display only, in 1/65536. */
+	alpha16 = max ? (__u32)(((__u64)(max - min) << 16) / (2ULL * max)) : 0;
+	alpha16 = cclab_min(alpha16, 6554U);
 	ca->alpha = alpha16;
+	ca->period_start_us = now;
+	ca->rtt_sum_us = 0;
+	ca->rtt_cnt = 0;
 
 	st = fit_stats_get();
 	/* Verifier only: NULL check on a one-entry array lookup. */
@@ -172,7 +196,7 @@ static void fit_update_n(struct sock *sk, struct cclab_fit *ca, __u32 n_max)
 		st->rtt_min_us = min;
 		st->rtt_max_us = max;
 		st->rtt_avg_us = avg;
-		st->samples = ca->rtt_cnt;
+		st->samples = samples;
 		st->updates++;
 		st->cwnd = tcp_sk(sk)->snd_cwnd;
 	}
@@ -210,9 +234,15 @@ __u32 BPF_PROG(cclab_fit_ssthresh, struct sock *sk)
 {
 	struct cclab_fit *ca = inet_csk_ca(sk);
 	struct cubic_knobs k;
+	__u32 cwnd = tcp_sk(sk)->snd_cwnd;
+	__u64 n19, s;
 
 	knobs(&k, ca);
-	return cubic_recalc_ssthresh(sk, &ca->c, &k);
+	cubic_on_loss(&ca->c, &k, cwnd);
+	/* cwnd (1 - b) exactly: cwnd (19 N - 3) / (19 N + 1). */
+	n19 = 19ULL * k.n;
+	s = (__u64)cwnd * (n19 - 3 * CCLAB_N_SCALE) / (n19 + CCLAB_N_SCALE);
+	return cclab_max((__u32)s, 2U);
 }
 
 SEC("struct_ops")
@@ -235,32 +265,13 @@ SEC("struct_ops")
 void BPF_PROG(cclab_fit_acked, struct sock *sk, const struct ack_sample *sample)
 {
 	struct cclab_fit *ca = inet_csk_ca(sk);
-	const struct cclab_fit_params *p = params();
 	struct cubic_knobs k;
 	__s32 rtt = sample->rtt_us;
-	__u32 now = cubic_clock_us(sk);
 
+	if (rtt >= 0)
+		fit_sample(sk, ca, params(), rtt ? (__u32)rtt : 1);
 	knobs(&k, ca);
 	cubic_acked(sk, &ca->c, &k, rtt);
-
-	if (rtt >= 0) {
-		__u32 d = rtt ? (__u32)rtt : 1;
-
-		if (ca->rtt_min_us == 0 || d < ca->rtt_min_us)
-			ca->rtt_min_us = d;
-		if (d > ca->rtt_max_us)
-			ca->rtt_max_us = d;
-		ca->rtt_sum_us += d;
-		ca->rtt_cnt++;
-	}
-
-	if ((__s32)(now - ca->period_start_us) >= (__s32)p->update_interval_us) {
-		if (ca->rtt_cnt)
-			fit_update_n(sk, ca, p->n_max);
-		ca->rtt_sum_us = 0;
-		ca->rtt_cnt = 0;
-		ca->period_start_us = now;
-	}
 }
 
 SEC("struct_ops")

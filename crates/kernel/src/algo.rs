@@ -9,33 +9,35 @@
 use crate::error::Error;
 use cclab_cc::{ParamKind, ParamSpec};
 
-/// cclab_tuner's parameters: Linux CUBIC's module parameters plus TCPTuner's alpha, with
-/// TCPTuner's GUI ranges for alpha (0, 2] and beta (0, 1].
-pub const TUNER_PARAMS: &[ParamSpec] = &[
-    ParamSpec::float_open_min("alpha", 1.0, 0.0, 2.0, "", "TCPTuner: W_max is multiplied by alpha after each loss"),
-    ParamSpec::float_open_min("beta", 0.7, 0.0, 1.0, "", "multiplicative decrease: cwnd becomes beta * cwnd at a loss"),
-    ParamSpec::switch("fast_convergence", true, "lower W_max when it shrank since the last loss, releasing bandwidth"),
-    ParamSpec::switch("tcp_friendliness", true, "never grow slower than Reno would"),
-    ParamSpec::switch("hystart", true, "hybrid slow start (leave slow start early on ACK trains or delay increase)"),
-    ParamSpec::int("hystart_detect", 3, 0, 3, "", "HyStart detectors: 1 ACK train, 2 delay, 3 both"),
-    ParamSpec::int("hystart_low_window", 16, 0, 1_000_000, "packets", "HyStart only acts above this cwnd"),
-    ParamSpec::int("hystart_ack_delta_us", 2000, 0, 1_000_000, "us", "ACKs closer than this form a train"),
-    ParamSpec::int("initial_ssthresh", 0, 0, 0x7fff_ffff, "packets", "initial slow-start threshold when HyStart is off (0: none)"),
-    ParamSpec::int("bic_scale", 41, 1, 400, "1/1024", "cubic scaling: C = bic_scale * 10 / 1024 (41: C = 0.4)"),
+/// The fields of `struct cclab_tuner_params` (bpf/cclab_params.h), in order, with their
+/// defaults as stored (Linux tcp_cubic.c's module parameters plus TCPTuner's alpha).
+const TUNER_FIELDS: &[(&str, u32)] = &[
+    ("alpha", 512),
+    ("beta", 717),
+    ("fast_convergence", 1),
+    ("tcp_friendliness", 1),
+    ("hystart", 1),
+    ("hystart_detect", 3),
+    ("hystart_low_window", 16),
+    ("hystart_ack_delta_us", 2000),
+    ("initial_ssthresh", 0),
+    ("bic_scale", 41),
 ];
 
-/// cclab_cubic_fit's parameters. N itself is the algorithm's state, not a parameter.
-pub const FIT_PARAMS: &[ParamSpec] = &[
-    ParamSpec::switch("fast_convergence", true, "lower W_max when it shrank since the last loss"),
-    ParamSpec::switch("tcp_friendliness", true, "never grow slower than N Reno flows would"),
-    ParamSpec::switch("hystart", true, "hybrid slow start"),
-    ParamSpec::int("hystart_detect", 3, 0, 3, "", "HyStart detectors: 1 ACK train, 2 delay, 3 both"),
-    ParamSpec::int("hystart_low_window", 16, 0, 1_000_000, "packets", "HyStart only acts above this cwnd"),
-    ParamSpec::int("hystart_ack_delta_us", 2000, 0, 1_000_000, "us", "ACKs closer than this form a train"),
-    ParamSpec::int("initial_ssthresh", 0, 0, 0x7fff_ffff, "packets", "initial slow-start threshold when HyStart is off (0: none)"),
-    ParamSpec::int("bic_scale", 41, 1, 400, "1/1024", "cubic scaling: C = bic_scale * 10 / 1024"),
-    ParamSpec::int("update_interval_ms", 500, 1, 60_000, "ms", "period of the N update (Eq. 6); 500 ms in the paper"),
-    ParamSpec::float("n_max", 128.0, 1.0, 128.0, "flows", "upper bound on N (the paper has none; keeps the fixed point in range)"),
+/// The fields of `struct cclab_fit_params`, in order, with their defaults as stored. Only
+/// those crates/cc lists in `cubic_fit::FIT_PARAMS` can be set; the rest are fixed at
+/// Linux CUBIC's defaults and the paper's 500 ms (and crates/cc's cap of 1000 flows).
+const FIT_FIELDS: &[(&str, u32)] = &[
+    ("fast_convergence", 1),
+    ("tcp_friendliness", 1),
+    ("hystart", 1),
+    ("hystart_detect", 3),
+    ("hystart_low_window", 16),
+    ("hystart_ack_delta_us", 2000),
+    ("initial_ssthresh", 0),
+    ("bic_scale", 41),
+    ("update_interval_us", 500_000),
+    ("n_max", 1000 * 1024),
 ];
 
 /// A loadable algorithm.
@@ -68,10 +70,27 @@ impl Algo {
         }
     }
 
+    /// The tunable parameters: crates/cc's specs for `tuner` and `cubic-fit`.
     pub fn params(self) -> &'static [ParamSpec] {
         match self {
-            Algo::Tuner => TUNER_PARAMS,
-            Algo::CubicFit => FIT_PARAMS,
+            Algo::Tuner => cclab_cc::tuner::TUNER_PARAMS,
+            Algo::CubicFit => cclab_cc::cubic_fit::FIT_PARAMS,
+        }
+    }
+
+    /// The crates/cc algorithm this one must match.
+    pub fn reference(self) -> &'static str {
+        match self {
+            Algo::Tuner => "tuner",
+            Algo::CubicFit => "cubic-fit",
+        }
+    }
+
+    /// The map value's fields in order, with their stored defaults.
+    pub fn fields(self) -> &'static [(&'static str, u32)] {
+        match self {
+            Algo::Tuner => TUNER_FIELDS,
+            Algo::CubicFit => FIT_FIELDS,
         }
     }
 
@@ -104,56 +123,60 @@ impl Algo {
         })
     }
 
-    /// The defaults, as stored in the map.
-    pub fn default_values(self) -> Vec<f64> {
-        self.params().iter().map(|p| p.default).collect()
+    /// The default map words.
+    pub fn default_words(self) -> Vec<u32> {
+        self.fields().iter().map(|f| f.1).collect()
     }
 
-    /// Encodes values (in `params()` order) into the map's value bytes.
-    pub fn encode(self, values: &[f64]) -> Vec<u8> {
-        let words: Vec<u32> = self.params().iter().zip(values).map(|(p, &v)| to_fixed(self, p.name, v)).collect();
-        words.iter().flat_map(|w| w.to_ne_bytes()).collect()
+    /// Writes `value` (in user units, validated) for parameter `name` into `words`.
+    pub fn put(self, words: &mut [u32], name: &str, value: f64) {
+        if let Some(i) = self.fields().iter().position(|f| f.0 == name) {
+            words[i] = to_fixed(name, value);
+        }
     }
 
-    /// Decodes the map's value bytes into values (in `params()` order).
-    pub fn decode(self, bytes: &[u8]) -> Vec<f64> {
+    /// The parameters (crates/cc names, user units) held in `words`.
+    pub fn values(self, words: &[u32]) -> Vec<(&'static str, f64)> {
         self.params()
             .iter()
-            .enumerate()
-            .map(|(i, p)| {
-                let w = bytes.get(4 * i..4 * i + 4).map(|b| u32::from_ne_bytes(b.try_into().unwrap())).unwrap_or(0);
-                from_fixed(self, p.name, w)
+            .map(|p| {
+                let i = self.fields().iter().position(|f| f.0 == p.name).expect("every spec has a field");
+                (p.name, from_fixed(p.name, words.get(i).copied().unwrap_or(0)))
             })
             .collect()
     }
 
-    /// Validates `name=value` against the ParamSpec; returns the index and the value as
-    /// it will be stored (after fixed-point rounding).
-    pub fn check(self, name: &str, value: f64) -> Result<(usize, f64), Error> {
+    pub fn to_bytes(words: &[u32]) -> Vec<u8> {
+        words.iter().flat_map(|w| w.to_ne_bytes()).collect()
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> Vec<u32> {
+        bytes.chunks_exact(4).map(|c| u32::from_ne_bytes(c.try_into().unwrap())).collect()
+    }
+
+    /// Validates `name=value` against the ParamSpec; returns the value as it will be
+    /// stored (after fixed-point rounding).
+    pub fn check(self, name: &str, value: f64) -> Result<f64, Error> {
         let spec = self.spec(name)?;
         let v = spec.check(self.name(), value).map_err(|e| Error::Param(e.to_string()))?;
-        let stored = from_fixed(self, name, to_fixed(self, name, v));
-        let idx = self.params().iter().position(|p| p.name == name).unwrap();
-        Ok((idx, stored))
+        Ok(from_fixed(name, to_fixed(name, v)))
     }
 }
 
-fn to_fixed(algo: Algo, name: &str, v: f64) -> u32 {
-    match (algo, name) {
-        (Algo::Tuner, "alpha") => (v * 512.0).round() as u32,
-        (Algo::Tuner, "beta") => (v * 1024.0).round() as u32,
-        (Algo::CubicFit, "update_interval_ms") => (v * 1000.0).round() as u32, // stored in us
-        (Algo::CubicFit, "n_max") => (v * 1024.0).round() as u32,
+/// User value -> map word: beta in 1/1024 and alpha in 1/512, rounded and kept in
+/// [1, 1024] exactly as crates/cc's `Derived::of`; switches and integers as they are.
+fn to_fixed(name: &str, v: f64) -> u32 {
+    match name {
+        "alpha" => ((v * 512.0).round() as u32).clamp(1, 1024),
+        "beta" => ((v * 1024.0).round() as u32).clamp(1, 1024),
         _ => v.round() as u32,
     }
 }
 
-fn from_fixed(algo: Algo, name: &str, w: u32) -> f64 {
-    match (algo, name) {
-        (Algo::Tuner, "alpha") => w as f64 / 512.0,
-        (Algo::Tuner, "beta") => w as f64 / 1024.0,
-        (Algo::CubicFit, "update_interval_ms") => w as f64 / 1000.0,
-        (Algo::CubicFit, "n_max") => w as f64 / 1024.0,
+fn from_fixed(name: &str, w: u32) -> f64 {
+    match name {
+        "alpha" => w as f64 / 512.0,
+        "beta" => w as f64 / 1024.0,
         _ => w as f64,
     }
 }
@@ -212,13 +235,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn defaults_encode_to_linux_fixed_point() {
-        let b = Algo::Tuner.encode(&Algo::Tuner.default_values());
-        let w: Vec<u32> = b.chunks(4).map(|c| u32::from_ne_bytes(c.try_into().unwrap())).collect();
-        assert_eq!(w, vec![512, 717, 1, 1, 1, 3, 16, 2000, 0, 41]);
-        let f = Algo::CubicFit.encode(&Algo::CubicFit.default_values());
-        let w: Vec<u32> = f.chunks(4).map(|c| u32::from_ne_bytes(c.try_into().unwrap())).collect();
-        assert_eq!(w, vec![1, 1, 1, 3, 16, 2000, 0, 41, 500_000, 128 * 1024]);
+    fn defaults_are_crates_cc_defaults_in_linux_fixed_point() {
+        for a in Algo::ALL {
+            let w = a.default_words();
+            for (name, v) in a.values(&w) {
+                let spec = a.spec(name).unwrap();
+                assert_eq!(v, from_fixed(name, to_fixed(name, spec.default)), "{} {name}", a.name());
+            }
+        }
+        assert_eq!(Algo::Tuner.default_words(), vec![512, 717, 1, 1, 1, 3, 16, 2000, 0, 41]);
     }
 
     #[test]
@@ -229,7 +254,8 @@ mod tests {
         assert!(e.contains("\"alpha\"") && e.contains("(0, 2]"), "{e}");
         let e = Algo::Tuner.check("gamma", 1.0).unwrap_err().to_string();
         assert!(e.contains("no parameter \"gamma\"") && e.contains("beta"), "{e}");
-        assert_eq!(Algo::Tuner.check("beta", 0.5).unwrap(), (1, 0.5));
+        assert_eq!(Algo::Tuner.check("beta", 0.5).unwrap(), 0.5);
+        assert_eq!(Algo::Tuner.check("beta", 0.7).unwrap(), 717.0 / 1024.0);
     }
 
     #[test]

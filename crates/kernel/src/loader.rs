@@ -126,10 +126,17 @@ fn ensure_bpffs(root: &Path) -> Result<(), Error> {
         f.len() > 2 && f[2] == "bpf" && parent.starts_with(f[1])
     });
     if !mounted {
-        return Err(Error::Other(format!(
-            "no BPF filesystem mounted at or above {} (mount it: mount -t bpf bpf /sys/fs/bpf)",
-            parent.display()
-        )));
+        // As bpftool does: mount bpffs at its usual place when nothing is there.
+        if !parent.starts_with("/sys/fs/bpf") {
+            return Err(Error::Other(format!("no BPF filesystem mounted at or above {} (mount -t bpf bpf DIR)", parent.display())));
+        }
+        let c = |s: &str| std::ffi::CString::new(s).unwrap();
+        let (src, target, fstype) = (c("bpf"), c("/sys/fs/bpf"), c("bpf"));
+        // SAFETY: valid NUL-terminated strings; no data argument.
+        let rc = unsafe { libc::mount(src.as_ptr(), target.as_ptr(), fstype.as_ptr(), 0, std::ptr::null()) };
+        if rc != 0 {
+            return Err(Error::io("mounting the BPF filesystem at /sys/fs/bpf (mount -t bpf bpf /sys/fs/bpf)", std::io::Error::last_os_error()));
+        }
     }
     std::fs::create_dir_all(root).map_err(|e| Error::io(format!("creating {}", root.display()), e))
 }
@@ -194,7 +201,7 @@ impl Kernel {
         for mut map in obj.maps_mut() {
             let name = map.name().to_string_lossy().to_string();
             if name == algo.params_map() {
-                map.update(&key, &algo.encode(&algo.default_values()), MapFlags::ANY)
+                map.update(&key, &Algo::to_bytes(&algo.default_words()), MapFlags::ANY)
                     .map_err(|e| Error::Other(format!("writing default parameters of {}: {e}", algo.name())))?;
                 map.pin(self.params_pin(algo)).map_err(|e| Error::Other(format!("pinning {}: {e}", self.params_pin(algo).display())))?;
             } else if Some(name.as_str()) == algo.stats_map() {
@@ -267,15 +274,20 @@ impl Kernel {
         MapHandle::from_pinned_path(&path).map_err(|e| Error::Other(format!("opening {}: {e}", path.display())))
     }
 
-    /// Current parameters of a loaded algorithm: (name, value as stored).
-    pub fn get(&self, algo: Algo) -> Result<Vec<(&'static str, f64)>, Error> {
-        need_root("cclab kernel get")?;
+    /// The raw words of the params map.
+    fn words(&self, algo: Algo) -> Result<Vec<u32>, Error> {
+        need_root("cclab kernel get/set")?;
         let map = self.open_map(algo, self.params_pin(algo))?;
         let bytes = map
             .lookup(&0u32.to_ne_bytes(), MapFlags::ANY)
             .map_err(|e| Error::Other(format!("reading {} parameters: {e}", algo.name())))?
             .unwrap_or_default();
-        Ok(algo.params().iter().map(|p| p.name).zip(algo.decode(&bytes)).collect())
+        Ok(Algo::from_bytes(&bytes))
+    }
+
+    /// Current parameters of a loaded algorithm: (name, value as stored).
+    pub fn get(&self, algo: Algo) -> Result<Vec<(&'static str, f64)>, Error> {
+        Ok(algo.values(&self.words(algo)?))
     }
 
     /// CUBIC-FIT's exported N, alpha and RTT statistics.
@@ -295,17 +307,17 @@ impl Kernel {
         need_root("cclab kernel set")?;
         let mut checked = Vec::new();
         for (name, value) in changes {
-            checked.push(algo.check(name, *value)?);
+            let stored = algo.check(name, *value)?;
+            checked.push((algo.spec(name)?.name, *value, stored));
         }
-        let current = self.get(algo)?;
-        let mut values: Vec<f64> = current.iter().map(|(_, v)| *v).collect();
-        for (idx, v) in &checked {
-            values[*idx] = *v;
+        let mut words = self.words(algo)?;
+        for (name, value, _) in &checked {
+            algo.put(&mut words, name, *value);
         }
         let map = self.open_map(algo, self.params_pin(algo))?;
-        map.update(&0u32.to_ne_bytes(), &algo.encode(&values), MapFlags::ANY)
+        map.update(&0u32.to_ne_bytes(), &Algo::to_bytes(&words), MapFlags::ANY)
             .map_err(|e| Error::Other(format!("writing {} parameters: {e}", algo.name())))?;
-        Ok(checked.iter().map(|(i, v)| (algo.params()[*i].name, *v)).collect())
+        Ok(checked.iter().map(|(n, _, s)| (*n, *s)).collect())
     }
 
     pub fn status(&self, algo: Algo) -> Status {
