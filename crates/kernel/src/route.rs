@@ -153,7 +153,8 @@ impl Routes {
         let mut done = Vec::new();
         for s in saved {
             let dst = s["dst"].as_str().unwrap_or_default();
-            let Some(r) = current.iter().find(|r| r.dst == dst && r.json.get("metric") == s.get("metric") && r.json.get("tos") == s.get("tos")) else {
+            let same = |r: &RouteInfo, k: &str| r.json.get(k).unwrap_or(&Value::Null) == s.get(k).unwrap_or(&Value::Null);
+            let Some(r) = current.iter().find(|r| r.dst == dst && same(r, "metric") && same(r, "tos")) else {
                 continue; // the route is gone; nothing to restore
             };
             self.ip(&change_args(r, &self.table, s["rto_min_ms"].as_u64(), s["initcwnd"].as_u64()))?;

@@ -404,3 +404,44 @@ fn tuner_defaults_match_kernel_cubic_throughput_and_cubic_fit_fills_the_link() {
     assert!(stats.updates >= 5, "CUBIC-FIT updated N only {} times in 7 s", stats.updates);
     assert!(stats.n >= 1.0 && stats.rtt_min_us > 0 && stats.rtt_max_us >= stats.rtt_min_us, "{stats:?}");
 }
+
+#[test]
+fn route_rto_min_and_initcwnd_set_and_restore_in_a_namespace() {
+    skip_unless_capable!();
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    use cclab_kernel::route::{RouteChange, Routes};
+    let path = Path::new("20mbit");
+    let subnet_gw = path.addr_b.clone();
+    // A route with a gateway and an mtu metric that must survive our changes.
+    sh(&["ip", "-n", &path.a, "route", "add", "198.19.250.0/24", "via", &subnet_gw, "dev", "va", "mtu", "1400"]);
+    let state = std::env::temp_dir().join(format!("cclab-route-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&state);
+    let r = Routes { netns: Some(path.a.clone()), state_dir: state.clone(), ..Routes::default() };
+    let before = r.list().unwrap();
+    assert!(before.len() >= 2, "{before:?}");
+    assert!(before.iter().all(|x| x.rto_min_ms.is_none() && x.initcwnd.is_none()), "{before:?}");
+
+    let (changed, skipped) = r.set(RouteChange { rto_min_ms: Some(50), initcwnd: Some(20) }).unwrap();
+    assert_eq!(changed.len(), before.len(), "skipped: {skipped:?}");
+    for x in r.list().unwrap() {
+        assert_eq!((x.rto_min_ms, x.initcwnd), (Some(50), Some(20)), "{x:?}");
+    }
+    let text = Command::new("ip").args(["-n", &path.a, "route", "show", "198.19.250.0/24"]).output().unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("via") && text.contains("mtu 1400") && text.contains("initcwnd 20") && text.contains("rto_min"), "{text}");
+
+    // Only one route, one parameter: the other keeps what it had.
+    let one = Routes { dst: Some("198.19.250.0/24".into()), ..r.clone() };
+    one.set(RouteChange { rto_min_ms: Some(10), initcwnd: None }).unwrap();
+    let after = one.list().unwrap();
+    assert_eq!((after[0].rto_min_ms, after[0].initcwnd), (Some(10), Some(20)));
+
+    let restored = r.restore().unwrap();
+    assert_eq!(restored.len(), before.len());
+    let now = r.list().unwrap();
+    assert!(now.iter().all(|x| x.rto_min_ms.is_none() && x.initcwnd.is_none()), "{now:?}");
+    let text = Command::new("ip").args(["-n", &path.a, "route", "show", "198.19.250.0/24"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains("mtu 1400"));
+    assert!(r.restore().is_err(), "a second restore has nothing to restore");
+    let _ = std::fs::remove_dir_all(&state);
+}
