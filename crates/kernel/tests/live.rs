@@ -3,11 +3,13 @@
 //!
 //! The path: namespaces `cclabk<pid>a` (sender) and `cclabk<pid>b` (receiver), a veth
 //! pair with addresses in 198.19.0.0/16 (inside 198.18.0.0/15), and on the sender's veth
-//! `tbf rate 20mbit burst 16kb limit 60kb`. This kernel has no netem, so there is no
-//! added propagation delay: the RTT (~0.1 ms base) is made by the tbf queue itself (up to
-//! 24 ms when full), a bufferbloated bottleneck. That is enough for what is checked here:
-//! the algorithm fills the bottleneck, and its multiplicative decrease at each loss is
-//! seen in ssthresh / cwnd sampled with TCP_INFO every millisecond.
+//! `tbf rate 20mbit burst 16kb limit 60kb`. There is no added propagation delay: this
+//! kernel has neither netem nor fq (so no EDT delay from a tc BPF program either), and a
+//! user-space TUN delay line is the emulator's job (crates/emu). The RTT (~0.1 ms base)
+//! is made by the tbf queue itself (up to 24 ms when full): a bufferbloated bottleneck.
+//! That is enough for what is checked here: the algorithm fills the bottleneck, and its
+//! multiplicative decrease at each loss is seen in ssthresh / cwnd sampled with TCP_INFO
+//! every half millisecond.
 //!
 //! Everything is removed afterwards by Drop guards, also when an assertion fails:
 //! namespaces (and with them veths and qdiscs), BPF pins, registrations. The struct_ops
@@ -93,7 +95,8 @@ struct Path {
 }
 
 impl Path {
-    fn new(rate: &str) -> Path {
+    /// `rate` at the tbf on a -> b with `limit` bytes of buffer.
+    fn new(rate: &str, limit: &str) -> Path {
         let pid = std::process::id();
         let (a, b) = (format!("cclabk{pid}a"), format!("cclabk{pid}b"));
         let subnet = 100 + pid % 100;
@@ -107,7 +110,7 @@ impl Path {
             sh(&["ip", "-n", ns, "link", "set", dev, "up"]);
             sh(&["ip", "-n", ns, "link", "set", "lo", "up"]);
         }
-        sh(&["tc", "-n", &a, "qdisc", "add", "dev", "va", "root", "tbf", "rate", rate, "burst", "16kb", "limit", "60kb"]);
+        sh(&["tc", "-n", &a, "qdisc", "add", "dev", "va", "root", "tbf", "rate", rate, "burst", "16kb", "limit", limit]);
         p
     }
 }
@@ -349,7 +352,7 @@ fn tuner_backs_off_to_beta_and_follows_a_live_beta_change() {
     skip_unless_capable!();
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let l = Loaded::new(&[Algo::Tuner]);
-    let path = Path::new("20mbit");
+    let path = Path::new("20mbit", "60kb");
     let mut changed_at = None;
     let flow = bulk_flow(&path, "cclab_tuner", 12, |t| {
         if t >= Duration::from_secs(6) && changed_at.is_none() {
@@ -385,7 +388,7 @@ fn tuner_defaults_match_kernel_cubic_throughput_and_cubic_fit_fills_the_link() {
     skip_unless_capable!();
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let l = Loaded::new(&Algo::ALL);
-    let path = Path::new("20mbit");
+    let path = Path::new("20mbit", "60kb");
     let cubic = bulk_flow(&path, "cubic", 7, |_| {});
     let tuner = bulk_flow(&path, "cclab_tuner", 7, |_| {});
     let fit = bulk_flow(&path, "cclab_cubic_fit", 7, |_| {});
@@ -410,7 +413,7 @@ fn route_rto_min_and_initcwnd_set_and_restore_in_a_namespace() {
     skip_unless_capable!();
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     use cclab_kernel::route::{RouteChange, Routes};
-    let path = Path::new("20mbit");
+    let path = Path::new("20mbit", "60kb");
     let subnet_gw = path.addr_b.clone();
     // A route with a gateway and an mtu metric that must survive our changes.
     sh(&["ip", "-n", &path.a, "route", "add", "198.19.250.0/24", "via", &subnet_gw, "dev", "va", "mtu", "1400"]);
@@ -445,3 +448,4 @@ fn route_rto_min_and_initcwnd_set_and_restore_in_a_namespace() {
     assert!(r.restore().is_err(), "a second restore has nothing to restore");
     let _ = std::fs::remove_dir_all(&state);
 }
+
