@@ -47,7 +47,7 @@ static const struct cclab_tuner_params *tuner_params_get(void)
 #endif
 
 /* Linux CUBIC's defaults; used only if the map could not be read, which cannot happen
- * for a one-entry array, but the verifier requires the NULL check (see knobs()). */
+ * for a one-entry array, but older verifiers require the NULL check (see knobs()). */
 static const struct cclab_tuner_params tuner_defaults = {
 	.alpha = 512, .beta = 717, .fast_convergence = 1, .tcp_friendliness = 1,
 	.hystart = 1, .hystart_detect = HYSTART_ACK_TRAIN | HYSTART_DELAY,
@@ -59,7 +59,8 @@ static __always_inline void knobs(struct cubic_knobs *k)
 {
 	const struct cclab_tuner_params *p = tuner_params_get();
 
-	/* Verifier only: a map lookup may return NULL as far as it knows. */
+	/* Verifier only (older kernels; 6.18 accepts the program without it): a map lookup may return NULL as far as it
+	 * knows. Newer verifiers know a constant in-range array key cannot miss. */
 	if (!p)
 		p = &tuner_defaults;
 	k->alpha = p->alpha;

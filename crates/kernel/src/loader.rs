@@ -73,7 +73,9 @@ pub fn trim_verifier_log(log: &str, keep: usize) -> String {
     let body: Vec<&str> = body.into_iter().filter(|l| !l.trim().is_empty()).collect();
     let from = body.len().saturating_sub(keep);
     let mut out: Vec<String> = body[from..].iter().map(|l| format!("  {l}")).collect();
-    if let Some(summary) = lines.iter().rev().find(|l| l.contains("failed to load") || l.contains("failed to attach")) {
+    let failed = |l: &&&str| l.contains("failed to load") || l.contains("failed to attach");
+    let summary = lines.iter().rev().find(|l| l.contains("prog '") && failed(l)).or_else(|| lines.iter().rev().find(failed));
+    if let Some(summary) = summary {
         out.push(format!("  ({})", summary.trim()));
     }
     out.join("\n")
@@ -190,7 +192,9 @@ impl Kernel {
     fn load_and_pin(&self, algo: Algo) -> Result<(), Error> {
         LIBBPF_LOG.lock().map(|mut l| l.clear()).ok();
         let previous = libbpf_rs::set_print(Some((PrintLevel::Debug, capture_libbpf)));
-        let loaded = ObjectBuilder::default().open_memory(algo.object()).and_then(|open| open.load());
+        let loaded = ObjectBuilder::default()
+            .name(algo.name())
+            .and_then(|b| b.open_memory(algo.object())).and_then(|open| open.load());
         libbpf_rs::set_print(previous);
         let log = LIBBPF_LOG.lock().map(|l| l.clone()).unwrap_or_default();
         let mut obj = loaded.map_err(|e| Error::Rejected { algo: algo.name().into(), message: e.to_string(), log: trim_verifier_log(&log, 12) })?;
