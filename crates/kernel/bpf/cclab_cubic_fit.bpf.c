@@ -104,8 +104,8 @@ static __always_inline const struct cclab_fit_params *params(void)
 {
 	const struct cclab_fit_params *p = fit_params_get();
 
-	/* Verifier only (older kernels; 6.18 accepts the program without it): a map lookup may return NULL as far as it
-	 * knows. Newer verifiers know a constant in-range array key cannot miss. */
+	/* Verifier only: older verifiers treat any map lookup as possibly NULL (6.18
+	 * knows a constant in-range array key cannot miss and accepts it without). */
 	return p ? p : &fit_defaults;
 }
 
@@ -190,7 +190,7 @@ static void fit_sample(struct sock *sk, struct cclab_fit *ca, const struct cclab
 	ca->rtt_cnt = 0;
 
 	st = fit_stats_get();
-	/* Verifier only (older kernels; 6.18 accepts the program without it): NULL check on a one-entry array lookup. */
+	/* Verifier only (older kernels): NULL check on a one-entry array lookup. */
 	if (st) {
 		st->n = ca->n;
 		st->alpha = alpha16;

@@ -59,8 +59,8 @@ static __always_inline void knobs(struct cubic_knobs *k)
 {
 	const struct cclab_tuner_params *p = tuner_params_get();
 
-	/* Verifier only (older kernels; 6.18 accepts the program without it): a map lookup may return NULL as far as it
-	 * knows. Newer verifiers know a constant in-range array key cannot miss. */
+	/* Verifier only: older verifiers treat any map lookup as possibly NULL (6.18
+	 * knows a constant in-range array key cannot miss and accepts it without). */
 	if (!p)
 		p = &tuner_defaults;
 	k->alpha = p->alpha;
