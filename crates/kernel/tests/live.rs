@@ -404,6 +404,15 @@ fn tuner_defaults_match_kernel_cubic_throughput_and_cubic_fit_fills_the_link() {
     }
     let rel = (tuner.goodput_bps - cubic.goodput_bps).abs() / cubic.goodput_bps;
     assert!(rel < 0.03, "cclab_tuner vs cubic differ by {:.1}%", rel * 100.0);
+    // The buffer never drains on this path (no propagation delay), so goodput alone
+    // cannot tell the two apart; their sawtooth can: same decrease, similar loss rate.
+    let all = (Duration::from_millis(300), Duration::from_secs(8));
+    let (bc, bt) = (backoffs(&cubic.samples, all.0, all.1), backoffs(&tuner.samples, all.0, all.1));
+    eprintln!("losses in 7 s: cubic {} (backoff median {:.3}), cclab_tuner {} (backoff median {:.3})", bc.len(), median(&bc), bt.len(), median(&bt));
+    assert!(bc.len() >= 3 && bt.len() >= 3, "too few losses: cubic {bc:?} tuner {bt:?}");
+    assert!((median(&bc) - median(&bt)).abs() < 0.03, "backoff cubic {bc:?} vs cclab_tuner {bt:?}");
+    let ratio = bt.len() as f64 / bc.len() as f64;
+    assert!((0.75..=1.34).contains(&ratio), "loss events cubic {} vs cclab_tuner {}", bc.len(), bt.len());
     assert!(stats.updates >= 5, "CUBIC-FIT updated N only {} times in 7 s", stats.updates);
     assert!(stats.n >= 1.0 && stats.rtt_min_us > 0 && stats.rtt_max_us >= stats.rtt_min_us, "{stats:?}");
 }
