@@ -201,3 +201,24 @@ pub fn run(args: Args) -> Result<(), Error> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_parse_as_in_scenario_files_and_errors_say_what_is_allowed() {
+        let got = parse_changes(Algo::Tuner, &["beta=0.5".into(), "fast_convergence=false".into(), "alpha=1.5".into()]).unwrap();
+        assert_eq!(got, vec![("beta".to_string(), 0.5), ("fast_convergence".to_string(), 0.0), ("alpha".to_string(), 1.5)]);
+        let e = parse_changes(Algo::Tuner, &["beta".into()]).unwrap_err().to_string();
+        assert!(e.contains("KEY=VALUE"), "{e}");
+        let e = parse_changes(Algo::Tuner, &["beta=abc".into()]).unwrap_err().to_string();
+        assert!(e.contains("\"beta\"") && e.contains("abc") && e.contains("(0, 1]"), "{e}");
+        let e = parse_changes(Algo::Tuner, &["alpha=3".into()]).unwrap_err().to_string();
+        assert!(e.contains("\"alpha\"") && e.contains("(0, 2]"), "{e}");
+        let e = parse_changes(Algo::CubicFit, &["beta=0.5".into()]).unwrap_err().to_string();
+        assert!(e.contains("cclab_cubic_fit has no parameter \"beta\""), "{e}");
+        let e = Algo::parse("bbr2").unwrap_err().to_string();
+        assert!(e.contains("cclab_tuner") && e.contains("cclab_cubic_fit"), "{e}");
+    }
+}

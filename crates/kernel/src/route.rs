@@ -33,6 +33,9 @@ pub struct RouteInfo {
     json: Value,
 }
 
+/// A route left alone: (destination, why).
+pub type Skipped = (String, String);
+
 /// Which routes: a table, optionally one destination, optionally inside a network namespace.
 #[derive(Clone, Debug)]
 pub struct Routes {
@@ -101,7 +104,7 @@ impl Routes {
     }
 
     /// Applies `change` to every selected route; returns (changed, skipped-with-reason).
-    pub fn set(&self, change: RouteChange) -> Result<(Vec<RouteInfo>, Vec<(String, String)>), Error> {
+    pub fn set(&self, change: RouteChange) -> Result<(Vec<RouteInfo>, Vec<Skipped>), Error> {
         if !crate::loader::is_root() {
             return Err(Error::NotRoot { what: "cclab kernel route".into() });
         }

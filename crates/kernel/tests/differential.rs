@@ -24,7 +24,9 @@ impl Rng {
     }
 }
 
-fn run(algo: Algo, hz: u32, events: &[Event]) -> (Vec<(u32, u32)>, Vec<(u32, u32)>) {
+type Trace = Vec<(u32, u32)>;
+
+fn run(algo: Algo, hz: u32, events: &[Event]) -> (Trace, Trace) {
     let mut tp = TcpState::new(1448, 10);
     tp.hz = hz;
     let mut rust = Algorithm::new(algo.reference()).unwrap();
