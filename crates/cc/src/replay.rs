@@ -42,9 +42,16 @@ pub enum Event {
     Set { name: &'static str, value: f64 },
 }
 
-/// Replays `events` on a fresh connection (MSS 1448, initial cwnd 10, hz 1000).
+/// cwnd clamp of [`replay`]'s connection, packets: the scripted RTT does not rise with
+/// cwnd, so an algorithm that keeps growing (CUBIC-FIT adds a virtual flow every 500 ms
+/// without queueing delay) would otherwise double its rounds without end.
+pub const REPLAY_CWND_CLAMP: u32 = 20_000;
+
+/// Replays `events` on a fresh connection (MSS 1448, initial cwnd 10, hz 1000, cwnd
+/// clamp [`REPLAY_CWND_CLAMP`]).
 pub fn replay(algo: &mut dyn CongestionControl, events: &[Event]) -> Vec<(u32, u32)> {
     let mut tp = TcpState::new(1448, 10);
+    tp.snd_cwnd_clamp = REPLAY_CWND_CLAMP;
     replay_with(algo, &mut tp, events)
 }
 
@@ -160,5 +167,84 @@ mod tests {
     fn same_events_same_trace() {
         let events = [Event::AckRound { rtt_us: 30_000, duration_us: 30_000 }, Event::Loss, Event::Advance { us: 5_000 }];
         assert_eq!(replay(&mut Reno, &events), replay(&mut Reno, &events));
+    }
+}
+
+/// Named event sequences shared with the kernel's differential test: each exercises a
+/// part of CUBIC (slow start and HyStart, the cubic epoch, fast convergence, the
+/// Reno-friendly region at a short RTT, timeouts, undo, idle restart, a live retune).
+pub fn standard_sequences() -> Vec<(&'static str, Vec<Event>)> {
+    let rounds = |n: usize, rtt_us: u32| vec![Event::AckRound { rtt_us, duration_us: rtt_us as u64 }; n];
+    let mut out = vec![];
+
+    // Slow start with a rising RTT (HyStart delay), then a cubic epoch, two losses.
+    let mut ev = rounds(4, 40_000);
+    ev.extend((0..4).map(|i| Event::AckRound { rtt_us: 40_000 + 8_000 * (i + 1), duration_us: 40_000 }));
+    ev.extend(rounds(30, 48_000));
+    ev.push(Event::Loss);
+    ev.extend(rounds(40, 48_000));
+    ev.push(Event::Loss);
+    ev.extend(rounds(60, 48_000));
+    out.push(("hystart_then_epochs", ev));
+
+    // A long RTT: the cubic curve, fast convergence over three losses.
+    let mut ev = rounds(7, 100_000);
+    for _ in 0..3 {
+        ev.push(Event::Loss);
+        ev.extend(rounds(25, 100_000));
+    }
+    out.push(("fast_convergence", ev));
+
+    // A 2 ms RTT: the Reno-friendly estimate sets the pace.
+    let mut ev = rounds(5, 2_000);
+    ev.push(Event::Loss);
+    ev.extend(rounds(300, 2_000));
+    out.push(("short_rtt_reno_region", ev));
+
+    // Timeout, slow start again, undo of a spurious loss.
+    let mut ev = rounds(6, 30_000);
+    ev.push(Event::Loss);
+    ev.extend(rounds(10, 30_000));
+    ev.push(Event::Timeout);
+    ev.push(Event::Advance { us: 200_000 });
+    ev.extend(rounds(10, 30_000));
+    ev.push(Event::Loss);
+    ev.push(Event::Undo);
+    ev.extend(rounds(10, 30_000));
+    out.push(("timeout_and_undo", ev));
+
+    // Idle in the middle of an epoch, then a stretch-ACK round.
+    let mut ev = rounds(6, 50_000);
+    ev.push(Event::Loss);
+    ev.extend(rounds(10, 50_000));
+    ev.push(Event::Idle { us: 3_000_000 });
+    ev.extend(rounds(10, 50_000));
+    ev.push(Event::Ack { acked: 8, rtt_us: Some(50_000) });
+    ev.push(Event::Ack { acked: 3, rtt_us: None });
+    out.push(("idle_restart", ev));
+
+    out
+}
+
+#[cfg(test)]
+mod standard_tests {
+    use super::*;
+    use crate::{Algorithm, ALGORITHMS};
+
+    /// Every algorithm replays every standard sequence deterministically, keeping cwnd
+    /// and ssthresh at least 1 and 2 after any reduction.
+    #[test]
+    fn every_algorithm_replays_the_standard_sequences() {
+        for info in ALGORITHMS {
+            for (name, events) in standard_sequences() {
+                let mut a = Algorithm::new(info.name).unwrap();
+                let t1 = replay(&mut a, &events);
+                let mut b = Algorithm::new(info.name).unwrap();
+                assert_eq!(t1, replay(&mut b, &events), "{} {name} not deterministic", info.name);
+                for (i, &(cwnd, ssthresh)) in t1.iter().enumerate() {
+                    assert!(cwnd >= 1 && ssthresh >= 2, "{} {name} step {i}: ({cwnd}, {ssthresh})", info.name);
+                }
+            }
+        }
     }
 }

@@ -108,7 +108,13 @@ impl<'a, 'c> Fields<'a, 'c> {
 
     fn missing(&self, key: &str, what: &str) -> ScenarioError {
         let where_ = if self.path.is_empty() { String::new() } else { format!(" in {}", self.path) };
-        self.ctx.err(&self.node.span, &self.field(key), None, format!("missing required field \"{key}\"{where_}: {what}"))
+        let mut e = self.ctx.err(&self.node.span, &self.field(key), None, format!("missing required field \"{key}\"{where_}: {what}"));
+        if self.path.is_empty() {
+            // The whole file is the "table" here: no single line to point at.
+            e.line = None;
+            e.from_override = false;
+        }
+        e
     }
 
     fn string(&self, key: &str) -> Result<Option<(&'a Node, String)>, ScenarioError> {
@@ -270,13 +276,17 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
     let samples = duration.as_nanos() / sample_interval.as_nanos().max(1);
     let rows = samples.saturating_mul(flows.len() as u64);
     if rows > MAX_SERIES_ROWS {
-        let n = top.get("sample_interval").unwrap_or(root);
-        return Err(ctx.err(
-            &n.span,
+        let n = top.get("sample_interval");
+        let mut e = ctx.err(
+            &n.map_or(Some(0..0), |n| n.span.clone()),
             "sample_interval",
             Some(format!("\"{sample_interval}\"")),
             format!("{} flows sampled every {sample_interval} for {duration} would write {rows} rows (limit {MAX_SERIES_ROWS}); use a longer sample_interval", flows.len()),
-        ));
+        );
+        if n.is_none() {
+            e.line = None; // the default applies; no line wrote it
+        }
+        return Err(e);
     }
 
     let mut cross = Vec::new();

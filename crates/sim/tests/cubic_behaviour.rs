@@ -252,7 +252,8 @@ fn hystart_leaves_slow_start_before_the_first_loss() {
     let deep = Buffer::Packets(4 * bdp_pkts(mbps, rtt));
     let first_exit = |hystart: f64| {
         let (_, rec) = run(config(mbps, deep, LossModel::None, vec![flow("cubic", &[("hystart", hystart)], rtt, 0.0)], 20, 6));
-        rec.of(0).find(|s| s.ssthresh_pkts < 0x7fff_ffff).map(|s| (s.time.as_secs_f64(), s.ssthresh_pkts, s.retransmits))
+        let exit = rec.of(0).find(|s| s.ssthresh_pkts < 0x7fff_ffff).map(|s| (s.time.as_secs_f64(), s.ssthresh_pkts, s.retransmits));
+        exit
     };
     let (t, ssthresh, retx) = first_exit(1.0).expect("never left slow start");
     println!("HyStart: left slow start at {t:.2} s with ssthresh {ssthresh}, retransmits so far {retx} (BDP {} pkts)", bdp_pkts(mbps, rtt));
