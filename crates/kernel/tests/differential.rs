@@ -6,7 +6,7 @@
 //! losses, timeouts, undo, idle restart, live parameter changes) and seeded random ones
 //! (a small xorshift, fixed seeds: deterministic), at HZ 1000 and at this kernel's 250.
 
-use cclab_cc::replay::{replay_with, Event};
+use cclab_cc::replay::{replay, replay_with, standard_sequences, Event};
 use cclab_cc::{Algorithm, CongestionControl, TcpState};
 use cclab_kernel::host::HostAlgo;
 use cclab_kernel::Algo;
@@ -163,4 +163,19 @@ fn host_parameters_round_trip_like_the_reference() {
     }
     c.apply_param("beta", 0.5);
     assert_eq!(c.param("beta"), Some(0.5));
+}
+
+/// crates/cc's named sequences (slow start and HyStart, epochs, fast convergence, the
+/// Reno region at 2 ms, timeout and undo, idle restart), through `replay` itself.
+#[test]
+fn both_algorithms_match_on_crates_cc_standard_sequences() {
+    for algo in Algo::ALL {
+        for (name, events) in standard_sequences() {
+            let mut rust = Algorithm::new(algo.reference()).unwrap();
+            let mut c = HostAlgo::new(algo);
+            let (r, k) = (replay(&mut rust, &events), replay(&mut c, &events));
+            let first = r.iter().zip(&k).position(|(a, b)| a != b);
+            assert!(first.is_none(), "{} {name}: first difference at event {:?}: rust {:?} bpf {:?}", algo.name(), first, first.map(|i| r[i]), first.map(|i| k[i]));
+        }
+    }
 }
