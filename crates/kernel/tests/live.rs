@@ -371,12 +371,26 @@ fn unload_cleans_up_after_a_crashed_load() {
     std::fs::write(dir.join("params"), b"").ok(); // bpffs refuses regular files; fine if absent
     assert!(k.unload(Algo::Tuner).is_ok());
     assert!(!dir.exists());
-    // The loading process is gone (here: its Kernel value and every fd it held); the pins
-    // alone keep the algorithm registered, and unload finds them.
-    k.load(Algo::Tuner).unwrap();
-    assert!(available().contains("cclab_tuner"));
+    // `cclab-kernel load` in a child process that exits: the pins alone keep the
+    // algorithm registered, and `unload` from another process finds them.
+    let cli = env!("CARGO_BIN_EXE_cclab-kernel");
+    let run = |args: &[&str]| {
+        let out = Command::new(cli).args(args).env("CCLAB_BPF_PIN_DIR", &k.pin_root).output().unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+    };
+    let (ok, text) = run(&["load", "cclab_tuner"]);
+    assert!(ok, "{text}");
+    assert!(available().contains("cclab_tuner"), "registered after the loader exited");
+    let (ok, text) = run(&["set", "cclab_tuner", "beta=0.5", "fast_convergence=false"]);
+    assert!(ok && text.contains("beta = 0.5"), "{text}");
+    let (ok, text) = run(&["get", "cclab_tuner"]);
+    assert!(ok && text.contains("beta = 0.5") && text.contains("fast_convergence = false"), "{text}");
+    let (ok, text) = run(&["set", "cclab_tuner", "beta=1.5"]);
+    assert!(!ok && text.contains("\"beta\" = 1.5 is out of range; allowed: a number in (0, 1]"), "{text}");
     assert!(k.unload(Algo::Tuner).unwrap());
     assert!(!available().contains("cclab_tuner"));
+    let (ok, text) = run(&["get", "cclab_tuner"]);
+    assert!(!ok && text.contains("not loaded"), "{text}");
     let _ = std::fs::remove_dir_all(&k.pin_root);
 }
 

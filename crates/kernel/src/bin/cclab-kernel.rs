@@ -1,5 +1,5 @@
 //! Stand-alone `cclab kernel` for trying the subcommand before it is wired into the main
-//! binary: `cargo run -p cclab-kernel --example cclab-kernel -- list`.
+//! binary: `cargo run -p cclab-kernel --bin cclab-kernel -- list`.
 
 use clap::Parser;
 
