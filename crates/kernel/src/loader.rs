@@ -128,6 +128,17 @@ fn ensure_bpffs(root: &Path) -> Result<(), Error> {
         f.len() > 2 && f[2] == "bpf" && parent.starts_with(f[1])
     });
     if !mounted {
+        // Under `ip netns exec` (a private mount namespace that remounts /sys) a bpffs we
+        // mount would vanish with this process, and our pins, and the registration, with it.
+        let ns = |pid: &str| std::fs::read_link(format!("/proc/{pid}/ns/mnt")).ok();
+        if ns("self") != ns("1") {
+            return Err(Error::Other(
+                "no BPF filesystem at /sys/fs/bpf in this mount namespace (under `ip netns exec`?): \
+                 run cclab kernel from the host's mount namespace; algorithms are global, \
+                 and `default` affects the network namespace it runs in"
+                    .into(),
+            ));
+        }
         // As bpftool does: mount bpffs at its usual place when nothing is there.
         if !parent.starts_with("/sys/fs/bpf") {
             return Err(Error::Other(format!("no BPF filesystem mounted at or above {} (mount -t bpf bpf DIR)", parent.display())));
@@ -357,7 +368,16 @@ impl Kernel {
             std::fs::write(self.saved_default_path(), &old)
                 .map_err(|e| Error::io(format!("saving the old default to {}", self.saved_default_path().display()), e))?;
         }
-        write_default(name)?;
+        if let Err(e) = std::fs::write(DEFAULT_CC, name) {
+            if e.raw_os_error() == Some(libc::EPERM) {
+                return Err(Error::Other(format!(
+                    "the kernel refused \"{name}\" as the default of this network namespace: outside the initial \
+                     namespace only algorithms in net.ipv4.tcp_allowed_congestion_control may be the default \
+                     (add it there from the initial namespace)"
+                )));
+            }
+            return Err(Error::io(format!("setting {DEFAULT_CC} to \"{name}\""), e));
+        }
         Ok(old)
     }
 

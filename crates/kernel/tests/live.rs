@@ -509,3 +509,87 @@ fn route_rto_min_and_initcwnd_set_and_restore_in_a_namespace() {
     let _ = std::fs::remove_dir_all(&state);
 }
 
+
+#[test]
+fn default_sets_and_restores_the_namespace_default_and_unload_puts_it_back() {
+    skip_unless_capable!();
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    // net.ipv4.tcp_congestion_control is per network namespace: work in one of ours so
+    // the machine's default is never touched.
+    let path = Path::new("20mbit", "60kb");
+    let l = Loaded::new(&[Algo::Tuner]);
+    let state = std::env::temp_dir().join(format!("cclab-default-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&state);
+    let cli = env!("CARGO_BIN_EXE_cclab-kernel");
+    let run = |args: &[&str]| {
+        let out = Command::new("ip")
+            .args(["netns", "exec", &path.a, cli])
+            .args(args)
+            .env("CCLAB_BPF_PIN_DIR", &l.k.pin_root)
+            .env("CCLAB_STATE_DIR", &state)
+            .output()
+            .unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+    };
+    let ns_default = || {
+        let out = Command::new("ip").args(["netns", "exec", &path.a, "cat", "/proc/sys/net/ipv4/tcp_congestion_control"]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    let host_before = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control").unwrap();
+    let original = ns_default();
+    assert_ne!(original, "cclab_tuner");
+
+    // Outside the initial namespace the kernel allows only "allowed" algorithms as default.
+    let (ok, text) = run(&["default", "cclab_tuner"]);
+    assert!(!ok && text.contains("tcp_allowed_congestion_control"), "{text}");
+    let (ok, text) = run(&["default", "--restore"]);
+    assert!(ok && text.contains(&original), "a refused change still saved the old default: {text}");
+    let _allowed = Allowed::add("cclab_tuner");
+
+    let (ok, text) = run(&["default", "cclab_tuner"]);
+    assert!(ok, "{text}");
+    assert_eq!(ns_default(), "cclab_tuner");
+    let (ok, text) = run(&["default", "reno"]);
+    assert!(ok, "{text}");
+    let (ok, text) = run(&["default", "--restore"]);
+    assert!(ok && text.contains(&original), "restores the first saved default: {text}");
+    assert_eq!(ns_default(), original);
+    let (ok, text) = run(&["default", "--restore"]);
+    assert!(!ok && text.contains("nothing to restore"), "{text}");
+    let (ok, text) = run(&["default", "cclab_nonesuch"]);
+    assert!(!ok && text.contains("not an available congestion control"), "{text}");
+
+    // Unloading the algorithm that is the default puts the saved default back first. (Not
+    // through `ip netns exec`: it remounts /sys, which hides the bpffs with our pins; a
+    // thread that entered only the network namespace sees both.)
+    let (ok, text) = run(&["default", "cclab_tuner"]);
+    assert!(ok, "{text}");
+    let k = Kernel { pin_root: l.k.pin_root.clone(), state_dir: state.clone() };
+    let unloaded = in_netns(&path.a, move || k.unload(Algo::Tuner).map_err(|e| e.to_string())).join().unwrap();
+    assert_eq!(unloaded, Ok(true));
+    assert_eq!(ns_default(), original);
+    assert_eq!(std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control").unwrap(), host_before, "the machine's default");
+    let _ = std::fs::remove_dir_all(&state);
+}
+
+/// Adds an algorithm to net.ipv4.tcp_allowed_congestion_control (global: it only lets
+/// unprivileged sockets pick it); restores the list on drop.
+struct Allowed(String);
+
+const ALLOWED: &str = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
+
+impl Allowed {
+    fn add(name: &str) -> Allowed {
+        let before = std::fs::read_to_string(ALLOWED).unwrap().trim().to_string();
+        std::fs::write(ALLOWED, format!("{before} {name}")).unwrap();
+        Allowed(before)
+    }
+}
+
+impl Drop for Allowed {
+    fn drop(&mut self) {
+        if let Err(e) = std::fs::write(ALLOWED, &self.0) {
+            eprintln!("cleanup: restoring {ALLOWED}: {e}");
+        }
+    }
+}
