@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 const AVAILABLE: &str = "/proc/sys/net/ipv4/tcp_available_congestion_control";
 const DEFAULT_CC: &str = "/proc/sys/net/ipv4/tcp_congestion_control";
+const ALLOWED: &str = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
 
 /// Where pins and saved state go. Tests use their own pin root.
 #[derive(Clone, Debug)]
@@ -360,6 +361,20 @@ impl Kernel {
             return Err(Error::Other(format!(
                 "\"{name}\" is not an available congestion control (available: {}); load it first",
                 avail.join(" ")
+            )));
+        }
+        // Linux (tcp_set_default_congestion_control, still in 6.18) leaks a reference to
+        // the algorithm when it refuses a restricted one outside the initial namespace
+        // (-EPERM after bpf_try_module_get): for a BPF algorithm the struct_ops map then
+        // stays in memory until reboot. So refuse here, before the kernel sees it.
+        let ns = |p: &str| std::fs::read_link(p).ok();
+        let allowed = std::fs::read_to_string(ALLOWED).unwrap_or_default();
+        if ns("/proc/thread-self/ns/net") != ns("/proc/1/ns/net") && !allowed.split_whitespace().any(|n| n == name) {
+            return Err(Error::Other(format!(
+                "\"{name}\" cannot be the default of this network namespace: outside the initial namespace \
+                 the kernel accepts only algorithms in net.ipv4.tcp_allowed_congestion_control ({}); add it there \
+                 from the initial namespace",
+                allowed.trim()
             )));
         }
         let old = current_default()?;

@@ -288,12 +288,16 @@ fn load_list_get_set_unload_round_trip_leaves_nothing_behind() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let pin_root;
     let ours: Vec<u64>;
+    let our_maps: Vec<u64>;
     {
         let before = cclab_prog_ids();
+        let maps_before = cclab_struct_ops_ids();
         let l = Loaded::new(&Algo::ALL);
         pin_root = l.k.pin_root.clone();
         ours = cclab_prog_ids().into_iter().filter(|id| !before.contains(id)).collect();
         assert_eq!(ours.len(), 14, "7 struct_ops programs per algorithm: {ours:?}");
+        our_maps = cclab_struct_ops_ids().into_iter().filter(|id| !maps_before.contains(id)).collect();
+        assert_eq!(our_maps.len(), 2, "{our_maps:?}");
         let avail = available();
         assert!(avail.contains("cclab_tuner") && avail.contains("cclab_cubic_fit"), "{avail}");
         for a in Algo::ALL {
@@ -326,20 +330,29 @@ fn load_list_get_set_unload_round_trip_leaves_nothing_behind() {
     let avail = available();
     assert!(!avail.contains("cclab_"), "still registered: {avail}");
     assert!(!pin_root.exists(), "pins left in {}", pin_root.display());
-    let ops = Command::new("bpftool").args(["struct_ops", "list"]).output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default();
-    assert!(!ops.contains("cclab_"), "struct_ops left: {ops}");
-    // Our programs are freed once the last reference goes (deferred). Programs of earlier
-    // tests may live on a little while sockets that used them finish closing, so only the
-    // ids this test created are checked.
+    // Our programs and struct_ops maps are freed once the last reference goes (deferred).
+    // Objects of earlier tests may live on while sockets that used them finish closing
+    // (and the kernel bug described in loader.rs set_default can keep one forever), so
+    // only the ids this test created are checked.
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let left: Vec<u64> = cclab_prog_ids().into_iter().filter(|id| ours.contains(id)).collect();
-        if left.is_empty() {
+        let maps: Vec<u64> = cclab_struct_ops_ids().into_iter().filter(|id| our_maps.contains(id)).collect();
+        if left.is_empty() && maps.is_empty() {
             break;
         }
-        assert!(Instant::now() < deadline, "BPF programs {left:?} still loaded 5 s after unload");
+        assert!(Instant::now() < deadline, "BPF programs {left:?} / struct_ops maps {maps:?} still there 5 s after unload");
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// Ids of struct_ops maps named cclab_* (registered or not).
+fn cclab_struct_ops_ids() -> Vec<u64> {
+    let out = Command::new("bpftool").args(["-j", "struct_ops", "list"]).output().expect("bpftool");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    v.as_array()
+        .map(|a| a.iter().filter(|m| m["name"].as_str().is_some_and(|n| n.starts_with("cclab_"))).filter_map(|m| m["id"].as_u64()).collect())
+        .unwrap_or_default()
 }
 
 /// Ids of loaded BPF programs whose name starts with cclab_.
@@ -466,6 +479,10 @@ fn tuner_defaults_match_kernel_cubic_throughput_and_cubic_fit_fills_the_link() {
     assert!((0.75..=1.34).contains(&ratio), "loss events cubic {} vs cclab_tuner {}", bc.len(), bt.len());
     assert!(stats.updates >= 5, "CUBIC-FIT updated N only {} times in 7 s", stats.updates);
     assert!(stats.n >= 1.0 && stats.rtt_min_us > 0 && stats.rtt_max_us >= stats.rtt_min_us, "{stats:?}");
+    // The tbf queue (60 kB at 20 Mbit/s: 24 ms) sets the RTT; with queueing this large
+    // against a ~0.1 ms base, alpha is at its 1/10 cap and Eq. 6 holds N at 1.
+    assert!((1_000..40_000).contains(&stats.rtt_avg_us) && stats.rtt_max_us < 60_000, "{stats:?}");
+    assert!((stats.alpha - 0.1).abs() < 0.001 && stats.n == 1.0, "{stats:?}");
 }
 
 #[test]
@@ -539,11 +556,13 @@ fn default_sets_and_restores_the_namespace_default_and_unload_puts_it_back() {
     let original = ns_default();
     assert_ne!(original, "cclab_tuner");
 
-    // Outside the initial namespace the kernel allows only "allowed" algorithms as default.
+    // Outside the initial namespace the kernel allows only "allowed" algorithms as default;
+    // we refuse before the kernel does (its refusal leaks a reference, see loader.rs), so
+    // nothing is saved either.
     let (ok, text) = run(&["default", "cclab_tuner"]);
     assert!(!ok && text.contains("tcp_allowed_congestion_control"), "{text}");
     let (ok, text) = run(&["default", "--restore"]);
-    assert!(ok && text.contains(&original), "a refused change still saved the old default: {text}");
+    assert!(!ok && text.contains("nothing to restore"), "{text}");
     let _allowed = Allowed::add("cclab_tuner");
 
     let (ok, text) = run(&["default", "cclab_tuner"]);
