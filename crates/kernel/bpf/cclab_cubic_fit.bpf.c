@@ -17,9 +17,9 @@
  *  - ssthresh = max(2, cwnd (19N - 3) / (19N + 1)) exactly, in 64 bits; fast convergence
  *    and the Reno estimate use beta = 1 - b rounded to 1/1024. The Rust side rounds with
  *    f64, (19n - 3)/(19n + 1) * 1024; here it is the exact rational rounded half up,
- *    (2048 (19N - 3072) + 19N + 1024) / (2 (19N + 1024)) with N in 1/1024; these agree
- *    unless the f64 lands on the other side of a .5 tie (the differential test covers
- *    every N it reaches).
+ *    (2048 (19N - 3072) + 19N + 1024) / (2 (19N + 1024)) with N in 1/1024. They agree for
+ *    every N: an exact tie is a dyadic rational, which f64 division returns exactly, and
+ *    any other value is at least 1/(2 (19N + 1024)) from a tie, far above f64 error.
  *  - Eq. 6 (next_n): RTTs capped at 2^26 us, q = avg - min, N carried with 20 fractional
  *    bits: dec = (N q / avg * 10) >> 10 when 5 (max - min) >= max (alpha = 1/10), else
  *    dec = ((N q / (max - min)) * 2 max / avg) >> 10; dec = 0 if q = 0 or max <= min.
