@@ -120,6 +120,14 @@ static __always_inline __u32 fit_beta(__u32 n)
 	return cclab_max(cclab_min(b, (__u32)BICTCP_BETA_SCALE), 1U);
 }
 
+#ifdef CCLAB_HOST
+/* For the differential test: fit_beta for every N. */
+__u32 cclab_host_fit_beta(__u32 n)
+{
+	return fit_beta(n);
+}
+#endif
+
 static __always_inline void knobs(struct cubic_knobs *k, const struct cclab_fit *ca)
 {
 	const struct cclab_fit_params *p = params();

@@ -68,6 +68,13 @@ extern "C" {
     fn cclab_fit_cwnd_event(sk: *mut HostSock, event: i32);
     fn cclab_fit_acked(sk: *mut HostSock, sample: *const AckSampleC);
     fn cclab_fit_undo_cwnd(sk: *mut HostSock) -> u32;
+    fn cclab_host_fit_beta(n: u32) -> u32;
+}
+
+/// CUBIC-FIT's beta (1/1024) for N (1/1024), as the C code computes it.
+pub fn fit_beta(n: u32) -> u32 {
+    // SAFETY: a pure function of its argument.
+    unsafe { cclab_host_fit_beta(n) }
 }
 
 static LOCK: Mutex<()> = Mutex::new(());

@@ -179,3 +179,15 @@ fn both_algorithms_match_on_crates_cc_standard_sequences() {
         }
     }
 }
+
+/// CUBIC-FIT's beta: the C code's exact integer rounding equals crates/cc's f64 rounding
+/// for every N from 1 to the 1000-flow cap, in 1/1024 steps.
+#[test]
+fn cubic_fit_beta_rounding_agrees_for_every_n() {
+    use cclab_cc::cubic::{CubicConfig, Derived};
+    for n in 1024..=1000 * 1024u32 {
+        let nf = n as f64 / 1024.0;
+        let cfg = CubicConfig { beta: (19.0 * nf - 3.0) / (19.0 * nf + 1.0), ..CubicConfig::default() };
+        assert_eq!(cclab_kernel::host::fit_beta(n), Derived::of(&cfg).beta, "N = {nf}");
+    }
+}
