@@ -74,6 +74,10 @@ fn print_params(k: &Kernel, algo: Algo) -> Result<(), Error> {
     }
     if algo == Algo::CubicFit {
         let s = k.fit_stats()?;
+        if s.updates == 0 {
+            println!("  [state] no N update yet (N starts at 1; updates every 500 ms of RTT samples)");
+            return Ok(());
+        }
         println!(
             "  [state] N = {:.3}  alpha = {:.4}  rtt_min = {} us  rtt_max = {} us  rtt_avg = {} us  samples = {}  updates = {}  cwnd = {}",
             s.n, s.alpha, s.rtt_min_us, s.rtt_max_us, s.rtt_avg_us, s.samples, s.updates, s.cwnd
