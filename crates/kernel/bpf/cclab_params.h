@@ -8,7 +8,9 @@
  * set` rewrites while flows run. Only *inputs* are stored: the programs recompute the
  * derived constants (beta_scale, cube_factor, cube_rtt_scale) from them where they are
  * used, so a change takes effect on the next ACK and nothing can go stale (Linux and
- * TCPTuner compute them once at module load and leave them stale).
+ * TCPTuner compute them once at module load and leave them stale). `set` writes the
+ * whole struct in one map update; a hook running at that very moment may read some old
+ * and some new fields for that one ACK.
  */
 #ifndef CCLAB_PARAMS_H
 #define CCLAB_PARAMS_H
