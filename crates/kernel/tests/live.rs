@@ -494,8 +494,8 @@ fn route_rto_min_and_initcwnd_set_and_restore_in_a_namespace() {
     let subnet_gw = path.addr_b.clone();
     // A route with a gateway and an mtu metric that must survive our changes.
     sh(&["ip", "-n", &path.a, "route", "add", "198.19.250.0/24", "via", &subnet_gw, "dev", "va", "mtu", "1400"]);
-    let state = std::env::temp_dir().join(format!("cclab-route-test-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&state);
+    let state_dir = TempDir::new("cclab-route-test");
+    let state = state_dir.0.clone();
     let r = Routes { netns: Some(path.a.clone()), state_dir: state.clone(), ..Routes::default() };
     let before = r.list().unwrap();
     assert!(before.len() >= 2, "{before:?}");
@@ -523,7 +523,6 @@ fn route_rto_min_and_initcwnd_set_and_restore_in_a_namespace() {
     let text = Command::new("ip").args(["-n", &path.a, "route", "show", "198.19.250.0/24"]).output().unwrap();
     assert!(String::from_utf8_lossy(&text.stdout).contains("mtu 1400"));
     assert!(r.restore().is_err(), "a second restore has nothing to restore");
-    let _ = std::fs::remove_dir_all(&state);
 }
 
 
@@ -535,8 +534,8 @@ fn default_sets_and_restores_the_namespace_default_and_unload_puts_it_back() {
     // the machine's default is never touched.
     let path = Path::new("20mbit", "60kb");
     let l = Loaded::new(&[Algo::Tuner]);
-    let state = std::env::temp_dir().join(format!("cclab-default-test-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&state);
+    let state_dir = TempDir::new("cclab-default-test");
+    let state = state_dir.0.clone();
     let cli = env!("CARGO_BIN_EXE_cclab-kernel");
     let run = |args: &[&str]| {
         let out = Command::new("ip")
@@ -588,7 +587,6 @@ fn default_sets_and_restores_the_namespace_default_and_unload_puts_it_back() {
     assert_eq!(unloaded, Ok(true));
     assert_eq!(ns_default(), original);
     assert_eq!(std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control").unwrap(), host_before, "the machine's default");
-    let _ = std::fs::remove_dir_all(&state);
 }
 
 /// Adds an algorithm to net.ipv4.tcp_allowed_congestion_control (global: it only lets
@@ -610,5 +608,22 @@ impl Drop for Allowed {
         if let Err(e) = std::fs::write(ALLOWED, &self.0) {
             eprintln!("cleanup: restoring {ALLOWED}: {e}");
         }
+    }
+}
+
+/// A directory under the system temp dir, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(prefix: &str) -> TempDir {
+        let p = std::env::temp_dir().join(format!("{prefix}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&p);
+        TempDir(p)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
