@@ -182,7 +182,9 @@ fn parameter_changes_are_validated_before_the_run() {
     let e = error_of(&with("at = \"1s\"\nflow = 1\nset = { initcwnd = 0 }"), &[]);
     has_all(&e, &["scen.toml:16:", "changes[0].set.initcwnd", "= 0", "flow 1 (tahoe)", "allowed: a whole number in [1, 1000]"]);
     let e = error_of(&with("at = \"1s\"\nflow = 0\nset = { rto_min = \"0.1ms\" }"), &[]);
-    has_all(&e, &["changes[0].set.rto_min", "\"0.1ms\"", "allowed: 1ms to 120s"]);
+    has_all(&e, &["changes[0].set.rto_min", "\"0.1ms\"", "allowed: a whole number of milliseconds from 1ms to 60s"]);
+    let e = error_of(&with("at = \"1s\"\nflow = 0\nset = { rto_min = 2.5 }"), &[]);
+    has_all(&e, &["changes[0].set.rto_min", "2.5", "whole number of milliseconds"]);
     let e = error_of(&with("at = \"1s\"\nflow = 2\nset = { initcwnd = 5 }"), &[]);
     has_all(&e, &["scen.toml:15:", "changes[0].flow", "= 2", "whole number in [0, 1]"]);
     let e = error_of(&with("at = \"3s\"\nflow = 0\nset = { initcwnd = 5 }"), &[]);
