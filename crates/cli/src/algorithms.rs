@@ -39,6 +39,6 @@ pub fn main(args: Args) -> Result<(), String> {
         "Every flow also takes the TCP-level settings rto_min, initcwnd, mss, delayed_ack and rwnd;\n{} can also be changed on a running flow with [[changes]].\n",
         TCP_PARAMS.join(" and ")
     ));
-    print!("{out}");
+    crate::format::out(&out);
     Ok(())
 }

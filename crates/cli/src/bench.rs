@@ -34,12 +34,12 @@ pub fn main(args: Args) -> Result<(), String> {
         let r = bench::run(&case(name, args.quick)?);
         let opt = |x: Option<f64>| x.map_or("-".to_string(), |v| v.to_string());
         // One line for the parent: name simulated_s wall_s cpu_s packets events peak_kb utilization.
-        println!("{name} {} {} {} {} {} {} {}", r.simulated_s, r.wall_s, opt(r.cpu_s), r.bottleneck_packets, r.events, opt(bench::peak_rss_bytes().map(|b| (b / 1024) as f64)), r.utilization);
+        crate::format::outln(&format!("{name} {} {} {} {} {} {} {}", r.simulated_s, r.wall_s, opt(r.cpu_s), r.bottleneck_packets, r.events, opt(bench::peak_rss_bytes().map(|b| (b / 1024) as f64)), r.utilization));
         return Ok(());
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find the cclab binary to re-run: {e}"))?;
     let w = bench::standard().iter().map(|c| c.description.len()).max().unwrap_or(20);
-    println!("{:<2} {:<w$} {:>6} {:>7} {:>7} {:>11} {:>12} {:>12} {:>8} {:>6}", "", "scenario", "sim s", "wall s", "cpu s", "packets", "pkts/wall-s", "events/wall-s", "peak MB", "util");
+    crate::format::outln(&format!("{:<2} {:<w$} {:>6} {:>7} {:>7} {:>11} {:>12} {:>12} {:>8} {:>6}", "", "scenario", "sim s", "wall s", "cpu s", "packets", "pkts/wall-s", "events/wall-s", "peak MB", "util"));
     for c in bench::standard() {
         let mut cmd = Command::new(&exe);
         cmd.args(["bench", "--one", c.name]);
@@ -60,7 +60,7 @@ pub fn main(args: Args) -> Result<(), String> {
         let cpu = num(3).map_or("n/a".to_string(), |v| format!("{v:.2}"));
         let peak = num(6).map_or("n/a".to_string(), |kb| format!("{:.1}", kb / 1024.0));
         let util = num(7).map_or("n/a".to_string(), |u| format!("{:.3}", u));
-        println!("{:<2} {:<w$} {sim_s:>6.1} {wall_s:>7.2} {cpu:>7} {packets:>11} {:>12.0} {:>12.0} {peak:>8} {util:>6}", c.name, c.description, per(packets), per(events));
+        crate::format::outln(&format!("{:<2} {:<w$} {sim_s:>6.1} {wall_s:>7.2} {cpu:>7} {packets:>11} {:>12.0} {:>12.0} {peak:>8} {util:>6}", c.name, c.description, per(packets), per(events)));
     }
     Ok(())
 }

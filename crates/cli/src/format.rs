@@ -132,6 +132,18 @@ fn escape(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// Writes to stdout, ignoring a closed pipe (`cclab algorithms | head` must not panic).
+pub fn out(text: &str) {
+    use std::io::Write;
+    let mut o = std::io::stdout().lock();
+    let _ = o.write_all(text.as_bytes()).and_then(|_| o.flush());
+}
+
+/// [`out`] with a newline.
+pub fn outln(text: &str) {
+    out(&format!("{text}\n"));
+}
+
 /// Escapes text for XML and HTML.
 pub fn xml(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")

@@ -3,6 +3,7 @@
 //! variant to [`Command`] (its `Args` struct lives in the module) plus one match arm.
 
 use clap::{Parser, Subcommand};
+use std::io::Write;
 use std::process::ExitCode;
 
 mod algorithms;
@@ -46,7 +47,7 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
-            eprintln!("error: {msg}");
+            let _ = writeln!(std::io::stderr(), "error: {msg}");
             ExitCode::FAILURE
         }
     }
@@ -62,6 +63,6 @@ fn bad_command_line(e: clap::Error) -> ExitCode {
     let text = e.render().to_string();
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("bad command line").trim();
     let first = first.strip_prefix("error: ").unwrap_or(first);
-    eprintln!("error: {first} (see cclab --help)");
+    let _ = writeln!(std::io::stderr(), "error: {first} (see cclab --help)");
     ExitCode::from(2)
 }

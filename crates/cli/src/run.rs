@@ -79,8 +79,8 @@ pub fn main(args: Args) -> Result<(), String> {
     write("report.html", &results::report_html(&scn, &report, &plots))?;
     let replaced = staging.commit()?;
 
-    print!("{}", results::table(&scn, &report));
-    println!("{}", perf.line());
-    println!("results: {}{}", out.display(), if replaced { " (replaced the earlier results there)" } else { "" });
+    crate::format::out(&results::table(&scn, &report));
+    crate::format::outln(&perf.line());
+    crate::format::outln(&format!("results: {}{}", out.display(), if replaced { " (replaced the earlier results there)" } else { "" }));
     Ok(())
 }

@@ -121,9 +121,14 @@ fn overrides_reach_the_results() {
 fn the_default_scenario_runs_without_a_file_into_results_name() {
     let dir = TempDir::new("default");
     let out = run_ok(dir.path(), &["run", "--set", "duration=2s"]);
-    let s = read(&dir.path().join("results/reno-vs-tahoe/summary.json"));
-    assert!(s.contains("\"cc\": \"reno\"") && s.contains("\"cc\": \"tahoe\""), "{s}");
-    assert!(out.contains("results: results/reno-vs-tahoe"), "{out}");
+    let s = read(&dir.path().join("results/default/summary.json"));
+    assert!(s.contains("\"cc\": \"cubic\"") && s.contains("\"cc\": \"reno\""), "{s}");
+    assert!(out.contains("results: results/default"), "{out}");
+    // CUBIC's internal variables are columns of flows.csv, empty for the Reno flow.
+    let csv = read(&dir.path().join("results/default/flows.csv"));
+    assert!(csv.lines().next().unwrap().contains(",cc_w_max,"), "{}", csv.lines().next().unwrap());
+    let reno_row = csv.lines().find(|l| l.split(',').nth(1) == Some("1")).unwrap();
+    assert!(reno_row.ends_with(",,"), "{reno_row}");
 }
 
 #[test]
@@ -201,4 +206,17 @@ fn bench_one_reports_its_figures() {
     assert!(f[6].parse::<f64>().unwrap() > 0.0, "peak memory in kB");
     let util: f64 = f[7].parse().unwrap();
     assert!(util > 0.8 && util <= 1.0, "utilisation {util}");
+}
+
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    use std::process::Stdio;
+    let dir = TempDir::new("pipe");
+    for args in [&["algorithms"][..], &["run", &small("reno-droptail.toml"), "--out", "r"]] {
+        let mut child = cclab().current_dir(dir.path()).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        drop(child.stdout.take()); // the reader goes away, as with `| head -0`
+        let o = child.wait_with_output().unwrap();
+        assert!(o.status.success(), "{args:?}: {}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
+    }
 }
