@@ -22,9 +22,9 @@
 //!   at the round's start. We count packets instead: a round ends when `tp.delivered`
 //!   exceeds `delivered + packets_in_flight` saved at the round's start.
 //! - `CA_EVENT_TX_START` shifts the epoch by the idle time `now - lsndtime`. We have no
-//!   `lsndtime`; we take the ACK that emptied the pipe and subtract its RTT sample, which
-//!   dates the newest packet's transmission (without a sample, the ACK's own time: the
-//!   shift is then about one RTT short).
+//!   `lsndtime`; we use the time of the ACK that emptied the pipe (the last ACK before
+//!   idling), which is later than the last send by about one RTT, so the shift is
+//!   slightly smaller than the kernel's.
 //! - `hystart_ack_delay()` reads `sk_pacing_rate`; we compute it as
 //!   `tcp_update_pacing_rate()` would (200% of cwnd * mss / srtt in slow start, 120%
 //!   after) with the legacy 64 KiB GSO size, and assume no pacing qdisc
@@ -188,7 +188,7 @@ pub struct CubicCore {
     /// Virtual flows in 1/1024ths (CUBIC-FIT); [`N_ONE`] for `cubic` and `tuner`. Scales
     /// the cubic's time axis and the Reno estimate's growth.
     pub n: u32,
-    /// When the packet whose ACK emptied the pipe was sent, jiffies (our `lsndtime`).
+    /// Jiffies of the ACK that emptied the pipe (our stand-in for `lsndtime`).
     last_drain: Option<u32>,
     /// The last ACK found the sender in slow start (for reporting `in_hystart` only).
     in_slow_start: bool,
@@ -484,11 +484,7 @@ impl CubicCore {
     /// `cubictcp_acked`: min RTT and HyStart samples.
     pub fn pkts_acked(&mut self, tp: &mut TcpState, sample: &AckSample) {
         if sample.in_flight <= sample.pkts_acked {
-            // The pipe is now empty: the newest packet was just ACKed, and its RTT sample
-            // (the kernel's ca_rtt is the newest ACKed packet's) dates its transmission,
-            // which is what lsndtime would hold.
-            let sent_us = tp.now_us.saturating_sub(sample.rtt_us.unwrap_or(0) as u64);
-            self.last_drain = Some((sent_us as u128 * tp.hz as u128 / 1_000_000) as u32);
+            self.last_drain = Some(tp.jiffies());
         }
         let Some(rtt) = sample.rtt_us else { return };
         // Discard delay samples right after fast recovery (one second).
@@ -857,18 +853,6 @@ pub(crate) mod tests {
         tp.now_us += 2_000_000;
         c.cwnd_event(&mut tp, CaEvent::TxStart);
         assert_eq!(c.core.st.epoch_start, start + 2000);
-        // With an RTT sample on the draining ACK, the idle time counts from the send:
-        // epoch at 3.0 s, last packet sent at 3.4 s (ACKed 3.5 s, RTT 100 ms), restart at
-        // 5.0 s: the epoch moves by 1.6 s.
-        let mut c = Cubic::default();
-        let mut tp = ca_state(100);
-        tp.now_us = 3_000_000;
-        c.cong_avoid(&mut tp, 1);
-        tp.now_us = 3_500_000;
-        c.pkts_acked(&mut tp, &AckSample { pkts_acked: 5, rtt_us: Some(100_000), in_flight: 5 });
-        tp.now_us = 5_000_000;
-        c.cwnd_event(&mut tp, CaEvent::TxStart);
-        assert_eq!(c.core.st.epoch_start, 3000 + 1600);
     }
 
     #[test]
