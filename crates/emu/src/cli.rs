@@ -1,0 +1,226 @@
+//! `cclab emu`: the command-line face of the emulator (the `cclab` binary dispatches here).
+//!
+//! ```text
+//! cclab emu --uplink 20Mbps,delay=20ms,buffer=100pkt --downlink 20Mbps,delay=20ms -- COMMAND [ARGS...]
+//! cclab emu --uplink trace=/work/shared/traces/12mbps.trace --downlink 12Mbps --duration 30s
+//! cclab emu cleanup [--all]
+//! cclab emu bench [--quick]
+//! ```
+//!
+//! Like mahimahi's mm-link, COMMAND runs in namespace A (address 198.18.0.1) and reaches
+//! the far side at 198.18.0.2 (namespace B, named in `CCLAB_EMU_NS_B`); without COMMAND
+//! the emulator runs until Ctrl-C or `--duration`. Everything it created is removed when
+//! the command ends, on SIGINT/SIGTERM/SIGHUP, and on errors; `cclab emu cleanup` removes
+//! namespaces left by a run that was killed outright.
+
+use crate::forwarder::{install_signal_handlers, signalled, Forwarder};
+use crate::spec::parse_direction;
+use crate::stats::DirectionStats;
+use crate::{netns, EmuError, EmuNet, ADDR_A, ADDR_B};
+use cclab_units::{parse_duration, Duration};
+use clap::{Args, Subcommand};
+use std::io::Write;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct EmuArgs {
+    #[command(subcommand)]
+    pub action: Option<EmuAction>,
+    #[command(flatten)]
+    pub link: LinkArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum EmuAction {
+    /// Remove network namespaces left behind by emulator runs that were killed.
+    Cleanup {
+        /// Remove every cclab namespace, also those of emulators still running.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Measure the emulator: timing accuracy, delay, trace fidelity, throughput, and a real TCP flow.
+    Bench(crate::bench::BenchArgs),
+}
+
+#[derive(Args, Debug, Default)]
+pub struct LinkArgs {
+    /// Side A to side B: e.g. "20Mbps,delay=20ms,buffer=100pkt,loss=0.01" or
+    /// "trace=FILE,delay=20ms,buffer=120KB,qdisc=red". Keys: rate, trace, delay, buffer
+    /// (<n>pkt or bytes), qdisc (droptail|red), red_min_th, red_max_th, red_max_p,
+    /// red_weight, loss. Empty: no rate limit, no delay.
+    #[arg(long, default_value = "")]
+    pub uplink: String,
+    /// Side B to side A, same form as --uplink.
+    #[arg(long, default_value = "")]
+    pub downlink: String,
+    /// Write per-direction logs (uplink.csv, downlink.csv: queue length, drops,
+    /// deliveries every --sample) and summary.json here.
+    #[arg(long)]
+    pub log_dir: Option<PathBuf>,
+    /// Stop after this long (e.g. "30s"); default: when COMMAND ends, or on Ctrl-C.
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Interval of the CSV log rows.
+    #[arg(long, default_value = "10ms")]
+    pub sample: String,
+    /// Seed of the loss and RED random streams.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Command to run in namespace A (after `--`).
+    #[arg(last = true)]
+    pub command: Vec<String>,
+}
+
+/// Runs `cclab emu ...`; returns the process exit code (the wrapped command's status, or
+/// 0). Errors are one printable line.
+pub fn run(args: &EmuArgs) -> Result<i32, EmuError> {
+    match &args.action {
+        Some(EmuAction::Cleanup { all }) => {
+            netns::preflight()?;
+            let removed = netns::cleanup(*all)?;
+            if removed.is_empty() {
+                println!("no stale cclab namespaces");
+            }
+            for n in removed {
+                println!("removed namespace {n}");
+            }
+            Ok(0)
+        }
+        Some(EmuAction::Bench(b)) => crate::bench::run(b).map(|_| 0),
+        None => run_link(&args.link),
+    }
+}
+
+fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
+    // Everything the user wrote is checked before anything is created.
+    let up = parse_direction("--uplink", &args.uplink)?;
+    let down = parse_direction("--downlink", &args.downlink)?;
+    let duration = match &args.duration {
+        Some(d) => Some(parse_duration(d).map_err(|e| EmuError::Config(format!("--duration: {e}")))?),
+        None => None,
+    };
+    let sample = parse_duration(&args.sample).map_err(|e| EmuError::Config(format!("--sample: {e}")))?;
+    if sample < Duration::from_millis(1) {
+        return Err(EmuError::Config(format!("--sample: \"{}\" is below the smallest allowed, 1ms", args.sample)));
+    }
+    netns::preflight()?;
+
+    let (net, tun_a, tun_b) = EmuNet::create()?;
+    let mut fwd = Forwarder::new(tun_a, tun_b, &up, &down, args.seed, sample, args.log_dir.as_deref())?;
+    install_signal_handlers(&fwd);
+
+    let mut child = None;
+    let mut pidfd = None;
+    if let Some((prog, rest)) = args.command.split_first() {
+        let ns_fd = net.a.fd();
+        let mut cmd = std::process::Command::new(prog);
+        cmd.args(rest)
+            .env("CCLAB_EMU_LOCAL", ADDR_A.to_string())
+            .env("CCLAB_EMU_REMOTE", ADDR_B.to_string())
+            .env("CCLAB_EMU_NS_A", net.a.name())
+            .env("CCLAB_EMU_NS_B", net.b.name());
+        // SAFETY: between fork and exec only the async-signal-safe setns syscall runs.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::setns(ns_fd, libc::CLONE_NEWNET) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let c = cmd.spawn().map_err(|e| EmuError::Setup(format!("cannot run {prog}: {e}")))?;
+        // SAFETY: pidfd_open on our own child; the result is checked.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, c.id() as libc::c_int, 0) } as i32;
+        if fd < 0 {
+            return Err(EmuError::Setup(format!("pidfd_open: {}", std::io::Error::last_os_error())));
+        }
+        // SAFETY: fd was just returned by pidfd_open.
+        pidfd = Some(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) });
+        child = Some(c);
+    } else {
+        eprintln!(
+            "cclab emu: {} ({ADDR_A}) <-> {} ({ADDR_B}); run programs with `ip netns exec NAME ...`; Ctrl-C stops",
+            net.a.name(),
+            net.b.name()
+        );
+    }
+
+    let raw_pidfd = pidfd.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
+    let result = fwd.run(duration, raw_pidfd);
+
+    let mut code = 0;
+    if let Some(mut c) = child {
+        if c.try_wait().ok().flatten().is_none() {
+            // Stopped by a signal, the duration or an error: end the command too.
+            // SAFETY: signalling our own child.
+            unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+            while c.try_wait().ok().flatten().is_none() && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            let _ = c.kill();
+        }
+        if let Ok(st) = c.wait() {
+            code = st.code().unwrap_or_else(|| 128 + st.signal().unwrap_or(0));
+        }
+    }
+    if signalled() && code == 0 {
+        code = 130;
+    }
+    print_summary(&fwd, &mut std::io::stderr());
+    if let Some(dir) = &args.log_dir {
+        let p = dir.join("summary.json");
+        std::fs::write(&p, summary_json(&fwd)).map_err(|e| EmuError::Io(format!("cannot write {}: {e}", p.display())))?;
+    }
+    drop(fwd);
+    drop(net);
+    result.map(|_| code)
+}
+
+fn direction_line(name: &str, s: &DirectionStats) -> String {
+    let us = |d: Duration| d.as_nanos() as f64 / 1e3;
+    format!(
+        "{name:<9} {:>10} {:>13} {:>8} {:>8} {:>9.1} {:>9.1} {:>9.1}",
+        s.delivered_packets,
+        s.delivered_bytes,
+        s.queue_drops,
+        s.random_losses,
+        us(s.lateness.quantile(0.5)),
+        us(s.lateness.quantile(0.99)),
+        us(s.lateness.max())
+    )
+}
+
+/// The end-of-run table: deliveries, drops and departure lateness per direction.
+pub fn print_summary(fwd: &Forwarder, out: &mut dyn Write) {
+    let secs = fwd.elapsed().as_secs_f64();
+    let _ = writeln!(out, "cclab emu: ran {secs:.3} s");
+    let _ = writeln!(out, "direction  delivered         bytes    drops   losses  late_p50  late_p99  late_max (us)");
+    for (i, name) in ["uplink", "downlink"].iter().enumerate() {
+        let _ = writeln!(out, "{}", direction_line(name, &fwd.dirs[i].stats));
+    }
+}
+
+fn summary_json(fwd: &Forwarder) -> String {
+    let mut s = format!("{{\n  \"duration_s\": {:.6},\n", fwd.elapsed().as_secs_f64());
+    for (i, name) in ["uplink", "downlink"].iter().enumerate() {
+        let d = &fwd.dirs[i].stats;
+        let us = |x: Duration| x.as_nanos() as f64 / 1e3;
+        s += &format!(
+            "  \"{name}\": {{\"arrived_packets\": {}, \"delivered_packets\": {}, \"delivered_bytes\": {}, \"queue_drops\": {}, \"random_losses\": {}, \"write_errors\": {}, \"lateness_us\": {{\"p50\": {:.1}, \"p99\": {:.1}, \"max\": {:.1}}}}}{}\n",
+            d.arrived_packets,
+            d.delivered_packets,
+            d.delivered_bytes,
+            d.queue_drops,
+            d.random_losses,
+            d.write_errors,
+            us(d.lateness.quantile(0.5)),
+            us(d.lateness.quantile(0.99)),
+            us(d.lateness.max()),
+            if i == 0 { "," } else { "" }
+        );
+    }
+    s + "}\n"
+}

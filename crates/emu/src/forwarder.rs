@@ -1,0 +1,440 @@
+//! The wall-clock forwarding loop: reads packets from the two TUN devices, passes each
+//! through its direction's [`Link`] and [`DelayLine`], and writes it to the other side
+//! when due.
+//!
+//! Timing: one thread, CLOCK_MONOTONIC. Between events the thread sleeps in `epoll_wait`
+//! on the TUN devices and a `timerfd` armed (absolute time, hrtimer precision) a little
+//! before the next scheduled release; the last [`SPIN`] it polls, so a packet leaves
+//! within microseconds of its scheduled time on an idle machine. Departures are computed
+//! from scheduled, not actual, times, so lateness never accumulates. Every delivery's
+//! lateness is recorded.
+//!
+//! Memory: packets live in a per-direction pool of fixed 2 KiB slots that grows in
+//! chunks and is reused; the queues hold slot indices. Nothing is allocated per packet.
+
+use crate::model::{DelayLine, EmuLink, Link, Pkt, Refusal};
+use crate::stats::DirectionStats;
+use crate::{DirectionConfig, EmuError};
+use cclab_units::{Duration, Time};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::Arc;
+
+/// How long before a scheduled event the loop stops sleeping and polls.
+pub const SPIN: Duration = Duration::from_micros(50);
+/// Largest packet a slot holds (TUN MTU is 1500; headroom for a larger MTU).
+const SLOT: usize = 2048;
+/// Packets read from one device before the loop services departures again.
+const READ_BATCH: usize = 64;
+
+/// Set by the SIGINT/SIGTERM/SIGHUP handler (see [`install_signal_handlers`]).
+static SIGNALLED: AtomicBool = AtomicBool::new(false);
+/// The eventfd the signal handler writes to wake the loop (-1: none).
+static SIGNAL_WAKE_FD: AtomicI32 = AtomicI32::new(-1);
+
+extern "C" fn on_signal(_sig: libc::c_int) {
+    SIGNALLED.store(true, Ordering::SeqCst);
+    let fd = SIGNAL_WAKE_FD.load(Ordering::SeqCst);
+    if fd >= 0 {
+        let one: u64 = 1;
+        // SAFETY: write is async-signal-safe; the buffer is a valid u64.
+        unsafe { libc::write(fd, &one as *const u64 as *const libc::c_void, 8) };
+    }
+}
+
+/// Makes SIGINT, SIGTERM and SIGHUP stop the loop of `fwd` (which then returns normally,
+/// so every Drop guard runs) instead of killing the process.
+pub fn install_signal_handlers(fwd: &Forwarder) {
+    SIGNAL_WAKE_FD.store(fwd.wake.as_raw_fd(), Ordering::SeqCst);
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: a zeroed sigaction with a plain handler; no SA_RESTART so that
+        // epoll_wait returns EINTR.
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_signal as *const () as usize;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Whether a signal asked the emulator to stop.
+pub fn signalled() -> bool {
+    SIGNALLED.load(Ordering::SeqCst)
+}
+
+/// Fixed-size packet buffers, reused through a free list.
+struct Pool {
+    bytes: Vec<u8>,
+    free: Vec<u32>,
+    slots: u32,
+}
+
+impl Pool {
+    fn new(slots: u32) -> Pool {
+        let mut p = Pool { bytes: Vec::new(), free: Vec::new(), slots: 0 };
+        p.grow(slots);
+        p
+    }
+    fn grow(&mut self, more: u32) {
+        let old = self.slots;
+        self.slots += more;
+        self.bytes.resize(self.slots as usize * SLOT, 0);
+        self.free.extend((old..self.slots).rev());
+    }
+    fn alloc(&mut self) -> u32 {
+        if self.free.is_empty() {
+            self.grow(self.slots.max(256));
+        }
+        self.free.pop().expect("pool grown above")
+    }
+    fn release(&mut self, slot: u32) {
+        self.free.push(slot);
+    }
+    fn buf(&mut self, slot: u32) -> &mut [u8] {
+        let at = slot as usize * SLOT;
+        &mut self.bytes[at..at + SLOT]
+    }
+}
+
+/// One direction: its link model, delay line, buffers and counters.
+pub struct Direction {
+    link: EmuLink,
+    delay: DelayLine,
+    pool: Pool,
+    pub stats: DirectionStats,
+}
+
+impl Direction {
+    pub fn new(cfg: &DirectionConfig, seed: u64) -> Result<Direction, EmuError> {
+        let link = EmuLink::new(cfg.rate.as_ref(), cfg.buffer, &cfg.qdisc, cfg.loss.clone(), seed).map_err(EmuError::Config)?;
+        Ok(Direction { link, delay: DelayLine::new(cfg.delay), pool: Pool::new(1024), stats: DirectionStats::default() })
+    }
+    /// The next time something in this direction is due.
+    fn next_event(&self) -> Option<Time> {
+        match (self.link.next_departure(), self.delay.next_release()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+    /// Packets waiting in the queue, bytes waiting, and packets on the delay line.
+    pub fn backlog(&self) -> (u64, u64, u64) {
+        let (p, b) = self.link.backlog();
+        (p, b, self.delay.len() as u64)
+    }
+}
+
+/// Which end a direction reads from: uplink reads side A and writes side B.
+pub const UPLINK: usize = 0;
+pub const DOWNLINK: usize = 1;
+
+/// Stops a running [`Forwarder`] from another thread.
+#[derive(Clone)]
+pub struct StopHandle {
+    flag: Arc<AtomicBool>,
+    wake: Arc<OwnedFd>,
+}
+
+impl StopHandle {
+    pub fn stop(&self) {
+        self.flag.store(true, Ordering::SeqCst);
+        let one: u64 = 1;
+        // SAFETY: writing 8 bytes to an eventfd we own.
+        unsafe { libc::write(self.wake.as_raw_fd(), &one as *const u64 as *const libc::c_void, 8) };
+    }
+}
+
+/// The forwarding loop and the state it drives.
+pub struct Forwarder {
+    /// TUN devices: [side A, side B].
+    tun: [OwnedFd; 2],
+    /// [uplink (A to B), downlink (B to A)].
+    pub dirs: [Direction; 2],
+    epoll: OwnedFd,
+    timer: OwnedFd,
+    wake: Arc<OwnedFd>,
+    stop: Arc<AtomicBool>,
+    /// CLOCK_MONOTONIC at time zero, ns.
+    origin_ns: u64,
+    sample_interval: Duration,
+    logs: Option<[BufWriter<File>; 2]>,
+    /// Time the loop ran.
+    elapsed: Duration,
+}
+
+fn cvt(r: libc::c_int, what: &str) -> Result<libc::c_int, EmuError> {
+    if r < 0 {
+        Err(EmuError::Setup(format!("{what}: {}", std::io::Error::last_os_error())))
+    } else {
+        Ok(r)
+    }
+}
+
+fn owned(fd: libc::c_int) -> OwnedFd {
+    // SAFETY: called only on descriptors just created by this module.
+    unsafe { OwnedFd::from_raw_fd(fd) }
+}
+
+pub fn monotonic_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: ts is a valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+impl Forwarder {
+    /// `tun_a`/`tun_b`: non-blocking TUN descriptors of sides A and B. `log_dir`: where the
+    /// per-direction CSV logs (`uplink.csv`, `downlink.csv`) go, if anywhere.
+    pub fn new(
+        tun_a: OwnedFd,
+        tun_b: OwnedFd,
+        uplink: &DirectionConfig,
+        downlink: &DirectionConfig,
+        seed: u64,
+        sample_interval: Duration,
+        log_dir: Option<&Path>,
+    ) -> Result<Forwarder, EmuError> {
+        let dirs = [Direction::new(uplink, seed)?, Direction::new(downlink, seed ^ 0x5eed_d0e5)?];
+        // SAFETY: plain syscalls creating descriptors; results checked.
+        let epoll = owned(cvt(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) }, "epoll_create1")?);
+        let timer = owned(cvt(
+            unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) },
+            "timerfd_create",
+        )?);
+        let wake = owned(cvt(unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) }, "eventfd")?);
+        let logs = match log_dir {
+            None => None,
+            Some(dir) => {
+                std::fs::create_dir_all(dir).map_err(|e| EmuError::Io(format!("cannot create {}: {e}", dir.display())))?;
+                let open = |name: &str| -> Result<BufWriter<File>, EmuError> {
+                    let p = dir.join(name);
+                    let mut w = BufWriter::new(File::create(&p).map_err(|e| EmuError::Io(format!("cannot create {}: {e}", p.display())))?);
+                    writeln!(w, "time_s,packets,bytes,drops,random_losses,delivered_packets,delivered_bytes")
+                        .map_err(|e| EmuError::Io(format!("{}: {e}", p.display())))?;
+                    Ok(w)
+                };
+                Some([open("uplink.csv")?, open("downlink.csv")?])
+            }
+        };
+        let fwd = Forwarder {
+            tun: [tun_a, tun_b],
+            dirs,
+            epoll,
+            timer,
+            wake: Arc::new(wake),
+            stop: Arc::new(AtomicBool::new(false)),
+            origin_ns: 0,
+            sample_interval,
+            logs,
+            elapsed: Duration::ZERO,
+        };
+        for fd in [fwd.tun[0].as_raw_fd(), fwd.tun[1].as_raw_fd(), fwd.timer.as_raw_fd(), fwd.wake.as_raw_fd()] {
+            fwd.watch(fd)?;
+        }
+        Ok(fwd)
+    }
+
+    fn watch(&self, fd: RawFd) -> Result<(), EmuError> {
+        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: fd as u64 };
+        // SAFETY: valid epoll and event.
+        cvt(unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) }, "epoll_ctl")?;
+        Ok(())
+    }
+
+    pub fn stop_handle(&self) -> StopHandle {
+        StopHandle { flag: self.stop.clone(), wake: self.wake.clone() }
+    }
+
+    /// How long the last [`run`](Self::run) lasted.
+    pub fn elapsed(&self) -> Duration {
+        self.elapsed
+    }
+
+    fn now(&self) -> Time {
+        Time(monotonic_ns().saturating_sub(self.origin_ns))
+    }
+
+    /// Forwards until stopped (a [`StopHandle`], a signal after
+    /// [`install_signal_handlers`]), until `limit` has passed, or until `exit_fd` (e.g. a
+    /// pidfd of a wrapped command) becomes readable.
+    pub fn run(&mut self, limit: Option<Duration>, exit_fd: Option<RawFd>) -> Result<(), EmuError> {
+        if let Some(fd) = exit_fd {
+            self.watch(fd)?;
+        }
+        // Ask for precise timer expiry (the default slack is 50 µs).
+        // SAFETY: prctl with integer arguments.
+        unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+        self.origin_ns = monotonic_ns();
+        let until = limit.map(|d| Time::ZERO + d);
+        let mut next_sample = Time::ZERO;
+        let mut events: [libc::epoll_event; 8] = [libc::epoll_event { events: 0, u64: 0 }; 8];
+        let result = loop {
+            if self.stop.load(Ordering::SeqCst) || signalled() {
+                break Ok(());
+            }
+            let now = self.now();
+            if until.is_some_and(|u| now >= u) {
+                break Ok(());
+            }
+            self.release_due();
+            if let Err(e) = self.read_side(0).and_then(|_| self.read_side(1)) {
+                break Err(e);
+            }
+            self.release_due();
+            let now = self.now();
+            if now >= next_sample {
+                if let Err(e) = self.log(now) {
+                    break Err(e);
+                }
+                next_sample = next_sample + self.sample_interval;
+                if next_sample <= now {
+                    next_sample = now + self.sample_interval;
+                }
+            }
+            let mut next = next_sample;
+            for d in &self.dirs {
+                if let Some(t) = d.next_event() {
+                    next = next.min(t);
+                }
+            }
+            if let Some(u) = until {
+                next = next.min(u);
+            }
+            if next <= now + SPIN {
+                continue; // poll: the next event is too close to sleep for
+            }
+            self.arm_timer(Time(next.as_nanos() - SPIN.as_nanos()));
+            // SAFETY: events is a valid buffer of 8 entries.
+            let n = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), events.as_mut_ptr(), 8, -1) };
+            if n < 0 {
+                let err = std::io::Error::last_os_error();
+                if err.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                break Err(EmuError::Setup(format!("epoll_wait: {err}")));
+            }
+            let mut exited = false;
+            for ev in &events[..n as usize] {
+                let fd = ev.u64 as RawFd;
+                if fd == self.timer.as_raw_fd() || fd == self.wake.as_raw_fd() {
+                    drain_counter(fd);
+                } else if Some(fd) == exit_fd {
+                    exited = true;
+                }
+            }
+            if exited {
+                break Ok(());
+            }
+        };
+        self.elapsed = self.now() - Time::ZERO;
+        let _ = self.log(self.now());
+        if let Some(logs) = &mut self.logs {
+            for w in logs.iter_mut() {
+                w.flush().map_err(|e| EmuError::Io(format!("log: {e}")))?;
+            }
+        }
+        result
+    }
+
+    fn arm_timer(&self, at: Time) {
+        let abs = self.origin_ns + at.as_nanos();
+        let spec = libc::itimerspec {
+            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
+            it_value: libc::timespec { tv_sec: (abs / 1_000_000_000) as _, tv_nsec: (abs % 1_000_000_000) as _ },
+        };
+        // SAFETY: valid timerfd and itimerspec.
+        unsafe { libc::timerfd_settime(self.timer.as_raw_fd(), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) };
+    }
+
+    /// Reads what side `side` has sent (up to a batch) into the direction leaving it.
+    fn read_side(&mut self, side: usize) -> Result<(), EmuError> {
+        let fd = self.tun[side].as_raw_fd();
+        let dir = &mut self.dirs[side];
+        for _ in 0..READ_BATCH {
+            let slot = dir.pool.alloc();
+            let buf = dir.pool.buf(slot);
+            // SAFETY: buf is a valid writable slice of SLOT bytes.
+            let n = unsafe { libc::read(fd, buf.as_mut_ptr() as *mut libc::c_void, SLOT) };
+            if n <= 0 {
+                dir.pool.release(slot);
+                let err = std::io::Error::last_os_error();
+                return match err.raw_os_error() {
+                    Some(libc::EAGAIN) | Some(libc::EINTR) => Ok(()),
+                    _ if n == 0 => Ok(()),
+                    _ => Err(EmuError::Setup(format!("read from TUN: {err}"))),
+                };
+            }
+            let now = Time(monotonic_ns().saturating_sub(self.origin_ns));
+            dir.stats.arrived_packets += 1;
+            dir.stats.arrived_bytes += n as u64;
+            let pkt = Pkt { slot, len: n as u32, arrived: now };
+            if let Err((pkt, why)) = dir.link.enqueue(pkt, now) {
+                match why {
+                    Refusal::QueueDrop => dir.stats.queue_drops += 1,
+                    Refusal::RandomLoss => dir.stats.random_losses += 1,
+                }
+                dir.pool.release(pkt.slot);
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves departed packets onto the delay lines and writes released ones out.
+    fn release_due(&mut self) {
+        for d in 0..2 {
+            let out = self.tun[1 - d].as_raw_fd();
+            let origin = self.origin_ns;
+            let dir = &mut self.dirs[d];
+            loop {
+                let now = Time(monotonic_ns().saturating_sub(origin));
+                if let Some((pkt, departed)) = dir.link.dequeue(now) {
+                    dir.delay.push(pkt, departed);
+                    continue;
+                }
+                let Some((pkt, release)) = dir.delay.pop_due(now) else { break };
+                // Lateness is taken when the packet is handed to the kernel (the write
+                // itself runs the receiving side's stack, which is not the link's delay).
+                let late = now.saturating_since(release);
+                let buf = dir.pool.buf(pkt.slot);
+                // SAFETY: buf holds pkt.len valid bytes.
+                let n = unsafe { libc::write(out, buf.as_ptr() as *const libc::c_void, pkt.len as usize) };
+                if n == pkt.len as isize {
+                    dir.stats.delivered_packets += 1;
+                    dir.stats.delivered_bytes += pkt.len as u64;
+                    dir.stats.lateness.record(late);
+                } else {
+                    dir.stats.write_errors += 1;
+                }
+                dir.pool.release(pkt.slot);
+            }
+        }
+    }
+
+    fn log(&mut self, now: Time) -> Result<(), EmuError> {
+        let Some(logs) = &mut self.logs else { return Ok(()) };
+        for (w, d) in logs.iter_mut().zip(self.dirs.iter()) {
+            let (p, b) = d.link.backlog();
+            let s = &d.stats;
+            writeln!(
+                w,
+                "{:.3},{p},{b},{},{},{},{}",
+                now.as_secs_f64(),
+                s.queue_drops,
+                s.random_losses,
+                s.delivered_packets,
+                s.delivered_bytes
+            )
+            .map_err(|e| EmuError::Io(format!("log: {e}")))?;
+        }
+        Ok(())
+    }
+}
+
+fn drain_counter(fd: RawFd) {
+    let mut v: u64 = 0;
+    // SAFETY: reading 8 bytes into a u64 from a timerfd/eventfd.
+    unsafe { libc::read(fd, &mut v as *mut u64 as *mut libc::c_void, 8) };
+}
