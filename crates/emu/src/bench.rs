@@ -1,15 +1,330 @@
-//! `cclab emu bench`: figures for the emulator's targets (printed, not asserted).
+//! `cclab emu bench`: the figures behind the emulator's targets, printed (benchmarks, not
+//! timed tests; the machine's load changes them).
+//!
+//! 1. departure error: a backlogged constant-rate link; every packet's write time against
+//!    its schedule (p50/p99/max);
+//! 2. delay: UDP echo probes through 20 ms each way; RTT minus 40 ms (p50/p99/max);
+//! 3. trace fidelity: a backlogged trace link; packets delivered against the trace's
+//!    opportunities in the same interval;
+//! 4. throughput: 1500-byte packets as fast as one side can send them through a 10 Gbit/s
+//!    emulated link;
+//! 5. one real kernel CUBIC flow through 20 Mbit/s, 40 ms RTT, 1 BDP DropTail.
 
-use crate::EmuError;
+use crate::harness::{Harness, Side};
+use crate::model::{load_trace, trace_opportunities};
+use crate::stats::Lateness;
+use crate::{DirectionConfig, EmuError, ADDR_B};
+use cclab_sim::{Buffer, LinkRate};
+use cclab_units::{Duration, Rate, Time};
 use clap::Args;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
 
 #[derive(Args, Debug, Default)]
 pub struct BenchArgs {
-    /// Shorter runs (a few seconds in all).
+    /// Shorter runs (about 10 s in all instead of about 30 s).
     #[arg(long)]
     pub quick: bool,
+    /// Run the forwarder as an ordinary (SCHED_OTHER) thread instead of SCHED_FIFO.
+    #[arg(long)]
+    pub no_realtime: bool,
+    /// Trace for the fidelity figure.
+    #[arg(long, default_value = "/work/shared/traces/TMobile-LTE-short.down")]
+    pub trace: PathBuf,
 }
 
-pub fn run(_args: &BenchArgs) -> Result<(), EmuError> {
+fn us(d: Duration) -> f64 {
+    d.as_nanos() as f64 / 1e3
+}
+
+fn lateness_line(name: &str, l: &Lateness) -> String {
+    format!(
+        "{name}: {} packets, error p50 {:.1} us, p99 {:.1} us, max {:.1} us",
+        l.count(),
+        us(l.quantile(0.5)),
+        us(l.quantile(0.99)),
+        us(l.max())
+    )
+}
+
+fn io(what: &str) -> impl Fn(std::io::Error) -> EmuError + '_ {
+    move |e| EmuError::Io(format!("{what}: {e}"))
+}
+
+/// Sends `payload`-byte UDP datagrams to `dst` for `dur`, paced to `rate` (None: as fast
+/// as possible); returns datagrams sent.
+pub fn udp_send(dst: SocketAddr, payload: usize, rate: Option<Rate>, dur: std::time::Duration) -> std::io::Result<u64> {
+    let s = UdpSocket::bind("0.0.0.0:0")?;
+    s.connect(dst)?;
+    let buf = vec![0u8; payload];
+    let start = Instant::now();
+    let mut sent = 0u64;
+    let wire_bits = (payload as u64 + 28) * 8;
+    while start.elapsed() < dur {
+        let due = match rate {
+            Some(r) => (start.elapsed().as_nanos() as u64 as u128 * r.bps() as u128 / 1_000_000_000 / wire_bits as u128) as u64 + 1,
+            None => sent + 64,
+        };
+        while sent < due {
+            // A full device queue refuses (ENOBUFS); that is the offered load's excess.
+            let _ = s.send(&buf);
+            sent += 1;
+        }
+        if rate.is_some() {
+            std::thread::sleep(std::time::Duration::from_micros(500));
+        }
+    }
+    Ok(sent)
+}
+
+/// Counts UDP bytes arriving at `bind` until `stop`; returns (packets, bytes).
+pub fn udp_sink(bind: SocketAddr, stop: Arc<AtomicBool>, ready: std::sync::mpsc::Sender<()>) -> std::io::Result<(u64, u64)> {
+    let s = UdpSocket::bind(bind)?;
+    s.set_read_timeout(Some(std::time::Duration::from_millis(50)))?;
+    let _ = ready.send(());
+    let mut buf = [0u8; 2048];
+    let (mut p, mut b) = (0, 0);
+    while !stop.load(Ordering::Relaxed) {
+        if let Ok(n) = s.recv(&mut buf) {
+            p += 1;
+            b += n as u64;
+        }
+    }
+    Ok((p, b))
+}
+
+/// Starts a UDP sink in B at `port`; returns its stop flag and join handle once bound.
+fn start_sink(h: &Harness, port: u16) -> Result<(Arc<AtomicBool>, std::thread::JoinHandle<std::io::Result<(u64, u64)>>), EmuError> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let s2 = stop.clone();
+    let j = h.spawn(Side::B, move || udp_sink(SocketAddr::new(ADDR_B.into(), port), s2, tx));
+    rx.recv_timeout(std::time::Duration::from_secs(2)).map_err(|_| EmuError::Setup("the UDP sink did not start".into()))?;
+    Ok((stop, j))
+}
+
+fn constant(rate: Rate, delay_ms: u64, buffer: Buffer) -> DirectionConfig {
+    DirectionConfig { rate: Some(LinkRate::Constant(rate)), delay: Duration::from_millis(delay_ms), buffer, ..Default::default() }
+}
+
+/// 1. Backlogged 20 Mbit/s link: every departure's error against its schedule.
+pub fn departure_error(secs: u64, rt: bool) -> Result<Lateness, EmuError> {
+    let link = constant(Rate::from_mbps(20), 0, Buffer::Packets(100));
+    let h = Harness::start_with(&link, &DirectionConfig::default(), 1, rt)?;
+    let (stop, sink) = start_sink(&h, 9001)?;
+    let dst = SocketAddr::new(ADDR_B.into(), 9001);
+    let send = h.spawn(Side::A, move || udp_send(dst, 1472, Some(Rate::from_mbps(30)), std::time::Duration::from_secs(secs)));
+    send.join().map_err(|_| EmuError::Setup("sender panicked".into()))?.map_err(io("udp send"))?;
+    let fwd = h.finish()?;
+    stop.store(true, Ordering::Relaxed);
+    let _ = sink.join();
+    Ok(fwd.dirs[0].stats.lateness.clone())
+}
+
+/// 2. Echo probes through 20 ms each way: (RTT - 40 ms) distribution, and the
+///    forwarder's own lateness of the delay line's releases.
+pub fn delay_error(probes: usize, rt: bool) -> Result<(Lateness, Lateness), EmuError> {
+    let link = constant(Rate::from_mbps(100), 20, Buffer::Packets(1000));
+    let h = Harness::start_with(&link, &link, 1, rt)?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let echo = h.spawn(Side::B, move || -> std::io::Result<()> {
+        let s = UdpSocket::bind((ADDR_B, 9002))?;
+        s.set_read_timeout(Some(std::time::Duration::from_millis(500)))?;
+        let _ = tx.send(());
+        let mut buf = [0u8; 256];
+        while let Ok((n, from)) = s.recv_from(&mut buf) {
+            s.send_to(&buf[..n], from)?;
+        }
+        Ok(())
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(2)).map_err(|_| EmuError::Setup("the echo server did not start".into()))?;
+    let probe = h.spawn(Side::A, move || -> std::io::Result<Lateness> {
+        let s = UdpSocket::bind("0.0.0.0:0")?;
+        s.connect((ADDR_B, 9002))?;
+        s.set_read_timeout(Some(std::time::Duration::from_secs(1)))?;
+        let mut l = Lateness::default();
+        let mut buf = [0u8; 256];
+        for _ in 0..probes {
+            let t = Instant::now();
+            s.send(&[7u8; 100])?;
+            s.recv(&mut buf)?;
+            let rtt = t.elapsed().as_nanos() as u64;
+            l.record(Duration(rtt.saturating_sub(40_000_000)));
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        Ok(l)
+    });
+    let app = probe.join().map_err(|_| EmuError::Setup("prober panicked".into()))?.map_err(io("probe"))?;
+    let fwd = h.finish()?;
+    let _ = echo.join();
+    let mut fl = fwd.dirs[0].stats.lateness.clone();
+    fl.merge(&fwd.dirs[1].stats.lateness);
+    Ok((app, fl))
+}
+
+/// 3. A backlogged trace link: (delivered, opportunities in the same interval).
+pub fn trace_fidelity(trace: &std::path::Path, secs: u64, rt: bool) -> Result<(u64, u64, Lateness), EmuError> {
+    let t = Arc::new(load_trace(trace).map_err(EmuError::Config)?);
+    let mean_bps = t.opportunities_ms.len() as u64 * 1500 * 8 * 1000 / t.period_ms;
+    let link = DirectionConfig { rate: Some(LinkRate::Trace(t.clone())), buffer: Buffer::Packets(2000), ..Default::default() };
+    let h = Harness::start_with(&link, &DirectionConfig::default(), 1, rt)?;
+    let (stop, sink) = start_sink(&h, 9003)?;
+    let dst = SocketAddr::new(ADDR_B.into(), 9003);
+    // Offer more than the trace's peak so the queue never empties.
+    let offered = Rate((mean_bps * 3).max(50_000_000));
+    let send = h.spawn(Side::A, move || udp_send(dst, 1472, Some(offered), std::time::Duration::from_secs(secs)));
+    send.join().map_err(|_| EmuError::Setup("sender panicked".into()))?.map_err(io("udp send"))?;
+    let fwd = h.finish()?;
+    stop.store(true, Ordering::Relaxed);
+    let _ = sink.join();
+    let s = &fwd.dirs[0].stats;
+    let from = s.first_arrival.unwrap_or(Time::ZERO);
+    let to = Time::ZERO + fwd.elapsed();
+    Ok((s.delivered_packets, trace_opportunities(&t, from, to), s.lateness.clone()))
+}
+
+/// 4. Throughput of 1500-byte packets through a 10 Gbit/s link: (delivered bit/s, lateness).
+pub fn throughput(secs: u64, rt: bool) -> Result<(f64, u64, u64), EmuError> {
+    let link = constant(Rate(10_000_000_000), 0, Buffer::Packets(10_000));
+    let h = Harness::start_with(&link, &DirectionConfig::default(), 1, rt)?;
+    let (stop, sink) = start_sink(&h, 9004)?;
+    let dst = SocketAddr::new(ADDR_B.into(), 9004);
+    let t0 = h.now();
+    let d0 = 0;
+    let send = h.spawn(Side::A, move || udp_send(dst, 1472, None, std::time::Duration::from_secs(secs)));
+    let sent = send.join().map_err(|_| EmuError::Setup("sender panicked".into()))?.map_err(io("udp send"))?;
+    let t1 = h.now();
+    let fwd = h.finish()?;
+    stop.store(true, Ordering::Relaxed);
+    let (rp, _rb) = sink.join().map_err(|_| EmuError::Setup("sink panicked".into()))?.map_err(io("udp sink"))?;
+    let s = &fwd.dirs[0].stats;
+    let bps = (s.delivered_bytes - d0) as f64 * 8.0 / (t1 - t0).as_secs_f64();
+    let _ = rp;
+    Ok((bps, sent, s.delivered_packets))
+}
+
+/// Sets the socket's congestion control (Linux TCP_CONGESTION).
+pub fn set_congestion(s: &TcpStream, name: &str) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: name bytes and length are valid for the call.
+    let r = unsafe {
+        libc::setsockopt(s.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_CONGESTION, name.as_ptr() as *const libc::c_void, name.len() as libc::socklen_t)
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Result of one bulk TCP transfer through the emulator.
+pub struct TcpRun {
+    /// Payload bytes the receiver got.
+    pub bytes: u64,
+    /// Receiver goodput over the whole transfer, bit/s.
+    pub goodput_bps: f64,
+    /// Receiver goodput after the first `warmup`, bit/s.
+    pub steady_bps: f64,
+    /// IP bytes the uplink delivered per second over the transfer.
+    pub link_bps: f64,
+    pub uplink_drops: u64,
+}
+
+/// 5. One bulk kernel TCP flow A to B with algorithm `cc` for `secs`.
+pub fn tcp_flow(cc: &str, rate: Rate, rtt_ms: u64, buffer: Buffer, secs: u64, warmup: std::time::Duration, rt: bool) -> Result<TcpRun, EmuError> {
+    let link = constant(rate, rtt_ms / 2, buffer);
+    let h = Harness::start_with(&link, &link, 1, rt)?;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let recv = h.spawn(Side::B, move || -> std::io::Result<(u64, f64, f64)> {
+        let l = TcpListener::bind((ADDR_B, 5201))?;
+        let _ = tx.send(());
+        let (mut c, _) = l.accept()?;
+        let start = Instant::now();
+        let mut buf = vec![0u8; 1 << 16];
+        let (mut total, mut at_warm) = (0u64, None);
+        loop {
+            let n = c.read(&mut buf)?;
+            if n == 0 {
+                break;
+            }
+            total += n as u64;
+            if at_warm.is_none() && start.elapsed() >= warmup {
+                at_warm = Some((total, Instant::now()));
+            }
+        }
+        let all = start.elapsed().as_secs_f64();
+        let steady = match at_warm {
+            Some((b, t)) => (total - b) as f64 * 8.0 / t.elapsed().as_secs_f64(),
+            None => 0.0,
+        };
+        Ok((total, total as f64 * 8.0 / all, steady))
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(2)).map_err(|_| EmuError::Setup("the TCP receiver did not start".into()))?;
+    let cc_name = cc.to_string();
+    let send = h.spawn(Side::A, move || -> std::io::Result<()> {
+        let mut s = TcpStream::connect((ADDR_B, 5201))?;
+        set_congestion(&s, &cc_name)?;
+        let buf = vec![0x5au8; 1 << 16];
+        let start = Instant::now();
+        while start.elapsed() < std::time::Duration::from_secs(secs) {
+            s.write_all(&buf)?;
+        }
+        s.shutdown(std::net::Shutdown::Write)?;
+        Ok(())
+    });
+    let t0 = h.now();
+    send.join().map_err(|_| EmuError::Setup("TCP sender panicked".into()))?.map_err(io("TCP sender"))?;
+    let (bytes, goodput_bps, steady_bps) = recv.join().map_err(|_| EmuError::Setup("TCP receiver panicked".into()))?.map_err(io("TCP receiver"))?;
+    let t1 = h.now();
+    let fwd = h.finish()?;
+    let s = &fwd.dirs[0].stats;
+    Ok(TcpRun { bytes, goodput_bps, steady_bps, link_bps: s.delivered_bytes as f64 * 8.0 / (t1 - t0).as_secs_f64(), uplink_drops: s.queue_drops })
+}
+
+pub fn run(args: &BenchArgs) -> Result<(), EmuError> {
+    crate::netns::preflight()?;
+    let secs = if args.quick { 2 } else { 5 };
+    let rt = !args.no_realtime;
+    println!(
+        "cclab emu bench ({}, forwarder {})",
+        if args.quick { "quick" } else { "full" },
+        if rt { "SCHED_FIFO" } else { "SCHED_OTHER" }
+    );
+
+    let l = departure_error(secs, rt)?;
+    println!("[1] departure error, 20 Mbit/s backlogged, {secs} s: {}", lateness_line("departures", &l));
+
+    let (app, fwd) = delay_error(if args.quick { 100 } else { 400 }, rt)?;
+    println!("[2] delay 20 ms each way: RTT - 40 ms over {} probes: p50 {:.1} us, p99 {:.1} us, max {:.1} us", app.count(), us(app.quantile(0.5)), us(app.quantile(0.99)), us(app.max()));
+    println!("    {}", lateness_line("delay-line releases", &fwd));
+
+    let (delivered, opps, l) = trace_fidelity(&args.trace, secs, rt)?;
+    let ratio = delivered as f64 / opps.max(1) as f64;
+    println!(
+        "[3] trace {}: delivered {delivered} of {opps} opportunities ({:.2}%); {}",
+        args.trace.display(),
+        ratio * 100.0,
+        lateness_line("departures", &l)
+    );
+
+    let (bps, sent, delivered) = throughput(secs, rt)?;
+    println!("[4] throughput, 1500-byte packets, 10 Gbit/s link: {:.3} Gbit/s delivered ({delivered} of {sent} sent)", bps / 1e9);
+
+    let tsecs = if args.quick { 6 } else { 15 };
+    let bdp = 20_000_000 / 8 * 40 / 1000;
+    let r = tcp_flow("cubic", Rate::from_mbps(20), 40, Buffer::Bytes(bdp), tsecs, std::time::Duration::from_secs(2), rt)?;
+    println!(
+        "[5] kernel cubic, 20 Mbit/s, 40 ms RTT, {bdp} B DropTail, {tsecs} s: goodput {:.2} Mbit/s ({:.1}% of the rate), after 2 s {:.2} Mbit/s ({:.1}%), link {:.2} Mbit/s ({:.1}%), {} drops",
+        r.goodput_bps / 1e6,
+        r.goodput_bps / 2e5,
+        r.steady_bps / 1e6,
+        r.steady_bps / 2e5,
+        r.link_bps / 1e6,
+        r.link_bps / 2e5,
+        r.uplink_drops
+    );
     Ok(())
 }

@@ -65,6 +65,9 @@ pub struct LinkArgs {
     /// Interval of the CSV log rows.
     #[arg(long, default_value = "10ms")]
     pub sample: String,
+    /// Run the forwarding loop under SCHED_FIFO (better timing on a busy machine).
+    #[arg(long)]
+    pub realtime: bool,
     /// Seed of the loss and RED random streams.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -109,6 +112,7 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
 
     let (net, tun_a, tun_b) = EmuNet::create()?;
     let mut fwd = Forwarder::new(tun_a, tun_b, &up, &down, args.seed, sample, args.log_dir.as_deref())?;
+    fwd.set_realtime(args.realtime);
     install_signal_handlers(&fwd);
 
     let mut child = None;

@@ -163,6 +163,8 @@ pub struct Forwarder {
     logs: Option<[BufWriter<File>; 2]>,
     /// Time the loop ran.
     elapsed: Duration,
+    /// Run the loop's thread under SCHED_FIFO (see [`set_realtime`](Self::set_realtime)).
+    realtime: bool,
 }
 
 fn cvt(r: libc::c_int, what: &str) -> Result<libc::c_int, EmuError> {
@@ -230,6 +232,7 @@ impl Forwarder {
             sample_interval,
             logs,
             elapsed: Duration::ZERO,
+            realtime: false,
         };
         for fd in [fwd.tun[0].as_raw_fd(), fwd.tun[1].as_raw_fd(), fwd.timer.as_raw_fd(), fwd.wake.as_raw_fd()] {
             fwd.watch(fd)?;
@@ -253,6 +256,20 @@ impl Forwarder {
         self.elapsed
     }
 
+    /// Runs the loop under the SCHED_FIFO real-time policy (priority 10), so that on a
+    /// busy machine the woken forwarder preempts ordinary threads instead of waiting
+    /// for its turn (milliseconds under CFS). Needs root; the loop sleeps between events,
+    /// and the kernel's RT throttling bounds it in any case.
+    pub fn set_realtime(&mut self, on: bool) {
+        self.realtime = on;
+    }
+
+    /// Fixes time zero of the next [`run`](Self::run) (CLOCK_MONOTONIC ns), so that a
+    /// caller can relate its own clock readings to the emulator's schedule.
+    pub fn set_origin(&mut self, monotonic_ns: u64) {
+        self.origin_ns = monotonic_ns;
+    }
+
     fn now(&self) -> Time {
         Time(monotonic_ns().saturating_sub(self.origin_ns))
     }
@@ -267,7 +284,16 @@ impl Forwarder {
         // Ask for precise timer expiry (the default slack is 50 µs).
         // SAFETY: prctl with integer arguments.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
-        self.origin_ns = monotonic_ns();
+        if self.realtime {
+            let param = libc::sched_param { sched_priority: 10 };
+            // SAFETY: sets this thread's policy; failure is reported.
+            if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
+                return Err(EmuError::Setup(format!("SCHED_FIFO: {}", std::io::Error::last_os_error())));
+            }
+        }
+        if self.origin_ns == 0 {
+            self.origin_ns = monotonic_ns();
+        }
         let until = limit.map(|d| Time::ZERO + d);
         let mut next_sample = Time::ZERO;
         let mut events: [libc::epoll_event; 8] = [libc::epoll_event { events: 0, u64: 0 }; 8];
@@ -368,6 +394,9 @@ impl Forwarder {
                 };
             }
             let now = Time(monotonic_ns().saturating_sub(self.origin_ns));
+            if dir.stats.arrived_packets == 0 {
+                dir.stats.first_arrival = Some(now);
+            }
             dir.stats.arrived_packets += 1;
             dir.stats.arrived_bytes += n as u64;
             let pkt = Pkt { slot, len: n as u32, arrived: now };

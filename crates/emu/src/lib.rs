@@ -21,6 +21,7 @@
 pub mod bench;
 pub mod cli;
 pub mod forwarder;
+pub mod harness;
 pub mod model;
 pub mod netns;
 pub mod spec;

@@ -102,6 +102,21 @@ pub fn load_trace(path: &std::path::Path) -> Result<Trace, String> {
     parse_trace(&text).map_err(|e| format!("trace {}: {e}", path.display()))
 }
 
+/// Delivery opportunities of a looping trace whose time lies in `[from, to]`.
+pub fn trace_opportunities(trace: &Trace, from: Time, to: Time) -> u64 {
+    // Opportunities at or before `t`: whole loops, then the partial loop.
+    let upto = |t: Time| -> u64 {
+        let ms = t.as_nanos() / 1_000_000;
+        let loops = ms / trace.period_ms;
+        let rest = ms % trace.period_ms;
+        let within = trace.opportunities_ms.partition_point(|&o| o <= rest) as u64;
+        loops * trace.opportunities_ms.len() as u64 + within
+    };
+    // An opportunity at exactly `from` counts; `from` rounded up to whole ms.
+    let before = if from.as_nanos() == 0 { 0 } else { upto(Time(from.as_nanos().div_ceil(1_000_000) * 1_000_000 - 1)) };
+    upto(to).saturating_sub(before)
+}
+
 /// When the link can finish serving a packet.
 #[derive(Clone, Debug)]
 enum Schedule {
@@ -456,6 +471,16 @@ mod tests {
         let at = Time(1_000_000_002 * 1_000);
         l.enqueue(pkt(9, 1500, at), at).unwrap();
         assert_eq!(l.next_departure(), Some(Time(1_000_005_000_000)));
+    }
+
+    #[test]
+    fn counts_opportunities_of_a_looping_trace() {
+        let t = parse_trace("1\n1\n3\n").unwrap(); // 1,1,3 | 4,4,6 | 7,7,9
+        let ms = |n: u64| Time(n * 1_000_000);
+        assert_eq!(trace_opportunities(&t, Time::ZERO, ms(3)), 3);
+        assert_eq!(trace_opportunities(&t, ms(1), ms(4)), 5);
+        assert_eq!(trace_opportunities(&t, Time(1_500_000), ms(7)), 6);
+        assert_eq!(trace_opportunities(&t, ms(2), Time(3_999_999)), 1);
     }
 
     #[test]

@@ -152,6 +152,13 @@ pub fn create_tun(ns: &Netns, ifname: &str, addr: &str) -> Result<OwnedFd, EmuEr
     }
     let fd = {
         let _inside = ns.enter()?;
+        // No IPv6 on the emulated path: its autoconfiguration chatter (router
+        // solicitations, MLD) would otherwise cross the link among the measured packets.
+        // /proc/sys/net is resolved in the opening thread's namespace.
+        for conf in ["all", "default"] {
+            let p = format!("/proc/sys/net/ipv6/conf/{conf}/disable_ipv6");
+            let _ = std::fs::write(p, "1");
+        }
         // SAFETY: a constant path; the result is checked.
         let raw = unsafe { libc::open(c"/dev/net/tun".as_ptr(), libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC) };
         if raw < 0 {

@@ -75,6 +75,8 @@ impl Lateness {
 /// What happened to one direction's packets.
 #[derive(Clone, Default)]
 pub struct DirectionStats {
+    /// When the first packet arrived (emulator time).
+    pub first_arrival: Option<cclab_units::Time>,
     /// Packets read from the sending side.
     pub arrived_packets: u64,
     pub arrived_bytes: u64,
