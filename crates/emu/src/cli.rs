@@ -13,7 +13,7 @@
 //! the command ends, on SIGINT/SIGTERM/SIGHUP, and on errors; `cclab emu cleanup` removes
 //! namespaces left by a run that was killed outright.
 
-use crate::forwarder::{install_signal_handlers, signalled, Forwarder};
+use crate::forwarder::{install_signal_handlers, signalled, uninstall_signal_handlers, Forwarder};
 use crate::spec::parse_direction;
 use crate::stats::DirectionStats;
 use crate::{netns, EmuError, EmuNet, ADDR_A, ADDR_B};
@@ -114,6 +114,7 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
     let mut fwd = Forwarder::new(tun_a, tun_b, &up, &down, args.seed, sample, args.log_dir.as_deref())?;
     fwd.set_realtime(args.realtime);
     install_signal_handlers(&fwd);
+    let restore = SignalGuard;
 
     let mut child = None;
     let mut pidfd = None;
@@ -178,6 +179,7 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
         let p = dir.join("summary.json");
         std::fs::write(&p, summary_json(&fwd)).map_err(|e| EmuError::Io(format!("cannot write {}: {e}", p.display())))?;
     }
+    drop(restore);
     drop(fwd);
     drop(net);
     result.map(|_| code)
@@ -227,4 +229,13 @@ fn summary_json(fwd: &Forwarder) -> String {
         );
     }
     s + "}\n"
+}
+
+/// Restores default signal handling when the run ends, however it ends.
+struct SignalGuard;
+
+impl Drop for SignalGuard {
+    fn drop(&mut self) {
+        uninstall_signal_handlers();
+    }
 }

@@ -61,6 +61,16 @@ pub fn install_signal_handlers(fwd: &Forwarder) {
     }
 }
 
+/// Restores the default dispositions of SIGINT, SIGTERM and SIGHUP (and forgets the
+/// wake descriptor, which is about to be closed).
+pub fn uninstall_signal_handlers() {
+    SIGNAL_WAKE_FD.store(-1, Ordering::SeqCst);
+    for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: restoring the default disposition.
+        unsafe { libc::signal(sig, libc::SIG_DFL) };
+    }
+}
+
 /// Whether a signal asked the emulator to stop.
 pub fn signalled() -> bool {
     SIGNALLED.load(Ordering::SeqCst)
