@@ -1,1 +1,64 @@
-fn main() {}
+//! `cclab`: a lab for TCP congestion control. This file only parses the command line and
+//! hands each subcommand to its own module; to add one, declare its module and add a
+//! variant to [`Command`] (its `Args` struct lives in the module) plus one match arm.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+mod algorithms;
+mod bench;
+mod format;
+mod plot;
+mod progress;
+mod results;
+mod run;
+
+#[derive(Parser)]
+#[command(name = "cclab", version, about = "A lab for TCP congestion control: a deterministic packet-level simulator with Linux-faithful algorithms")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a scenario file (or the built-in default) and write a results folder.
+    Run(run::Args),
+    /// Run the standard benchmark scenarios, each in its own process, and print speed and memory.
+    Bench(bench::Args),
+    /// List every algorithm with its parameters, defaults, ranges, units and source.
+    Algorithms(algorithms::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return bad_command_line(e),
+    };
+    let result = match cli.command {
+        Command::Run(a) => run::main(a),
+        Command::Bench(a) => bench::main(a),
+        Command::Algorithms(a) => algorithms::main(a),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(msg) => {
+            eprintln!("error: {msg}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Help and version go to stdout as clap writes them; a usage error becomes one line.
+fn bad_command_line(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+        let _ = e.print();
+        return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand { ExitCode::from(2) } else { ExitCode::SUCCESS };
+    }
+    let text = e.render().to_string();
+    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("bad command line").trim();
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    eprintln!("error: {first} (see cclab --help)");
+    ExitCode::from(2)
+}

@@ -1,1 +1,88 @@
+//! Scenario files for cclab.
+//!
+//! A scenario is a TOML file (schema in the README and in [`schema`]) describing a
+//! bottleneck, the flows through it, optional UDP cross traffic and scheduled parameter
+//! changes. [`load_file`] and [`parse_str`] read one, apply `--set FIELD=VALUE`
+//! overrides to the document, validate everything before a run starts and return the
+//! simulator's [`cclab_sim::SimConfig`]. Any problem is one [`ScenarioError`] naming the
+//! file, the line, the field path, the bad value and what is allowed; nothing here panics
+//! on user input (a mutation fuzz test checks that).
+//!
+//! [`metrics`] holds the fairness and summary statistics result files use.
+//!
+//! Not here: running simulations (crates/sim), writing result files (crates/cli).
 
+pub mod doc;
+mod error;
+pub mod metrics;
+pub mod schema;
+
+pub use error::ScenarioError;
+pub use schema::{Scenario, MAX_FLOWS};
+
+use std::path::Path;
+
+/// Largest scenario file read (a scenario is a few hundred bytes; this stops a mistaken
+/// path to a multi-gigabyte file from being read into memory).
+pub const MAX_FILE_BYTES: u64 = 4 << 20;
+
+/// The built-in default scenario (`cclab run` without a file). To change what the
+/// default compares, edit `scenarios/default.toml`.
+pub const DEFAULT_SCENARIO: &str = include_str!("../../../scenarios/default.toml");
+/// How errors in the built-in scenario name their file.
+pub const DEFAULT_FILE_NAME: &str = "<built-in default scenario>";
+
+/// Reads and validates a scenario file; `overrides` are `FIELD=VALUE` strings applied in
+/// order before validation. Relative trace paths are resolved against the file's folder.
+pub fn load_file(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+    let file = path.display().to_string();
+    let fail = |message: String| ScenarioError { file: file.clone(), line: None, from_override: false, field: String::new(), value: None, message };
+    let meta = std::fs::metadata(path).map_err(|e| fail(format!("cannot read the scenario file: {e}")))?;
+    if !meta.is_file() {
+        return Err(fail("is not a file; give the path of a .toml scenario".to_string()));
+    }
+    if meta.len() > MAX_FILE_BYTES {
+        return Err(fail(format!("the file is {} bytes; a scenario file may be at most {MAX_FILE_BYTES} bytes", meta.len())));
+    }
+    let bytes = std::fs::read(path).map_err(|e| fail(format!("cannot read the scenario file: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|e| fail(format!("not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to())))?;
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
+    let stem: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect();
+    let stem = stem.trim_start_matches('.');
+    let stem = if stem.is_empty() { "scenario" } else { stem };
+    let dir = path.parent().map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p });
+    parse_str(&text, &file, dir, stem, overrides)
+}
+
+/// The built-in default scenario, with overrides.
+pub fn load_default(overrides: &[String]) -> Result<Scenario, ScenarioError> {
+    parse_str(DEFAULT_SCENARIO, DEFAULT_FILE_NAME, None, "default", overrides)
+}
+
+/// Parses and validates scenario text. `file` names it in errors, `base_dir` resolves
+/// relative trace paths, `default_name` is used when the file has no `name`.
+pub fn parse_str(text: &str, file: &str, base_dir: Option<&Path>, default_name: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+    let ctx = schema::Ctx { file, text, base_dir, default_name };
+    let mut root = doc::parse(text).map_err(|(msg, span)| ctx.err(&span.or(Some(0..0)), "", None, format!("TOML syntax error: {msg}")))?;
+    for o in overrides {
+        apply_override(&mut root, o).map_err(|(field, message)| ScenarioError {
+            file: file.to_string(),
+            line: None,
+            from_override: true,
+            field,
+            value: o.split_once('=').map(|(_, v)| v.to_string()),
+            message,
+        })?;
+    }
+    schema::build(&ctx, &root)
+}
+
+/// Applies one `FIELD=VALUE` override; the error is (field, message).
+fn apply_override(root: &mut doc::Node, spec: &str) -> Result<(), (String, String)> {
+    let Some((field, value)) = spec.split_once('=') else {
+        return Err((spec.to_string(), format!("--set expects FIELD=VALUE (e.g. bottleneck.rate=20Mbps), got \"{spec}\"")));
+    };
+    let field = field.trim();
+    let path = doc::parse_path(field).map_err(|m| (field.to_string(), m))?;
+    doc::set_path(root, &path, doc::parse_override_value(value.trim())).map_err(|m| (field.to_string(), m))
+}

@@ -8,7 +8,17 @@
 //! moves sliders on a running flow.
 
 pub mod config;
+pub mod engine;
+pub mod error;
 pub mod output;
+pub mod hist;
+pub mod loss;
+pub mod qdisc;
+pub mod rng;
+pub mod tcp;
+pub mod trace;
 
 pub use config::*;
+pub use engine::Simulation;
+pub use error::SimError;
 pub use output::*;

@@ -12,11 +12,40 @@ pub trait Observer {
     fn queue_sample(&mut self, _s: &QueueSample) {}
     /// A parameter change took effect on a flow.
     fn param_changed(&mut self, _at: Time, _flow: usize, _name: &str, _value: f64) {}
+    /// Whether [`flow_sample`](Self::flow_sample) should be called at all (building a
+    /// sample for each of 10,000 flows every 10 ms costs time); default true.
+    fn wants_flow_samples(&self) -> bool {
+        true
+    }
 }
 
 /// An observer that records nothing.
 pub struct NoObserver;
-impl Observer for NoObserver {}
+impl Observer for NoObserver {
+    fn wants_flow_samples(&self) -> bool {
+        false
+    }
+}
+
+/// An observer that keeps every sample in memory (for tests and small runs).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Recorder {
+    pub flows: Vec<FlowSample>,
+    pub queue: Vec<QueueSample>,
+    pub changes: Vec<(Time, usize, String, f64)>,
+}
+
+impl Observer for Recorder {
+    fn flow_sample(&mut self, s: &FlowSample) {
+        self.flows.push(s.clone());
+    }
+    fn queue_sample(&mut self, s: &QueueSample) {
+        self.queue.push(s.clone());
+    }
+    fn param_changed(&mut self, at: Time, flow: usize, name: &str, value: f64) {
+        self.changes.push((at, flow, name.to_string(), value));
+    }
+}
 
 /// One flow at one instant.
 #[derive(Clone, Debug, PartialEq)]

@@ -1,0 +1,439 @@
+//! The results folder of a run: what is recorded while the simulation goes on
+//! ([`Recorder`], an [`Observer`]) and the files written at the end (summary.json,
+//! perf.json, flows.csv, queue.csv, four SVG plots, report.html), plus the terminal
+//! table. Everything except perf.json is a function of the scenario and seed only.
+//!
+//! Files are written into a staging folder beside the destination and renamed into
+//! place at the end ([`Staging`]), so a failed run never leaves half-written results and
+//! never touches earlier ones.
+
+use crate::format::{csv_num, millis, num, secs, xml, Json};
+use crate::plot::{Chart, Series};
+use cclab_cc::{Algorithm, CongestionControl, ALGORITHMS};
+use cclab_scenario::metrics::jain;
+use cclab_scenario::Scenario;
+use cclab_sim::{FlowSample, Observer, QueueSample, Report};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+/// Flows drawn in the plots at most (the CSV has all of them).
+pub const MAX_PLOT_FLOWS: usize = 16;
+/// Samples kept per flow for the plots at most; longer runs keep every k-th sample.
+const MAX_PLOT_SAMPLES: u64 = 4000;
+
+/// A results folder being written: a hidden sibling of the destination, removed on drop
+/// unless [`commit`](Staging::commit) moved it into place.
+pub struct Staging {
+    tmp: PathBuf,
+    dest: PathBuf,
+    committed: bool,
+}
+
+impl Staging {
+    /// Refuses a destination that exists and is not a cclab results folder (so that
+    /// `--out ~` cannot replace a home directory), then creates the staging folder.
+    pub fn new(dest: &Path) -> Result<Staging, String> {
+        if dest.exists() {
+            if !dest.is_dir() {
+                return Err(format!("{} exists and is not a folder; choose another --out", dest.display()));
+            }
+            let empty = std::fs::read_dir(dest).map(|mut d| d.next().is_none()).unwrap_or(false);
+            if !empty && !dest.join("summary.json").is_file() {
+                return Err(format!("{} exists and is not a cclab results folder (no summary.json); choose another --out", dest.display()));
+            }
+        }
+        let name = dest.file_name().and_then(|n| n.to_str()).ok_or_else(|| format!("--out {} has no folder name", dest.display()))?;
+        let parent = match dest.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => PathBuf::from("."),
+        };
+        std::fs::create_dir_all(&parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        let tmp = parent.join(format!(".{name}.partial-{}", std::process::id()));
+        if tmp.exists() {
+            let _ = std::fs::remove_dir_all(&tmp);
+        }
+        std::fs::create_dir(&tmp).map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
+        Ok(Staging { tmp, dest: dest.to_path_buf(), committed: false })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.tmp
+    }
+
+    /// Moves the finished folder into place, replacing earlier results of the same name.
+    pub fn commit(mut self) -> Result<bool, String> {
+        let replaced = self.dest.exists();
+        let old = self.tmp.with_file_name(format!("{}.old", self.tmp.file_name().and_then(|n| n.to_str()).unwrap_or("results")));
+        if replaced {
+            std::fs::rename(&self.dest, &old).map_err(|e| format!("cannot move earlier results {} aside: {e}", self.dest.display()))?;
+        }
+        if let Err(e) = std::fs::rename(&self.tmp, &self.dest) {
+            if replaced {
+                let _ = std::fs::rename(&old, &self.dest);
+            }
+            return Err(format!("cannot move results into {}: {e}", self.dest.display()));
+        }
+        self.committed = true;
+        if replaced {
+            let _ = std::fs::remove_dir_all(&old);
+        }
+        Ok(replaced)
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_dir_all(&self.tmp);
+        }
+    }
+}
+
+/// One flow's samples kept for the plots.
+#[derive(Clone, Copy)]
+struct PlotPoint {
+    t: f64,
+    cwnd: f64,
+    srtt_ms: f64,
+    delivered: u64,
+}
+
+/// Records the time series while the simulation runs.
+pub struct Recorder {
+    flows_csv: BufWriter<File>,
+    queue_csv: BufWriter<File>,
+    /// Internal-variable names of the algorithms in this scenario, in a fixed order.
+    cc_columns: Vec<&'static str>,
+    cc_values: Vec<Option<f64>>,
+    line: String,
+    error: Option<std::io::Error>,
+    stride: u64,
+    flow_seen: Vec<u64>,
+    plot: Vec<Vec<PlotPoint>>,
+    queue_seen: u64,
+    queue_plot: Vec<(f64, f64)>,
+}
+
+/// The `cc_*` column names for a scenario: the union over the algorithms it uses, in the
+/// order of the algorithm table and then each algorithm's own reporting order.
+pub fn cc_columns(scn: &Scenario) -> Vec<&'static str> {
+    let mut cols: Vec<&'static str> = Vec::new();
+    for info in ALGORITHMS {
+        if scn.config.flows.iter().any(|f| f.cc == info.name) {
+            if let Ok(a) = Algorithm::new(info.name) {
+                a.inspect(&mut |name, _| {
+                    if !cols.contains(&name) {
+                        cols.push(name)
+                    }
+                });
+            }
+        }
+    }
+    cols
+}
+
+fn column_name(name: &str) -> String {
+    if name.starts_with("cc_") {
+        name.to_string()
+    } else {
+        format!("cc_{name}")
+    }
+}
+
+impl Recorder {
+    pub fn new(dir: &Path, scn: &Scenario) -> Result<Recorder, String> {
+        let open = |name: &str| File::create(dir.join(name)).map(BufWriter::new).map_err(|e| format!("cannot create {}: {e}", dir.join(name).display()));
+        let mut flows_csv = open("flows.csv")?;
+        let mut queue_csv = open("queue.csv")?;
+        let cc_columns = cc_columns(scn);
+        let mut header = "time_s,flow,cwnd_pkts,ssthresh_pkts,srtt_ms,inflight_pkts,delivered_bytes".to_string();
+        for c in &cc_columns {
+            header.push(',');
+            header.push_str(&column_name(c));
+        }
+        let werr = |e: std::io::Error| format!("cannot write results: {e}");
+        writeln!(flows_csv, "{header}").map_err(werr)?;
+        writeln!(queue_csv, "time_s,packets,bytes,drops").map_err(werr)?;
+        let samples = scn.config.duration.as_nanos() / scn.config.sample_interval.as_nanos().max(1);
+        let nplot = scn.config.flows.len().min(MAX_PLOT_FLOWS);
+        Ok(Recorder {
+            flows_csv,
+            queue_csv,
+            cc_values: vec![None; cc_columns.len()],
+            cc_columns,
+            line: String::with_capacity(256),
+            error: None,
+            stride: samples.div_ceil(MAX_PLOT_SAMPLES).max(1),
+            flow_seen: vec![0; nplot],
+            plot: vec![Vec::new(); nplot],
+            queue_seen: 0,
+            queue_plot: Vec::new(),
+        })
+    }
+
+    /// Flushes the CSV files; reports the first write error, if any happened.
+    pub fn finish(&mut self) -> Result<(), String> {
+        if let Some(e) = self.error.take() {
+            return Err(format!("cannot write results: {e}"));
+        }
+        self.flows_csv.flush().and_then(|_| self.queue_csv.flush()).map_err(|e| format!("cannot write results: {e}"))
+    }
+
+    fn write_line(&mut self, queue: bool) {
+        if self.error.is_some() {
+            return;
+        }
+        self.line.push('\n');
+        let w = if queue { &mut self.queue_csv } else { &mut self.flows_csv };
+        if let Err(e) = w.write_all(self.line.as_bytes()) {
+            self.error = Some(e);
+        }
+    }
+}
+
+impl Observer for Recorder {
+    fn flow_sample(&mut self, s: &FlowSample) {
+        use std::fmt::Write as _;
+        self.line.clear();
+        let _ = write!(self.line, "{},{},{},{},{},{},{}", secs(s.time.as_nanos()), s.flow, s.cwnd_pkts, s.ssthresh_pkts, millis(s.srtt.as_nanos()), s.inflight_pkts, s.delivered_bytes);
+        self.cc_values.iter_mut().for_each(|v| *v = None);
+        for (name, v) in &s.cc {
+            if let Some(i) = self.cc_columns.iter().position(|c| c == name) {
+                self.cc_values[i] = Some(*v);
+            }
+        }
+        for v in &self.cc_values {
+            self.line.push(',');
+            if let Some(v) = v {
+                self.line.push_str(&csv_num(*v, 6));
+            }
+        }
+        self.write_line(false);
+        if let Some(seen) = self.flow_seen.get_mut(s.flow) {
+            if *seen % self.stride == 0 {
+                self.plot[s.flow].push(PlotPoint { t: s.time.as_secs_f64(), cwnd: s.cwnd_pkts as f64, srtt_ms: s.srtt.as_millis_f64(), delivered: s.delivered_bytes });
+            }
+            *seen += 1;
+        }
+    }
+
+    fn queue_sample(&mut self, s: &QueueSample) {
+        use std::fmt::Write as _;
+        self.line.clear();
+        let _ = write!(self.line, "{},{},{},{}", secs(s.time.as_nanos()), s.packets, s.bytes, s.drops);
+        self.write_line(true);
+        if self.queue_seen % self.stride == 0 {
+            self.queue_plot.push((s.time.as_secs_f64(), s.packets as f64));
+        }
+        self.queue_seen += 1;
+    }
+}
+
+/// summary.json: a function of the scenario and seed only (no wall-clock figures).
+pub fn summary_json(scn: &Scenario, r: &Report) -> Json {
+    let cfg = &scn.config;
+    let goodputs: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
+    let flows = r
+        .flows
+        .iter()
+        .map(|f| {
+            let fc = &cfg.flows[f.flow];
+            Json::Obj(vec![
+                ("id", Json::u(f.flow as u64)),
+                ("name", Json::s(&fc.name)),
+                ("cc", Json::s(&fc.cc)),
+                ("goodput_bps", Json::f(f.goodput_bps, 0)),
+                ("delivered_bytes", Json::u(f.delivered_bytes)),
+                ("retransmits", Json::u(f.retransmits)),
+                ("timeouts", Json::u(f.timeouts)),
+                (
+                    "rtt_ms",
+                    Json::Obj(vec![("mean", Json::f(f.rtt.mean_ms, 3)), ("p50", Json::f(f.rtt.p50_ms, 3)), ("p95", Json::f(f.rtt.p95_ms, 3)), ("p99", Json::f(f.rtt.p99_ms, 3))]),
+                ),
+            ])
+        })
+        .collect();
+    Json::Obj(vec![
+        ("scenario", Json::s(&scn.name)),
+        ("seed", Json::u(cfg.seed)),
+        ("duration_s", Json::Num(secs(cfg.duration.as_nanos()))),
+        (
+            "link",
+            Json::Obj(vec![
+                ("rate_bps", Json::f(r.link.capacity_bps, 0)),
+                ("utilization", Json::f(r.link.utilization, 6)),
+                ("delivered_packets", Json::u(r.link.delivered_packets)),
+                ("drops", Json::u(r.link.queue_drops + r.link.random_losses)),
+                ("queue_drops", Json::u(r.link.queue_drops)),
+                ("random_losses", Json::u(r.link.random_losses)),
+                ("mean_queue_packets", Json::f(r.link.mean_queue_packets, 3)),
+            ]),
+        ),
+        ("flows", Json::Arr(flows)),
+        ("fairness", Json::Obj(vec![("jain", Json::f(jain(&goodputs), 6))])),
+    ])
+}
+
+/// Wall-clock figures of one run (perf.json and the terminal).
+pub struct Perf {
+    pub wall_s: f64,
+    pub simulated_s: f64,
+    pub events: u64,
+    pub packets: u64,
+}
+
+impl Perf {
+    pub fn json(&self) -> Json {
+        let per = |x: u64| if self.wall_s > 0.0 { x as f64 / self.wall_s } else { 0.0 };
+        Json::Obj(vec![
+            ("simulated_s", Json::f(self.simulated_s, 9)),
+            ("wall_s", Json::f(self.wall_s, 6)),
+            ("events", Json::u(self.events)),
+            ("events_per_s", Json::f(per(self.events), 0)),
+            ("bottleneck_packets", Json::u(self.packets)),
+            ("packets_per_s", Json::f(per(self.packets), 0)),
+        ])
+    }
+
+    pub fn line(&self) -> String {
+        let per = |x: u64| if self.wall_s > 0.0 { x as f64 / self.wall_s } else { 0.0 };
+        format!(
+            "simulated {} s in {:.3} s wall: {} events ({:.2} M events/s), {} bottleneck packets ({:.2} M packets/s)",
+            num(self.simulated_s, 3),
+            self.wall_s,
+            self.events,
+            per(self.events) / 1e6,
+            self.packets,
+            per(self.packets) / 1e6
+        )
+    }
+}
+
+/// The per-flow table and the link line, as printed on the terminal.
+pub fn table(scn: &Scenario, r: &Report) -> String {
+    let total: f64 = r.flows.iter().map(|f| f.goodput_bps).sum();
+    let mut rows = vec![["flow", "name", "cc", "goodput Mbit/s", "retrans", "RTT p50 ms", "p95 ms", "p99 ms", "share"].map(String::from).to_vec()];
+    for f in &r.flows {
+        let fc = &scn.config.flows[f.flow];
+        let share = if total > 0.0 { f.goodput_bps / total * 100.0 } else { 0.0 };
+        rows.push(vec![
+            f.flow.to_string(),
+            fc.name.clone(),
+            fc.cc.clone(),
+            format!("{:.3}", f.goodput_bps / 1e6),
+            f.retransmits.to_string(),
+            format!("{:.1}", f.rtt.p50_ms),
+            format!("{:.1}", f.rtt.p95_ms),
+            format!("{:.1}", f.rtt.p99_ms),
+            format!("{share:.1}%"),
+        ]);
+    }
+    let widths: Vec<usize> = (0..rows[0].len()).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for (i, row) in rows.iter().enumerate() {
+        let cells: Vec<String> = row.iter().enumerate().map(|(c, v)| if c <= 2 { format!("{v:<w$}", w = widths[c]) } else { format!("{v:>w$}", w = widths[c]) }).collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+        if i == 0 {
+            out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1)));
+            out.push('\n');
+        }
+    }
+    let goodputs: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
+    out.push_str(&format!(
+        "link: {:.3} Mbit/s, utilisation {:.1}%, {} packets delivered, drops {} (queue {}, random {}), mean queue {:.1} packets; Jain's fairness index {:.4}\n",
+        r.link.capacity_bps / 1e6,
+        r.link.utilization * 100.0,
+        r.link.delivered_packets,
+        r.link.queue_drops + r.link.random_losses,
+        r.link.queue_drops,
+        r.link.random_losses,
+        r.link.mean_queue_packets,
+        jain(&goodputs)
+    ));
+    out
+}
+
+impl Recorder {
+    /// The four plots: (file name, SVG).
+    pub fn plots(&self, scn: &Scenario) -> Vec<(&'static str, String)> {
+        let cfg = &scn.config;
+        let x_max = cfg.duration.as_secs_f64();
+        let n = cfg.flows.len();
+        let note = (n > MAX_PLOT_FLOWS).then(|| format!("first {MAX_PLOT_FLOWS} of {n} flows"));
+        let name = |i: usize| cfg.flows[i].name.clone();
+        let series = |f: &dyn Fn(&[PlotPoint]) -> Vec<(f64, f64)>| -> Vec<Series> {
+            self.plot.iter().enumerate().map(|(i, pts)| Series { name: name(i), points: f(pts) }).collect()
+        };
+        let cwnd = series(&|p| p.iter().map(|q| (q.t, q.cwnd)).collect());
+        let rtt = series(&|p| p.iter().filter(|q| q.srtt_ms > 0.0).map(|q| (q.t, q.srtt_ms)).collect());
+        // Goodput from delivered-byte deltas over a window of about 1% of the run (at
+        // least one kept sample), so the line shows trends rather than sampling noise.
+        let window = (x_max / 100.0).max(cfg.sample_interval.as_secs_f64());
+        let goodput = series(&|p| {
+            let mut out = Vec::new();
+            let mut j = 0;
+            for i in 0..p.len() {
+                while j < i && p[i].t - p[j].t > window + 1e-12 {
+                    j += 1;
+                }
+                let k = if j == i && i > 0 { i - 1 } else { j };
+                if k < i {
+                    let dt = p[i].t - p[k].t;
+                    out.push((p[i].t, (p[i].delivered - p[k].delivered) as f64 * 8.0 / dt / 1e6));
+                }
+            }
+            out
+        });
+        let queue = vec![Series { name: "bottleneck".to_string(), points: self.queue_plot.clone() }];
+        let chart = |title, y_label, series, note: Option<String>| Chart { title, x_label: "time (s)", y_label, x_max, series, note }.render();
+        vec![
+            ("cwnd.svg", chart("Congestion window", "cwnd (packets)", cwnd, note.clone())),
+            ("goodput.svg", chart("Goodput", "goodput (Mbit/s)", goodput, note.clone())),
+            ("queue.svg", chart("Bottleneck queue", "queue (packets)", queue, None)),
+            ("rtt.svg", chart("Smoothed RTT", "srtt (ms)", rtt, note)),
+        ]
+    }
+}
+
+/// report.html: the summary table and the plots in one self-contained page.
+pub fn report_html(scn: &Scenario, r: &Report, plots: &[(&'static str, String)]) -> String {
+    let mut h = String::new();
+    h.push_str("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab: ");
+    h.push_str(&xml(&scn.name));
+    h.push_str("</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:900px}table{border-collapse:collapse}td,th{padding:3px 10px;border-bottom:1px solid #ccc;text-align:right}td:nth-child(-n+3),th:nth-child(-n+3){text-align:left}</style></head><body>\n");
+    h.push_str(&format!("<h1>{}</h1>\n<p>seed {}, {} s simulated, {} flows, {} cross-traffic sources</p>\n", xml(&scn.name), scn.config.seed, secs(scn.config.duration.as_nanos()), scn.config.flows.len(), scn.config.cross.len()));
+    h.push_str("<table><tr><th>flow</th><th>name</th><th>cc</th><th>goodput Mbit/s</th><th>retransmits</th><th>RTT p50 ms</th><th>p95 ms</th><th>p99 ms</th></tr>\n");
+    for f in &r.flows {
+        let fc = &scn.config.flows[f.flow];
+        h.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            f.flow,
+            xml(&fc.name),
+            xml(&fc.cc),
+            num(f.goodput_bps / 1e6, 3),
+            f.retransmits,
+            num(f.rtt.p50_ms, 1),
+            num(f.rtt.p95_ms, 1),
+            num(f.rtt.p99_ms, 1)
+        ));
+    }
+    h.push_str("</table>\n");
+    let goodputs: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
+    h.push_str(&format!(
+        "<p>Link utilisation {}%, {} packets delivered, {} drops, mean queue {} packets, Jain's fairness index {}.</p>\n",
+        num(r.link.utilization * 100.0, 1),
+        r.link.delivered_packets,
+        r.link.queue_drops + r.link.random_losses,
+        num(r.link.mean_queue_packets, 1),
+        num(jain(&goodputs), 4)
+    ));
+    for (_, svg) in plots {
+        h.push_str("<div>\n");
+        h.push_str(svg);
+        h.push_str("</div>\n");
+    }
+    h.push_str("</body></html>\n");
+    h
+}

@@ -1,0 +1,61 @@
+//! Helpers shared by the integration tests: the built binary, temporary folders that
+//! clean up after themselves (also when a test panics), and the repository's paths.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+pub fn cclab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_cclab"))
+}
+
+/// The workspace root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").canonicalize().expect("workspace root")
+}
+
+/// A fresh folder under the system temp dir, removed on drop.
+pub struct TempDir(pub PathBuf);
+
+impl TempDir {
+    pub fn new(tag: &str) -> TempDir {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let p = std::env::temp_dir().join(format!("cclab-test-{tag}-{}-{}", std::process::id(), N.fetch_add(1, Ordering::Relaxed)));
+        let _ = std::fs::remove_dir_all(&p);
+        std::fs::create_dir_all(&p).expect("create temp dir");
+        TempDir(p)
+    }
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+    pub fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.0.join(name);
+        std::fs::write(&p, text).expect("write test file");
+        p
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Runs `cclab` with `args` in `cwd`.
+pub fn run_in(cwd: &Path, args: &[&str]) -> Output {
+    cclab().current_dir(cwd).args(args).output().expect("run cclab")
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// A valid small scenario to start from (lines numbered for the tests that edit it):
+/// 1 duration, 2 seed, 3 [bottleneck], 4 rate, 5 delay, 6 buffer, 7 [[flows]], 8 cc, 9 rtt,
+/// 10 [[flows]], 11 cc, 12 rtt.
+pub const BASE: &str = "duration = \"2s\"\nseed = 1\n[bottleneck]\nrate = \"10Mbps\"\ndelay = \"20ms\"\nbuffer = \"1bdp\"\n[[flows]]\ncc = \"reno\"\nrtt = \"100ms\"\n[[flows]]\ncc = \"tahoe\"\nrtt = \"60ms\"\n";

@@ -1,0 +1,265 @@
+//! The scenario document as a small tree that remembers where each key and value was
+//! written, so that every later error can name the line. `--set FIELD=VALUE` overrides
+//! edit this tree before validation; values that came from the command line carry no
+//! span and their errors say "--set" instead of a line.
+
+use std::ops::Range;
+use toml::de::{DeTable, DeValue};
+
+/// Where a key or value came from: a byte range of the file, or a command-line override.
+pub type Span = Option<Range<usize>>;
+
+/// One value of the document.
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub val: Val,
+    pub span: Span,
+    /// The text as typed on the command line, for overrides (`--set name=123` is then
+    /// usable where a string is expected).
+    pub raw: Option<String>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Val {
+    Str(String),
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Array(Vec<Node>),
+    /// Entries in document order: key, the key's span, the value.
+    Table(Vec<(String, Span, Node)>),
+    /// A TOML value cclab never uses (a date-time, an integer beyond 64 bits).
+    Other(String),
+}
+
+impl Val {
+    /// The kind of value, as the error messages name it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Val::Str(_) => "a string",
+            Val::Int(_) => "an integer",
+            Val::Float(_) => "a number",
+            Val::Bool(_) => "a boolean",
+            Val::Array(_) => "an array",
+            Val::Table(_) => "a table",
+            Val::Other(_) => "a date-time",
+        }
+    }
+}
+
+impl Node {
+    pub fn table() -> Node {
+        Node { val: Val::Table(Vec::new()), span: None, raw: None }
+    }
+
+    /// The value as it would be written in TOML (short form, for error messages).
+    pub fn show(&self) -> String {
+        if let Some(r) = &self.raw {
+            return r.clone();
+        }
+        match &self.val {
+            Val::Str(s) => format!("{s:?}"),
+            Val::Int(i) => i.to_string(),
+            Val::Float(f) => f.to_string(),
+            Val::Bool(b) => b.to_string(),
+            Val::Array(a) => format!("[{}]", a.iter().map(Node::show).collect::<Vec<_>>().join(", ")),
+            Val::Table(t) => {
+                let parts: Vec<String> = t.iter().map(|(k, _, v)| format!("{k} = {}", v.show())).collect();
+                format!("{{ {} }}", parts.join(", "))
+            }
+            Val::Other(s) => s.clone(),
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        match &self.val {
+            Val::Table(t) => t.iter().find(|(k, _, _)| k == key).map(|(_, _, v)| v),
+            _ => None,
+        }
+    }
+}
+
+/// Parses TOML text into a [`Node`]; the error is the parser's message and span.
+pub fn parse(text: &str) -> Result<Node, (String, Span)> {
+    match DeTable::parse(text) {
+        Ok(t) => {
+            let span = t.span();
+            Ok(Node { val: Val::Table(table_entries(t.get_ref())), span: Some(span), raw: None })
+        }
+        Err(e) => Err((e.message().trim().to_string(), e.span())),
+    }
+}
+
+fn table_entries(t: &DeTable<'_>) -> Vec<(String, Span, Node)> {
+    t.iter().map(|(k, v)| (k.get_ref().to_string(), Some(k.span()), convert(v.get_ref(), v.span()))).collect()
+}
+
+fn convert(v: &DeValue<'_>, span: Range<usize>) -> Node {
+    let val = match v {
+        DeValue::String(s) => Val::Str(s.to_string()),
+        DeValue::Integer(i) => match i64::from_str_radix(i.as_str(), i.radix()) {
+            Ok(n) => Val::Int(n),
+            Err(_) => Val::Other(i.to_string()),
+        },
+        DeValue::Float(f) => match f.as_str().parse::<f64>() {
+            Ok(x) => Val::Float(x),
+            Err(_) => Val::Other(f.to_string()),
+        },
+        DeValue::Boolean(b) => Val::Bool(*b),
+        DeValue::Datetime(d) => Val::Other(d.to_string()),
+        DeValue::Array(a) => Val::Array(a.iter().map(|x| convert(x.get_ref(), x.span())).collect()),
+        DeValue::Table(t) => Val::Table(table_entries(t)),
+    };
+    Node { val, span: Some(span), raw: None }
+}
+
+/// 1-based line of byte offset `at` in `text`.
+pub fn line_of(text: &str, at: usize) -> usize {
+    let at = at.min(text.len());
+    text.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1
+}
+
+/// One step of a field path: `flows[1].params.beta` is Key(flows), Index(1), Key(params),
+/// Key(beta).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Step {
+    Key(String),
+    Index(usize),
+}
+
+/// Parses a field path as written after `--set`.
+pub fn parse_path(path: &str) -> Result<Vec<Step>, String> {
+    let bad = |why: &str| format!("\"{path}\" is not a field path ({why}); write it like bottleneck.rate, flows[0].cc or flows[0].params.beta");
+    let mut steps = Vec::new();
+    for part in path.split('.') {
+        let (name, mut rest) = match part.find('[') {
+            Some(i) => (&part[..i], &part[i..]),
+            None => (part, ""),
+        };
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            return Err(bad("each part needs a name of letters, digits, _ or -"));
+        }
+        steps.push(Step::Key(name.to_string()));
+        while !rest.is_empty() {
+            let close = rest.find(']').ok_or_else(|| bad("unclosed ["))?;
+            let idx: usize = rest[1..close].parse().map_err(|_| bad("an index must be a whole number"))?;
+            steps.push(Step::Index(idx));
+            rest = &rest[close + 1..];
+            if !rest.is_empty() && !rest.starts_with('[') {
+                return Err(bad("unexpected text after ]"));
+            }
+        }
+    }
+    Ok(steps)
+}
+
+/// Reads the VALUE of `--set FIELD=VALUE`: a TOML value if it parses as one (`0.5`,
+/// `true`, `"x"`, `{ kind = "red" }`), otherwise the text itself as a string, so that
+/// `--set bottleneck.rate=20Mbps` needs no quotes.
+pub fn parse_override_value(text: &str) -> Node {
+    let wrapped = format!("v = {text}");
+    let val = match parse(&wrapped) {
+        Ok(Node { val: Val::Table(mut t), .. }) if t.len() == 1 => t.remove(0).2.val,
+        _ => Val::Str(text.to_string()),
+    };
+    Node { val: strip_spans(val), span: None, raw: Some(text.to_string()) }
+}
+
+fn strip_spans(v: Val) -> Val {
+    match v {
+        Val::Array(a) => Val::Array(a.into_iter().map(|n| Node { val: strip_spans(n.val), span: None, raw: None }).collect()),
+        Val::Table(t) => Val::Table(t.into_iter().map(|(k, _, n)| (k, None, Node { val: strip_spans(n.val), span: None, raw: None })).collect()),
+        other => other,
+    }
+}
+
+/// Writes `value` at `path` in `root`, creating missing tables on the way. Errors say
+/// which part of the path could not be followed.
+pub fn set_path(root: &mut Node, path: &[Step], value: Node) -> Result<(), String> {
+    let mut here = root;
+    let mut walked = String::new();
+    for (i, step) in path.iter().enumerate() {
+        let last = i + 1 == path.len();
+        match step {
+            Step::Key(k) => {
+                let at = if walked.is_empty() { k.clone() } else { format!("{walked}.{k}") };
+                let kind = here.val.kind();
+                let Val::Table(t) = &mut here.val else {
+                    return Err(format!("{walked} is {kind}, not a table, so it has no field \"{k}\""));
+                };
+                let pos = match t.iter().position(|(key, _, _)| key == k) {
+                    Some(p) => p,
+                    None => {
+                        t.push((k.clone(), None, Node::table()));
+                        t.len() - 1
+                    }
+                };
+                if last {
+                    t[pos].2 = value;
+                    return Ok(());
+                }
+                here = &mut t[pos].2;
+                walked = at;
+            }
+            Step::Index(n) => {
+                let kind = here.val.kind();
+                let Val::Array(a) = &mut here.val else {
+                    return Err(format!("{walked} is {kind}, not an array, so it has no entry [{n}]"));
+                };
+                let len = a.len();
+                let Some(item) = a.get_mut(*n) else {
+                    return Err(format!("{walked} has {len} entries (indices 0 to {}), so [{n}] does not exist", len.saturating_sub(1)));
+                };
+                if last {
+                    *item = value;
+                    return Ok(());
+                }
+                here = item;
+                walked = format!("{walked}[{n}]");
+            }
+        }
+    }
+    Err("an empty field path".to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_parse_into_steps() {
+        assert_eq!(
+            parse_path("flows[1].params.beta").unwrap(),
+            vec![Step::Key("flows".into()), Step::Index(1), Step::Key("params".into()), Step::Key("beta".into())]
+        );
+        for bad in ["", "a..b", "flows[x]", "flows[1", "a b", "flows[0]x"] {
+            assert!(parse_path(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn override_values_are_toml_or_plain_text() {
+        assert!(matches!(parse_override_value("0.5").val, Val::Float(x) if x == 0.5));
+        assert!(matches!(parse_override_value("true").val, Val::Bool(true)));
+        assert!(matches!(parse_override_value("20Mbps").val, Val::Str(ref s) if s == "20Mbps"));
+        assert!(matches!(parse_override_value("\"red\"").val, Val::Str(ref s) if s == "red"));
+    }
+
+    #[test]
+    fn set_path_creates_tables_and_refuses_missing_indices() {
+        let mut root = parse("[[flows]]\ncc = \"reno\"\n").unwrap();
+        set_path(&mut root, &parse_path("flows[0].params.beta").unwrap(), parse_override_value("0.5")).unwrap();
+        assert_eq!(root.get("flows").unwrap().show(), "[{ cc = \"reno\", params = { beta = 0.5 } }]");
+        let e = set_path(&mut root, &parse_path("flows[3].cc").unwrap(), parse_override_value("x")).unwrap_err();
+        assert!(e.contains("flows has 1 entries"), "{e}");
+        let e = set_path(&mut root, &parse_path("flows[0].cc.x").unwrap(), parse_override_value("x")).unwrap_err();
+        assert!(e.contains("not a table"), "{e}");
+    }
+
+    #[test]
+    fn lines_count_from_one() {
+        assert_eq!(line_of("a\nb\nc", 0), 1);
+        assert_eq!(line_of("a\nb\nc", 2), 2);
+        assert_eq!(line_of("a\nb\nc", 99), 3);
+    }
+}

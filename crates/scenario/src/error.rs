@@ -1,0 +1,41 @@
+//! The one error a scenario can produce: it names the file, the line (or the `--set`
+//! override the value came from), the field path, the bad value and what is allowed.
+
+use std::fmt;
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScenarioError {
+    /// The scenario file as the user named it (or `<built-in default>`).
+    pub file: String,
+    /// 1-based line of the offending key or value, when it came from the file.
+    pub line: Option<usize>,
+    /// The value came from a `--set` override rather than from the file.
+    pub from_override: bool,
+    /// Field path such as `flows[1].rtt` (empty for whole-file problems).
+    pub field: String,
+    /// The bad value as written, if there is one.
+    pub value: Option<String>,
+    /// What is wrong and what is allowed.
+    pub message: String,
+}
+
+impl fmt::Display for ScenarioError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.file)?;
+        match (self.line, self.from_override) {
+            (_, true) => write!(f, " (--set)")?,
+            (Some(l), false) => write!(f, ":{l}")?,
+            (None, false) => {}
+        }
+        write!(f, ": ")?;
+        match (&self.value, self.field.is_empty()) {
+            (Some(v), false) => write!(f, "{} = {v}: ", self.field)?,
+            (None, false) => write!(f, "{}: ", self.field)?,
+            (Some(v), true) => write!(f, "{v}: ")?,
+            (None, true) => {}
+        }
+        write!(f, "{}", self.message)
+    }
+}
+
+impl std::error::Error for ScenarioError {}

@@ -1,0 +1,52 @@
+//! A Linux-like TCP: the sender ([`TcpSender`]) and receiver ([`TcpReceiver`]) are
+//! sans-IO state machines driven with `now` and packets, so the event loop, the tests'
+//! random-operation model and (later) other drivers use the same code.
+//!
+//! Sequence numbers count *segments*, not bytes: segment `i` carries bytes
+//! `[i*mss, (i+1)*mss)` of the stream (the last one of a finite transfer may be shorter).
+//! With a fixed MSS per flow this loses nothing congestion control can see and keeps the
+//! SACK scoreboard a ring of per-segment records.
+
+mod receiver;
+mod sender;
+
+pub use receiver::TcpReceiver;
+pub use sender::{SenderStats, TcpSender};
+
+use cclab_units::Time;
+
+/// A data segment on the wire (a plain `Copy` struct: no allocation per packet).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Segment {
+    pub flow: u32,
+    /// Segment number.
+    pub seq: u32,
+    /// Payload bytes.
+    pub payload: u32,
+    /// Bytes on the wire (payload + headers).
+    pub wire_bytes: u32,
+    /// The sender's timestamp (TSval), echoed by the receiver for undo decisions.
+    pub tsval: Time,
+}
+
+/// Up to three SACK blocks, as fit in a TCP option with timestamps (RFC 2018).
+pub const MAX_SACK_BLOCKS: usize = 3;
+
+/// An acknowledgement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ack {
+    pub flow: u32,
+    /// Next segment expected (cumulative ACK).
+    pub ack: u32,
+    /// SACK blocks `[start, end)` in segments, most recent first; `n_sacks` are valid.
+    pub sacks: [(u32, u32); MAX_SACK_BLOCKS],
+    pub n_sacks: u8,
+    /// Echo of the TSval of the latest in-order segment (RFC 7323 `TS.Recent`).
+    pub tsecr: Time,
+}
+
+impl Ack {
+    pub fn sack_blocks(&self) -> &[(u32, u32)] {
+        &self.sacks[..self.n_sacks as usize]
+    }
+}

@@ -1,0 +1,1076 @@
+//! The TCP sender, following Linux (net/ipv4/tcp_input.c, tcp_output.c, tcp_timer.c,
+//! tcp_rate.c) where congestion control can see the difference:
+//!
+//! - ACK processing in `tcp_ack()`'s order: SACK tagging, cumulative ACK
+//!   (`tcp_clean_rtx_queue`: RTT sample, `pkts_acked`), `in_ack_event` (after the
+//!   cleanup, as the trait documents and current kernels do), loss detection and the
+//!   recovery state machine (`tcp_fastretrans_alert`), the delivery-rate sample
+//!   (`tcp_rate_gen`), then `cong_control`, or PRR (`tcp_cwnd_reduction`) while in
+//!   Recovery, or `cong_avoid` when cwnd may grow (`tcp_cong_control`).
+//! - Loss detection with SACK: a segment is lost once `DupThresh` = 3 segments above it
+//!   are SACKed (RFC 6675 `IsLost`, Linux `tcp_mark_head_lost` with reordering 3). The
+//!   scan is incremental: a pointer walks the scoreboard once, so an ACK costs O(newly
+//!   acknowledged) in the common case, never O(window). No RACK and no tail-loss probe:
+//!   a lost retransmission or a tail loss waits for the RTO.
+//! - Fast recovery with PRR (RFC 6937 as `tcp_cwnd_reduction` does it); on leaving
+//!   Recovery cwnd = ssthresh (`tcp_end_cwnd_reduction`).
+//! - NewReno (RFC 6582; Linux without SACK): SACK blocks ignored, duplicate ACKs counted
+//!   as Linux's `tcp_add_reno_sack` does, the head retransmitted on entering recovery and
+//!   after each partial ACK, recovery until `high_seq` is acknowledged.
+//! - Tahoe: on the third duplicate ACK, ssthresh from the algorithm, cwnd = 1, every
+//!   outstanding segment marked lost (go-back-N) and slow start; no fast recovery.
+//! - RTO per RFC 6298 computed as Linux's `tcp_rtt_estimator`/`__tcp_set_rto` (srtt and
+//!   mdev in microseconds, `rto_min` entering through rttvar, so RTO >= srtt + rto_min),
+//!   Karn's rule, exponential backoff up to `rto_max`, backoff cleared by a valid RTT
+//!   sample. On RTO, `tcp_enter_loss`: ssthresh from the algorithm, `CaEvent::Loss`,
+//!   every un-SACKed segment marked lost, cwnd = in_flight + 1 (= 1), go-back-N.
+//! - Undo (Eifel-like, RFC 3522 with timestamps as `tcp_packet_delayed`): if the ACK that
+//!   ends Recovery or Loss echoes a timestamp older than our first retransmission, the
+//!   original arrived and the reduction was spurious: `undo_cwnd` restores cwnd.
+//! - Idle restart (`tcp_cwnd_restart`, RFC 2861-like): after an idle period longer than
+//!   the RTO, cwnd restarts at min(cwnd, initcwnd), halved per idle RTO.
+//!
+//! Differences from Linux worth knowing: time is kept in nanoseconds (no jiffies
+//! rounding of the RTO), no pacing, no TSO (every segment is one MSS), min RTT is the
+//! minimum over a 10 s window with a single stored sample (restarted when it expires).
+
+use super::{Ack, Segment};
+use crate::config::TcpConfig;
+use crate::hist::Histogram;
+use cclab_cc::{tcp::INFINITE_SSTHRESH, AckFlags, AckSample, Algorithm, CaEvent, CaState, CongestionControl, LossRecovery, RateSample, TcpState};
+use cclab_units::{Duration, Time};
+use std::collections::VecDeque;
+
+const SACKED: u8 = 1;
+const LOST: u8 = 2;
+/// Retransmitted and the retransmission not yet known delivered or lost.
+const RETRANS: u8 = 4;
+/// Ever retransmitted (Karn: no RTT sample from it).
+const EVER_RETRANS: u8 = 8;
+const APP_LIMITED: u8 = 16;
+
+/// RFC 6675 DupThresh / Linux's default reordering.
+const DUPTHRESH: u32 = 3;
+/// Window of the min-RTT filter.
+const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
+
+/// One outstanding segment (32 bytes).
+#[derive(Clone, Copy, Debug, Default)]
+struct SegInfo {
+    /// Last (re)transmission time, ns.
+    sent: u64,
+    /// tcp_rate.c: `tp->first_tx_mstamp` and `delivered_mstamp` at send time, ns.
+    first_tx: u64,
+    delivered_time: u64,
+    /// `tp->delivered` at send time.
+    delivered: u32,
+    flags: u8,
+}
+
+/// Per-flow counters for reports.
+#[derive(Clone, Debug, Default)]
+pub struct SenderStats {
+    pub retransmits: u64,
+    pub timeouts: u64,
+    pub fast_recoveries: u64,
+    pub undos: u64,
+    pub rtt_us: Histogram,
+    /// When the last byte of a finite transfer was acknowledged.
+    pub completed_at: Option<Time>,
+}
+
+/// Delivery-rate sample being built during one ACK (tcp_rate.c).
+#[derive(Clone, Copy, Debug, Default)]
+struct RateBuild {
+    valid: bool,
+    prior_delivered: u32,
+    prior_time: u64,
+    send_elapsed: u64,
+    last_sent: u64,
+    app_limited: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct TcpSender {
+    pub ca: Algorithm,
+    pub tp: TcpState,
+    pub stats: SenderStats,
+    cfg: TcpConfig,
+    flow: u32,
+    recovery: LossRecovery,
+    /// Segments of a finite transfer (None: bulk) and the last one's payload.
+    total_segs: Option<u32>,
+    last_payload: u32,
+    /// The application stopped giving data (the flow's stop time passed).
+    app_closed: bool,
+    started: bool,
+
+    snd_una: u32,
+    snd_nxt: u32,
+    /// Scoreboard of segments `[snd_una, snd_nxt)`.
+    segs: VecDeque<SegInfo>,
+    sacked_out: u32,
+    lost_out: u32,
+    retrans_out: u32,
+    /// The sender's own merged SACK ranges within `[snd_una, snd_nxt)`, sorted.
+    sacked_ranges: Vec<(u32, u32)>,
+    /// Loss-marking scan: segments below `scan` have been judged; `scan_sacked` SACKed
+    /// segments lie in `[snd_una, scan)`.
+    scan: u32,
+    scan_sacked: u32,
+    /// Lowest segment that may be lost and not yet retransmitted; `lost_limit`: one past
+    /// the highest segment ever marked lost.
+    rexmit_hint: u32,
+    lost_limit: u32,
+    /// Recovery point (Linux `high_seq`).
+    high_seq: u32,
+    /// Duplicate ACKs (NewReno/Tahoe).
+    dupacks: u32,
+
+    // PRR (RFC 6937).
+    prr_delivered: u32,
+    prr_out: u32,
+
+    // Undo.
+    prior_ssthresh: u32,
+    undo_marker: bool,
+    retrans_stamp: Option<Time>,
+
+    // RTT / RTO (Linux units: microseconds).
+    mdev_us: u32,
+    mdev_max_us: u32,
+    rttvar_us: u32,
+    rtt_seq: u32,
+    rto: Duration,
+    backoff: u32,
+    /// RTOs since snd_una last advanced (Linux `icsk_retransmits`).
+    rtos_since_progress: u32,
+    rto_deadline: Option<Time>,
+    min_rtt_stamp: Time,
+
+    // Delivery rate (tcp_rate.c).
+    delivered_time: u64,
+    first_tx_time: u64,
+    app_limited_until: u32,
+
+    // cwnd validation (tcp_cwnd_validate).
+    cwnd_usage_seq: u32,
+    last_send: Time,
+    /// Segments the receiver window allows outstanding.
+    rwnd_segs: u32,
+}
+
+impl TcpSender {
+    /// A sender for `flow` with algorithm `ca`; `bytes` is a finite transfer size (None: bulk).
+    pub fn new(flow: u32, ca: Algorithm, cfg: TcpConfig, bytes: Option<u64>) -> TcpSender {
+        let mss = cfg.mss.max(1);
+        let recovery = cfg.recovery.unwrap_or_else(|| ca.loss_recovery());
+        let (total_segs, last_payload) = match bytes {
+            Some(b) => {
+                let n = b.div_ceil(mss as u64).min(u32::MAX as u64 / 2) as u32;
+                let last = (b - (n.max(1) as u64 - 1) * mss as u64) as u32;
+                (Some(n), last)
+            }
+            None => (None, mss),
+        };
+        let rwnd_segs = cfg.rwnd.map_or(u32::MAX, |w| (w / mss as u64).clamp(1, u32::MAX as u64) as u32);
+        let mut tp = TcpState::new(mss, cfg.init_cwnd);
+        tp.hz = cfg.hz;
+        TcpSender {
+            ca,
+            tp,
+            stats: SenderStats::default(),
+            rto: cfg.rto_initial,
+            cfg,
+            flow,
+            recovery,
+            total_segs,
+            last_payload,
+            app_closed: false,
+            started: false,
+            snd_una: 0,
+            snd_nxt: 0,
+            segs: VecDeque::new(),
+            sacked_out: 0,
+            lost_out: 0,
+            retrans_out: 0,
+            sacked_ranges: Vec::new(),
+            scan: 0,
+            scan_sacked: 0,
+            rexmit_hint: 0,
+            lost_limit: 0,
+            high_seq: 0,
+            dupacks: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            prior_ssthresh: 0,
+            undo_marker: false,
+            retrans_stamp: None,
+            mdev_us: 0,
+            mdev_max_us: 0,
+            rttvar_us: 0,
+            rtt_seq: 0,
+            backoff: 0,
+            rtos_since_progress: 0,
+            rto_deadline: None,
+            min_rtt_stamp: Time::ZERO,
+            delivered_time: 0,
+            first_tx_time: 0,
+            app_limited_until: 0,
+            cwnd_usage_seq: 0,
+            last_send: Time::ZERO,
+            rwnd_segs,
+        }
+    }
+
+    // ----- queries -----
+
+    pub fn snd_una(&self) -> u32 {
+        self.snd_una
+    }
+    pub fn snd_nxt(&self) -> u32 {
+        self.snd_nxt
+    }
+    pub fn packets_out(&self) -> u32 {
+        self.snd_nxt - self.snd_una
+    }
+    pub fn sacked_out(&self) -> u32 {
+        self.sacked_out
+    }
+    pub fn lost_out(&self) -> u32 {
+        self.lost_out
+    }
+    pub fn retrans_out(&self) -> u32 {
+        self.retrans_out
+    }
+    /// Linux `tcp_packets_in_flight`: packets_out - (sacked + lost) + retransmitted.
+    pub fn in_flight(&self) -> u32 {
+        (self.packets_out() + self.retrans_out).saturating_sub(self.sacked_out + self.lost_out)
+    }
+    pub fn rto(&self) -> Duration {
+        self.rto
+    }
+    pub fn rto_deadline(&self) -> Option<Time> {
+        self.rto_deadline
+    }
+    pub fn recovery_style(&self) -> LossRecovery {
+        self.recovery
+    }
+    /// All data of a finite transfer acknowledged.
+    pub fn is_complete(&self) -> bool {
+        self.stats.completed_at.is_some()
+    }
+    pub fn mss(&self) -> u32 {
+        self.cfg.mss
+    }
+    pub fn config(&self) -> &TcpConfig {
+        &self.cfg
+    }
+
+    fn has_new_data(&self) -> bool {
+        !self.app_closed && self.total_segs.is_none_or(|n| self.snd_nxt < n)
+    }
+
+    fn seg(&mut self, seq: u32) -> &mut SegInfo {
+        let i = (seq - self.snd_una) as usize;
+        &mut self.segs[i]
+    }
+
+    fn sync_tp(&mut self, now: Time) {
+        self.tp.now_us = now.as_micros();
+        self.tp.packets_in_flight = self.in_flight();
+    }
+
+    // ----- live settings -----
+
+    /// Sets `rto_min` (takes effect at the next RTT sample, as `ip route ... rto_min`).
+    pub fn set_rto_min(&mut self, d: Duration) {
+        self.cfg.rto_min = d;
+    }
+    /// Sets `initcwnd`: used at the flow's start (if not started yet) and at the next
+    /// restart after idle; a running flow's cwnd is not changed.
+    pub fn set_init_cwnd(&mut self, segs: u32) {
+        self.cfg.init_cwnd = segs.max(1);
+        if !self.started {
+            self.tp.snd_cwnd = self.cfg.init_cwnd;
+        }
+    }
+
+    // ----- life cycle -----
+
+    /// The connection starts (handshake not modelled): `init` hook, cwnd = initcwnd.
+    pub fn start(&mut self, now: Time) {
+        self.started = true;
+        self.tp.snd_cwnd = self.cfg.init_cwnd.max(1);
+        self.sync_tp(now);
+        self.ca.init(&mut self.tp);
+    }
+
+    /// The application stops offering new data; outstanding data is still recovered.
+    pub fn close(&mut self) {
+        self.app_closed = true;
+    }
+
+    // ----- sending -----
+
+    /// Sends what cwnd, the receiver window and the data allow: lost segments first, then
+    /// new data (`tcp_xmit_retransmit_queue`, then `tcp_write_xmit`). Each segment goes to
+    /// `out`. Returns the number sent.
+    pub fn transmit(&mut self, now: Time, out: &mut impl FnMut(Segment)) -> u32 {
+        if !self.started || self.is_complete() {
+            return 0;
+        }
+        self.sync_tp(now);
+        if self.packets_out() == 0 && self.has_new_data() && self.last_send > Time::ZERO {
+            self.maybe_restart_after_idle(now);
+        }
+        let mut sent = 0;
+        let mut cwnd_limited = false;
+        loop {
+            let in_flight = self.in_flight();
+            if in_flight >= self.tp.snd_cwnd {
+                cwnd_limited = true;
+                break;
+            }
+            if let Some(seq) = self.next_lost() {
+                self.retransmit(now, seq, out);
+            } else if self.has_new_data() && self.packets_out() < self.rwnd_segs {
+                self.send_new(now, out);
+            } else {
+                break;
+            }
+            sent += 1;
+        }
+        if sent > 0 {
+            self.cwnd_validate(cwnd_limited);
+            if self.rto_deadline.is_none() {
+                self.rto_deadline = Some(now + self.rto);
+            }
+        }
+        // tcp_rate_check_app_limited: not cwnd-limited and nothing more to send.
+        if !cwnd_limited && !self.has_new_data() && self.next_lost().is_none() {
+            self.app_limited_until = (self.tp.delivered + self.in_flight()).max(1);
+        }
+        self.sync_tp(now);
+        sent
+    }
+
+    fn maybe_restart_after_idle(&mut self, now: Time) {
+        let idle = now.saturating_since(self.last_send);
+        if idle <= self.rto {
+            return;
+        }
+        self.ca.cwnd_event(&mut self.tp, CaEvent::CwndRestart);
+        self.tp.snd_ssthresh = self.current_ssthresh();
+        let restart = self.cfg.init_cwnd.max(1).min(self.tp.snd_cwnd);
+        let mut cwnd = self.tp.snd_cwnd;
+        let mut left = idle.0 as i128 - self.rto.0 as i128;
+        while left > 0 && cwnd > restart {
+            cwnd >>= 1;
+            left -= self.rto.0 as i128;
+        }
+        self.tp.snd_cwnd = cwnd.max(restart);
+        self.tp.snd_cwnd_cnt = 0;
+    }
+
+    /// Linux `tcp_current_ssthresh`.
+    fn current_ssthresh(&self) -> u32 {
+        if matches!(self.tp.ca_state, CaState::Cwr | CaState::Recovery) {
+            self.tp.snd_ssthresh
+        } else {
+            self.tp.snd_ssthresh.max((self.tp.snd_cwnd >> 1) + (self.tp.snd_cwnd >> 2))
+        }
+    }
+
+    fn payload_of(&self, seq: u32) -> u32 {
+        match self.total_segs {
+            Some(n) if seq + 1 == n => self.last_payload,
+            _ => self.cfg.mss,
+        }
+    }
+
+    fn stamp(&mut self, now: Time, seq: u32, out: &mut impl FnMut(Segment)) {
+        let payload = self.payload_of(seq);
+        out(Segment { flow: self.flow, seq, payload, wire_bytes: payload + self.cfg.header_bytes, tsval: now });
+        self.last_send = now;
+        if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
+            self.prr_out += 1;
+        }
+    }
+
+    /// tcp_rate_skb_sent: remember the delivery state at send time.
+    fn rate_info(&mut self, now: Time) -> SegInfo {
+        if self.packets_out() == 0 {
+            self.first_tx_time = now.0;
+            self.delivered_time = now.0;
+        }
+        let mut flags = 0;
+        if self.app_limited_until != 0 {
+            flags |= APP_LIMITED;
+        }
+        SegInfo { sent: now.0, first_tx: self.first_tx_time, delivered_time: self.delivered_time, delivered: self.tp.delivered, flags }
+    }
+
+    fn send_new(&mut self, now: Time, out: &mut impl FnMut(Segment)) {
+        if self.in_flight() == 0 {
+            self.ca.cwnd_event(&mut self.tp, CaEvent::TxStart);
+        }
+        let info = self.rate_info(now);
+        self.segs.push_back(info);
+        let seq = self.snd_nxt;
+        self.snd_nxt += 1;
+        self.stamp(now, seq, out);
+    }
+
+    fn retransmit(&mut self, now: Time, seq: u32, out: &mut impl FnMut(Segment)) {
+        let mut info = self.rate_info(now);
+        let s = self.seg(seq);
+        info.flags |= s.flags | RETRANS | EVER_RETRANS;
+        *s = info;
+        self.retrans_out += 1;
+        self.stats.retransmits += 1;
+        if self.retrans_stamp.is_none() {
+            self.retrans_stamp = Some(now);
+        }
+        self.stamp(now, seq, out);
+    }
+
+    /// The lowest segment marked lost and not retransmitted, if any (amortised O(1)).
+    fn next_lost(&mut self) -> Option<u32> {
+        if self.lost_out == 0 || self.lost_out <= self.retrans_out_of_lost() {
+            return None;
+        }
+        let mut s = self.rexmit_hint.max(self.snd_una);
+        let end = self.lost_limit.min(self.snd_nxt);
+        while s < end {
+            let f = self.segs[(s - self.snd_una) as usize].flags;
+            if f & LOST != 0 && f & RETRANS == 0 {
+                self.rexmit_hint = s;
+                return Some(s);
+            }
+            s += 1;
+        }
+        self.rexmit_hint = s;
+        None
+    }
+
+    /// Retransmitted segments that are marked lost (all of them: a retransmission is only
+    /// made of a lost segment).
+    fn retrans_out_of_lost(&self) -> u32 {
+        self.retrans_out
+    }
+
+    /// Linux `tcp_cwnd_validate`: track whether cwnd limited sending in this window.
+    fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
+        if self.snd_una >= self.cwnd_usage_seq || is_cwnd_limited || (!self.tp.is_cwnd_limited && self.packets_out() > self.tp.max_packets_out) {
+            self.tp.is_cwnd_limited = is_cwnd_limited;
+            self.tp.max_packets_out = self.packets_out();
+            self.cwnd_usage_seq = self.snd_nxt;
+        }
+    }
+
+    // ----- marking -----
+
+    fn mark_lost(&mut self, seq: u32) {
+        let i = (seq - self.snd_una) as usize;
+        let f = &mut self.segs[i].flags;
+        if *f & (LOST | SACKED) != 0 {
+            return;
+        }
+        *f |= LOST;
+        self.lost_out += 1;
+        self.rexmit_hint = self.rexmit_hint.min(seq);
+        self.lost_limit = self.lost_limit.max(seq + 1);
+    }
+
+    /// RFC 6675 IsLost, incrementally: advance the scan while at least DupThresh SACKed
+    /// segments lie above the scan point.
+    fn mark_lost_sack(&mut self) {
+        if self.scan < self.snd_una {
+            self.scan = self.snd_una;
+            self.scan_sacked = 0;
+        }
+        while self.scan < self.snd_nxt {
+            let f = self.segs[(self.scan - self.snd_una) as usize].flags;
+            let here = (f & SACKED != 0) as u32;
+            if self.sacked_out - self.scan_sacked - here < DUPTHRESH {
+                break;
+            }
+            if here == 0 {
+                self.mark_lost(self.scan);
+            }
+            self.scan_sacked += here;
+            self.scan += 1;
+        }
+    }
+
+    /// Marks every un-SACKed outstanding segment lost (RTO, Tahoe), clearing
+    /// retransmission marks as `tcp_timeout_mark_lost` does.
+    fn mark_all_lost(&mut self) {
+        self.retrans_out = 0;
+        let mut lost = 0;
+        for s in self.segs.iter_mut() {
+            s.flags &= !RETRANS;
+            if s.flags & SACKED == 0 {
+                s.flags |= LOST;
+                lost += 1;
+            }
+        }
+        self.lost_out = lost;
+        self.rexmit_hint = self.snd_una;
+        self.lost_limit = self.snd_nxt;
+        self.scan = self.snd_nxt;
+        self.scan_sacked = self.sacked_out;
+    }
+
+    /// One segment newly delivered (cumulatively or by SACK): tcp_rate_skb_delivered.
+    fn rate_delivered(&mut self, info: SegInfo, rb: &mut RateBuild) {
+        // Prefer the most recently sent of the segments delivered by this ACK.
+        if !rb.valid || info.sent >= rb.last_sent {
+            rb.valid = true;
+            rb.last_sent = info.sent;
+            rb.prior_delivered = info.delivered;
+            rb.prior_time = info.delivered_time;
+            rb.app_limited = info.flags & APP_LIMITED != 0;
+            rb.send_elapsed = info.sent.saturating_sub(info.first_tx);
+            self.first_tx_time = info.sent;
+        }
+    }
+
+    // ----- receiving ACKs -----
+
+    /// Processes one ACK (Linux `tcp_ack`). The caller then calls [`transmit`](Self::transmit).
+    pub fn on_ack(&mut self, now: Time, ack: &Ack) {
+        if !self.started || ack.ack > self.snd_nxt || ack.ack < self.snd_una {
+            return; // acknowledges unsent data, or an old ACK
+        }
+        self.sync_tp(now);
+        let prior_una = self.snd_una;
+        let prior_in_flight = self.in_flight();
+        let prior_delivered = self.tp.delivered;
+        let prior_lost = self.lost_out;
+        let mut rb = RateBuild::default();
+        let sack_mode = self.recovery == LossRecovery::Sack;
+
+        // 1. SACK tagging.
+        let mut newly_sacked = 0u32;
+        let mut sack_rtt: Option<u64> = None;
+        if sack_mode {
+            for &(a, b) in ack.sack_blocks() {
+                let a = a.max(ack.ack).max(self.snd_una);
+                let b = b.min(self.snd_nxt);
+                if a < b {
+                    newly_sacked += self.sack_range(now, a, b, &mut rb, &mut sack_rtt);
+                }
+            }
+        }
+
+        // 2. Cumulative ACK: tcp_clean_rtx_queue.
+        let mut acked = 0u32;
+        let mut seq_rtt: Option<u64> = None; // oldest newly acked, never retransmitted
+        let mut ca_rtt: Option<u64> = None; // newest
+        while self.snd_una < ack.ack {
+            let info = self.segs.pop_front().expect("scoreboard covers snd_una..snd_nxt");
+            let seq = self.snd_una;
+            self.snd_una += 1;
+            if info.flags & SACKED != 0 {
+                self.sacked_out -= 1;
+                if seq < self.scan {
+                    self.scan_sacked -= 1;
+                }
+                continue;
+            }
+            acked += 1;
+            if info.flags & LOST != 0 {
+                self.lost_out -= 1;
+            }
+            if info.flags & RETRANS != 0 {
+                self.retrans_out -= 1;
+            }
+            if info.flags & EVER_RETRANS == 0 {
+                let rtt = now.0.saturating_sub(info.sent);
+                if seq_rtt.is_none() {
+                    seq_rtt = Some(rtt);
+                }
+                ca_rtt = Some(rtt);
+            }
+            self.rate_delivered(info, &mut rb);
+        }
+        // Forget SACK ranges now below snd_una.
+        if self.snd_una > prior_una {
+            let una = self.snd_una;
+            self.sacked_ranges.retain_mut(|r| {
+                r.0 = r.0.max(una);
+                r.0 < r.1
+            });
+        }
+        let advanced = self.snd_una > prior_una;
+        let delivered_now = acked + newly_sacked;
+        if !sack_mode && !advanced && self.packets_out() > 0 && self.tp.ca_state != CaState::Loss {
+            // A duplicate ACK: Linux's tcp_add_reno_sack emulates one SACKed segment.
+            self.dupacks += 1;
+            if self.sacked_out + self.lost_out < self.packets_out() {
+                self.sacked_out += 1;
+            }
+        }
+        let mut delivered_count = delivered_now;
+        if !sack_mode {
+            if advanced {
+                // tcp_remove_reno_sacks: one ACK filled a hole, the rest were counted as dupacks.
+                delivered_count = acked.saturating_sub(self.sacked_out).max(1);
+                self.sacked_out = self.sacked_out.saturating_sub(acked.saturating_sub(1));
+                self.dupacks = 0;
+            } else if self.dupacks > 0 && self.packets_out() > 0 {
+                delivered_count = 1;
+            }
+        }
+        self.tp.delivered = self.tp.delivered.wrapping_add(delivered_count);
+        if delivered_count > 0 {
+            self.delivered_time = now.0;
+        }
+
+        // RTT: Linux prefers the cumulative sample, else the SACK one.
+        let rtt_sample = seq_rtt.or(sack_rtt);
+        let ca_rtt = ca_rtt.or(sack_rtt);
+        if let Some(r) = rtt_sample {
+            self.rtt_estimator(now, (r / 1000).max(1));
+        }
+        if let Some(r) = ca_rtt {
+            self.stats.rtt_us.record((r / 1000).max(1));
+        }
+        self.sync_tp(now);
+        if acked > 0 || newly_sacked > 0 {
+            let sample = AckSample { pkts_acked: acked + newly_sacked, rtt_us: ca_rtt.map(|r| (r / 1000).clamp(1, u32::MAX as u64) as u32), in_flight: prior_in_flight };
+            self.ca.pkts_acked(&mut self.tp, &sample);
+        }
+        // 3. in_ack_event.
+        let flags = AckFlags { slow_path: ack.n_sacks > 0 || !advanced, window_update: advanced, ece: false, acked_bytes: acked.saturating_mul(self.cfg.mss) };
+        self.ca.in_ack_event(&mut self.tp, flags);
+
+        // RTO timer: rearm on forward progress (tcp_rearm_rto).
+        if advanced {
+            self.rtos_since_progress = 0;
+            self.rto_deadline = if self.packets_out() > 0 { Some(now + self.rto) } else { None };
+        }
+
+        // 4. Loss detection and the recovery state machine.
+        let tsecr = ack.tsecr;
+        self.fastretrans_alert(now, advanced, acked, tsecr);
+        let newly_lost = self.lost_out.saturating_sub(prior_lost);
+
+        // 5. Rate sample (tcp_rate_gen).
+        let mut rs = RateSample {
+            delivered: 0,
+            interval_us: 0,
+            rtt_us: ca_rtt.map(|r| (r / 1000).clamp(1, u32::MAX as u64) as u32),
+            losses: newly_lost,
+            acked_sacked: delivered_count,
+            prior_in_flight,
+            is_app_limited: rb.app_limited,
+        };
+        if self.app_limited_until != 0 && self.tp.delivered > self.app_limited_until {
+            self.app_limited_until = 0;
+        }
+        if rb.valid {
+            rs.delivered = self.tp.delivered.wrapping_sub(rb.prior_delivered);
+            let ack_elapsed = now.0.saturating_sub(rb.prior_time);
+            let interval_us = rb.send_elapsed.max(ack_elapsed) / 1000;
+            if interval_us >= self.tp.min_rtt_us as u64 {
+                rs.interval_us = interval_us;
+            }
+        }
+
+        // 6. cwnd update (tcp_cong_control).
+        self.sync_tp(now);
+        if !self.ca.cong_control(&mut self.tp, &rs) {
+            if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
+                self.cwnd_reduction(delivered_count, newly_lost, advanced);
+            } else if acked > 0 {
+                // tcp_may_raise_cwnd: only on in-order delivery (FLAG_DATA_ACKED).
+                self.ca.cong_avoid(&mut self.tp, delivered_count);
+            }
+        }
+        self.tp.snd_cwnd = self.tp.snd_cwnd.max(1);
+        let _ = prior_delivered;
+
+        // Completion of a finite transfer.
+        if let Some(n) = self.total_segs {
+            if self.snd_una >= n && self.stats.completed_at.is_none() {
+                self.stats.completed_at = Some(now);
+                self.rto_deadline = None;
+            }
+        }
+        self.sync_tp(now);
+    }
+
+    /// SACK-tags `[a, b)`; only the parts not already SACKed are walked. Returns the
+    /// number of newly SACKed segments.
+    fn sack_range(&mut self, now: Time, a: u32, b: u32, rb: &mut RateBuild, sack_rtt: &mut Option<u64>) -> u32 {
+        // Subtract the existing ranges, walking only the gaps.
+        let mut newly = 0;
+        let mut cur = a;
+        let mut i = self.sacked_ranges.partition_point(|r| r.1 < a);
+        while cur < b {
+            let gap_end = if i < self.sacked_ranges.len() && self.sacked_ranges[i].0 <= cur {
+                cur = cur.max(self.sacked_ranges[i].1);
+                i += 1;
+                continue;
+            } else if i < self.sacked_ranges.len() {
+                self.sacked_ranges[i].0.min(b)
+            } else {
+                b
+            };
+            for seq in cur..gap_end {
+                newly += 1;
+                let idx = (seq - self.snd_una) as usize;
+                let info = self.segs[idx];
+                let f = &mut self.segs[idx].flags;
+                *f |= SACKED;
+                if *f & LOST != 0 {
+                    *f &= !LOST;
+                    self.lost_out -= 1;
+                }
+                if *f & RETRANS != 0 {
+                    *f &= !RETRANS;
+                    self.retrans_out -= 1;
+                }
+                self.sacked_out += 1;
+                if seq < self.scan {
+                    self.scan_sacked += 1;
+                }
+                if info.flags & EVER_RETRANS == 0 {
+                    // Linux takes the SACK RTT from the most recently sent segment.
+                    let rtt = now.0.saturating_sub(info.sent);
+                    *sack_rtt = Some(sack_rtt.map_or(rtt, |r: u64| r.min(rtt)));
+                }
+                self.rate_delivered(info, rb);
+            }
+            cur = gap_end;
+        }
+        // Merge [a, b) into the ranges.
+        let lo = self.sacked_ranges.partition_point(|r| r.1 < a);
+        let hi = self.sacked_ranges.partition_point(|r| r.0 <= b);
+        if lo == hi {
+            self.sacked_ranges.insert(lo, (a, b));
+        } else {
+            let na = a.min(self.sacked_ranges[lo].0);
+            let nb = b.max(self.sacked_ranges[hi - 1].1);
+            self.sacked_ranges[lo] = (na, nb);
+            self.sacked_ranges.drain(lo + 1..hi);
+        }
+        newly
+    }
+
+    /// Linux `tcp_rtt_estimator` + `tcp_set_rto` (microseconds, srtt and mdev scaled).
+    fn rtt_estimator(&mut self, now: Time, m_us: u64) {
+        let m = m_us.min(u32::MAX as u64 / 16) as i64;
+        let rto_min_us = self.cfg.rto_min.as_micros().min(u32::MAX as u64 / 4) as u32;
+        let mut srtt = self.tp.srtt_us as i64;
+        if srtt != 0 {
+            let mut d = m - (srtt >> 3);
+            srtt += d;
+            if d < 0 {
+                d = -d;
+                d -= (self.mdev_us >> 2) as i64;
+                if d > 0 {
+                    d >>= 3;
+                }
+            } else {
+                d -= (self.mdev_us >> 2) as i64;
+            }
+            self.mdev_us = (self.mdev_us as i64 + d).max(0) as u32;
+            if self.mdev_us > self.mdev_max_us {
+                self.mdev_max_us = self.mdev_us;
+                if self.mdev_max_us > self.rttvar_us {
+                    self.rttvar_us = self.mdev_max_us;
+                }
+            }
+            if self.snd_una > self.rtt_seq {
+                if self.mdev_max_us < self.rttvar_us {
+                    self.rttvar_us -= (self.rttvar_us - self.mdev_max_us) >> 2;
+                }
+                self.rtt_seq = self.snd_nxt;
+                self.mdev_max_us = rto_min_us;
+            }
+        } else {
+            srtt = m << 3;
+            self.mdev_us = (m << 1) as u32;
+            self.rttvar_us = self.mdev_us.max(rto_min_us);
+            self.mdev_max_us = self.rttvar_us;
+            self.rtt_seq = self.snd_nxt;
+        }
+        self.tp.srtt_us = srtt.clamp(1, u32::MAX as i64) as u32;
+        let rto_us = (self.tp.srtt_us >> 3) as u64 + self.rttvar_us as u64;
+        self.rto = Duration::from_micros(rto_us).min(self.cfg.rto_max);
+        // RFC 6298 5.7 / Linux: a valid sample clears the backoff.
+        self.backoff = 0;
+        // Windowed min RTT.
+        let m32 = m as u32;
+        if m32 <= self.tp.min_rtt_us || now.saturating_since(self.min_rtt_stamp) > MIN_RTT_WINDOW {
+            self.tp.min_rtt_us = m32;
+            self.min_rtt_stamp = now;
+        }
+    }
+
+    /// Linux `tcp_fastretrans_alert`, reduced to what this model needs.
+    fn fastretrans_alert(&mut self, now: Time, advanced: bool, acked: u32, tsecr: Time) {
+        let sack_mode = self.recovery == LossRecovery::Sack;
+        // Leave Recovery / Loss once everything outstanding at its start is acknowledged.
+        match self.tp.ca_state {
+            CaState::Recovery | CaState::Cwr if self.snd_una >= self.high_seq => {
+                if !self.try_undo(tsecr) {
+                    // tcp_end_cwnd_reduction
+                    if self.tp.snd_ssthresh < INFINITE_SSTHRESH {
+                        self.tp.snd_cwnd = self.tp.snd_ssthresh;
+                        self.tp.snd_cwnd_cnt = 0;
+                    }
+                }
+                self.set_state(CaState::Open);
+                self.retrans_stamp = None;
+            }
+            CaState::Loss if self.snd_una >= self.high_seq => {
+                self.try_undo(tsecr);
+                self.set_state(CaState::Open);
+                self.retrans_stamp = None;
+            }
+            CaState::Loss if advanced && self.undo_marker => {
+                // tcp_try_undo_loss: an ACK for data sent before the timeout.
+                if self.try_undo(tsecr) {
+                    self.set_state(CaState::Open);
+                }
+            }
+            _ => {}
+        }
+        match self.recovery {
+            LossRecovery::Sack => {
+                if self.sacked_out > 0 {
+                    self.mark_lost_sack();
+                }
+            }
+            LossRecovery::NewReno => {
+                if self.tp.ca_state == CaState::Recovery && advanced && self.packets_out() > 0 {
+                    // RFC 6582 partial ACK: retransmit the next hole at once.
+                    self.mark_lost(self.snd_una);
+                }
+            }
+            LossRecovery::Tahoe => {}
+        }
+        if !sack_mode {
+            // tcp_limit_reno_sacked: emulated SACKs never exceed what is not marked lost.
+            self.sacked_out = self.sacked_out.min(self.packets_out() - self.lost_out.min(self.packets_out()));
+        }
+        if matches!(self.tp.ca_state, CaState::Open | CaState::Disorder) && self.packets_out() > 0 {
+            let time_to_recover = if sack_mode { self.lost_out > 0 } else { self.dupacks >= DUPTHRESH };
+            if time_to_recover {
+                match self.recovery {
+                    LossRecovery::Tahoe => self.enter_tahoe_loss(now),
+                    _ => self.enter_recovery(now),
+                }
+            } else if self.sacked_out > 0 || self.dupacks > 0 {
+                if self.tp.ca_state != CaState::Disorder {
+                    self.set_state(CaState::Disorder);
+                }
+            } else if self.tp.ca_state != CaState::Open {
+                self.set_state(CaState::Open);
+            }
+        }
+        let _ = acked;
+    }
+
+    fn set_state(&mut self, s: CaState) {
+        if self.tp.ca_state != s {
+            self.ca.set_state(&mut self.tp, s);
+            self.tp.ca_state = s;
+        }
+    }
+
+    /// tcp_init_undo + remembering the window before a reduction.
+    fn init_undo(&mut self) {
+        self.prior_ssthresh = self.current_ssthresh();
+        self.tp.prior_cwnd = self.tp.snd_cwnd;
+        self.undo_marker = true;
+        self.retrans_stamp = None;
+    }
+
+    /// Linux `tcp_enter_recovery` (+ PRR init, `tcp_init_cwnd_reduction`).
+    fn enter_recovery(&mut self, _now: Time) {
+        self.stats.fast_recoveries += 1;
+        self.init_undo();
+        self.high_seq = self.snd_nxt;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.sync_tp(_now);
+        self.tp.snd_ssthresh = self.ca.ssthresh(&self.tp).max(2);
+        self.tp.snd_cwnd_cnt = 0;
+        if self.recovery == LossRecovery::NewReno {
+            self.mark_lost(self.snd_una);
+        }
+        self.set_state(CaState::Recovery);
+    }
+
+    /// Tahoe's response to three duplicate ACKs: as an RTO without the timer.
+    fn enter_tahoe_loss(&mut self, now: Time) {
+        self.stats.fast_recoveries += 1;
+        self.init_undo();
+        self.undo_marker = false;
+        self.sync_tp(now);
+        self.tp.snd_ssthresh = self.ca.ssthresh(&self.tp).max(2);
+        self.mark_all_lost();
+        self.sacked_out = 0;
+        self.dupacks = 0;
+        self.tp.snd_cwnd = 1;
+        self.tp.snd_cwnd_cnt = 0;
+        self.high_seq = self.snd_nxt;
+        self.set_state(CaState::Loss);
+    }
+
+    /// Eifel-style undo with timestamps (Linux `tcp_packet_delayed` + `tcp_undo_cwnd_reduction`).
+    fn try_undo(&mut self, tsecr: Time) -> bool {
+        let spurious = match self.retrans_stamp {
+            Some(rs) => self.undo_marker && tsecr < rs && tsecr > Time::ZERO,
+            None => false,
+        };
+        self.undo_marker = false;
+        if !spurious {
+            return false;
+        }
+        self.sync_tp(Time(self.tp.now_us * 1000));
+        let cwnd = self.ca.undo_cwnd(&mut self.tp);
+        self.tp.snd_cwnd = cwnd.max(1);
+        if self.prior_ssthresh > self.tp.snd_ssthresh {
+            self.tp.snd_ssthresh = self.prior_ssthresh;
+        }
+        // Nothing was really lost: forget the loss marks (go-back-N would resend data
+        // the receiver has).
+        if self.lost_out > 0 {
+            for s in self.segs.iter_mut() {
+                s.flags &= !LOST;
+            }
+            self.lost_out = 0;
+        }
+        self.stats.undos += 1;
+        true
+    }
+
+    /// Linux `tcp_cwnd_reduction` (PRR, RFC 6937).
+    fn cwnd_reduction(&mut self, newly_acked_sacked: u32, newly_lost: u32, una_advanced: bool) {
+        if newly_acked_sacked == 0 || self.tp.prior_cwnd == 0 {
+            return;
+        }
+        self.prr_delivered += newly_acked_sacked;
+        let in_flight = self.in_flight() as i64;
+        let ssthresh = self.tp.snd_ssthresh as i64;
+        let delta = ssthresh - in_flight;
+        let prr_out = self.prr_out as i64;
+        let mut sndcnt = if delta < 0 {
+            let dividend = ssthresh * self.prr_delivered as i64 + self.tp.prior_cwnd as i64 - 1;
+            dividend / self.tp.prior_cwnd as i64 - prr_out
+        } else {
+            let mut s = (self.prr_delivered as i64 - prr_out).max(newly_acked_sacked as i64);
+            if una_advanced && newly_lost == 0 {
+                s += 1;
+            }
+            s.min(delta)
+        };
+        // Force a fast retransmit upon entering fast recovery.
+        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
+        self.tp.snd_cwnd = (in_flight + sndcnt).clamp(1, u32::MAX as i64) as u32;
+    }
+
+    /// The retransmission timer fired (Linux `tcp_retransmit_timer` → `tcp_enter_loss`).
+    pub fn on_rto(&mut self, now: Time) {
+        match self.rto_deadline {
+            Some(d) if d <= now => {}
+            _ => return,
+        }
+        if self.packets_out() == 0 {
+            self.rto_deadline = None;
+            return;
+        }
+        self.stats.timeouts += 1;
+        self.sync_tp(now);
+        self.mark_all_lost();
+        if !self.recovery_is_sack() {
+            self.sacked_out = 0;
+            self.dupacks = 0;
+        }
+        let first_rto = self.rtos_since_progress == 0;
+        self.rtos_since_progress += 1;
+        if matches!(self.tp.ca_state, CaState::Open | CaState::Disorder) || self.snd_una >= self.high_seq || (self.tp.ca_state == CaState::Loss && first_rto) {
+            self.init_undo();
+            self.sync_tp(now);
+            self.tp.snd_ssthresh = self.ca.ssthresh(&self.tp).max(2);
+            self.ca.cwnd_event(&mut self.tp, CaEvent::Loss);
+        }
+        self.tp.snd_cwnd = self.in_flight() + 1;
+        self.tp.snd_cwnd_cnt = 0;
+        self.high_seq = self.snd_nxt;
+        self.set_state(CaState::Loss);
+        self.backoff += 1;
+        self.rto = self.rto.mul(2).min(self.cfg.rto_max);
+        self.rto_deadline = Some(now + self.rto);
+        self.retrans_stamp = None;
+        self.sync_tp(now);
+    }
+
+    fn recovery_is_sack(&self) -> bool {
+        self.recovery == LossRecovery::Sack
+    }
+
+    /// Checks the scoreboard's bookkeeping against a full recount (for tests; O(window)).
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let (mut sacked, mut lost, mut retrans) = (0, 0, 0);
+        for s in &self.segs {
+            sacked += (s.flags & SACKED != 0) as u32;
+            lost += (s.flags & LOST != 0) as u32;
+            retrans += (s.flags & RETRANS != 0) as u32;
+            if s.flags & SACKED != 0 && s.flags & (LOST | RETRANS) != 0 {
+                return Err("a SACKed segment is also marked lost or retransmitted".into());
+            }
+        }
+        if self.segs.len() as u32 != self.packets_out() {
+            return Err(format!("scoreboard holds {} segments, packets_out is {}", self.segs.len(), self.packets_out()));
+        }
+        if self.recovery_is_sack() && sacked != self.sacked_out {
+            return Err(format!("sacked_out {} but {} segments SACKed", self.sacked_out, sacked));
+        }
+        if lost != self.lost_out {
+            return Err(format!("lost_out {} but {} segments lost", self.lost_out, lost));
+        }
+        if retrans != self.retrans_out {
+            return Err(format!("retrans_out {} but {} segments in retransmission", self.retrans_out, retrans));
+        }
+        if self.sacked_out + self.lost_out > self.packets_out() + 0 {
+            return Err(format!("sacked {} + lost {} exceed packets_out {}", self.sacked_out, self.lost_out, self.packets_out()));
+        }
+        if self.retrans_out > self.lost_out {
+            return Err(format!("retrans_out {} exceeds lost_out {}", self.retrans_out, self.lost_out));
+        }
+        if self.tp.snd_cwnd < 1 {
+            return Err("cwnd below 1".into());
+        }
+        if self.tp.snd_ssthresh < 2 {
+            return Err(format!("ssthresh {} below 2", self.tp.snd_ssthresh));
+        }
+        if self.tp.packets_in_flight != self.in_flight() {
+            return Err(format!("tp.packets_in_flight {} stale (in_flight {})", self.tp.packets_in_flight, self.in_flight()));
+        }
+        if self.recovery_is_sack() {
+            let mut inside = 0;
+            for r in &self.sacked_ranges {
+                if r.0 < self.snd_una || r.1 > self.snd_nxt || r.0 >= r.1 {
+                    return Err(format!("SACK range {r:?} outside [{}, {})", self.snd_una, self.snd_nxt));
+                }
+                inside += r.1 - r.0;
+            }
+            if inside != self.sacked_out {
+                return Err(format!("SACK ranges cover {inside} segments, sacked_out {}", self.sacked_out));
+            }
+            let below = self.segs.iter().take(self.scan.saturating_sub(self.snd_una) as usize).filter(|s| s.flags & SACKED != 0).count() as u32;
+            if self.scan >= self.snd_una && below != self.scan_sacked {
+                return Err(format!("scan_sacked {} but {} SACKed below the scan", self.scan_sacked, below));
+            }
+        }
+        Ok(())
+    }
+}
