@@ -11,7 +11,7 @@
 //! 5. one real kernel CUBIC flow through 20 Mbit/s, 40 ms RTT, 1 BDP DropTail.
 
 use crate::harness::{Harness, Side};
-use crate::model::{load_trace, trace_opportunities};
+use crate::model::trace_opportunities;
 use crate::stats::Lateness;
 use crate::{DirectionConfig, EmuError, ADDR_B};
 use cclab_sim::{Buffer, LinkRate};
@@ -168,8 +168,8 @@ pub fn delay_error(probes: usize, rt: bool) -> Result<(Lateness, Lateness), EmuE
 
 /// 3. A backlogged trace link: (delivered, opportunities in the same interval).
 pub fn trace_fidelity(trace: &std::path::Path, secs: u64, rt: bool) -> Result<(u64, u64, Lateness), EmuError> {
-    let t = Arc::new(load_trace(trace).map_err(EmuError::Config)?);
-    let mean_bps = t.opportunities_ms.len() as u64 * 1500 * 8 * 1000 / t.period_ms;
+    let t = Arc::new(cclab_sim::Trace::load(trace).map_err(EmuError::Config)?);
+    let mean_bps = t.mean_rate().bps();
     let link = DirectionConfig { rate: Some(LinkRate::Trace(t.clone())), buffer: Buffer::Packets(2000), ..Default::default() };
     let h = Harness::start_with(&link, &DirectionConfig::default(), 1, rt)?;
     let (stop, sink) = start_sink(&h, 9003)?;
@@ -187,23 +187,21 @@ pub fn trace_fidelity(trace: &std::path::Path, secs: u64, rt: bool) -> Result<(u
     Ok((s.delivered_packets, trace_opportunities(&t, from, to), s.lateness.clone()))
 }
 
-/// 4. Throughput of 1500-byte packets through a 10 Gbit/s link: (delivered bit/s, lateness).
+/// 4. Throughput of 1500-byte packets through a 10 Gbit/s link: (delivered bit/s, sent, delivered).
 pub fn throughput(secs: u64, rt: bool) -> Result<(f64, u64, u64), EmuError> {
     let link = constant(Rate(10_000_000_000), 0, Buffer::Packets(10_000));
     let h = Harness::start_with(&link, &DirectionConfig::default(), 1, rt)?;
     let (stop, sink) = start_sink(&h, 9004)?;
     let dst = SocketAddr::new(ADDR_B.into(), 9004);
     let t0 = h.now();
-    let d0 = 0;
     let send = h.spawn(Side::A, move || udp_send(dst, 1472, None, std::time::Duration::from_secs(secs)));
     let sent = send.join().map_err(|_| EmuError::Setup("sender panicked".into()))?.map_err(io("udp send"))?;
     let t1 = h.now();
     let fwd = h.finish()?;
     stop.store(true, Ordering::Relaxed);
-    let (rp, _rb) = sink.join().map_err(|_| EmuError::Setup("sink panicked".into()))?.map_err(io("udp sink"))?;
+    sink.join().map_err(|_| EmuError::Setup("sink panicked".into()))?.map_err(io("udp sink"))?;
     let s = &fwd.dirs[0].stats;
-    let bps = (s.delivered_bytes - d0) as f64 * 8.0 / (t1 - t0).as_secs_f64();
-    let _ = rp;
+    let bps = s.delivered_bytes as f64 * 8.0 / (t1 - t0).as_secs_f64();
     Ok((bps, sent, s.delivered_packets))
 }
 

@@ -12,7 +12,7 @@
 //! Memory: packets live in a per-direction pool of fixed 2 KiB slots that grows in
 //! chunks and is reused; the queues hold slot indices. Nothing is allocated per packet.
 
-use crate::model::{DelayLine, EmuLink, Link, Pkt, Refusal};
+use crate::model::{flow_key, DelayLine, EmuLink, Link, Pkt, Refusal};
 use crate::stats::DirectionStats;
 use crate::{DirectionConfig, EmuError};
 use cclab_units::{Duration, Time};
@@ -119,8 +119,9 @@ pub struct Direction {
 }
 
 impl Direction {
-    pub fn new(cfg: &DirectionConfig, seed: u64) -> Result<Direction, EmuError> {
-        let link = EmuLink::new(cfg.rate.as_ref(), cfg.buffer, &cfg.qdisc, cfg.loss.clone(), seed).map_err(EmuError::Config)?;
+    /// `index`: [`UPLINK`] or [`DOWNLINK`] (each direction draws its own random streams).
+    pub fn new(cfg: &DirectionConfig, seed: u64, index: usize) -> Result<Direction, EmuError> {
+        let link = EmuLink::new(cfg.rate.as_ref(), cfg.buffer, &cfg.qdisc, cfg.loss.clone(), seed, index as u64).map_err(EmuError::Config)?;
         Ok(Direction { link, delay: DelayLine::new(cfg.delay), pool: Pool::new(1024), stats: DirectionStats::default() })
     }
     /// The next time something in this direction is due.
@@ -209,7 +210,7 @@ impl Forwarder {
         sample_interval: Duration,
         log_dir: Option<&Path>,
     ) -> Result<Forwarder, EmuError> {
-        let dirs = [Direction::new(uplink, seed)?, Direction::new(downlink, seed ^ 0x5eed_d0e5)?];
+        let dirs = [Direction::new(uplink, seed, UPLINK)?, Direction::new(downlink, seed, DOWNLINK)?];
         // SAFETY: plain syscalls creating descriptors; results checked.
         let epoll = owned(cvt(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) }, "epoll_create1")?);
         let timer = owned(cvt(
@@ -409,7 +410,7 @@ impl Forwarder {
             }
             dir.stats.arrived_packets += 1;
             dir.stats.arrived_bytes += n as u64;
-            let pkt = Pkt { slot, len: n as u32, arrived: now };
+            let pkt = Pkt { slot, len: n as u32, flow: flow_key(&buf[..n as usize]), arrived: now };
             if let Err((pkt, why)) = dir.link.enqueue(pkt, now) {
                 match why {
                     Refusal::QueueDrop => dir.stats.queue_drops += 1,

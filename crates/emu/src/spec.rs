@@ -8,12 +8,12 @@
 //!
 //! A bare first item is a rate if it parses as one (`20Mbps`), else a trace file path.
 //! Keys: `rate`, `trace`, `delay` (one-way), `buffer` (`<n>pkt` or a size such as
-//! `120KB`), `qdisc` (`droptail` | `red`), `red_min_th`, `red_max_th` (packets),
+//! `120KB`), `qdisc` (`droptail` | `red` | `pie`), `red_min_th`, `red_max_th` (packets),
 //! `red_max_p`, `red_weight`, `loss` (Bernoulli probability 0..1).
 
-use crate::model::load_trace;
 use crate::{DirectionConfig, EmuError};
-use cclab_sim::{Buffer, LinkRate, LossModel, Qdisc, RedConfig};
+use cclab_sim::{Buffer, LinkRate, LossModel, PieConfig, Qdisc, RedConfig, Trace};
+use cclab_units::Duration;
 use cclab_units::{parse_bytes, parse_duration, parse_rate};
 use std::path::Path;
 use std::sync::Arc;
@@ -21,6 +21,11 @@ use std::sync::Arc;
 /// RED defaults as ns-2 commonly configures them in the seeds' fairness study (packets).
 pub fn red_defaults() -> RedConfig {
     RedConfig { min_th: 5.0, max_th: 15.0, max_p: 0.1, weight: 0.002, gentle: true }
+}
+
+/// PIE defaults of RFC 8033 section 4 (target 15 ms, update every 15 ms, alpha 1/8, beta 1.25).
+pub fn pie_defaults() -> PieConfig {
+    PieConfig { target: Duration::from_millis(15), tupdate: Duration::from_millis(15), alpha: 0.125, beta: 1.25 }
 }
 
 const KEYS: &str = "rate, trace, delay, buffer, qdisc, red_min_th, red_max_th, red_max_p, red_weight, loss";
@@ -47,7 +52,7 @@ pub fn parse_direction(field: &str, spec: &str) -> Result<DirectionConfig, EmuEr
                 cfg.rate = Some(LinkRate::Constant(r));
             }
             "trace" => {
-                let t = load_trace(Path::new(value)).map_err(|e| EmuError::Config(format!("{field}: {e}")))?;
+                let t = Trace::load(Path::new(value)).map_err(|e| EmuError::Config(format!("{field}: {e}")))?;
                 cfg.rate = Some(LinkRate::Trace(Arc::new(t)));
             }
             "delay" => {
@@ -73,7 +78,8 @@ pub fn parse_direction(field: &str, spec: &str) -> Result<DirectionConfig, EmuEr
             "qdisc" => match value {
                 "droptail" => cfg.qdisc = Qdisc::DropTail,
                 "red" => red_asked = true,
-                _ => return Err(bad("qdisc", value, "one of: droptail, red")),
+                "pie" => cfg.qdisc = Qdisc::Pie(pie_defaults()),
+                _ => return Err(bad("qdisc", value, "one of: droptail, red, pie")),
             },
             "red_min_th" | "red_max_th" | "red_max_p" | "red_weight" => {
                 let v: f64 = value.parse().ok().filter(|v: &f64| v.is_finite() && *v >= 0.0).ok_or_else(|| bad(key, value, "a non-negative number"))?;
@@ -107,7 +113,7 @@ pub fn parse_direction(field: &str, spec: &str) -> Result<DirectionConfig, EmuEr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cclab_units::{Duration, Rate};
+    use cclab_units::Rate;
 
     #[test]
     fn parses_rate_delay_buffer_loss() {
@@ -139,7 +145,7 @@ mod tests {
         let m = msg("trace=/nonexistent/x.trace");
         assert!(m.contains("--uplink") && m.contains("/nonexistent/x.trace"), "{m}");
         let m = msg("/no/such/file");
-        assert!(m.contains("cannot read trace /no/such/file"), "{m}");
+        assert!(m.contains("cannot read trace file /no/such/file"), "{m}");
         let m = msg("rate=10MBps");
         assert!(m.contains("--uplink: rate") && m.contains("Mbps"), "{m}");
         let m = msg("10Mbps,delay=soon");
@@ -149,7 +155,7 @@ mod tests {
         let m = msg("10Mbps,loss=1.5");
         assert!(m.contains("loss \"1.5\"") && m.contains("between 0 and 1"), "{m}");
         let m = msg("10Mbps,qdisc=codel");
-        assert!(m.contains("droptail, red"), "{m}");
+        assert!(m.contains("droptail, red, pie"), "{m}");
         let m = msg("10Mbps,colour=red");
         assert!(m.contains("unknown key \"colour\""), "{m}");
         let m = msg("10Mbps,red_min_th=20,red_max_th=10");

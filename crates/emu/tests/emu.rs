@@ -5,7 +5,7 @@
 use cclab_emu::bench::{udp_send, udp_sink};
 use cclab_emu::cli::{run, EmuArgs, LinkArgs};
 use cclab_emu::harness::{Harness, Side};
-use cclab_emu::model::{load_trace, trace_opportunities};
+use cclab_emu::model::trace_opportunities;
 use cclab_emu::{netns, DirectionConfig, ADDR_B};
 use cclab_sim::{Buffer, LinkRate, LossModel};
 use cclab_units::{Duration, Rate, Time};
@@ -123,7 +123,7 @@ fn trace_link_delivers_no_more_than_its_opportunities() {
         eprintln!("skipped: {} not present", path.display());
         return;
     }
-    let trace = Arc::new(load_trace(path).unwrap());
+    let trace = Arc::new(cclab_sim::Trace::load(path).unwrap());
     let up = DirectionConfig { rate: Some(LinkRate::Trace(trace.clone())), buffer: Buffer::Packets(500), ..Default::default() };
     let h = Harness::start(&up, &DirectionConfig::default(), 1).unwrap();
     let (stop, j) = sink(&h, 7003);
