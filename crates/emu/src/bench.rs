@@ -98,7 +98,10 @@ pub fn udp_sink(bind: SocketAddr, stop: Arc<AtomicBool>, ready: std::sync::mpsc:
 }
 
 /// Starts a UDP sink in B at `port`; returns its stop flag and join handle once bound.
-fn start_sink(h: &Harness, port: u16) -> Result<(Arc<AtomicBool>, std::thread::JoinHandle<std::io::Result<(u64, u64)>>), EmuError> {
+/// A running UDP sink: its stop flag and the thread returning (packets, bytes).
+type Sink = (Arc<AtomicBool>, std::thread::JoinHandle<std::io::Result<(u64, u64)>>);
+
+fn start_sink(h: &Harness, port: u16) -> Result<Sink, EmuError> {
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = std::sync::mpsc::channel();
     let s2 = stop.clone();

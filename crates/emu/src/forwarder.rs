@@ -326,7 +326,7 @@ impl Forwarder {
                 if let Err(e) = self.log(now) {
                     break Err(e);
                 }
-                next_sample = next_sample + self.sample_interval;
+                next_sample += self.sample_interval;
                 if next_sample <= now {
                     next_sample = now + self.sample_interval;
                 }

@@ -99,10 +99,11 @@ pub fn parse_direction(field: &str, spec: &str) -> Result<DirectionConfig, EmuEr
         }
     }
     if red_asked {
-        if !(red.min_th < red.max_th) {
+        if red.min_th >= red.max_th {
             return Err(EmuError::Config(format!("{field}: red_min_th {} must be below red_max_th {}", red.min_th, red.max_th)));
         }
-        if !(red.max_p > 0.0 && red.max_p <= 1.0) || !(red.weight > 0.0 && red.weight <= 1.0) {
+        let in_unit = |v: f64| v > 0.0 && v <= 1.0;
+        if !in_unit(red.max_p) || !in_unit(red.weight) {
             return Err(EmuError::Config(format!("{field}: red_max_p and red_weight must be in (0, 1]")));
         }
         cfg.qdisc = Qdisc::Red(red);
