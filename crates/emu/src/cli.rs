@@ -96,6 +96,18 @@ pub fn run(args: &EmuArgs) -> Result<i32, EmuError> {
     }
 }
 
+/// [`run`] for the `cclab` binary: prints an error as one line and maps the result to
+/// the process exit status (the wrapped command's, 2 for an error).
+pub fn main(args: &EmuArgs) -> std::process::ExitCode {
+    match run(args) {
+        Ok(code) => std::process::ExitCode::from(code.clamp(0, 255) as u8),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
 fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
     // Everything the user wrote is checked before anything is created.
     let up = parse_direction("--uplink", &args.uplink)?;
@@ -237,5 +249,50 @@ struct SignalGuard;
 impl Drop for SignalGuard {
     fn drop(&mut self) {
         uninstall_signal_handlers();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    /// The shape the `cclab` binary gives it: `cclab emu ...` as one subcommand.
+    #[derive(Parser, Debug)]
+    struct Top {
+        #[command(subcommand)]
+        cmd: TopCmd,
+    }
+    #[derive(clap::Subcommand, Debug)]
+    enum TopCmd {
+        Emu(EmuArgs),
+    }
+
+    fn parse(args: &[&str]) -> EmuArgs {
+        let TopCmd::Emu(a) = Top::try_parse_from(args).unwrap().cmd;
+        a
+    }
+
+    #[test]
+    fn parses_as_a_subcommand_of_cclab() {
+        let a = parse(&["cclab", "emu", "--uplink", "10Mbps,delay=5ms", "--duration", "2s", "--", "sh", "-c", "echo hi"]);
+        assert!(a.action.is_none());
+        assert_eq!(a.link.uplink, "10Mbps,delay=5ms");
+        assert_eq!(a.link.command, vec!["sh", "-c", "echo hi"]);
+        assert!(matches!(parse(&["cclab", "emu", "cleanup", "--all"]).action, Some(EmuAction::Cleanup { all: true })));
+        assert!(matches!(parse(&["cclab", "emu", "bench", "--quick"]).action, Some(EmuAction::Bench(ref b)) if b.quick));
+        assert!(Top::try_parse_from(["cclab", "emu", "--bogus"]).is_err());
+    }
+
+    #[test]
+    fn bad_options_are_errors_before_anything_is_created() {
+        let mut a = parse(&["cclab", "emu", "--duration", "soon"]);
+        assert!(run(&a).unwrap_err().to_string().contains("--duration"));
+        a.link.duration = None;
+        a.link.sample = "10us".into();
+        assert!(run(&a).unwrap_err().to_string().contains("--sample"));
+        a.link.sample = "10ms".into();
+        a.link.downlink = "rate=fast".into();
+        assert!(run(&a).unwrap_err().to_string().contains("--downlink: rate"));
     }
 }
