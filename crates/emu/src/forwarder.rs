@@ -20,7 +20,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// How long before a scheduled event the loop stops sleeping and polls.
@@ -158,6 +158,22 @@ impl StopHandle {
     }
 }
 
+/// A live view of one direction, published by the loop for other threads (the testbed's
+/// sampler): relaxed atomics written once per loop iteration.
+#[derive(Default, Debug)]
+pub struct DirectionGauge {
+    /// Packets and bytes in the link (waiting and in service).
+    pub queue_packets: AtomicU64,
+    pub queue_bytes: AtomicU64,
+    /// Queue drops plus random losses so far.
+    pub drops: AtomicU64,
+    pub delivered_packets: AtomicU64,
+    pub delivered_bytes: AtomicU64,
+}
+
+/// [`DirectionGauge`]s of [uplink, downlink].
+pub type Gauges = Arc<[DirectionGauge; 2]>;
+
 /// The forwarding loop and the state it drives.
 pub struct Forwarder {
     /// TUN devices: [side A, side B].
@@ -176,6 +192,7 @@ pub struct Forwarder {
     elapsed: Duration,
     /// Run the loop's thread under SCHED_FIFO (see [`set_realtime`](Self::set_realtime)).
     realtime: bool,
+    gauges: Gauges,
 }
 
 fn cvt(r: libc::c_int, what: &str) -> Result<libc::c_int, EmuError> {
@@ -244,6 +261,7 @@ impl Forwarder {
             logs,
             elapsed: Duration::ZERO,
             realtime: false,
+            gauges: Arc::new(Default::default()),
         };
         for fd in [fwd.tun[0].as_raw_fd(), fwd.tun[1].as_raw_fd(), fwd.timer.as_raw_fd(), fwd.wake.as_raw_fd()] {
             fwd.watch(fd)?;
@@ -256,6 +274,23 @@ impl Forwarder {
         // SAFETY: valid epoll and event.
         cvt(unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) }, "epoll_ctl")?;
         Ok(())
+    }
+
+    /// The live per-direction counters this forwarder publishes while it runs.
+    pub fn gauges(&self) -> Gauges {
+        self.gauges.clone()
+    }
+
+    fn publish(&self) {
+        for (g, d) in self.gauges.iter().zip(self.dirs.iter()) {
+            let (p, b) = d.link.backlog();
+            let s = &d.stats;
+            g.queue_packets.store(p, Ordering::Relaxed);
+            g.queue_bytes.store(b, Ordering::Relaxed);
+            g.drops.store(s.queue_drops + s.random_losses, Ordering::Relaxed);
+            g.delivered_packets.store(s.delivered_packets, Ordering::Relaxed);
+            g.delivered_bytes.store(s.delivered_bytes, Ordering::Relaxed);
+        }
     }
 
     pub fn stop_handle(&self) -> StopHandle {
@@ -321,6 +356,7 @@ impl Forwarder {
                 break Err(e);
             }
             self.release_due();
+            self.publish();
             let now = self.now();
             if now >= next_sample {
                 if let Err(e) = self.log(now) {

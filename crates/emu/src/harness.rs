@@ -19,6 +19,7 @@ pub struct Harness {
     // Field order is drop order: the forwarder thread is joined before the namespaces go.
     thread: Option<JoinHandle<(Forwarder, Result<(), EmuError>)>>,
     stop: StopHandle,
+    gauges: crate::forwarder::Gauges,
     origin_ns: u64,
     net: EmuNet,
 }
@@ -37,6 +38,7 @@ impl Harness {
         let origin_ns = monotonic_ns();
         fwd.set_origin(origin_ns);
         let stop = fwd.stop_handle();
+        let gauges = fwd.gauges();
         let thread = std::thread::Builder::new()
             .name("cclab-emu-forwarder".into())
             .spawn(move || {
@@ -44,7 +46,12 @@ impl Harness {
                 (fwd, r)
             })
             .map_err(|e| EmuError::Setup(format!("cannot start the forwarder thread: {e}")))?;
-        Ok(Harness { thread: Some(thread), stop, origin_ns, net })
+        Ok(Harness { thread: Some(thread), stop, gauges, origin_ns, net })
+    }
+
+    /// Live counters of [uplink, downlink].
+    pub fn gauges(&self) -> &[crate::forwarder::DirectionGauge; 2] {
+        &self.gauges
     }
 
     pub fn net(&self) -> &EmuNet {

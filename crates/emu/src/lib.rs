@@ -26,6 +26,8 @@ pub mod model;
 pub mod netns;
 pub mod spec;
 pub mod stats;
+pub mod tcpinfo;
+pub mod testbed;
 
 use cclab_sim::{Buffer, LinkRate, LossModel, Qdisc};
 use cclab_units::Duration;

@@ -1,0 +1,108 @@
+//! The testbed on short scenarios: real kernel TCP through the emulator, measured into the
+//! simulator's output types. Needs root and /dev/net/tun; skips with a printed reason.
+
+use cclab_emu::testbed;
+use cclab_sim::{Buffer, FlowConfig, FlowSample, LinkConfig, LinkRate, LossModel, Observer, Qdisc, QueueSample, SimConfig, TcpConfig};
+use cclab_units::{Duration, Rate, Time};
+
+fn unavailable() -> bool {
+    match cclab_emu::netns::preflight() {
+        Ok(()) => false,
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            true
+        }
+    }
+}
+
+fn flow(cc: &str, i: usize, bytes: Option<u64>) -> FlowConfig {
+    FlowConfig {
+        name: format!("{cc}#{i}"),
+        cc: cc.into(),
+        params: vec![],
+        rtt: Duration::from_millis(40),
+        start: Time::ZERO,
+        stop: None,
+        bytes,
+        tcp: TcpConfig::default(),
+    }
+}
+
+fn scenario(flows: Vec<FlowConfig>, secs: u64) -> SimConfig {
+    SimConfig {
+        duration: Duration::from_secs(secs),
+        seed: 1,
+        bottleneck: LinkConfig {
+            rate: LinkRate::Constant(Rate::from_mbps(10)),
+            delay: Duration::from_millis(10),
+            buffer: Buffer::Bytes(50_000),
+            qdisc: Qdisc::DropTail,
+            loss: LossModel::None,
+        },
+        flows,
+        cross: vec![],
+        sample_interval: Duration::from_millis(10),
+        changes: vec![],
+    }
+}
+
+#[derive(Default)]
+struct Rec {
+    flows: Vec<FlowSample>,
+    queue: Vec<QueueSample>,
+}
+impl Observer for Rec {
+    fn flow_sample(&mut self, s: &FlowSample) {
+        self.flows.push(s.clone());
+    }
+    fn queue_sample(&mut self, s: &QueueSample) {
+        self.queue.push(s.clone());
+    }
+}
+
+#[test]
+fn one_kernel_cubic_flow_fills_the_link_and_is_sampled() {
+    if unavailable() {
+        return;
+    }
+    let cfg = scenario(vec![flow("cubic", 0, None)], 3);
+    let mut rec = Rec::default();
+    let r = testbed::run(&cfg, &mut rec, &mut |_| {}).unwrap();
+    let f = &r.flows[0];
+    eprintln!("utilization {:.3}, goodput {:.2} Mbit/s, rtt {:?}, drops {}", r.link.utilization, f.goodput_bps / 1e6, f.rtt, r.link.queue_drops);
+    assert!(r.link.utilization > 0.8, "utilization {}", r.link.utilization);
+    assert!(f.goodput_bps > 7e6 && f.goodput_bps < 10e6, "goodput {}", f.goodput_bps);
+    // srtt never below the path's 40 ms, and at most base + buffer (50 kB at 10 Mbit/s = 40 ms) + slack.
+    assert!(f.rtt.p50_ms >= 40.0 && f.rtt.p99_ms < 95.0, "{:?}", f.rtt);
+    // Samples every 10 ms for 3 s, cwnd in packets, delivered bytes non-decreasing.
+    assert!((250..=302).contains(&rec.queue.len()), "{} queue samples", rec.queue.len());
+    assert!(rec.flows.len() > 250 && rec.flows.iter().all(|s| s.cwnd_pkts >= 2));
+    assert!(rec.flows.windows(2).all(|w| w[0].delivered_bytes <= w[1].delivered_bytes));
+    assert!(rec.queue.iter().all(|q| q.packets <= 50_000 / 1500 + 1), "queue above its byte limit");
+}
+
+#[test]
+fn finite_transfers_complete_and_report_when() {
+    if unavailable() {
+        return;
+    }
+    let cfg = scenario(vec![flow("reno", 0, Some(200_000)), flow("cubic", 1, Some(300_000))], 3);
+    let r = testbed::run(&cfg, &mut cclab_sim::NoObserver, &mut |_| {}).unwrap();
+    for (f, want) in r.flows.iter().zip([200_000u64, 300_000]) {
+        eprintln!("flow {}: {} B, completed {:?}", f.flow, f.delivered_bytes, f.completed_at);
+        assert_eq!(f.delivered_bytes, want);
+        let done = f.completed_at.expect("completed").as_secs_f64();
+        // At least the bytes' serialisation time at 10 Mbit/s plus one RTT.
+        assert!(done > want as f64 * 8.0 / 10e6 && done < 3.0, "completed at {done}");
+    }
+}
+
+#[test]
+fn an_algorithm_the_kernel_lacks_is_an_error() {
+    if unavailable() {
+        return;
+    }
+    let cfg = scenario(vec![flow("tahoe", 0, None)], 1);
+    let e = testbed::run(&cfg, &mut cclab_sim::NoObserver, &mut |_| {}).unwrap_err().to_string();
+    assert!(e.contains("\"tahoe\" is not available in this kernel"), "{e}");
+}
