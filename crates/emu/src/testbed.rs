@@ -452,7 +452,7 @@ fn cross_source(c: cclab_sim::CrossConfig, end: Time, now: impl Fn() -> Time, mu
                 let mut step = Duration(gap as u64);
                 if next + step > on_until {
                     let off = Duration(rng.exponential(mean_off.as_nanos() as f64) as u64);
-                    step = step + off;
+                    step += off;
                     on_until = next + step + Duration(rng.exponential(mean_on.as_nanos() as f64) as u64);
                 }
                 step
