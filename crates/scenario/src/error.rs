@@ -19,8 +19,29 @@ pub struct ScenarioError {
     pub message: String,
 }
 
+/// Errors are one line: control characters from the input (a newline inside a quoted
+/// name, say) are shown escaped.
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = self.render();
+        if text.chars().any(char::is_control) {
+            let escaped: String = text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect();
+            f.write_str(&escaped)
+        } else {
+            f.write_str(&text)
+        }
+    }
+}
+
+impl ScenarioError {
+    fn render(&self) -> String {
+        let mut f = String::new();
+        let _ = self.write_to(&mut f);
+        f
+    }
+
+    fn write_to(&self, f: &mut String) -> fmt::Result {
+        use fmt::Write;
         write!(f, "{}", self.file)?;
         match (self.line, self.from_override) {
             (_, true) => write!(f, " (--set)")?,

@@ -49,7 +49,7 @@ enum Kind {
     LinkDone,
     /// The head of the bottleneck-to-receivers pipe arrives.
     Arrive,
-    /// The head of flow i's ACK path arrives at its sender.
+    /// The head of ACK path i arrives at its sender.
     AckArrive(u32),
     Rto(u32),
     DelAck(u32),
@@ -89,9 +89,8 @@ struct Flow {
     name: String,
     sender: TcpSender,
     receiver: TcpReceiver,
-    /// ACKs on their way back, with arrival times (FIFO: constant delay).
-    acks: VecDeque<(u64, Ack)>,
-    ack_delay: Duration,
+    /// Index of the ACK path (shared by all flows with the same return delay).
+    ack_path: u32,
     start: Time,
     stop: Option<Time>,
     started: bool,
@@ -111,6 +110,11 @@ struct Cross {
 /// Everything but the flows: the network, the clock and the event heap.
 struct Net {
     heap: BinaryHeap<Event>,
+    /// Per-flow timers (RTO, delayed ACK) in their own heap: there is one per flow, they
+    /// rarely fire, and keeping them out of `heap` keeps the hot heap a few entries deep.
+    timers: BinaryHeap<Event>,
+    /// ACKs on their way back, one FIFO per distinct return delay: (arrival time, ACK).
+    ack_paths: Vec<(Duration, VecDeque<(u64, Ack)>)>,
     seq: u64,
     events: u64,
     now: Time,
@@ -136,8 +140,30 @@ struct Net {
 impl Net {
     #[inline]
     fn schedule(&mut self, at: Time, kind: Kind) {
-        self.heap.push(Event { time: at.0, seq: self.seq, kind });
+        let ev = Event { time: at.0, seq: self.seq, kind };
         self.seq += 1;
+        match kind {
+            Kind::Rto(_) | Kind::DelAck(_) => self.timers.push(ev),
+            _ => self.heap.push(ev),
+        }
+    }
+
+    /// Removes and returns the earliest event of both heaps if it is due by `t`.
+    #[inline]
+    fn pop_due(&mut self, t: Time) -> Option<Event> {
+        let h = self.heap.peek().map(|e| (e.time, e.seq));
+        let m = self.timers.peek().map(|e| (e.time, e.seq));
+        let from_timers = match (h, m) {
+            (None, None) => return None,
+            (Some(_), None) => false,
+            (None, Some(_)) => true,
+            (Some(a), Some(b)) => b < a,
+        };
+        let heap = if from_timers { &mut self.timers } else { &mut self.heap };
+        if heap.peek().expect("peeked").time > t.0 {
+            return None;
+        }
+        heap.pop()
     }
 
     #[inline]
@@ -350,8 +376,20 @@ impl Simulation {
         let mut queue_rng = Rng::stream(cfg.seed, stream::QUEUE, 0);
         let queue = Queue::new(&b.qdisc, b.buffer, mean_rate.tx_time(1500), &mut queue_rng);
         let end = Time(cfg.duration.0);
+        // One ACK path per distinct return delay, numbered in order of first use.
+        let mut path_of: std::collections::BTreeMap<Duration, u32> = Default::default();
+        let mut ack_paths = Vec::new();
+        for f in &cfg.flows {
+            let d = f.rtt.saturating_sub(b.delay);
+            path_of.entry(d).or_insert_with(|| {
+                ack_paths.push((d, VecDeque::new()));
+                ack_paths.len() as u32 - 1
+            });
+        }
         let mut net = Net {
-            heap: BinaryHeap::with_capacity(cfg.flows.len() * 2 + cfg.cross.len() + 16),
+            heap: BinaryHeap::with_capacity(ack_paths.len() + cfg.cross.len() + 16),
+            timers: BinaryHeap::with_capacity(cfg.flows.len() * 2 + 16),
+            ack_paths,
             seq: 0,
             events: 0,
             now: Time::ZERO,
@@ -382,8 +420,7 @@ impl Simulation {
                 name: f.name.clone(),
                 sender,
                 receiver,
-                acks: VecDeque::new(),
-                ack_delay: f.rtt.saturating_sub(b.delay),
+                ack_path: path_of[&f.rtt.saturating_sub(b.delay)],
                 start: f.start,
                 stop: f.stop,
                 started: false,
@@ -427,11 +464,7 @@ impl Simulation {
     /// moves the clock to `t`. Returns true when the run is finished.
     pub fn run_until(&mut self, t: Time, obs: &mut dyn Observer) -> bool {
         let t = t.min(self.end);
-        while let Some(ev) = self.net.heap.peek() {
-            if ev.time > t.0 {
-                break;
-            }
-            let ev = self.net.heap.pop().expect("peeked");
+        while let Some(ev) = self.net.pop_due(t) {
             self.net.now = Time(ev.time);
             self.net.events += 1;
             self.handle(ev.kind, obs);
@@ -532,21 +565,24 @@ impl Simulation {
         }
     }
 
-    fn push_ack(net: &mut Net, fl: &mut Flow, f: usize, ack: Ack) {
-        let at = net.now + fl.ack_delay;
-        if fl.acks.is_empty() {
-            net.schedule(at, Kind::AckArrive(f as u32));
+    fn push_ack(net: &mut Net, fl: &mut Flow, _f: usize, ack: Ack) {
+        let p = fl.ack_path as usize;
+        let at = net.now + net.ack_paths[p].0;
+        if net.ack_paths[p].1.is_empty() {
+            net.schedule(at, Kind::AckArrive(p as u32));
         }
-        fl.acks.push_back((at.0, ack));
+        net.ack_paths[p].1.push_back((at.0, ack));
     }
 
-    fn ack_arrive(&mut self, f: usize) {
+    fn ack_arrive(&mut self, p: usize) {
         let now = self.net.now;
-        let fl = &mut self.flows[f];
-        let Some((_, ack)) = fl.acks.pop_front() else { return };
-        if let Some(&(t, _)) = fl.acks.front() {
-            self.net.schedule(Time(t), Kind::AckArrive(f as u32));
+        let path = &mut self.net.ack_paths[p].1;
+        let Some((_, ack)) = path.pop_front() else { return };
+        if let Some(&(t, _)) = path.front() {
+            self.net.schedule(Time(t), Kind::AckArrive(p as u32));
         }
+        let f = ack.flow as usize;
+        let fl = &mut self.flows[f];
         fl.sender.on_ack(now, &ack);
         self.send(f);
     }

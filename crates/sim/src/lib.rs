@@ -7,6 +7,7 @@
 //! advanced in steps and retuned between them (`set_param`), which is how the lab UI
 //! moves sliders on a running flow.
 
+pub mod bench;
 pub mod config;
 pub mod engine;
 pub mod error;
