@@ -32,6 +32,10 @@ pub struct BenchArgs {
     /// Run the forwarder as an ordinary (SCHED_OTHER) thread instead of SCHED_FIFO.
     #[arg(long)]
     pub no_realtime: bool,
+    /// Instead of the emulator figures: real kernel TCP (the testbed) beside the simulator
+    /// on four scenarios, with this algorithm (e.g. cubic, reno).
+    #[arg(long, value_name = "CC")]
+    pub agreement: Option<String>,
     /// Trace for the fidelity figure.
     #[arg(long, default_value = "/work/shared/traces/TMobile-LTE-short.down")]
     pub trace: PathBuf,
@@ -285,8 +289,93 @@ pub fn tcp_flow(cc: &str, rate: Rate, rtt_ms: u64, buffer: Buffer, secs: u64, wa
     Ok(TcpRun { bytes, goodput_bps, steady_bps, link_bps: s.delivered_bytes as f64 * 8.0 / (t1 - t0).as_secs_f64(), uplink_drops: s.queue_drops })
 }
 
+/// Mean cwnd (packets) per flow over the samples.
+#[derive(Default)]
+struct CwndMean {
+    sum: Vec<f64>,
+    n: Vec<u64>,
+}
+
+impl cclab_sim::Observer for CwndMean {
+    fn flow_sample(&mut self, s: &cclab_sim::FlowSample) {
+        if self.sum.len() <= s.flow {
+            self.sum.resize(s.flow + 1, 0.0);
+            self.n.resize(s.flow + 1, 0);
+        }
+        self.sum[s.flow] += s.cwnd_pkts as f64;
+        self.n[s.flow] += 1;
+    }
+}
+
+impl CwndMean {
+    fn mean(&self) -> f64 {
+        let per: Vec<f64> = self.sum.iter().zip(&self.n).filter(|(_, &n)| n > 0).map(|(s, &n)| s / n as f64).collect();
+        per.iter().sum::<f64>() / per.len().max(1) as f64
+    }
+}
+
+/// A dumbbell scenario for the agreement figures.
+pub fn agreement_scenario(cc: &str, rate: LinkRate, rtt_ms: u64, buffer: Buffer, flows: usize, secs: u64) -> cclab_sim::SimConfig {
+    let flow = |i: usize| cclab_sim::FlowConfig {
+        name: format!("{cc}#{i}"),
+        cc: cc.to_string(),
+        params: vec![],
+        rtt: Duration::from_millis(rtt_ms),
+        start: Time::ZERO,
+        stop: None,
+        bytes: None,
+        tcp: cclab_sim::TcpConfig::default(),
+    };
+    cclab_sim::SimConfig {
+        duration: Duration::from_secs(secs),
+        seed: 1,
+        bottleneck: cclab_sim::LinkConfig { rate, delay: Duration::from_millis(rtt_ms / 4), buffer, qdisc: cclab_sim::Qdisc::DropTail, loss: cclab_sim::LossModel::None },
+        flows: (0..flows).map(flow).collect(),
+        cross: vec![],
+        sample_interval: Duration::from_millis(10),
+        changes: vec![],
+    }
+}
+
+/// Real kernel TCP beside the simulator on the same scenarios: goodput and mean cwnd.
+pub fn agreement(cc: &str, secs: u64, trace: Option<&std::path::Path>) -> Result<(), EmuError> {
+    let mut cases = vec![
+        ("TCPTuner: 12 Mbit/s, 80 ms, 120 kB", agreement_scenario(cc, LinkRate::Constant(Rate::from_mbps(12)), 80, Buffer::Bytes(120_000), 1, secs)),
+        ("20 Mbit/s, 40 ms, 1 BDP", agreement_scenario(cc, LinkRate::Constant(Rate::from_mbps(20)), 40, Buffer::Bytes(100_000), 1, secs)),
+        ("2 flows, 10 Mbit/s, 100 ms, 0.5 BDP", agreement_scenario(cc, LinkRate::Constant(Rate::from_mbps(10)), 100, Buffer::Bytes(62_500), 2, secs)),
+    ];
+    if let Some(p) = trace {
+        let t = Arc::new(cclab_sim::Trace::load(p).map_err(EmuError::Config)?);
+        cases.push(("trace 12mbps.trace, 60 ms, 100 pkt", agreement_scenario(cc, LinkRate::Trace(t), 60, Buffer::Packets(100), 1, secs)));
+    }
+    println!("agreement, {cc}, {secs} s each: goodput (Mbit/s, all flows) and mean cwnd (packets), kernel vs simulator");
+    println!("{:<38} {:>10} {:>10} {:>7} {:>10} {:>10}", "scenario", "kernel", "sim", "diff", "cwnd kern", "cwnd sim");
+    for (name, cfg) in cases {
+        let mut kern_obs = CwndMean::default();
+        let kern = crate::testbed::run(&cfg, &mut kern_obs, &mut |_| {})?;
+        let mut sim_obs = CwndMean::default();
+        let mut sim = cclab_sim::Simulation::new(cfg.clone()).map_err(|e| EmuError::Config(e.to_string()))?;
+        let simr = sim.run(&mut sim_obs);
+        let k: f64 = kern.flows.iter().map(|f| f.goodput_bps).sum();
+        let s: f64 = simr.flows.iter().map(|f| f.goodput_bps).sum();
+        println!(
+            "{name:<38} {:>10.2} {:>10.2} {:>6.1}% {:>10.1} {:>10.1}",
+            k / 1e6,
+            s / 1e6,
+            (k / s - 1.0) * 100.0,
+            kern_obs.mean(),
+            sim_obs.mean()
+        );
+    }
+    Ok(())
+}
+
 pub fn run(args: &BenchArgs) -> Result<(), EmuError> {
     crate::netns::preflight()?;
+    if let Some(cc) = &args.agreement {
+        let trace = args.trace.with_file_name("12mbps.trace");
+        return agreement(cc, if args.quick { 10 } else { 30 }, trace.exists().then_some(trace.as_path()));
+    }
     let secs = if args.quick { 2 } else { 5 };
     let rt = !args.no_realtime;
     println!(
