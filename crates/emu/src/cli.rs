@@ -4,7 +4,8 @@
 //! cclab emu --uplink 20Mbps,delay=20ms,buffer=100pkt --downlink 20Mbps,delay=20ms -- COMMAND [ARGS...]
 //! cclab emu --uplink trace=/work/shared/traces/12mbps.trace --downlink 12Mbps --duration 30s
 //! cclab emu cleanup [--all]
-//! cclab emu bench [--quick]
+//! cclab emu bench [--quick] [--agreement cubic]
+//! cclab emu udp --cc tahoe --uplink 12Mbps,delay=40ms,buffer=120KB --downlink delay=40ms
 //! ```
 //!
 //! Like mahimahi's mm-link, COMMAND runs in namespace A (address 198.18.0.1) and reaches
@@ -42,6 +43,34 @@ pub enum EmuAction {
     },
     /// Measure the emulator: timing accuracy, delay, trace fidelity, throughput, and a real TCP flow.
     Bench(crate::bench::BenchArgs),
+    /// Run one of cclab's own algorithms in user space over UDP through the emulated link
+    /// (for algorithms the kernel lacks, such as tahoe).
+    Udp(UdpArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct UdpArgs {
+    /// Algorithm (see `cclab algorithms`).
+    #[arg(long, default_value = "reno")]
+    pub cc: String,
+    /// Algorithm parameter, repeatable.
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+    /// The data direction (A to B), as for `cclab emu --uplink`.
+    #[arg(long, default_value = "")]
+    pub uplink: String,
+    /// The ACK direction (B to A).
+    #[arg(long, default_value = "")]
+    pub downlink: String,
+    /// How long to send.
+    #[arg(long, default_value = "10s")]
+    pub duration: String,
+    /// A finite transfer (e.g. "10MB") instead of bulk.
+    #[arg(long)]
+    pub bytes: Option<String>,
+    /// Write the sender's samples (every 10 ms) as CSV here.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
 }
 
 #[derive(Args, Debug, Default)]
@@ -92,6 +121,7 @@ pub fn run(args: &EmuArgs) -> Result<i32, EmuError> {
             Ok(0)
         }
         Some(EmuAction::Bench(b)) => crate::bench::run(b).map(|_| 0),
+        Some(EmuAction::Udp(u)) => run_udp(u).map(|_| 0),
         None => run_link(&args.link),
     }
 }
@@ -195,6 +225,68 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
     drop(fwd);
     drop(net);
     result.map(|_| code)
+}
+
+fn run_udp(args: &UdpArgs) -> Result<(), EmuError> {
+    let up = parse_direction("--uplink", &args.uplink)?;
+    let down = parse_direction("--downlink", &args.downlink)?;
+    let duration = parse_duration(&args.duration).map_err(|e| EmuError::Config(format!("--duration: {e}")))?;
+    let bytes = match &args.bytes {
+        Some(b) => Some(cclab_units::parse_bytes(b).map_err(|e| EmuError::Config(format!("--bytes: {e}")))?),
+        None => None,
+    };
+    let mut params = Vec::new();
+    for p in &args.params {
+        let (k, v) = p.split_once('=').ok_or_else(|| EmuError::Config(format!("--param: \"{p}\" is not NAME=VALUE")))?;
+        let v: f64 = v.trim().parse().map_err(|_| EmuError::Config(format!("--param {k}: \"{v}\" is not a number")))?;
+        params.push((k.trim().to_string(), v));
+    }
+    // Checked before anything is created.
+    crate::udp::algorithm(&args.cc, &params)?;
+    netns::preflight()?;
+    let flow = crate::udp::UdpFlow { cc: args.cc.clone(), params, tcp: cclab_sim::TcpConfig::default(), bytes, duration, sample_interval: Duration::from_millis(10) };
+    let h = crate::harness::Harness::start_with(&up, &down, 1, true)?;
+    let r = crate::udp::run_flow(&h, &flow)?;
+    let fwd = h.finish()?;
+    println!(
+        "cclab emu udp: {} over {}: delivered {} B, goodput {:.3} Mbit/s, {} retransmits, {} timeouts{}",
+        args.cc,
+        args.duration,
+        r.delivered_bytes,
+        r.goodput_bps / 1e6,
+        r.retransmits,
+        r.timeouts,
+        r.completed_at.map(|t| format!(", completed at {:.3} s", t.as_secs_f64())).unwrap_or_default()
+    );
+    print_summary(&fwd, &mut std::io::stdout());
+    if let Some(p) = &args.csv {
+        let mut text = String::from("time_s,flow,cwnd_pkts,ssthresh_pkts,srtt_ms,inflight_pkts,delivered_bytes,retransmits");
+        if let Some(first) = r.samples.first() {
+            for (k, _) in &first.cc {
+                text += &format!(",cc_{k}");
+            }
+        }
+        text.push('\n');
+        for s in &r.samples {
+            text += &format!(
+                "{:.3},{},{},{},{:.3},{},{},{}",
+                s.time.as_secs_f64(),
+                s.flow,
+                s.cwnd_pkts,
+                s.ssthresh_pkts,
+                s.srtt.as_millis_f64(),
+                s.inflight_pkts,
+                s.delivered_bytes,
+                s.retransmits
+            );
+            for (_, v) in &s.cc {
+                text += &format!(",{v}");
+            }
+            text.push('\n');
+        }
+        std::fs::write(p, text).map_err(|e| EmuError::Io(format!("cannot write {}: {e}", p.display())))?;
+    }
+    Ok(())
 }
 
 fn direction_line(name: &str, s: &DirectionStats) -> String {

@@ -28,6 +28,7 @@ pub mod spec;
 pub mod stats;
 pub mod tcpinfo;
 pub mod testbed;
+pub mod udp;
 
 use cclab_sim::{Buffer, LinkRate, LossModel, Qdisc};
 use cclab_units::Duration;
