@@ -14,7 +14,7 @@
 //! the command ends, on SIGINT/SIGTERM/SIGHUP, and on errors; `cclab emu cleanup` removes
 //! namespaces left by a run that was killed outright.
 
-use crate::forwarder::{install_signal_handlers, signalled, uninstall_signal_handlers, Forwarder};
+use crate::forwarder::{install_signal_handlers, signalled, uninstall_signal_handlers, wake_on_signal, Forwarder};
 use crate::spec::parse_direction;
 use crate::stats::DirectionStats;
 use crate::{netns, EmuError, EmuNet, ADDR_A, ADDR_B};
@@ -152,11 +152,16 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
     }
     netns::preflight()?;
 
+    // From here on a signal ends the run through the normal path (Drop guards).
+    install_signal_handlers();
+    let restore = SignalGuard;
     let (net, tun_a, tun_b) = EmuNet::create()?;
     let mut fwd = Forwarder::new(tun_a, tun_b, &up, &down, args.seed, sample, args.log_dir.as_deref())?;
     fwd.set_realtime(args.realtime);
-    install_signal_handlers(&fwd);
-    let restore = SignalGuard;
+    wake_on_signal(&fwd);
+    if signalled() {
+        return Ok(130); // interrupted during setup; the guards remove what exists
+    }
 
     let mut child = None;
     let mut pidfd = None;
@@ -221,9 +226,9 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
         let p = dir.join("summary.json");
         std::fs::write(&p, summary_json(&fwd)).map_err(|e| EmuError::Io(format!("cannot write {}: {e}", p.display())))?;
     }
-    drop(restore);
     drop(fwd);
     drop(net);
+    drop(restore);
     result.map(|_| code)
 }
 

@@ -45,10 +45,11 @@ extern "C" fn on_signal(_sig: libc::c_int) {
     }
 }
 
-/// Makes SIGINT, SIGTERM and SIGHUP stop the loop of `fwd` (which then returns normally,
-/// so every Drop guard runs) instead of killing the process.
-pub fn install_signal_handlers(fwd: &Forwarder) {
-    SIGNAL_WAKE_FD.store(fwd.wake.as_raw_fd(), Ordering::SeqCst);
+/// Makes SIGINT, SIGTERM and SIGHUP set a flag ([`signalled`]) instead of killing the
+/// process, so that a run interrupted at any point, setup included, still ends normally
+/// and every Drop guard runs. Installed before anything is created.
+pub fn install_signal_handlers() {
+    SIGNALLED.store(false, Ordering::SeqCst);
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: a zeroed sigaction with a plain handler; no SA_RESTART so that
         // epoll_wait returns EINTR.
@@ -59,6 +60,11 @@ pub fn install_signal_handlers(fwd: &Forwarder) {
             libc::sigaction(sig, &sa, std::ptr::null_mut());
         }
     }
+}
+
+/// Makes a signal also wake the loop of `fwd` (after [`install_signal_handlers`]).
+pub fn wake_on_signal(fwd: &Forwarder) {
+    SIGNAL_WAKE_FD.store(fwd.wake.as_raw_fd(), Ordering::SeqCst);
 }
 
 /// Restores the default dispositions of SIGINT, SIGTERM and SIGHUP (and forgets the
@@ -506,6 +512,13 @@ impl Forwarder {
             .map_err(|e| EmuError::Io(format!("log: {e}")))?;
         }
         Ok(())
+    }
+}
+
+impl Drop for Forwarder {
+    fn drop(&mut self) {
+        // A signal arriving later must not write to this (soon reused) descriptor.
+        let _ = SIGNAL_WAKE_FD.compare_exchange(self.wake.as_raw_fd(), -1, Ordering::SeqCst, Ordering::SeqCst);
     }
 }
 
