@@ -12,7 +12,7 @@
 //! Memory: packets live in a per-direction pool of fixed 2 KiB slots that grows in
 //! chunks and is reused; the queues hold slot indices. Nothing is allocated per packet.
 
-use crate::model::{flow_key, DelayLine, EmuLink, Link, Pkt, Refusal};
+use crate::model::{flow_key, ipv4_source, Delays, EmuLink, Link, Pkt, Refusal};
 use crate::stats::DirectionStats;
 use crate::{DirectionConfig, EmuError};
 use cclab_units::{Duration, Time};
@@ -119,7 +119,7 @@ impl Pool {
 /// One direction: its link model, delay line, buffers and counters.
 pub struct Direction {
     link: EmuLink,
-    delay: DelayLine,
+    delay: Delays,
     pool: Pool,
     pub stats: DirectionStats,
 }
@@ -128,7 +128,7 @@ impl Direction {
     /// `index`: [`UPLINK`] or [`DOWNLINK`] (each direction draws its own random streams).
     pub fn new(cfg: &DirectionConfig, seed: u64, index: usize) -> Result<Direction, EmuError> {
         let link = EmuLink::new(cfg.rate.as_ref(), cfg.buffer, &cfg.qdisc, cfg.loss.clone(), seed, index as u64).map_err(EmuError::Config)?;
-        Ok(Direction { link, delay: DelayLine::new(cfg.delay), pool: Pool::new(1024), stats: DirectionStats::default() })
+        Ok(Direction { link, delay: Delays::new(cfg.delay, &cfg.per_source_delay), pool: Pool::new(1024), stats: DirectionStats::default() })
     }
     /// The next time something in this direction is due.
     fn next_event(&self) -> Option<Time> {
@@ -452,7 +452,8 @@ impl Forwarder {
             }
             dir.stats.arrived_packets += 1;
             dir.stats.arrived_bytes += n as u64;
-            let pkt = Pkt { slot, len: n as u32, flow: flow_key(&buf[..n as usize]), arrived: now };
+            let head = &buf[..n as usize];
+            let pkt = Pkt { slot, len: n as u32, flow: flow_key(head), src: ipv4_source(head), arrived: now };
             if let Err((pkt, why)) = dir.link.enqueue(pkt, now) {
                 match why {
                     Refusal::QueueDrop => dir.stats.queue_drops += 1,

@@ -53,6 +53,8 @@ pub struct DirectionConfig {
     pub rate: Option<LinkRate>,
     /// One-way delay added after the link.
     pub delay: Duration,
+    /// Other one-way delays for packets from these IPv4 sources (per-flow RTTs).
+    pub per_source_delay: Vec<(Ipv4Addr, Duration)>,
     pub buffer: Buffer,
     pub qdisc: Qdisc,
     pub loss: LossModel,
@@ -61,7 +63,7 @@ pub struct DirectionConfig {
 impl Default for DirectionConfig {
     /// No rate limit, no delay, an unbounded DropTail queue, no loss (mahimahi's defaults).
     fn default() -> Self {
-        DirectionConfig { rate: None, delay: Duration::ZERO, buffer: Buffer::Packets(u64::MAX), qdisc: Qdisc::DropTail, loss: LossModel::None }
+        DirectionConfig { rate: None, delay: Duration::ZERO, per_source_delay: Vec::new(), buffer: Buffer::Packets(u64::MAX), qdisc: Qdisc::DropTail, loss: LossModel::None }
     }
 }
 

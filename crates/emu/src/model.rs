@@ -20,7 +20,17 @@ pub struct Pkt {
     pub slot: u32,
     pub len: u32,
     pub flow: u64,
+    /// IPv4 source address (0 for other packets), for per-source delays.
+    pub src: u32,
     pub arrived: Time,
+}
+
+/// The IPv4 source address of a packet (0 if it is not IPv4).
+pub fn ipv4_source(ip: &[u8]) -> u32 {
+    if ip.len() < 20 || ip[0] >> 4 != 4 {
+        return 0;
+    }
+    u32::from_be_bytes([ip[12], ip[13], ip[14], ip[15]])
 }
 
 impl QueuedPacket for Pkt {
@@ -190,6 +200,51 @@ impl DelayLine {
     }
 }
 
+/// The delay stage of a direction: a default one-way delay, and other delays for packets
+/// from given IPv4 sources (how the testbed gives each flow its own RTT on a shared
+/// path). One FIFO per distinct delay keeps every FIFO in release order.
+pub struct Delays {
+    lines: Vec<DelayLine>,
+    /// (source address, index into `lines`).
+    by_source: Vec<(u32, usize)>,
+}
+
+impl Delays {
+    pub fn new(default: Duration, per_source: &[(std::net::Ipv4Addr, Duration)]) -> Delays {
+        let mut lines = vec![DelayLine::new(default)];
+        let mut by_source = Vec::new();
+        for &(addr, d) in per_source {
+            let i = match lines.iter().position(|l| l.delay == d) {
+                Some(i) => i,
+                None => {
+                    lines.push(DelayLine::new(d));
+                    lines.len() - 1
+                }
+            };
+            by_source.push((u32::from(addr), i));
+        }
+        Delays { lines, by_source }
+    }
+    pub fn push(&mut self, pkt: Pkt, departed: Time) {
+        let i = self.by_source.iter().find(|&&(a, _)| a == pkt.src).map_or(0, |&(_, i)| i);
+        self.lines[i].push(pkt, departed);
+    }
+    pub fn next_release(&self) -> Option<Time> {
+        self.lines.iter().filter_map(DelayLine::next_release).min()
+    }
+    /// The earliest packet due at `now`, with its release time.
+    pub fn pop_due(&mut self, now: Time) -> Option<(Pkt, Time)> {
+        let (i, _) = self.lines.iter().enumerate().filter_map(|(i, l)| l.next_release().map(|t| (i, t))).filter(|&(_, t)| t <= now).min_by_key(|&(_, t)| t)?;
+        self.lines[i].pop_due(now)
+    }
+    pub fn len(&self) -> usize {
+        self.lines.iter().map(DelayLine::len).sum()
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -198,7 +253,7 @@ mod tests {
     use std::sync::Arc;
 
     fn pkt(slot: u32, len: u32, at: Time) -> Pkt {
-        Pkt { slot, len, flow: 0, arrived: at }
+        Pkt { slot, len, flow: 0, src: 0, arrived: at }
     }
 
     fn link(rate: Option<LinkRate>, buffer: Buffer, qdisc: Qdisc, loss: LossModel) -> EmuLink {
@@ -302,6 +357,21 @@ mod tests {
     }
 
     #[test]
+    fn per_source_delays_release_in_time_order() {
+        let a = std::net::Ipv4Addr::new(198, 18, 1, 1);
+        let mut d = Delays::new(Duration::from_millis(10), &[(a, Duration::from_millis(50))]);
+        let ms = |n: u64| Time(n * 1_000_000);
+        d.push(Pkt { src: u32::from(a), ..pkt(1, 100, ms(0)) }, ms(0)); // due 50
+        d.push(pkt(2, 100, ms(1)), ms(1)); // due 11
+        d.push(pkt(3, 100, ms(2)), ms(2)); // due 12
+        assert_eq!(d.next_release(), Some(ms(11)));
+        assert!(d.pop_due(ms(10)).is_none());
+        let order: Vec<(u32, u64)> = std::iter::from_fn(|| d.pop_due(ms(100))).map(|(p, t)| (p.slot, t.0 / 1_000_000)).collect();
+        assert_eq!(order, vec![(2, 11), (3, 12), (1, 50)]);
+        assert!(d.is_empty());
+    }
+
+    #[test]
     fn flow_keys_separate_five_tuples() {
         let mut a = [0u8; 28];
         a[0] = 0x45;
@@ -314,5 +384,6 @@ mod tests {
         assert_ne!(flow_key(&a), flow_key(&b));
         assert_eq!(flow_key(&a), flow_key(&a.clone()));
         assert_eq!(flow_key(&[0x60; 40]), 0); // not IPv4
+        assert_eq!(ipv4_source(&a), u32::from(std::net::Ipv4Addr::new(198, 18, 0, 1)));
     }
 }

@@ -5,16 +5,16 @@
 //! Topology (a dumbbell with one bottleneck, as the simulator's): senders in namespace A,
 //! receivers in B. The uplink (A to B) is the bottleneck: the scenario's rate or trace,
 //! buffer, queue discipline, loss and one-way delay. The downlink carries the ACKs with
-//! the rest of the flows' RTT (`rtt - delay`) and no rate limit. Each flow has its own
-//! receiver address in B (198.18.1.x) so that its `rto_min` and `initcwnd` can be set on
-//! its own route, as TCPTuner did with `ip route`.
+//! the rest of each flow's RTT (`rtt - delay`, chosen by the ACK's source address) and no
+//! rate limit. Each flow has its own receiver address in B (198.18.1.x), which also lets
+//! its `rto_min` and `initcwnd` be set on its own route, as TCPTuner did with `ip route`.
 //!
 //! Measured, not modelled: cwnd, ssthresh, srtt, inflight and retransmits come from
 //! `TCP_INFO` every sample interval (not per ACK); RTT percentiles are over those srtt
 //! samples; delivered bytes are counted by the receiving application.
 //!
-//! Not yet supported (a clear error, never a silent substitute): flows with different
-//! RTTs, per-flow algorithm parameters and scheduled parameter changes (kernel modules'
+//! Not yet supported (a clear error, never a silent substitute): per-flow algorithm
+//! parameters and scheduled parameter changes (kernel modules'
 //! parameters are global; the BPF algorithms' tuning lives in `cclab-kernel`), and more
 //! than [`MAX_FLOWS`] flows.
 
@@ -60,7 +60,6 @@ pub fn check(cfg: &SimConfig, available: &[String]) -> Result<(), EmuError> {
     if cfg.flows.len() > MAX_FLOWS {
         return bad(format!("testbed: {} flows; the testbed runs at most {MAX_FLOWS}", cfg.flows.len()));
     }
-    let rtt = cfg.flows[0].rtt;
     for (i, f) in cfg.flows.iter().enumerate() {
         if !available.iter().any(|a| a == &f.cc) {
             return bad(format!(
@@ -69,9 +68,6 @@ pub fn check(cfg: &SimConfig, available: &[String]) -> Result<(), EmuError> {
                 f.cc,
                 available.join(" ")
             ));
-        }
-        if f.rtt != rtt {
-            return bad(format!("flows[{i}] ({}): rtt {} differs from flows[0]'s {rtt}; the testbed has one path, so every flow must have the same rtt", f.name, f.rtt));
         }
         if let Some((name, _)) = f.params.first() {
             return bad(format!("flows[{i}] ({}): params.{name}: the testbed cannot set per-flow parameters of kernel algorithms", f.name));
@@ -90,9 +86,11 @@ pub fn check(cfg: &SimConfig, available: &[String]) -> Result<(), EmuError> {
 /// downlink.
 pub fn path(cfg: &SimConfig) -> (DirectionConfig, DirectionConfig) {
     let b = &cfg.bottleneck;
-    let up = DirectionConfig { rate: Some(b.rate.clone()), delay: b.delay, buffer: b.buffer, qdisc: b.qdisc.clone(), loss: b.loss.clone() };
-    let back = cfg.flows.first().map_or(b.delay, |f| f.rtt.saturating_sub(b.delay));
-    let down = DirectionConfig { delay: back, ..Default::default() };
+    let up = DirectionConfig { rate: Some(b.rate.clone()), delay: b.delay, per_source_delay: vec![], buffer: b.buffer, qdisc: b.qdisc.clone(), loss: b.loss.clone() };
+    // Each flow's ACKs come from its own receiver address and carry the rest of its RTT.
+    let back = |rtt: Duration| rtt.saturating_sub(b.delay);
+    let per_source_delay = cfg.flows.iter().enumerate().map(|(i, f)| (flow_addr(i), back(f.rtt))).collect();
+    let down = DirectionConfig { delay: cfg.flows.first().map_or(b.delay, |f| back(f.rtt)), per_source_delay, ..Default::default() };
     (up, down)
 }
 
@@ -521,8 +519,8 @@ mod tests {
         assert!(check(&config(&[("cubic", 40), ("reno", 40)]), &avail).is_ok());
         let e = check(&config(&[("tahoe", 40)]), &avail).unwrap_err().to_string();
         assert!(e.contains("flows[0]") && e.contains("\"tahoe\" is not available") && e.contains("reno cubic"), "{e}");
-        let e = check(&config(&[("cubic", 40), ("cubic", 80)]), &avail).unwrap_err().to_string();
-        assert!(e.contains("flows[1]") && e.contains("same rtt"), "{e}");
+        let e = check(&config(&[("cubic", 40), ("cubic", 15)]), &avail).unwrap_err().to_string();
+        assert!(e.contains("flows[1]") && e.contains("twice the bottleneck delay"), "{e}");
         let mut c = config(&[("cubic", 40)]);
         c.flows[0].params.push(("beta".into(), 0.5));
         assert!(check(&c, &avail).unwrap_err().to_string().contains("params.beta"));
@@ -531,11 +529,12 @@ mod tests {
     }
 
     #[test]
-    fn the_bottleneck_is_the_uplink_and_the_ack_path_carries_the_rest_of_the_rtt() {
-        let (up, down) = path(&config(&[("cubic", 50)]));
+    fn the_bottleneck_is_the_uplink_and_the_ack_path_carries_the_rest_of_each_rtt() {
+        let (up, down) = path(&config(&[("cubic", 50), ("reno", 100)]));
         assert_eq!(up.delay, Duration::from_millis(10));
         assert!(matches!(up.rate, Some(LinkRate::Constant(r)) if r == Rate::from_mbps(10)));
         assert_eq!(down.delay, Duration::from_millis(40));
+        assert_eq!(down.per_source_delay, vec![(flow_addr(0), Duration::from_millis(40)), (flow_addr(1), Duration::from_millis(90))]);
         assert!(down.rate.is_none());
     }
 }

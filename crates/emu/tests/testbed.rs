@@ -106,3 +106,23 @@ fn an_algorithm_the_kernel_lacks_is_an_error() {
     let e = testbed::run(&cfg, &mut cclab_sim::NoObserver, &mut |_| {}).unwrap_err().to_string();
     assert!(e.contains("\"tahoe\" is not available in this kernel"), "{e}");
 }
+
+#[test]
+fn flows_with_different_rtts_see_their_own_rtt_and_the_shorter_gets_more() {
+    if unavailable() {
+        return;
+    }
+    let mut short = flow("reno", 0, None);
+    short.rtt = Duration::from_millis(30);
+    let mut long = flow("reno", 1, None);
+    long.rtt = Duration::from_millis(120);
+    let cfg = scenario(vec![short, long], 4);
+    let mut rec = Rec::default();
+    let r = testbed::run(&cfg, &mut rec, &mut |_| {}).unwrap();
+    let (a, b) = (&r.flows[0], &r.flows[1]);
+    eprintln!("30 ms: {:.2} Mbit/s {:?}\n120 ms: {:.2} Mbit/s {:?}", a.goodput_bps / 1e6, a.rtt, b.goodput_bps / 1e6, b.rtt);
+    let min_srtt = |f: usize| rec.flows.iter().filter(|s| s.flow == f && s.srtt.as_nanos() > 0).map(|s| s.srtt).min().unwrap();
+    assert!(min_srtt(0) >= Duration::from_millis(30) && min_srtt(0) < Duration::from_millis(40), "{:?}", min_srtt(0));
+    assert!(min_srtt(1) >= Duration::from_millis(120) && min_srtt(1) < Duration::from_millis(135), "{:?}", min_srtt(1));
+    assert!(a.goodput_bps > b.goodput_bps, "the shorter RTT should get more: {} vs {}", a.goodput_bps, b.goodput_bps);
+}
