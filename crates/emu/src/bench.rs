@@ -61,7 +61,12 @@ fn io(what: &str) -> impl Fn(std::io::Error) -> EmuError + '_ {
 
 /// Sends `payload`-byte UDP datagrams to `dst` for `dur`, paced to `rate` (None: as fast
 /// as possible); returns datagrams sent.
-pub fn udp_send(dst: SocketAddr, payload: usize, rate: Option<Rate>, dur: std::time::Duration) -> std::io::Result<u64> {
+pub fn udp_send(
+    dst: SocketAddr,
+    payload: usize,
+    rate: Option<Rate>,
+    dur: std::time::Duration,
+) -> std::io::Result<u64> {
     let s = UdpSocket::bind("0.0.0.0:0")?;
     s.connect(dst)?;
     let buf = vec![0u8; payload];
@@ -70,7 +75,12 @@ pub fn udp_send(dst: SocketAddr, payload: usize, rate: Option<Rate>, dur: std::t
     let wire_bits = (payload as u64 + 28) * 8;
     while start.elapsed() < dur {
         let due = match rate {
-            Some(r) => (start.elapsed().as_nanos() as u64 as u128 * r.bps() as u128 / 1_000_000_000 / wire_bits as u128) as u64 + 1,
+            Some(r) => {
+                (start.elapsed().as_nanos() as u64 as u128 * r.bps() as u128
+                    / 1_000_000_000
+                    / wire_bits as u128) as u64
+                    + 1
+            }
             None => sent + 64,
         };
         while sent < due {
@@ -86,7 +96,11 @@ pub fn udp_send(dst: SocketAddr, payload: usize, rate: Option<Rate>, dur: std::t
 }
 
 /// Counts UDP bytes arriving at `bind` until `stop`; returns (packets, bytes).
-pub fn udp_sink(bind: SocketAddr, stop: Arc<AtomicBool>, ready: std::sync::mpsc::Sender<()>) -> std::io::Result<(u64, u64)> {
+pub fn udp_sink(
+    bind: SocketAddr,
+    stop: Arc<AtomicBool>,
+    ready: std::sync::mpsc::Sender<()>,
+) -> std::io::Result<(u64, u64)> {
     let s = UdpSocket::bind(bind)?;
     s.set_read_timeout(Some(std::time::Duration::from_millis(50)))?;
     let _ = ready.send(());
@@ -103,19 +117,30 @@ pub fn udp_sink(bind: SocketAddr, stop: Arc<AtomicBool>, ready: std::sync::mpsc:
 
 /// Starts a UDP sink in B at `port`; returns its stop flag and join handle once bound.
 /// A running UDP sink: its stop flag and the thread returning (packets, bytes).
-type Sink = (Arc<AtomicBool>, std::thread::JoinHandle<std::io::Result<(u64, u64)>>);
+type Sink = (
+    Arc<AtomicBool>,
+    std::thread::JoinHandle<std::io::Result<(u64, u64)>>,
+);
 
 fn start_sink(h: &Harness, port: u16) -> Result<Sink, EmuError> {
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = std::sync::mpsc::channel();
     let s2 = stop.clone();
-    let j = h.spawn(Side::B, move || udp_sink(SocketAddr::new(ADDR_B.into(), port), s2, tx));
-    rx.recv_timeout(std::time::Duration::from_secs(2)).map_err(|_| EmuError::Setup("the UDP sink did not start".into()))?;
+    let j = h.spawn(Side::B, move || {
+        udp_sink(SocketAddr::new(ADDR_B.into(), port), s2, tx)
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(2))
+        .map_err(|_| EmuError::Setup("the UDP sink did not start".into()))?;
     Ok((stop, j))
 }
 
 fn constant(rate: Rate, delay_ms: u64, buffer: Buffer) -> DirectionConfig {
-    DirectionConfig { rate: Some(LinkRate::Constant(rate)), delay: Duration::from_millis(delay_ms), buffer, ..Default::default() }
+    DirectionConfig {
+        rate: Some(LinkRate::Constant(rate)),
+        delay: Duration::from_millis(delay_ms),
+        buffer,
+        ..Default::default()
+    }
 }
 
 /// 1. Backlogged 20 Mbit/s link: every departure's error against its schedule.
@@ -124,8 +149,17 @@ pub fn departure_error(secs: u64, rt: bool) -> Result<Lateness, EmuError> {
     let h = Harness::start_with(&link, &DirectionConfig::default(), 1, rt)?;
     let (stop, sink) = start_sink(&h, 9001)?;
     let dst = SocketAddr::new(ADDR_B.into(), 9001);
-    let send = h.spawn(Side::A, move || udp_send(dst, 1472, Some(Rate::from_mbps(30)), std::time::Duration::from_secs(secs)));
-    send.join().map_err(|_| EmuError::Setup("sender panicked".into()))?.map_err(io("udp send"))?;
+    let send = h.spawn(Side::A, move || {
+        udp_send(
+            dst,
+            1472,
+            Some(Rate::from_mbps(30)),
+            std::time::Duration::from_secs(secs),
+        )
+    });
+    send.join()
+        .map_err(|_| EmuError::Setup("sender panicked".into()))?
+        .map_err(io("udp send"))?;
     let fwd = h.finish()?;
     stop.store(true, Ordering::Relaxed);
     let _ = sink.join();
@@ -148,7 +182,8 @@ pub fn delay_error(probes: usize, rt: bool) -> Result<(Lateness, Lateness), EmuE
         }
         Ok(())
     });
-    rx.recv_timeout(std::time::Duration::from_secs(2)).map_err(|_| EmuError::Setup("the echo server did not start".into()))?;
+    rx.recv_timeout(std::time::Duration::from_secs(2))
+        .map_err(|_| EmuError::Setup("the echo server did not start".into()))?;
     let probe = h.spawn(Side::A, move || -> std::io::Result<Lateness> {
         let s = UdpSocket::bind("0.0.0.0:0")?;
         s.connect((ADDR_B, 9002))?;
@@ -165,7 +200,10 @@ pub fn delay_error(probes: usize, rt: bool) -> Result<(Lateness, Lateness), EmuE
         }
         Ok(l)
     });
-    let app = probe.join().map_err(|_| EmuError::Setup("prober panicked".into()))?.map_err(io("probe"))?;
+    let app = probe
+        .join()
+        .map_err(|_| EmuError::Setup("prober panicked".into()))?
+        .map_err(io("probe"))?;
     let fwd = h.finish()?;
     let _ = echo.join();
     let mut fl = fwd.dirs[0].stats.lateness.clone();
@@ -174,24 +212,45 @@ pub fn delay_error(probes: usize, rt: bool) -> Result<(Lateness, Lateness), EmuE
 }
 
 /// 3. A backlogged trace link: (delivered, opportunities in the same interval).
-pub fn trace_fidelity(trace: &std::path::Path, secs: u64, rt: bool) -> Result<(u64, u64, Lateness), EmuError> {
+pub fn trace_fidelity(
+    trace: &std::path::Path,
+    secs: u64,
+    rt: bool,
+) -> Result<(u64, u64, Lateness), EmuError> {
     let t = Arc::new(cclab_sim::Trace::load(trace).map_err(EmuError::Config)?);
     let mean_bps = t.mean_rate().bps();
-    let link = DirectionConfig { rate: Some(LinkRate::Trace(t.clone())), buffer: Buffer::Packets(2000), ..Default::default() };
+    let link = DirectionConfig {
+        rate: Some(LinkRate::Trace(t.clone())),
+        buffer: Buffer::Packets(2000),
+        ..Default::default()
+    };
     let h = Harness::start_with(&link, &DirectionConfig::default(), 1, rt)?;
     let (stop, sink) = start_sink(&h, 9003)?;
     let dst = SocketAddr::new(ADDR_B.into(), 9003);
     // Offer more than the trace's peak so the queue never empties.
     let offered = Rate((mean_bps * 3).max(50_000_000));
-    let send = h.spawn(Side::A, move || udp_send(dst, 1472, Some(offered), std::time::Duration::from_secs(secs)));
-    send.join().map_err(|_| EmuError::Setup("sender panicked".into()))?.map_err(io("udp send"))?;
+    let send = h.spawn(Side::A, move || {
+        udp_send(
+            dst,
+            1472,
+            Some(offered),
+            std::time::Duration::from_secs(secs),
+        )
+    });
+    send.join()
+        .map_err(|_| EmuError::Setup("sender panicked".into()))?
+        .map_err(io("udp send"))?;
     let fwd = h.finish()?;
     stop.store(true, Ordering::Relaxed);
     let _ = sink.join();
     let s = &fwd.dirs[0].stats;
     let from = s.first_arrival.unwrap_or(Time::ZERO);
     let to = Time::ZERO + fwd.elapsed();
-    Ok((s.delivered_packets, trace_opportunities(&t, from, to), s.lateness.clone()))
+    Ok((
+        s.delivered_packets,
+        trace_opportunities(&t, from, to),
+        s.lateness.clone(),
+    ))
 }
 
 /// 4. Throughput of 1500-byte packets through a 10 Gbit/s link: (delivered bit/s, sent, delivered).
@@ -201,12 +260,19 @@ pub fn throughput(secs: u64, rt: bool) -> Result<(f64, u64, u64), EmuError> {
     let (stop, sink) = start_sink(&h, 9004)?;
     let dst = SocketAddr::new(ADDR_B.into(), 9004);
     let t0 = h.now();
-    let send = h.spawn(Side::A, move || udp_send(dst, 1472, None, std::time::Duration::from_secs(secs)));
-    let sent = send.join().map_err(|_| EmuError::Setup("sender panicked".into()))?.map_err(io("udp send"))?;
+    let send = h.spawn(Side::A, move || {
+        udp_send(dst, 1472, None, std::time::Duration::from_secs(secs))
+    });
+    let sent = send
+        .join()
+        .map_err(|_| EmuError::Setup("sender panicked".into()))?
+        .map_err(io("udp send"))?;
     let t1 = h.now();
     let fwd = h.finish()?;
     stop.store(true, Ordering::Relaxed);
-    sink.join().map_err(|_| EmuError::Setup("sink panicked".into()))?.map_err(io("udp sink"))?;
+    sink.join()
+        .map_err(|_| EmuError::Setup("sink panicked".into()))?
+        .map_err(io("udp sink"))?;
     let s = &fwd.dirs[0].stats;
     let bps = s.delivered_bytes as f64 * 8.0 / (t1 - t0).as_secs_f64();
     Ok((bps, sent, s.delivered_packets))
@@ -217,7 +283,13 @@ pub fn set_congestion(s: &TcpStream, name: &str) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
     // SAFETY: name bytes and length are valid for the call.
     let r = unsafe {
-        libc::setsockopt(s.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_CONGESTION, name.as_ptr() as *const libc::c_void, name.len() as libc::socklen_t)
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            name.as_ptr() as *const libc::c_void,
+            name.len() as libc::socklen_t,
+        )
     };
     if r != 0 {
         return Err(std::io::Error::last_os_error());
@@ -239,7 +311,15 @@ pub struct TcpRun {
 }
 
 /// 5. One bulk kernel TCP flow A to B with algorithm `cc` for `secs`.
-pub fn tcp_flow(cc: &str, rate: Rate, rtt_ms: u64, buffer: Buffer, secs: u64, warmup: std::time::Duration, rt: bool) -> Result<TcpRun, EmuError> {
+pub fn tcp_flow(
+    cc: &str,
+    rate: Rate,
+    rtt_ms: u64,
+    buffer: Buffer,
+    secs: u64,
+    warmup: std::time::Duration,
+    rt: bool,
+) -> Result<TcpRun, EmuError> {
     let link = constant(rate, rtt_ms / 2, buffer);
     let h = Harness::start_with(&link, &link, 1, rt)?;
     let (tx, rx) = std::sync::mpsc::channel();
@@ -267,7 +347,8 @@ pub fn tcp_flow(cc: &str, rate: Rate, rtt_ms: u64, buffer: Buffer, secs: u64, wa
         };
         Ok((total, total as f64 * 8.0 / all, steady))
     });
-    rx.recv_timeout(std::time::Duration::from_secs(2)).map_err(|_| EmuError::Setup("the TCP receiver did not start".into()))?;
+    rx.recv_timeout(std::time::Duration::from_secs(2))
+        .map_err(|_| EmuError::Setup("the TCP receiver did not start".into()))?;
     let cc_name = cc.to_string();
     let send = h.spawn(Side::A, move || -> std::io::Result<()> {
         let mut s = TcpStream::connect((ADDR_B, 5201))?;
@@ -281,12 +362,23 @@ pub fn tcp_flow(cc: &str, rate: Rate, rtt_ms: u64, buffer: Buffer, secs: u64, wa
         Ok(())
     });
     let t0 = h.now();
-    send.join().map_err(|_| EmuError::Setup("TCP sender panicked".into()))?.map_err(io("TCP sender"))?;
-    let (bytes, goodput_bps, steady_bps) = recv.join().map_err(|_| EmuError::Setup("TCP receiver panicked".into()))?.map_err(io("TCP receiver"))?;
+    send.join()
+        .map_err(|_| EmuError::Setup("TCP sender panicked".into()))?
+        .map_err(io("TCP sender"))?;
+    let (bytes, goodput_bps, steady_bps) = recv
+        .join()
+        .map_err(|_| EmuError::Setup("TCP receiver panicked".into()))?
+        .map_err(io("TCP receiver"))?;
     let t1 = h.now();
     let fwd = h.finish()?;
     let s = &fwd.dirs[0].stats;
-    Ok(TcpRun { bytes, goodput_bps, steady_bps, link_bps: s.delivered_bytes as f64 * 8.0 / (t1 - t0).as_secs_f64(), uplink_drops: s.queue_drops })
+    Ok(TcpRun {
+        bytes,
+        goodput_bps,
+        steady_bps,
+        link_bps: s.delivered_bytes as f64 * 8.0 / (t1 - t0).as_secs_f64(),
+        uplink_drops: s.queue_drops,
+    })
 }
 
 /// Mean cwnd (packets) per flow over the samples.
@@ -309,13 +401,26 @@ impl cclab_sim::Observer for CwndMean {
 
 impl CwndMean {
     fn mean(&self) -> f64 {
-        let per: Vec<f64> = self.sum.iter().zip(&self.n).filter(|(_, &n)| n > 0).map(|(s, &n)| s / n as f64).collect();
+        let per: Vec<f64> = self
+            .sum
+            .iter()
+            .zip(&self.n)
+            .filter(|(_, &n)| n > 0)
+            .map(|(s, &n)| s / n as f64)
+            .collect();
         per.iter().sum::<f64>() / per.len().max(1) as f64
     }
 }
 
 /// A dumbbell scenario for the agreement figures.
-pub fn agreement_scenario(cc: &str, rate: LinkRate, rtt_ms: u64, buffer: Buffer, flows: usize, secs: u64) -> cclab_sim::SimConfig {
+pub fn agreement_scenario(
+    cc: &str,
+    rate: LinkRate,
+    rtt_ms: u64,
+    buffer: Buffer,
+    flows: usize,
+    secs: u64,
+) -> cclab_sim::SimConfig {
     let flow = |i: usize| cclab_sim::FlowConfig {
         name: format!("{cc}#{i}"),
         cc: cc.to_string(),
@@ -329,7 +434,13 @@ pub fn agreement_scenario(cc: &str, rate: LinkRate, rtt_ms: u64, buffer: Buffer,
     cclab_sim::SimConfig {
         duration: Duration::from_secs(secs),
         seed: 1,
-        bottleneck: cclab_sim::LinkConfig { rate, delay: Duration::from_millis(rtt_ms / 4), buffer, qdisc: cclab_sim::Qdisc::DropTail, loss: cclab_sim::LossModel::None },
+        bottleneck: cclab_sim::LinkConfig {
+            rate,
+            delay: Duration::from_millis(rtt_ms / 4),
+            buffer,
+            qdisc: cclab_sim::Qdisc::DropTail,
+            loss: cclab_sim::LossModel::None,
+        },
         flows: (0..flows).map(flow).collect(),
         cross: vec![],
         sample_interval: Duration::from_millis(10),
@@ -340,21 +451,58 @@ pub fn agreement_scenario(cc: &str, rate: LinkRate, rtt_ms: u64, buffer: Buffer,
 /// Real kernel TCP beside the simulator on the same scenarios: goodput and mean cwnd.
 pub fn agreement(cc: &str, secs: u64, trace: Option<&std::path::Path>) -> Result<(), EmuError> {
     let mut cases = vec![
-        ("TCPTuner: 12 Mbit/s, 80 ms, 120 kB", agreement_scenario(cc, LinkRate::Constant(Rate::from_mbps(12)), 80, Buffer::Bytes(120_000), 1, secs)),
-        ("20 Mbit/s, 40 ms, 1 BDP", agreement_scenario(cc, LinkRate::Constant(Rate::from_mbps(20)), 40, Buffer::Bytes(100_000), 1, secs)),
-        ("2 flows, 10 Mbit/s, 100 ms, 0.5 BDP", agreement_scenario(cc, LinkRate::Constant(Rate::from_mbps(10)), 100, Buffer::Bytes(62_500), 2, secs)),
+        (
+            "TCPTuner: 12 Mbit/s, 80 ms, 120 kB",
+            agreement_scenario(
+                cc,
+                LinkRate::Constant(Rate::from_mbps(12)),
+                80,
+                Buffer::Bytes(120_000),
+                1,
+                secs,
+            ),
+        ),
+        (
+            "20 Mbit/s, 40 ms, 1 BDP",
+            agreement_scenario(
+                cc,
+                LinkRate::Constant(Rate::from_mbps(20)),
+                40,
+                Buffer::Bytes(100_000),
+                1,
+                secs,
+            ),
+        ),
+        (
+            "2 flows, 10 Mbit/s, 100 ms, 0.5 BDP",
+            agreement_scenario(
+                cc,
+                LinkRate::Constant(Rate::from_mbps(10)),
+                100,
+                Buffer::Bytes(62_500),
+                2,
+                secs,
+            ),
+        ),
     ];
     if let Some(p) = trace {
         let t = Arc::new(cclab_sim::Trace::load(p).map_err(EmuError::Config)?);
-        cases.push(("trace 12mbps.trace, 60 ms, 100 pkt", agreement_scenario(cc, LinkRate::Trace(t), 60, Buffer::Packets(100), 1, secs)));
+        cases.push((
+            "trace 12mbps.trace, 60 ms, 100 pkt",
+            agreement_scenario(cc, LinkRate::Trace(t), 60, Buffer::Packets(100), 1, secs),
+        ));
     }
     println!("agreement, {cc}, {secs} s each: goodput (Mbit/s, all flows) and mean cwnd (packets), kernel vs simulator");
-    println!("{:<38} {:>10} {:>10} {:>7} {:>10} {:>10}", "scenario", "kernel", "sim", "diff", "cwnd kern", "cwnd sim");
+    println!(
+        "{:<38} {:>10} {:>10} {:>7} {:>10} {:>10}",
+        "scenario", "kernel", "sim", "diff", "cwnd kern", "cwnd sim"
+    );
     for (name, cfg) in cases {
         let mut kern_obs = CwndMean::default();
         let kern = crate::testbed::run(&cfg, &mut kern_obs, &mut |_| {})?;
         let mut sim_obs = CwndMean::default();
-        let mut sim = cclab_sim::Simulation::new(cfg.clone()).map_err(|e| EmuError::Config(e.to_string()))?;
+        let mut sim =
+            cclab_sim::Simulation::new(cfg.clone()).map_err(|e| EmuError::Config(e.to_string()))?;
         let simr = sim.run(&mut sim_obs);
         let k: f64 = kern.flows.iter().map(|f| f.goodput_bps).sum();
         let s: f64 = simr.flows.iter().map(|f| f.goodput_bps).sum();
@@ -374,7 +522,11 @@ pub fn run(args: &BenchArgs) -> Result<(), EmuError> {
     crate::netns::preflight()?;
     if let Some(cc) = &args.agreement {
         let trace = args.trace.with_file_name("12mbps.trace");
-        return agreement(cc, if args.quick { 10 } else { 30 }, trace.exists().then_some(trace.as_path()));
+        return agreement(
+            cc,
+            if args.quick { 10 } else { 30 },
+            trace.exists().then_some(trace.as_path()),
+        );
     }
     let secs = if args.quick { 2 } else { 5 };
     let rt = !args.no_realtime;
@@ -385,7 +537,10 @@ pub fn run(args: &BenchArgs) -> Result<(), EmuError> {
     );
 
     let l = departure_error(secs, rt)?;
-    println!("[1] departure error, 20 Mbit/s backlogged, {secs} s: {}", lateness_line("departures", &l));
+    println!(
+        "[1] departure error, 20 Mbit/s backlogged, {secs} s: {}",
+        lateness_line("departures", &l)
+    );
 
     let (app, fwd) = delay_error(if args.quick { 100 } else { 400 }, rt)?;
     println!("[2] delay 20 ms each way: RTT - 40 ms over {} probes: p50 {:.1} us, p99 {:.1} us, max {:.1} us", app.count(), us(app.quantile(0.5)), us(app.quantile(0.99)), us(app.max()));
@@ -405,7 +560,15 @@ pub fn run(args: &BenchArgs) -> Result<(), EmuError> {
 
     let tsecs = if args.quick { 6 } else { 15 };
     let bdp = 20_000_000 / 8 * 40 / 1000;
-    let r = tcp_flow("cubic", Rate::from_mbps(20), 40, Buffer::Bytes(bdp), tsecs, std::time::Duration::from_secs(2), rt)?;
+    let r = tcp_flow(
+        "cubic",
+        Rate::from_mbps(20),
+        40,
+        Buffer::Bytes(bdp),
+        tsecs,
+        std::time::Duration::from_secs(2),
+        rt,
+    )?;
     println!(
         "[5] kernel cubic, 20 Mbit/s, 40 ms RTT, {bdp} B DropTail, {tsecs} s: goodput {:.2} Mbit/s ({:.1}% of the rate), after 2 s {:.2} Mbit/s ({:.1}%), link {:.2} Mbit/s ({:.1}%), {} drops",
         r.goodput_bps / 1e6,

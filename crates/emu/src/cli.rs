@@ -14,7 +14,9 @@
 //! the command ends, on SIGINT/SIGTERM/SIGHUP, and on errors; `cclab emu cleanup` removes
 //! namespaces left by a run that was killed outright.
 
-use crate::forwarder::{install_signal_handlers, signalled, uninstall_signal_handlers, wake_on_signal, Forwarder};
+use crate::forwarder::{
+    install_signal_handlers, signalled, uninstall_signal_handlers, wake_on_signal, Forwarder,
+};
 use crate::spec::parse_direction;
 use crate::stats::DirectionStats;
 use crate::{netns, EmuError, EmuNet, ADDR_A, ADDR_B};
@@ -143,12 +145,18 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
     let up = parse_direction("--uplink", &args.uplink)?;
     let down = parse_direction("--downlink", &args.downlink)?;
     let duration = match &args.duration {
-        Some(d) => Some(parse_duration(d).map_err(|e| EmuError::Config(format!("--duration: {e}")))?),
+        Some(d) => {
+            Some(parse_duration(d).map_err(|e| EmuError::Config(format!("--duration: {e}")))?)
+        }
         None => None,
     };
-    let sample = parse_duration(&args.sample).map_err(|e| EmuError::Config(format!("--sample: {e}")))?;
+    let sample =
+        parse_duration(&args.sample).map_err(|e| EmuError::Config(format!("--sample: {e}")))?;
     if sample < Duration::from_millis(1) {
-        return Err(EmuError::Config(format!("--sample: \"{}\" is below the smallest allowed, 1ms", args.sample)));
+        return Err(EmuError::Config(format!(
+            "--sample: \"{}\" is below the smallest allowed, 1ms",
+            args.sample
+        )));
     }
     netns::preflight()?;
 
@@ -156,7 +164,15 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
     install_signal_handlers();
     let restore = SignalGuard;
     let (net, tun_a, tun_b) = EmuNet::create()?;
-    let mut fwd = Forwarder::new(tun_a, tun_b, &up, &down, args.seed, sample, args.log_dir.as_deref())?;
+    let mut fwd = Forwarder::new(
+        tun_a,
+        tun_b,
+        &up,
+        &down,
+        args.seed,
+        sample,
+        args.log_dir.as_deref(),
+    )?;
     fwd.set_realtime(args.realtime);
     wake_on_signal(&fwd);
     if signalled() {
@@ -182,11 +198,16 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
                 Ok(())
             });
         }
-        let c = cmd.spawn().map_err(|e| EmuError::Setup(format!("cannot run {prog}: {e}")))?;
+        let c = cmd
+            .spawn()
+            .map_err(|e| EmuError::Setup(format!("cannot run {prog}: {e}")))?;
         // SAFETY: pidfd_open on our own child; the result is checked.
         let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, c.id() as libc::c_int, 0) } as i32;
         if fd < 0 {
-            return Err(EmuError::Setup(format!("pidfd_open: {}", std::io::Error::last_os_error())));
+            return Err(EmuError::Setup(format!(
+                "pidfd_open: {}",
+                std::io::Error::last_os_error()
+            )));
         }
         // SAFETY: fd was just returned by pidfd_open.
         pidfd = Some(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) });
@@ -224,7 +245,8 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
     print_summary(&fwd, &mut std::io::stderr());
     if let Some(dir) = &args.log_dir {
         let p = dir.join("summary.json");
-        std::fs::write(&p, summary_json(&fwd)).map_err(|e| EmuError::Io(format!("cannot write {}: {e}", p.display())))?;
+        std::fs::write(&p, summary_json(&fwd))
+            .map_err(|e| EmuError::Io(format!("cannot write {}: {e}", p.display())))?;
     }
     drop(fwd);
     drop(net);
@@ -235,21 +257,36 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
 fn run_udp(args: &UdpArgs) -> Result<(), EmuError> {
     let up = parse_direction("--uplink", &args.uplink)?;
     let down = parse_direction("--downlink", &args.downlink)?;
-    let duration = parse_duration(&args.duration).map_err(|e| EmuError::Config(format!("--duration: {e}")))?;
+    let duration =
+        parse_duration(&args.duration).map_err(|e| EmuError::Config(format!("--duration: {e}")))?;
     let bytes = match &args.bytes {
-        Some(b) => Some(cclab_units::parse_bytes(b).map_err(|e| EmuError::Config(format!("--bytes: {e}")))?),
+        Some(b) => Some(
+            cclab_units::parse_bytes(b).map_err(|e| EmuError::Config(format!("--bytes: {e}")))?,
+        ),
         None => None,
     };
     let mut params = Vec::new();
     for p in &args.params {
-        let (k, v) = p.split_once('=').ok_or_else(|| EmuError::Config(format!("--param: \"{p}\" is not NAME=VALUE")))?;
-        let v: f64 = v.trim().parse().map_err(|_| EmuError::Config(format!("--param {k}: \"{v}\" is not a number")))?;
+        let (k, v) = p
+            .split_once('=')
+            .ok_or_else(|| EmuError::Config(format!("--param: \"{p}\" is not NAME=VALUE")))?;
+        let v: f64 = v
+            .trim()
+            .parse()
+            .map_err(|_| EmuError::Config(format!("--param {k}: \"{v}\" is not a number")))?;
         params.push((k.trim().to_string(), v));
     }
     // Checked before anything is created.
     crate::udp::algorithm(&args.cc, &params)?;
     netns::preflight()?;
-    let flow = crate::udp::UdpFlow { cc: args.cc.clone(), params, tcp: cclab_sim::TcpConfig::default(), bytes, duration, sample_interval: Duration::from_millis(10) };
+    let flow = crate::udp::UdpFlow {
+        cc: args.cc.clone(),
+        params,
+        tcp: cclab_sim::TcpConfig::default(),
+        bytes,
+        duration,
+        sample_interval: Duration::from_millis(10),
+    };
     let h = crate::harness::Harness::start_with(&up, &down, 1, true)?;
     let r = crate::udp::run_flow(&h, &flow)?;
     let fwd = h.finish()?;
@@ -265,7 +302,9 @@ fn run_udp(args: &UdpArgs) -> Result<(), EmuError> {
     );
     print_summary(&fwd, &mut std::io::stdout());
     if let Some(p) = &args.csv {
-        let mut text = String::from("time_s,flow,cwnd_pkts,ssthresh_pkts,srtt_ms,inflight_pkts,delivered_bytes,retransmits");
+        let mut text = String::from(
+            "time_s,flow,cwnd_pkts,ssthresh_pkts,srtt_ms,inflight_pkts,delivered_bytes,retransmits",
+        );
         if let Some(first) = r.samples.first() {
             for (k, _) in &first.cc {
                 text += &format!(",cc_{k}");
@@ -289,7 +328,8 @@ fn run_udp(args: &UdpArgs) -> Result<(), EmuError> {
             }
             text.push('\n');
         }
-        std::fs::write(p, text).map_err(|e| EmuError::Io(format!("cannot write {}: {e}", p.display())))?;
+        std::fs::write(p, text)
+            .map_err(|e| EmuError::Io(format!("cannot write {}: {e}", p.display())))?;
     }
     Ok(())
 }
@@ -312,14 +352,20 @@ fn direction_line(name: &str, s: &DirectionStats) -> String {
 pub fn print_summary(fwd: &Forwarder, out: &mut dyn Write) {
     let secs = fwd.elapsed().as_secs_f64();
     let _ = writeln!(out, "cclab emu: ran {secs:.3} s");
-    let _ = writeln!(out, "direction  delivered         bytes    drops   losses  late_p50  late_p99  late_max (us)");
+    let _ = writeln!(
+        out,
+        "direction  delivered         bytes    drops   losses  late_p50  late_p99  late_max (us)"
+    );
     for (i, name) in ["uplink", "downlink"].iter().enumerate() {
         let _ = writeln!(out, "{}", direction_line(name, &fwd.dirs[i].stats));
     }
 }
 
 fn summary_json(fwd: &Forwarder) -> String {
-    let mut s = format!("{{\n  \"duration_s\": {:.6},\n", fwd.elapsed().as_secs_f64());
+    let mut s = format!(
+        "{{\n  \"duration_s\": {:.6},\n",
+        fwd.elapsed().as_secs_f64()
+    );
     for (i, name) in ["uplink", "downlink"].iter().enumerate() {
         let d = &fwd.dirs[i].stats;
         let us = |x: Duration| x.as_nanos() as f64 / 1e3;
@@ -372,12 +418,28 @@ mod tests {
 
     #[test]
     fn parses_as_a_subcommand_of_cclab() {
-        let a = parse(&["cclab", "emu", "--uplink", "10Mbps,delay=5ms", "--duration", "2s", "--", "sh", "-c", "echo hi"]);
+        let a = parse(&[
+            "cclab",
+            "emu",
+            "--uplink",
+            "10Mbps,delay=5ms",
+            "--duration",
+            "2s",
+            "--",
+            "sh",
+            "-c",
+            "echo hi",
+        ]);
         assert!(a.action.is_none());
         assert_eq!(a.link.uplink, "10Mbps,delay=5ms");
         assert_eq!(a.link.command, vec!["sh", "-c", "echo hi"]);
-        assert!(matches!(parse(&["cclab", "emu", "cleanup", "--all"]).action, Some(EmuAction::Cleanup { all: true })));
-        assert!(matches!(parse(&["cclab", "emu", "bench", "--quick"]).action, Some(EmuAction::Bench(ref b)) if b.quick));
+        assert!(matches!(
+            parse(&["cclab", "emu", "cleanup", "--all"]).action,
+            Some(EmuAction::Cleanup { all: true })
+        ));
+        assert!(
+            matches!(parse(&["cclab", "emu", "bench", "--quick"]).action, Some(EmuAction::Bench(ref b)) if b.quick)
+        );
         assert!(Top::try_parse_from(["cclab", "emu", "--bogus"]).is_err());
     }
 
@@ -390,6 +452,9 @@ mod tests {
         assert!(run(&a).unwrap_err().to_string().contains("--sample"));
         a.link.sample = "10ms".into();
         a.link.downlink = "rate=fast".into();
-        assert!(run(&a).unwrap_err().to_string().contains("--downlink: rate"));
+        assert!(run(&a)
+            .unwrap_err()
+            .to_string()
+            .contains("--downlink: rate"));
     }
 }

@@ -91,7 +91,11 @@ struct Pool {
 
 impl Pool {
     fn new(slots: u32) -> Pool {
-        let mut p = Pool { bytes: Vec::new(), free: Vec::new(), slots: 0 };
+        let mut p = Pool {
+            bytes: Vec::new(),
+            free: Vec::new(),
+            slots: 0,
+        };
         p.grow(slots);
         p
     }
@@ -127,8 +131,21 @@ pub struct Direction {
 impl Direction {
     /// `index`: [`UPLINK`] or [`DOWNLINK`] (each direction draws its own random streams).
     pub fn new(cfg: &DirectionConfig, seed: u64, index: usize) -> Result<Direction, EmuError> {
-        let link = EmuLink::new(cfg.rate.as_ref(), cfg.buffer, &cfg.qdisc, cfg.loss.clone(), seed, index as u64).map_err(EmuError::Config)?;
-        Ok(Direction { link, delay: Delays::new(cfg.delay, &cfg.per_source_delay), pool: Pool::new(1024), stats: DirectionStats::default() })
+        let link = EmuLink::new(
+            cfg.rate.as_ref(),
+            cfg.buffer,
+            &cfg.qdisc,
+            cfg.loss.clone(),
+            seed,
+            index as u64,
+        )
+        .map_err(EmuError::Config)?;
+        Ok(Direction {
+            link,
+            delay: Delays::new(cfg.delay, &cfg.per_source_delay),
+            pool: Pool::new(1024),
+            stats: DirectionStats::default(),
+        })
     }
     /// The next time something in this direction is due.
     fn next_event(&self) -> Option<Time> {
@@ -160,7 +177,13 @@ impl StopHandle {
         self.flag.store(true, Ordering::SeqCst);
         let one: u64 = 1;
         // SAFETY: writing 8 bytes to an eventfd we own.
-        unsafe { libc::write(self.wake.as_raw_fd(), &one as *const u64 as *const libc::c_void, 8) };
+        unsafe {
+            libc::write(
+                self.wake.as_raw_fd(),
+                &one as *const u64 as *const libc::c_void,
+                8,
+            )
+        };
     }
 }
 
@@ -203,7 +226,10 @@ pub struct Forwarder {
 
 fn cvt(r: libc::c_int, what: &str) -> Result<libc::c_int, EmuError> {
     if r < 0 {
-        Err(EmuError::Setup(format!("{what}: {}", std::io::Error::last_os_error())))
+        Err(EmuError::Setup(format!(
+            "{what}: {}",
+            std::io::Error::last_os_error()
+        )))
     } else {
         Ok(r)
     }
@@ -215,7 +241,10 @@ fn owned(fd: libc::c_int) -> OwnedFd {
 }
 
 pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
     // SAFETY: ts is a valid timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -233,21 +262,38 @@ impl Forwarder {
         sample_interval: Duration,
         log_dir: Option<&Path>,
     ) -> Result<Forwarder, EmuError> {
-        let dirs = [Direction::new(uplink, seed, UPLINK)?, Direction::new(downlink, seed, DOWNLINK)?];
+        let dirs = [
+            Direction::new(uplink, seed, UPLINK)?,
+            Direction::new(downlink, seed, DOWNLINK)?,
+        ];
         // SAFETY: plain syscalls creating descriptors; results checked.
-        let epoll = owned(cvt(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) }, "epoll_create1")?);
+        let epoll = owned(cvt(
+            unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) },
+            "epoll_create1",
+        )?);
         let timer = owned(cvt(
-            unsafe { libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC) },
+            unsafe {
+                libc::timerfd_create(
+                    libc::CLOCK_MONOTONIC,
+                    libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
+                )
+            },
             "timerfd_create",
         )?);
-        let wake = owned(cvt(unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) }, "eventfd")?);
+        let wake = owned(cvt(
+            unsafe { libc::eventfd(0, libc::EFD_NONBLOCK | libc::EFD_CLOEXEC) },
+            "eventfd",
+        )?);
         let logs = match log_dir {
             None => None,
             Some(dir) => {
-                std::fs::create_dir_all(dir).map_err(|e| EmuError::Io(format!("cannot create {}: {e}", dir.display())))?;
+                std::fs::create_dir_all(dir)
+                    .map_err(|e| EmuError::Io(format!("cannot create {}: {e}", dir.display())))?;
                 let open = |name: &str| -> Result<BufWriter<File>, EmuError> {
                     let p = dir.join(name);
-                    let mut w = BufWriter::new(File::create(&p).map_err(|e| EmuError::Io(format!("cannot create {}: {e}", p.display())))?);
+                    let mut w = BufWriter::new(File::create(&p).map_err(|e| {
+                        EmuError::Io(format!("cannot create {}: {e}", p.display()))
+                    })?);
                     writeln!(w, "time_s,packets,bytes,drops,random_losses,delivered_packets,delivered_bytes")
                         .map_err(|e| EmuError::Io(format!("{}: {e}", p.display())))?;
                     Ok(w)
@@ -269,16 +315,27 @@ impl Forwarder {
             realtime: false,
             gauges: Arc::new(Default::default()),
         };
-        for fd in [fwd.tun[0].as_raw_fd(), fwd.tun[1].as_raw_fd(), fwd.timer.as_raw_fd(), fwd.wake.as_raw_fd()] {
+        for fd in [
+            fwd.tun[0].as_raw_fd(),
+            fwd.tun[1].as_raw_fd(),
+            fwd.timer.as_raw_fd(),
+            fwd.wake.as_raw_fd(),
+        ] {
             fwd.watch(fd)?;
         }
         Ok(fwd)
     }
 
     fn watch(&self, fd: RawFd) -> Result<(), EmuError> {
-        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: fd as u64 };
+        let mut ev = libc::epoll_event {
+            events: libc::EPOLLIN as u32,
+            u64: fd as u64,
+        };
         // SAFETY: valid epoll and event.
-        cvt(unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) }, "epoll_ctl")?;
+        cvt(
+            unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) },
+            "epoll_ctl",
+        )?;
         Ok(())
     }
 
@@ -293,14 +350,20 @@ impl Forwarder {
             let s = &d.stats;
             g.queue_packets.store(p, Ordering::Relaxed);
             g.queue_bytes.store(b, Ordering::Relaxed);
-            g.drops.store(s.queue_drops + s.random_losses, Ordering::Relaxed);
-            g.delivered_packets.store(s.delivered_packets, Ordering::Relaxed);
-            g.delivered_bytes.store(s.delivered_bytes, Ordering::Relaxed);
+            g.drops
+                .store(s.queue_drops + s.random_losses, Ordering::Relaxed);
+            g.delivered_packets
+                .store(s.delivered_packets, Ordering::Relaxed);
+            g.delivered_bytes
+                .store(s.delivered_bytes, Ordering::Relaxed);
         }
     }
 
     pub fn stop_handle(&self) -> StopHandle {
-        StopHandle { flag: self.stop.clone(), wake: self.wake.clone() }
+        StopHandle {
+            flag: self.stop.clone(),
+            wake: self.wake.clone(),
+        }
     }
 
     /// How long the last [`run`](Self::run) lasted.
@@ -340,7 +403,10 @@ impl Forwarder {
             let param = libc::sched_param { sched_priority: 10 };
             // SAFETY: sets this thread's policy; failure is reported.
             if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
-                return Err(EmuError::Setup(format!("SCHED_FIFO: {}", std::io::Error::last_os_error())));
+                return Err(EmuError::Setup(format!(
+                    "SCHED_FIFO: {}",
+                    std::io::Error::last_os_error()
+                )));
             }
         }
         if self.origin_ns == 0 {
@@ -421,11 +487,24 @@ impl Forwarder {
     fn arm_timer(&self, at: Time) {
         let abs = self.origin_ns + at.as_nanos();
         let spec = libc::itimerspec {
-            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
-            it_value: libc::timespec { tv_sec: (abs / 1_000_000_000) as _, tv_nsec: (abs % 1_000_000_000) as _ },
+            it_interval: libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            },
+            it_value: libc::timespec {
+                tv_sec: (abs / 1_000_000_000) as _,
+                tv_nsec: (abs % 1_000_000_000) as _,
+            },
         };
         // SAFETY: valid timerfd and itimerspec.
-        unsafe { libc::timerfd_settime(self.timer.as_raw_fd(), libc::TFD_TIMER_ABSTIME, &spec, std::ptr::null_mut()) };
+        unsafe {
+            libc::timerfd_settime(
+                self.timer.as_raw_fd(),
+                libc::TFD_TIMER_ABSTIME,
+                &spec,
+                std::ptr::null_mut(),
+            )
+        };
     }
 
     /// Reads what side `side` has sent (up to a batch) into the direction leaving it.
@@ -453,7 +532,13 @@ impl Forwarder {
             dir.stats.arrived_packets += 1;
             dir.stats.arrived_bytes += n as u64;
             let head = &buf[..n as usize];
-            let pkt = Pkt { slot, len: n as u32, flow: flow_key(head), src: ipv4_source(head), arrived: now };
+            let pkt = Pkt {
+                slot,
+                len: n as u32,
+                flow: flow_key(head),
+                src: ipv4_source(head),
+                arrived: now,
+            };
             if let Err((pkt, why)) = dir.link.enqueue(pkt, now) {
                 match why {
                     Refusal::QueueDrop => dir.stats.queue_drops += 1,
@@ -477,13 +562,17 @@ impl Forwarder {
                     dir.delay.push(pkt, departed);
                     continue;
                 }
-                let Some((pkt, release)) = dir.delay.pop_due(now) else { break };
+                let Some((pkt, release)) = dir.delay.pop_due(now) else {
+                    break;
+                };
                 // Lateness is taken when the packet is handed to the kernel (the write
                 // itself runs the receiving side's stack, which is not the link's delay).
                 let late = now.saturating_since(release);
                 let buf = dir.pool.buf(pkt.slot);
                 // SAFETY: buf holds pkt.len valid bytes.
-                let n = unsafe { libc::write(out, buf.as_ptr() as *const libc::c_void, pkt.len as usize) };
+                let n = unsafe {
+                    libc::write(out, buf.as_ptr() as *const libc::c_void, pkt.len as usize)
+                };
                 if n == pkt.len as isize {
                     dir.stats.delivered_packets += 1;
                     dir.stats.delivered_bytes += pkt.len as u64;
@@ -497,7 +586,9 @@ impl Forwarder {
     }
 
     fn log(&mut self, now: Time) -> Result<(), EmuError> {
-        let Some(logs) = &mut self.logs else { return Ok(()) };
+        let Some(logs) = &mut self.logs else {
+            return Ok(());
+        };
         for (w, d) in logs.iter_mut().zip(self.dirs.iter()) {
             let (p, b) = d.link.backlog();
             let s = &d.stats;
@@ -519,7 +610,12 @@ impl Forwarder {
 impl Drop for Forwarder {
     fn drop(&mut self) {
         // A signal arriving later must not write to this (soon reused) descriptor.
-        let _ = SIGNAL_WAKE_FD.compare_exchange(self.wake.as_raw_fd(), -1, Ordering::SeqCst, Ordering::SeqCst);
+        let _ = SIGNAL_WAKE_FD.compare_exchange(
+            self.wake.as_raw_fd(),
+            -1,
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        );
     }
 }
 

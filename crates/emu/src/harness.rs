@@ -26,14 +26,31 @@ pub struct Harness {
 
 impl Harness {
     /// Creates the path and starts forwarding.
-    pub fn start(up: &DirectionConfig, down: &DirectionConfig, seed: u64) -> Result<Harness, EmuError> {
+    pub fn start(
+        up: &DirectionConfig,
+        down: &DirectionConfig,
+        seed: u64,
+    ) -> Result<Harness, EmuError> {
         Self::start_with(up, down, seed, false)
     }
 
     /// [`start`](Self::start), optionally with the forwarder under SCHED_FIFO.
-    pub fn start_with(up: &DirectionConfig, down: &DirectionConfig, seed: u64, realtime: bool) -> Result<Harness, EmuError> {
+    pub fn start_with(
+        up: &DirectionConfig,
+        down: &DirectionConfig,
+        seed: u64,
+        realtime: bool,
+    ) -> Result<Harness, EmuError> {
         let (net, tun_a, tun_b) = EmuNet::create()?;
-        let mut fwd = Forwarder::new(tun_a, tun_b, up, down, seed, Duration::from_millis(10), None)?;
+        let mut fwd = Forwarder::new(
+            tun_a,
+            tun_b,
+            up,
+            down,
+            seed,
+            Duration::from_millis(10),
+            None,
+        )?;
         fwd.set_realtime(realtime);
         let origin_ns = monotonic_ns();
         fwd.set_origin(origin_ns);
@@ -46,7 +63,13 @@ impl Harness {
                 (fwd, r)
             })
             .map_err(|e| EmuError::Setup(format!("cannot start the forwarder thread: {e}")))?;
-        Ok(Harness { thread: Some(thread), stop, gauges, origin_ns, net })
+        Ok(Harness {
+            thread: Some(thread),
+            stop,
+            gauges,
+            origin_ns,
+            net,
+        })
     }
 
     /// Live counters of [uplink, downlink].
@@ -71,7 +94,11 @@ impl Harness {
     }
 
     /// Runs `f` on a new thread inside `side`'s namespace.
-    pub fn spawn<T: Send + 'static>(&self, side: Side, f: impl FnOnce() -> T + Send + 'static) -> JoinHandle<T> {
+    pub fn spawn<T: Send + 'static>(
+        &self,
+        side: Side,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> JoinHandle<T> {
         let fd = self.ns_fd(side);
         std::thread::spawn(move || {
             crate::netns::setns(fd).expect("entering the emulator's namespace");
@@ -82,7 +109,12 @@ impl Harness {
     /// Stops forwarding and returns the forwarder with its statistics.
     pub fn finish(mut self) -> Result<Forwarder, EmuError> {
         self.stop.stop();
-        let (fwd, r) = self.thread.take().expect("joined once").join().map_err(|_| EmuError::Setup("the forwarder thread panicked".into()))?;
+        let (fwd, r) = self
+            .thread
+            .take()
+            .expect("joined once")
+            .join()
+            .map_err(|_| EmuError::Setup("the forwarder thread panicked".into()))?;
         r.map(|_| fwd)
     }
 }

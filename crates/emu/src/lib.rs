@@ -9,12 +9,18 @@
 //!                         ◄── [downlink: delay ← link ← queue ← loss] ◄──
 //! ```
 //!
-//! - [`model`]: the per-direction link model behind the small [`model::Link`] trait;
-//! - [`forwarder`]: the wall-clock loop (epoll + timerfd, lateness of every departure);
+//! - [`model`]: binds the simulator's loss, queue and link-schedule models to real packets
+//!   behind the small [`model::Link`] trait, plus the delay stage;
+//! - [`forwarder`]: the wall-clock loop (epoll + timerfd, optional SCHED_FIFO, lateness of
+//!   every departure, per-direction CSV logs, live gauges);
 //! - [`netns`]: namespaces and TUN devices with Drop guards, stale-namespace cleanup;
 //! - [`spec`]: the `--uplink`/`--downlink` link descriptions;
-//! - [`cli`]: `cclab emu` (wrap a command like mm-link), `cclab emu cleanup`, `cclab emu bench`;
-//! - [`bench`]: the timing and throughput figures.
+//! - [`harness`]: an emulated path run in-process (benchmarks, tests, testbed);
+//! - [`testbed`]: a scenario's flows as real kernel TCP through the path, sampled with
+//!   [`tcpinfo`] into the simulator's output types;
+//! - [`udp`]: cclab's own sans-IO TCP (any Rust algorithm) over UDP through the path;
+//! - [`cli`]: `cclab emu` (wrap a command like mm-link), `cleanup`, `bench`, `udp`;
+//! - [`bench`]: the timing, throughput and agreement figures.
 //!
 //! What must not live here: TCP or algorithm logic (that is `cclab-cc` / `cclab-sim`).
 
@@ -63,14 +69,23 @@ pub struct DirectionConfig {
 impl Default for DirectionConfig {
     /// No rate limit, no delay, an unbounded DropTail queue, no loss (mahimahi's defaults).
     fn default() -> Self {
-        DirectionConfig { rate: None, delay: Duration::ZERO, per_source_delay: Vec::new(), buffer: Buffer::Packets(u64::MAX), qdisc: Qdisc::DropTail, loss: LossModel::None }
+        DirectionConfig {
+            rate: None,
+            delay: Duration::ZERO,
+            per_source_delay: Vec::new(),
+            buffer: Buffer::Packets(u64::MAX),
+            qdisc: Qdisc::DropTail,
+            loss: LossModel::None,
+        }
     }
 }
 
 /// Everything that can go wrong in the emulator; messages name the field or the step.
 #[derive(Debug)]
 pub enum EmuError {
-    NotRoot { euid: u32 },
+    NotRoot {
+        euid: u32,
+    },
     NoTun,
     /// A bad option or link description (the message names the field, value and what is allowed).
     Config(String),

@@ -60,7 +60,9 @@ pub fn flow_key(ip: &[u8]) -> u64 {
 /// Opportunities of a looping trace at times in `[from, to]` (what a link kept busy over
 /// that interval can deliver, in 1500-byte packets).
 pub fn trace_opportunities(trace: &cclab_sim::Trace, from: Time, to: Time) -> u64 {
-    trace.opportunities_before(to + Duration(1)).saturating_sub(trace.opportunities_before(from))
+    trace
+        .opportunities_before(to + Duration(1))
+        .saturating_sub(trace.opportunities_before(from))
 }
 
 /// Why a packet offered to a link was not queued.
@@ -100,11 +102,20 @@ pub struct EmuLink {
 
 impl EmuLink {
     /// `direction` (0 uplink, 1 downlink) selects independent random streams of `seed`.
-    pub fn new(rate: Option<&LinkRate>, buffer: Buffer, qdisc: &Qdisc, loss: LossModel, seed: u64, direction: u64) -> Result<EmuLink, String> {
+    pub fn new(
+        rate: Option<&LinkRate>,
+        buffer: Buffer,
+        qdisc: &Qdisc,
+        loss: LossModel,
+        seed: u64,
+        direction: u64,
+    ) -> Result<EmuLink, String> {
         if matches!(qdisc, Qdisc::Codel(_) | Qdisc::FqCodel(_)) {
             // These drop inside dequeue, where the packet (and its pool buffer) is discarded
             // by the queue; the emulator would leak the buffer.
-            return Err(format!("qdisc {qdisc:?} is not supported by the emulator (allowed: droptail, red, pie)"));
+            return Err(format!(
+                "qdisc {qdisc:?} is not supported by the emulator (allowed: droptail, red, pie)"
+            ));
         }
         // RED ages its average over idle time in units of a typical packet's time.
         let mean_pkt_time = match rate {
@@ -142,7 +153,9 @@ impl Link for EmuLink {
         if self.loss.drop_packet(&mut self.loss_rng) {
             return Err((pkt, Refusal::RandomLoss));
         }
-        self.queue.enqueue(now, pkt, &mut self.queue_rng).map_err(|p| (p, Refusal::QueueDrop))?;
+        self.queue
+            .enqueue(now, pkt, &mut self.queue_rng)
+            .map_err(|p| (p, Refusal::QueueDrop))?;
         if self.in_service.is_none() {
             self.serve_next(now);
         }
@@ -177,7 +190,10 @@ pub struct DelayLine {
 
 impl DelayLine {
     pub fn new(delay: Duration) -> DelayLine {
-        DelayLine { delay, fifo: VecDeque::with_capacity(1024) }
+        DelayLine {
+            delay,
+            fifo: VecDeque::with_capacity(1024),
+        }
     }
     pub fn push(&mut self, pkt: Pkt, departed: Time) {
         self.fifo.push_back((pkt, departed + self.delay));
@@ -226,7 +242,11 @@ impl Delays {
         Delays { lines, by_source }
     }
     pub fn push(&mut self, pkt: Pkt, departed: Time) {
-        let i = self.by_source.iter().find(|&&(a, _)| a == pkt.src).map_or(0, |&(_, i)| i);
+        let i = self
+            .by_source
+            .iter()
+            .find(|&&(a, _)| a == pkt.src)
+            .map_or(0, |&(_, i)| i);
         self.lines[i].push(pkt, departed);
     }
     pub fn next_release(&self) -> Option<Time> {
@@ -234,7 +254,13 @@ impl Delays {
     }
     /// The earliest packet due at `now`, with its release time.
     pub fn pop_due(&mut self, now: Time) -> Option<(Pkt, Time)> {
-        let (i, _) = self.lines.iter().enumerate().filter_map(|(i, l)| l.next_release().map(|t| (i, t))).filter(|&(_, t)| t <= now).min_by_key(|&(_, t)| t)?;
+        let (i, _) = self
+            .lines
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| l.next_release().map(|t| (i, t)))
+            .filter(|&(_, t)| t <= now)
+            .min_by_key(|&(_, t)| t)?;
         self.lines[i].pop_due(now)
     }
     pub fn len(&self) -> usize {
@@ -253,7 +279,13 @@ mod tests {
     use std::sync::Arc;
 
     fn pkt(slot: u32, len: u32, at: Time) -> Pkt {
-        Pkt { slot, len, flow: 0, src: 0, arrived: at }
+        Pkt {
+            slot,
+            len,
+            flow: 0,
+            src: 0,
+            arrived: at,
+        }
     }
 
     fn link(rate: Option<LinkRate>, buffer: Buffer, qdisc: Qdisc, loss: LossModel) -> EmuLink {
@@ -270,7 +302,12 @@ mod tests {
 
     #[test]
     fn constant_rate_serialises_back_to_back_packets() {
-        let mut l = link(Some(LinkRate::Constant(Rate::from_mbps(12))), Buffer::Packets(100), Qdisc::DropTail, LossModel::None);
+        let mut l = link(
+            Some(LinkRate::Constant(Rate::from_mbps(12))),
+            Buffer::Packets(100),
+            Qdisc::DropTail,
+            LossModel::None,
+        );
         for i in 0..3 {
             l.enqueue(pkt(i, 1500, Time::ZERO), Time::ZERO).unwrap();
         }
@@ -283,7 +320,12 @@ mod tests {
 
     #[test]
     fn a_late_dequeue_does_not_shift_the_schedule() {
-        let mut l = link(Some(LinkRate::Constant(Rate::from_mbps(12))), Buffer::Packets(100), Qdisc::DropTail, LossModel::None);
+        let mut l = link(
+            Some(LinkRate::Constant(Rate::from_mbps(12))),
+            Buffer::Packets(100),
+            Qdisc::DropTail,
+            LossModel::None,
+        );
         for i in 0..3 {
             l.enqueue(pkt(i, 1500, Time::ZERO), Time::ZERO).unwrap();
         }
@@ -295,12 +337,22 @@ mod tests {
 
     #[test]
     fn droptail_counts_waiting_packets_and_the_one_in_service_leaves_room() {
-        let mut l = link(Some(LinkRate::Constant(Rate::from_mbps(1))), Buffer::Packets(2), Qdisc::DropTail, LossModel::None);
+        let mut l = link(
+            Some(LinkRate::Constant(Rate::from_mbps(1))),
+            Buffer::Packets(2),
+            Qdisc::DropTail,
+            LossModel::None,
+        );
         // The first goes straight into service; two more wait; the fourth is dropped.
         for i in 0..3 {
             assert!(l.enqueue(pkt(i, 100, Time::ZERO), Time::ZERO).is_ok());
         }
-        assert_eq!(l.enqueue(pkt(3, 100, Time::ZERO), Time::ZERO).unwrap_err().1, Refusal::QueueDrop);
+        assert_eq!(
+            l.enqueue(pkt(3, 100, Time::ZERO), Time::ZERO)
+                .unwrap_err()
+                .1,
+            Refusal::QueueDrop
+        );
         assert_eq!(l.backlog(), (3, 300));
     }
 
@@ -308,7 +360,12 @@ mod tests {
     fn trace_link_never_beats_its_opportunities() {
         // Opportunities at 1, 1, 3 ms, period 3 ms: 1,1,3 | 4,4,6 | 7,7,9.
         let trace = Arc::new(Trace::parse("1\n1\n3\n").unwrap());
-        let mut l = link(Some(LinkRate::Trace(trace)), Buffer::Packets(1000), Qdisc::DropTail, LossModel::None);
+        let mut l = link(
+            Some(LinkRate::Trace(trace)),
+            Buffer::Packets(1000),
+            Qdisc::DropTail,
+            LossModel::None,
+        );
         for i in 0..7 {
             l.enqueue(pkt(i, 1500, Time::ZERO), Time::ZERO).unwrap();
         }
@@ -326,7 +383,12 @@ mod tests {
 
     #[test]
     fn bernoulli_loss_takes_about_p() {
-        let mut l = link(None, Buffer::Packets(u64::MAX), Qdisc::DropTail, LossModel::Bernoulli { p: 0.1 });
+        let mut l = link(
+            None,
+            Buffer::Packets(u64::MAX),
+            Qdisc::DropTail,
+            LossModel::Bernoulli { p: 0.1 },
+        );
         let mut lost = 0;
         for i in 0..100_000 {
             match l.enqueue(pkt(i, 100, Time::ZERO), Time::ZERO) {
@@ -342,17 +404,39 @@ mod tests {
 
     #[test]
     fn red_holds_the_queue_down() {
-        let cfg = RedConfig { min_th: 5.0, max_th: 15.0, max_p: 0.1, weight: 0.5, gentle: true };
-        let mut l = link(Some(LinkRate::Constant(Rate::from_mbps(1))), Buffer::Packets(1000), Qdisc::Red(cfg), LossModel::None);
-        let drops = (0..200).filter(|&i| l.enqueue(pkt(i, 1500, Time::ZERO), Time::ZERO).is_err()).count();
+        let cfg = RedConfig {
+            min_th: 5.0,
+            max_th: 15.0,
+            max_p: 0.1,
+            weight: 0.5,
+            gentle: true,
+        };
+        let mut l = link(
+            Some(LinkRate::Constant(Rate::from_mbps(1))),
+            Buffer::Packets(1000),
+            Qdisc::Red(cfg),
+            LossModel::None,
+        );
+        let drops = (0..200)
+            .filter(|&i| l.enqueue(pkt(i, 1500, Time::ZERO), Time::ZERO).is_err())
+            .count();
         assert!(drops > 100, "drops {drops}");
-        assert!(l.backlog().0 < 40, "queue {:?} should be held near 2*max_th", l.backlog());
+        assert!(
+            l.backlog().0 < 40,
+            "queue {:?} should be held near 2*max_th",
+            l.backlog()
+        );
     }
 
     #[test]
     fn codel_is_refused_with_what_is_allowed() {
-        let q = Qdisc::Codel(cclab_sim::CodelConfig { target: Duration::from_millis(5), interval: Duration::from_millis(100) });
-        let e = EmuLink::new(None, Buffer::Packets(10), &q, LossModel::None, 1, 0).err().unwrap();
+        let q = Qdisc::Codel(cclab_sim::CodelConfig {
+            target: Duration::from_millis(5),
+            interval: Duration::from_millis(100),
+        });
+        let e = EmuLink::new(None, Buffer::Packets(10), &q, LossModel::None, 1, 0)
+            .err()
+            .unwrap();
         assert!(e.contains("droptail, red, pie"), "{e}");
     }
 
@@ -361,12 +445,20 @@ mod tests {
         let a = std::net::Ipv4Addr::new(198, 18, 1, 1);
         let mut d = Delays::new(Duration::from_millis(10), &[(a, Duration::from_millis(50))]);
         let ms = |n: u64| Time(n * 1_000_000);
-        d.push(Pkt { src: u32::from(a), ..pkt(1, 100, ms(0)) }, ms(0)); // due 50
+        d.push(
+            Pkt {
+                src: u32::from(a),
+                ..pkt(1, 100, ms(0))
+            },
+            ms(0),
+        ); // due 50
         d.push(pkt(2, 100, ms(1)), ms(1)); // due 11
         d.push(pkt(3, 100, ms(2)), ms(2)); // due 12
         assert_eq!(d.next_release(), Some(ms(11)));
         assert!(d.pop_due(ms(10)).is_none());
-        let order: Vec<(u32, u64)> = std::iter::from_fn(|| d.pop_due(ms(100))).map(|(p, t)| (p.slot, t.0 / 1_000_000)).collect();
+        let order: Vec<(u32, u64)> = std::iter::from_fn(|| d.pop_due(ms(100)))
+            .map(|(p, t)| (p.slot, t.0 / 1_000_000))
+            .collect();
         assert_eq!(order, vec![(2, 11), (3, 12), (1, 50)]);
         assert!(d.is_empty());
     }
@@ -384,6 +476,9 @@ mod tests {
         assert_ne!(flow_key(&a), flow_key(&b));
         assert_eq!(flow_key(&a), flow_key(&a.clone()));
         assert_eq!(flow_key(&[0x60; 40]), 0); // not IPv4
-        assert_eq!(ipv4_source(&a), u32::from(std::net::Ipv4Addr::new(198, 18, 0, 1)));
+        assert_eq!(
+            ipv4_source(&a),
+            u32::from(std::net::Ipv4Addr::new(198, 18, 0, 1))
+        );
     }
 }

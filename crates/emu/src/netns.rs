@@ -53,7 +53,11 @@ fn ip(args: &[&str]) -> Result<(), EmuError> {
 /// A fresh name `cclab-<pid>-<n>` unique within this process (sides append `-a`, `-b`).
 pub fn unique_prefix() -> String {
     static NEXT: AtomicU32 = AtomicU32::new(0);
-    format!("{NS_PREFIX}{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
+    format!(
+        "{NS_PREFIX}{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
 }
 
 /// A named network namespace; deleted when dropped.
@@ -73,7 +77,10 @@ impl Netns {
                 return Err(EmuError::Setup(format!("cannot open {path}: {e}")));
             }
         };
-        let ns = Netns { name: name.to_string(), fd };
+        let ns = Netns {
+            name: name.to_string(),
+            fd,
+        };
         ip(&["-n", name, "link", "set", "lo", "up"])?;
         Ok(ns)
     }
@@ -85,7 +92,8 @@ impl Netns {
     }
     /// Moves the calling thread into this namespace until the guard is dropped.
     pub fn enter(&self) -> Result<NsGuard, EmuError> {
-        let back = open_rdonly("/proc/thread-self/ns/net").map_err(|e| EmuError::Setup(format!("cannot open own netns: {e}")))?;
+        let back = open_rdonly("/proc/thread-self/ns/net")
+            .map_err(|e| EmuError::Setup(format!("cannot open own netns: {e}")))?;
         setns(self.fd())?;
         Ok(NsGuard { back })
     }
@@ -118,13 +126,17 @@ impl Drop for NsGuard {
 pub fn setns(fd: RawFd) -> Result<(), EmuError> {
     // SAFETY: setns only reads the descriptor; a bad one is an error, not UB.
     if unsafe { libc::setns(fd, libc::CLONE_NEWNET) } != 0 {
-        return Err(EmuError::Setup(format!("setns: {}", std::io::Error::last_os_error())));
+        return Err(EmuError::Setup(format!(
+            "setns: {}",
+            std::io::Error::last_os_error()
+        )));
     }
     Ok(())
 }
 
 fn open_rdonly(path: &str) -> std::io::Result<OwnedFd> {
-    let c = CString::new(path).map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
+    let c =
+        CString::new(path).map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))?;
     // SAFETY: c is a valid NUL-terminated path.
     let fd = unsafe { libc::open(c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC) };
     if fd < 0 {
@@ -148,7 +160,10 @@ const TUNSETIFF: libc::c_ulong = 0x4004_54ca; // _IOW('T', 202, int)
 /// inside `ns`, gives it `addr` (e.g. "198.18.0.1/30") and brings it up.
 pub fn create_tun(ns: &Netns, ifname: &str, addr: &str) -> Result<OwnedFd, EmuError> {
     if ifname.len() >= libc::IFNAMSIZ {
-        return Err(EmuError::Setup(format!("interface name {ifname} is longer than {} bytes", libc::IFNAMSIZ - 1)));
+        return Err(EmuError::Setup(format!(
+            "interface name {ifname} is longer than {} bytes",
+            libc::IFNAMSIZ - 1
+        )));
     }
     let fd = {
         let _inside = ns.enter()?;
@@ -160,22 +175,46 @@ pub fn create_tun(ns: &Netns, ifname: &str, addr: &str) -> Result<OwnedFd, EmuEr
             let _ = std::fs::write(p, "1");
         }
         // SAFETY: a constant path; the result is checked.
-        let raw = unsafe { libc::open(c"/dev/net/tun".as_ptr(), libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC) };
+        let raw = unsafe {
+            libc::open(
+                c"/dev/net/tun".as_ptr(),
+                libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC,
+            )
+        };
         if raw < 0 {
-            return Err(EmuError::Setup(format!("open /dev/net/tun: {}", std::io::Error::last_os_error())));
+            return Err(EmuError::Setup(format!(
+                "open /dev/net/tun: {}",
+                std::io::Error::last_os_error()
+            )));
         }
         // SAFETY: raw was just opened by us.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        let mut req = IfReqFlags { name: [0; libc::IFNAMSIZ], flags: (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short, _pad: [0; 22] };
+        let mut req = IfReqFlags {
+            name: [0; libc::IFNAMSIZ],
+            flags: (libc::IFF_TUN | libc::IFF_NO_PI) as libc::c_short,
+            _pad: [0; 22],
+        };
         req.name[..ifname.len()].copy_from_slice(ifname.as_bytes());
         // SAFETY: req is a properly sized ifreq for TUNSETIFF.
         if unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETIFF as _, &mut req) } < 0 {
-            return Err(EmuError::Setup(format!("TUNSETIFF {ifname}: {}", std::io::Error::last_os_error())));
+            return Err(EmuError::Setup(format!(
+                "TUNSETIFF {ifname}: {}",
+                std::io::Error::last_os_error()
+            )));
         }
         fd
     };
     ns.ip(&["addr", "add", addr, "dev", ifname])?;
-    ns.ip(&["link", "set", ifname, "up", "mtu", "1500", "txqueuelen", "1000"])?;
+    ns.ip(&[
+        "link",
+        "set",
+        ifname,
+        "up",
+        "mtu",
+        "1500",
+        "txqueuelen",
+        "1000",
+    ])?;
     Ok(fd)
 }
 
@@ -183,7 +222,10 @@ pub fn create_tun(ns: &Netns, ifname: &str, addr: &str) -> Result<OwnedFd, EmuEr
 /// them with `all`), in name order.
 pub fn stale_namespaces(all: bool) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(NETNS_DIR)
-        .map(|rd| rd.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect())
+        .map(|rd| {
+            rd.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .collect()
+        })
         .unwrap_or_default();
     names.retain(|n| n.starts_with(NS_PREFIX));
     names.retain(|n| all || !owner_alive(n));
@@ -193,10 +235,15 @@ pub fn stale_namespaces(all: bool) -> Vec<String> {
 
 /// Whether the process that created namespace `name` (its pid is in the name) still runs.
 fn owner_alive(name: &str) -> bool {
-    let pid = name[NS_PREFIX.len()..].split('-').next().and_then(|p| p.parse::<i32>().ok());
+    let pid = name[NS_PREFIX.len()..]
+        .split('-')
+        .next()
+        .and_then(|p| p.parse::<i32>().ok());
     match pid {
         // SAFETY: kill with signal 0 only checks existence.
-        Some(pid) if pid > 0 => unsafe { libc::kill(pid, 0) == 0 || *libc::__errno_location() == libc::EPERM },
+        Some(pid) if pid > 0 => unsafe {
+            libc::kill(pid, 0) == 0 || *libc::__errno_location() == libc::EPERM
+        },
         _ => false,
     }
 }

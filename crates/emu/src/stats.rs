@@ -18,7 +18,13 @@ const BUCKETS: usize = 20_000;
 
 impl Default for Lateness {
     fn default() -> Self {
-        Lateness { buckets: vec![0; BUCKETS].into_boxed_slice(), overflow: 0, count: 0, max: Duration::ZERO, sum_ns: 0 }
+        Lateness {
+            buckets: vec![0; BUCKETS].into_boxed_slice(),
+            overflow: 0,
+            count: 0,
+            max: Duration::ZERO,
+            sum_ns: 0,
+        }
     }
 }
 

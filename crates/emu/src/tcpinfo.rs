@@ -80,7 +80,15 @@ pub fn tcp_info(fd: RawFd) -> std::io::Result<TcpInfo> {
     let mut info = TcpInfo::default();
     let mut len = std::mem::size_of::<TcpInfo>() as libc::socklen_t;
     // SAFETY: info is a plain repr(C) struct of `len` bytes; the kernel writes at most len.
-    let r = unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, &mut info as *mut TcpInfo as *mut libc::c_void, &mut len) };
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            &mut info as *mut TcpInfo as *mut libc::c_void,
+            &mut len,
+        )
+    };
     if r != 0 {
         return Err(std::io::Error::last_os_error());
     }

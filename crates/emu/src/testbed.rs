@@ -23,7 +23,10 @@ use crate::harness::{Harness, Side};
 use crate::tcpinfo::tcp_info;
 use crate::{DirectionConfig, EmuError};
 use cclab_sim::rng::{stream, Rng};
-use cclab_sim::{CrossKind, FlowReport, FlowSample, LinkRate, LinkReport, Observer, QueueSample, Report, RttSummary, SimConfig};
+use cclab_sim::{
+    CrossKind, FlowReport, FlowSample, LinkRate, LinkReport, Observer, QueueSample, Report,
+    RttSummary, SimConfig,
+};
 use cclab_units::{Duration, Time};
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream, UdpSocket};
@@ -58,7 +61,10 @@ pub fn check(cfg: &SimConfig, available: &[String]) -> Result<(), EmuError> {
         return bad("testbed: the scenario has no flows".into());
     }
     if cfg.flows.len() > MAX_FLOWS {
-        return bad(format!("testbed: {} flows; the testbed runs at most {MAX_FLOWS}", cfg.flows.len()));
+        return bad(format!(
+            "testbed: {} flows; the testbed runs at most {MAX_FLOWS}",
+            cfg.flows.len()
+        ));
     }
     for (i, f) in cfg.flows.iter().enumerate() {
         if !available.iter().any(|a| a == &f.cc) {
@@ -73,11 +79,16 @@ pub fn check(cfg: &SimConfig, available: &[String]) -> Result<(), EmuError> {
             return bad(format!("flows[{i}] ({}): params.{name}: the testbed cannot set per-flow parameters of kernel algorithms", f.name));
         }
         if f.rtt < cfg.bottleneck.delay.mul(2) {
-            return bad(format!("flows[{i}] ({}): rtt {} is less than twice the bottleneck delay {}", f.name, f.rtt, cfg.bottleneck.delay));
+            return bad(format!(
+                "flows[{i}] ({}): rtt {} is less than twice the bottleneck delay {}",
+                f.name, f.rtt, cfg.bottleneck.delay
+            ));
         }
     }
     if !cfg.changes.is_empty() {
-        return bad("testbed: scheduled parameter changes are not supported on kernel flows".into());
+        return bad(
+            "testbed: scheduled parameter changes are not supported on kernel flows".into(),
+        );
     }
     Ok(())
 }
@@ -86,11 +97,27 @@ pub fn check(cfg: &SimConfig, available: &[String]) -> Result<(), EmuError> {
 /// downlink.
 pub fn path(cfg: &SimConfig) -> (DirectionConfig, DirectionConfig) {
     let b = &cfg.bottleneck;
-    let up = DirectionConfig { rate: Some(b.rate.clone()), delay: b.delay, per_source_delay: vec![], buffer: b.buffer, qdisc: b.qdisc.clone(), loss: b.loss.clone() };
+    let up = DirectionConfig {
+        rate: Some(b.rate.clone()),
+        delay: b.delay,
+        per_source_delay: vec![],
+        buffer: b.buffer,
+        qdisc: b.qdisc.clone(),
+        loss: b.loss.clone(),
+    };
     // Each flow's ACKs come from its own receiver address and carry the rest of its RTT.
     let back = |rtt: Duration| rtt.saturating_sub(b.delay);
-    let per_source_delay = cfg.flows.iter().enumerate().map(|(i, f)| (flow_addr(i), back(f.rtt))).collect();
-    let down = DirectionConfig { delay: cfg.flows.first().map_or(b.delay, |f| back(f.rtt)), per_source_delay, ..Default::default() };
+    let per_source_delay = cfg
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| (flow_addr(i), back(f.rtt)))
+        .collect();
+    let down = DirectionConfig {
+        delay: cfg.flows.first().map_or(b.delay, |f| back(f.rtt)),
+        per_source_delay,
+        ..Default::default()
+    };
     (up, down)
 }
 
@@ -107,7 +134,11 @@ struct FlowShared {
 
 /// Runs the scenario on real kernel TCP; samples go to `obs` every
 /// `cfg.sample_interval`, `progress` sees the emulator clock.
-pub fn run(cfg: &SimConfig, obs: &mut dyn Observer, progress: &mut dyn FnMut(Time)) -> Result<Report, EmuError> {
+pub fn run(
+    cfg: &SimConfig,
+    obs: &mut dyn Observer,
+    progress: &mut dyn FnMut(Time),
+) -> Result<Report, EmuError> {
     crate::netns::preflight()?;
     check(cfg, &kernel_algorithms())?;
     let (up, down) = path(cfg);
@@ -132,7 +163,11 @@ pub fn run(cfg: &SimConfig, obs: &mut dyn Observer, progress: &mut dyn FnMut(Tim
     let now = move || Time(monotonic_ns().saturating_sub(origin));
     let end = Time::ZERO + cfg.duration;
     let stop = Arc::new(AtomicBool::new(false));
-    let shared: Vec<Arc<FlowShared>> = cfg.flows.iter().map(|_| Arc::new(FlowShared::default())).collect();
+    let shared: Vec<Arc<FlowShared>> = cfg
+        .flows
+        .iter()
+        .map(|_| Arc::new(FlowShared::default()))
+        .collect();
     let mut threads = Vec::new();
 
     // Receivers first, bound before any sender starts.
@@ -197,7 +232,9 @@ pub fn run(cfg: &SimConfig, obs: &mut dyn Observer, progress: &mut dyn FnMut(Tim
             if sh.completed.load(Ordering::Relaxed) != 0 {
                 continue;
             }
-            let Ok(info) = tcp_info(s.as_raw_fd()) else { continue };
+            let Ok(info) = tcp_info(s.as_raw_fd()) else {
+                continue;
+            };
             last_info[i] = Some(info);
             let srtt = Duration::from_micros(info.rtt_us as u64);
             if info.rtt_us > 0 {
@@ -219,10 +256,18 @@ pub fn run(cfg: &SimConfig, obs: &mut dyn Observer, progress: &mut dyn FnMut(Tim
         let q = g.queue_packets.load(Ordering::Relaxed);
         queue_sum += q as f64;
         queue_n += 1;
-        obs.queue_sample(&QueueSample { time: t, packets: q, bytes: g.queue_bytes.load(Ordering::Relaxed), drops: g.drops.load(Ordering::Relaxed) });
+        obs.queue_sample(&QueueSample {
+            time: t,
+            packets: q,
+            bytes: g.queue_bytes.load(Ordering::Relaxed),
+            drops: g.drops.load(Ordering::Relaxed),
+        });
         progress(t);
         if tick >= end {
-            at_end = (g.delivered_packets.load(Ordering::Relaxed), g.delivered_bytes.load(Ordering::Relaxed));
+            at_end = (
+                g.delivered_packets.load(Ordering::Relaxed),
+                g.delivered_bytes.load(Ordering::Relaxed),
+            );
             for (r, sh) in received_at_end.iter_mut().zip(&shared) {
                 *r = sh.received.load(Ordering::Relaxed);
             }
@@ -233,7 +278,12 @@ pub fn run(cfg: &SimConfig, obs: &mut dyn Observer, progress: &mut dyn FnMut(Tim
 
     // Wind down: senders stop at `end` by themselves; give data in flight a moment.
     let drain = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    while std::time::Instant::now() < drain && shared.iter().any(|s| s.stopped.load(Ordering::Relaxed) == 0) && failure.is_none() {
+    while std::time::Instant::now() < drain
+        && shared
+            .iter()
+            .any(|s| s.stopped.load(Ordering::Relaxed) == 0)
+        && failure.is_none()
+    {
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     stop.store(true, Ordering::Relaxed);
@@ -264,7 +314,11 @@ pub fn run(cfg: &SimConfig, obs: &mut dyn Observer, progress: &mut dyn FnMut(Tim
             FlowReport {
                 flow: i,
                 delivered_bytes: received_at_end[i],
-                goodput_bps: if active > 0.0 { received_at_end[i] as f64 * 8.0 / active } else { 0.0 },
+                goodput_bps: if active > 0.0 {
+                    received_at_end[i] as f64 * 8.0 / active
+                } else {
+                    0.0
+                },
                 retransmits: info.total_retrans as u64,
                 timeouts: info.total_rto as u64,
                 rtt: summarize(&mut srtt_ms[i]),
@@ -276,12 +330,20 @@ pub fn run(cfg: &SimConfig, obs: &mut dyn Observer, progress: &mut dyn FnMut(Tim
         duration: cfg.duration,
         link: LinkReport {
             capacity_bps,
-            utilization: if capacity_bps > 0.0 && secs > 0.0 { (at_end.1 as f64 * 8.0 / (capacity_bps * secs)).min(1.0) } else { 0.0 },
+            utilization: if capacity_bps > 0.0 && secs > 0.0 {
+                (at_end.1 as f64 * 8.0 / (capacity_bps * secs)).min(1.0)
+            } else {
+                0.0
+            },
             delivered_packets: at_end.0,
             delivered_bytes: at_end.1,
             queue_drops: up_stats.queue_drops,
             random_losses: up_stats.random_losses,
-            mean_queue_packets: if queue_n > 0 { queue_sum / queue_n as f64 } else { 0.0 },
+            mean_queue_packets: if queue_n > 0 {
+                queue_sum / queue_n as f64
+            } else {
+                0.0
+            },
         },
         flows,
         events: 0,
@@ -294,7 +356,13 @@ fn summarize(ms: &mut [f64]) -> RttSummary {
     }
     ms.sort_by(f64::total_cmp);
     let q = |p: f64| ms[((p * ms.len() as f64).ceil() as usize).clamp(1, ms.len()) - 1];
-    RttSummary { samples: ms.len() as u64, mean_ms: ms.iter().sum::<f64>() / ms.len() as f64, p50_ms: q(0.5), p95_ms: q(0.95), p99_ms: q(0.99) }
+    RttSummary {
+        samples: ms.len() as u64,
+        mean_ms: ms.iter().sum::<f64>() / ms.len() as f64,
+        p50_ms: q(0.5),
+        p95_ms: q(0.95),
+        p99_ms: q(0.99),
+    }
 }
 
 fn ip_batch(ns: &str, cmds: &str) -> Result<(), EmuError> {
@@ -304,16 +372,31 @@ fn ip_batch(ns: &str, cmds: &str) -> Result<(), EmuError> {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .map_err(|e| EmuError::Setup(format!("cannot run `ip`: {e}")))?;
-    child.stdin.take().expect("piped").write_all(cmds.as_bytes()).map_err(|e| EmuError::Setup(format!("ip -batch: {e}")))?;
-    let out = child.wait_with_output().map_err(|e| EmuError::Setup(format!("ip -batch: {e}")))?;
+    child
+        .stdin
+        .take()
+        .expect("piped")
+        .write_all(cmds.as_bytes())
+        .map_err(|e| EmuError::Setup(format!("ip -batch: {e}")))?;
+    let out = child
+        .wait_with_output()
+        .map_err(|e| EmuError::Setup(format!("ip -batch: {e}")))?;
     if !out.status.success() {
-        return Err(EmuError::Setup(format!("ip -n {ns} -batch failed: {}", String::from_utf8_lossy(&out.stderr).trim())));
+        return Err(EmuError::Setup(format!(
+            "ip -n {ns} -batch failed: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
     }
     Ok(())
 }
 
 /// Receiver of one flow: accepts one connection and counts what the application reads.
-fn receive(addr: Ipv4Addr, sh: Arc<FlowShared>, stop: Arc<AtomicBool>, ready: mpsc::Sender<Result<(), String>>) {
+fn receive(
+    addr: Ipv4Addr,
+    sh: Arc<FlowShared>,
+    stop: Arc<AtomicBool>,
+    ready: mpsc::Sender<Result<(), String>>,
+) {
     let l = match TcpListener::bind((addr, PORT)).and_then(|l| l.set_nonblocking(true).map(|_| l)) {
         Ok(l) => l,
         Err(e) => {
@@ -340,7 +423,11 @@ fn receive(addr: Ipv4Addr, sh: Arc<FlowShared>, stop: Arc<AtomicBool>, ready: mp
             Ok(k) => {
                 sh.received.fetch_add(k as u64, Ordering::Relaxed);
             }
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
             Err(_) => return,
         }
     }
@@ -398,7 +485,13 @@ fn send(
         let chunk = buf.len().min(left.min(usize::MAX as u64) as usize);
         match s.write(&buf[..chunk]) {
             Ok(k) => left -= k as u64,
-            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut | std::io::ErrorKind::Interrupted) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
+                ) => {}
             Err(_) => break,
         }
     }
@@ -420,8 +513,16 @@ fn send(
 }
 
 /// UDP background source through the bottleneck (CBR, Poisson or exponential on/off).
-fn cross_source(c: cclab_sim::CrossConfig, end: Time, now: impl Fn() -> Time, mut rng: Rng, stop: Arc<AtomicBool>) {
-    let Ok(s) = UdpSocket::bind("0.0.0.0:0") else { return };
+fn cross_source(
+    c: cclab_sim::CrossConfig,
+    end: Time,
+    now: impl Fn() -> Time,
+    mut rng: Rng,
+    stop: Arc<AtomicBool>,
+) {
+    let Ok(s) = UdpSocket::bind("0.0.0.0:0") else {
+        return;
+    };
     if s.connect((crate::ADDR_B, CROSS_PORT)).is_err() {
         return;
     }
@@ -432,14 +533,17 @@ fn cross_source(c: cclab_sim::CrossConfig, end: Time, now: impl Fn() -> Time, mu
     // Exponential on/off: sends at rate / duty while on, so the long-run mean is `rate`.
     let (mut on_until, mut gap) = (Time::MAX, mean_gap_ns);
     if let CrossKind::Exponential { mean_on, mean_off } = c.kind {
-        let duty = mean_on.as_nanos() as f64 / (mean_on.as_nanos() + mean_off.as_nanos()).max(1) as f64;
+        let duty =
+            mean_on.as_nanos() as f64 / (mean_on.as_nanos() + mean_off.as_nanos()).max(1) as f64;
         gap = mean_gap_ns * duty;
         on_until = next + Duration(rng.exponential(mean_on.as_nanos() as f64) as u64);
     }
     while next < last && !stop.load(Ordering::Relaxed) {
         let t = now();
         if t < next {
-            std::thread::sleep(std::time::Duration::from_nanos((next - t).as_nanos().min(5_000_000)));
+            std::thread::sleep(std::time::Duration::from_nanos(
+                (next - t).as_nanos().min(5_000_000),
+            ));
             continue;
         }
         let _ = s.send(&payload);
@@ -451,7 +555,8 @@ fn cross_source(c: cclab_sim::CrossConfig, end: Time, now: impl Fn() -> Time, mu
                 if next + step > on_until {
                     let off = Duration(rng.exponential(mean_off.as_nanos() as f64) as u64);
                     step += off;
-                    on_until = next + step + Duration(rng.exponential(mean_on.as_nanos() as f64) as u64);
+                    on_until =
+                        next + step + Duration(rng.exponential(mean_on.as_nanos() as f64) as u64);
                 }
                 step
             }
@@ -517,15 +622,33 @@ mod tests {
     fn refuses_what_it_cannot_run_faithfully() {
         let avail: Vec<String> = ["reno", "cubic"].iter().map(|s| s.to_string()).collect();
         assert!(check(&config(&[("cubic", 40), ("reno", 40)]), &avail).is_ok());
-        let e = check(&config(&[("tahoe", 40)]), &avail).unwrap_err().to_string();
-        assert!(e.contains("flows[0]") && e.contains("\"tahoe\" is not available") && e.contains("reno cubic"), "{e}");
-        let e = check(&config(&[("cubic", 40), ("cubic", 15)]), &avail).unwrap_err().to_string();
-        assert!(e.contains("flows[1]") && e.contains("twice the bottleneck delay"), "{e}");
+        let e = check(&config(&[("tahoe", 40)]), &avail)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("flows[0]")
+                && e.contains("\"tahoe\" is not available")
+                && e.contains("reno cubic"),
+            "{e}"
+        );
+        let e = check(&config(&[("cubic", 40), ("cubic", 15)]), &avail)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("flows[1]") && e.contains("twice the bottleneck delay"),
+            "{e}"
+        );
         let mut c = config(&[("cubic", 40)]);
         c.flows[0].params.push(("beta".into(), 0.5));
-        assert!(check(&c, &avail).unwrap_err().to_string().contains("params.beta"));
+        assert!(check(&c, &avail)
+            .unwrap_err()
+            .to_string()
+            .contains("params.beta"));
         let many: Vec<(&str, u64)> = vec![("cubic", 40); MAX_FLOWS + 1];
-        assert!(check(&config(&many), &avail).unwrap_err().to_string().contains("at most"));
+        assert!(check(&config(&many), &avail)
+            .unwrap_err()
+            .to_string()
+            .contains("at most"));
     }
 
     #[test]
@@ -534,7 +657,13 @@ mod tests {
         assert_eq!(up.delay, Duration::from_millis(10));
         assert!(matches!(up.rate, Some(LinkRate::Constant(r)) if r == Rate::from_mbps(10)));
         assert_eq!(down.delay, Duration::from_millis(40));
-        assert_eq!(down.per_source_delay, vec![(flow_addr(0), Duration::from_millis(40)), (flow_addr(1), Duration::from_millis(90))]);
+        assert_eq!(
+            down.per_source_delay,
+            vec![
+                (flow_addr(0), Duration::from_millis(40)),
+                (flow_addr(1), Duration::from_millis(90))
+            ]
+        );
         assert!(down.rate.is_none());
     }
 }

@@ -53,7 +53,13 @@ pub fn decode_segment(b: &[u8]) -> Option<Segment> {
     if b.len() < DATA_HEADER || b[0] != b'D' {
         return None;
     }
-    Some(Segment { flow: u32_at(b, 1), seq: u32_at(b, 5), payload: u32_at(b, 9), wire_bytes: b.len() as u32 + IP_UDP, tsval: Time(u64_at(b, 13)) })
+    Some(Segment {
+        flow: u32_at(b, 1),
+        seq: u32_at(b, 5),
+        payload: u32_at(b, 9),
+        wire_bytes: b.len() as u32 + IP_UDP,
+        tsval: Time(u64_at(b, 13)),
+    })
 }
 
 pub fn encode_ack(a: &Ack, buf: &mut [u8]) -> usize {
@@ -77,7 +83,13 @@ pub fn decode_ack(b: &[u8]) -> Option<Ack> {
     for (k, s) in sacks.iter_mut().enumerate() {
         *s = (u32_at(b, 10 + 8 * k), u32_at(b, 14 + 8 * k));
     }
-    Some(Ack { flow: u32_at(b, 1), ack: u32_at(b, 5), sacks, n_sacks: b[9], tsecr: Time(u64_at(b, 10 + 8 * MAX_SACK_BLOCKS)) })
+    Some(Ack {
+        flow: u32_at(b, 1),
+        ack: u32_at(b, 5),
+        sacks,
+        n_sacks: b[9],
+        tsecr: Time(u64_at(b, 10 + 8 * MAX_SACK_BLOCKS)),
+    })
 }
 
 /// One user-space flow to run.
@@ -108,7 +120,8 @@ pub struct UdpRun {
 pub fn algorithm(cc: &str, params: &[(String, f64)]) -> Result<Algorithm, EmuError> {
     let mut a = Algorithm::new(cc).map_err(|e| EmuError::Config(format!("--cc: {e}")))?;
     for (k, v) in params {
-        a.set_param(k, *v).map_err(|e| EmuError::Config(format!("--param {k}={v}: {e}")))?;
+        a.set_param(k, *v)
+            .map_err(|e| EmuError::Config(format!("--param {k}={v}: {e}")))?;
     }
     Ok(a)
 }
@@ -120,8 +133,15 @@ fn wait_readable(fd: i32, until_ns: u64) {
         return;
     }
     let d = until_ns - now;
-    let ts = libc::timespec { tv_sec: (d / 1_000_000_000) as _, tv_nsec: (d % 1_000_000_000) as _ };
-    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+    let ts = libc::timespec {
+        tv_sec: (d / 1_000_000_000) as _,
+        tv_nsec: (d % 1_000_000_000) as _,
+    };
+    let mut p = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
     // SAFETY: one valid pollfd, a valid timespec, no signal mask.
     unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
 }
@@ -145,7 +165,9 @@ pub fn run_flow(h: &Harness, flow: &UdpFlow) -> Result<UdpRun, EmuError> {
         let mut peer: Option<SocketAddr> = None;
         s.set_nonblocking(true)?;
         while !rstop.load(Ordering::Relaxed) {
-            let wake = r.delack_deadline().map_or(monotonic_ns() + 20_000_000, |d| origin + d.as_nanos());
+            let wake = r
+                .delack_deadline()
+                .map_or(monotonic_ns() + 20_000_000, |d| origin + d.as_nanos());
             wait_readable(s.as_raw_fd(), wake);
             let now = clock();
             while let Ok((n, from)) = s.recv_from(&mut buf) {
@@ -166,7 +188,8 @@ pub fn run_flow(h: &Harness, flow: &UdpFlow) -> Result<UdpRun, EmuError> {
         }
         Ok(r.delivered_bytes())
     });
-    rx.recv_timeout(std::time::Duration::from_secs(2)).map_err(|_| EmuError::Setup("the UDP receiver did not start".into()))?;
+    rx.recv_timeout(std::time::Duration::from_secs(2))
+        .map_err(|_| EmuError::Setup("the UDP receiver did not start".into()))?;
 
     let (tcp, bytes, interval) = (flow.tcp.clone(), flow.bytes, flow.sample_interval);
     let sender = h.spawn(Side::A, move || -> std::io::Result<UdpRun> {
@@ -177,7 +200,15 @@ pub fn run_flow(h: &Harness, flow: &UdpFlow) -> Result<UdpRun, EmuError> {
         // before they reach the emulated link.
         let big: libc::c_int = 8 << 20;
         // SAFETY: setting an int socket option.
-        unsafe { libc::setsockopt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_SNDBUF, &big as *const _ as *const libc::c_void, 4) };
+        unsafe {
+            libc::setsockopt(
+                s.as_raw_fd(),
+                libc::SOL_SOCKET,
+                libc::SO_SNDBUF,
+                &big as *const _ as *const libc::c_void,
+                4,
+            )
+        };
         let mut snd = TcpSender::new(0, ca, tcp, bytes);
         let mut run = UdpRun::default();
         let mut buf = vec![0u8; 2048];
@@ -231,15 +262,26 @@ pub fn run_flow(h: &Harness, flow: &UdpFlow) -> Result<UdpRun, EmuError> {
         run.completed_at = snd.stats.completed_at;
         Ok(run)
     });
-    let run = sender.join().map_err(|_| EmuError::Setup("the UDP sender panicked".into()))?;
+    let run = sender
+        .join()
+        .map_err(|_| EmuError::Setup("the UDP sender panicked".into()))?;
     // Let the last segments arrive before the receiver stops counting.
     std::thread::sleep(std::time::Duration::from_millis(200));
     stop.store(true, Ordering::Relaxed);
-    let delivered = receiver.join().map_err(|_| EmuError::Setup("the UDP receiver panicked".into()))?;
+    let delivered = receiver
+        .join()
+        .map_err(|_| EmuError::Setup("the UDP receiver panicked".into()))?;
     let mut run = run.map_err(|e| EmuError::Setup(format!("UDP sender: {e}")))?;
     run.delivered_bytes = delivered.map_err(|e| EmuError::Setup(format!("UDP receiver: {e}")))?;
-    let active = run.completed_at.map_or(flow.duration, |t| t - Time::ZERO).as_secs_f64();
-    run.goodput_bps = if active > 0.0 { run.delivered_bytes as f64 * 8.0 / active } else { 0.0 };
+    let active = run
+        .completed_at
+        .map_or(flow.duration, |t| t - Time::ZERO)
+        .as_secs_f64();
+    run.goodput_bps = if active > 0.0 {
+        run.delivered_bytes as f64 * 8.0 / active
+    } else {
+        0.0
+    };
     Ok(run)
 }
 
@@ -249,12 +291,28 @@ mod tests {
 
     #[test]
     fn segments_and_acks_round_trip_through_the_wire_format() {
-        let seg = Segment { flow: 3, seq: 123_456, payload: 1448, wire_bytes: 1500, tsval: Time(987_654_321) };
+        let seg = Segment {
+            flow: 3,
+            seq: 123_456,
+            payload: 1448,
+            wire_bytes: 1500,
+            tsval: Time(987_654_321),
+        };
         let mut buf = [0u8; 2048];
         let n = encode_segment(&seg, &mut buf);
-        assert_eq!(n as u32 + IP_UDP, 1500, "same size on the wire as the TCP segment");
+        assert_eq!(
+            n as u32 + IP_UDP,
+            1500,
+            "same size on the wire as the TCP segment"
+        );
         assert_eq!(decode_segment(&buf[..n]), Some(seg));
-        let ack = Ack { flow: 3, ack: 77, sacks: [(80, 90), (95, 99), (0, 0)], n_sacks: 2, tsecr: Time(42) };
+        let ack = Ack {
+            flow: 3,
+            ack: 77,
+            sacks: [(80, 90), (95, 99), (0, 0)],
+            n_sacks: 2,
+            tsecr: Time(42),
+        };
         let n = encode_ack(&ack, &mut buf);
         assert_eq!(decode_ack(&buf[..n]), Some(ack));
         assert_eq!(decode_ack(&buf[..5]), None);
@@ -263,8 +321,13 @@ mod tests {
 
     #[test]
     fn unknown_algorithms_and_parameters_are_named() {
-        assert!(algorithm("nosuch", &[]).unwrap_err().to_string().contains("--cc"));
-        let e = algorithm("reno", &[("nosuch".into(), 1.0)]).unwrap_err().to_string();
+        assert!(algorithm("nosuch", &[])
+            .unwrap_err()
+            .to_string()
+            .contains("--cc"));
+        let e = algorithm("reno", &[("nosuch".into(), 1.0)])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--param nosuch=1"), "{e}");
     }
 }

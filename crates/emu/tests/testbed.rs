@@ -2,7 +2,10 @@
 //! simulator's output types. Needs root and /dev/net/tun; skips with a printed reason.
 
 use cclab_emu::testbed;
-use cclab_sim::{Buffer, FlowConfig, FlowSample, LinkConfig, LinkRate, LossModel, Observer, Qdisc, QueueSample, SimConfig, TcpConfig};
+use cclab_sim::{
+    Buffer, FlowConfig, FlowSample, LinkConfig, LinkRate, LossModel, Observer, Qdisc, QueueSample,
+    SimConfig, TcpConfig,
+};
 use cclab_units::{Duration, Rate, Time};
 
 fn unavailable() -> bool {
@@ -69,16 +72,40 @@ fn one_kernel_cubic_flow_fills_the_link_and_is_sampled() {
     let mut rec = Rec::default();
     let r = testbed::run(&cfg, &mut rec, &mut |_| {}).unwrap();
     let f = &r.flows[0];
-    eprintln!("utilization {:.3}, goodput {:.2} Mbit/s, rtt {:?}, drops {}", r.link.utilization, f.goodput_bps / 1e6, f.rtt, r.link.queue_drops);
-    assert!(r.link.utilization > 0.8, "utilization {}", r.link.utilization);
-    assert!(f.goodput_bps > 7e6 && f.goodput_bps < 10e6, "goodput {}", f.goodput_bps);
+    eprintln!(
+        "utilization {:.3}, goodput {:.2} Mbit/s, rtt {:?}, drops {}",
+        r.link.utilization,
+        f.goodput_bps / 1e6,
+        f.rtt,
+        r.link.queue_drops
+    );
+    assert!(
+        r.link.utilization > 0.8,
+        "utilization {}",
+        r.link.utilization
+    );
+    assert!(
+        f.goodput_bps > 7e6 && f.goodput_bps < 10e6,
+        "goodput {}",
+        f.goodput_bps
+    );
     // srtt never below the path's 40 ms, and at most base + buffer (50 kB at 10 Mbit/s = 40 ms) + slack.
     assert!(f.rtt.p50_ms >= 40.0 && f.rtt.p99_ms < 95.0, "{:?}", f.rtt);
     // Samples every 10 ms for 3 s, cwnd in packets, delivered bytes non-decreasing.
-    assert!((250..=302).contains(&rec.queue.len()), "{} queue samples", rec.queue.len());
+    assert!(
+        (250..=302).contains(&rec.queue.len()),
+        "{} queue samples",
+        rec.queue.len()
+    );
     assert!(rec.flows.len() > 250 && rec.flows.iter().all(|s| s.cwnd_pkts >= 2));
-    assert!(rec.flows.windows(2).all(|w| w[0].delivered_bytes <= w[1].delivered_bytes));
-    assert!(rec.queue.iter().all(|q| q.packets <= 50_000 / 1500 + 1), "queue above its byte limit");
+    assert!(rec
+        .flows
+        .windows(2)
+        .all(|w| w[0].delivered_bytes <= w[1].delivered_bytes));
+    assert!(
+        rec.queue.iter().all(|q| q.packets <= 50_000 / 1500 + 1),
+        "queue above its byte limit"
+    );
 }
 
 #[test]
@@ -86,14 +113,26 @@ fn finite_transfers_complete_and_report_when() {
     if unavailable() {
         return;
     }
-    let cfg = scenario(vec![flow("reno", 0, Some(200_000)), flow("cubic", 1, Some(300_000))], 3);
+    let cfg = scenario(
+        vec![
+            flow("reno", 0, Some(200_000)),
+            flow("cubic", 1, Some(300_000)),
+        ],
+        3,
+    );
     let r = testbed::run(&cfg, &mut cclab_sim::NoObserver, &mut |_| {}).unwrap();
     for (f, want) in r.flows.iter().zip([200_000u64, 300_000]) {
-        eprintln!("flow {}: {} B, completed {:?}", f.flow, f.delivered_bytes, f.completed_at);
+        eprintln!(
+            "flow {}: {} B, completed {:?}",
+            f.flow, f.delivered_bytes, f.completed_at
+        );
         assert_eq!(f.delivered_bytes, want);
         let done = f.completed_at.expect("completed").as_secs_f64();
         // At least the bytes' serialisation time at 10 Mbit/s plus one RTT.
-        assert!(done > want as f64 * 8.0 / 10e6 && done < 3.0, "completed at {done}");
+        assert!(
+            done > want as f64 * 8.0 / 10e6 && done < 3.0,
+            "completed at {done}"
+        );
     }
 }
 
@@ -103,8 +142,13 @@ fn an_algorithm_the_kernel_lacks_is_an_error() {
         return;
     }
     let cfg = scenario(vec![flow("tahoe", 0, None)], 1);
-    let e = testbed::run(&cfg, &mut cclab_sim::NoObserver, &mut |_| {}).unwrap_err().to_string();
-    assert!(e.contains("\"tahoe\" is not available in this kernel"), "{e}");
+    let e = testbed::run(&cfg, &mut cclab_sim::NoObserver, &mut |_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("\"tahoe\" is not available in this kernel"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -120,9 +164,35 @@ fn flows_with_different_rtts_see_their_own_rtt_and_the_shorter_gets_more() {
     let mut rec = Rec::default();
     let r = testbed::run(&cfg, &mut rec, &mut |_| {}).unwrap();
     let (a, b) = (&r.flows[0], &r.flows[1]);
-    eprintln!("30 ms: {:.2} Mbit/s {:?}\n120 ms: {:.2} Mbit/s {:?}", a.goodput_bps / 1e6, a.rtt, b.goodput_bps / 1e6, b.rtt);
-    let min_srtt = |f: usize| rec.flows.iter().filter(|s| s.flow == f && s.srtt.as_nanos() > 0).map(|s| s.srtt).min().unwrap();
-    assert!(min_srtt(0) >= Duration::from_millis(30) && min_srtt(0) < Duration::from_millis(40), "{:?}", min_srtt(0));
-    assert!(min_srtt(1) >= Duration::from_millis(120) && min_srtt(1) < Duration::from_millis(135), "{:?}", min_srtt(1));
-    assert!(a.goodput_bps > b.goodput_bps, "the shorter RTT should get more: {} vs {}", a.goodput_bps, b.goodput_bps);
+    eprintln!(
+        "30 ms: {:.2} Mbit/s {:?}\n120 ms: {:.2} Mbit/s {:?}",
+        a.goodput_bps / 1e6,
+        a.rtt,
+        b.goodput_bps / 1e6,
+        b.rtt
+    );
+    let min_srtt = |f: usize| {
+        rec.flows
+            .iter()
+            .filter(|s| s.flow == f && s.srtt.as_nanos() > 0)
+            .map(|s| s.srtt)
+            .min()
+            .unwrap()
+    };
+    assert!(
+        min_srtt(0) >= Duration::from_millis(30) && min_srtt(0) < Duration::from_millis(40),
+        "{:?}",
+        min_srtt(0)
+    );
+    assert!(
+        min_srtt(1) >= Duration::from_millis(120) && min_srtt(1) < Duration::from_millis(135),
+        "{:?}",
+        min_srtt(1)
+    );
+    assert!(
+        a.goodput_bps > b.goodput_bps,
+        "the shorter RTT should get more: {} vs {}",
+        a.goodput_bps,
+        b.goodput_bps
+    );
 }
