@@ -79,7 +79,7 @@ pub struct UdpArgs {
 pub struct LinkArgs {
     /// Side A to side B: e.g. "20Mbps,delay=20ms,buffer=100pkt,loss=0.01" or
     /// "trace=FILE,delay=20ms,buffer=120KB,qdisc=red". Keys: rate, trace, delay, buffer
-    /// (<n>pkt or bytes), qdisc (droptail|red), red_min_th, red_max_th, red_max_p,
+    /// (NNNpkt or bytes), qdisc (droptail|red|pie), red_min_th, red_max_th, red_max_p,
     /// red_weight, loss. Empty: no rate limit, no delay.
     #[arg(long, default_value = "")]
     pub uplink: String,

@@ -1,5 +1,5 @@
 //! The wall-clock forwarding loop: reads packets from the two TUN devices, passes each
-//! through its direction's [`Link`] and [`DelayLine`], and writes it to the other side
+//! through its direction's [`Link`] and delay stage ([`Delays`](crate::model::Delays)), and writes it to the other side
 //! when due.
 //!
 //! Timing: one thread, CLOCK_MONOTONIC. Between events the thread sleeps in `epoll_wait`

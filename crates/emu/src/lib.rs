@@ -20,7 +20,7 @@
 //!   [`tcpinfo`] into the simulator's output types;
 //! - [`udp`]: cclab's own sans-IO TCP (any Rust algorithm) over UDP through the path;
 //! - [`cli`]: `cclab emu` (wrap a command like mm-link), `cleanup`, `bench`, `udp`;
-//! - [`bench`]: the timing, throughput and agreement figures.
+//! - [`bench`](mod@bench): the timing, throughput and agreement figures.
 //!
 //! What must not live here: TCP or algorithm logic (that is `cclab-cc` / `cclab-sim`).
 
