@@ -1,6 +1,6 @@
 //! The wall-clock forwarding loop: reads packets from the two TUN devices, passes each
-//! through its direction's [`Link`] and delay stage ([`Delays`](crate::model::Delays)), and writes it to the other side
-//! when due.
+//! through its direction's [`Link`] and delay stage ([`Delays`]), and writes it to the
+//! other side when due.
 //!
 //! Timing: one thread, CLOCK_MONOTONIC. Between events the thread sleeps in `epoll_wait`
 //! on the TUN devices and a `timerfd` armed (absolute time, hrtimer precision) a little
