@@ -8,7 +8,8 @@
 //!    opportunities in the same interval;
 //! 4. throughput: 1500-byte packets as fast as one side can send them through a 10 Gbit/s
 //!    emulated link;
-//! 5. one real kernel CUBIC flow through 20 Mbit/s, 40 ms RTT, 1 BDP DropTail.
+//! 5. one real kernel CUBIC flow (the testbed) through 20 Mbit/s, 40 ms RTT, 1 BDP DropTail;
+//! 6. with `--agreement CC`: real kernel TCP beside the simulator on four scenarios.
 
 use crate::harness::{Harness, Side};
 use crate::model::trace_opportunities;
@@ -17,8 +18,7 @@ use crate::{DirectionConfig, EmuError, ADDR_B};
 use cclab_sim::{Buffer, LinkRate};
 use cclab_units::{Duration, Rate, Time};
 use clap::Args;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::net::{SocketAddr, UdpSocket};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -278,109 +278,6 @@ pub fn throughput(secs: u64, rt: bool) -> Result<(f64, u64, u64), EmuError> {
     Ok((bps, sent, s.delivered_packets))
 }
 
-/// Sets the socket's congestion control (Linux TCP_CONGESTION).
-pub fn set_congestion(s: &TcpStream, name: &str) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    // SAFETY: name bytes and length are valid for the call.
-    let r = unsafe {
-        libc::setsockopt(
-            s.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            name.as_ptr() as *const libc::c_void,
-            name.len() as libc::socklen_t,
-        )
-    };
-    if r != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// Result of one bulk TCP transfer through the emulator.
-pub struct TcpRun {
-    /// Payload bytes the receiver got.
-    pub bytes: u64,
-    /// Receiver goodput over the whole transfer, bit/s.
-    pub goodput_bps: f64,
-    /// Receiver goodput after the first `warmup`, bit/s.
-    pub steady_bps: f64,
-    /// IP bytes the uplink delivered per second over the transfer.
-    pub link_bps: f64,
-    pub uplink_drops: u64,
-}
-
-/// 5. One bulk kernel TCP flow A to B with algorithm `cc` for `secs`.
-pub fn tcp_flow(
-    cc: &str,
-    rate: Rate,
-    rtt_ms: u64,
-    buffer: Buffer,
-    secs: u64,
-    warmup: std::time::Duration,
-    rt: bool,
-) -> Result<TcpRun, EmuError> {
-    let link = constant(rate, rtt_ms / 2, buffer);
-    let h = Harness::start_with(&link, &link, 1, rt)?;
-    let (tx, rx) = std::sync::mpsc::channel();
-    let recv = h.spawn(Side::B, move || -> std::io::Result<(u64, f64, f64)> {
-        let l = TcpListener::bind((ADDR_B, 5201))?;
-        let _ = tx.send(());
-        let (mut c, _) = l.accept()?;
-        let start = Instant::now();
-        let mut buf = vec![0u8; 1 << 16];
-        let (mut total, mut at_warm) = (0u64, None);
-        loop {
-            let n = c.read(&mut buf)?;
-            if n == 0 {
-                break;
-            }
-            total += n as u64;
-            if at_warm.is_none() && start.elapsed() >= warmup {
-                at_warm = Some((total, Instant::now()));
-            }
-        }
-        let all = start.elapsed().as_secs_f64();
-        let steady = match at_warm {
-            Some((b, t)) => (total - b) as f64 * 8.0 / t.elapsed().as_secs_f64(),
-            None => 0.0,
-        };
-        Ok((total, total as f64 * 8.0 / all, steady))
-    });
-    rx.recv_timeout(std::time::Duration::from_secs(2))
-        .map_err(|_| EmuError::Setup("the TCP receiver did not start".into()))?;
-    let cc_name = cc.to_string();
-    let send = h.spawn(Side::A, move || -> std::io::Result<()> {
-        let mut s = TcpStream::connect((ADDR_B, 5201))?;
-        set_congestion(&s, &cc_name)?;
-        let buf = vec![0x5au8; 1 << 16];
-        let start = Instant::now();
-        while start.elapsed() < std::time::Duration::from_secs(secs) {
-            s.write_all(&buf)?;
-        }
-        s.shutdown(std::net::Shutdown::Write)?;
-        Ok(())
-    });
-    let t0 = h.now();
-    send.join()
-        .map_err(|_| EmuError::Setup("TCP sender panicked".into()))?
-        .map_err(io("TCP sender"))?;
-    let (bytes, goodput_bps, steady_bps) = recv
-        .join()
-        .map_err(|_| EmuError::Setup("TCP receiver panicked".into()))?
-        .map_err(io("TCP receiver"))?;
-    let t1 = h.now();
-    let fwd = h.finish()?;
-    let s = &fwd.dirs[0].stats;
-    Ok(TcpRun {
-        bytes,
-        goodput_bps,
-        steady_bps,
-        link_bps: s.delivered_bytes as f64 * 8.0 / (t1 - t0).as_secs_f64(),
-        uplink_drops: s.queue_drops,
-    })
-}
-
 /// Mean cwnd (packets) per flow over the samples.
 #[derive(Default)]
 struct CwndMean {
@@ -559,25 +456,21 @@ pub fn run(args: &BenchArgs) -> Result<(), EmuError> {
     println!("[4] throughput, 1500-byte packets, 10 Gbit/s link: {:.3} Gbit/s delivered ({delivered} of {sent} sent)", bps / 1e9);
 
     let tsecs = if args.quick { 6 } else { 15 };
-    let bdp = 20_000_000 / 8 * 40 / 1000;
-    let r = tcp_flow(
+    let cfg = agreement_scenario(
         "cubic",
-        Rate::from_mbps(20),
+        LinkRate::Constant(Rate::from_mbps(20)),
         40,
-        Buffer::Bytes(bdp),
+        Buffer::Bytes(100_000),
+        1,
         tsecs,
-        std::time::Duration::from_secs(2),
-        rt,
-    )?;
+    );
+    let r = crate::testbed::run(&cfg, &mut cclab_sim::NoObserver, &mut |_| {})?;
     println!(
-        "[5] kernel cubic, 20 Mbit/s, 40 ms RTT, {bdp} B DropTail, {tsecs} s: goodput {:.2} Mbit/s ({:.1}% of the rate), after 2 s {:.2} Mbit/s ({:.1}%), link {:.2} Mbit/s ({:.1}%), {} drops",
-        r.goodput_bps / 1e6,
-        r.goodput_bps / 2e5,
-        r.steady_bps / 1e6,
-        r.steady_bps / 2e5,
-        r.link_bps / 1e6,
-        r.link_bps / 2e5,
-        r.uplink_drops
+        "[5] kernel cubic (testbed), 20 Mbit/s, 40 ms RTT, 100 kB (1 BDP) DropTail, {tsecs} s: goodput {:.2} Mbit/s ({:.1}% of the rate), link utilization {:.1}%, {} drops",
+        r.flows[0].goodput_bps / 1e6,
+        r.flows[0].goodput_bps / 2e5,
+        r.link.utilization * 100.0,
+        r.link.queue_drops
     );
     Ok(())
 }

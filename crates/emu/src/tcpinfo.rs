@@ -1,5 +1,6 @@
 //! Linux `struct tcp_info` (include/uapi/linux/tcp.h, as of 6.7) read with
-//! `getsockopt(TCP_INFO)`: how the testbed samples a real flow's cwnd, ssthresh and RTT.
+//! `getsockopt(TCP_INFO)`: how the testbed samples a real flow's cwnd, ssthresh and RTT;
+//! and `TCP_CONGESTION`, how it chooses each flow's algorithm.
 //! Fields a kernel does not fill (older kernels return a shorter struct) stay zero.
 
 use std::os::fd::RawFd;
@@ -93,6 +94,25 @@ pub fn tcp_info(fd: RawFd) -> std::io::Result<TcpInfo> {
         return Err(std::io::Error::last_os_error());
     }
     Ok(info)
+}
+
+/// Sets the socket's congestion control (Linux TCP_CONGESTION).
+pub fn set_congestion(s: &std::net::TcpStream, name: &str) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: name bytes and length are valid for the call.
+    let r = unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            name.as_ptr() as *const libc::c_void,
+            name.len() as libc::socklen_t,
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -463,7 +463,7 @@ fn send(
             return;
         }
     };
-    if let Err(e) = crate::bench::set_congestion(&s, &f.cc) {
+    if let Err(e) = crate::tcpinfo::set_congestion(&s, &f.cc) {
         let _ = tx.send((i, Err(format!("TCP_CONGESTION {}: {e}", f.cc))));
         return;
     }
