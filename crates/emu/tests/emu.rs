@@ -236,12 +236,14 @@ fn wrapped_command_runs_in_a_and_its_exit_status_is_returned() {
     if unavailable() {
         return;
     }
+    let logs = std::env::temp_dir().join(format!("cclab-emu-test-{}", std::process::id()));
     let args = EmuArgs {
         action: None,
         link: LinkArgs {
             uplink: "10Mbps,delay=5ms".into(),
             downlink: "10Mbps,delay=5ms".into(),
             sample: "10ms".into(),
+            log_dir: Some(logs.clone()),
             // Exits 3 only if it runs in A: the TUN device there holds 198.18.0.1.
             command: vec![
                 "sh".into(),
@@ -252,6 +254,15 @@ fn wrapped_command_runs_in_a_and_its_exit_status_is_returned() {
         },
     };
     assert_eq!(run(&args).unwrap(), 3);
+    // The per-direction logs and the summary were written.
+    for f in ["uplink.csv", "downlink.csv"] {
+        let text = std::fs::read_to_string(logs.join(f)).unwrap();
+        assert!(text.starts_with("time_s,packets,bytes,drops,random_losses,delivered_packets,delivered_bytes\n"), "{text}");
+        assert!(text.lines().count() >= 2, "{f}: {text}");
+    }
+    let summary = std::fs::read_to_string(logs.join("summary.json")).unwrap();
+    assert!(summary.contains("\"uplink\"") && summary.contains("\"lateness_us\""), "{summary}");
+    let _ = std::fs::remove_dir_all(&logs);
     let mine = format!("cclab-{}-", std::process::id());
     // The run removed its namespaces (others of this process may belong to parallel tests,
     // so only names no longer in use are checked: none of ours may be stale).
