@@ -227,19 +227,28 @@ pub fn stale_namespaces(all: bool) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default();
-    names.retain(|n| n.starts_with(NS_PREFIX));
+    // Only names of the emulator's own form: other tools may use the same prefix.
+    names.retain(|n| owner_pid(n).is_some());
     names.retain(|n| all || !owner_alive(n));
     names.sort();
     names
 }
 
+/// The creating process of a namespace named by [`unique_prefix`] plus `-a`/`-b`
+/// (`cclab-<pid>-<n>-<side>`); `None` for any other name.
+fn owner_pid(name: &str) -> Option<i32> {
+    let rest = name.strip_prefix(NS_PREFIX)?;
+    let parts: Vec<&str> = rest.split('-').collect();
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    match parts[..] {
+        [pid, n, "a" | "b"] if digits(pid) && digits(n) => pid.parse().ok(),
+        _ => None,
+    }
+}
+
 /// Whether the process that created namespace `name` (its pid is in the name) still runs.
 fn owner_alive(name: &str) -> bool {
-    let pid = name[NS_PREFIX.len()..]
-        .split('-')
-        .next()
-        .and_then(|p| p.parse::<i32>().ok());
-    match pid {
+    match owner_pid(name) {
         // SAFETY: kill with signal 0 only checks existence.
         Some(pid) if pid > 0 => unsafe {
             libc::kill(pid, 0) == 0 || *libc::__errno_location() == libc::EPERM
@@ -277,5 +286,21 @@ mod tests {
         // pid_max is at most 2^22, so this pid cannot exist.
         assert!(!owner_alive("cclab-99999999-0-a"));
         assert!(!owner_alive("cclab-garbage"));
+    }
+
+    #[test]
+    fn only_the_emulators_own_names_are_candidates_for_cleanup() {
+        assert_eq!(owner_pid("cclab-123-0-a"), Some(123));
+        assert_eq!(owner_pid("cclab-123-7-b"), Some(123));
+        for other in [
+            "cclab-kernel-test",
+            "cclab-123-0-c",
+            "cclab-123-a",
+            "cclab--0-a",
+            "other-123-0-a",
+            "cclab-12x-0-a",
+        ] {
+            assert_eq!(owner_pid(other), None, "{other}");
+        }
     }
 }

@@ -257,11 +257,19 @@ fn wrapped_command_runs_in_a_and_its_exit_status_is_returned() {
     // The per-direction logs and the summary were written.
     for f in ["uplink.csv", "downlink.csv"] {
         let text = std::fs::read_to_string(logs.join(f)).unwrap();
-        assert!(text.starts_with("time_s,packets,bytes,drops,random_losses,delivered_packets,delivered_bytes\n"), "{text}");
+        assert!(
+            text.starts_with(
+                "time_s,packets,bytes,drops,random_losses,delivered_packets,delivered_bytes\n"
+            ),
+            "{text}"
+        );
         assert!(text.lines().count() >= 2, "{f}: {text}");
     }
     let summary = std::fs::read_to_string(logs.join("summary.json")).unwrap();
-    assert!(summary.contains("\"uplink\"") && summary.contains("\"lateness_us\""), "{summary}");
+    assert!(
+        summary.contains("\"uplink\"") && summary.contains("\"lateness_us\""),
+        "{summary}"
+    );
     let _ = std::fs::remove_dir_all(&logs);
     let mine = format!("cclab-{}-", std::process::id());
     // The run removed its namespaces (others of this process may belong to parallel tests,

@@ -204,15 +204,33 @@ fn udp_cross_traffic_takes_its_share_of_the_bottleneck() {
     }
     let mut cfg = scenario(vec![flow("reno", 0, None)], 3);
     for kind in [cclab_sim::CrossKind::Cbr, cclab_sim::CrossKind::Poisson] {
-        cfg.cross.push(cclab_sim::CrossConfig { kind, rate: Rate::from_mbps(1), packet_bytes: 1500, start: Time::ZERO, stop: None });
+        cfg.cross.push(cclab_sim::CrossConfig {
+            kind,
+            rate: Rate::from_mbps(1),
+            packet_bytes: 1500,
+            start: Time::ZERO,
+            stop: None,
+        });
     }
     let mut rec = Rec::default();
     let r = testbed::run(&cfg, &mut rec, &mut |_| {}).unwrap();
     let tcp_bits = r.flows[0].goodput_bps * 3.0;
     let link_bits = r.link.delivered_bytes as f64 * 8.0;
     let cross_share = 1.0 - tcp_bits * 1500.0 / 1448.0 / link_bits;
-    eprintln!("utilization {:.3}, tcp {:.2} Mbit/s, cross share {:.3}", r.link.utilization, r.flows[0].goodput_bps / 1e6, cross_share);
-    assert!(r.link.utilization > 0.85, "utilization {}", r.link.utilization);
+    eprintln!(
+        "utilization {:.3}, tcp {:.2} Mbit/s, cross share {:.3}",
+        r.link.utilization,
+        r.flows[0].goodput_bps / 1e6,
+        cross_share
+    );
+    assert!(
+        r.link.utilization > 0.85,
+        "utilization {}",
+        r.link.utilization
+    );
     // Two 1 Mbit/s sources on a 10 Mbit/s link: about a fifth of what crossed it.
-    assert!((0.12..0.3).contains(&cross_share), "cross share {cross_share}");
+    assert!(
+        (0.12..0.3).contains(&cross_share),
+        "cross share {cross_share}"
+    );
 }
