@@ -18,9 +18,20 @@ pub mod params;
 pub mod registry;
 pub mod tcp;
 
+pub mod bic;
+pub mod compound;
+pub mod highspeed;
+pub mod htcp;
+pub mod hybla;
+pub mod illinois;
 pub mod newreno;
+pub mod scalable;
 pub mod reno;
 pub mod tahoe;
+pub mod tcp_fit;
+pub mod vegas;
+pub mod veno;
+pub mod westwood;
 
 pub use params::{ParamError, ParamKind, ParamSpec};
 pub use registry::{Algorithm, AlgorithmInfo, UnknownAlgorithm, ALGORITHMS};

@@ -121,6 +121,17 @@ algorithms! {
     Reno(crate::reno::Reno),
     NewReno(crate::newreno::NewReno),
     Tahoe(crate::tahoe::Tahoe),
+    Bic(crate::bic::Bic),
+    HighSpeed(crate::highspeed::HighSpeed),
+    Htcp(crate::htcp::Htcp),
+    Scalable(crate::scalable::Scalable),
+    Vegas(crate::vegas::Vegas),
+    Westwood(crate::westwood::Westwood),
+    Illinois(crate::illinois::Illinois),
+    Veno(crate::veno::Veno),
+    Hybla(crate::hybla::Hybla),
+    Compound(crate::compound::Compound),
+    TcpFit(crate::tcp_fit::TcpFit),
 }
 
 impl Algorithm {

@@ -17,6 +17,8 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+/// Flows listed in the terminal table at most (summary.json has all of them).
+const MAX_TABLE_FLOWS: usize = 20;
 /// Flows drawn in the plots at most (the CSV has all of them).
 pub const MAX_PLOT_FLOWS: usize = 16;
 /// Samples kept per flow for the plots at most; longer runs keep every k-th sample.
@@ -89,6 +91,9 @@ impl Drop for Staging {
         }
     }
 }
+
+/// Turns one flow's kept samples into (time, value) points for a chart.
+type Extract<'a> = dyn Fn(&[PlotPoint]) -> Vec<(f64, f64)> + 'a;
 
 /// One flow's samples kept for the plots.
 #[derive(Clone, Copy)]
@@ -314,7 +319,9 @@ impl Perf {
 pub fn table(scn: &Scenario, r: &Report) -> String {
     let total: f64 = r.flows.iter().map(|f| f.goodput_bps).sum();
     let mut rows = vec![["flow", "name", "cc", "goodput Mbit/s", "retrans", "RTT p50 ms", "p95 ms", "p99 ms", "share"].map(String::from).to_vec()];
-    for f in &r.flows {
+    // Long tables are cut: the full list is in summary.json.
+    let shown = if r.flows.len() > MAX_TABLE_FLOWS + 4 { MAX_TABLE_FLOWS } else { r.flows.len() };
+    for f in &r.flows[..shown] {
         let fc = &scn.config.flows[f.flow];
         let share = if total > 0.0 { f.goodput_bps / total * 100.0 } else { 0.0 };
         rows.push(vec![
@@ -326,7 +333,7 @@ pub fn table(scn: &Scenario, r: &Report) -> String {
             format!("{:.1}", f.rtt.p50_ms),
             format!("{:.1}", f.rtt.p95_ms),
             format!("{:.1}", f.rtt.p99_ms),
-            format!("{share:.1}%"),
+            format!("{share:.2}%"),
         ]);
     }
     let widths: Vec<usize> = (0..rows[0].len()).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
@@ -339,6 +346,16 @@ pub fn table(scn: &Scenario, r: &Report) -> String {
             out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1)));
             out.push('\n');
         }
+    }
+    if shown < r.flows.len() {
+        let rest = &r.flows[shown..];
+        let rest_goodput: f64 = rest.iter().map(|f| f.goodput_bps).sum();
+        out.push_str(&format!(
+            "... and {} more flows (goodput {:.3} Mbit/s in all, {:.1}%); every flow is in summary.json\n",
+            rest.len(),
+            rest_goodput / 1e6,
+            if total > 0.0 { rest_goodput / total * 100.0 } else { 0.0 }
+        ));
     }
     let goodputs: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
     out.push_str(&format!(
@@ -363,7 +380,7 @@ impl Recorder {
         let n = cfg.flows.len();
         let note = (n > MAX_PLOT_FLOWS).then(|| format!("first {MAX_PLOT_FLOWS} of {n} flows"));
         let name = |i: usize| cfg.flows[i].name.clone();
-        let series = |f: &dyn Fn(&[PlotPoint]) -> Vec<(f64, f64)>| -> Vec<Series> {
+        let series = |f: &Extract<'_>| -> Vec<Series> {
             self.plot.iter().enumerate().map(|(i, pts)| Series { name: name(i), points: f(pts) }).collect()
         };
         let cwnd = series(&|p| p.iter().map(|q| (q.t, q.cwnd)).collect());

@@ -689,3 +689,49 @@ fn change_entry(ctx: &Ctx, path: &str, t: &Node, duration: Duration, flows: &[Fl
     }
     Ok(ParamChange { at: Time(at.as_nanos()), flow, set })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cclab_cc::ParamSpec;
+
+    fn ctx() -> Ctx<'static> {
+        Ctx { file: "t.toml", text: "", base_dir: None, default_name: "t" }
+    }
+
+    fn node(val: Val) -> Node {
+        Node { val, span: None, raw: None }
+    }
+
+    /// TOML booleans become 1/0 for switches (and only for switches); numbers pass
+    /// through to `ParamSpec::check`, which then refuses 2 for a switch.
+    #[test]
+    fn switches_take_toml_booleans() {
+        let spec = ParamSpec::switch("hystart", true, "HyStart on or off");
+        let c = ctx();
+        assert_eq!(param_value(&c, &node(Val::Bool(true)), "p", spec.kind, &spec.allowed()).unwrap(), 1.0);
+        assert_eq!(param_value(&c, &node(Val::Bool(false)), "p", spec.kind, &spec.allowed()).unwrap(), 0.0);
+        let two = param_value(&c, &node(Val::Int(2)), "p", spec.kind, &spec.allowed()).unwrap();
+        assert!(spec.check("x", two).is_err());
+        let float = ParamSpec::float("beta", 0.7, 0.0, 1.0, "", "decrease factor");
+        let e = param_value(&c, &node(Val::Bool(true)), "flows[0].params.beta", float.kind, &float.allowed()).unwrap_err();
+        assert!(e.to_string().contains("expected a number in [0, 1], found a boolean"), "{e}");
+        let e = param_value(&c, &node(Val::Str("0.5".into())), "flows[0].params.beta", float.kind, &float.allowed()).unwrap_err();
+        assert!(e.to_string().contains("found a string"), "{e}");
+    }
+
+    #[test]
+    fn bdp_buffers_round_up_to_whole_packets() {
+        // 10 Mbit/s x 100 ms = 125,000 B = 83.3 packets -> 84.
+        assert_eq!(bdp_buffer(Rate::from_mbps(10), Duration::from_millis(100), 1.0), Buffer::Packets(84));
+        assert_eq!(bdp_buffer(Rate::from_mbps(10), Duration::from_millis(100), 0.001), Buffer::Packets(1));
+    }
+
+    #[test]
+    fn names_must_be_safe() {
+        assert!(check_name("cubic-vs-reno_2.v1").is_ok());
+        for bad in ["", ".hidden", "a/b", "..", "a b", &"x".repeat(101)] {
+            assert!(check_name(bad).is_err(), "{bad}");
+        }
+    }
+}

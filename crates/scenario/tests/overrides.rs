@@ -124,3 +124,24 @@ fn every_shipped_scenario_validates() {
     }
     assert!(n >= 5, "found {n} scenarios");
 }
+
+/// Every parameter of every algorithm accepts its default, in `params` and in
+/// `[[changes]]` (vacuous until an algorithm with parameters is on main; CUBIC brings them).
+#[test]
+fn every_parameter_default_is_accepted_in_params_and_changes() {
+    let mut n = 0;
+    for info in cclab_cc::ALGORITHMS {
+        for p in info.params {
+            let v = if p.kind == cclab_cc::ParamKind::Bool { (p.default != 0.0).to_string() } else { format!("{:?}", p.default) };
+            let text = format!(
+                "duration = \"1s\"\n[bottleneck]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n[[flows]]\ncc = \"{}\"\nrtt = \"10ms\"\nparams = {{ {} = {v} }}\n[[changes]]\nat = \"0.5s\"\nflow = 0\nset = {{ {} = {v} }}\n",
+                info.name, p.name, p.name
+            );
+            let c = parse_str(&text, "t.toml", None, "t", &[]).unwrap_or_else(|e| panic!("{e}")).config;
+            assert_eq!(c.flows[0].params, vec![(p.name.to_string(), p.default)]);
+            assert_eq!(c.changes[0].set, vec![(p.name.to_string(), p.default)]);
+            n += 1;
+        }
+    }
+    eprintln!("{n} parameters accepted at their defaults");
+}

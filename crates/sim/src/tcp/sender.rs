@@ -855,10 +855,7 @@ impl TcpSender {
             }
             LossRecovery::Tahoe => {}
         }
-        if !sack_mode {
-            // tcp_limit_reno_sacked: emulated SACKs never exceed what is not marked lost.
-            self.sacked_out = self.sacked_out.min(self.packets_out() - self.lost_out.min(self.packets_out()));
-        }
+
         if matches!(self.tp.ca_state, CaState::Open | CaState::Disorder) && self.packets_out() > 0 {
             let time_to_recover = if sack_mode { self.lost_out > 0 } else { self.dupacks >= DUPTHRESH };
             if time_to_recover {
@@ -873,6 +870,10 @@ impl TcpSender {
             } else if self.tp.ca_state != CaState::Open {
                 self.set_state(CaState::Open);
             }
+        }
+        if !sack_mode {
+            // tcp_limit_reno_sacked: emulated SACKs never exceed what is not marked lost.
+            self.sacked_out = self.sacked_out.min(self.packets_out() - self.lost_out.min(self.packets_out()));
         }
         let _ = acked;
     }
@@ -942,11 +943,15 @@ impl TcpSender {
         }
         // Nothing was really lost: forget the loss marks (go-back-N would resend data
         // the receiver has).
-        if self.lost_out > 0 {
+        // The retransmitted copies in flight are forgotten too (Linux keeps counting them
+        // in retrans_out; here every segment in retransmission is also marked lost, which
+        // keeps the retransmit scan simple), so in_flight is briefly understated.
+        if self.lost_out > 0 || self.retrans_out > 0 {
             for s in self.segs.iter_mut() {
-                s.flags &= !LOST;
+                s.flags &= !(LOST | RETRANS);
             }
             self.lost_out = 0;
+            self.retrans_out = 0;
         }
         self.stats.undos += 1;
         true

@@ -1,0 +1,204 @@
+//! The results folder: every file is there with the documented columns and keys, runs
+//! are byte-for-byte reproducible, overrides reach the results, and a failing run never
+//! damages earlier results.
+
+mod common;
+use common::*;
+use std::path::Path;
+
+const FILES: &[&str] = &["summary.json", "perf.json", "flows.csv", "queue.csv", "cwnd.svg", "goodput.svg", "queue.svg", "rtt.svg", "report.html"];
+/// Everything that must depend only on the scenario and seed (not perf.json).
+const DETERMINISTIC: &[&str] = &["summary.json", "flows.csv", "queue.csv", "cwnd.svg", "goodput.svg", "queue.svg", "rtt.svg", "report.html"];
+
+fn run_ok(cwd: &Path, args: &[&str]) -> String {
+    let o = run_in(cwd, args);
+    assert!(o.status.success(), "cclab {args:?} failed: {}", stderr(&o));
+    stdout(&o)
+}
+
+fn read(p: &Path) -> String {
+    std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+fn small(name: &str) -> String {
+    repo().join("scenarios/small").join(name).display().to_string()
+}
+
+/// Positions of `keys` in `text` must be increasing (the documented key order).
+fn in_order(text: &str, keys: &[&str]) {
+    let mut last = 0;
+    for k in keys {
+        let pat = format!("\"{k}\":");
+        let at = text[last..].find(&pat).unwrap_or_else(|| panic!("key {k} missing or out of order in:\n{text}"));
+        last += at + pat.len();
+    }
+}
+
+#[test]
+fn a_run_writes_every_result_file_with_the_documented_fields() {
+    let dir = TempDir::new("files");
+    let out = run_ok(dir.path(), &["run", &small("reno-droptail.toml"), "--out", "res"]);
+    let res = dir.path().join("res");
+    for f in FILES {
+        assert!(res.join(f).is_file(), "{f} missing");
+    }
+    // The terminal table and the perf line.
+    assert!(out.contains("goodput Mbit/s") && out.contains("RTT p50 ms") && out.contains("share"), "{out}");
+    assert!(out.contains("Jain's fairness index") && out.contains("events/s") && out.contains("packets/s"), "{out}");
+    assert!(out.contains("reno#0") && out.contains("reno#1"), "{out}");
+
+    let summary = read(&res.join("summary.json"));
+    in_order(&summary, &["scenario", "seed", "duration_s", "link", "rate_bps", "utilization", "delivered_packets", "drops", "mean_queue_packets", "flows"]);
+    in_order(&summary, &["flows", "id", "name", "cc", "goodput_bps", "delivered_bytes", "retransmits", "timeouts", "rtt_ms", "mean", "p50", "p95", "p99", "fairness", "jain"]);
+    assert!(summary.contains("\"scenario\": \"reno-droptail\"") && summary.contains("\"duration_s\": 5,") && summary.contains("\"rate_bps\": 10000000,"), "{summary}");
+    assert_eq!(summary.matches("\"goodput_bps\"").count(), 2, "{summary}");
+    let perf = read(&res.join("perf.json"));
+    in_order(&perf, &["simulated_s", "wall_s", "events", "events_per_s", "bottleneck_packets", "packets_per_s"]);
+
+    let flows = read(&res.join("flows.csv"));
+    let mut header = "time_s,flow,cwnd_pkts,ssthresh_pkts,srtt_ms,inflight_pkts,delivered_bytes".to_string();
+    let reno = cclab_cc::Algorithm::new("reno").unwrap();
+    cclab_cc::CongestionControl::inspect(&reno, &mut |name, _| header.push_str(&format!(",cc_{}", name.trim_start_matches("cc_"))));
+    assert_eq!(flows.lines().next(), Some(header.as_str()));
+    // Two flows sampled every 10 ms for 5 s: about 500 rows each.
+    let rows = flows.lines().count() - 1;
+    assert!((900..=1004).contains(&rows), "{rows} rows");
+    let last = flows.lines().rfind(|l| l.split(',').nth(1) == Some("0")).unwrap();
+    let delivered: u64 = last.split(',').nth(6).unwrap().parse().unwrap();
+    assert!(delivered > 1_000_000, "flow 0 delivered {delivered} bytes in 5 s at 10 Mbit/s");
+    let queue = read(&res.join("queue.csv"));
+    assert_eq!(queue.lines().next(), Some("time_s,packets,bytes,drops"));
+    assert!(queue.lines().count() > 400);
+
+    for svg in ["cwnd.svg", "goodput.svg", "queue.svg", "rtt.svg"] {
+        let s = read(&res.join(svg));
+        assert!(s.starts_with("<svg") && s.trim_end().ends_with("</svg>"), "{svg}");
+        assert!(s.contains("time (s)"), "{svg} has a labelled time axis");
+        let lines = s.matches("<polyline").count();
+        assert_eq!(lines, if svg == "queue.svg" { 1 } else { 2 }, "{svg}: one line per flow");
+        assert!(s.contains("points=\"") && !s.contains("points=\"\""), "{svg} has data");
+    }
+    let html = read(&res.join("report.html"));
+    assert_eq!(html.matches("<svg").count(), 4);
+    assert!(html.contains("<table>") && html.contains("reno#1"));
+}
+
+#[test]
+fn same_scenario_and_seed_give_the_same_bytes() {
+    let dir = TempDir::new("det");
+    for scn in ["tahoe-red-loss.toml", "finite-changes.toml"] {
+        run_ok(dir.path(), &["run", &small(scn), "--out", "one"]);
+        run_ok(dir.path(), &["run", &small(scn), "--out", "two"]);
+        for f in DETERMINISTIC {
+            let (a, b) = (std::fs::read(dir.path().join("one").join(f)).unwrap(), std::fs::read(dir.path().join("two").join(f)).unwrap());
+            assert!(a == b, "{scn}: {f} differs between two runs with the same seed");
+        }
+    }
+}
+
+#[test]
+fn a_different_seed_changes_a_random_run() {
+    let dir = TempDir::new("seed");
+    let scn = small("tahoe-red-loss.toml");
+    run_ok(dir.path(), &["run", &scn, "--out", "s3"]);
+    run_ok(dir.path(), &["run", &scn, "--seed", "4", "--out", "s4"]);
+    let (a, b) = (read(&dir.path().join("s3/flows.csv")), read(&dir.path().join("s4/flows.csv")));
+    assert_ne!(a, b, "random loss with another seed must give another run");
+    assert!(read(&dir.path().join("s4/summary.json")).contains("\"seed\": 4,"));
+}
+
+#[test]
+fn overrides_reach_the_results() {
+    let dir = TempDir::new("set");
+    run_ok(dir.path(), &["run", &small("reno-droptail.toml"), "--out", "r", "--set", "duration=1s", "--set", "flows[1].cc=tahoe", "--set", "name=renamed", "--seed", "9"]);
+    let s = read(&dir.path().join("r/summary.json"));
+    for want in ["\"scenario\": \"renamed\"", "\"seed\": 9,", "\"duration_s\": 1,", "\"cc\": \"tahoe\""] {
+        assert!(s.contains(want), "{want} not in {s}");
+    }
+}
+
+#[test]
+fn the_default_scenario_runs_without_a_file_into_results_name() {
+    let dir = TempDir::new("default");
+    let out = run_ok(dir.path(), &["run", "--set", "duration=2s"]);
+    let s = read(&dir.path().join("results/reno-vs-tahoe/summary.json"));
+    assert!(s.contains("\"cc\": \"reno\"") && s.contains("\"cc\": \"tahoe\""), "{s}");
+    assert!(out.contains("results: results/reno-vs-tahoe"), "{out}");
+}
+
+#[test]
+fn a_failed_run_leaves_earlier_results_intact() {
+    let dir = TempDir::new("intact");
+    let scn = small("reno-droptail.toml");
+    run_ok(dir.path(), &["run", &scn, "--out", "keep"]);
+    let before: Vec<Vec<u8>> = FILES.iter().map(|f| std::fs::read(dir.path().join("keep").join(f)).unwrap()).collect();
+    // Fails validation after the output folder was chosen.
+    let o = run_in(dir.path(), &["run", &scn, "--out", "keep", "--set", "flows[0].cc=cubik"]);
+    assert_eq!(o.status.code(), Some(1));
+    let after: Vec<Vec<u8>> = FILES.iter().map(|f| std::fs::read(dir.path().join("keep").join(f)).unwrap()).collect();
+    assert!(before == after, "earlier results changed by a failed run");
+    // A successful re-run replaces them, says so, and leaves no staging folders behind.
+    let out = run_ok(dir.path(), &["run", &scn, "--out", "keep", "--set", "duration=1s"]);
+    assert!(out.contains("replaced the earlier results"), "{out}");
+    assert!(read(&dir.path().join("keep/summary.json")).contains("\"duration_s\": 1,"));
+    let names: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(names, vec!["keep".to_string()], "leftovers: {names:?}");
+}
+
+#[test]
+fn a_folder_that_is_not_a_results_folder_is_never_replaced() {
+    let dir = TempDir::new("precious");
+    std::fs::create_dir(dir.path().join("mine")).unwrap();
+    dir.write("mine/notes.txt", "important");
+    let o = run_in(dir.path(), &["run", &small("reno-droptail.toml"), "--out", "mine"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("not a cclab results folder"), "{}", stderr(&o));
+    assert_eq!(read(&dir.path().join("mine/notes.txt")), "important");
+    dir.write("afile", "x");
+    let o = run_in(dir.path(), &["run", &small("reno-droptail.toml"), "--out", "afile"]);
+    assert!(stderr(&o).contains("is not a folder"), "{}", stderr(&o));
+}
+
+#[test]
+fn short_runs_without_a_terminal_print_no_progress() {
+    let dir = TempDir::new("quiet");
+    let o = run_in(dir.path(), &["run", &small("reno-droptail.toml"), "--out", "r"]);
+    assert!(o.status.success());
+    assert_eq!(stderr(&o), "", "no progress output for a short run with stderr not a terminal");
+}
+
+#[test]
+fn algorithms_lists_every_algorithm_with_its_parameters() {
+    let dir = TempDir::new("algos");
+    let out = run_ok(dir.path(), &["algorithms"]);
+    for a in cclab_cc::ALGORITHMS {
+        assert!(out.contains(&format!("{}\n  {}", a.name, a.summary)), "{} missing", a.name);
+        assert!(out.contains(a.source));
+        for p in a.params {
+            assert!(out.contains(p.name) && out.contains(&p.allowed()) && out.contains(p.doc), "{}.{}", a.name, p.name);
+        }
+    }
+    assert!(out.contains("rto_min") && out.contains("initcwnd"));
+    let one = run_ok(dir.path(), &["algorithms", "tahoe"]);
+    assert!(one.starts_with("tahoe\n") && !one.contains("newreno"));
+    let o = run_in(dir.path(), &["algorithms", "cubik"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("unknown algorithm \"cubik\""));
+}
+
+#[test]
+fn bench_one_reports_its_figures() {
+    let dir = TempDir::new("bench");
+    let out = run_ok(dir.path(), &["bench", "--one", "a", "--quick"]);
+    let f: Vec<&str> = out.split_whitespace().collect();
+    assert_eq!(f.len(), 8, "{out}");
+    assert_eq!(f[0], "a");
+    assert_eq!(f[1].parse::<f64>().unwrap(), 6.0, "a tenth of 60 s");
+    // 100 Mbit/s for 6 s is at most 50,000 full packets; a working sender gets near it.
+    let packets: u64 = f[4].parse().unwrap();
+    assert!((40_000..=50_001).contains(&packets), "{packets} packets");
+    assert!(f[5].parse::<u64>().unwrap() > packets, "events");
+    assert!(f[6].parse::<f64>().unwrap() > 0.0, "peak memory in kB");
+    let util: f64 = f[7].parse().unwrap();
+    assert!(util > 0.8 && util <= 1.0, "utilisation {util}");
+}

@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Builds cclab (release) and runs its main job on the built-in default scenario: prints
+# the per-flow summary table and writes results/<scenario name>/. Extra arguments go to
+# `cclab run` (e.g. a scenario file, --set duration=10s).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/deps.sh
+if ! command -v cc >/dev/null 2>&1 || ! command -v curl >/dev/null 2>&1; then
+    install_packages "$BUILD_PACKAGES"
+fi
+ensure_cargo
+cargo build --release --quiet -p cclab
+exec ./target/release/cclab run "$@"

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# The whole test suite (what CI runs through .ci/run). Installs what it needs, then
+# exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/deps.sh
+install_packages
+ensure_cargo
+
+echo "== cargo test --workspace --release"
+cargo test --workspace --release
+echo "== all tests passed"
