@@ -253,8 +253,9 @@ pub fn trace_fidelity(
     ))
 }
 
-/// 4. Throughput of 1500-byte packets through a 10 Gbit/s link: (delivered bit/s, sent, delivered).
-pub fn throughput(secs: u64, rt: bool) -> Result<(f64, u64, u64), EmuError> {
+/// 4. Throughput of 1500-byte packets through a 10 Gbit/s link: (delivered bit/s, sent,
+///    delivered, forwarder CPU time).
+pub fn throughput(secs: u64, rt: bool) -> Result<(f64, u64, u64, Duration), EmuError> {
     let link = constant(Rate(10_000_000_000), 0, Buffer::Packets(10_000));
     let h = Harness::start_with(&link, &DirectionConfig::default(), 1, rt)?;
     let (stop, sink) = start_sink(&h, 9004)?;
@@ -275,7 +276,7 @@ pub fn throughput(secs: u64, rt: bool) -> Result<(f64, u64, u64), EmuError> {
         .map_err(io("udp sink"))?;
     let s = &fwd.dirs[0].stats;
     let bps = s.delivered_bytes as f64 * 8.0 / (t1 - t0).as_secs_f64();
-    Ok((bps, sent, s.delivered_packets))
+    Ok((bps, sent, s.delivered_packets, fwd.cpu_time()))
 }
 
 /// Mean cwnd (packets) per flow over the samples.
@@ -426,7 +427,15 @@ pub fn run(args: &BenchArgs) -> Result<(), EmuError> {
         );
     }
     let secs = if args.quick { 2 } else { 5 };
-    let rt = !args.no_realtime;
+    let mut rt = !args.no_realtime;
+    if rt {
+        if let Err(why) = crate::forwarder::realtime_permitted() {
+            println!(
+                "warning: SCHED_FIFO refused ({why}); the forwarder runs as an ordinary thread"
+            );
+            rt = false;
+        }
+    }
     println!(
         "cclab emu bench ({}, forwarder {})",
         if args.quick { "quick" } else { "full" },
@@ -452,8 +461,14 @@ pub fn run(args: &BenchArgs) -> Result<(), EmuError> {
         lateness_line("departures", &l)
     );
 
-    let (bps, sent, delivered) = throughput(secs, rt)?;
-    println!("[4] throughput, 1500-byte packets, 10 Gbit/s link: {:.3} Gbit/s delivered ({delivered} of {sent} sent)", bps / 1e9);
+    let (bps, sent, delivered, cpu) = throughput(secs, rt)?;
+    let per_pkt = cpu.as_nanos() as f64 / delivered.max(1) as f64;
+    println!(
+        "[4] throughput, 1500-byte packets, 10 Gbit/s link: {:.3} Gbit/s delivered ({delivered} of {sent} sent); forwarder CPU {:.2} us per packet, i.e. {:.2} Gbit/s per core",
+        bps / 1e9,
+        per_pkt / 1e3,
+        1500.0 * 8.0 / per_pkt
+    );
 
     let tsecs = if args.quick { 6 } else { 15 };
     let cfg = agreement_scenario(

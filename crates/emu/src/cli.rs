@@ -96,9 +96,10 @@ pub struct LinkArgs {
     /// Interval of the CSV log rows.
     #[arg(long, default_value = "10ms")]
     pub sample: String,
-    /// Run the forwarding loop under SCHED_FIFO (better timing on a busy machine).
+    /// Run the forwarding loop as an ordinary thread instead of SCHED_FIFO (on a busy
+    /// machine, ordinary scheduling delays departures by milliseconds).
     #[arg(long)]
-    pub realtime: bool,
+    pub no_realtime: bool,
     /// Seed of the loss and RED random streams.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -173,7 +174,7 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
         sample,
         args.log_dir.as_deref(),
     )?;
-    fwd.set_realtime(args.realtime);
+    fwd.set_realtime(!args.no_realtime);
     wake_on_signal(&fwd);
     if signalled() {
         return Ok(130); // interrupted during setup; the guards remove what exists
@@ -241,6 +242,9 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
     }
     if signalled() && code == 0 {
         code = 130;
+    }
+    if let Some(why) = fwd.realtime_refused() {
+        eprintln!("cclab emu: warning: SCHED_FIFO refused ({why}); ran as an ordinary thread, timing may suffer");
     }
     print_summary(&fwd, &mut std::io::stderr());
     if let Some(dir) = &args.log_dir {

@@ -221,6 +221,8 @@ pub struct Forwarder {
     elapsed: Duration,
     /// Run the loop's thread under SCHED_FIFO (see [`set_realtime`](Self::set_realtime)).
     realtime: bool,
+    realtime_refused: Option<String>,
+    cpu_time: Duration,
     gauges: Gauges,
 }
 
@@ -238,6 +240,30 @@ fn cvt(r: libc::c_int, what: &str) -> Result<libc::c_int, EmuError> {
 fn owned(fd: libc::c_int) -> OwnedFd {
     // SAFETY: called only on descriptors just created by this module.
     unsafe { OwnedFd::from_raw_fd(fd) }
+}
+
+/// Whether this process may run a thread under SCHED_FIFO (tried on a scratch thread).
+pub fn realtime_permitted() -> Result<(), String> {
+    std::thread::spawn(|| {
+        let param = libc::sched_param { sched_priority: 10 };
+        // SAFETY: sets the scratch thread's own policy.
+        if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
+            return Err(std::io::Error::last_os_error().to_string());
+        }
+        Ok(())
+    })
+    .join()
+    .unwrap_or_else(|_| Err("the probe thread panicked".into()))
+}
+
+fn thread_cpu_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: ts is a valid timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 pub fn monotonic_ns() -> u64 {
@@ -313,6 +339,8 @@ impl Forwarder {
             logs,
             elapsed: Duration::ZERO,
             realtime: false,
+            realtime_refused: None,
+            cpu_time: Duration::ZERO,
             gauges: Arc::new(Default::default()),
         };
         for fd in [
@@ -371,12 +399,24 @@ impl Forwarder {
         self.elapsed
     }
 
-    /// Runs the loop under the SCHED_FIFO real-time policy (priority 10), so that on a
-    /// busy machine the woken forwarder preempts ordinary threads instead of waiting
-    /// for its turn (milliseconds under CFS). Needs root; the loop sleeps between events,
-    /// and the kernel's RT throttling bounds it in any case.
+    /// Asks to run the loop under the SCHED_FIFO real-time policy (priority 10), so that
+    /// on a busy machine the woken forwarder preempts ordinary threads instead of waiting
+    /// for its turn (milliseconds under CFS). The loop sleeps between events, and the
+    /// kernel's RT throttling bounds it in any case. Where the policy is refused (no
+    /// real-time budget, e.g. in some containers) the loop runs as an ordinary thread;
+    /// [`realtime_refused`](Self::realtime_refused) says so after the run.
     pub fn set_realtime(&mut self, on: bool) {
         self.realtime = on;
+    }
+
+    /// Why SCHED_FIFO was asked for and refused in the last run, if it was.
+    pub fn realtime_refused(&self) -> Option<&str> {
+        self.realtime_refused.as_deref()
+    }
+
+    /// CPU time the loop's thread used in the last run (for cost-per-packet figures).
+    pub fn cpu_time(&self) -> Duration {
+        self.cpu_time
     }
 
     /// Fixes time zero of the next [`run`](Self::run) (CLOCK_MONOTONIC ns), so that a
@@ -399,16 +439,15 @@ impl Forwarder {
         // Ask for precise timer expiry (the default slack is 50 µs).
         // SAFETY: prctl with integer arguments.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
+        self.realtime_refused = None;
         if self.realtime {
             let param = libc::sched_param { sched_priority: 10 };
-            // SAFETY: sets this thread's policy; failure is reported.
+            // SAFETY: sets this thread's policy; failure is kept for the caller.
             if unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) } != 0 {
-                return Err(EmuError::Setup(format!(
-                    "SCHED_FIFO: {}",
-                    std::io::Error::last_os_error()
-                )));
+                self.realtime_refused = Some(std::io::Error::last_os_error().to_string());
             }
         }
+        let cpu_start = thread_cpu_ns();
         if self.origin_ns == 0 {
             self.origin_ns = monotonic_ns();
         }
@@ -475,6 +514,7 @@ impl Forwarder {
             }
         };
         self.elapsed = self.now() - Time::ZERO;
+        self.cpu_time = Duration(thread_cpu_ns().saturating_sub(cpu_start));
         let _ = self.log(self.now());
         if let Some(logs) = &mut self.logs {
             for w in logs.iter_mut() {
