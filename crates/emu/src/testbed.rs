@@ -225,6 +225,8 @@ pub fn run(
         if failure.is_some() {
             break;
         }
+        // Samples carry their nominal instant (the simulator's grid); this ordinary thread
+        // reads them within a few milliseconds of it.
         let t = tick.min(end);
         for i in 0..n {
             let Some(s) = &socks[i] else { continue };
