@@ -20,14 +20,15 @@ use cclab_sim::{FlowSample, TcpConfig};
 use cclab_units::{Duration, Time};
 use std::net::{SocketAddr, UdpSocket};
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 const DATA_HEADER: usize = 21;
 const ACK_LEN: usize = 10 + MAX_SACK_BLOCKS * 8 + 8;
 /// IPv4 + UDP headers.
 const IP_UDP: u32 = 28;
-const PORT: u16 = 5401;
+/// UDP port of a user-space flow's receiver.
+pub const PORT: u16 = 5401;
 
 pub fn encode_segment(seg: &Segment, buf: &mut [u8]) -> usize {
     buf[0] = b'D';
@@ -146,142 +147,147 @@ fn wait_readable(fd: i32, until_ns: u64) {
     unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
 }
 
+/// The sender's state as a sample (delivered bytes: cumulatively acknowledged).
+pub fn sample_of(snd: &TcpSender, flow: usize, now: Time) -> FlowSample {
+    let mut cc = Vec::new();
+    snd.ca.inspect(&mut |k, x| cc.push((k, x)));
+    FlowSample {
+        time: now,
+        flow,
+        cwnd_pkts: snd.tp.snd_cwnd,
+        ssthresh_pkts: snd.tp.snd_ssthresh,
+        srtt: Duration::from_micros(snd.tp.srtt_us() as u64),
+        inflight_pkts: snd.in_flight(),
+        delivered_bytes: snd.snd_una() as u64 * snd.mss() as u64,
+        retransmits: snd.stats.retransmits,
+        cc,
+    }
+}
+
+/// Serves one flow's receiving end on `sock` until `stop`: ACKs (delayed as the
+/// simulator's receiver decides) go back to the sender; `delivered` follows the bytes
+/// delivered in order. Times are CLOCK_MONOTONIC ns minus `origin`.
+pub fn serve_receiver(sock: &UdpSocket, r: &mut TcpReceiver, origin: u64, stop: &AtomicBool, delivered: &AtomicU64) -> std::io::Result<()> {
+    let clock = || Time(monotonic_ns().saturating_sub(origin));
+    let mut buf = [0u8; 2048];
+    let mut out = [0u8; ACK_LEN];
+    let mut peer: Option<SocketAddr> = None;
+    sock.set_nonblocking(true)?;
+    while !stop.load(Ordering::Relaxed) {
+        let wake = r.delack_deadline().map_or(monotonic_ns() + 20_000_000, |d| origin + d.as_nanos());
+        wait_readable(sock.as_raw_fd(), wake);
+        let now = clock();
+        while let Ok((n, from)) = sock.recv_from(&mut buf) {
+            peer = Some(from);
+            if let Some(ack) = decode_segment(&buf[..n]).and_then(|seg| r.on_data(now, &seg)) {
+                let k = encode_ack(&ack, &mut out);
+                let _ = sock.send_to(&out[..k], from);
+            }
+        }
+        if let (Some(d), Some(p)) = (r.delack_deadline(), peer) {
+            if d <= clock() {
+                if let Some(ack) = r.on_delack_timer(clock()) {
+                    let k = encode_ack(&ack, &mut out);
+                    let _ = sock.send_to(&out[..k], p);
+                }
+            }
+        }
+        delivered.store(r.delivered_bytes(), Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+/// A UDP socket connected to `dst` with room for a whole window of datagrams (a full
+/// socket buffer would drop segments before they reach the emulated link).
+pub fn sender_socket(dst: SocketAddr) -> std::io::Result<UdpSocket> {
+    let s = UdpSocket::bind("0.0.0.0:0")?;
+    s.connect(dst)?;
+    s.set_nonblocking(true)?;
+    let big: libc::c_int = 8 << 20;
+    // SAFETY: setting an int socket option.
+    unsafe { libc::setsockopt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_SNDBUF, &big as *const _ as *const libc::c_void, 4) };
+    Ok(s)
+}
+
+/// Drives a started sender over `sock` until `end`, completion or `stop`, calling
+/// `sample` every `interval`. Times are CLOCK_MONOTONIC ns minus `origin`.
+pub fn drive_sender(sock: &UdpSocket, snd: &mut TcpSender, origin: u64, end: Time, interval: Duration, stop: &AtomicBool, sample: &mut dyn FnMut(&TcpSender, Time)) {
+    let clock = || Time(monotonic_ns().saturating_sub(origin));
+    let mut buf = vec![0u8; 2048];
+    let mut ackbuf = [0u8; 256];
+    let mut next_sample = clock();
+    loop {
+        let now = clock();
+        if now >= end || snd.is_complete() || stop.load(Ordering::Relaxed) {
+            break;
+        }
+        while let Ok(n) = sock.recv(&mut ackbuf) {
+            if let Some(a) = decode_ack(&ackbuf[..n]) {
+                snd.on_ack(clock(), &a);
+            }
+        }
+        if snd.rto_deadline().is_some_and(|d| d <= clock()) {
+            snd.on_rto(clock());
+        }
+        snd.transmit(clock(), &mut |seg| {
+            let k = encode_segment(&seg, &mut buf);
+            let _ = sock.send(&buf[..k]);
+        });
+        let now = clock();
+        if now >= next_sample {
+            sample(snd, now);
+            next_sample = now + interval;
+        }
+        let mut wake = next_sample.min(end);
+        if let Some(d) = snd.rto_deadline() {
+            wake = wake.min(d);
+        }
+        wait_readable(sock.as_raw_fd(), origin + wake.as_nanos());
+    }
+}
+
 /// Runs one user-space flow from A to B through the harness's path.
 pub fn run_flow(h: &Harness, flow: &UdpFlow) -> Result<UdpRun, EmuError> {
     let ca = algorithm(&flow.cc, &flow.params)?;
     let origin = monotonic_ns();
-    let clock = move || Time(monotonic_ns().saturating_sub(origin));
     let end = Time::ZERO + flow.duration;
     let stop = Arc::new(AtomicBool::new(false));
+    let delivered = Arc::new(AtomicU64::new(0));
 
     let (tx, rx) = std::sync::mpsc::channel();
-    let (rstop, tcp, bytes) = (stop.clone(), flow.tcp.clone(), flow.bytes);
-    let receiver = h.spawn(Side::B, move || -> std::io::Result<u64> {
+    let (rstop, rdelivered, tcp, bytes) = (stop.clone(), delivered.clone(), flow.tcp.clone(), flow.bytes);
+    let receiver = h.spawn(Side::B, move || -> std::io::Result<()> {
         let s = UdpSocket::bind((crate::ADDR_B, PORT))?;
         let _ = tx.send(());
         let mut r = TcpReceiver::new(0, tcp.mss, bytes, tcp.delayed_ack);
-        let mut buf = [0u8; 2048];
-        let mut out = [0u8; ACK_LEN];
-        let mut peer: Option<SocketAddr> = None;
-        s.set_nonblocking(true)?;
-        while !rstop.load(Ordering::Relaxed) {
-            let wake = r
-                .delack_deadline()
-                .map_or(monotonic_ns() + 20_000_000, |d| origin + d.as_nanos());
-            wait_readable(s.as_raw_fd(), wake);
-            let now = clock();
-            while let Ok((n, from)) = s.recv_from(&mut buf) {
-                peer = Some(from);
-                if let Some(ack) = decode_segment(&buf[..n]).and_then(|seg| r.on_data(now, &seg)) {
-                    let k = encode_ack(&ack, &mut out);
-                    let _ = s.send_to(&out[..k], from);
-                }
-            }
-            if let (Some(d), Some(p)) = (r.delack_deadline(), peer) {
-                if d <= clock() {
-                    if let Some(ack) = r.on_delack_timer(clock()) {
-                        let k = encode_ack(&ack, &mut out);
-                        let _ = s.send_to(&out[..k], p);
-                    }
-                }
-            }
-        }
-        Ok(r.delivered_bytes())
+        serve_receiver(&s, &mut r, origin, &rstop, &rdelivered)
     });
-    rx.recv_timeout(std::time::Duration::from_secs(2))
-        .map_err(|_| EmuError::Setup("the UDP receiver did not start".into()))?;
+    rx.recv_timeout(std::time::Duration::from_secs(2)).map_err(|_| EmuError::Setup("the UDP receiver did not start".into()))?;
 
-    let (tcp, bytes, interval) = (flow.tcp.clone(), flow.bytes, flow.sample_interval);
+    let (tcp, bytes, interval, sstop) = (flow.tcp.clone(), flow.bytes, flow.sample_interval, stop.clone());
     let sender = h.spawn(Side::A, move || -> std::io::Result<UdpRun> {
-        let s = UdpSocket::bind("0.0.0.0:0")?;
-        s.connect((crate::ADDR_B, PORT))?;
-        s.set_nonblocking(true)?;
-        // Room for a whole window of datagrams: a full socket buffer would drop segments
-        // before they reach the emulated link.
-        let big: libc::c_int = 8 << 20;
-        // SAFETY: setting an int socket option.
-        unsafe {
-            libc::setsockopt(
-                s.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_SNDBUF,
-                &big as *const _ as *const libc::c_void,
-                4,
-            )
-        };
+        let s = sender_socket(SocketAddr::new(crate::ADDR_B.into(), PORT))?;
         let mut snd = TcpSender::new(0, ca, tcp, bytes);
         let mut run = UdpRun::default();
-        let mut buf = vec![0u8; 2048];
-        let mut ackbuf = [0u8; 256];
-        snd.start(clock());
-        let mut next_sample = Time::ZERO;
-        loop {
-            let now = clock();
-            if now >= end || snd.is_complete() {
-                break;
-            }
-            while let Ok(n) = s.recv(&mut ackbuf) {
-                if let Some(a) = decode_ack(&ackbuf[..n]) {
-                    snd.on_ack(clock(), &a);
-                }
-            }
-            if snd.rto_deadline().is_some_and(|d| d <= clock()) {
-                snd.on_rto(clock());
-            }
-            snd.transmit(clock(), &mut |seg| {
-                let k = encode_segment(&seg, &mut buf);
-                let _ = s.send(&buf[..k]);
-            });
-            let now = clock();
-            if now >= next_sample {
-                run.samples.push(FlowSample {
-                    time: now,
-                    flow: 0,
-                    cwnd_pkts: snd.tp.snd_cwnd,
-                    ssthresh_pkts: snd.tp.snd_ssthresh,
-                    srtt: Duration::from_micros(snd.tp.srtt_us() as u64),
-                    inflight_pkts: snd.in_flight(),
-                    delivered_bytes: snd.snd_una() as u64 * snd.mss() as u64,
-                    retransmits: snd.stats.retransmits,
-                    cc: {
-                        let mut v = Vec::new();
-                        snd.ca.inspect(&mut |k, x| v.push((k, x)));
-                        v
-                    },
-                });
-                next_sample = now + interval;
-            }
-            let mut wake = next_sample.min(end);
-            if let Some(d) = snd.rto_deadline() {
-                wake = wake.min(d);
-            }
-            wait_readable(s.as_raw_fd(), origin + wake.as_nanos());
-        }
+        snd.start(Time(monotonic_ns().saturating_sub(origin)));
+        drive_sender(&s, &mut snd, origin, end, interval, &sstop, &mut |snd, now| run.samples.push(sample_of(snd, 0, now)));
         run.retransmits = snd.stats.retransmits;
         run.timeouts = snd.stats.timeouts;
         run.completed_at = snd.stats.completed_at;
         Ok(run)
     });
-    let run = sender
-        .join()
-        .map_err(|_| EmuError::Setup("the UDP sender panicked".into()))?;
+    let run = sender.join().map_err(|_| EmuError::Setup("the UDP sender panicked".into()))?;
     // Let the last segments arrive before the receiver stops counting.
     std::thread::sleep(std::time::Duration::from_millis(200));
     stop.store(true, Ordering::Relaxed);
-    let delivered = receiver
+    receiver
         .join()
-        .map_err(|_| EmuError::Setup("the UDP receiver panicked".into()))?;
+        .map_err(|_| EmuError::Setup("the UDP receiver panicked".into()))?
+        .map_err(|e| EmuError::Setup(format!("UDP receiver: {e}")))?;
     let mut run = run.map_err(|e| EmuError::Setup(format!("UDP sender: {e}")))?;
-    run.delivered_bytes = delivered.map_err(|e| EmuError::Setup(format!("UDP receiver: {e}")))?;
-    let active = run
-        .completed_at
-        .map_or(flow.duration, |t| t - Time::ZERO)
-        .as_secs_f64();
-    run.goodput_bps = if active > 0.0 {
-        run.delivered_bytes as f64 * 8.0 / active
-    } else {
-        0.0
-    };
+    run.delivered_bytes = delivered.load(Ordering::Relaxed);
+    let active = run.completed_at.map_or(flow.duration, |t| t - Time::ZERO).as_secs_f64();
+    run.goodput_bps = if active > 0.0 { run.delivered_bytes as f64 * 8.0 / active } else { 0.0 };
     Ok(run)
 }
 
