@@ -54,9 +54,31 @@ pub fn kernel_algorithms() -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Checks that the testbed can run `cfg` faithfully with the kernel algorithms `available`.
-pub fn check(cfg: &SimConfig, available: &[String]) -> Result<(), EmuError> {
+/// How a flow's packets are made.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Transport {
+    /// The kernel's TCP with the kernel's algorithm of that name.
+    #[default]
+    Kernel,
+    /// cclab's own TCP and algorithm (any in the registry, with parameters) over UDP.
+    Udp,
+}
+
+/// Checks that the testbed can run `cfg` faithfully with the kernel algorithms `available`
+/// and each flow's transport.
+pub fn check(
+    cfg: &SimConfig,
+    transports: &[Transport],
+    available: &[String],
+) -> Result<(), EmuError> {
     let bad = |m: String| Err(EmuError::Config(m));
+    if transports.len() != cfg.flows.len() {
+        return bad(format!(
+            "testbed: {} transports for {} flows",
+            transports.len(),
+            cfg.flows.len()
+        ));
+    }
     if cfg.flows.is_empty() {
         return bad("testbed: the scenario has no flows".into());
     }
@@ -67,15 +89,17 @@ pub fn check(cfg: &SimConfig, available: &[String]) -> Result<(), EmuError> {
         ));
     }
     for (i, f) in cfg.flows.iter().enumerate() {
-        if !available.iter().any(|a| a == &f.cc) {
+        if transports[i] == Transport::Udp {
+            crate::udp::algorithm(&f.cc, &f.params)
+                .map_err(|e| EmuError::Config(format!("flows[{i}] ({}): {e}", f.name)))?;
+        } else if !available.iter().any(|a| a == &f.cc) {
             return bad(format!(
                 "flows[{i}] ({}): algorithm \"{}\" is not available in this kernel (available: {}); load it first (cclab kernel) or use the simulator",
                 f.name,
                 f.cc,
                 available.join(" ")
             ));
-        }
-        if let Some((name, _)) = f.params.first() {
+        } else if let Some((name, _)) = f.params.first() {
             return bad(format!("flows[{i}] ({}): params.{name}: the testbed cannot set per-flow parameters of kernel algorithms", f.name));
         }
         if f.rtt < cfg.bottleneck.delay.mul(2) {
@@ -130,17 +154,36 @@ struct FlowShared {
     completed: AtomicU64,
     /// Emulator-clock ns + 1 when the sender stopped sending (0: still sending).
     stopped: AtomicU64,
+    /// User-space flows: the sender's latest state, and its counters at the end.
+    snapshot: std::sync::Mutex<Option<FlowSample>>,
+    retransmits: AtomicU64,
+    timeouts: AtomicU64,
 }
 
-/// Runs the scenario on real kernel TCP; samples go to `obs` every
-/// `cfg.sample_interval`, `progress` sees the emulator clock.
+/// Runs the scenario with every flow on kernel TCP (see [`run_with`]).
 pub fn run(
     cfg: &SimConfig,
     obs: &mut dyn Observer,
     progress: &mut dyn FnMut(Time),
 ) -> Result<Report, EmuError> {
+    run_with(
+        cfg,
+        &vec![Transport::Kernel; cfg.flows.len()],
+        obs,
+        progress,
+    )
+}
+
+/// Runs the scenario on real kernel TCP; samples go to `obs` every
+/// `cfg.sample_interval`, `progress` sees the emulator clock.
+pub fn run_with(
+    cfg: &SimConfig,
+    transports: &[Transport],
+    obs: &mut dyn Observer,
+    progress: &mut dyn FnMut(Time),
+) -> Result<Report, EmuError> {
     crate::netns::preflight()?;
-    check(cfg, &kernel_algorithms())?;
+    check(cfg, transports, &kernel_algorithms())?;
     let (up, down) = path(cfg);
     let h = Harness::start_with(&up, &down, cfg.seed, true)?;
     // One address and route per flow: rto_min and initcwnd as `ip route` sets them.
@@ -174,7 +217,15 @@ pub fn run(
     let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
     for (i, sh) in shared.iter().enumerate() {
         let (sh, stop, ready) = (sh.clone(), stop.clone(), ready_tx.clone());
-        threads.push(h.spawn(Side::B, move || receive(flow_addr(i), sh, stop, ready)));
+        match transports[i] {
+            Transport::Kernel => {
+                threads.push(h.spawn(Side::B, move || receive(flow_addr(i), sh, stop, ready)))
+            }
+            Transport::Udp => {
+                let f = cfg.flows[i].clone();
+                threads.push(h.spawn(Side::B, move || receive_udp(i, f, origin, sh, stop, ready)));
+            }
+        }
     }
     let sink_stop = stop.clone();
     let sink_ready = ready_tx.clone();
@@ -191,7 +242,17 @@ pub fn run(
     let (sock_tx, sock_rx) = mpsc::channel::<(usize, Result<TcpStream, String>)>();
     for (i, f) in cfg.flows.iter().enumerate() {
         let (f, sh, stop, tx) = (f.clone(), shared[i].clone(), stop.clone(), sock_tx.clone());
-        threads.push(h.spawn(Side::A, move || send(i, f, end, now, sh, stop, tx)));
+        match transports[i] {
+            Transport::Kernel => {
+                threads.push(h.spawn(Side::A, move || send(i, f, end, now, sh, stop, tx)))
+            }
+            Transport::Udp => {
+                let interval = Duration::from_millis(1).min(cfg.sample_interval);
+                threads.push(h.spawn(Side::A, move || {
+                    send_udp(i, f, end, origin, interval, sh, stop)
+                }));
+            }
+        }
     }
     for (i, c) in cfg.cross.iter().enumerate() {
         let (c, stop) = (c.clone(), stop.clone());
@@ -229,11 +290,23 @@ pub fn run(
         // reads them within a few milliseconds of it.
         let t = tick.min(end);
         for i in 0..n {
-            let Some(s) = &socks[i] else { continue };
             let sh = &shared[i];
             if sh.completed.load(Ordering::Relaxed) != 0 {
                 continue;
             }
+            if transports[i] == Transport::Udp {
+                let snap = sh.snapshot.lock().map(|g| g.clone()).unwrap_or(None);
+                if let Some(mut snap) = snap {
+                    snap.time = t;
+                    snap.delivered_bytes = sh.received.load(Ordering::Relaxed);
+                    if snap.srtt.as_nanos() > 0 {
+                        srtt_ms[i].push(snap.srtt.as_millis_f64());
+                    }
+                    obs.flow_sample(&snap);
+                }
+                continue;
+            }
+            let Some(s) = &socks[i] else { continue };
             let Ok(info) = tcp_info(s.as_raw_fd()) else {
                 continue;
             };
@@ -313,6 +386,13 @@ pub fn run(
             let active_end = completed.or(f.stop).unwrap_or(end).min(end);
             let active = active_end.saturating_since(f.start).as_secs_f64();
             let info = last_info[i].unwrap_or_default();
+            let (retransmits, timeouts) = match transports[i] {
+                Transport::Kernel => (info.total_retrans as u64, info.total_rto as u64),
+                Transport::Udp => (
+                    shared[i].retransmits.load(Ordering::Relaxed),
+                    shared[i].timeouts.load(Ordering::Relaxed),
+                ),
+            };
             FlowReport {
                 flow: i,
                 delivered_bytes: received_at_end[i],
@@ -321,8 +401,8 @@ pub fn run(
                 } else {
                     0.0
                 },
-                retransmits: info.total_retrans as u64,
-                timeouts: info.total_rto as u64,
+                retransmits,
+                timeouts,
                 rtt: summarize(&mut srtt_ms[i]),
                 completed_at: completed,
             }
@@ -514,6 +594,82 @@ fn send(
     }
 }
 
+/// Receiving end of a user-space flow (cclab's TCP receiver over UDP).
+fn receive_udp(
+    i: usize,
+    f: cclab_sim::FlowConfig,
+    origin: u64,
+    sh: Arc<FlowShared>,
+    stop: Arc<AtomicBool>,
+    ready: mpsc::Sender<Result<(), String>>,
+) {
+    let s = match UdpSocket::bind((flow_addr(i), crate::udp::PORT)) {
+        Ok(s) => s,
+        Err(e) => {
+            let _ = ready.send(Err(format!(
+                "bind {}:{}: {e}",
+                flow_addr(i),
+                crate::udp::PORT
+            )));
+            return;
+        }
+    };
+    let _ = ready.send(Ok(()));
+    let mut r = cclab_sim::tcp::TcpReceiver::new(i as u32, f.tcp.mss, f.bytes, f.tcp.delayed_ack);
+    let _ = crate::udp::serve_receiver(&s, &mut r, origin, &stop, &sh.received);
+}
+
+/// Sending end of a user-space flow: the simulator's TCP sender with cclab's algorithm.
+fn send_udp(
+    i: usize,
+    f: cclab_sim::FlowConfig,
+    end: Time,
+    origin: u64,
+    interval: Duration,
+    sh: Arc<FlowShared>,
+    stop: Arc<AtomicBool>,
+) {
+    let now = || Time(monotonic_ns().saturating_sub(origin));
+    let mark = |a: &AtomicU64, t: Time| a.store(t.as_nanos() + 1, Ordering::Relaxed);
+    while now() < f.start {
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+    let last = f.stop.unwrap_or(end).min(end);
+    // Checked by `check` before the run.
+    let (Ok(ca), Ok(sock)) = (
+        crate::udp::algorithm(&f.cc, &f.params),
+        crate::udp::sender_socket((flow_addr(i), crate::udp::PORT).into()),
+    ) else {
+        mark(&sh.stopped, now());
+        return;
+    };
+    let mut snd = cclab_sim::tcp::TcpSender::new(i as u32, ca, f.tcp.clone(), f.bytes);
+    snd.start(now());
+    crate::udp::drive_sender(
+        &sock,
+        &mut snd,
+        origin,
+        last,
+        interval,
+        &stop,
+        &mut |snd, t| {
+            if let Ok(mut g) = sh.snapshot.lock() {
+                *g = Some(crate::udp::sample_of(snd, i, t));
+            }
+        },
+    );
+    mark(&sh.stopped, now());
+    sh.retransmits
+        .store(snd.stats.retransmits, Ordering::Relaxed);
+    sh.timeouts.store(snd.stats.timeouts, Ordering::Relaxed);
+    if let Some(t) = snd.stats.completed_at {
+        mark(&sh.completed, t);
+    }
+}
+
 /// UDP background source through the bottleneck (CBR, Poisson or exponential on/off).
 fn cross_source(
     c: cclab_sim::CrossConfig,
@@ -623,8 +779,14 @@ mod tests {
     #[test]
     fn refuses_what_it_cannot_run_faithfully() {
         let avail: Vec<String> = ["reno", "cubic"].iter().map(|s| s.to_string()).collect();
-        assert!(check(&config(&[("cubic", 40), ("reno", 40)]), &avail).is_ok());
-        let e = check(&config(&[("tahoe", 40)]), &avail)
+        assert!(check(
+            &config(&[("cubic", 40), ("reno", 40)]),
+            &[Transport::Kernel; 2],
+            &avail
+        )
+        .is_ok());
+        let k = |n: usize| vec![Transport::Kernel; n];
+        let e = check(&config(&[("tahoe", 40)]), &k(1), &avail)
             .unwrap_err()
             .to_string();
         assert!(
@@ -633,7 +795,7 @@ mod tests {
                 && e.contains("reno cubic"),
             "{e}"
         );
-        let e = check(&config(&[("cubic", 40), ("cubic", 15)]), &avail)
+        let e = check(&config(&[("cubic", 40), ("cubic", 15)]), &k(2), &avail)
             .unwrap_err()
             .to_string();
         assert!(
@@ -642,12 +804,21 @@ mod tests {
         );
         let mut c = config(&[("cubic", 40)]);
         c.flows[0].params.push(("beta".into(), 0.5));
-        assert!(check(&c, &avail)
+        assert!(check(&c, &k(1), &avail)
             .unwrap_err()
             .to_string()
             .contains("params.beta"));
+        // Over UDP, cclab's own algorithms run, with their parameters.
+        assert!(check(&config(&[("tahoe", 40)]), &[Transport::Udp], &avail).is_ok());
+        let mut c = config(&[("reno", 40)]);
+        c.flows[0].params.push(("nosuch".into(), 0.5));
+        let e = check(&c, &[Transport::Udp], &avail)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("flows[0]") && e.contains("nosuch"), "{e}");
+        assert!(check(&config(&[("reno", 40)]), &k(2), &avail).is_err());
         let many: Vec<(&str, u64)> = vec![("cubic", 40); MAX_FLOWS + 1];
-        assert!(check(&config(&many), &avail)
+        assert!(check(&config(&many), &k(MAX_FLOWS + 1), &avail)
             .unwrap_err()
             .to_string()
             .contains("at most"));

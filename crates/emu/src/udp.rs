@@ -167,14 +167,22 @@ pub fn sample_of(snd: &TcpSender, flow: usize, now: Time) -> FlowSample {
 /// Serves one flow's receiving end on `sock` until `stop`: ACKs (delayed as the
 /// simulator's receiver decides) go back to the sender; `delivered` follows the bytes
 /// delivered in order. Times are CLOCK_MONOTONIC ns minus `origin`.
-pub fn serve_receiver(sock: &UdpSocket, r: &mut TcpReceiver, origin: u64, stop: &AtomicBool, delivered: &AtomicU64) -> std::io::Result<()> {
+pub fn serve_receiver(
+    sock: &UdpSocket,
+    r: &mut TcpReceiver,
+    origin: u64,
+    stop: &AtomicBool,
+    delivered: &AtomicU64,
+) -> std::io::Result<()> {
     let clock = || Time(monotonic_ns().saturating_sub(origin));
     let mut buf = [0u8; 2048];
     let mut out = [0u8; ACK_LEN];
     let mut peer: Option<SocketAddr> = None;
     sock.set_nonblocking(true)?;
     while !stop.load(Ordering::Relaxed) {
-        let wake = r.delack_deadline().map_or(monotonic_ns() + 20_000_000, |d| origin + d.as_nanos());
+        let wake = r
+            .delack_deadline()
+            .map_or(monotonic_ns() + 20_000_000, |d| origin + d.as_nanos());
         wait_readable(sock.as_raw_fd(), wake);
         let now = clock();
         while let Ok((n, from)) = sock.recv_from(&mut buf) {
@@ -205,13 +213,29 @@ pub fn sender_socket(dst: SocketAddr) -> std::io::Result<UdpSocket> {
     s.set_nonblocking(true)?;
     let big: libc::c_int = 8 << 20;
     // SAFETY: setting an int socket option.
-    unsafe { libc::setsockopt(s.as_raw_fd(), libc::SOL_SOCKET, libc::SO_SNDBUF, &big as *const _ as *const libc::c_void, 4) };
+    unsafe {
+        libc::setsockopt(
+            s.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_SNDBUF,
+            &big as *const _ as *const libc::c_void,
+            4,
+        )
+    };
     Ok(s)
 }
 
 /// Drives a started sender over `sock` until `end`, completion or `stop`, calling
 /// `sample` every `interval`. Times are CLOCK_MONOTONIC ns minus `origin`.
-pub fn drive_sender(sock: &UdpSocket, snd: &mut TcpSender, origin: u64, end: Time, interval: Duration, stop: &AtomicBool, sample: &mut dyn FnMut(&TcpSender, Time)) {
+pub fn drive_sender(
+    sock: &UdpSocket,
+    snd: &mut TcpSender,
+    origin: u64,
+    end: Time,
+    interval: Duration,
+    stop: &AtomicBool,
+    sample: &mut dyn FnMut(&TcpSender, Time),
+) {
     let clock = || Time(monotonic_ns().saturating_sub(origin));
     let mut buf = vec![0u8; 2048];
     let mut ackbuf = [0u8; 256];
@@ -255,28 +279,49 @@ pub fn run_flow(h: &Harness, flow: &UdpFlow) -> Result<UdpRun, EmuError> {
     let delivered = Arc::new(AtomicU64::new(0));
 
     let (tx, rx) = std::sync::mpsc::channel();
-    let (rstop, rdelivered, tcp, bytes) = (stop.clone(), delivered.clone(), flow.tcp.clone(), flow.bytes);
+    let (rstop, rdelivered, tcp, bytes) = (
+        stop.clone(),
+        delivered.clone(),
+        flow.tcp.clone(),
+        flow.bytes,
+    );
     let receiver = h.spawn(Side::B, move || -> std::io::Result<()> {
         let s = UdpSocket::bind((crate::ADDR_B, PORT))?;
         let _ = tx.send(());
         let mut r = TcpReceiver::new(0, tcp.mss, bytes, tcp.delayed_ack);
         serve_receiver(&s, &mut r, origin, &rstop, &rdelivered)
     });
-    rx.recv_timeout(std::time::Duration::from_secs(2)).map_err(|_| EmuError::Setup("the UDP receiver did not start".into()))?;
+    rx.recv_timeout(std::time::Duration::from_secs(2))
+        .map_err(|_| EmuError::Setup("the UDP receiver did not start".into()))?;
 
-    let (tcp, bytes, interval, sstop) = (flow.tcp.clone(), flow.bytes, flow.sample_interval, stop.clone());
+    let (tcp, bytes, interval, sstop) = (
+        flow.tcp.clone(),
+        flow.bytes,
+        flow.sample_interval,
+        stop.clone(),
+    );
     let sender = h.spawn(Side::A, move || -> std::io::Result<UdpRun> {
         let s = sender_socket(SocketAddr::new(crate::ADDR_B.into(), PORT))?;
         let mut snd = TcpSender::new(0, ca, tcp, bytes);
         let mut run = UdpRun::default();
         snd.start(Time(monotonic_ns().saturating_sub(origin)));
-        drive_sender(&s, &mut snd, origin, end, interval, &sstop, &mut |snd, now| run.samples.push(sample_of(snd, 0, now)));
+        drive_sender(
+            &s,
+            &mut snd,
+            origin,
+            end,
+            interval,
+            &sstop,
+            &mut |snd, now| run.samples.push(sample_of(snd, 0, now)),
+        );
         run.retransmits = snd.stats.retransmits;
         run.timeouts = snd.stats.timeouts;
         run.completed_at = snd.stats.completed_at;
         Ok(run)
     });
-    let run = sender.join().map_err(|_| EmuError::Setup("the UDP sender panicked".into()))?;
+    let run = sender
+        .join()
+        .map_err(|_| EmuError::Setup("the UDP sender panicked".into()))?;
     // Let the last segments arrive before the receiver stops counting.
     std::thread::sleep(std::time::Duration::from_millis(200));
     stop.store(true, Ordering::Relaxed);
@@ -286,8 +331,15 @@ pub fn run_flow(h: &Harness, flow: &UdpFlow) -> Result<UdpRun, EmuError> {
         .map_err(|e| EmuError::Setup(format!("UDP receiver: {e}")))?;
     let mut run = run.map_err(|e| EmuError::Setup(format!("UDP sender: {e}")))?;
     run.delivered_bytes = delivered.load(Ordering::Relaxed);
-    let active = run.completed_at.map_or(flow.duration, |t| t - Time::ZERO).as_secs_f64();
-    run.goodput_bps = if active > 0.0 { run.delivered_bytes as f64 * 8.0 / active } else { 0.0 };
+    let active = run
+        .completed_at
+        .map_or(flow.duration, |t| t - Time::ZERO)
+        .as_secs_f64();
+    run.goodput_bps = if active > 0.0 {
+        run.delivered_bytes as f64 * 8.0 / active
+    } else {
+        0.0
+    };
     Ok(run)
 }
 
