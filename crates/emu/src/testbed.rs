@@ -13,8 +13,12 @@
 //! `TCP_INFO` every sample interval (not per ACK); RTT percentiles are over those srtt
 //! samples; delivered bytes are counted by the receiving application.
 //!
-//! Not yet supported (a clear error, never a silent substitute): per-flow algorithm
-//! parameters and scheduled parameter changes (kernel modules'
+//! A flow can instead use cclab's own TCP and algorithm over UDP ([`Transport::Udp`],
+//! the [`crate::udp`] drivers), for algorithms the kernel lacks; it is sampled from the
+//! algorithm's own state.
+//!
+//! Not yet supported (a clear error, never a silent substitute): per-flow parameters of
+//! kernel algorithms and scheduled parameter changes (kernel modules'
 //! parameters are global; the BPF algorithms' tuning lives in `cclab-kernel`), and more
 //! than [`MAX_FLOWS`] flows.
 
