@@ -440,6 +440,12 @@ impl Forwarder {
         // SAFETY: prctl with integer arguments.
         unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong) };
         self.realtime_refused = None;
+        // The caller's policy, restored when the loop ends (the loop may run on the
+        // caller's own thread, e.g. the `cclab` main thread).
+        // SAFETY: querying this thread's policy and parameters.
+        let prior_policy = unsafe { libc::sched_getscheduler(0) };
+        let mut prior_param = libc::sched_param { sched_priority: 0 };
+        unsafe { libc::sched_getparam(0, &mut prior_param) };
         if self.realtime {
             let param = libc::sched_param { sched_priority: 10 };
             // SAFETY: sets this thread's policy; failure is kept for the caller.
@@ -515,6 +521,10 @@ impl Forwarder {
         };
         self.elapsed = self.now() - Time::ZERO;
         self.cpu_time = Duration(thread_cpu_ns().saturating_sub(cpu_start));
+        if self.realtime && self.realtime_refused.is_none() && prior_policy >= 0 {
+            // SAFETY: restoring this thread's earlier policy.
+            unsafe { libc::sched_setscheduler(0, prior_policy, &prior_param) };
+        }
         let _ = self.log(self.now());
         if let Some(logs) = &mut self.logs {
             for w in logs.iter_mut() {

@@ -254,6 +254,9 @@ fn wrapped_command_runs_in_a_and_its_exit_status_is_returned() {
         },
     };
     assert_eq!(run(&args).unwrap(), 3);
+    // The loop ran on this thread under SCHED_FIFO and gave the policy back.
+    // SAFETY: querying this thread's policy.
+    assert_eq!(unsafe { libc::sched_getscheduler(0) }, libc::SCHED_OTHER);
     // The per-direction logs and the summary were written.
     for f in ["uplink.csv", "downlink.csv"] {
         let text = std::fs::read_to_string(logs.join(f)).unwrap();

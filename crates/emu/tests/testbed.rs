@@ -242,14 +242,32 @@ fn a_user_space_flow_shares_the_path_with_a_kernel_flow() {
     }
     let cfg = scenario(vec![flow("reno", 0, None), flow("tahoe", 1, None)], 3);
     let mut rec = Rec::default();
-    let r = testbed::run_with(&cfg, &[testbed::Transport::Kernel, testbed::Transport::Udp], &mut rec, &mut |_| {}).unwrap();
+    let r = testbed::run_with(
+        &cfg,
+        &[testbed::Transport::Kernel, testbed::Transport::Udp],
+        &mut rec,
+        &mut |_| {},
+    )
+    .unwrap();
     let (k, u) = (&r.flows[0], &r.flows[1]);
     eprintln!("kernel reno {:.2} Mbit/s, udp tahoe {:.2} Mbit/s ({} retransmits, {} timeouts), utilization {:.3}", k.goodput_bps / 1e6, u.goodput_bps / 1e6, u.retransmits, u.timeouts, r.link.utilization);
-    assert!(r.link.utilization > 0.85, "utilization {}", r.link.utilization);
-    assert!(u.goodput_bps > 1e6 && k.goodput_bps > 1e6, "both flows must get through");
+    assert!(
+        r.link.utilization > 0.85,
+        "utilization {}",
+        r.link.utilization
+    );
+    assert!(
+        u.goodput_bps > 1e6 && k.goodput_bps > 1e6,
+        "both flows must get through"
+    );
     // The user-space flow is sampled from the algorithm itself: cwnd and srtt of a 40 ms path.
     let tahoe: Vec<_> = rec.flows.iter().filter(|s| s.flow == 1).collect();
     assert!(tahoe.len() > 250, "{} samples", tahoe.len());
-    assert!(tahoe.iter().filter(|s| s.srtt.as_nanos() > 0).all(|s| s.srtt >= Duration::from_millis(40)));
-    assert!(tahoe.windows(2).all(|w| w[0].delivered_bytes <= w[1].delivered_bytes));
+    assert!(tahoe
+        .iter()
+        .filter(|s| s.srtt.as_nanos() > 0)
+        .all(|s| s.srtt >= Duration::from_millis(40)));
+    assert!(tahoe
+        .windows(2)
+        .all(|w| w[0].delivered_bytes <= w[1].delivered_bytes));
 }
