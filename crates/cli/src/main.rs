@@ -28,6 +28,8 @@ enum Command {
     Bench(bench::Args),
     /// List every algorithm with its parameters, defaults, ranges, units and source.
     Algorithms(algorithms::Args),
+    /// Real kernel: cclab's algorithms as eBPF struct_ops congestion control, tuned live (root).
+    Kernel(cclab_kernel::cli::Args),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +41,7 @@ fn main() -> ExitCode {
         Command::Run(a) => run::main(a),
         Command::Bench(a) => bench::main(a),
         Command::Algorithms(a) => algorithms::main(a),
+        Command::Kernel(a) => cclab_kernel::cli::run(a).map_err(|e| e.to_string()),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -65,7 +65,7 @@ fn bad_units() {
     let e = error_of(&edit(1, "duration = \"2 minutes\""), &[]);
     has_all(&e, &["scen.toml:1:", "duration", "\"2 minutes\"", "units: ns, us, ms, s"]);
     let e = error_of(&edit(9, "rtt = 100"), &[]);
-    has_all(&e, &["scen.toml:9:", "flows[0].rtt", "100", "expected a string"]);
+    has_all(&e, &["scen.toml:9:", "flows[0].rtt = 100:", "expected a duration such as \"20ms\" (units: ns, us, ms, s), written as a quoted string; found an integer"]);
     let e = error_of(&edit(6, "buffer = \"1bdpp\""), &[]);
     has_all(&e, &["scen.toml:6:", "bottleneck.buffer", "\"1bdpp\"", "<x>bdp", "<n>pkt", "<n>KB"]);
     let e = error_of(&edit(9, "rtt = \"100ms\"\nbytes = \"10Mb\""), &[]);
@@ -182,7 +182,9 @@ fn parameter_changes_are_validated_before_the_run() {
     let e = error_of(&with("at = \"1s\"\nflow = 1\nset = { initcwnd = 0 }"), &[]);
     has_all(&e, &["scen.toml:16:", "changes[0].set.initcwnd", "= 0", "flow 1 (tahoe)", "allowed: a whole number in [1, 1000]"]);
     let e = error_of(&with("at = \"1s\"\nflow = 0\nset = { rto_min = \"0.1ms\" }"), &[]);
-    has_all(&e, &["changes[0].set.rto_min", "\"0.1ms\"", "allowed: 1ms to 120s"]);
+    has_all(&e, &["changes[0].set.rto_min", "\"0.1ms\"", "allowed: a whole number of milliseconds from 1ms to 60s"]);
+    let e = error_of(&with("at = \"1s\"\nflow = 0\nset = { rto_min = 2.5 }"), &[]);
+    has_all(&e, &["changes[0].set.rto_min", "2.5", "whole number of milliseconds"]);
     let e = error_of(&with("at = \"1s\"\nflow = 2\nset = { initcwnd = 5 }"), &[]);
     has_all(&e, &["scen.toml:15:", "changes[0].flow", "= 2", "whole number in [0, 1]"]);
     let e = error_of(&with("at = \"3s\"\nflow = 0\nset = { initcwnd = 5 }"), &[]);

@@ -122,8 +122,18 @@ impl<'a, 'c> Fields<'a, 'c> {
         Ok(Some((n, as_text(self.ctx, n, &self.field(key))?)))
     }
 
+    /// A quantity written as a string with a unit; a bare number gets a message that
+    /// shows the expected form (`rtt = 100` -> "a duration such as \"20ms\" ...").
+    fn quantity(&self, key: &str, expected: &str) -> Result<Option<(&'a Node, String)>, ScenarioError> {
+        let Some(n) = self.get(key) else { return Ok(None) };
+        match as_text(self.ctx, n, &self.field(key)) {
+            Ok(s) => Ok(Some((n, s))),
+            Err(_) => Err(self.ctx.bad(n, &self.field(key), format!("expected {expected}, written as a quoted string; found {}", n.val.kind()))),
+        }
+    }
+
     fn duration(&self, key: &str, min: Duration, max: Duration) -> Result<Option<Duration>, ScenarioError> {
-        let Some((n, s)) = self.string(key)? else { return Ok(None) };
+        let Some((n, s)) = self.quantity(key, "a duration such as \"20ms\" (units: ns, us, ms, s)")? else { return Ok(None) };
         let d = parse_duration(&s).map_err(|e| self.ctx.bad(n, &self.field(key), format!("expected {}", e.expected)))?;
         if d < min || d > max {
             return Err(self.ctx.bad(n, &self.field(key), format!("out of range; allowed: {min} to {max}")));
@@ -132,7 +142,7 @@ impl<'a, 'c> Fields<'a, 'c> {
     }
 
     fn rate(&self, key: &str) -> Result<Option<Rate>, ScenarioError> {
-        let Some((n, s)) = self.string(key)? else { return Ok(None) };
+        let Some((n, s)) = self.quantity(key, "a rate such as \"10Mbps\" (units: bps, Kbps, Mbps, Gbps)")? else { return Ok(None) };
         let r = parse_rate(&s).map_err(|e| self.ctx.bad(n, &self.field(key), format!("expected {}", e.expected)))?;
         if r < MIN_RATE || r > MAX_RATE {
             return Err(self.ctx.bad(n, &self.field(key), format!("out of range; allowed: {MIN_RATE} to {MAX_RATE}")));
@@ -141,7 +151,7 @@ impl<'a, 'c> Fields<'a, 'c> {
     }
 
     fn bytes(&self, key: &str, min: u64, max: u64) -> Result<Option<u64>, ScenarioError> {
-        let Some((n, s)) = self.string(key)? else { return Ok(None) };
+        let Some((n, s)) = self.quantity(key, "a size such as \"10MB\" (units: B, KB, MB, GB)")? else { return Ok(None) };
         let b = parse_bytes(&s).map_err(|e| self.ctx.bad(n, &self.field(key), format!("expected {}", e.expected)))?;
         if b < min || b > max {
             return Err(self.ctx.bad(n, &self.field(key), format!("out of range; allowed: {min} to {max} bytes")));
@@ -240,6 +250,7 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
     // Flows first (the BDP buffer needs the largest RTT), checked against the delay after.
     let mut flows = Vec::new();
     let mut flow_rtt_spans = Vec::new();
+    let mut entry_of = Vec::new();
     let mut total: u64 = 0;
     for (i, t) in flow_tables.iter().enumerate() {
         let path = format!("flows[{i}]");
@@ -256,6 +267,7 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
             f.name = if count == 1 && !f.name.is_empty() { f.name.clone() } else { format!("{}#{id}", if f.name.is_empty() { &f.cc } else { &f.name }) };
             flows.push(f);
             flow_rtt_spans.push((path.clone(), rtt_span.clone()));
+            entry_of.push(i);
         }
     }
     let max_rtt = flows.iter().map(|f| f.rtt).max().unwrap_or(Duration::ZERO);
@@ -309,7 +321,29 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
     // Applied in time order; equal times keep file order (stable sort).
     changes.sort_by_key(|c: &ParamChange| c.at);
 
-    Ok(Scenario { name, config: SimConfig { duration, seed, bottleneck, flows, cross, sample_interval, changes } })
+    let config = SimConfig { duration, seed, bottleneck, flows, cross, sample_interval, changes };
+    // The simulator's own check, as a safety net: everything it refuses should have been
+    // refused above with a line number, but if the two ever disagree the user still
+    // gets the file and the scenario's field rather than an error at run time.
+    cclab_sim::validate(&config).map_err(|e| ScenarioError {
+        file: ctx.file.to_string(),
+        line: None,
+        from_override: false,
+        field: scenario_field(&e.field, &entry_of),
+        value: None,
+        message: e.message.clone(),
+    })?;
+    Ok(Scenario { name, config })
+}
+
+/// Maps the simulator's `flows[i].x` (after `count` is expanded) to the scenario's
+/// `flows[entry].x`.
+fn scenario_field(field: &str, entry_of: &[usize]) -> String {
+    let parsed = field.strip_prefix("flows[").and_then(|rest| rest.split_once(']')).and_then(|(i, tail)| Some((i.parse::<usize>().ok()?, tail)));
+    match parsed {
+        Some((i, tail)) if i < entry_of.len() => format!("flows[{}]{tail} (flow {i})", entry_of[i]),
+        _ => field.to_string(),
+    }
 }
 
 /// Result directories are named after the scenario, so the name must be a safe file name.
@@ -362,7 +396,7 @@ fn flow_entry(ctx: &Ctx, path: &str, t: &Node, duration: Duration) -> Result<(Fl
     }
 
     let mut tcp = TcpConfig::default();
-    if let Some(d) = f.duration("rto_min", Duration::from_millis(1), Duration::from_secs(120))? {
+    if let Some(d) = f.duration("rto_min", Duration::from_millis(1), Duration::from_secs(60))? {
         tcp.rto_min = d;
     }
     if let Some(n) = f.int("initcwnd", 1, 1000)? {
@@ -666,8 +700,9 @@ fn change_entry(ctx: &Ctx, path: &str, t: &Node, duration: Duration, flows: &[Fl
                     (Val::Float(x), _) => *x,
                     (other, _) => return Err(ctx.bad(v, &field, format!("expected a duration such as \"50ms\", found {}", other.kind()))),
                 };
-                if !(1.0..=120_000.0).contains(&ms) {
-                    return Err(ctx.bad(v, &field, format!("out of range for {who}; allowed: 1ms to 120s")));
+                // The simulator's live range (cclab_sim: whole milliseconds, 1 to 60000).
+                if !(1.0..=60_000.0).contains(&ms) || ms.fract() != 0.0 {
+                    return Err(ctx.bad(v, &field, format!("out of range for {who}; allowed: a whole number of milliseconds from 1ms to 60s")));
                 }
                 ms
             }
@@ -725,6 +760,13 @@ mod tests {
         // 10 Mbit/s x 100 ms = 125,000 B = 83.3 packets -> 84.
         assert_eq!(bdp_buffer(Rate::from_mbps(10), Duration::from_millis(100), 1.0), Buffer::Packets(84));
         assert_eq!(bdp_buffer(Rate::from_mbps(10), Duration::from_millis(100), 0.001), Buffer::Packets(1));
+    }
+
+    #[test]
+    fn simulator_fields_map_back_to_scenario_entries() {
+        assert_eq!(scenario_field("flows[3].tcp.mss", &[0, 0, 0, 1]), "flows[1].tcp.mss (flow 3)");
+        assert_eq!(scenario_field("bottleneck.buffer", &[0]), "bottleneck.buffer");
+        assert_eq!(scenario_field("flows[9].rtt", &[0]), "flows[9].rtt");
     }
 
     #[test]

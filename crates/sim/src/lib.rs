@@ -6,6 +6,25 @@
 //! feeds result files, the live UI and tests (STYLE.md habit 6). A [`Simulation`] can be
 //! advanced in steps and retuned between them (`set_param`), which is how the lab UI
 //! moves sliders on a running flow.
+//!
+//! # What lives here
+//! - [`engine`]: the event loop and the dumbbell topology ([`Simulation`]); integer
+//!   nanosecond time, one event heap ordered by (time, insertion sequence) so ties are
+//!   FIFO and runs reproducible.
+//! - [`tcp`]: the Linux-like TCP sender and receiver, sans-IO (driven with `now` and
+//!   packets; the tests drive them directly).
+//! - Network pieces that do **not** depend on the event loop, so the wall-clock emulator
+//!   (crates/emu) reuses them unchanged: [`qdisc::Queue`] (DropTail, RED, CoDel, PIE,
+//!   FQ-CoDel; generic over any packet type implementing [`qdisc::QueuedPacket`]),
+//!   [`trace::LinkSchedule`] (constant rate or mahimahi trace: "when does a packet of n
+//!   bytes that starts now leave?"), [`loss::Loss`] (Bernoulli, Gilbert-Elliott). Every
+//!   method takes `now: Time` and, where random, an explicit [`rng::Rng`].
+//! - [`rng`]: xoshiro256** with one independent stream per component, derived from the
+//!   run's seed (no global or thread RNG). [`hist`]: a compact RTT histogram.
+//! - [`bench`](mod@bench): the standard benchmark configurations of `cclab bench`.
+//!
+//! What must not live here: file formats, CLI parsing, plotting (crates/scenario and
+//! crates/cli), and any wall clock inside the simulation.
 
 pub mod bench;
 pub mod config;
@@ -20,6 +39,6 @@ pub mod tcp;
 pub mod trace;
 
 pub use config::*;
-pub use engine::Simulation;
+pub use engine::{validate, Simulation, MAX_CROSS, MAX_FLOWS};
 pub use error::SimError;
 pub use output::*;

@@ -1,0 +1,228 @@
+//! `cclab kernel ...`: the subcommand, as a clap type the main binary embeds
+//! (`Kernel(cclab_kernel::cli::Args)`) plus [`run`].
+
+use crate::algo::{parse_value, show_value, Algo};
+use crate::error::Error;
+use crate::loader::{self, Kernel};
+use crate::route::{RouteChange, Routes};
+use clap::{Args as ClapArgs, Subcommand};
+
+/// Real kernel: cclab's algorithms as eBPF struct_ops, tuned live (root).
+#[derive(Debug, ClapArgs)]
+pub struct Args {
+    #[command(subcommand)]
+    pub cmd: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Cmd {
+    /// Register algorithms (all by default); they stay registered after this command exits.
+    Load { algos: Vec<String> },
+    /// Show which algorithms are loaded and their current parameters.
+    List,
+    /// Show the parameters of a loaded algorithm (and CUBIC-FIT's N, alpha, RTTs).
+    Get { algo: String },
+    /// Change parameters of a loaded algorithm on running flows: `set cclab_tuner beta=0.5`.
+    Set {
+        algo: String,
+        #[arg(required = true, value_name = "KEY=VALUE")]
+        changes: Vec<String>,
+    },
+    /// Unregister algorithms (all by default) and remove their pins, also after a crash.
+    Unload { algos: Vec<String> },
+    /// Set the system default congestion control, remembering the old one.
+    Default {
+        #[arg(required_unless_present = "restore")]
+        algo: Option<String>,
+        /// Put back the default saved by the last `default ALGO`.
+        #[arg(long, conflicts_with = "algo")]
+        restore: bool,
+    },
+    /// Show or set rto_min and initcwnd on routes (default: all routes of the main table).
+    Route {
+        /// Minimum retransmission timeout, e.g. 200ms.
+        #[arg(long)]
+        rto_min: Option<String>,
+        /// Initial congestion window in packets.
+        #[arg(long)]
+        initcwnd: Option<u64>,
+        /// Only this destination (as `ip route` prints it, e.g. default or 10.0.0.0/8).
+        #[arg(long)]
+        dst: Option<String>,
+        #[arg(long, default_value = "main")]
+        table: String,
+        /// Run inside this network namespace (ip -n).
+        #[arg(long)]
+        netns: Option<String>,
+        /// Put back the values saved before the first change.
+        #[arg(long, conflicts_with_all = ["rto_min", "initcwnd"])]
+        restore: bool,
+    },
+}
+
+fn algos(names: &[String]) -> Result<Vec<Algo>, Error> {
+    if names.is_empty() {
+        return Ok(Algo::ALL.to_vec());
+    }
+    names.iter().map(|n| Algo::parse(n)).collect()
+}
+
+fn print_params(k: &Kernel, algo: Algo) -> Result<(), Error> {
+    for (name, v) in k.get(algo)? {
+        let spec = algo.spec(name)?;
+        println!("  {name} = {}", show_value(spec, v));
+    }
+    if algo == Algo::CubicFit {
+        let s = k.fit_stats()?;
+        if s.updates == 0 {
+            println!("  [state] no N update yet (N starts at 1; updates every 500 ms of RTT samples)");
+            return Ok(());
+        }
+        println!(
+            "  [state] N = {:.3}  alpha = {:.4}  rtt_min = {} us  rtt_max = {} us  rtt_avg = {} us  samples = {}  updates = {}  cwnd = {}",
+            s.n, s.alpha, s.rtt_min_us, s.rtt_max_us, s.rtt_avg_us, s.samples, s.updates, s.cwnd
+        );
+    }
+    Ok(())
+}
+
+/// Parses `KEY=VALUE` pairs as in scenario files, validating each against its range.
+pub fn parse_changes(algo: Algo, changes: &[String]) -> Result<Vec<(String, f64)>, Error> {
+    changes
+        .iter()
+        .map(|c| {
+            let (k, v) = c
+                .split_once('=')
+                .ok_or_else(|| Error::Param(format!("\"{c}\" is not KEY=VALUE (e.g. beta=0.5)")))?;
+            let spec = algo.spec(k.trim())?;
+            let value = parse_value(spec, algo.name(), v)?;
+            algo.check(spec.name, value)?;
+            Ok((spec.name.to_string(), value))
+        })
+        .collect()
+}
+
+pub fn run(args: Args) -> Result<(), Error> {
+    let k = Kernel::default();
+    match args.cmd {
+        Cmd::Load { algos: names } => {
+            for a in algos(&names)? {
+                k.load(a)?;
+                println!("loaded {} (pinned at {})", a.name(), k.dir(a).display());
+            }
+        }
+        Cmd::List => {
+            let avail = loader::available()?;
+            println!("available: {}", avail.join(" "));
+            println!("default: {}", loader::current_default()?);
+            for a in Algo::ALL {
+                let s = k.status(a);
+                let state = match (s.pinned, s.registered) {
+                    (true, true) => "loaded",
+                    (true, false) => "pinned but NOT registered (stale; run unload)",
+                    (false, true) => "registered by something else (not cclab's pins)",
+                    (false, false) => "not loaded",
+                };
+                println!("{}: {state}", a.name());
+                if s.pinned {
+                    print_params(&k, a)?;
+                }
+            }
+        }
+        Cmd::Get { algo } => {
+            let a = Algo::parse(&algo)?;
+            println!("{}:", a.name());
+            print_params(&k, a)?;
+        }
+        Cmd::Set { algo, changes } => {
+            let a = Algo::parse(&algo)?;
+            let parsed = parse_changes(a, &changes)?;
+            for (name, v) in k.set(a, &parsed)? {
+                println!("{}: {name} = {}", a.name(), show_value(a.spec(name)?, v));
+            }
+        }
+        Cmd::Unload { algos: names } => {
+            for a in algos(&names)? {
+                if k.unload(a)? {
+                    println!("unloaded {}", a.name());
+                } else {
+                    println!("{} was not loaded", a.name());
+                }
+            }
+        }
+        Cmd::Default { algo, restore } => {
+            if restore {
+                println!("default restored to {}", k.restore_default()?);
+            } else {
+                let name = algo.unwrap_or_default();
+                let old = k.set_default(&name)?;
+                println!("default: {old} -> {name}");
+            }
+        }
+        Cmd::Route { rto_min, initcwnd, dst, table, netns, restore } => {
+            let r = Routes { table, dst, netns, ..Routes::default() };
+            if restore {
+                for d in r.restore()? {
+                    println!("restored {d}");
+                }
+            } else if rto_min.is_some() || initcwnd.is_some() {
+                let rto_min_ms = match rto_min {
+                    Some(t) => {
+                        let d = cclab_units::parse_duration(&t).map_err(|e| Error::Param(format!("--rto-min: {e}")))?;
+                        let ms = d.as_nanos().div_ceil(1_000_000);
+                        if ms == 0 || ms > 120_000 {
+                            return Err(Error::Param(format!("--rto-min = {t} is out of range; allowed: 1ms to 120s")));
+                        }
+                        Some(ms)
+                    }
+                    None => None,
+                };
+                if initcwnd == Some(0) || initcwnd.is_some_and(|c| c > 10_000) {
+                    return Err(Error::Param(format!("--initcwnd = {} is out of range; allowed: 1 to 10000", initcwnd.unwrap())));
+                }
+                let (changed, skipped) = r.set(RouteChange { rto_min_ms, initcwnd })?;
+                for c in changed {
+                    println!("changed {}", c.dst);
+                }
+                for (d, why) in skipped {
+                    println!("skipped {d}: {why}");
+                }
+            } else {
+                for ri in r.list()? {
+                    let show = |v: Option<u64>, unit: &str| v.map(|x| format!("{x}{unit}")).unwrap_or_else(|| "-".into());
+                    println!(
+                        "{}{}{}  rto_min {}  initcwnd {}{}",
+                        ri.dst,
+                        ri.gateway.as_deref().map(|g| format!(" via {g}")).unwrap_or_default(),
+                        ri.dev.as_deref().map(|d| format!(" dev {d}")).unwrap_or_default(),
+                        show(ri.rto_min_ms, "ms"),
+                        show(ri.initcwnd, ""),
+                        ri.unsupported.as_deref().map(|w| format!("  (cannot change: {w})")).unwrap_or_default()
+                    );
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changes_parse_as_in_scenario_files_and_errors_say_what_is_allowed() {
+        let got = parse_changes(Algo::Tuner, &["beta=0.5".into(), "fast_convergence=false".into(), "alpha=1.5".into()]).unwrap();
+        assert_eq!(got, vec![("beta".to_string(), 0.5), ("fast_convergence".to_string(), 0.0), ("alpha".to_string(), 1.5)]);
+        let e = parse_changes(Algo::Tuner, &["beta".into()]).unwrap_err().to_string();
+        assert!(e.contains("KEY=VALUE"), "{e}");
+        let e = parse_changes(Algo::Tuner, &["beta=abc".into()]).unwrap_err().to_string();
+        assert!(e.contains("\"beta\"") && e.contains("abc") && e.contains("(0, 1]"), "{e}");
+        let e = parse_changes(Algo::Tuner, &["alpha=3".into()]).unwrap_err().to_string();
+        assert!(e.contains("\"alpha\"") && e.contains("(0, 2]"), "{e}");
+        let e = parse_changes(Algo::CubicFit, &["beta=0.5".into()]).unwrap_err().to_string();
+        assert!(e.contains("cclab_cubic_fit has no parameter \"beta\""), "{e}");
+        let e = Algo::parse("bbr2").unwrap_err().to_string();
+        assert!(e.contains("cclab_tuner") && e.contains("cclab_cubic_fit"), "{e}");
+    }
+}

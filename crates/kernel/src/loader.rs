@@ -1,0 +1,425 @@
+//! Loading, tuning and unloading the struct_ops algorithms.
+//!
+//! Layout under the pin root (default `/sys/fs/bpf/cclab`), one directory per algorithm:
+//! ```text
+//! /sys/fs/bpf/cclab/cclab_tuner/link     the struct_ops link (BPF_F_LINK); while it is
+//!                                         pinned the algorithm stays registered
+//! /sys/fs/bpf/cclab/cclab_tuner/params   the tunables map (one entry)
+//! /sys/fs/bpf/cclab/cclab_cubic_fit/stats CUBIC-FIT's exported N, alpha, RTT statistics
+//! ```
+//! `unload` removes whatever is in an algorithm's directory, so it also cleans up after a
+//! load that crashed half-way. The system default algorithm saved by `default` is kept in
+//! the state directory (default `/run/cclab`), since bpffs holds only BPF objects.
+
+use crate::algo::{Algo, FitStats};
+use crate::error::Error;
+use libbpf_rs::{MapCore, MapFlags, MapHandle, MapType, ObjectBuilder, PrintLevel};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+const AVAILABLE: &str = "/proc/sys/net/ipv4/tcp_available_congestion_control";
+const DEFAULT_CC: &str = "/proc/sys/net/ipv4/tcp_congestion_control";
+const ALLOWED: &str = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
+
+/// Where pins and saved state go. Tests use their own pin root.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    pub pin_root: PathBuf,
+    pub state_dir: PathBuf,
+}
+
+impl Default for Kernel {
+    fn default() -> Self {
+        Kernel {
+            pin_root: std::env::var_os("CCLAB_BPF_PIN_DIR").map(PathBuf::from).unwrap_or_else(|| "/sys/fs/bpf/cclab".into()),
+            state_dir: std::env::var_os("CCLAB_STATE_DIR").map(PathBuf::from).unwrap_or_else(|| "/run/cclab".into()),
+        }
+    }
+}
+
+/// One algorithm as `list` shows it.
+#[derive(Clone, Debug)]
+pub struct Status {
+    pub algo: Algo,
+    /// Our link is pinned.
+    pub pinned: bool,
+    /// The name is in tcp_available_congestion_control.
+    pub registered: bool,
+    /// Current parameters (name, stored value), if the params map is pinned.
+    pub params: Option<Vec<(&'static str, f64)>>,
+    pub stats: Option<FitStats>,
+}
+
+static LIBBPF_LOG: Mutex<String> = Mutex::new(String::new());
+
+fn capture_libbpf(_level: PrintLevel, msg: String) {
+    if let Ok(mut log) = LIBBPF_LOG.lock() {
+        if log.len() < 1 << 20 {
+            log.push_str(&msg);
+        }
+    }
+}
+
+/// The end of the verifier log: the lines of the last program's load log, at most
+/// `keep` of them from the end (where the verifier says why), plus libbpf's summary.
+pub fn trim_verifier_log(log: &str, keep: usize) -> String {
+    let lines: Vec<&str> = log.lines().collect();
+    let begin = lines.iter().rposition(|l| l.contains("BEGIN PROG LOAD LOG"));
+    let end = lines.iter().rposition(|l| l.contains("END PROG LOAD LOG"));
+    let body: Vec<&str> = match (begin, end) {
+        (Some(b), Some(e)) if e > b => lines[b + 1..e].to_vec(),
+        _ => lines.clone(),
+    };
+    let body: Vec<&str> = body.into_iter().filter(|l| !l.trim().is_empty()).collect();
+    let from = body.len().saturating_sub(keep);
+    let mut out: Vec<String> = body[from..].iter().map(|l| format!("  {l}")).collect();
+    let failed = |l: &&&str| l.contains("failed to load") || l.contains("failed to attach");
+    let summary = lines.iter().rev().find(|l| l.contains("prog '") && failed(l)).or_else(|| lines.iter().rev().find(failed));
+    if let Some(summary) = summary {
+        out.push(format!("  ({})", summary.trim()));
+    }
+    out.join("\n")
+}
+
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn need_root(what: &str) -> Result<(), Error> {
+    if is_root() {
+        Ok(())
+    } else {
+        Err(Error::NotRoot { what: what.to_string() })
+    }
+}
+
+fn need_bpf() -> Result<(), Error> {
+    if let Some(why) = crate::bpf_unavailable() {
+        return Err(Error::BpfUnavailable { why: why.to_string() });
+    }
+    if !Path::new("/sys/kernel/btf/vmlinux").exists() {
+        return Err(Error::NoBtf);
+    }
+    Ok(())
+}
+
+/// The algorithms in tcp_available_congestion_control.
+pub fn available() -> Result<Vec<String>, Error> {
+    let s = std::fs::read_to_string(AVAILABLE).map_err(|e| Error::io(format!("reading {AVAILABLE}"), e))?;
+    Ok(s.split_whitespace().map(str::to_string).collect())
+}
+
+/// The system default (net.ipv4.tcp_congestion_control, per network namespace).
+pub fn current_default() -> Result<String, Error> {
+    let s = std::fs::read_to_string(DEFAULT_CC).map_err(|e| Error::io(format!("reading {DEFAULT_CC}"), e))?;
+    Ok(s.trim().to_string())
+}
+
+fn write_default(name: &str) -> Result<(), Error> {
+    std::fs::write(DEFAULT_CC, name).map_err(|e| Error::io(format!("setting {DEFAULT_CC} to \"{name}\""), e))
+}
+
+fn ensure_bpffs(root: &Path) -> Result<(), Error> {
+    let parent = root.parent().unwrap_or(Path::new("/sys/fs/bpf"));
+    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
+    let mounted = mounts.lines().any(|l| {
+        let f: Vec<&str> = l.split_whitespace().collect();
+        f.len() > 2 && f[2] == "bpf" && parent.starts_with(f[1])
+    });
+    if !mounted {
+        // Under `ip netns exec` (a private mount namespace that remounts /sys) a bpffs we
+        // mount would vanish with this process, and our pins, and the registration, with it.
+        let ns = |pid: &str| std::fs::read_link(format!("/proc/{pid}/ns/mnt")).ok();
+        if ns("self") != ns("1") {
+            return Err(Error::Other(
+                "no BPF filesystem at /sys/fs/bpf in this mount namespace (under `ip netns exec`?): \
+                 run cclab kernel from the host's mount namespace; algorithms are global, \
+                 and `default` affects the network namespace it runs in"
+                    .into(),
+            ));
+        }
+        // As bpftool does: mount bpffs at its usual place when nothing is there.
+        if !parent.starts_with("/sys/fs/bpf") {
+            return Err(Error::Other(format!("no BPF filesystem mounted at or above {} (mount -t bpf bpf DIR)", parent.display())));
+        }
+        let c = |s: &str| std::ffi::CString::new(s).unwrap();
+        let (src, target, fstype) = (c("bpf"), c("/sys/fs/bpf"), c("bpf"));
+        // SAFETY: valid NUL-terminated strings; no data argument.
+        let rc = unsafe { libc::mount(src.as_ptr(), target.as_ptr(), fstype.as_ptr(), 0, std::ptr::null()) };
+        if rc != 0 {
+            return Err(Error::io("mounting the BPF filesystem at /sys/fs/bpf (mount -t bpf bpf /sys/fs/bpf)", std::io::Error::last_os_error()));
+        }
+    }
+    std::fs::create_dir_all(root).map_err(|e| Error::io(format!("creating {}", root.display()), e))
+}
+
+impl Kernel {
+    pub fn with_pin_root(pin_root: impl Into<PathBuf>) -> Kernel {
+        Kernel { pin_root: pin_root.into(), ..Kernel::default() }
+    }
+
+    pub fn dir(&self, algo: Algo) -> PathBuf {
+        self.pin_root.join(algo.name())
+    }
+
+    fn link_pin(&self, algo: Algo) -> PathBuf {
+        self.dir(algo).join("link")
+    }
+
+    fn params_pin(&self, algo: Algo) -> PathBuf {
+        self.dir(algo).join("params")
+    }
+
+    fn stats_pin(&self, algo: Algo) -> PathBuf {
+        self.dir(algo).join("stats")
+    }
+
+    pub fn is_loaded(&self, algo: Algo) -> bool {
+        self.link_pin(algo).exists()
+    }
+
+    /// Loads and registers `algo`, pinning it so it outlives this process.
+    pub fn load(&self, algo: Algo) -> Result<(), Error> {
+        need_root("cclab kernel load")?;
+        need_bpf()?;
+        if self.is_loaded(algo) {
+            return Err(Error::AlreadyLoaded { algo: algo.name().into(), pin: self.link_pin(algo).display().to_string() });
+        }
+        if available()?.iter().any(|n| n == algo.name()) {
+            return Err(Error::NameTaken { algo: algo.name().into() });
+        }
+        ensure_bpffs(&self.pin_root)?;
+        // Leftovers of a crashed load (a directory without a link) go first.
+        self.remove_pins(algo)?;
+        let result = self.load_and_pin(algo);
+        if result.is_err() {
+            let _ = self.remove_pins(algo);
+            let _ = std::fs::remove_dir(&self.pin_root);
+        }
+        result
+    }
+
+    fn load_and_pin(&self, algo: Algo) -> Result<(), Error> {
+        LIBBPF_LOG.lock().map(|mut l| l.clear()).ok();
+        let previous = libbpf_rs::set_print(Some((PrintLevel::Debug, capture_libbpf)));
+        let loaded = ObjectBuilder::default()
+            .name(algo.name())
+            .and_then(|b| b.open_memory(algo.object())).and_then(|open| open.load());
+        libbpf_rs::set_print(previous);
+        let log = LIBBPF_LOG.lock().map(|l| l.clone()).unwrap_or_default();
+        let mut obj = loaded.map_err(|e| Error::Rejected { algo: algo.name().into(), message: e.to_string(), log: trim_verifier_log(&log, 12) })?;
+
+        let dir = self.dir(algo);
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+        let key = 0u32.to_ne_bytes();
+        for mut map in obj.maps_mut() {
+            let name = map.name().to_string_lossy().to_string();
+            if name == algo.params_map() {
+                map.update(&key, &Algo::to_bytes(&algo.default_words()), MapFlags::ANY)
+                    .map_err(|e| Error::Other(format!("writing default parameters of {}: {e}", algo.name())))?;
+                map.pin(self.params_pin(algo)).map_err(|e| Error::Other(format!("pinning {}: {e}", self.params_pin(algo).display())))?;
+            } else if Some(name.as_str()) == algo.stats_map() {
+                map.pin(self.stats_pin(algo)).map_err(|e| Error::Other(format!("pinning {}: {e}", self.stats_pin(algo).display())))?;
+            }
+        }
+        for mut map in obj.maps_mut() {
+            if map.map_type() != MapType::StructOps {
+                continue;
+            }
+            let mut link = map.attach_struct_ops().map_err(|e| {
+                if e.kind() == libbpf_rs::ErrorKind::AlreadyExists {
+                    Error::NameTaken { algo: algo.name().into() }
+                } else {
+                    Error::Rejected { algo: algo.name().into(), message: format!("registering the struct_ops: {e}"), log: String::new() }
+                }
+            })?;
+            link.pin(self.link_pin(algo)).map_err(|e| Error::Other(format!("pinning {}: {e}", self.link_pin(algo).display())))?;
+        }
+        Ok(())
+    }
+
+    fn remove_pins(&self, algo: Algo) -> Result<(), Error> {
+        let dir = self.dir(algo);
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(e) => e,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(Error::io(format!("reading {}", dir.display()), e)),
+        };
+        for entry in entries.flatten() {
+            let p = entry.path();
+            std::fs::remove_file(&p).map_err(|e| Error::io(format!("removing {}", p.display()), e))?;
+        }
+        std::fs::remove_dir(&dir).map_err(|e| Error::io(format!("removing {}", dir.display()), e))
+    }
+
+    /// Unregisters `algo` and removes its pins (also after a crashed load). If it is the
+    /// system default, the default is restored first (to the saved value, else cubic).
+    /// Returns false if there was nothing to unload.
+    pub fn unload(&self, algo: Algo) -> Result<bool, Error> {
+        need_root("cclab kernel unload")?;
+        let existed = self.dir(algo).exists();
+        if existed && current_default().ok().as_deref() == Some(algo.name()) {
+            let back = self.saved_default().unwrap_or_else(|| "cubic".to_string());
+            write_default(&back)?;
+            let _ = std::fs::remove_file(self.saved_default_path());
+        }
+        self.remove_pins(algo)?;
+        let _ = std::fs::remove_dir(&self.pin_root); // only if empty
+        if existed {
+            // The kernel unregisters when the last link reference goes; wait for it.
+            let deadline = Instant::now() + Duration::from_secs(3);
+            while available()?.iter().any(|n| n == algo.name()) {
+                if Instant::now() > deadline {
+                    return Err(Error::Other(format!(
+                        "{} still registered 3 s after its pins were removed (a process may hold its link open)",
+                        algo.name()
+                    )));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        }
+        Ok(existed)
+    }
+
+    fn open_map(&self, algo: Algo, path: PathBuf) -> Result<MapHandle, Error> {
+        if !self.is_loaded(algo) {
+            return Err(Error::NotLoaded { algo: algo.name().into() });
+        }
+        MapHandle::from_pinned_path(&path).map_err(|e| Error::Other(format!("opening {}: {e}", path.display())))
+    }
+
+    /// The raw words of the params map.
+    fn words(&self, algo: Algo) -> Result<Vec<u32>, Error> {
+        need_root("cclab kernel get/set")?;
+        let map = self.open_map(algo, self.params_pin(algo))?;
+        let bytes = map
+            .lookup(&0u32.to_ne_bytes(), MapFlags::ANY)
+            .map_err(|e| Error::Other(format!("reading {} parameters: {e}", algo.name())))?
+            .unwrap_or_default();
+        Ok(Algo::from_bytes(&bytes))
+    }
+
+    /// Current parameters of a loaded algorithm: (name, value as stored).
+    pub fn get(&self, algo: Algo) -> Result<Vec<(&'static str, f64)>, Error> {
+        Ok(algo.values(&self.words(algo)?))
+    }
+
+    /// CUBIC-FIT's exported N, alpha and RTT statistics.
+    pub fn fit_stats(&self) -> Result<FitStats, Error> {
+        let algo = Algo::CubicFit;
+        let map = self.open_map(algo, self.stats_pin(algo))?;
+        let bytes = map
+            .lookup(&0u32.to_ne_bytes(), MapFlags::ANY)
+            .map_err(|e| Error::Other(format!("reading cclab_cubic_fit statistics: {e}")))?
+            .unwrap_or_default();
+        Ok(FitStats::decode(&bytes))
+    }
+
+    /// Sets parameters on a loaded algorithm; all are validated before any is written, and
+    /// they are written together in one map update. Returns the stored values.
+    pub fn set(&self, algo: Algo, changes: &[(String, f64)]) -> Result<Vec<(&'static str, f64)>, Error> {
+        need_root("cclab kernel set")?;
+        let mut checked = Vec::new();
+        for (name, value) in changes {
+            let stored = algo.check(name, *value)?;
+            checked.push((algo.spec(name)?.name, *value, stored));
+        }
+        let mut words = self.words(algo)?;
+        for (name, value, _) in &checked {
+            algo.put(&mut words, name, *value);
+        }
+        let map = self.open_map(algo, self.params_pin(algo))?;
+        map.update(&0u32.to_ne_bytes(), &Algo::to_bytes(&words), MapFlags::ANY)
+            .map_err(|e| Error::Other(format!("writing {} parameters: {e}", algo.name())))?;
+        Ok(checked.iter().map(|(n, _, s)| (*n, *s)).collect())
+    }
+
+    pub fn status(&self, algo: Algo) -> Status {
+        let pinned = self.is_loaded(algo);
+        let registered = available().map(|a| a.iter().any(|n| n == algo.name())).unwrap_or(false);
+        let params = if pinned { self.get(algo).ok() } else { None };
+        let stats = if pinned && algo == Algo::CubicFit { self.fit_stats().ok() } else { None };
+        Status { algo, pinned, registered, params, stats }
+    }
+
+    fn saved_default_path(&self) -> PathBuf {
+        self.state_dir.join("default_congestion_control")
+    }
+
+    fn saved_default(&self) -> Option<String> {
+        std::fs::read_to_string(self.saved_default_path()).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+    }
+
+    /// Makes `name` the system default, remembering the previous default (the first one
+    /// only: repeated calls keep the original for `restore_default`). Returns the old one.
+    pub fn set_default(&self, name: &str) -> Result<String, Error> {
+        need_root("cclab kernel default")?;
+        let avail = available()?;
+        if !avail.iter().any(|n| n == name) {
+            return Err(Error::Other(format!(
+                "\"{name}\" is not an available congestion control (available: {}); load it first",
+                avail.join(" ")
+            )));
+        }
+        // Linux (tcp_set_default_congestion_control, still in 6.18) leaks a reference to
+        // the algorithm when it refuses a restricted one outside the initial namespace
+        // (-EPERM after bpf_try_module_get): for a BPF algorithm the struct_ops map then
+        // stays in memory until reboot. So refuse here, before the kernel sees it.
+        let ns = |p: &str| std::fs::read_link(p).ok();
+        let allowed = std::fs::read_to_string(ALLOWED).unwrap_or_default();
+        if ns("/proc/thread-self/ns/net") != ns("/proc/1/ns/net") && !allowed.split_whitespace().any(|n| n == name) {
+            return Err(Error::Other(format!(
+                "\"{name}\" cannot be the default of this network namespace: outside the initial namespace \
+                 the kernel accepts only algorithms in net.ipv4.tcp_allowed_congestion_control ({}); add it there \
+                 from the initial namespace",
+                allowed.trim()
+            )));
+        }
+        let old = current_default()?;
+        if self.saved_default().is_none() {
+            std::fs::create_dir_all(&self.state_dir).map_err(|e| Error::io(format!("creating {}", self.state_dir.display()), e))?;
+            std::fs::write(self.saved_default_path(), &old)
+                .map_err(|e| Error::io(format!("saving the old default to {}", self.saved_default_path().display()), e))?;
+        }
+        if let Err(e) = std::fs::write(DEFAULT_CC, name) {
+            if e.raw_os_error() == Some(libc::EPERM) {
+                return Err(Error::Other(format!(
+                    "the kernel refused \"{name}\" as the default of this network namespace: outside the initial \
+                     namespace only algorithms in net.ipv4.tcp_allowed_congestion_control may be the default \
+                     (add it there from the initial namespace)"
+                )));
+            }
+            return Err(Error::io(format!("setting {DEFAULT_CC} to \"{name}\""), e));
+        }
+        Ok(old)
+    }
+
+    /// Puts back the default saved by [`set_default`](Self::set_default).
+    pub fn restore_default(&self) -> Result<String, Error> {
+        need_root("cclab kernel default --restore")?;
+        let old = self
+            .saved_default()
+            .ok_or_else(|| Error::Other(format!("nothing to restore: no saved default in {}", self.saved_default_path().display())))?;
+        write_default(&old)?;
+        let _ = std::fs::remove_file(self.saved_default_path());
+        Ok(old)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verifier_log_keeps_the_end_of_the_last_program_log() {
+        let log = "libbpf: prog 'x': BPF program load failed: Permission denied\n\
+                   libbpf: prog 'x': -- BEGIN PROG LOAD LOG --\n0: (b7) r0 = 0\n1: (95) exit\n\
+                   R0 !read_ok\nprocessed 2 insns\n-- END PROG LOAD LOG --\n\
+                   libbpf: prog 'x': failed to load: -13\n";
+        let t = trim_verifier_log(log, 2);
+        assert!(t.contains("R0 !read_ok") && t.contains("processed 2 insns") && !t.contains("(b7)"), "{t}");
+        assert!(t.contains("failed to load: -13"), "{t}");
+    }
+}

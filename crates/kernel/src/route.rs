@@ -1,0 +1,275 @@
+//! TCPTuner's `ip route` parameters: `rto_min` and `initcwnd` on routes.
+//!
+//! This shells out to iproute2 (`ip -d -j route show`, `ip route change`) rather than
+//! speaking netlink itself: the JSON output is structured (no text scraping) and
+//! `ip route change` carries every attribute of the route, so we rebuild each route's
+//! full description (destination, gateway, device, protocol, scope, source, metric,
+//! table and all its other metrics) and change only the two we own. Routes with
+//! nexthop groups or metrics we do not know how to reproduce are skipped and reported,
+//! never half-changed.
+//!
+//! Before the first change the original values are saved (per table and network
+//! namespace) in the state directory; `restore` puts them back, including "unset".
+
+use crate::error::Error;
+use serde_json::Value;
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Integer route metrics we can pass back to `ip route change` unchanged.
+const PASS_THROUGH: &[&str] = &["mtu", "advmss", "window", "ssthresh", "cwnd", "initrwnd", "reordering", "hoplimit", "quickack", "fastopen_no_cookie"];
+
+/// One route, as far as this module cares.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RouteInfo {
+    pub dst: String,
+    pub dev: Option<String>,
+    pub gateway: Option<String>,
+    /// rto_min in milliseconds, if set on the route.
+    pub rto_min_ms: Option<u64>,
+    pub initcwnd: Option<u64>,
+    /// Why this route cannot be changed by us, if it cannot.
+    pub unsupported: Option<String>,
+    json: Value,
+}
+
+/// A route left alone: (destination, why).
+pub type Skipped = (String, String);
+
+/// Which routes: a table, optionally one destination, optionally inside a network namespace.
+#[derive(Clone, Debug)]
+pub struct Routes {
+    pub table: String,
+    pub dst: Option<String>,
+    pub netns: Option<String>,
+    pub state_dir: PathBuf,
+}
+
+impl Default for Routes {
+    fn default() -> Self {
+        Routes {
+            table: "main".into(),
+            dst: None,
+            netns: None,
+            state_dir: std::env::var_os("CCLAB_STATE_DIR").map(PathBuf::from).unwrap_or_else(|| "/run/cclab".into()),
+        }
+    }
+}
+
+/// The change to make; `None` leaves that parameter as it is.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RouteChange {
+    pub rto_min_ms: Option<u64>,
+    pub initcwnd: Option<u64>,
+}
+
+impl Routes {
+    fn ip(&self, args: &[String]) -> Result<String, Error> {
+        let mut cmd = Command::new("ip");
+        if let Some(ns) = &self.netns {
+            cmd.args(["-n", ns]);
+        }
+        cmd.args(args);
+        let out = cmd.output().map_err(|e| Error::io("running `ip` (iproute2 is needed for route parameters)", e))?;
+        if !out.status.success() {
+            return Err(Error::Other(format!("`ip {}` failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim())));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// The routes of the table (only the chosen destination, if any).
+    pub fn list(&self) -> Result<Vec<RouteInfo>, Error> {
+        let text = self.ip(&["-d".into(), "-j".into(), "route".into(), "show".into(), "table".into(), self.table.clone()])?;
+        let v: Value = serde_json::from_str(if text.trim().is_empty() { "[]" } else { &text })
+            .map_err(|e| Error::Other(format!("cannot parse `ip -j route` output: {e}")))?;
+        let mut out = Vec::new();
+        for r in v.as_array().cloned().unwrap_or_default() {
+            let info = route_info(r);
+            if let Some(want) = &self.dst {
+                if &info.dst != want {
+                    continue;
+                }
+            }
+            out.push(info);
+        }
+        if let (Some(want), true) = (&self.dst, out.is_empty()) {
+            return Err(Error::Other(format!("no route to \"{want}\" in table {}", self.table)));
+        }
+        Ok(out)
+    }
+
+    fn state_file(&self) -> PathBuf {
+        let ns = self.netns.as_deref().map(|n| format!("-{n}")).unwrap_or_default();
+        self.state_dir.join(format!("routes-{}{ns}.json", self.table))
+    }
+
+    /// Applies `change` to every selected route; returns (changed, skipped-with-reason).
+    pub fn set(&self, change: RouteChange) -> Result<(Vec<RouteInfo>, Vec<Skipped>), Error> {
+        if !crate::loader::is_root() {
+            return Err(Error::NotRoot { what: "cclab kernel route".into() });
+        }
+        let routes = self.list()?;
+        self.save_originals(&routes)?;
+        let mut changed = Vec::new();
+        let mut skipped = Vec::new();
+        for r in routes {
+            if let Some(why) = &r.unsupported {
+                skipped.push((r.dst.clone(), why.clone()));
+                continue;
+            }
+            let rto = change.rto_min_ms.or(r.rto_min_ms);
+            let cwnd = change.initcwnd.or(r.initcwnd);
+            self.ip(&change_args(&r, &self.table, rto, cwnd))?;
+            changed.push(r);
+        }
+        Ok((changed, skipped))
+    }
+
+    fn save_originals(&self, routes: &[RouteInfo]) -> Result<(), Error> {
+        let path = self.state_file();
+        if path.exists() {
+            return Ok(()); // keep the first originals until restore
+        }
+        let saved: Vec<Value> = routes
+            .iter()
+            .filter(|r| r.unsupported.is_none())
+            .map(|r| {
+                serde_json::json!({
+                    "dst": r.dst, "metric": r.json.get("metric"), "tos": r.json.get("tos"),
+                    "rto_min_ms": r.rto_min_ms, "initcwnd": r.initcwnd,
+                })
+            })
+            .collect();
+        std::fs::create_dir_all(&self.state_dir).map_err(|e| Error::io(format!("creating {}", self.state_dir.display()), e))?;
+        std::fs::write(&path, serde_json::to_string_pretty(&saved).unwrap()).map_err(|e| Error::io(format!("writing {}", path.display()), e))
+    }
+
+    /// Puts back the values saved before the first `set`. Returns the restored routes.
+    pub fn restore(&self) -> Result<Vec<String>, Error> {
+        if !crate::loader::is_root() {
+            return Err(Error::NotRoot { what: "cclab kernel route --restore".into() });
+        }
+        let path = self.state_file();
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(format!("nothing to restore ({})", path.display()), e))?;
+        let saved: Vec<Value> = serde_json::from_str(&text).map_err(|e| Error::Other(format!("{}: {e}", path.display())))?;
+        let current = Routes { dst: None, ..self.clone() }.list()?;
+        let mut done = Vec::new();
+        for s in saved {
+            let dst = s["dst"].as_str().unwrap_or_default();
+            let same = |r: &RouteInfo, k: &str| r.json.get(k).unwrap_or(&Value::Null) == s.get(k).unwrap_or(&Value::Null);
+            let Some(r) = current.iter().find(|r| r.dst == dst && same(r, "metric") && same(r, "tos")) else {
+                continue; // the route is gone; nothing to restore
+            };
+            self.ip(&change_args(r, &self.table, s["rto_min_ms"].as_u64(), s["initcwnd"].as_u64()))?;
+            done.push(dst.to_string());
+        }
+        std::fs::remove_file(&path).map_err(|e| Error::io(format!("removing {}", path.display()), e))?;
+        Ok(done)
+    }
+}
+
+fn route_info(json: Value) -> RouteInfo {
+    let s = |k: &str| json.get(k).and_then(Value::as_str).map(str::to_string);
+    let mut rto = None;
+    let mut cwnd = None;
+    let mut unsupported = None;
+    if json.get("nexthops").is_some() || json.get("nhid").is_some() {
+        unsupported = Some("multipath/nexthop-object routes are not supported".to_string());
+    }
+    if let Some(t) = s("type") {
+        if t != "unicast" {
+            unsupported = Some(format!("{t} route"));
+        }
+    }
+    for m in json.get("metrics").and_then(Value::as_array).cloned().unwrap_or_default() {
+        if let Some(obj) = m.as_object() {
+            for (k, v) in obj {
+                match k.as_str() {
+                    "rto_min" => rto = v.as_u64(),
+                    "initcwnd" => cwnd = v.as_u64(),
+                    k if PASS_THROUGH.contains(&k) && v.as_u64().is_some() => {}
+                    "congctl" if v.is_string() => {}
+                    other => unsupported = Some(format!("route metric \"{other}\" = {v} cannot be reproduced")),
+                }
+            }
+        }
+    }
+    RouteInfo { dst: s("dst").unwrap_or_default(), dev: s("dev"), gateway: s("gateway"), rto_min_ms: rto, initcwnd: cwnd, unsupported, json }
+}
+
+/// `ip route change` arguments reproducing `r` with the given rto_min and initcwnd.
+fn change_args(r: &RouteInfo, table: &str, rto_min_ms: Option<u64>, initcwnd: Option<u64>) -> Vec<String> {
+    let j = &r.json;
+    let mut a: Vec<String> = vec!["route".into(), "change".into(), r.dst.clone()];
+    let mut push = |k: &str, v: String| {
+        a.push(k.to_string());
+        a.push(v);
+    };
+    let get = |k: &str| j.get(k).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
+    if let Some(t) = get("tos") {
+        push("tos", t);
+    }
+    if let Some(g) = get("gateway") {
+        push("via", g);
+    }
+    if let Some(d) = get("dev") {
+        push("dev", d);
+    }
+    if let Some(p) = get("protocol") {
+        push("proto", p);
+    }
+    if let Some(s) = get("scope") {
+        push("scope", s);
+    }
+    if let Some(s) = get("prefsrc") {
+        push("src", s);
+    }
+    if let Some(m) = get("metric") {
+        push("metric", m);
+    }
+    push("table", table.to_string());
+    for m in j.get("metrics").and_then(Value::as_array).cloned().unwrap_or_default() {
+        if let Some(obj) = m.as_object() {
+            for (k, v) in obj {
+                if PASS_THROUGH.contains(&k.as_str()) {
+                    push(k, v.to_string());
+                } else if k == "congctl" {
+                    push(k, v.as_str().unwrap_or_default().to_string());
+                }
+            }
+        }
+    }
+    if let Some(ms) = rto_min_ms {
+        push("rto_min", format!("{ms}ms"));
+    }
+    if let Some(c) = initcwnd {
+        push("initcwnd", c.to_string());
+    }
+    if j.get("flags").and_then(Value::as_array).is_some_and(|f| f.iter().any(|x| x == "onlink")) {
+        a.push("onlink".into());
+    }
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn change_keeps_every_attribute_and_replaces_ours() {
+        let j: Value = serde_json::from_str(
+            r#"{"type":"unicast","dst":"198.18.10.0/24","gateway":"198.18.9.2","dev":"v0","protocol":"boot","scope":"global","flags":[],"metrics":[{"mtu":1400,"initcwnd":20,"rto_min":50}]}"#,
+        )
+        .unwrap();
+        let r = route_info(j);
+        assert_eq!((r.rto_min_ms, r.initcwnd, r.unsupported.clone()), (Some(50), Some(20), None));
+        let a = change_args(&r, "main", Some(10), None).join(" ");
+        assert_eq!(a, "route change 198.18.10.0/24 via 198.18.9.2 dev v0 proto boot scope global table main mtu 1400 rto_min 10ms");
+    }
+
+    #[test]
+    fn unknown_metrics_make_a_route_unsupported() {
+        let j: Value = serde_json::from_str(r#"{"dst":"default","dev":"e","metrics":[{"rtt":12.5}]}"#).unwrap();
+        assert!(route_info(j).unsupported.unwrap().contains("rtt"));
+    }
+}
