@@ -1,0 +1,464 @@
+//! `cclab emu`: the command-line face of the emulator (the `cclab` binary dispatches here).
+//!
+//! ```text
+//! cclab emu --uplink 20Mbps,delay=20ms,buffer=100pkt --downlink 20Mbps,delay=20ms -- COMMAND [ARGS...]
+//! cclab emu --uplink trace=/work/shared/traces/12mbps.trace --downlink 12Mbps --duration 30s
+//! cclab emu cleanup [--all]
+//! cclab emu bench [--quick] [--agreement cubic]
+//! cclab emu udp --cc tahoe --uplink 12Mbps,delay=40ms,buffer=120KB --downlink delay=40ms
+//! ```
+//!
+//! Like mahimahi's mm-link, COMMAND runs in namespace A (address 198.18.0.1) and reaches
+//! the far side at 198.18.0.2 (namespace B, named in `CCLAB_EMU_NS_B`); without COMMAND
+//! the emulator runs until Ctrl-C or `--duration`. Everything it created is removed when
+//! the command ends, on SIGINT/SIGTERM/SIGHUP, and on errors; `cclab emu cleanup` removes
+//! namespaces left by a run that was killed outright.
+
+use crate::forwarder::{
+    install_signal_handlers, signalled, uninstall_signal_handlers, wake_on_signal, Forwarder,
+};
+use crate::spec::parse_direction;
+use crate::stats::DirectionStats;
+use crate::{netns, EmuError, EmuNet, ADDR_A, ADDR_B};
+use cclab_units::{parse_duration, Duration};
+use clap::{Args, Subcommand};
+use std::io::Write;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+
+#[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct EmuArgs {
+    #[command(subcommand)]
+    pub action: Option<EmuAction>,
+    #[command(flatten)]
+    pub link: LinkArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum EmuAction {
+    /// Remove network namespaces left behind by emulator runs that were killed.
+    Cleanup {
+        /// Remove every cclab namespace, also those of emulators still running.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Measure the emulator: timing accuracy, delay, trace fidelity, throughput, and a real TCP flow.
+    Bench(crate::bench::BenchArgs),
+    /// Run one of cclab's own algorithms in user space over UDP through the emulated link
+    /// (for algorithms the kernel lacks, such as tahoe).
+    Udp(UdpArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct UdpArgs {
+    /// Algorithm (see `cclab algorithms`).
+    #[arg(long, default_value = "reno")]
+    pub cc: String,
+    /// Algorithm parameter, repeatable.
+    #[arg(long = "param", value_name = "NAME=VALUE")]
+    pub params: Vec<String>,
+    /// The data direction (A to B), as for `cclab emu --uplink`.
+    #[arg(long, default_value = "")]
+    pub uplink: String,
+    /// The ACK direction (B to A).
+    #[arg(long, default_value = "")]
+    pub downlink: String,
+    /// How long to send.
+    #[arg(long, default_value = "10s")]
+    pub duration: String,
+    /// A finite transfer (e.g. "10MB") instead of bulk.
+    #[arg(long)]
+    pub bytes: Option<String>,
+    /// Write the sender's samples (every 10 ms) as CSV here.
+    #[arg(long)]
+    pub csv: Option<PathBuf>,
+}
+
+#[derive(Args, Debug, Default)]
+pub struct LinkArgs {
+    /// Side A to side B: e.g. "20Mbps,delay=20ms,buffer=100pkt,loss=0.01" or
+    /// "trace=FILE,delay=20ms,buffer=120KB,qdisc=red". Keys: rate, trace, delay, buffer
+    /// (NNNpkt or bytes), qdisc (droptail|red|pie), red_min_th, red_max_th, red_max_p,
+    /// red_weight, loss. Empty: no rate limit, no delay.
+    #[arg(long, default_value = "")]
+    pub uplink: String,
+    /// Side B to side A, same form as --uplink.
+    #[arg(long, default_value = "")]
+    pub downlink: String,
+    /// Write per-direction logs (uplink.csv, downlink.csv: queue length, drops,
+    /// deliveries every --sample) and summary.json here.
+    #[arg(long)]
+    pub log_dir: Option<PathBuf>,
+    /// Stop after this long (e.g. "30s"); default: when COMMAND ends, or on Ctrl-C.
+    #[arg(long)]
+    pub duration: Option<String>,
+    /// Interval of the CSV log rows.
+    #[arg(long, default_value = "10ms")]
+    pub sample: String,
+    /// Run the forwarding loop as an ordinary thread instead of SCHED_FIFO (on a busy
+    /// machine, ordinary scheduling delays departures by milliseconds).
+    #[arg(long)]
+    pub no_realtime: bool,
+    /// Seed of the loss and RED random streams.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Command to run in namespace A (after `--`).
+    #[arg(last = true)]
+    pub command: Vec<String>,
+}
+
+/// Runs `cclab emu ...`; returns the process exit code (the wrapped command's status, or
+/// 0). Errors are one printable line.
+pub fn run(args: &EmuArgs) -> Result<i32, EmuError> {
+    match &args.action {
+        Some(EmuAction::Cleanup { all }) => {
+            netns::preflight()?;
+            let removed = netns::cleanup(*all)?;
+            if removed.is_empty() {
+                println!("no stale cclab namespaces");
+            }
+            for n in removed {
+                println!("removed namespace {n}");
+            }
+            Ok(0)
+        }
+        Some(EmuAction::Bench(b)) => crate::bench::run(b).map(|_| 0),
+        Some(EmuAction::Udp(u)) => run_udp(u).map(|_| 0),
+        None => run_link(&args.link),
+    }
+}
+
+/// [`run`] for the `cclab` binary: prints an error as one line and maps the result to
+/// the process exit status (the wrapped command's, 2 for an error).
+pub fn main(args: &EmuArgs) -> std::process::ExitCode {
+    match run(args) {
+        Ok(code) => std::process::ExitCode::from(code.clamp(0, 255) as u8),
+        Err(e) => {
+            eprintln!("error: {e}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
+fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
+    // Everything the user wrote is checked before anything is created.
+    let up = parse_direction("--uplink", &args.uplink)?;
+    let down = parse_direction("--downlink", &args.downlink)?;
+    let duration = match &args.duration {
+        Some(d) => {
+            Some(parse_duration(d).map_err(|e| EmuError::Config(format!("--duration: {e}")))?)
+        }
+        None => None,
+    };
+    let sample =
+        parse_duration(&args.sample).map_err(|e| EmuError::Config(format!("--sample: {e}")))?;
+    if sample < Duration::from_millis(1) {
+        return Err(EmuError::Config(format!(
+            "--sample: \"{}\" is below the smallest allowed, 1ms",
+            args.sample
+        )));
+    }
+    netns::preflight()?;
+
+    // From here on a signal ends the run through the normal path (Drop guards).
+    install_signal_handlers();
+    let restore = SignalGuard;
+    let (net, tun_a, tun_b) = EmuNet::create()?;
+    let mut fwd = Forwarder::new(
+        tun_a,
+        tun_b,
+        &up,
+        &down,
+        args.seed,
+        sample,
+        args.log_dir.as_deref(),
+    )?;
+    fwd.set_realtime(!args.no_realtime);
+    wake_on_signal(&fwd);
+    if signalled() {
+        return Ok(130); // interrupted during setup; the guards remove what exists
+    }
+
+    let mut child = None;
+    let mut pidfd = None;
+    if let Some((prog, rest)) = args.command.split_first() {
+        let ns_fd = net.a.fd();
+        let mut cmd = std::process::Command::new(prog);
+        cmd.args(rest)
+            .env("CCLAB_EMU_LOCAL", ADDR_A.to_string())
+            .env("CCLAB_EMU_REMOTE", ADDR_B.to_string())
+            .env("CCLAB_EMU_NS_A", net.a.name())
+            .env("CCLAB_EMU_NS_B", net.b.name());
+        // SAFETY: between fork and exec only the async-signal-safe setns syscall runs.
+        unsafe {
+            cmd.pre_exec(move || {
+                if libc::setns(ns_fd, libc::CLONE_NEWNET) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        let c = cmd
+            .spawn()
+            .map_err(|e| EmuError::Setup(format!("cannot run {prog}: {e}")))?;
+        // SAFETY: pidfd_open on our own child; the result is checked.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, c.id() as libc::c_int, 0) } as i32;
+        if fd < 0 {
+            return Err(EmuError::Setup(format!(
+                "pidfd_open: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        // SAFETY: fd was just returned by pidfd_open.
+        pidfd = Some(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) });
+        child = Some(c);
+    } else {
+        eprintln!(
+            "cclab emu: {} ({ADDR_A}) <-> {} ({ADDR_B}); run programs with `ip netns exec NAME ...`; Ctrl-C stops",
+            net.a.name(),
+            net.b.name()
+        );
+    }
+
+    let raw_pidfd = pidfd.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
+    let result = fwd.run(duration, raw_pidfd);
+
+    let mut code = 0;
+    if let Some(mut c) = child {
+        if c.try_wait().ok().flatten().is_none() {
+            // Stopped by a signal, the duration or an error: end the command too.
+            // SAFETY: signalling our own child.
+            unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+            while c.try_wait().ok().flatten().is_none() && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
+            let _ = c.kill();
+        }
+        if let Ok(st) = c.wait() {
+            code = st.code().unwrap_or_else(|| 128 + st.signal().unwrap_or(0));
+        }
+    }
+    if signalled() && code == 0 {
+        code = 130;
+    }
+    if let Some(why) = fwd.realtime_refused() {
+        eprintln!("cclab emu: warning: SCHED_FIFO refused ({why}); ran as an ordinary thread, timing may suffer");
+    }
+    print_summary(&fwd, &mut std::io::stderr());
+    if let Some(dir) = &args.log_dir {
+        let p = dir.join("summary.json");
+        std::fs::write(&p, summary_json(&fwd))
+            .map_err(|e| EmuError::Io(format!("cannot write {}: {e}", p.display())))?;
+    }
+    drop(fwd);
+    drop(net);
+    drop(restore);
+    result.map(|_| code)
+}
+
+fn run_udp(args: &UdpArgs) -> Result<(), EmuError> {
+    let up = parse_direction("--uplink", &args.uplink)?;
+    let down = parse_direction("--downlink", &args.downlink)?;
+    let duration =
+        parse_duration(&args.duration).map_err(|e| EmuError::Config(format!("--duration: {e}")))?;
+    let bytes = match &args.bytes {
+        Some(b) => Some(
+            cclab_units::parse_bytes(b).map_err(|e| EmuError::Config(format!("--bytes: {e}")))?,
+        ),
+        None => None,
+    };
+    let mut params = Vec::new();
+    for p in &args.params {
+        let (k, v) = p
+            .split_once('=')
+            .ok_or_else(|| EmuError::Config(format!("--param: \"{p}\" is not NAME=VALUE")))?;
+        let v: f64 = v
+            .trim()
+            .parse()
+            .map_err(|_| EmuError::Config(format!("--param {k}: \"{v}\" is not a number")))?;
+        params.push((k.trim().to_string(), v));
+    }
+    // Checked before anything is created.
+    crate::udp::algorithm(&args.cc, &params)?;
+    netns::preflight()?;
+    let flow = crate::udp::UdpFlow {
+        cc: args.cc.clone(),
+        params,
+        tcp: cclab_sim::TcpConfig::default(),
+        bytes,
+        duration,
+        sample_interval: Duration::from_millis(10),
+    };
+    let h = crate::harness::Harness::start_with(&up, &down, 1, true)?;
+    let r = crate::udp::run_flow(&h, &flow)?;
+    let fwd = h.finish()?;
+    println!(
+        "cclab emu udp: {} over {}: delivered {} B, goodput {:.3} Mbit/s, {} retransmits, {} timeouts{}",
+        args.cc,
+        args.duration,
+        r.delivered_bytes,
+        r.goodput_bps / 1e6,
+        r.retransmits,
+        r.timeouts,
+        r.completed_at.map(|t| format!(", completed at {:.3} s", t.as_secs_f64())).unwrap_or_default()
+    );
+    print_summary(&fwd, &mut std::io::stdout());
+    if let Some(p) = &args.csv {
+        let mut text = String::from(
+            "time_s,flow,cwnd_pkts,ssthresh_pkts,srtt_ms,inflight_pkts,delivered_bytes,retransmits",
+        );
+        if let Some(first) = r.samples.first() {
+            for (k, _) in &first.cc {
+                text += &format!(",cc_{k}");
+            }
+        }
+        text.push('\n');
+        for s in &r.samples {
+            text += &format!(
+                "{:.3},{},{},{},{:.3},{},{},{}",
+                s.time.as_secs_f64(),
+                s.flow,
+                s.cwnd_pkts,
+                s.ssthresh_pkts,
+                s.srtt.as_millis_f64(),
+                s.inflight_pkts,
+                s.delivered_bytes,
+                s.retransmits
+            );
+            for (_, v) in &s.cc {
+                text += &format!(",{v}");
+            }
+            text.push('\n');
+        }
+        std::fs::write(p, text)
+            .map_err(|e| EmuError::Io(format!("cannot write {}: {e}", p.display())))?;
+    }
+    Ok(())
+}
+
+fn direction_line(name: &str, s: &DirectionStats) -> String {
+    let us = |d: Duration| d.as_nanos() as f64 / 1e3;
+    format!(
+        "{name:<9} {:>10} {:>13} {:>8} {:>8} {:>9.1} {:>9.1} {:>9.1}",
+        s.delivered_packets,
+        s.delivered_bytes,
+        s.queue_drops,
+        s.random_losses,
+        us(s.lateness.quantile(0.5)),
+        us(s.lateness.quantile(0.99)),
+        us(s.lateness.max())
+    )
+}
+
+/// The end-of-run table: deliveries, drops and departure lateness per direction.
+pub fn print_summary(fwd: &Forwarder, out: &mut dyn Write) {
+    let secs = fwd.elapsed().as_secs_f64();
+    let _ = writeln!(out, "cclab emu: ran {secs:.3} s");
+    let _ = writeln!(
+        out,
+        "direction  delivered         bytes    drops   losses  late_p50  late_p99  late_max (us)"
+    );
+    for (i, name) in ["uplink", "downlink"].iter().enumerate() {
+        let _ = writeln!(out, "{}", direction_line(name, &fwd.dirs[i].stats));
+    }
+}
+
+fn summary_json(fwd: &Forwarder) -> String {
+    let mut s = format!(
+        "{{\n  \"duration_s\": {:.6},\n",
+        fwd.elapsed().as_secs_f64()
+    );
+    for (i, name) in ["uplink", "downlink"].iter().enumerate() {
+        let d = &fwd.dirs[i].stats;
+        let us = |x: Duration| x.as_nanos() as f64 / 1e3;
+        s += &format!(
+            "  \"{name}\": {{\"arrived_packets\": {}, \"delivered_packets\": {}, \"delivered_bytes\": {}, \"queue_drops\": {}, \"random_losses\": {}, \"write_errors\": {}, \"lateness_us\": {{\"p50\": {:.1}, \"p99\": {:.1}, \"max\": {:.1}}}}}{}\n",
+            d.arrived_packets,
+            d.delivered_packets,
+            d.delivered_bytes,
+            d.queue_drops,
+            d.random_losses,
+            d.write_errors,
+            us(d.lateness.quantile(0.5)),
+            us(d.lateness.quantile(0.99)),
+            us(d.lateness.max()),
+            if i == 0 { "," } else { "" }
+        );
+    }
+    s + "}\n"
+}
+
+/// Restores default signal handling when the run ends, however it ends.
+struct SignalGuard;
+
+impl Drop for SignalGuard {
+    fn drop(&mut self) {
+        uninstall_signal_handlers();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    /// The shape the `cclab` binary gives it: `cclab emu ...` as one subcommand.
+    #[derive(Parser, Debug)]
+    struct Top {
+        #[command(subcommand)]
+        cmd: TopCmd,
+    }
+    #[derive(clap::Subcommand, Debug)]
+    enum TopCmd {
+        Emu(EmuArgs),
+    }
+
+    fn parse(args: &[&str]) -> EmuArgs {
+        let TopCmd::Emu(a) = Top::try_parse_from(args).unwrap().cmd;
+        a
+    }
+
+    #[test]
+    fn parses_as_a_subcommand_of_cclab() {
+        let a = parse(&[
+            "cclab",
+            "emu",
+            "--uplink",
+            "10Mbps,delay=5ms",
+            "--duration",
+            "2s",
+            "--",
+            "sh",
+            "-c",
+            "echo hi",
+        ]);
+        assert!(a.action.is_none());
+        assert_eq!(a.link.uplink, "10Mbps,delay=5ms");
+        assert_eq!(a.link.command, vec!["sh", "-c", "echo hi"]);
+        assert!(matches!(
+            parse(&["cclab", "emu", "cleanup", "--all"]).action,
+            Some(EmuAction::Cleanup { all: true })
+        ));
+        assert!(
+            matches!(parse(&["cclab", "emu", "bench", "--quick"]).action, Some(EmuAction::Bench(ref b)) if b.quick)
+        );
+        assert!(Top::try_parse_from(["cclab", "emu", "--bogus"]).is_err());
+    }
+
+    #[test]
+    fn bad_options_are_errors_before_anything_is_created() {
+        let mut a = parse(&["cclab", "emu", "--duration", "soon"]);
+        assert!(run(&a).unwrap_err().to_string().contains("--duration"));
+        a.link.duration = None;
+        a.link.sample = "10us".into();
+        assert!(run(&a).unwrap_err().to_string().contains("--sample"));
+        a.link.sample = "10ms".into();
+        a.link.downlink = "rate=fast".into();
+        assert!(run(&a)
+            .unwrap_err()
+            .to_string()
+            .contains("--downlink: rate"));
+    }
+}

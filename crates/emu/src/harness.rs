@@ -1,0 +1,129 @@
+//! An emulated path run in-process, for the benchmarks and the integration tests: the
+//! namespaces, the forwarder on its own thread, and helpers to run code in side A or B.
+//! Dropping it stops the forwarder and removes the namespaces.
+
+use crate::forwarder::monotonic_ns;
+use crate::{DirectionConfig, EmuError, EmuNet, Forwarder, StopHandle};
+use cclab_units::{Duration, Time};
+use std::os::fd::RawFd;
+use std::thread::JoinHandle;
+
+/// Which namespace a piece of code runs in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    A,
+    B,
+}
+
+pub struct Harness {
+    // Field order is drop order: the forwarder thread is joined before the namespaces go.
+    thread: Option<JoinHandle<(Forwarder, Result<(), EmuError>)>>,
+    stop: StopHandle,
+    gauges: crate::forwarder::Gauges,
+    origin_ns: u64,
+    net: EmuNet,
+}
+
+impl Harness {
+    /// Creates the path and starts forwarding.
+    pub fn start(
+        up: &DirectionConfig,
+        down: &DirectionConfig,
+        seed: u64,
+    ) -> Result<Harness, EmuError> {
+        Self::start_with(up, down, seed, false)
+    }
+
+    /// [`start`](Self::start), optionally with the forwarder under SCHED_FIFO.
+    pub fn start_with(
+        up: &DirectionConfig,
+        down: &DirectionConfig,
+        seed: u64,
+        realtime: bool,
+    ) -> Result<Harness, EmuError> {
+        let (net, tun_a, tun_b) = EmuNet::create()?;
+        let mut fwd = Forwarder::new(
+            tun_a,
+            tun_b,
+            up,
+            down,
+            seed,
+            Duration::from_millis(10),
+            None,
+        )?;
+        fwd.set_realtime(realtime);
+        let origin_ns = monotonic_ns();
+        fwd.set_origin(origin_ns);
+        let stop = fwd.stop_handle();
+        let gauges = fwd.gauges();
+        let thread = std::thread::Builder::new()
+            .name("cclab-emu-forwarder".into())
+            .spawn(move || {
+                let r = fwd.run(None, None);
+                (fwd, r)
+            })
+            .map_err(|e| EmuError::Setup(format!("cannot start the forwarder thread: {e}")))?;
+        Ok(Harness {
+            thread: Some(thread),
+            stop,
+            gauges,
+            origin_ns,
+            net,
+        })
+    }
+
+    /// Live counters of [uplink, downlink].
+    pub fn gauges(&self) -> &[crate::forwarder::DirectionGauge; 2] {
+        &self.gauges
+    }
+
+    pub fn net(&self) -> &EmuNet {
+        &self.net
+    }
+
+    /// The emulator's clock (time since forwarding started).
+    pub fn now(&self) -> Time {
+        Time(monotonic_ns().saturating_sub(self.origin_ns))
+    }
+
+    fn ns_fd(&self, side: Side) -> RawFd {
+        match side {
+            Side::A => self.net.a.fd(),
+            Side::B => self.net.b.fd(),
+        }
+    }
+
+    /// Runs `f` on a new thread inside `side`'s namespace.
+    pub fn spawn<T: Send + 'static>(
+        &self,
+        side: Side,
+        f: impl FnOnce() -> T + Send + 'static,
+    ) -> JoinHandle<T> {
+        let fd = self.ns_fd(side);
+        std::thread::spawn(move || {
+            crate::netns::setns(fd).expect("entering the emulator's namespace");
+            f()
+        })
+    }
+
+    /// Stops forwarding and returns the forwarder with its statistics.
+    pub fn finish(mut self) -> Result<Forwarder, EmuError> {
+        self.stop.stop();
+        let (fwd, r) = self
+            .thread
+            .take()
+            .expect("joined once")
+            .join()
+            .map_err(|_| EmuError::Setup("the forwarder thread panicked".into()))?;
+        r.map(|_| fwd)
+    }
+}
+
+impl Drop for Harness {
+    fn drop(&mut self) {
+        self.stop.stop();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}

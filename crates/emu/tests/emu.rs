@@ -1,0 +1,435 @@
+//! The emulator with real packets: namespaces and TUN devices created by each test (unique
+//! names `cclab-<pid>-<n>-{a,b}`, addresses 198.18.0.1/.2), a few seconds and little
+//! traffic each. Needs root and /dev/net/tun; skips with a printed reason otherwise.
+
+use cclab_emu::bench::{udp_send, udp_sink};
+use cclab_emu::cli::{run, EmuArgs, LinkArgs};
+use cclab_emu::harness::{Harness, Side};
+use cclab_emu::model::trace_opportunities;
+use cclab_emu::{netns, DirectionConfig, ADDR_B};
+use cclab_sim::{Buffer, LinkRate, LossModel};
+use cclab_units::{Duration, Rate, Time};
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+fn unavailable() -> bool {
+    match netns::preflight() {
+        Ok(()) => false,
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            true
+        }
+    }
+}
+
+/// A UDP sink in B on `port`: (stop flag, handle returning (packets, bytes)).
+fn sink(
+    h: &Harness,
+    port: u16,
+) -> (
+    Arc<AtomicBool>,
+    std::thread::JoinHandle<std::io::Result<(u64, u64)>>,
+) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let s2 = stop.clone();
+    let j = h.spawn(Side::B, move || {
+        udp_sink(SocketAddr::new(ADDR_B.into(), port), s2, tx)
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(2))
+        .expect("sink bound");
+    (stop, j)
+}
+
+fn send_from_a(h: &Harness, port: u16, payload: usize, rate: Rate, ms: u64) -> u64 {
+    let dst = SocketAddr::new(ADDR_B.into(), port);
+    h.spawn(Side::A, move || {
+        udp_send(
+            dst,
+            payload,
+            Some(rate),
+            std::time::Duration::from_millis(ms),
+        )
+    })
+    .join()
+    .unwrap()
+    .unwrap()
+}
+
+#[test]
+fn constant_rate_link_delivers_its_rate_when_backlogged() {
+    if unavailable() {
+        return;
+    }
+    let rate = Rate::from_mbps(10);
+    let up = DirectionConfig {
+        rate: Some(LinkRate::Constant(rate)),
+        buffer: Buffer::Packets(50),
+        ..Default::default()
+    };
+    let h = Harness::start(&up, &DirectionConfig::default(), 1).unwrap();
+    let (stop, j) = sink(&h, 7001);
+    // Offer twice the rate for 1.5 s: the queue stays full, the link never idles.
+    send_from_a(&h, 7001, 1472, Rate::from_mbps(20), 1500);
+    let fwd = h.finish().unwrap();
+    stop.store(true, Ordering::Relaxed);
+    let (rx_pkts, _) = j.join().unwrap().unwrap();
+    let s = &fwd.dirs[0].stats;
+    let busy = fwd
+        .elapsed()
+        .saturating_sub(s.first_arrival.unwrap() - Time::ZERO);
+    let expected = rate.bytes_in(busy) as f64;
+    let got = s.delivered_bytes as f64;
+    eprintln!(
+        "delivered {got} B in {busy}, rate x time = {expected} B, drops {}",
+        s.queue_drops
+    );
+    assert!(
+        (got / expected - 1.0).abs() < 0.03,
+        "delivered {got} B, expected {expected} B"
+    );
+    assert!(
+        s.queue_drops > 0,
+        "a 2x overload must overflow the 50-packet queue"
+    );
+    // Everything the emulator delivered reached the receiving socket.
+    assert!(
+        rx_pkts + 2 >= s.delivered_packets && rx_pkts <= s.delivered_packets,
+        "sink {rx_pkts}, delivered {}",
+        s.delivered_packets
+    );
+}
+
+#[test]
+fn round_trip_time_is_twice_the_one_way_delay() {
+    if unavailable() {
+        return;
+    }
+    let d = DirectionConfig {
+        delay: Duration::from_millis(15),
+        ..Default::default()
+    };
+    let h = Harness::start(&d, &d, 1).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let echo = h.spawn(Side::B, move || {
+        let s = UdpSocket::bind((ADDR_B, 7002)).unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_millis(300)))
+            .unwrap();
+        tx.send(()).unwrap();
+        let mut buf = [0u8; 64];
+        while let Ok((n, from)) = s.recv_from(&mut buf) {
+            s.send_to(&buf[..n], from).unwrap();
+        }
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(2)).unwrap();
+    let rtts = h
+        .spawn(Side::A, || {
+            let s = UdpSocket::bind("0.0.0.0:0").unwrap();
+            s.connect((ADDR_B, 7002)).unwrap();
+            s.set_read_timeout(Some(std::time::Duration::from_secs(1)))
+                .unwrap();
+            let mut rtts = vec![];
+            for _ in 0..20 {
+                let t = Instant::now();
+                s.send(b"probe").unwrap();
+                let mut buf = [0u8; 64];
+                s.recv(&mut buf).unwrap();
+                rtts.push(t.elapsed().as_secs_f64() * 1e3);
+                std::thread::sleep(std::time::Duration::from_millis(5));
+            }
+            rtts
+        })
+        .join()
+        .unwrap();
+    drop(h);
+    echo.join().unwrap();
+    let mut sorted = rtts.clone();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    eprintln!("RTTs (ms): {sorted:?}");
+    assert!(
+        sorted[0] >= 30.0,
+        "a probe came back in {} ms, before 2 x 15 ms",
+        sorted[0]
+    );
+    assert!(
+        (median - 30.0).abs() < 1.0,
+        "median RTT {median} ms, expected 30 ms within 1 ms"
+    );
+}
+
+#[test]
+fn trace_link_delivers_no_more_than_its_opportunities() {
+    if unavailable() {
+        return;
+    }
+    let path = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/traces/5.65mbps.trace"
+    ));
+    if !path.exists() {
+        eprintln!("skipped: {} not present", path.display());
+        return;
+    }
+    let trace = Arc::new(cclab_sim::Trace::load(path).unwrap());
+    let up = DirectionConfig {
+        rate: Some(LinkRate::Trace(trace.clone())),
+        buffer: Buffer::Packets(500),
+        ..Default::default()
+    };
+    let h = Harness::start(&up, &DirectionConfig::default(), 1).unwrap();
+    let (stop, j) = sink(&h, 7003);
+    send_from_a(&h, 7003, 1472, Rate::from_mbps(20), 1500);
+    let fwd = h.finish().unwrap();
+    stop.store(true, Ordering::Relaxed);
+    j.join().unwrap().unwrap();
+    let s = &fwd.dirs[0].stats;
+    let opps = trace_opportunities(&trace, s.first_arrival.unwrap(), Time::ZERO + fwd.elapsed());
+    eprintln!("delivered {} of {opps} opportunities", s.delivered_packets);
+    assert!(
+        s.delivered_packets <= opps,
+        "delivered {} > {opps} opportunities",
+        s.delivered_packets
+    );
+    assert!(
+        s.delivered_packets as f64 >= 0.95 * opps as f64,
+        "a backlogged trace link wasted opportunities: {} of {opps}",
+        s.delivered_packets
+    );
+}
+
+#[test]
+fn bernoulli_loss_drops_about_p() {
+    if unavailable() {
+        return;
+    }
+    let up = DirectionConfig {
+        loss: LossModel::Bernoulli { p: 0.2 },
+        ..Default::default()
+    };
+    let h = Harness::start(&up, &DirectionConfig::default(), 42).unwrap();
+    let (stop, j) = sink(&h, 7004);
+    // About 2000 small datagrams in 1 s.
+    send_from_a(&h, 7004, 100, Rate(2000 * 128 * 8), 1000);
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let fwd = h.finish().unwrap();
+    stop.store(true, Ordering::Relaxed);
+    let (rx_pkts, _) = j.join().unwrap().unwrap();
+    let s = &fwd.dirs[0].stats;
+    let p = s.random_losses as f64 / s.arrived_packets as f64;
+    eprintln!(
+        "arrived {}, lost {} (p = {p:.3}), received {rx_pkts}",
+        s.arrived_packets, s.random_losses
+    );
+    assert!(s.arrived_packets > 1000);
+    assert!(
+        (0.16..0.24).contains(&p),
+        "loss fraction {p}, configured 0.2"
+    );
+    assert_eq!(rx_pkts, s.arrived_packets - s.random_losses);
+}
+
+#[test]
+fn wrapped_command_runs_in_a_and_its_exit_status_is_returned() {
+    if unavailable() {
+        return;
+    }
+    let logs = std::env::temp_dir().join(format!("cclab-emu-test-{}", std::process::id()));
+    let args = EmuArgs {
+        action: None,
+        link: LinkArgs {
+            uplink: "10Mbps,delay=5ms".into(),
+            downlink: "10Mbps,delay=5ms".into(),
+            sample: "10ms".into(),
+            log_dir: Some(logs.clone()),
+            // Exits 3 only if it runs in A: the TUN device there holds 198.18.0.1.
+            command: vec![
+                "sh".into(),
+                "-c".into(),
+                "ip -4 addr show cclab0 | grep -q 198.18.0.1/30 && exit 3".into(),
+            ],
+            ..Default::default()
+        },
+    };
+    assert_eq!(run(&args).unwrap(), 3);
+    // The loop ran on this thread under SCHED_FIFO and gave the policy back.
+    // SAFETY: querying this thread's policy.
+    assert_eq!(unsafe { libc::sched_getscheduler(0) }, libc::SCHED_OTHER);
+    // The per-direction logs and the summary were written.
+    for f in ["uplink.csv", "downlink.csv"] {
+        let text = std::fs::read_to_string(logs.join(f)).unwrap();
+        assert!(
+            text.starts_with(
+                "time_s,packets,bytes,drops,random_losses,delivered_packets,delivered_bytes\n"
+            ),
+            "{text}"
+        );
+        assert!(text.lines().count() >= 2, "{f}: {text}");
+    }
+    let summary = std::fs::read_to_string(logs.join("summary.json")).unwrap();
+    assert!(
+        summary.contains("\"uplink\"") && summary.contains("\"lateness_us\""),
+        "{summary}"
+    );
+    let _ = std::fs::remove_dir_all(&logs);
+    let mine = format!("cclab-{}-", std::process::id());
+    // The run removed its namespaces (others of this process may belong to parallel tests,
+    // so only names no longer in use are checked: none of ours may be stale).
+    assert!(netns::stale_namespaces(false)
+        .iter()
+        .all(|n| !n.starts_with(&mine)));
+}
+
+#[test]
+fn a_missing_trace_is_an_error_before_anything_is_created() {
+    // Needs no root: the link description is checked first.
+    let args = EmuArgs {
+        action: None,
+        link: LinkArgs {
+            uplink: "trace=/nonexistent/cclab.trace".into(),
+            sample: "10ms".into(),
+            ..Default::default()
+        },
+    };
+    let e = run(&args).unwrap_err().to_string();
+    assert!(
+        e.contains("--uplink") && e.contains("/nonexistent/cclab.trace"),
+        "{e}"
+    );
+}
+
+// ---- runs that end abruptly: the test binary re-runs itself as the emulator ----
+
+const CHILD_ENV: &str = "CCLAB_EMU_TEST_CHILD";
+
+/// Not a test on its own: the body of the child process of the two tests below.
+#[test]
+#[ignore = "helper: runs only as the child of the killed/interrupted-run tests"]
+fn child_emulator() {
+    match std::env::var(CHILD_ENV).as_deref() {
+        Ok("harness") => {
+            let h = Harness::start(&DirectionConfig::default(), &DirectionConfig::default(), 1)
+                .unwrap();
+            println!("READY {} {}", h.net().a.name(), h.net().b.name());
+            std::thread::sleep(std::time::Duration::from_secs(30));
+        }
+        Ok("cli") => {
+            let args = EmuArgs {
+                action: None,
+                link: LinkArgs {
+                    uplink: "10Mbps".into(),
+                    sample: "10ms".into(),
+                    command: vec!["sleep".into(), "30".into()],
+                    ..Default::default()
+                },
+            };
+            let code = run(&args).unwrap();
+            println!("EXIT {code}");
+        }
+        _ => {}
+    }
+}
+
+fn spawn_child(mode: &str) -> std::process::Child {
+    std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "child_emulator",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(CHILD_ENV, mode)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+fn namespaces_of(pid: u32) -> Vec<String> {
+    let prefix = format!("cclab-{pid}-");
+    let mut v: Vec<String> = std::fs::read_dir("/run/netns")
+        .map(|rd| {
+            rd.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .collect()
+        })
+        .unwrap_or_default();
+    v.retain(|n| n.starts_with(&prefix));
+    v
+}
+
+fn wait_for_namespaces(pid: u32) -> Vec<String> {
+    let deadline = Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let v = namespaces_of(pid);
+        if v.len() == 2 || Instant::now() > deadline {
+            return v;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn cleanup_removes_the_namespaces_of_a_killed_run() {
+    if unavailable() {
+        return;
+    }
+    let mut child = spawn_child("harness");
+    let pid = child.id();
+    let made = wait_for_namespaces(pid);
+    assert_eq!(
+        made.len(),
+        2,
+        "the child did not create its namespaces: {made:?}"
+    );
+    // SIGKILL: no handler, no Drop runs; the namespaces stay behind.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(
+        namespaces_of(pid),
+        made,
+        "a killed run leaves its namespaces"
+    );
+    let removed = netns::cleanup(false).unwrap();
+    for n in &made {
+        assert!(
+            removed.contains(n),
+            "cleanup did not remove {n}: {removed:?}"
+        );
+    }
+    assert!(namespaces_of(pid).is_empty());
+    // Only namespaces of dead processes were touched: none left that are stale.
+    assert!(netns::stale_namespaces(false)
+        .iter()
+        .all(|n| !n.starts_with(&format!("cclab-{pid}-"))));
+}
+
+#[test]
+fn sigint_stops_the_command_and_removes_everything() {
+    if unavailable() {
+        return;
+    }
+    let child = spawn_child("cli");
+    let pid = child.id();
+    let made = wait_for_namespaces(pid);
+    assert_eq!(
+        made.len(),
+        2,
+        "the child did not create its namespaces: {made:?}"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("EXIT 143") || stdout.contains("EXIT 130"),
+        "child output: {stdout}"
+    );
+    assert!(
+        namespaces_of(pid).is_empty(),
+        "namespaces left after SIGINT: {:?}",
+        namespaces_of(pid)
+    );
+}

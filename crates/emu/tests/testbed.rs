@@ -1,0 +1,273 @@
+//! The testbed on short scenarios: real kernel TCP through the emulator, measured into the
+//! simulator's output types. Needs root and /dev/net/tun; skips with a printed reason.
+
+use cclab_emu::testbed;
+use cclab_sim::{
+    Buffer, FlowConfig, FlowSample, LinkConfig, LinkRate, LossModel, Observer, Qdisc, QueueSample,
+    SimConfig, TcpConfig,
+};
+use cclab_units::{Duration, Rate, Time};
+
+fn unavailable() -> bool {
+    match cclab_emu::netns::preflight() {
+        Ok(()) => false,
+        Err(e) => {
+            eprintln!("skipped: {e}");
+            true
+        }
+    }
+}
+
+fn flow(cc: &str, i: usize, bytes: Option<u64>) -> FlowConfig {
+    FlowConfig {
+        name: format!("{cc}#{i}"),
+        cc: cc.into(),
+        params: vec![],
+        rtt: Duration::from_millis(40),
+        start: Time::ZERO,
+        stop: None,
+        bytes,
+        tcp: TcpConfig::default(),
+    }
+}
+
+fn scenario(flows: Vec<FlowConfig>, secs: u64) -> SimConfig {
+    SimConfig {
+        duration: Duration::from_secs(secs),
+        seed: 1,
+        bottleneck: LinkConfig {
+            rate: LinkRate::Constant(Rate::from_mbps(10)),
+            delay: Duration::from_millis(10),
+            buffer: Buffer::Bytes(50_000),
+            qdisc: Qdisc::DropTail,
+            loss: LossModel::None,
+        },
+        flows,
+        cross: vec![],
+        sample_interval: Duration::from_millis(10),
+        changes: vec![],
+    }
+}
+
+#[derive(Default)]
+struct Rec {
+    flows: Vec<FlowSample>,
+    queue: Vec<QueueSample>,
+}
+impl Observer for Rec {
+    fn flow_sample(&mut self, s: &FlowSample) {
+        self.flows.push(s.clone());
+    }
+    fn queue_sample(&mut self, s: &QueueSample) {
+        self.queue.push(s.clone());
+    }
+}
+
+#[test]
+fn one_kernel_cubic_flow_fills_the_link_and_is_sampled() {
+    if unavailable() {
+        return;
+    }
+    let cfg = scenario(vec![flow("cubic", 0, None)], 3);
+    let mut rec = Rec::default();
+    let r = testbed::run(&cfg, &mut rec, &mut |_| {}).unwrap();
+    let f = &r.flows[0];
+    eprintln!(
+        "utilization {:.3}, goodput {:.2} Mbit/s, rtt {:?}, drops {}",
+        r.link.utilization,
+        f.goodput_bps / 1e6,
+        f.rtt,
+        r.link.queue_drops
+    );
+    assert!(
+        r.link.utilization > 0.8,
+        "utilization {}",
+        r.link.utilization
+    );
+    assert!(
+        f.goodput_bps > 7e6 && f.goodput_bps < 10e6,
+        "goodput {}",
+        f.goodput_bps
+    );
+    // srtt never below the path's 40 ms, and at most base + buffer (50 kB at 10 Mbit/s = 40 ms) + slack.
+    assert!(f.rtt.p50_ms >= 40.0 && f.rtt.p99_ms < 95.0, "{:?}", f.rtt);
+    // Samples every 10 ms for 3 s, cwnd in packets, delivered bytes non-decreasing.
+    assert!(
+        (250..=302).contains(&rec.queue.len()),
+        "{} queue samples",
+        rec.queue.len()
+    );
+    assert!(rec.flows.len() > 250 && rec.flows.iter().all(|s| s.cwnd_pkts >= 2));
+    assert!(rec
+        .flows
+        .windows(2)
+        .all(|w| w[0].delivered_bytes <= w[1].delivered_bytes));
+    assert!(
+        rec.queue.iter().all(|q| q.packets <= 50_000 / 1500 + 1),
+        "queue above its byte limit"
+    );
+}
+
+#[test]
+fn finite_transfers_complete_and_report_when() {
+    if unavailable() {
+        return;
+    }
+    let cfg = scenario(
+        vec![
+            flow("reno", 0, Some(200_000)),
+            flow("cubic", 1, Some(300_000)),
+        ],
+        3,
+    );
+    let r = testbed::run(&cfg, &mut cclab_sim::NoObserver, &mut |_| {}).unwrap();
+    for (f, want) in r.flows.iter().zip([200_000u64, 300_000]) {
+        eprintln!(
+            "flow {}: {} B, completed {:?}",
+            f.flow, f.delivered_bytes, f.completed_at
+        );
+        assert_eq!(f.delivered_bytes, want);
+        let done = f.completed_at.expect("completed").as_secs_f64();
+        // At least the bytes' serialisation time at 10 Mbit/s plus one RTT.
+        assert!(
+            done > want as f64 * 8.0 / 10e6 && done < 3.0,
+            "completed at {done}"
+        );
+    }
+}
+
+#[test]
+fn an_algorithm_the_kernel_lacks_is_an_error() {
+    if unavailable() {
+        return;
+    }
+    let cfg = scenario(vec![flow("tahoe", 0, None)], 1);
+    let e = testbed::run(&cfg, &mut cclab_sim::NoObserver, &mut |_| {})
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.contains("\"tahoe\" is not available in this kernel"),
+        "{e}"
+    );
+}
+
+#[test]
+fn flows_with_different_rtts_see_their_own_rtt_and_the_shorter_gets_more() {
+    if unavailable() {
+        return;
+    }
+    let mut short = flow("reno", 0, None);
+    short.rtt = Duration::from_millis(30);
+    let mut long = flow("reno", 1, None);
+    long.rtt = Duration::from_millis(120);
+    let cfg = scenario(vec![short, long], 4);
+    let mut rec = Rec::default();
+    let r = testbed::run(&cfg, &mut rec, &mut |_| {}).unwrap();
+    let (a, b) = (&r.flows[0], &r.flows[1]);
+    eprintln!(
+        "30 ms: {:.2} Mbit/s {:?}\n120 ms: {:.2} Mbit/s {:?}",
+        a.goodput_bps / 1e6,
+        a.rtt,
+        b.goodput_bps / 1e6,
+        b.rtt
+    );
+    let min_srtt = |f: usize| {
+        rec.flows
+            .iter()
+            .filter(|s| s.flow == f && s.srtt.as_nanos() > 0)
+            .map(|s| s.srtt)
+            .min()
+            .unwrap()
+    };
+    assert!(
+        min_srtt(0) >= Duration::from_millis(30) && min_srtt(0) < Duration::from_millis(40),
+        "{:?}",
+        min_srtt(0)
+    );
+    assert!(
+        min_srtt(1) >= Duration::from_millis(120) && min_srtt(1) < Duration::from_millis(135),
+        "{:?}",
+        min_srtt(1)
+    );
+    assert!(
+        a.goodput_bps > b.goodput_bps,
+        "the shorter RTT should get more: {} vs {}",
+        a.goodput_bps,
+        b.goodput_bps
+    );
+}
+
+#[test]
+fn udp_cross_traffic_takes_its_share_of_the_bottleneck() {
+    if unavailable() {
+        return;
+    }
+    let mut cfg = scenario(vec![flow("reno", 0, None)], 3);
+    for kind in [cclab_sim::CrossKind::Cbr, cclab_sim::CrossKind::Poisson] {
+        cfg.cross.push(cclab_sim::CrossConfig {
+            kind,
+            rate: Rate::from_mbps(1),
+            packet_bytes: 1500,
+            start: Time::ZERO,
+            stop: None,
+        });
+    }
+    let mut rec = Rec::default();
+    let r = testbed::run(&cfg, &mut rec, &mut |_| {}).unwrap();
+    let tcp_bits = r.flows[0].goodput_bps * 3.0;
+    let link_bits = r.link.delivered_bytes as f64 * 8.0;
+    let cross_share = 1.0 - tcp_bits * 1500.0 / 1448.0 / link_bits;
+    eprintln!(
+        "utilization {:.3}, tcp {:.2} Mbit/s, cross share {:.3}",
+        r.link.utilization,
+        r.flows[0].goodput_bps / 1e6,
+        cross_share
+    );
+    assert!(
+        r.link.utilization > 0.85,
+        "utilization {}",
+        r.link.utilization
+    );
+    // Two 1 Mbit/s sources on a 10 Mbit/s link: about a fifth of what crossed it.
+    assert!(
+        (0.12..0.3).contains(&cross_share),
+        "cross share {cross_share}"
+    );
+}
+
+#[test]
+fn a_user_space_flow_shares_the_path_with_a_kernel_flow() {
+    if unavailable() {
+        return;
+    }
+    let cfg = scenario(vec![flow("reno", 0, None), flow("tahoe", 1, None)], 3);
+    let mut rec = Rec::default();
+    let r = testbed::run_with(
+        &cfg,
+        &[testbed::Transport::Kernel, testbed::Transport::Udp],
+        &mut rec,
+        &mut |_| {},
+    )
+    .unwrap();
+    let (k, u) = (&r.flows[0], &r.flows[1]);
+    eprintln!("kernel reno {:.2} Mbit/s, udp tahoe {:.2} Mbit/s ({} retransmits, {} timeouts), utilization {:.3}", k.goodput_bps / 1e6, u.goodput_bps / 1e6, u.retransmits, u.timeouts, r.link.utilization);
+    assert!(
+        r.link.utilization > 0.85,
+        "utilization {}",
+        r.link.utilization
+    );
+    assert!(
+        u.goodput_bps > 1e6 && k.goodput_bps > 1e6,
+        "both flows must get through"
+    );
+    // The user-space flow is sampled from the algorithm itself: cwnd and srtt of a 40 ms path.
+    let tahoe: Vec<_> = rec.flows.iter().filter(|s| s.flow == 1).collect();
+    assert!(tahoe.len() > 250, "{} samples", tahoe.len());
+    assert!(tahoe
+        .iter()
+        .filter(|s| s.srtt.as_nanos() > 0)
+        .all(|s| s.srtt >= Duration::from_millis(40)));
+    assert!(tahoe
+        .windows(2)
+        .all(|w| w[0].delivered_bytes <= w[1].delivered_bytes));
+}
