@@ -100,7 +100,7 @@ fn changes_are_sorted_by_time_and_converted() {
 #[test]
 fn every_shipped_scenario_validates() {
     let mut n = 0;
-    for dir in ["scenarios", "scenarios/small"] {
+    for dir in ["scenarios", "scenarios/small", "scenarios/seeds"] {
         for entry in std::fs::read_dir(repo().join(dir)).unwrap() {
             let p = entry.unwrap().path();
             if p.extension().is_some_and(|e| e == "toml") {
@@ -109,7 +109,7 @@ fn every_shipped_scenario_validates() {
             }
         }
     }
-    assert!(n >= 6, "found {n} scenarios");
+    assert!(n >= 12, "found {n} scenarios");
 }
 
 /// Every parameter of every algorithm accepts its default, in `params` and in
