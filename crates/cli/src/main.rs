@@ -13,6 +13,7 @@ mod plot;
 mod progress;
 mod results;
 mod run;
+mod testbed;
 
 #[derive(Parser)]
 #[command(name = "cclab", version, about = "A lab for TCP congestion control: a deterministic packet-level simulator with Linux-faithful algorithms")]
@@ -31,6 +32,10 @@ enum Command {
     Algorithms(algorithms::Args),
     /// Real kernel: cclab's algorithms as eBPF struct_ops congestion control, tuned live (root).
     Kernel(cclab_kernel::cli::Args),
+    /// Link emulator between two network namespaces, like mahimahi's mm-link (needs root).
+    Emu(cclab_emu::cli::EmuArgs),
+    /// Run a scenario on real TCP through the emulator.
+    Testbed(testbed::Args),
 }
 
 fn main() -> ExitCode {
@@ -43,6 +48,8 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench::main(a),
         Command::Algorithms(a) => algorithms::main(a),
         Command::Kernel(a) => cclab_kernel::cli::run(a).map_err(|e| e.to_string()),
+        Command::Emu(a) => return cclab_emu::cli::main(&a),
+        Command::Testbed(a) => testbed::main(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

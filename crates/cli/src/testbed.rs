@@ -1,0 +1,61 @@
+//! `cclab testbed run`: a scenario on real TCP through the emulator (cclab-emu's testbed),
+//! written into the same results folder as `cclab run`, so the two can be compared.
+
+use crate::progress::Progress;
+use crate::results::{self, Recorder, Staging};
+use cclab_emu::testbed::Transport;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+#[derive(clap::Subcommand)]
+pub enum Action {
+    /// Run a scenario on real TCP through the emulator (needs root); same results as `cclab run`.
+    Run(RunArgs),
+}
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub run: crate::run::Args,
+    /// Every flow's transport: kernel (the kernel's TCP and algorithm) or udp (cclab's own
+    /// TCP and algorithm over UDP, for algorithms the kernel lacks).
+    #[arg(long, default_value = "kernel")]
+    pub transport: String,
+}
+
+pub fn main(args: Args) -> Result<(), String> {
+    let Action::Run(a) = args.action;
+    let transport = match a.transport.as_str() {
+        "kernel" => Transport::Kernel,
+        "udp" => Transport::Udp,
+        other => return Err(format!("--transport: \"{other}\" is not one of: kernel, udp")),
+    };
+    let scn = crate::run::load(&a.run)?;
+    let out = a.run.out.clone().unwrap_or_else(|| PathBuf::from("results").join(format!("{}-testbed", scn.name)));
+    let staging = Staging::new(&out)?;
+    let mut rec = Recorder::new(staging.path(), &scn)?;
+    let total_s = scn.config.duration.as_secs_f64();
+    let mut progress = Progress::new(&scn.name);
+    let transports = vec![transport; scn.config.flows.len()];
+    let report = cclab_emu::testbed::run_with(&scn.config, &transports, &mut rec, &mut |t| progress.update(t.as_secs_f64(), total_s))
+        .map_err(|e| e.to_string())?;
+    progress.finish(total_s);
+    rec.finish()?;
+    let dir = staging.path();
+    let write = |name: &str, text: &str| std::fs::write(dir.join(name), text).map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()));
+    write("summary.json", &results::summary_json(&scn, &report).render())?;
+    let plots = rec.plots(&scn);
+    for (name, svg) in &plots {
+        write(name, svg)?;
+    }
+    write("report.html", &results::report_html(&scn, &report, &plots))?;
+    staging.commit()?;
+    print!("{}", results::table(&scn, &report));
+    println!("results: {}", out.display());
+    Ok(())
+}
