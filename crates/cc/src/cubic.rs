@@ -387,17 +387,11 @@ impl CubicCore {
     }
 
     /// `cubictcp_cong_avoid`.
-    pub fn cong_avoid(&mut self, tp: &mut TcpState, mut acked: u32) {
+    pub fn cong_avoid(&mut self, tp: &mut TcpState, acked: u32) {
         self.in_slow_start = tcp::in_slow_start(tp);
-        if !tcp::is_cwnd_limited(tp) {
+        let Some(acked) = tcp::slow_start_first(tp, acked) else {
             return;
-        }
-        if tcp::in_slow_start(tp) {
-            acked = tcp::slow_start(tp, acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        };
         self.update(tp, tp.snd_cwnd, acked);
         tcp::cong_avoid_ai(tp, self.st.cnt, acked);
     }

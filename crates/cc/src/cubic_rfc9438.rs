@@ -104,16 +104,10 @@ impl CongestionControl for CubicRfc9438 {
         ((flight as f64 * self.beta) as u32).max(2)
     }
 
-    fn cong_avoid(&mut self, tp: &mut TcpState, mut acked: u32) {
-        if !tcp::is_cwnd_limited(tp) {
+    fn cong_avoid(&mut self, tp: &mut TcpState, acked: u32) {
+        let Some(acked) = tcp::slow_start_first(tp, acked) else {
             return;
-        }
-        if tcp::in_slow_start(tp) {
-            acked = tcp::slow_start(tp, acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        };
         if self.cwnd.floor() as u32 != tp.snd_cwnd {
             self.cwnd = tp.snd_cwnd as f64; // the sender changed cwnd (recovery, undo)
         }

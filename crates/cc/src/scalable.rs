@@ -56,16 +56,10 @@ impl CongestionControl for Scalable {
         (tp.snd_cwnd - (tp.snd_cwnd >> self.cfg.md_shift)).max(2)
     }
 
-    fn cong_avoid(&mut self, tp: &mut TcpState, mut acked: u32) {
-        if !tcp::is_cwnd_limited(tp) {
+    fn cong_avoid(&mut self, tp: &mut TcpState, acked: u32) {
+        let Some(acked) = tcp::slow_start_first(tp, acked) else {
             return;
-        }
-        if tcp::in_slow_start(tp) {
-            acked = tcp::slow_start(tp, acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        };
         tcp::cong_avoid_ai(tp, tp.snd_cwnd.min(self.cfg.ai_cnt), acked);
     }
 

@@ -53,18 +53,22 @@ pub fn cong_avoid_ai(tp: &mut TcpState, w: u32, acked: u32) {
     tp.snd_cwnd = tp.snd_cwnd.min(tp.snd_cwnd_clamp);
 }
 
-/// Linux `tcp_reno_cong_avoid`: slow start below ssthresh, then one packet per RTT.
-pub fn reno_cong_avoid(tp: &mut TcpState, mut acked: u32) {
+/// The opening of Linux's `tcp_reno_cong_avoid`, which most `cong_avoid` hooks repeat:
+/// no growth unless cwnd limits sending, then slow start below ssthresh. Returns the ACKed
+/// packets left over for congestion avoidance, or `None` when nothing is left to do.
+pub fn slow_start_first(tp: &mut TcpState, acked: u32) -> Option<u32> {
     if !is_cwnd_limited(tp) {
-        return;
+        return None;
     }
-    if in_slow_start(tp) {
-        acked = slow_start(tp, acked);
-        if acked == 0 {
-            return;
-        }
+    let left = if in_slow_start(tp) { slow_start(tp, acked) } else { acked };
+    (left > 0).then_some(left)
+}
+
+/// Linux `tcp_reno_cong_avoid`: slow start below ssthresh, then one packet per RTT.
+pub fn reno_cong_avoid(tp: &mut TcpState, acked: u32) {
+    if let Some(acked) = slow_start_first(tp, acked) {
+        cong_avoid_ai(tp, tp.snd_cwnd, acked);
     }
-    cong_avoid_ai(tp, tp.snd_cwnd, acked);
 }
 
 /// Linux `tcp_reno_ssthresh`: half the window, at least two packets.

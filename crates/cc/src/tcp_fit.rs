@@ -135,16 +135,10 @@ impl CongestionControl for TcpFit {
         self.maybe_update(tp.now_us);
     }
 
-    fn cong_avoid(&mut self, tp: &mut TcpState, mut acked: u32) {
-        if !tcp::is_cwnd_limited(tp) {
+    fn cong_avoid(&mut self, tp: &mut TcpState, acked: u32) {
+        let Some(acked) = tcp::slow_start_first(tp, acked) else {
             return;
-        }
-        if tcp::in_slow_start(tp) {
-            acked = tcp::slow_start(tp, acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        };
         // cwnd += N / cwnd per ACKed packet.
         self.st.credit += self.st.n * acked as f64;
         while self.st.credit >= tp.snd_cwnd as f64 && tp.snd_cwnd < tp.snd_cwnd_clamp {
