@@ -28,7 +28,14 @@ use crate::trace::LinkSchedule;
 use cclab_cc::{Algorithm, CongestionControl};
 use cclab_units::{Duration, Time};
 use std::cmp::Ordering;
+use crate::wheel::{Timed, Wheel};
 use std::collections::{BinaryHeap, VecDeque};
+
+impl Timed for Event {
+    fn time(&self) -> u64 {
+        self.time
+    }
+}
 
 /// Limits on what a configuration may ask for (memory and sanity).
 pub const MAX_FLOWS: usize = 1_000_000;
@@ -110,9 +117,9 @@ struct Cross {
 /// Everything but the flows: the network, the clock and the event heap.
 struct Net {
     heap: BinaryHeap<Event>,
-    /// Per-flow timers (RTO, delayed ACK) in their own heap: there is one per flow, they
-    /// rarely fire, and keeping them out of `heap` keeps the hot heap a few entries deep.
-    timers: BinaryHeap<Event>,
+    /// Per-flow timers (RTO, delayed ACK) in a calendar queue: there is one or two per
+    /// flow, and keeping them out of `heap` keeps the hot heap a few entries deep.
+    timers: Wheel<Event>,
     /// ACKs on their way back, one FIFO per distinct return delay: (arrival time, ACK).
     ack_paths: Vec<(Duration, VecDeque<(u64, Ack)>)>,
     seq: u64,
@@ -159,11 +166,14 @@ impl Net {
             (None, Some(_)) => true,
             (Some(a), Some(b)) => b < a,
         };
-        let heap = if from_timers { &mut self.timers } else { &mut self.heap };
-        if heap.peek().expect("peeked").time > t.0 {
-            return None;
+        let due = |e: Option<(u64, u64)>| e.is_some_and(|(time, _)| time <= t.0);
+        if from_timers {
+            if due(m) { self.timers.pop() } else { None }
+        } else if due(h) {
+            self.heap.pop()
+        } else {
+            None
         }
-        heap.pop()
     }
 
     #[inline]
@@ -388,7 +398,7 @@ impl Simulation {
         }
         let mut net = Net {
             heap: BinaryHeap::with_capacity(ack_paths.len() + cfg.cross.len() + 16),
-            timers: BinaryHeap::with_capacity(cfg.flows.len() * 2 + 16),
+            timers: Wheel::new(),
             ack_paths,
             seq: 0,
             events: 0,

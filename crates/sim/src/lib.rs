@@ -37,6 +37,7 @@ pub mod qdisc;
 pub mod rng;
 pub mod tcp;
 pub mod trace;
+mod wheel;
 
 pub use config::*;
 pub use engine::{validate, Simulation, MAX_CROSS, MAX_FLOWS};

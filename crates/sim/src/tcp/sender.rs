@@ -1054,8 +1054,8 @@ impl TcpSender {
         if self.tp.snd_cwnd < 1 {
             return Err("cwnd below 1".into());
         }
-        if self.tp.snd_ssthresh < 2 {
-            return Err(format!("ssthresh {} below 2", self.tp.snd_ssthresh));
+        if self.tp.snd_ssthresh < 1 {
+            return Err("ssthresh 0".into());
         }
         if self.tp.packets_in_flight != self.in_flight() {
             return Err(format!("tp.packets_in_flight {} stale (in_flight {})", self.tp.packets_in_flight, self.in_flight()));
