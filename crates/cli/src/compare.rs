@@ -67,7 +67,13 @@ struct Metric {
     table_decimals: usize,
 }
 
-const FLOW_METRICS: &[(Metric, fn(&FlowSummary) -> f64)] = &[
+/// Reads one compared value of a flow, or of a whole run.
+type FlowValue = fn(&FlowSummary) -> f64;
+type RunValue = fn(&Run) -> f64;
+/// Turns one run's series of one flow into chart points.
+type Extract<'a> = dyn Fn(&FlowSeries, usize) -> Vec<(f64, f64)> + 'a;
+
+const FLOW_METRICS: &[(Metric, FlowValue)] = &[
     (Metric { key: "goodput_bps", label: "goodput Mbit/s", json_decimals: 0, table_scale: 1e-6, table_decimals: 3 }, |f| f.goodput_bps),
     (Metric { key: "retransmits", label: "retransmits", json_decimals: 0, table_scale: 1.0, table_decimals: 0 }, |f| f.retransmits),
     (Metric { key: "rtt_p50_ms", label: "RTT p50 ms", json_decimals: 3, table_scale: 1.0, table_decimals: 3 }, |f| f.rtt_p50_ms),
@@ -75,7 +81,7 @@ const FLOW_METRICS: &[(Metric, fn(&FlowSummary) -> f64)] = &[
     (Metric { key: "rtt_p99_ms", label: "RTT p99 ms", json_decimals: 3, table_scale: 1.0, table_decimals: 3 }, |f| f.rtt_p99_ms),
 ];
 
-const LINK_METRICS: &[(Metric, fn(&Run) -> f64)] = &[
+const LINK_METRICS: &[(Metric, RunValue)] = &[
     (Metric { key: "utilization", label: "utilisation %", json_decimals: 6, table_scale: 100.0, table_decimals: 2 }, |r| r.utilization),
     (Metric { key: "drops", label: "drops", json_decimals: 0, table_scale: 1.0, table_decimals: 0 }, |r| r.drops),
     (Metric { key: "mean_queue_packets", label: "mean queue pkts", json_decimals: 3, table_scale: 1.0, table_decimals: 3 }, |r| r.mean_queue_packets),
@@ -198,16 +204,20 @@ fn load_summary(dir: &Path) -> Result<Run, String> {
     })
 }
 
+fn flows_count(n: usize) -> String {
+    format!("{n} flow{}", if n == 1 { "" } else { "s" })
+}
+
 /// Pairs the flows of A and B by id (in A's order); an error says which folder has
 /// which flows when the sets differ.
 fn match_flows<'a>(a: &'a Run, b: &'a Run) -> Result<Vec<(&'a FlowSummary, &'a FlowSummary)>, String> {
     if a.flows.len() != b.flows.len() {
         return Err(format!(
-            "the flow sets differ: {} has {} flows, {} has {}; compare needs the same flows (matched by id)",
+            "the flow sets differ: {} has {}, {} has {}; compare needs the same flows (matched by id)",
             a.dir.display(),
-            a.flows.len(),
+            flows_count(a.flows.len()),
             b.dir.display(),
-            b.flows.len()
+            flows_count(b.flows.len())
         ));
     }
     a.flows
@@ -282,7 +292,7 @@ fn overlay_plots(a: &Run, b: &Run, pairs: &[(&FlowSummary, &FlowSummary)]) -> Re
     }
     // Series 2k is flow k of A, 2k+1 the same flow of B: same colour, B dashed.
     let style = |i: usize| (i / 2, i % 2 == 1);
-    let series = |f: &dyn Fn(&FlowSeries, usize) -> Vec<(f64, f64)>| -> Vec<Series> {
+    let series = |f: &Extract<'_>| -> Vec<Series> {
         shown
             .iter()
             .flat_map(|(fa, fb)| {
