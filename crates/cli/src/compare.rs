@@ -10,7 +10,7 @@
 
 use crate::format::{num, xml, Json};
 use crate::plot::{Chart, Series};
-use crate::results::goodput_points;
+use crate::results::{goodput_points, MAX_TABLE_FLOWS};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
@@ -328,11 +328,11 @@ fn compare_json(a: &Run, b: &Run, pairs: &[(&FlowSummary, &FlowSummary)]) -> Jso
     Json::Obj(vec![("a", run_json(a)), ("b", run_json(b)), ("flows", Json::Arr(flows)), ("link", Json::Obj(link)), ("fairness", Json::Obj(fairness))])
 }
 
-/// The side-by-side rows: a header, then per flow a title row and its metrics, then the
-/// link and fairness.
-fn rows(a: &Run, b: &Run, pairs: &[(&FlowSummary, &FlowSummary)]) -> Vec<Vec<String>> {
+/// The side-by-side rows: a header, then per flow a title row and its metrics (the first
+/// `max_flows`), then the link and fairness.
+fn rows(a: &Run, b: &Run, pairs: &[(&FlowSummary, &FlowSummary)], max_flows: usize) -> Vec<Vec<String>> {
     let mut rows = vec![vec![String::new(), format!("A: {}", a.name), format!("B: {}", b.name), "B - A".to_string(), "change".to_string()]];
-    for (fa, fb) in pairs {
+    for (fa, fb) in pairs.iter().take(max_flows) {
         rows.push(vec![format!("flow {}", fa.id), format!("{} ({})", fa.name, fa.cc), format!("{} ({})", fb.name, fb.cc), String::new(), String::new()]);
         rows.extend(FLOW_METRICS.iter().map(|(m, get)| pair_row(m, get(fa), get(fb))));
     }
@@ -342,8 +342,10 @@ fn rows(a: &Run, b: &Run, pairs: &[(&FlowSummary, &FlowSummary)]) -> Vec<Vec<Str
 }
 
 /// The terminal table: the label column left-aligned, numbers right-aligned.
+/// Like `cclab run`'s table, long flow lists are cut (compare.json has every flow).
 fn table(a: &Run, b: &Run, pairs: &[(&FlowSummary, &FlowSummary)]) -> String {
-    let rows = rows(a, b, pairs);
+    let shown = if pairs.len() > MAX_TABLE_FLOWS + 4 { MAX_TABLE_FLOWS } else { pairs.len() };
+    let rows = rows(a, b, pairs, shown);
     let widths: Vec<usize> = (0..rows[0].len()).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
     let mut out = format!(
         "A = {} (scenario {}, seed {})\nB = {} (scenario {}, seed {})\n\n",
@@ -363,6 +365,9 @@ fn table(a: &Run, b: &Run, pairs: &[(&FlowSummary, &FlowSummary)]) -> String {
             out.push('\n');
         }
     }
+    if shown < pairs.len() {
+        out.push_str(&format!("(the first {shown} of {} flows are shown; every flow is in compare.json)\n", pairs.len()));
+    }
     out
 }
 
@@ -376,7 +381,7 @@ fn html(a: &Run, b: &Run, pairs: &[(&FlowSummary, &FlowSummary)], plots: &[(&'st
         h.push_str(&format!("<p>{tag} = {} (scenario {}, seed {}, {} s)</p>\n", xml(&r.dir.display().to_string()), xml(&r.scenario), r.seed, num(r.duration_s, 9)));
     }
     h.push_str("<table>\n");
-    for (i, row) in rows(a, b, pairs).iter().enumerate() {
+    for (i, row) in rows(a, b, pairs, pairs.len()).iter().enumerate() {
         let cell = if i == 0 { "th" } else { "td" };
         h.push_str("<tr>");
         for v in row {

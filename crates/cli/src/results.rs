@@ -18,7 +18,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 /// Flows listed in the terminal table at most (summary.json has all of them).
-const MAX_TABLE_FLOWS: usize = 20;
+pub(crate) const MAX_TABLE_FLOWS: usize = 20;
 /// Flows drawn in the plots at most (the CSV has all of them).
 pub const MAX_PLOT_FLOWS: usize = 16;
 /// Samples kept per flow for the plots at most; longer runs keep every k-th sample.
