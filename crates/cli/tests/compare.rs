@@ -249,3 +249,26 @@ fn bad_folders_are_errors_that_name_the_path_and_the_problem() {
     assert!(err.contains("runA exists and is not a cclab compare folder"), "{err}");
     assert!(!d.join(a).join("compare.json").exists());
 }
+
+#[test]
+fn many_flows_are_all_in_compare_json_and_the_table_is_cut() {
+    let dir = TempDir::new("compare-many");
+    let d = dir.path();
+    let toml = dir.write("many.toml", "duration = \"1s\"\nseed = 1\n[bottleneck]\nrate = \"50Mbps\"\ndelay = \"10ms\"\nbuffer = \"1bdp\"\n[[flows]]\ncc = \"reno\"\nrtt = \"40ms\"\ncount = 30\n");
+    let toml = toml.to_str().unwrap();
+    run_ok(d, &["run", toml, "--out", "a"]);
+    run_ok(d, &["run", toml, "--set", "flows[0].cc=cubic", "--out", "b"]);
+    let out = run_ok(d, &["compare", "a", "b", "--out", "cmp"]);
+    let cmp = json(&d.join("cmp/compare.json"));
+    assert_eq!(cmp["flows"].as_array().unwrap().len(), 30);
+    assert_eq!(cmp["flows"][29]["id"].as_u64(), Some(29));
+    assert_eq!(out.lines().filter(|l| l.starts_with("flow ")).count(), 20, "{out}");
+    assert!(out.contains("(the first 20 of 30 flows are shown; every flow is in compare.json)"), "{out}");
+    let svg = read(&d.join("cmp/cwnd.svg"));
+    assert_eq!(svg.matches("<polyline").count(), 16);
+    assert!(svg.contains("(first 8 of 30 flows)"));
+    // An earlier comparison in --out is replaced.
+    run_ok(d, &["compare", "b", "a", "--out", "cmp"]);
+    let again = json(&d.join("cmp/compare.json"));
+    assert_eq!(again.pointer("/a/name").and_then(Value::as_str), Some("b"));
+}
