@@ -8,6 +8,7 @@ use std::process::ExitCode;
 
 mod algorithms;
 mod bench;
+mod compare;
 mod format;
 mod plot;
 mod progress;
@@ -36,6 +37,8 @@ enum Command {
     Emu(cclab_emu::cli::EmuArgs),
     /// Run a scenario on real TCP through the emulator.
     Testbed(testbed::Args),
+    /// Two results folders side by side with their differences, and overlay plots.
+    Compare(compare::Args),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +53,7 @@ fn main() -> ExitCode {
         Command::Kernel(a) => cclab_kernel::cli::run(a).map_err(|e| e.to_string()),
         Command::Emu(a) => return cclab_emu::cli::main(&a),
         Command::Testbed(a) => testbed::main(a),
+        Command::Compare(a) => compare::main(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -58,7 +58,16 @@ fn tick_label(v: f64, step: f64) -> String {
 }
 
 impl Chart<'_> {
+    /// Series `i` gets colour `i` of the palette; past the palette's end the colours
+    /// repeat dashed.
     pub fn render(&self) -> String {
+        self.render_styled(&|i| (i % COLOURS.len(), (i / COLOURS.len()) % 2 == 1))
+    }
+
+    /// Like [`render`](Chart::render) with each series' (palette index, dashed) chosen by
+    /// `style`, e.g. `cclab compare` draws a flow in one colour, solid for run A and
+    /// dashed for run B.
+    pub fn render_styled(&self, style: &dyn Fn(usize) -> (usize, bool)) -> String {
         let pw = W - LEFT - RIGHT;
         let ph = H - TOP - BOTTOM;
         let x_max = if self.x_max > 0.0 { self.x_max } else { 1.0 };
@@ -94,8 +103,9 @@ impl Chart<'_> {
         let _ = writeln!(s, r#"<text transform="translate(16,{:.1}) rotate(-90)" text-anchor="middle">{}</text>"#, TOP + ph / 2.0, xml(self.y_label));
 
         for (i, ser) in self.series.iter().enumerate() {
-            let colour = COLOURS[i % COLOURS.len()];
-            let dash = if (i / COLOURS.len()) % 2 == 1 { r#" stroke-dasharray="6,3""# } else { "" };
+            let (c, dashed) = style(i);
+            let colour = COLOURS[c % COLOURS.len()];
+            let dash = if dashed { r#" stroke-dasharray="6,3""# } else { "" };
             let stride = ser.points.len().div_ceil(MAX_POINTS).max(1);
             let mut pts = String::new();
             for (j, &(px, py)) in ser.points.iter().enumerate() {

@@ -18,7 +18,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 /// Flows listed in the terminal table at most (summary.json has all of them).
-const MAX_TABLE_FLOWS: usize = 20;
+pub(crate) const MAX_TABLE_FLOWS: usize = 20;
 /// Flows drawn in the plots at most (the CSV has all of them).
 pub const MAX_PLOT_FLOWS: usize = 16;
 /// Samples kept per flow for the plots at most; longer runs keep every k-th sample.
@@ -388,21 +388,7 @@ impl Recorder {
         // Goodput from delivered-byte deltas over a window of about 1% of the run (at
         // least one kept sample), so the line shows trends rather than sampling noise.
         let window = (x_max / 100.0).max(cfg.sample_interval.as_secs_f64());
-        let goodput = series(&|p| {
-            let mut out = Vec::new();
-            let mut j = 0;
-            for i in 0..p.len() {
-                while j < i && p[i].t - p[j].t > window + 1e-12 {
-                    j += 1;
-                }
-                let k = if j == i && i > 0 { i - 1 } else { j };
-                if k < i {
-                    let dt = p[i].t - p[k].t;
-                    out.push((p[i].t, (p[i].delivered - p[k].delivered) as f64 * 8.0 / dt / 1e6));
-                }
-            }
-            out
-        });
+        let goodput = series(&|p| goodput_points(&p.iter().map(|q| (q.t, q.delivered)).collect::<Vec<_>>(), window));
         let queue = vec![Series { name: "bottleneck".to_string(), points: self.queue_plot.clone() }];
         let chart = |title, y_label, series, note: Option<String>| Chart { title, x_label: "time (s)", y_label, x_max, series, note }.render();
         vec![
@@ -412,6 +398,26 @@ impl Recorder {
             ("rtt.svg", chart("Smoothed RTT", "srtt (ms)", rtt, note)),
         ]
     }
+}
+
+/// Goodput in Mbit/s over time from one flow's (time s, delivered bytes) samples:
+/// delivered-byte deltas over a sliding `window` seconds (at least one sample), so the
+/// line shows trends rather than sampling noise. Shared by the run plots and
+/// `cclab compare`.
+pub(crate) fn goodput_points(p: &[(f64, u64)], window: f64) -> Vec<(f64, f64)> {
+    let mut out = Vec::new();
+    let mut j = 0;
+    for i in 0..p.len() {
+        while j < i && p[i].0 - p[j].0 > window + 1e-12 {
+            j += 1;
+        }
+        let k = if j == i && i > 0 { i - 1 } else { j };
+        if k < i {
+            let dt = p[i].0 - p[k].0;
+            out.push((p[i].0, p[i].1.saturating_sub(p[k].1) as f64 * 8.0 / dt / 1e6));
+        }
+    }
+    out
 }
 
 /// report.html: the summary table and the plots in one self-contained page.
