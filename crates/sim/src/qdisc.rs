@@ -158,8 +158,7 @@ impl<P: QueuedPacket> Queue<P> {
             }
             Kind::FqCodel => {
                 let fq = self.fq.as_mut().expect("fq state");
-                let e = fq.dequeue(now, &mut dropped, &mut dropped_bytes);
-                e
+                fq.dequeue(now, &mut dropped, &mut dropped_bytes)
             }
         };
         self.drops += dropped;

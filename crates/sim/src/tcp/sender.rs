@@ -1045,7 +1045,7 @@ impl TcpSender {
         if retrans != self.retrans_out {
             return Err(format!("retrans_out {} but {} segments in retransmission", self.retrans_out, retrans));
         }
-        if self.sacked_out + self.lost_out > self.packets_out() + 0 {
+        if self.sacked_out + self.lost_out > self.packets_out() {
             return Err(format!("sacked {} + lost {} exceed packets_out {}", self.sacked_out, self.lost_out, self.packets_out()));
         }
         if self.retrans_out > self.lost_out {

@@ -9,7 +9,7 @@ pub fn ms(x: u64) -> Duration {
 }
 
 pub fn flow(cc: &str, rtt: Duration) -> FlowConfig {
-    FlowConfig { name: format!("{cc}"), cc: cc.into(), params: vec![], rtt, start: Time::ZERO, stop: None, bytes: None, tcp: TcpConfig::default() }
+    FlowConfig { name: cc.to_string(), cc: cc.into(), params: vec![], rtt, start: Time::ZERO, stop: None, bytes: None, tcp: TcpConfig::default() }
 }
 
 /// A dumbbell with `flows` at `rate`, bottleneck delay `delay`, DropTail of `buffer` packets.
