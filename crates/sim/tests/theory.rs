@@ -137,3 +137,26 @@ fn trace_link_never_exceeds_the_trace() {
         assert!(r.link.utilization > 0.8, "{name}: a bulk flow with a big buffer uses the trace: {}", r.link.utilization);
     }
 }
+
+/// Every trace in shared/traces parses and drives a short run within its capacity.
+#[test]
+fn every_shared_trace_runs() {
+    let mut n = 0;
+    let mut entries: Vec<_> = std::fs::read_dir(trace_dir()).unwrap().map(|e| e.unwrap().path()).collect();
+    entries.sort();
+    for path in entries {
+        if path.extension().is_some_and(|e| e == "md") {
+            continue;
+        }
+        let trace = std::sync::Arc::new(Trace::load(&path).unwrap_or_else(|e| panic!("{e}")));
+        assert!(trace.mean_rate().0 > 0, "{}", path.display());
+        let mut cfg = dumbbell(Rate::from_mbps(1), ms(10), 200, 3, vec![flow("reno", ms(60))]);
+        cfg.bottleneck.rate = LinkRate::Trace(trace.clone());
+        let r = run(cfg);
+        let allowed = trace.opportunities_before(Time::from_secs_f64(3.0) + Duration(1)) * 1500;
+        assert!(r.link.delivered_bytes <= allowed, "{}", path.display());
+        assert!(r.flows[0].delivered_bytes > 0, "{}: nothing delivered", path.display());
+        n += 1;
+    }
+    assert!(n >= 15, "found {n} traces");
+}
