@@ -124,8 +124,7 @@ impl cclab_sim::Observer for LastInternals {
 
 /// Algorithms designed for random loss get clearly more than Reno at 1% loss: TCP-FIT
 /// raises N when no queue builds, Veno cuts only to 4/5 when nothing is queued, Scalable
-/// recovers in a fixed number of RTTs. (Westwood+ belongs here too but needs the sender to
-/// send `CaEvent::CompleteCwr` at the end of recovery; see `westwood_uses_its_estimate`.)
+/// recovers in a fixed number of RTTs. (Westwood+ is checked on its own below.)
 #[test]
 fn loss_tolerant_algorithms_beat_reno_at_one_percent_loss() {
     let (reno, _) = lossy_goodput("reno");
@@ -141,10 +140,9 @@ fn loss_tolerant_algorithms_beat_reno_at_one_percent_loss() {
 }
 
 /// Westwood+ sets cwnd = BWE x RTTmin when recovery ends, through
-/// `CaEvent::CompleteCwr`, which Linux's `tcp_end_cwnd_reduction` sends. Until the
-/// simulator's sender sends it, Westwood+ there is Reno except after timeouts.
+/// `CaEvent::CompleteCwr`, which Linux's `tcp_end_cwnd_reduction` sends (and so does the
+/// simulator's sender); without it Westwood+ would be Reno except after timeouts.
 #[test]
-#[ignore = "needs CaEvent::CompleteCwr from the simulator's sender at the end of recovery"]
 fn westwood_uses_its_estimate() {
     let (reno, _) = lossy_goodput("reno");
     let (w, internals) = lossy_goodput("westwood");

@@ -819,11 +819,13 @@ impl TcpSender {
         match self.tp.ca_state {
             CaState::Recovery | CaState::Cwr if self.snd_una >= self.high_seq => {
                 if !self.try_undo(tsecr) {
-                    // tcp_end_cwnd_reduction
+                    // tcp_end_cwnd_reduction: cwnd to ssthresh, then tell the algorithm
+                    // (Westwood+ sets its window from the bandwidth estimate here).
                     if self.tp.snd_ssthresh < INFINITE_SSTHRESH {
                         self.tp.snd_cwnd = self.tp.snd_ssthresh;
                         self.tp.snd_cwnd_cnt = 0;
                     }
+                    self.ca.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
                 }
                 self.set_state(CaState::Open);
                 self.retrans_stamp = None;
