@@ -37,6 +37,9 @@ enum Command {
     Emu(cclab_emu::cli::EmuArgs),
     /// Run a scenario on real TCP through the emulator.
     Testbed(testbed::Args),
+    /// One of cclab's own algorithms in a user-space TCP over UDP through the emulated link
+    /// (the same as `cclab emu udp`; for algorithms the kernel lacks, such as tahoe).
+    Udp(cclab_emu::cli::UdpArgs),
     /// Two results folders side by side with their differences, and overlay plots.
     Compare(compare::Args),
 }
@@ -53,6 +56,7 @@ fn main() -> ExitCode {
         Command::Kernel(a) => cclab_kernel::cli::run(a).map_err(|e| e.to_string()),
         Command::Emu(a) => return cclab_emu::cli::main(&a),
         Command::Testbed(a) => testbed::main(a),
+        Command::Udp(a) => cclab_emu::cli::run_udp(&a).map_err(|e| e.to_string()),
         Command::Compare(a) => compare::main(a),
     };
     match result {

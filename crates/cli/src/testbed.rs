@@ -22,18 +22,20 @@ pub enum Action {
 pub struct RunArgs {
     #[command(flatten)]
     pub run: crate::run::Args,
-    /// Every flow's transport: kernel (the kernel's TCP and algorithm) or udp (cclab's own
-    /// TCP and algorithm over UDP, for algorithms the kernel lacks).
-    #[arg(long, default_value = "kernel")]
-    pub transport: String,
+    /// Run every flow on this transport, overriding each flow's `transport` field: kernel
+    /// (the kernel's TCP and algorithm) or udp (cclab's own TCP and algorithm over UDP, for
+    /// algorithms the kernel lacks).
+    #[arg(long)]
+    pub transport: Option<String>,
 }
 
 pub fn main(args: Args) -> Result<(), String> {
     let Action::Run(a) = args.action;
-    let transport = match a.transport.as_str() {
-        "kernel" => Transport::Kernel,
-        "udp" => Transport::Udp,
-        other => return Err(format!("--transport: \"{other}\" is not one of: kernel, udp")),
+    let transport = match a.transport.as_deref() {
+        None => None,
+        Some("kernel") => Some(Transport::Kernel),
+        Some("udp") => Some(Transport::Udp),
+        Some(other) => return Err(format!("--transport: \"{other}\" is not one of: kernel, udp")),
     };
     let scn = crate::run::load(&a.run)?;
     let out = a.run.out.clone().unwrap_or_else(|| PathBuf::from("results").join(format!("{}-testbed", scn.name)));
@@ -41,7 +43,10 @@ pub fn main(args: Args) -> Result<(), String> {
     let mut rec = Recorder::new(staging.path(), &scn)?;
     let total_s = scn.config.duration.as_secs_f64();
     let mut progress = Progress::new(&scn.name);
-    let transports = vec![transport; scn.config.flows.len()];
+    let transports = match transport {
+        Some(t) => vec![t; scn.config.flows.len()],
+        None => scn.transports.clone(),
+    };
     let report = cclab_emu::testbed::run_with(&scn.config, &transports, &mut rec, &mut |t| progress.update(t.as_secs_f64(), total_s))
         .map_err(|e| e.to_string())?;
     progress.finish(total_s);

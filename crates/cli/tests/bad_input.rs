@@ -273,3 +273,9 @@ fn bad_flags_give_one_line_and_a_non_zero_exit() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("known: a, b, c"), "{}", stderr(&o));
 }
+
+#[test]
+fn unknown_transport() {
+    let e = error_of(&edit(12, "rtt = \"60ms\"\ntransport = \"quic\""), &[]);
+    has_all(&e, &["scen.toml:13:", "flows[1].transport", "\"quic\"", "allowed: \"kernel\" or \"udp\""]);
+}

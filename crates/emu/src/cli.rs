@@ -258,7 +258,7 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
     result.map(|_| code)
 }
 
-fn run_udp(args: &UdpArgs) -> Result<(), EmuError> {
+pub fn run_udp(args: &UdpArgs) -> Result<(), EmuError> {
     let up = parse_direction("--uplink", &args.uplink)?;
     let down = parse_direction("--downlink", &args.downlink)?;
     let duration =

@@ -58,15 +58,8 @@ pub fn kernel_algorithms() -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// How a flow's packets are made.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Transport {
-    /// The kernel's TCP with the kernel's algorithm of that name.
-    #[default]
-    Kernel,
-    /// cclab's own TCP and algorithm (any in the registry, with parameters) over UDP.
-    Udp,
-}
+/// How a flow's packets are made: a scenario's per-flow `transport` field.
+pub use cclab_scenario::Transport;
 
 /// Checks that the testbed can run `cfg` faithfully with the kernel algorithms `available`
 /// and each flow's transport.

@@ -18,7 +18,7 @@ pub mod metrics;
 pub mod schema;
 
 pub use error::ScenarioError;
-pub use schema::{Scenario, MAX_FLOWS};
+pub use schema::{Scenario, Transport, MAX_FLOWS};
 
 use std::path::Path;
 

@@ -40,6 +40,21 @@ pub struct Scenario {
     /// From `name`, or the file's stem.
     pub name: String,
     pub config: SimConfig,
+    /// How each flow (after `count` is expanded) runs on the testbed; the simulator ignores it.
+    pub transports: Vec<Transport>,
+}
+
+/// Which TCP a flow uses when the scenario runs on the testbed (`cclab testbed run`):
+/// scenario field `transport`. The simulator always uses its own model.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Transport {
+    /// The kernel's TCP with the kernel's algorithm of the flow's name (`cubic`, `reno`,
+    /// `bbr`, or a loaded `cclab_*` BPF algorithm).
+    #[default]
+    Kernel,
+    /// cclab's own TCP and algorithm (any in the registry, with parameters) over UDP, for
+    /// algorithms the kernel does not have.
+    Udp,
 }
 
 /// What the walker needs to know about the text it reads.
@@ -219,7 +234,7 @@ fn as_text(ctx: &Ctx, n: &Node, field: &str) -> Result<String, ScenarioError> {
 
 const TOP: &[&str] = &["name", "duration", "seed", "sample_interval", "bottleneck", "flows", "cross", "changes", "sweep"];
 const BOTTLENECK: &[&str] = &["rate", "trace", "delay", "buffer", "qdisc", "loss"];
-const FLOW: &[&str] = &["cc", "name", "rtt", "count", "start", "stop", "bytes", "params", "rto_min", "initcwnd", "mss", "delayed_ack", "rwnd", "recovery"];
+const FLOW: &[&str] = &["cc", "name", "rtt", "count", "start", "stop", "bytes", "params", "rto_min", "initcwnd", "mss", "delayed_ack", "rwnd", "recovery", "transport"];
 const CROSS: &[&str] = &["kind", "rate", "count", "start", "stop", "packet_size", "mean_on", "mean_off"];
 const CHANGE: &[&str] = &["at", "flow", "set"];
 
@@ -251,10 +266,11 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
     let mut flows = Vec::new();
     let mut flow_rtt_spans = Vec::new();
     let mut entry_of = Vec::new();
+    let mut transports = Vec::new();
     let mut total: u64 = 0;
     for (i, t) in flow_tables.iter().enumerate() {
         let path = format!("flows[{i}]");
-        let (entry, count, rtt_span) = flow_entry(ctx, &path, t, duration)?;
+        let (entry, count, rtt_span, transport) = flow_entry(ctx, &path, t, duration)?;
         total += count;
         if total > MAX_FLOWS {
             let f = Fields::new(ctx, &path, t, FLOW)?;
@@ -268,6 +284,7 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
             flows.push(f);
             flow_rtt_spans.push((path.clone(), rtt_span.clone()));
             entry_of.push(i);
+            transports.push(transport);
         }
     }
     let max_rtt = flows.iter().map(|f| f.rtt).max().unwrap_or(Duration::ZERO);
@@ -333,7 +350,7 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
         value: None,
         message: e.message.clone(),
     })?;
-    Ok(Scenario { name, config })
+    Ok(Scenario { name, config, transports })
 }
 
 /// Maps the simulator's `flows[i].x` (after `count` is expanded) to the scenario's
@@ -356,7 +373,7 @@ fn check_name(s: &str) -> Result<(), String> {
     }
 }
 
-fn flow_entry(ctx: &Ctx, path: &str, t: &Node, duration: Duration) -> Result<(FlowConfig, u64, Span), ScenarioError> {
+fn flow_entry(ctx: &Ctx, path: &str, t: &Node, duration: Duration) -> Result<(FlowConfig, u64, Span, Transport), ScenarioError> {
     let f = Fields::new(ctx, path, t, FLOW)?;
     let (cc_node, cc) = f.string("cc")?.ok_or_else(|| f.missing("cc", "the algorithm name (see `cclab algorithms`)"))?;
     let info = info_of(&cc).map_err(|e| ctx.bad(cc_node, &f.field("cc"), e.to_string()))?;
@@ -418,9 +435,15 @@ fn flow_entry(ctx: &Ctx, path: &str, t: &Node, duration: Duration) -> Result<(Fl
         });
     }
     let name = f.string("name")?.map(|(_, s)| s).unwrap_or_default();
+    let transport = match f.string("transport")? {
+        None => Transport::default(),
+        Some((_, t)) if t == "kernel" => Transport::Kernel,
+        Some((_, t)) if t == "udp" => Transport::Udp,
+        Some((n, _)) => return Err(ctx.bad(n, &f.field("transport"), "allowed: \"kernel\" or \"udp\"")),
+    };
 
     let flow = FlowConfig { name, cc: info.name.to_string(), params, rtt, start: Time(start.as_nanos()), stop: stop.map(|s| Time(s.as_nanos())), bytes, tcp };
-    Ok((flow, count, rtt_span))
+    Ok((flow, count, rtt_span, transport))
 }
 
 /// A parameter value: numbers as they are, booleans as 1/0 for switches.
