@@ -51,6 +51,7 @@ impl Staging {
             _ => PathBuf::from("."),
         };
         std::fs::create_dir_all(&parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        recover_killed_runs(&parent, name, dest);
         let tmp = parent.join(format!(".{name}.partial-{}", std::process::id()));
         if tmp.exists() {
             let _ = std::fs::remove_dir_all(&tmp);
@@ -81,6 +82,32 @@ impl Staging {
             let _ = std::fs::remove_dir_all(&old);
         }
         Ok(replaced)
+    }
+}
+
+/// Tidies up after runs of the same destination that were killed outright (no `Drop`):
+/// their staging folders `.NAME.partial-PID` are removed once process PID is gone, and
+/// earlier results that a killed run had moved aside (`.NAME.partial-PID.old`) go back
+/// into place if nothing replaced them, so a kill never loses what was already written.
+fn recover_killed_runs(parent: &Path, name: &str, dest: &Path) {
+    let prefix = format!(".{name}.partial-");
+    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let Some(rest) = file.to_str().and_then(|f| f.strip_prefix(&prefix)) else { continue };
+        let (pid, moved_aside) = match rest.strip_suffix(".old") {
+            Some(pid) => (pid, true),
+            None => (rest, false),
+        };
+        let Ok(pid) = pid.parse::<u32>() else { continue };
+        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+            continue; // ours, or a run still going
+        }
+        if moved_aside && !dest.exists() {
+            let _ = std::fs::rename(entry.path(), dest);
+        } else {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 

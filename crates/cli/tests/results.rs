@@ -150,6 +150,34 @@ fn a_failed_run_leaves_earlier_results_intact() {
     assert_eq!(names, vec!["keep".to_string()], "leftovers: {names:?}");
 }
 
+/// A run killed outright (SIGKILL: no cleanup) leaves its staging folder, and possibly the
+/// earlier results moved aside; the next run of that destination tidies both up.
+#[test]
+fn leftovers_of_a_killed_run_are_tidied_and_moved_aside_results_come_back() {
+    let dir = TempDir::new("killed");
+    let scn = small("reno-droptail.toml");
+    run_ok(dir.path(), &["run", &scn, "--out", "keep"]);
+    let earlier = read(&dir.path().join("keep/summary.json"));
+    // What a run with pid 4194304 (above any Linux pid_max, so never alive) killed between
+    // its two renames leaves: its staging folder, and "keep" moved aside.
+    std::fs::create_dir(dir.path().join(".keep.partial-4194304")).unwrap();
+    std::fs::rename(dir.path().join("keep"), dir.path().join(".keep.partial-4194304.old")).unwrap();
+    // A run that fails validation writes nothing, but the earlier results are back.
+    let o = run_in(dir.path(), &["run", &scn, "--out", "keep", "--set", "flows[0].cc=cubik"]);
+    assert_eq!(o.status.code(), Some(1));
+    run_ok(dir.path(), &["run", &scn, "--out", "other"]);
+    let o = run_in(dir.path(), &["run", &scn, "--out", "keep", "--set", "bottleneck.rate=-1"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!dir.path().join("keep").exists(), "validation errors touch nothing");
+    // The next real run of "keep" restores the moved-aside results first, then replaces them.
+    let out = run_ok(dir.path(), &["run", &scn, "--out", "keep", "--set", "duration=1s"]);
+    assert!(out.contains("replaced the earlier results"), "the earlier results were restored first: {out}");
+    assert_ne!(read(&dir.path().join("keep/summary.json")), earlier);
+    let mut names: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    assert_eq!(names, vec!["keep".to_string(), "other".to_string()], "leftovers: {names:?}");
+}
+
 #[test]
 fn a_folder_that_is_not_a_results_folder_is_never_replaced() {
     let dir = TempDir::new("precious");
