@@ -142,7 +142,6 @@ pub struct TcpSender {
     rttvar_us: u32,
     rtt_seq: u32,
     rto: Duration,
-    backoff: u32,
     /// RTOs since snd_una last advanced (Linux `icsk_retransmits`).
     rtos_since_progress: u32,
     rto_deadline: Option<Time>,
@@ -210,7 +209,6 @@ impl TcpSender {
             mdev_max_us: 0,
             rttvar_us: 0,
             rtt_seq: 0,
-            backoff: 0,
             rtos_since_progress: 0,
             rto_deadline: None,
             min_rtt_stamp: Time::ZERO,
@@ -547,7 +545,6 @@ impl TcpSender {
         self.sync_tp(now);
         let prior_una = self.snd_una;
         let prior_in_flight = self.in_flight();
-        let prior_delivered = self.tp.delivered;
         let prior_lost = self.lost_out;
         let mut rb = RateBuild::default();
         let sack_mode = self.recovery == LossRecovery::Sack;
@@ -655,7 +652,7 @@ impl TcpSender {
 
         // 4. Loss detection and the recovery state machine.
         let tsecr = ack.tsecr;
-        self.fastretrans_alert(now, advanced, acked, tsecr);
+        self.fastretrans_alert(now, advanced, tsecr);
         let newly_lost = self.lost_out.saturating_sub(prior_lost);
 
         // 5. Rate sample (tcp_rate_gen).
@@ -691,7 +688,6 @@ impl TcpSender {
             }
         }
         self.tp.snd_cwnd = self.tp.snd_cwnd.max(1);
-        let _ = prior_delivered;
 
         // Completion of a finite transfer.
         if let Some(n) = self.total_segs {
@@ -802,8 +798,8 @@ impl TcpSender {
         self.tp.srtt_us = srtt.clamp(1, u32::MAX as i64) as u32;
         let rto_us = (self.tp.srtt_us >> 3) as u64 + self.rttvar_us as u64;
         self.rto = Duration::from_micros(rto_us).min(self.cfg.rto_max);
-        // RFC 6298 5.7 / Linux: a valid sample clears the backoff.
-        self.backoff = 0;
+        // RFC 6298 5.7 / Linux: a valid sample clears the backoff (`rto` was just
+        // recomputed from srtt and rttvar, dropping any doubling).
         // Windowed min RTT.
         let m32 = m as u32;
         if m32 <= self.tp.min_rtt_us || now.saturating_since(self.min_rtt_stamp) > MIN_RTT_WINDOW {
@@ -813,7 +809,7 @@ impl TcpSender {
     }
 
     /// Linux `tcp_fastretrans_alert`, reduced to what this model needs.
-    fn fastretrans_alert(&mut self, now: Time, advanced: bool, acked: u32, tsecr: Time) {
+    fn fastretrans_alert(&mut self, now: Time, advanced: bool, tsecr: Time) {
         let sack_mode = self.recovery == LossRecovery::Sack;
         // Leave Recovery / Loss once everything outstanding at its start is acknowledged.
         match self.tp.ca_state {
@@ -877,7 +873,6 @@ impl TcpSender {
             // tcp_limit_reno_sacked: emulated SACKs never exceed what is not marked lost.
             self.sacked_out = self.sacked_out.min(self.packets_out() - self.lost_out.min(self.packets_out()));
         }
-        let _ = acked;
     }
 
     fn set_state(&mut self, s: CaState) {
@@ -896,13 +891,13 @@ impl TcpSender {
     }
 
     /// Linux `tcp_enter_recovery` (+ PRR init, `tcp_init_cwnd_reduction`).
-    fn enter_recovery(&mut self, _now: Time) {
+    fn enter_recovery(&mut self, now: Time) {
         self.stats.fast_recoveries += 1;
         self.init_undo();
         self.high_seq = self.snd_nxt;
         self.prr_delivered = 0;
         self.prr_out = 0;
-        self.sync_tp(_now);
+        self.sync_tp(now);
         self.tp.snd_ssthresh = self.ca.ssthresh(&self.tp).max(2);
         self.tp.snd_cwnd_cnt = 0;
         if self.recovery == LossRecovery::NewReno {
@@ -1013,7 +1008,6 @@ impl TcpSender {
         self.tp.snd_cwnd_cnt = 0;
         self.high_seq = self.snd_nxt;
         self.set_state(CaState::Loss);
-        self.backoff += 1;
         self.rto = self.rto.mul(2).min(self.cfg.rto_max);
         self.rto_deadline = Some(now + self.rto);
         self.retrans_stamp = None;
