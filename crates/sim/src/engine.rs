@@ -8,11 +8,13 @@
 //! only shifts a sender's clock), and putting it on the return path saves one event per
 //! packet.
 //!
-//! Speed: events are 24-byte entries in one binary heap ordered by (time, insertion
-//! sequence). Packets never get their own heap entry while they sit in a FIFO with a
-//! constant delay: the bottleneck schedules only its head packet's departure, the
-//! bottleneck-to-receivers pipe and each flow's ACK path schedule only their head
-//! (htsim's trick), so the heap holds O(flows) entries. Packets are `Copy` structs in
+//! Speed: events are 24-byte entries ordered by (time, insertion sequence), kept in a
+//! binary heap, except per-flow timers (RTO, delayed ACK), which sit in a calendar queue
+//! (`wheel.rs`); the earlier head of the two runs next. Packets never get their
+//! own heap entry while they sit in a FIFO with a constant delay: the bottleneck
+//! schedules only its head packet's departure, the bottleneck-to-receivers pipe and each
+//! ACK path (one per distinct return delay) schedule only their head (htsim's trick), so
+//! the heap holds O(ACK paths + cross sources) entries. Packets are `Copy` structs in
 //! `VecDeque`s that grow once and are reused: no allocation per packet. Timers (RTO,
 //! delayed ACK) are lazy: a deadline field per flow, and an event only when the deadline
 //! moves earlier than the pending one.
@@ -336,11 +338,10 @@ pub fn validate(cfg: &SimConfig) -> Result<(), SimError> {
         if !(28..=65_535).contains(&c.packet_bytes) {
             return Err(err(format!("cross[{i}].packet_bytes"), format!("{}: allowed 28..=65535", c.packet_bytes)));
         }
-        if let CrossKind::Exponential { mean_on, mean_off } = c.kind {
+        if let CrossKind::Exponential { mean_on, .. } = c.kind {
             if mean_on == Duration::ZERO {
                 return Err(err(format!("cross[{i}].mean_on"), "0s: the on period must be positive"));
             }
-            let _ = mean_off;
         }
     }
     for (k, ch) in cfg.changes.iter().enumerate() {
@@ -563,7 +564,7 @@ impl Simulation {
         let f = seg.flow as usize;
         let fl = &mut self.flows[f];
         match fl.receiver.on_data(now, &seg) {
-            Some(ack) => Self::push_ack(&mut self.net, fl, f, ack),
+            Some(ack) => Self::push_ack(&mut self.net, fl, ack),
             None => {
                 if let Some(d) = fl.receiver.delack_deadline() {
                     if fl.delack_ev.is_none_or(|e| e > d) {
@@ -575,7 +576,7 @@ impl Simulation {
         }
     }
 
-    fn push_ack(net: &mut Net, fl: &mut Flow, _f: usize, ack: Ack) {
+    fn push_ack(net: &mut Net, fl: &Flow, ack: Ack) {
         let p = fl.ack_path as usize;
         let at = net.now + net.ack_paths[p].0;
         if net.ack_paths[p].1.is_empty() {
@@ -622,7 +623,7 @@ impl Simulation {
         match fl.receiver.delack_deadline() {
             Some(d) if d <= now => {
                 if let Some(ack) = fl.receiver.on_delack_timer(now) {
-                    Self::push_ack(&mut self.net, fl, f, ack);
+                    Self::push_ack(&mut self.net, fl, ack);
                 }
             }
             Some(d) => {

@@ -9,8 +9,8 @@
 //!
 //! # What lives here
 //! - [`engine`]: the event loop and the dumbbell topology ([`Simulation`]); integer
-//!   nanosecond time, one event heap ordered by (time, insertion sequence) so ties are
-//!   FIFO and runs reproducible.
+//!   nanosecond time, events ordered by (time, insertion sequence) so ties are FIFO and
+//!   runs reproducible (a binary heap, plus a calendar queue for per-flow timers).
 //! - [`tcp`]: the Linux-like TCP sender and receiver, sans-IO (driven with `now` and
 //!   packets; the tests drive them directly).
 //! - Network pieces that do **not** depend on the event loop, so the wall-clock emulator
