@@ -19,7 +19,7 @@ use cclab_sim::{Buffer, LinkRate};
 use cclab_units::{Duration, Rate, Time};
 use clap::Args;
 use std::net::{SocketAddr, UdpSocket};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
@@ -36,9 +36,26 @@ pub struct BenchArgs {
     /// on four scenarios, with this algorithm (e.g. cubic, reno).
     #[arg(long, value_name = "CC")]
     pub agreement: Option<String>,
-    /// Trace for the fidelity figure.
-    #[arg(long, default_value = "/work/shared/traces/TMobile-LTE-short.down")]
-    pub trace: PathBuf,
+    /// Trace for the fidelity figure (default: `TMobile-LTE-short.down` from the
+    /// `shared/traces` folder beside the repository).
+    #[arg(long)]
+    pub trace: Option<PathBuf>,
+}
+
+/// The default trace: `shared/traces/TMobile-LTE-short.down` beside the repository, found
+/// from the working directory or from the binary (`target/release/cclab`).
+fn default_trace() -> Result<PathBuf, EmuError> {
+    let rel = Path::new("shared/traces/TMobile-LTE-short.down");
+    let mut bases: Vec<PathBuf> = vec![];
+    if let Ok(cwd) = std::env::current_dir() {
+        bases.extend(cwd.ancestors().map(Path::to_path_buf));
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        bases.extend(exe.ancestors().map(Path::to_path_buf));
+    }
+    bases.iter().map(|b| b.join(rel)).find(|p| p.is_file()).ok_or_else(|| {
+        EmuError::Config(format!("--trace: no {} found beside the repository (or above the working folder); give --trace FILE", rel.display()))
+    })
 }
 
 fn us(d: Duration) -> f64 {
@@ -419,7 +436,11 @@ pub fn agreement(cc: &str, secs: u64, trace: Option<&std::path::Path>) -> Result
 pub fn run(args: &BenchArgs) -> Result<(), EmuError> {
     crate::netns::preflight()?;
     if let Some(cc) = &args.agreement {
-        let trace = args.trace.with_file_name("12mbps.trace");
+        let trace = match &args.trace {
+            Some(t) => t.clone(),
+            None => default_trace()?,
+        }
+        .with_file_name("12mbps.trace");
         return agreement(
             cc,
             if args.quick { 10 } else { 30 },
@@ -452,11 +473,15 @@ pub fn run(args: &BenchArgs) -> Result<(), EmuError> {
     println!("[2] delay 20 ms each way: RTT - 40 ms over {} probes: p50 {:.1} us, p99 {:.1} us, max {:.1} us", app.count(), us(app.quantile(0.5)), us(app.quantile(0.99)), us(app.max()));
     println!("    {}", lateness_line("delay-line releases", &fwd));
 
-    let (delivered, opps, l) = trace_fidelity(&args.trace, secs, rt)?;
+    let trace = match &args.trace {
+        Some(t) => t.clone(),
+        None => default_trace()?,
+    };
+    let (delivered, opps, l) = trace_fidelity(&trace, secs, rt)?;
     let ratio = delivered as f64 / opps.max(1) as f64;
     println!(
         "[3] trace {}: delivered {delivered} of {opps} opportunities ({:.2}%); {}",
-        args.trace.display(),
+        trace.display(),
         ratio * 100.0,
         lateness_line("departures", &l)
     );
