@@ -497,22 +497,29 @@ mod tests {
     fn red_drops_more_as_the_average_rises_and_ages_when_idle() {
         let cfg = RedConfig { min_th: 5.0, max_th: 15.0, max_p: 0.1, weight: 0.02, gentle: true };
         let mut rng = Rng::from_seed(2);
-        let mut q: Queue<P> = Queue::new(&Qdisc::Red(cfg), Buffer::Packets(1000), Duration::from_micros(120), &mut rng);
-        // Keep 10 packets standing: avg converges to 10, drop probability ~ 0.05 (more with count).
-        for _ in 0..10 {
-            let _ = q.enqueue(ms(0), P(1500, 0), &mut rng);
-        }
-        let mut drops = 0;
-        for i in 0..20_000 {
-            if q.enqueue(ms(0), P(1500, 0), &mut rng).is_err() {
-                drops += 1;
-            } else {
-                q.dequeue(ms(0));
+        // Keeps `standing` packets queued for 20,000 arrivals; returns the drop rate and the queue.
+        let measure = |standing: usize, rng: &mut Rng| {
+            let mut q: Queue<P> = Queue::new(&Qdisc::Red(cfg.clone()), Buffer::Packets(1000), Duration::from_micros(120), rng);
+            for _ in 0..standing {
+                let _ = q.enqueue(ms(0), P(1500, 0), rng);
             }
-            let _ = i;
-        }
-        let rate = drops as f64 / 20_000.0;
+            let mut drops = 0;
+            for _ in 0..20_000 {
+                if q.enqueue(ms(0), P(1500, 0), rng).is_err() {
+                    drops += 1;
+                } else {
+                    q.dequeue(ms(0));
+                }
+            }
+            (drops as f64 / 20_000.0, q)
+        };
+        // Keep 10 packets standing: avg converges to 10, drop probability ~ 0.05 (more with count).
+        let (rate, mut q) = measure(10, &mut rng);
         assert!(rate > 0.03 && rate < 0.15, "{rate}");
+        // A higher average drops more (pb 0.02 at 7 packets, 0.08 at 13).
+        let (low, _) = measure(7, &mut rng);
+        let (high, _) = measure(13, &mut rng);
+        assert!(low < rate && rate < high, "drop rates at 7, 10, 13 standing packets: {low} {rate} {high}");
         // Drain, wait 1 s idle: the average decays to ~0 and nothing is dropped.
         while q.dequeue(ms(0)).is_some() {}
         let Kind::Red(r) = &q.kind else { unreachable!() };
@@ -526,7 +533,7 @@ mod tests {
     fn codel_drops_a_standing_queue_and_not_a_short_one() {
         let cfg = CodelConfig { target: Duration::from_millis(5), interval: Duration::from_millis(100) };
         let mut rng = Rng::from_seed(3);
-        let mut q: Queue<P> = Queue::new(&Qdisc::Codel(cfg), Buffer::Packets(10_000), Duration(1), &mut rng);
+        let mut q: Queue<P> = Queue::new(&Qdisc::Codel(cfg.clone()), Buffer::Packets(10_000), Duration(1), &mut rng);
         // Arrivals at 1 per ms, service at 1 per 1.1 ms for 6 s: unmanaged, the queue would
         // reach 545 packets (600 ms); CoDel's drop rate grows until it matches the excess.
         let mut t_service = 0u64;
@@ -540,6 +547,21 @@ mod tests {
         assert!(q.drops() > 10, "drops {}", q.drops());
         // The standing queue is a small fraction of the unmanaged one.
         assert!(q.len_packets() < 60, "{}", q.len_packets());
+
+        // A burst that drains within `interval` is left alone even though its tail waits
+        // far longer than `target`: 30 packets every 100 ms, one served per ms (up to 29 ms).
+        let mut q: Queue<P> = Queue::new(&Qdisc::Codel(cfg), Buffer::Packets(10_000), Duration(1), &mut rng);
+        let mut served = 0;
+        for burst in 0..60u64 {
+            let t0 = burst * 100_000_000;
+            for _ in 0..30 {
+                q.enqueue(Time(t0), P(1500, 0), &mut rng).unwrap();
+            }
+            for k in 0..30u64 {
+                served += q.dequeue(Time(t0 + k * 1_000_000)).is_some() as u32;
+            }
+        }
+        assert_eq!((q.drops(), served), (0, 1800));
     }
 
     #[test]
