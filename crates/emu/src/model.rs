@@ -110,11 +110,16 @@ impl EmuLink {
         seed: u64,
         direction: u64,
     ) -> Result<EmuLink, String> {
-        if matches!(qdisc, Qdisc::Codel(_) | Qdisc::FqCodel(_)) {
+        let refused = match qdisc {
+            Qdisc::Codel(_) => Some("codel"),
+            Qdisc::FqCodel(_) => Some("fq_codel"),
+            _ => None,
+        };
+        if let Some(name) = refused {
             // These drop inside dequeue, where the packet (and its pool buffer) is discarded
             // by the queue; the emulator would leak the buffer.
             return Err(format!(
-                "qdisc {qdisc:?} is not supported by the emulator (allowed: droptail, red, pie)"
+                "qdisc = \"{name}\" is not supported by the emulator (it drops inside dequeue); allowed: droptail, red, pie"
             ));
         }
         // RED ages its average over idle time in units of a typical packet's time.
@@ -438,6 +443,7 @@ mod tests {
             .err()
             .unwrap();
         assert!(e.contains("droptail, red, pie"), "{e}");
+        assert!(e.contains("qdisc = \"codel\""), "{e}");
     }
 
     #[test]
