@@ -5,7 +5,8 @@
 //! [`Queue`] is generic over the packet type ([`QueuedPacket`]: a size and a flow key),
 //! takes `now` and an RNG on every call, and never touches the event loop, so the
 //! wall-clock emulator (crates/emu) runs the same code on real packets. AQM drops made at
-//! dequeue (CoDel, FQ-CoDel) are counted in [`Queue::drops`] and the packet is discarded.
+//! dequeue (CoDel, FQ-CoDel) are counted in [`Queue::drops`] and the packet is discarded
+//! (which is why the emulator, whose packets hold pool buffers, refuses those two).
 
 use crate::config::{Buffer, CodelConfig, PieConfig, Qdisc, RedConfig};
 use crate::rng::Rng;
