@@ -263,12 +263,24 @@ pub fn run_udp(args: &UdpArgs) -> Result<(), EmuError> {
     let down = parse_direction("--downlink", &args.downlink)?;
     let duration =
         parse_duration(&args.duration).map_err(|e| EmuError::Config(format!("--duration: {e}")))?;
+    if duration == Duration::ZERO {
+        return Err(EmuError::Config(format!(
+            "--duration: \"{}\" is zero; allowed: a positive duration such as 10s",
+            args.duration
+        )));
+    }
     let bytes = match &args.bytes {
         Some(b) => Some(
             cclab_units::parse_bytes(b).map_err(|e| EmuError::Config(format!("--bytes: {e}")))?,
         ),
         None => None,
     };
+    if bytes == Some(0) {
+        return Err(EmuError::Config(format!(
+            "--bytes: \"{}\" is zero; allowed: at least 1B (omit --bytes for a bulk flow)",
+            args.bytes.as_deref().unwrap_or_default()
+        )));
+    }
     let mut params = Vec::new();
     for p in &args.params {
         let (k, v) = p
@@ -460,5 +472,19 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("--downlink: rate"));
+    }
+
+    #[test]
+    fn udp_refuses_a_zero_duration_or_transfer_before_anything_is_created() {
+        let udp = |extra: &[&str]| {
+            let mut args = vec!["cclab", "emu", "udp"];
+            args.extend_from_slice(extra);
+            let Some(EmuAction::Udp(u)) = parse(&args).action else { panic!("not udp") };
+            run_udp(&u).unwrap_err().to_string()
+        };
+        let e = udp(&["--duration", "0s"]);
+        assert!(e.contains("--duration") && e.contains("\"0s\"") && e.contains("positive"), "{e}");
+        let e = udp(&["--bytes", "0B"]);
+        assert!(e.contains("--bytes") && e.contains("\"0B\"") && e.contains("at least 1B"), "{e}");
     }
 }
