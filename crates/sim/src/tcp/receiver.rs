@@ -67,13 +67,16 @@ impl TcpReceiver {
             // RFC 7323: remember the timestamp of the segment at the left edge.
             self.ts_recent = seg.tsval;
             self.rcv_nxt += 1;
-            while let Some(&(a, b)) = self.ooo.first() {
+            // Absorb the held ranges the new edge reaches, shifting the rest only once.
+            let mut merged = 0;
+            for &(a, b) in &self.ooo {
                 if a > self.rcv_nxt {
                     break;
                 }
                 self.rcv_nxt = self.rcv_nxt.max(b);
-                self.ooo.remove(0);
+                merged += 1;
             }
+            self.ooo.drain(..merged);
         } else {
             self.insert_ooo(s);
         }
@@ -133,8 +136,9 @@ impl TcpReceiver {
         // RFC 2018: the block holding the latest segment first, then the others (highest
         // first here; the sender keeps its own scoreboard so it learns every block).
         if let Some(start) = self.last_ooo {
-            if let Some(&r) = self.ooo.iter().find(|r| r.0 == start) {
-                sacks[0] = r;
+            // The ranges are sorted and disjoint: their starts are unique and ascending.
+            if let Ok(i) = self.ooo.binary_search_by_key(&start, |r| r.0) {
+                sacks[0] = self.ooo[i];
                 n = 1;
             }
         }
