@@ -271,13 +271,22 @@ pub fn validate(cfg: &SimConfig) -> Result<(), SimError> {
             }
         }
         Qdisc::Codel(c) | Qdisc::FqCodel(c) => {
-            if c.target == Duration::ZERO || c.interval == Duration::ZERO {
-                return Err(err("bottleneck.qdisc", "CoDel target and interval must be positive"));
+            for (name, d) in [("target", c.target), ("interval", c.interval)] {
+                if d == Duration::ZERO {
+                    return Err(err(format!("bottleneck.qdisc.{name}"), format!("{d}: must be positive")));
+                }
             }
         }
         Qdisc::Pie(p) => {
-            if p.target == Duration::ZERO || p.tupdate == Duration::ZERO || !(p.alpha >= 0.0 && p.beta >= 0.0) {
-                return Err(err("bottleneck.qdisc", "PIE target and tupdate must be positive, alpha and beta non-negative"));
+            for (name, d) in [("target", p.target), ("tupdate", p.tupdate)] {
+                if d == Duration::ZERO {
+                    return Err(err(format!("bottleneck.qdisc.{name}"), format!("{d}: must be positive")));
+                }
+            }
+            for (name, g) in [("alpha", p.alpha), ("beta", p.beta)] {
+                if !(g >= 0.0 && g.is_finite()) {
+                    return Err(err(format!("bottleneck.qdisc.{name}"), format!("{g}: allowed a finite number >= 0")));
+                }
             }
         }
         Qdisc::DropTail => {}
