@@ -1,6 +1,6 @@
 //! cclab's real-time link emulator: real packets between two network namespaces, forwarded
 //! in user space through TUN devices, with a bottleneck model per direction (constant rate
-//! or a mahimahi trace, one-way delay, DropTail or RED queue, random loss) driven by the
+//! or a mahimahi trace, one-way delay, DropTail, RED or PIE queue, random loss) driven by the
 //! wall clock.
 //!
 //! ```text
