@@ -814,7 +814,7 @@ impl TcpSender {
         // Leave Recovery / Loss once everything outstanding at its start is acknowledged.
         match self.tp.ca_state {
             CaState::Recovery | CaState::Cwr if self.snd_una >= self.high_seq => {
-                if !self.try_undo(tsecr) {
+                if !self.try_undo(now, tsecr) {
                     // tcp_end_cwnd_reduction: cwnd to ssthresh, then tell the algorithm
                     // (Westwood+ sets its window from the bandwidth estimate here).
                     if self.tp.snd_ssthresh < INFINITE_SSTHRESH {
@@ -827,13 +827,13 @@ impl TcpSender {
                 self.retrans_stamp = None;
             }
             CaState::Loss if self.snd_una >= self.high_seq => {
-                self.try_undo(tsecr);
+                self.try_undo(now, tsecr);
                 self.set_state(CaState::Open);
                 self.retrans_stamp = None;
             }
             CaState::Loss if advanced && self.undo_marker => {
                 // tcp_try_undo_loss: an ACK for data sent before the timeout.
-                if self.try_undo(tsecr) {
+                if self.try_undo(now, tsecr) {
                     self.set_state(CaState::Open);
                 }
             }
@@ -923,7 +923,7 @@ impl TcpSender {
     }
 
     /// Eifel-style undo with timestamps (Linux `tcp_packet_delayed` + `tcp_undo_cwnd_reduction`).
-    fn try_undo(&mut self, tsecr: Time) -> bool {
+    fn try_undo(&mut self, now: Time, tsecr: Time) -> bool {
         let spurious = match self.retrans_stamp {
             Some(rs) => self.undo_marker && tsecr < rs && tsecr > Time::ZERO,
             None => false,
@@ -932,7 +932,7 @@ impl TcpSender {
         if !spurious {
             return false;
         }
-        self.sync_tp(Time(self.tp.now_us * 1000));
+        self.sync_tp(now);
         let cwnd = self.ca.undo_cwnd(&mut self.tp);
         self.tp.snd_cwnd = cwnd.max(1);
         if self.prior_ssthresh > self.tp.snd_ssthresh {
