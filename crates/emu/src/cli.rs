@@ -151,6 +151,12 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
         }
         None => None,
     };
+    if duration == Some(Duration::ZERO) {
+        return Err(EmuError::Config(format!(
+            "--duration: \"{}\" is zero; allowed: a positive duration such as 30s (or none: until Ctrl-C or the command ends)",
+            args.duration.as_deref().unwrap_or_default()
+        )));
+    }
     let sample =
         parse_duration(&args.sample).map_err(|e| EmuError::Config(format!("--sample: {e}")))?;
     if sample < Duration::from_millis(1) {
@@ -463,6 +469,9 @@ mod tests {
     fn bad_options_are_errors_before_anything_is_created() {
         let mut a = parse(&["cclab", "emu", "--duration", "soon"]);
         assert!(run(&a).unwrap_err().to_string().contains("--duration"));
+        a.link.duration = Some("0s".into());
+        let e = run(&a).unwrap_err().to_string();
+        assert!(e.contains("--duration: \"0s\" is zero"), "{e}");
         a.link.duration = None;
         a.link.sample = "10us".into();
         assert!(run(&a).unwrap_err().to_string().contains("--sample"));
