@@ -330,8 +330,11 @@ pub fn validate(cfg: &SimConfig) -> Result<(), SimError> {
         if t.rto_initial == Duration::ZERO {
             return Err(err(field("tcp.rto_initial"), "0s: must be positive"));
         }
-        if t.delayed_ack.enabled && (t.delayed_ack.every == 0 || t.delayed_ack.timeout == Duration::ZERO) {
-            return Err(err(field("tcp.delayed_ack"), "every and timeout must be positive"));
+        if t.delayed_ack.enabled && t.delayed_ack.every == 0 {
+            return Err(err(field("tcp.delayed_ack.every"), "0: allowed at least 1 segment"));
+        }
+        if t.delayed_ack.enabled && t.delayed_ack.timeout == Duration::ZERO {
+            return Err(err(field("tcp.delayed_ack.timeout"), format!("{}: must be positive", t.delayed_ack.timeout)));
         }
         if t.rwnd == Some(0) {
             return Err(err(field("tcp.rwnd"), "0: the receiver window must be positive"));

@@ -70,6 +70,7 @@ fn bad_configurations_are_refused_with_the_field_value_and_allowed_range() {
         (Box::new(|c| c.bottleneck.loss = LossModel::Bernoulli { p: 1.5 }), "bottleneck.loss.p", "1.5"),
         (Box::new(|c| c.bottleneck.qdisc = Qdisc::Red(RedConfig { min_th: 10.0, max_th: 5.0, max_p: 0.1, weight: 0.002, gentle: true })), "bottleneck.qdisc.max_th", "min_th < max_th"),
         (Box::new(|c| c.duration = Duration::ZERO), "duration", "longer than zero"),
+        (Box::new(|c| c.flows[0].tcp.delayed_ack = DelayedAck { enabled: true, every: 0, ..DelayedAck::default() }), "flows[0].tcp.delayed_ack.every", "0: allowed at least 1 segment"),
         (Box::new(|c| c.bottleneck.qdisc = Qdisc::Codel(CodelConfig { target: ms(5), interval: Duration::ZERO })), "bottleneck.qdisc.interval", "0us: must be positive"),
         (Box::new(|c| c.bottleneck.qdisc = Qdisc::Pie(PieConfig { target: ms(15), tupdate: ms(15), alpha: -1.0, beta: 1.25 })), "bottleneck.qdisc.alpha", "-1: allowed a finite number >= 0"),
         (Box::new(|c| c.changes = vec![ParamChange { at: Time::ZERO, flow: 3, set: vec![] }]), "changes[0].flow", "there are 1 flows"),
