@@ -519,6 +519,11 @@ impl Forwarder {
                 break Ok(());
             }
         };
+        if let Some(fd) = exit_fd {
+            // Stop watching it, so a later `run` with the same fd can watch it again.
+            // SAFETY: valid epoll fd; a null event is allowed for EPOLL_CTL_DEL.
+            unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, std::ptr::null_mut()) };
+        }
         self.elapsed = self.now() - Time::ZERO;
         self.cpu_time = Duration(thread_cpu_ns().saturating_sub(cpu_start));
         if self.realtime && self.realtime_refused.is_none() && prior_policy >= 0 {
