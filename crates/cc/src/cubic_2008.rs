@@ -19,6 +19,7 @@
 //! one "ACK" of the pseudo-code. No 1.5x cap, no cap of 20 before the first loss, no
 //! HyStart: those came to Linux later.
 
+use crate::cubic_knobs::CubicKnobs;
 use crate::params::ParamSpec;
 use crate::registry::AlgorithmInfo;
 use crate::{AckSample, CaState, CongestionControl, TcpState};
@@ -47,16 +48,14 @@ pub struct State2008 {
 
 #[derive(Clone, Debug)]
 pub struct Cubic2008 {
-    pub beta: f64,
-    pub c: f64,
-    pub fast_convergence: bool,
-    pub tcp_friendliness: bool,
+    /// beta, C and the two switches.
+    pub knobs: CubicKnobs,
     pub st: State2008,
 }
 
 impl Default for Cubic2008 {
     fn default() -> Self {
-        Cubic2008 { beta: 0.2, c: 0.4, fast_convergence: true, tcp_friendliness: true, st: State2008::default() }
+        Cubic2008 { knobs: CubicKnobs::with_beta(0.2), st: State2008::default() }
     }
 }
 
@@ -75,7 +74,7 @@ impl Cubic2008 {
         if s.epoch_start <= 0.0 {
             s.epoch_start = now;
             if cwnd < s.w_last_max {
-                s.k = ((s.w_last_max - cwnd) / self.c).cbrt();
+                s.k = ((s.w_last_max - cwnd) / self.knobs.c).cbrt();
                 s.origin_point = s.w_last_max;
             } else {
                 s.k = 0.0;
@@ -85,11 +84,11 @@ impl Cubic2008 {
             s.w_tcp = cwnd;
         }
         let t = now + s.d_min - s.epoch_start;
-        let target = s.origin_point + self.c * (t - s.k).powi(3);
+        let target = s.origin_point + self.knobs.c * (t - s.k).powi(3);
         s.cnt = if target > cwnd { cwnd / (target - cwnd) } else { 100.0 * cwnd };
-        if self.tcp_friendliness {
+        if self.knobs.tcp_friendliness {
             // (3.3)
-            s.w_tcp += 3.0 * self.beta / (2.0 - self.beta) * s.ack_cnt / cwnd;
+            s.w_tcp += 3.0 * self.knobs.beta / (2.0 - self.knobs.beta) * s.ack_cnt / cwnd;
             s.ack_cnt = 0.0;
             if s.w_tcp > cwnd {
                 let max_cnt = cwnd / (s.w_tcp - cwnd);
@@ -107,8 +106,8 @@ impl CongestionControl for Cubic2008 {
     fn ssthresh(&mut self, tp: &TcpState) -> u32 {
         let cwnd = tp.snd_cwnd as f64;
         self.st.epoch_start = 0.0;
-        self.st.w_last_max = if cwnd < self.st.w_last_max && self.fast_convergence { cwnd * (2.0 - self.beta) / 2.0 } else { cwnd };
-        ((cwnd * (1.0 - self.beta)) as u32).max(2)
+        self.st.w_last_max = if cwnd < self.st.w_last_max && self.knobs.fast_convergence { cwnd * (2.0 - self.knobs.beta) / 2.0 } else { cwnd };
+        ((cwnd * (1.0 - self.knobs.beta)) as u32).max(2)
     }
 
     fn cong_avoid(&mut self, tp: &mut TcpState, acked: u32) {
@@ -147,23 +146,10 @@ impl CongestionControl for Cubic2008 {
         CUBIC2008_PARAMS
     }
     fn param(&self, name: &str) -> Option<f64> {
-        let b = |x: bool| if x { 1.0 } else { 0.0 };
-        Some(match name {
-            "beta" => self.beta,
-            "c" => self.c,
-            "fast_convergence" => b(self.fast_convergence),
-            "tcp_friendliness" => b(self.tcp_friendliness),
-            _ => return None,
-        })
+        self.knobs.get(name)
     }
     fn apply_param(&mut self, name: &str, value: f64) {
-        match name {
-            "beta" => self.beta = value,
-            "c" => self.c = value,
-            "fast_convergence" => self.fast_convergence = value != 0.0,
-            "tcp_friendliness" => self.tcp_friendliness = value != 0.0,
-            _ => {}
-        }
+        self.knobs.set(name, value)
     }
     fn inspect(&self, report: &mut dyn FnMut(&'static str, f64)) {
         report("w_max", self.st.w_last_max);
@@ -193,7 +179,7 @@ mod tests {
 
     #[test]
     fn k_and_target_follow_the_closed_form() {
-        let mut c = Cubic2008 { tcp_friendliness: false, ..Default::default() };
+        let mut c = Cubic2008 { knobs: CubicKnobs { tcp_friendliness: false, ..CubicKnobs::with_beta(0.2) }, ..Default::default() };
         c.st.w_last_max = 1000.0;
         c.update(800.0, 10.0);
         assert!((c.st.k - (200.0f64 / 0.4).cbrt()).abs() < 1e-12);

@@ -21,6 +21,7 @@
 //!
 //! cwnd is kept in fractional segments internally; the sender sees its integer part.
 
+use crate::cubic_knobs::CubicKnobs;
 use crate::params::ParamSpec;
 use crate::registry::AlgorithmInfo;
 use crate::{tcp, AckSample, CaState, CongestionControl, TcpState};
@@ -44,10 +45,8 @@ struct Saved {
 /// RFC 9438 CUBIC.
 #[derive(Clone, Debug)]
 pub struct CubicRfc9438 {
-    pub beta: f64,
-    pub c: f64,
-    pub fast_convergence: bool,
-    pub tcp_friendliness: bool,
+    /// beta, C and the two switches.
+    pub knobs: CubicKnobs,
     /// W_max, segments.
     pub w_max: f64,
     /// K, seconds.
@@ -65,7 +64,7 @@ pub struct CubicRfc9438 {
 
 impl Default for CubicRfc9438 {
     fn default() -> Self {
-        CubicRfc9438 { beta: 0.7, c: 0.4, fast_convergence: true, tcp_friendliness: true, w_max: 0.0, k: 0.0, cwnd_prior: 0.0, w_est: 0.0, epoch_start_us: None, cwnd: 0.0, saved: Saved::default() }
+        CubicRfc9438 { knobs: CubicKnobs::with_beta(0.7), w_max: 0.0, k: 0.0, cwnd_prior: 0.0, w_est: 0.0, epoch_start_us: None, cwnd: 0.0, saved: Saved::default() }
     }
 }
 
@@ -79,14 +78,14 @@ impl CubicRfc9438 {
 
     /// W_cubic(t), Sec. 4.2 Eq. 1.
     pub fn w_cubic(&self, t: f64) -> f64 {
-        self.c * (t - self.k).powi(3) + self.w_max
+        self.knobs.c * (t - self.k).powi(3) + self.w_max
     }
 
     fn alpha_cubic(&self) -> f64 {
         if self.w_est >= self.cwnd_prior {
             1.0
         } else {
-            3.0 * (1.0 - self.beta) / (1.0 + self.beta)
+            3.0 * (1.0 - self.knobs.beta) / (1.0 + self.knobs.beta)
         }
     }
 }
@@ -96,12 +95,12 @@ impl CongestionControl for CubicRfc9438 {
         self.saved = Saved { w_max: self.w_max, k: self.k, cwnd_prior: self.cwnd_prior, w_est: self.w_est };
         let cwnd = tp.snd_cwnd as f64;
         // Sec. 4.7 fast convergence.
-        self.w_max = if self.fast_convergence && cwnd < self.w_max { cwnd * (1.0 + self.beta) / 2.0 } else { cwnd };
+        self.w_max = if self.knobs.fast_convergence && cwnd < self.w_max { cwnd * (1.0 + self.knobs.beta) / 2.0 } else { cwnd };
         self.cwnd_prior = cwnd;
         self.epoch_start_us = None;
         // Sec. 4.6: ssthresh = flight_size * beta_cubic, at least 2 segments.
         let flight = if tp.packets_in_flight > 0 { tp.packets_in_flight } else { tp.snd_cwnd };
-        ((flight as f64 * self.beta) as u32).max(2)
+        ((flight as f64 * self.knobs.beta) as u32).max(2)
     }
 
     fn cong_avoid(&mut self, tp: &mut TcpState, acked: u32) {
@@ -120,7 +119,7 @@ impl CongestionControl for CubicRfc9438 {
             if self.w_max < cwnd_epoch {
                 self.w_max = cwnd_epoch;
             }
-            self.k = ((self.w_max - cwnd_epoch) / self.c).cbrt();
+            self.k = ((self.w_max - cwnd_epoch) / self.knobs.c).cbrt();
             self.w_est = cwnd_epoch;
         }
         let start = self.epoch_start_us.unwrap_or(now);
@@ -129,7 +128,7 @@ impl CongestionControl for CubicRfc9438 {
         let segs = acked as f64;
         // Sec. 4.3.
         self.w_est += self.alpha_cubic() * segs / self.cwnd;
-        if self.tcp_friendliness && self.w_cubic(t) < self.w_est {
+        if self.knobs.tcp_friendliness && self.w_cubic(t) < self.w_est {
             self.cwnd = self.cwnd.max(self.w_est);
         } else {
             // Sec. 4.4/4.5: target = W_cubic(t + RTT) clamped to [cwnd, 1.5 cwnd].
@@ -162,23 +161,10 @@ impl CongestionControl for CubicRfc9438 {
         RFC9438_PARAMS
     }
     fn param(&self, name: &str) -> Option<f64> {
-        let b = |x: bool| if x { 1.0 } else { 0.0 };
-        Some(match name {
-            "beta" => self.beta,
-            "c" => self.c,
-            "fast_convergence" => b(self.fast_convergence),
-            "tcp_friendliness" => b(self.tcp_friendliness),
-            _ => return None,
-        })
+        self.knobs.get(name)
     }
     fn apply_param(&mut self, name: &str, value: f64) {
-        match name {
-            "beta" => self.beta = value,
-            "c" => self.c = value,
-            "fast_convergence" => self.fast_convergence = value != 0.0,
-            "tcp_friendliness" => self.tcp_friendliness = value != 0.0,
-            _ => {}
-        }
+        self.knobs.set(name, value)
     }
     fn inspect(&self, report: &mut dyn FnMut(&'static str, f64)) {
         report("w_max", self.w_max);
@@ -207,7 +193,7 @@ mod tests {
 
     #[test]
     fn k_and_w_of_t_closed_form() {
-        let mut c = CubicRfc9438 { tcp_friendliness: false, ..Default::default() };
+        let mut c = CubicRfc9438 { knobs: CubicKnobs { tcp_friendliness: false, ..CubicKnobs::with_beta(0.7) }, ..Default::default() };
         let mut tp = ca_state(1000);
         tp.packets_in_flight = 1000;
         tp.snd_ssthresh = c.ssthresh(&tp);
@@ -232,7 +218,7 @@ mod tests {
     /// Target clamp: at most +50% per RTT even far above the plateau.
     #[test]
     fn growth_is_at_most_one_and_a_half_per_rtt() {
-        let mut c = CubicRfc9438 { tcp_friendliness: false, ..Default::default() };
+        let mut c = CubicRfc9438 { knobs: CubicKnobs { tcp_friendliness: false, ..CubicKnobs::with_beta(0.7) }, ..Default::default() };
         let mut tp = ca_state(100);
         c.w_max = 10.0;
         tp.now_us = 100_000_000;

@@ -23,6 +23,7 @@ pub mod compound;
 pub mod cubic;
 pub mod cubic_2008;
 pub mod cubic_fit;
+pub mod cubic_knobs;
 pub mod cubic_rfc9438;
 pub mod cubic_root;
 pub mod highspeed;
