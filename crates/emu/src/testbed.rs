@@ -524,11 +524,8 @@ fn send(
     tx: mpsc::Sender<(usize, Result<TcpStream, String>)>,
 ) {
     let mark = |a: &AtomicU64, t: Time| a.store(t.as_nanos() + 1, Ordering::Relaxed);
-    while now() < f.start {
-        if stop.load(Ordering::Relaxed) {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_micros(200));
+    if !wait_for_start(f.start, &now, &stop) {
+        return;
     }
     let last = f.stop.unwrap_or(end).min(end);
     if now() >= last {
@@ -628,11 +625,8 @@ fn send_udp(
 ) {
     let now = || Time(monotonic_ns().saturating_sub(origin));
     let mark = |a: &AtomicU64, t: Time| a.store(t.as_nanos() + 1, Ordering::Relaxed);
-    while now() < f.start {
-        if stop.load(Ordering::Relaxed) {
-            return;
-        }
-        std::thread::sleep(std::time::Duration::from_micros(200));
+    if !wait_for_start(f.start, &now, &stop) {
+        return;
     }
     let last = f.stop.unwrap_or(end).min(end);
     // Checked by `check` before the run.
@@ -734,6 +728,18 @@ fn cross_sink(stop: Arc<AtomicBool>, ready: mpsc::Sender<Result<(), String>>) {
     while !stop.load(Ordering::Relaxed) {
         let _ = s.recv(&mut buf);
     }
+}
+
+/// Sleeps until `start` on the run's clock, checking `stop` every 200 µs; false if the
+/// run was stopped first (a flow thread then returns without starting).
+fn wait_for_start(start: Time, now: &impl Fn() -> Time, stop: &AtomicBool) -> bool {
+    while now() < start {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(200));
+    }
+    true
 }
 
 #[cfg(test)]
