@@ -53,12 +53,10 @@ pub fn millis(ns: u64) -> String {
 }
 
 /// A JSON value whose objects keep insertion order.
-#[allow(dead_code)] // `Bool` is used by tests and kept for future fields.
 pub enum Json {
     /// Already formatted (see [`num`]).
     Num(String),
     Str(String),
-    Bool(bool),
     Arr(Vec<Json>),
     Obj(Vec<(&'static str, Json)>),
 }
@@ -86,7 +84,6 @@ impl Json {
         let pad = |out: &mut String, n: usize| out.extend(std::iter::repeat(' ').take(n));
         match self {
             Json::Num(n) => out.push_str(n),
-            Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
             Json::Str(s) => escape(out, s),
             Json::Arr(items) if items.is_empty() => out.push_str("[]"),
             Json::Obj(items) if items.is_empty() => out.push_str("{}"),
@@ -168,7 +165,7 @@ mod tests {
 
     #[test]
     fn json_keeps_order_and_escapes() {
-        let j = Json::Obj(vec![("b", Json::u(1)), ("a", Json::Arr(vec![Json::s("x\"y"), Json::Bool(true)])), ("e", Json::Obj(vec![]))]);
-        assert_eq!(j.render(), "{\n  \"b\": 1,\n  \"a\": [\n    \"x\\\"y\",\n    true\n  ],\n  \"e\": {}\n}\n");
+        let j = Json::Obj(vec![("b", Json::u(1)), ("a", Json::Arr(vec![Json::s("x\"y"), Json::s("z")])), ("e", Json::Obj(vec![]))]);
+        assert_eq!(j.render(), "{\n  \"b\": 1,\n  \"a\": [\n    \"x\\\"y\",\n    \"z\"\n  ],\n  \"e\": {}\n}\n");
     }
 }

@@ -1,6 +1,7 @@
 //! A Linux-like TCP: the sender ([`TcpSender`]) and receiver ([`TcpReceiver`]) are
 //! sans-IO state machines driven with `now` and packets, so the event loop, the tests'
-//! random-operation model and (later) other drivers use the same code.
+//! random-operation model, the emulator's user-space TCP over UDP (`cclab udp`, the
+//! testbed's `transport = "udp"` flows) all use the same code.
 //!
 //! Sequence numbers count *segments*, not bytes: segment `i` carries bytes
 //! `[i*mss, (i+1)*mss)` of the stream (the last one of a finite transfer may be shorter).
