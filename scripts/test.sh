@@ -7,6 +7,10 @@ cd "$(dirname "$0")/.."
 install_packages
 ensure_cargo
 
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy (warnings are errors)"
+cargo clippy --workspace --all-targets --release --quiet -- -D warnings
 echo "== cargo test --workspace --release"
-cargo test --workspace --release
+cargo test --workspace --release --no-fail-fast
 echo "== all tests passed"

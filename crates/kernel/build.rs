@@ -39,7 +39,10 @@ fn main() {
     }
 
     let mut host = cc::Build::new();
-    host.define("CCLAB_HOST", None).include(bpf_dir).warnings(false).flag_if_supported("-fno-strict-aliasing");
+    host.define("CCLAB_HOST", None)
+        .include(bpf_dir)
+        .warnings(false)
+        .flag_if_supported("-fno-strict-aliasing");
     host.file(bpf_dir.join("host_shim.c"));
     for p in PROGRAMS {
         host.file(bpf_dir.join(format!("{p}.bpf.c")));
@@ -61,9 +64,13 @@ fn build_bpf(out: &Path, bpf_dir: &Path) -> Result<(), String> {
         .output()
         .map_err(|e| format!("cannot run `{bpftool}` ({e}); install bpftool (Debian: apt-get install bpftool) or set BPFTOOL"))?;
     if !dump.status.success() {
-        return Err(format!("`{bpftool} btf dump file {btf} format c` failed: {}", String::from_utf8_lossy(&dump.stderr).trim()));
+        return Err(format!(
+            "`{bpftool} btf dump file {btf} format c` failed: {}",
+            String::from_utf8_lossy(&dump.stderr).trim()
+        ));
     }
-    std::fs::write(&vmlinux, &dump.stdout).map_err(|e| format!("writing {}: {e}", vmlinux.display()))?;
+    std::fs::write(&vmlinux, &dump.stdout)
+        .map_err(|e| format!("writing {}: {e}", vmlinux.display()))?;
 
     let arch = match env::var("CARGO_CFG_TARGET_ARCH").as_deref() {
         Ok("x86_64") => "x86",
@@ -87,7 +94,11 @@ fn build_bpf(out: &Path, bpf_dir: &Path) -> Result<(), String> {
             .map_err(|e| format!("cannot run `{clang}` ({e}); install clang (Debian: apt-get install clang) or set CLANG"))?;
         if !run.status.success() {
             // A compile error in our own BPF source is a bug, not a missing tool: stop.
-            panic!("clang -target bpf failed on {}:\n{}", src.display(), String::from_utf8_lossy(&run.stderr));
+            panic!(
+                "clang -target bpf failed on {}:\n{}",
+                src.display(),
+                String::from_utf8_lossy(&run.stderr)
+            );
         }
     }
     Ok(())

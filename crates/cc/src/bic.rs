@@ -45,17 +45,56 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Config { fast_convergence: true, max_increment: 16, low_window: 14, beta: 0.8, initial_ssthresh: 0, smooth_part: 20 }
+        Config {
+            fast_convergence: true,
+            max_increment: 16,
+            low_window: 14,
+            beta: 0.8,
+            initial_ssthresh: 0,
+            smooth_part: 20,
+        }
     }
 }
 
 const PARAMS: &[ParamSpec] = &[
-    ParamSpec::switch("fast_convergence", true, "lower W_max when a loss comes before the previous maximum"),
-    ParamSpec::int("max_increment", 16, 1, 65_535, "packets", "largest cwnd increase per RTT during the binary search"),
+    ParamSpec::switch(
+        "fast_convergence",
+        true,
+        "lower W_max when a loss comes before the previous maximum",
+    ),
+    ParamSpec::int(
+        "max_increment",
+        16,
+        1,
+        65_535,
+        "packets",
+        "largest cwnd increase per RTT during the binary search",
+    ),
     ParamSpec::int("low_window", 14, 2, 65_535, "packets", "below this window BIC behaves as Reno"),
-    ParamSpec::float_open_min("beta", 0.8, 0.0, 1.0, "", "fraction of cwnd kept after a loss (Linux 819/1024)"),
-    ParamSpec::int("initial_ssthresh", 0, 0, 0x7fff_ffff, "packets", "initial slow-start threshold; 0 = the sender's default"),
-    ParamSpec::int("smooth_part", 20, 1, 1000, "RTTs", "RTTs to cover the last B packets below W_max"),
+    ParamSpec::float_open_min(
+        "beta",
+        0.8,
+        0.0,
+        1.0,
+        "",
+        "fraction of cwnd kept after a loss (Linux 819/1024)",
+    ),
+    ParamSpec::int(
+        "initial_ssthresh",
+        0,
+        0,
+        0x7fff_ffff,
+        "packets",
+        "initial slow-start threshold; 0 = the sender's default",
+    ),
+    ParamSpec::int(
+        "smooth_part",
+        20,
+        1,
+        1000,
+        "RTTs",
+        "RTTs to cover the last B packets below W_max",
+    ),
 ];
 
 /// Per-flow state (Linux `struct bictcp`).
@@ -77,7 +116,14 @@ pub struct State {
 
 impl Default for State {
     fn default() -> Self {
-        State { cnt: 0, last_max_cwnd: 0, last_cwnd: 0, last_time: 0, epoch_start: 0, delayed_ack: 2 << ACK_RATIO_SHIFT }
+        State {
+            cnt: 0,
+            last_max_cwnd: 0,
+            last_cwnd: 0,
+            last_time: 0,
+            epoch_start: 0,
+            delayed_ack: 2 << ACK_RATIO_SHIFT,
+        }
     }
 }
 
@@ -209,7 +255,8 @@ impl CongestionControl for Bic {
         if tp.ca_state == CaState::Open {
             // delayed_ack = 15/16 delayed_ack + pkts_acked (an EWMA of packets per ACK << 4).
             let d = self.st.delayed_ack;
-            self.st.delayed_ack = d.wrapping_add(sample.pkts_acked).wrapping_sub(d >> ACK_RATIO_SHIFT);
+            self.st.delayed_ack =
+                d.wrapping_add(sample.pkts_acked).wrapping_sub(d >> ACK_RATIO_SHIFT);
         }
     }
 
@@ -311,7 +358,10 @@ mod tests {
                 b.cong_avoid(&mut t, 1);
             }
             let grew = t.snd_cwnd - start;
-            assert!(grew.abs_diff(expect) <= 1, "from {start}: grew {grew}, expected about {expect}");
+            assert!(
+                grew.abs_diff(expect) <= 1,
+                "from {start}: grew {grew}, expected about {expect}"
+            );
         }
     }
 

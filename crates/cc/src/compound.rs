@@ -54,12 +54,47 @@ impl Default for Config {
 }
 
 const PARAMS: &[ParamSpec] = &[
-    ParamSpec::float_open_min("alpha", 0.125, 0.0, 10.0, "", "delay window increase alpha * win^k per RTT"),
-    ParamSpec::float_open_min("beta", 0.5, 0.0, 1.0, "", "fraction of the window given up on a loss"),
+    ParamSpec::float_open_min(
+        "alpha",
+        0.125,
+        0.0,
+        10.0,
+        "",
+        "delay window increase alpha * win^k per RTT",
+    ),
+    ParamSpec::float_open_min(
+        "beta",
+        0.5,
+        0.0,
+        1.0,
+        "",
+        "fraction of the window given up on a loss",
+    ),
     ParamSpec::float("k", 0.75, 0.0, 1.0, "", "exponent of the delay window increase"),
-    ParamSpec::float("gamma", 30.0, 0.0, 100_000.0, "packets", "queued packets above which dwnd shrinks"),
-    ParamSpec::float("zeta", 1.0, 0.0, 100.0, "", "dwnd gives back zeta * diff per RTT above gamma"),
-    ParamSpec::int("low_wnd", 41, 0, 0x7fff_ffff, "packets", "window below which the delay window does not grow"),
+    ParamSpec::float(
+        "gamma",
+        30.0,
+        0.0,
+        100_000.0,
+        "packets",
+        "queued packets above which dwnd shrinks",
+    ),
+    ParamSpec::float(
+        "zeta",
+        1.0,
+        0.0,
+        100.0,
+        "",
+        "dwnd gives back zeta * diff per RTT above gamma",
+    ),
+    ParamSpec::int(
+        "low_wnd",
+        41,
+        0,
+        0x7fff_ffff,
+        "packets",
+        "window below which the delay window does not grow",
+    ),
 ];
 
 /// Per-flow state.
@@ -84,7 +119,16 @@ pub struct State {
 
 impl Default for State {
     fn default() -> Self {
-        State { lwnd: 0, lwnd_cnt: 0, dwnd: 0.0, base_rtt_us: u32::MAX, round_min_rtt_us: u32::MAX, cnt_rtt: 0, diff: 0.0, round: RoundTracker::default() }
+        State {
+            lwnd: 0,
+            lwnd_cnt: 0,
+            dwnd: 0.0,
+            base_rtt_us: u32::MAX,
+            round_min_rtt_us: u32::MAX,
+            cnt_rtt: 0,
+            diff: 0.0,
+            round: RoundTracker::default(),
+        }
     }
 }
 
@@ -282,7 +326,10 @@ mod tests {
     fn end_round(c: &mut Compound, t: &mut TcpState, rtt_ms: u32) {
         c.st.cnt_rtt = 0;
         c.st.round_min_rtt_us = u32::MAX;
-        c.pkts_acked(t, &AckSample { pkts_acked: 1, rtt_us: Some(rtt_ms * 1000), in_flight: t.snd_cwnd });
+        c.pkts_acked(
+            t,
+            &AckSample { pkts_acked: 1, rtt_us: Some(rtt_ms * 1000), in_flight: t.snd_cwnd },
+        );
         t.delivered = t.delivered.wrapping_add(t.packets_in_flight + 1);
         c.st.lwnd_cnt = 0;
         t.snd_cwnd_cnt = 0;

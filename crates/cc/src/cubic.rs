@@ -136,9 +136,19 @@ impl Derived {
         let beta = ((cfg.beta * BETA_SCALE as f64).round() as u32).clamp(1, BETA_SCALE);
         let alpha = ((cfg.alpha * ALPHA_SCALE as f64).round() as u32).clamp(1, 2 * ALPHA_SCALE);
         // beta = 1: no decrease, alpha_aimd = 0, the Reno estimate never grows.
-        let beta_scale = if beta == BETA_SCALE { u32::MAX } else { 8 * (BETA_SCALE + beta) / 3 / (BETA_SCALE - beta) };
+        let beta_scale = if beta == BETA_SCALE {
+            u32::MAX
+        } else {
+            8 * (BETA_SCALE + beta) / 3 / (BETA_SCALE - beta)
+        };
         let bic_scale = cfg.bic_scale.max(1);
-        Derived { beta, alpha, beta_scale, cube_rtt_scale: bic_scale * 10, cube_factor: (1u64 << (10 + 3 * BICTCP_HZ)) / (bic_scale as u64 * 10) }
+        Derived {
+            beta,
+            alpha,
+            beta_scale,
+            cube_rtt_scale: bic_scale * 10,
+            cube_factor: (1u64 << (10 + 3 * BICTCP_HZ)) / (bic_scale as u64 * 10),
+        }
     }
 }
 
@@ -202,15 +212,65 @@ impl Default for CubicCore {
 
 /// The parameters of `cubic`, with tcp_cubic.c's names and defaults.
 pub const CUBIC_PARAMS: &[ParamSpec] = &[
-    ParamSpec::switch("fast_convergence", true, "lower W_max further when a loss comes before the last W_max"),
-    ParamSpec::float_open_min("beta", 0.7, 0.0, 1.0, "", "multiplicative decrease factor: cwnd -> beta * cwnd (kernel: 717/1024)"),
-    ParamSpec::int("initial_ssthresh", 0, 0, 0x7fff_ffff, "packets", "initial slow-start threshold, 0 = none; used only with hystart off"),
-    ParamSpec::int("bic_scale", 41, 1, 1024, "1/1024", "C in 1/1024ths relative to a 100 ms RTT (41: C = 0.4)"),
+    ParamSpec::switch(
+        "fast_convergence",
+        true,
+        "lower W_max further when a loss comes before the last W_max",
+    ),
+    ParamSpec::float_open_min(
+        "beta",
+        0.7,
+        0.0,
+        1.0,
+        "",
+        "multiplicative decrease factor: cwnd -> beta * cwnd (kernel: 717/1024)",
+    ),
+    ParamSpec::int(
+        "initial_ssthresh",
+        0,
+        0,
+        0x7fff_ffff,
+        "packets",
+        "initial slow-start threshold, 0 = none; used only with hystart off",
+    ),
+    ParamSpec::int(
+        "bic_scale",
+        41,
+        1,
+        1024,
+        "1/1024",
+        "C in 1/1024ths relative to a 100 ms RTT (41: C = 0.4)",
+    ),
     ParamSpec::switch("tcp_friendliness", true, "never grow slower than the Reno estimate"),
-    ParamSpec::switch("hystart", true, "hybrid slow start (leave slow start before the first loss)"),
-    ParamSpec::int("hystart_detect", 3, 0, 3, "", "HyStart detectors: 1 ACK train, 2 delay increase, 3 both"),
-    ParamSpec::int("hystart_low_window", 16, 0, 1_000_000, "packets", "HyStart acts only when cwnd is at least this"),
-    ParamSpec::int("hystart_ack_delta_us", 2000, 0, 1_000_000, "us", "ACKs closer than this count as one train"),
+    ParamSpec::switch(
+        "hystart",
+        true,
+        "hybrid slow start (leave slow start before the first loss)",
+    ),
+    ParamSpec::int(
+        "hystart_detect",
+        3,
+        0,
+        3,
+        "",
+        "HyStart detectors: 1 ACK train, 2 delay increase, 3 both",
+    ),
+    ParamSpec::int(
+        "hystart_low_window",
+        16,
+        0,
+        1_000_000,
+        "packets",
+        "HyStart acts only when cwnd is at least this",
+    ),
+    ParamSpec::int(
+        "hystart_ack_delta_us",
+        2000,
+        0,
+        1_000_000,
+        "us",
+        "ACKs closer than this count as one train",
+    ),
 ];
 
 fn on(v: f64) -> bool {
@@ -220,7 +280,14 @@ fn on(v: f64) -> bool {
 impl CubicCore {
     pub fn new(cfg: CubicConfig) -> CubicCore {
         let derived = Derived::of(&cfg);
-        CubicCore { cfg, derived, st: CubicState::default(), n: N_ONE, last_drain: None, in_slow_start: true }
+        CubicCore {
+            cfg,
+            derived,
+            st: CubicState::default(),
+            n: N_ONE,
+            last_drain: None,
+            in_slow_start: true,
+        }
     }
 
     /// The current value of a parameter (`alpha` included; wrappers list what they expose).
@@ -335,7 +402,8 @@ impl CubicCore {
                     ca.bic_origin_point = cwnd;
                 } else {
                     // K = cbrt((W_max - cwnd) / C) in 2^-10 s.
-                    ca.bic_k = cubic_root(d.cube_factor.wrapping_mul((ca.last_max_cwnd - cwnd) as u64));
+                    ca.bic_k =
+                        cubic_root(d.cube_factor.wrapping_mul((ca.last_max_cwnd - cwnd) as u64));
                     ca.bic_origin_point = ca.last_max_cwnd;
                 }
             }
@@ -352,9 +420,19 @@ impl CubicCore {
             let k = ca.bic_k as u64;
             let offs = t.abs_diff(k);
             // C/rtt * (t - K)^3 in packets: 410 * offs^3 >> 40.
-            let delta = ((d.cube_rtt_scale as u64).wrapping_mul(offs).wrapping_mul(offs).wrapping_mul(offs) >> (10 + 3 * BICTCP_HZ)) as u32;
-            let bic_target = if t < k { ca.bic_origin_point.wrapping_sub(delta) } else { ca.bic_origin_point.wrapping_add(delta) };
-            ca.cnt = if bic_target > cwnd { cwnd / (bic_target - cwnd) } else { 100u32.wrapping_mul(cwnd) };
+            let delta =
+                ((d.cube_rtt_scale as u64).wrapping_mul(offs).wrapping_mul(offs).wrapping_mul(offs)
+                    >> (10 + 3 * BICTCP_HZ)) as u32;
+            let bic_target = if t < k {
+                ca.bic_origin_point.wrapping_sub(delta)
+            } else {
+                ca.bic_origin_point.wrapping_add(delta)
+            };
+            ca.cnt = if bic_target > cwnd {
+                cwnd / (bic_target - cwnd)
+            } else {
+                100u32.wrapping_mul(cwnd)
+            };
             // Before the first loss the curve is too timid: at least 5% per RTT.
             if ca.last_max_cwnd == 0 && ca.cnt > 20 {
                 ca.cnt = 20;
@@ -364,7 +442,11 @@ impl CubicCore {
         // tcp_friendliness: the Reno estimate grows by one packet every
         // cwnd * beta_scale / 8 ACKed packets (alpha_aimd = 3(1-beta)/(1+beta) per RTT).
         if self.cfg.tcp_friendliness {
-            let mut delta = if d.beta_scale == u32::MAX { u32::MAX } else { cwnd.wrapping_mul(d.beta_scale) >> 3 };
+            let mut delta = if d.beta_scale == u32::MAX {
+                u32::MAX
+            } else {
+                cwnd.wrapping_mul(d.beta_scale) >> 3
+            };
             if self.n != N_ONE {
                 delta = (delta as u64 * N_ONE as u64 / self.n as u64) as u32;
             }
@@ -409,7 +491,8 @@ impl CubicCore {
         };
         // TCPTuner (tcp_tuner.c): W_max = W_max * alpha / 512.
         if d.alpha != ALPHA_SCALE {
-            ca.last_max_cwnd = (ca.last_max_cwnd as u64 * d.alpha as u64 / ALPHA_SCALE as u64) as u32;
+            ca.last_max_cwnd =
+                (ca.last_max_cwnd as u64 * d.alpha as u64 / ALPHA_SCALE as u64) as u32;
         }
     }
 
@@ -433,8 +516,13 @@ impl CubicCore {
             return 0;
         }
         // tcp_update_pacing_rate(): mss * (USEC_PER_SEC / 100 << 3) * ratio * cwnd / srtt_us(x8).
-        let ratio = if tp.snd_cwnd < tp.snd_ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
-        let rate = tp.mss_cache as u64 * ((1_000_000 / 100) << 3) * ratio * tp.snd_cwnd.max(tp.packets_in_flight) as u64 / tp.srtt_us as u64;
+        let ratio =
+            if tp.snd_cwnd < tp.snd_ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
+        let rate = tp.mss_cache as u64
+            * ((1_000_000 / 100) << 3)
+            * ratio
+            * tp.snd_cwnd.max(tp.packets_in_flight) as u64
+            / tp.srtt_us as u64;
         if rate == 0 {
             return 0;
         }
@@ -468,7 +556,11 @@ impl CubicCore {
             ca.curr_rtt = ca.curr_rtt.min(delay);
             if ca.sample_cnt < HYSTART_MIN_SAMPLES {
                 ca.sample_cnt += 1;
-            } else if ca.curr_rtt > ca.delay_min.wrapping_add((ca.delay_min >> 3).clamp(HYSTART_DELAY_MIN_US, HYSTART_DELAY_MAX_US)) {
+            } else if ca.curr_rtt
+                > ca.delay_min.wrapping_add(
+                    (ca.delay_min >> 3).clamp(HYSTART_DELAY_MIN_US, HYSTART_DELAY_MAX_US),
+                )
+            {
                 ca.found = true;
                 tp.snd_ssthresh = tp.snd_cwnd;
             }
@@ -482,7 +574,9 @@ impl CubicCore {
         }
         let Some(rtt) = sample.rtt_us else { return };
         // Discard delay samples right after fast recovery (one second).
-        if self.st.epoch_start != 0 && (tp.jiffies().wrapping_sub(self.st.epoch_start) as i32) < tp.hz as i32 {
+        if self.st.epoch_start != 0
+            && (tp.jiffies().wrapping_sub(self.st.epoch_start) as i32) < tp.hz as i32
+        {
             return;
         }
         let delay = rtt.max(1);
@@ -505,7 +599,10 @@ impl CubicCore {
         report("tcp_cwnd", s.tcp_cwnd as f64);
         report("delay_min_us", s.delay_min as f64);
         // 1 while HyStart watches: enabled, in slow start, no exit point found yet.
-        report("in_hystart", if self.cfg.hystart && !s.found && self.in_slow_start { 1.0 } else { 0.0 });
+        report(
+            "in_hystart",
+            if self.cfg.hystart && !s.found && self.in_slow_start { 1.0 } else { 0.0 },
+        );
     }
 }
 
@@ -610,7 +707,9 @@ pub(crate) mod tests {
     /// kernel's fixed point makes it.
     #[test]
     fn k_matches_the_closed_form() {
-        for (wmax, cwnd) in [(100u32, 70u32), (1000, 700), (10_000, 7_000), (1_000_000, 700_000), (20, 14)] {
+        for (wmax, cwnd) in
+            [(100u32, 70u32), (1000, 700), (10_000, 7_000), (1_000_000, 700_000), (20, 14)]
+        {
             let mut c = CubicCore::default();
             c.st.last_max_cwnd = wmax;
             let mut tp = ca_state(cwnd);
@@ -645,13 +744,16 @@ pub(crate) mod tests {
             c.update(&tp, cwnd, 1);
             let t = t_ms as f64 / 1000.0;
             let w = 0.4004 * (t - k).powi(3) + wmax as f64; // 410/1024 = 0.4004
-            // Recover the kernel's integer target from its own formula for comparison.
+                                                            // Recover the kernel's integer target from its own formula for comparison.
             let t_units = (t_ms << 10) / 1000;
             let kk = c.st.bic_k as u64;
             let offs = t_units.abs_diff(kk);
             let delta = ((410 * offs * offs * offs) >> 40) as f64;
             let target = if t_units < kk { wmax as f64 - delta } else { wmax as f64 + delta };
-            assert!((target - w).abs() <= 1.0 + 0.002 * w, "t = {t}: integer target {target} vs W(t) {w}");
+            assert!(
+                (target - w).abs() <= 1.0 + 0.002 * w,
+                "t = {t}: integer target {target} vs W(t) {w}"
+            );
             if target > cwnd as f64 {
                 let expect = ((cwnd as f64 / (target - cwnd as f64)).floor() as u32).max(2);
                 assert_eq!(c.st.cnt, expect, "t = {t}");
@@ -721,14 +823,22 @@ pub(crate) mod tests {
             for _ in 0..w {
                 let cwnd = tp.snd_cwnd;
                 c.cong_avoid(&mut tp, 1);
-                if c.st.tcp_cwnd > cwnd && c.st.cnt == (cwnd / (c.st.tcp_cwnd - cwnd)).max(2) && c.st.cnt < 20 {
+                if c.st.tcp_cwnd > cwnd
+                    && c.st.cnt == (cwnd / (c.st.tcp_cwnd - cwnd)).max(2)
+                    && c.st.cnt < 20
+                {
                     reno_paced += 1;
                 }
             }
             tp.now_us += 1000;
         }
         assert!(reno_paced >= 10, "cnt set by the Reno estimate on {reno_paced} ACKs");
-        assert!(c.st.tcp_cwnd > c.st.bic_origin_point, "Reno estimate {} passed the plateau {}", c.st.tcp_cwnd, c.st.bic_origin_point);
+        assert!(
+            c.st.tcp_cwnd > c.st.bic_origin_point,
+            "Reno estimate {} passed the plateau {}",
+            c.st.tcp_cwnd,
+            c.st.bic_origin_point
+        );
         // Reno with alpha_aimd = 3 * 0.3 / 1.7 ~ 0.53 packets per RTT from 20 would be
         // ~73 after 100 RTTs; Linux gets less because bictcp_update() returns early
         // (cwnd unchanged and less than HZ/32 since the last update), so the estimate
@@ -747,7 +857,12 @@ pub(crate) mod tests {
             }
             tp2.now_us += 1000;
         }
-        assert!(tp2.snd_cwnd + 20 < tp.snd_cwnd, "without the Reno estimate cwnd {} < {}", tp2.snd_cwnd, tp.snd_cwnd);
+        assert!(
+            tp2.snd_cwnd + 20 < tp.snd_cwnd,
+            "without the Reno estimate cwnd {} < {}",
+            tp2.snd_cwnd,
+            tp.snd_cwnd
+        );
     }
 
     /// HyStart: RTT samples rising by more than the clamped threshold during slow start
@@ -767,7 +882,10 @@ pub(crate) mod tests {
         }
         let mut tp = TcpState::new(1448, 10);
         let trace = replay_with(&mut c, &mut tp, &events);
-        let exit = trace.iter().position(|&(_, ssthresh)| ssthresh != tcp::INFINITE_SSTHRESH).expect("HyStart never fired");
+        let exit = trace
+            .iter()
+            .position(|&(_, ssthresh)| ssthresh != tcp::INFINITE_SSTHRESH)
+            .expect("HyStart never fired");
         assert!(exit >= 5, "left slow start only once the delay rose (step {exit})");
         let (cwnd, ssthresh) = trace[exit];
         assert!(ssthresh <= cwnd && ssthresh >= 16, "ssthresh {ssthresh} cwnd {cwnd}");
@@ -787,13 +905,20 @@ pub(crate) mod tests {
             // Six rounds, each with its ACKs `spacing_us` apart.
             for _ in 0..6 {
                 let d = spacing_us * tp.snd_cwnd as u64;
-                trace.extend(replay_with_noinit(&mut c, &mut tp, &[Event::AckRound { rtt_us: 20_000, duration_us: d }]));
+                trace.extend(replay_with_noinit(
+                    &mut c,
+                    &mut tp,
+                    &[Event::AckRound { rtt_us: 20_000, duration_us: d }],
+                ));
             }
             (trace, c.core.st.found, tp)
         };
         let (trace, found, tp) = run(1000);
         assert!(found, "{trace:?}");
-        assert_eq!(tp.snd_ssthresh, trace.iter().find(|t| t.1 != tcp::INFINITE_SSTHRESH).unwrap().1);
+        assert_eq!(
+            tp.snd_ssthresh,
+            trace.iter().find(|t| t.1 != tcp::INFINITE_SSTHRESH).unwrap().1
+        );
         assert!(tp.snd_ssthresh >= 16 && tp.snd_ssthresh < 80, "left at {}", tp.snd_ssthresh);
         let (_, found, tp) = run(3000);
         assert!(!found && tp.snd_ssthresh == tcp::INFINITE_SSTHRESH);
@@ -803,7 +928,8 @@ pub(crate) mod tests {
     fn hystart_does_not_fire_on_a_flat_rtt_or_below_the_low_window() {
         let mut c = Cubic::default();
         c.apply_param("hystart_detect", HYSTART_DELAY as f64);
-        let events: Vec<_> = (0..6).map(|_| Event::AckRound { rtt_us: 50_000, duration_us: 50_000 }).collect();
+        let events: Vec<_> =
+            (0..6).map(|_| Event::AckRound { rtt_us: 50_000, duration_us: 50_000 }).collect();
         let mut tp = TcpState::new(1448, 10);
         let trace = replay_with(&mut c, &mut tp, &events);
         assert!(trace.iter().all(|&(_, s)| s == tcp::INFINITE_SSTHRESH));
@@ -815,7 +941,10 @@ pub(crate) mod tests {
         for i in 0..20u32 {
             tp.now_us += 10_000;
             tp.delivered += 1;
-            c.pkts_acked(&mut tp, &AckSample { pkts_acked: 1, rtt_us: Some(50_000 + i * 10_000), in_flight: 2 });
+            c.pkts_acked(
+                &mut tp,
+                &AckSample { pkts_acked: 1, rtt_us: Some(50_000 + i * 10_000), in_flight: 2 },
+            );
         }
         assert_eq!(tp.snd_ssthresh, tcp::INFINITE_SSTHRESH);
     }

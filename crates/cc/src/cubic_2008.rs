@@ -25,7 +25,14 @@ use crate::registry::AlgorithmInfo;
 use crate::{AckSample, CaState, CongestionControl, TcpState};
 
 pub const CUBIC2008_PARAMS: &[ParamSpec] = &[
-    ParamSpec::float_open_min("beta", 0.2, 0.0, 1.0, "", "window decrease at a loss: cwnd -> (1 - beta) cwnd"),
+    ParamSpec::float_open_min(
+        "beta",
+        0.2,
+        0.0,
+        1.0,
+        "",
+        "window decrease at a loss: cwnd -> (1 - beta) cwnd",
+    ),
     ParamSpec::float_open_min("c", 0.4, 0.0, 10.0, "segments/s^3", "C, the cubic's scale"),
     ParamSpec::switch("fast_convergence", true, "(3.7) fast convergence"),
     ParamSpec::switch("tcp_friendliness", true, "(3.3) TCP-friendly region"),
@@ -106,7 +113,11 @@ impl CongestionControl for Cubic2008 {
     fn ssthresh(&mut self, tp: &TcpState) -> u32 {
         let cwnd = tp.snd_cwnd as f64;
         self.st.epoch_start = 0.0;
-        self.st.w_last_max = if cwnd < self.st.w_last_max && self.knobs.fast_convergence { cwnd * (2.0 - self.knobs.beta) / 2.0 } else { cwnd };
+        self.st.w_last_max = if cwnd < self.st.w_last_max && self.knobs.fast_convergence {
+            cwnd * (2.0 - self.knobs.beta) / 2.0
+        } else {
+            cwnd
+        };
         ((cwnd * (1.0 - self.knobs.beta)) as u32).max(2)
     }
 
@@ -179,7 +190,10 @@ mod tests {
 
     #[test]
     fn k_and_target_follow_the_closed_form() {
-        let mut c = Cubic2008 { knobs: CubicKnobs { tcp_friendliness: false, ..CubicKnobs::with_beta(0.2) }, ..Default::default() };
+        let mut c = Cubic2008 {
+            knobs: CubicKnobs { tcp_friendliness: false, ..CubicKnobs::with_beta(0.2) },
+            ..Default::default()
+        };
         c.st.w_last_max = 1000.0;
         c.update(800.0, 10.0);
         assert!((c.st.k - (200.0f64 / 0.4).cbrt()).abs() < 1e-12);
@@ -198,6 +212,11 @@ mod tests {
             c.cong_avoid(&mut tp, 1);
         }
         // W_tcp grows by 3 * 0.2 / 1.8 = 1/3 per cwnd of ACKs, and drags cwnd along.
-        assert!(c.st.w_tcp > 12.0 && tp.snd_cwnd as f64 >= c.st.w_tcp - 2.0, "w_tcp {} cwnd {}", c.st.w_tcp, tp.snd_cwnd);
+        assert!(
+            c.st.w_tcp > 12.0 && tp.snd_cwnd as f64 >= c.st.w_tcp - 2.0,
+            "w_tcp {} cwnd {}",
+            c.st.w_tcp,
+            tp.snd_cwnd
+        );
     }
 }

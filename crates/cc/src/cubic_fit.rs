@@ -64,7 +64,17 @@ impl Default for CubicFit {
     fn default() -> Self {
         let mut core = CubicCore::new(CubicConfig::default());
         set_n(&mut core, N_ONE);
-        CubicFit { core, hz: 1000, rtt_min_us: 0, rtt_max_us: 0, rtt_avg_us: 0, alpha: 0.0, period_start_us: 0, period_sum_us: 0, period_samples: 0 }
+        CubicFit {
+            core,
+            hz: 1000,
+            rtt_min_us: 0,
+            rtt_max_us: 0,
+            rtt_avg_us: 0,
+            alpha: 0.0,
+            period_start_us: 0,
+            period_sum_us: 0,
+            period_samples: 0,
+        }
     }
 }
 
@@ -103,7 +113,8 @@ pub const RTT_CAP_US: u64 = 1 << 26;
 impl CubicFit {
     pub const INFO: AlgorithmInfo = AlgorithmInfo {
         name: "cubic-fit",
-        summary: "CUBIC-FIT: N virtual CUBIC flows in one window, N from queueing delay every 500 ms",
+        summary:
+            "CUBIC-FIT: N virtual CUBIC flows in one window, N from queueing delay every 500 ms",
         source: "Wang et al., IEEE Commun. Lett. 2013 (Eqs. 5, 6); Linux tcp_cubic.c framework",
         params: FIT_PARAMS,
     };
@@ -127,7 +138,8 @@ impl CubicFit {
             let avg = self.period_sum_us / self.period_samples as u64;
             let (min, max) = (self.rtt_min_us as u64, self.rtt_max_us as u64);
             self.rtt_avg_us = avg as u32;
-            self.alpha = if max == 0 { 0.0 } else { ((max - min) as f64 / (2.0 * max as f64)).min(0.1) };
+            self.alpha =
+                if max == 0 { 0.0 } else { ((max - min) as f64 / (2.0 * max as f64)).min(0.1) };
             let n = next_n(self.core.n, avg, min, max);
             if n != self.core.n {
                 set_n(&mut self.core, n);
@@ -244,11 +256,25 @@ mod tests {
 
     #[test]
     fn next_n_matches_eq6_in_floating_point() {
-        for &(n, avg, min, max) in &[(1.0, 120.0, 100.0, 300.0), (5.0, 101.0, 100.0, 104.0), (20.0, 100.5, 100.0, 101.0), (3.0, 110.0, 100.0, 115.0)] {
+        for &(n, avg, min, max) in &[
+            (1.0, 120.0, 100.0, 300.0),
+            (5.0, 101.0, 100.0, 104.0),
+            (20.0, 100.5, 100.0, 101.0),
+            (3.0, 110.0, 100.0, 115.0),
+        ] {
             let alpha = f64::min(0.1, (max - min) / (2.0 * max));
             let exact = f64::max(1.0, n + 1.0 - (avg - min) / (alpha * avg) * n);
-            let got = next_n((n * 1024.0) as u32, (avg * 1000.0) as u64, (min * 1000.0) as u64, (max * 1000.0) as u64) as f64 / 1024.0;
-            assert!((got - exact).abs() < 0.01 + 0.001 * exact, "N {n} avg {avg}: {got} vs {exact}");
+            let got = next_n(
+                (n * 1024.0) as u32,
+                (avg * 1000.0) as u64,
+                (min * 1000.0) as u64,
+                (max * 1000.0) as u64,
+            ) as f64
+                / 1024.0;
+            assert!(
+                (got - exact).abs() < 0.01 + 0.001 * exact,
+                "N {n} avg {avg}: {got} vs {exact}"
+            );
         }
     }
 
@@ -301,6 +327,11 @@ mod tests {
         let get = |k: &str| seen.iter().find(|(n, _)| *n == k).map(|x| x.1);
         assert_eq!(get("rtt_min_us"), Some(100_000.0));
         assert_eq!(get("rtt_max_us"), Some(102_000.0));
-        assert!(get("n").is_some() && get("alpha").is_some() && get("rtt_avg_us").unwrap() > 100_000.0 && get("w_max").is_some());
+        assert!(
+            get("n").is_some()
+                && get("alpha").is_some()
+                && get("rtt_avg_us").unwrap() > 100_000.0
+                && get("w_max").is_some()
+        );
     }
 }

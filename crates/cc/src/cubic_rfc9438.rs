@@ -28,7 +28,14 @@ use crate::{tcp, AckSample, CaState, CongestionControl, TcpState};
 
 /// Parameters (Sec. 5 recommends C = 0.4 and beta = 0.7).
 pub const RFC9438_PARAMS: &[ParamSpec] = &[
-    ParamSpec::float_open_min("beta", 0.7, 0.0, 1.0, "", "beta_cubic: cwnd -> beta * flight size at a congestion event"),
+    ParamSpec::float_open_min(
+        "beta",
+        0.7,
+        0.0,
+        1.0,
+        "",
+        "beta_cubic: cwnd -> beta * flight size at a congestion event",
+    ),
     ParamSpec::float_open_min("c", 0.4, 0.0, 10.0, "segments/s^3", "C, the cubic's scale"),
     ParamSpec::switch("fast_convergence", true, "Sec. 4.7 fast convergence"),
     ParamSpec::switch("tcp_friendliness", true, "Sec. 4.3 Reno-friendly region"),
@@ -64,7 +71,16 @@ pub struct CubicRfc9438 {
 
 impl Default for CubicRfc9438 {
     fn default() -> Self {
-        CubicRfc9438 { knobs: CubicKnobs::with_beta(0.7), w_max: 0.0, k: 0.0, cwnd_prior: 0.0, w_est: 0.0, epoch_start_us: None, cwnd: 0.0, saved: Saved::default() }
+        CubicRfc9438 {
+            knobs: CubicKnobs::with_beta(0.7),
+            w_max: 0.0,
+            k: 0.0,
+            cwnd_prior: 0.0,
+            w_est: 0.0,
+            epoch_start_us: None,
+            cwnd: 0.0,
+            saved: Saved::default(),
+        }
     }
 }
 
@@ -92,10 +108,15 @@ impl CubicRfc9438 {
 
 impl CongestionControl for CubicRfc9438 {
     fn ssthresh(&mut self, tp: &TcpState) -> u32 {
-        self.saved = Saved { w_max: self.w_max, k: self.k, cwnd_prior: self.cwnd_prior, w_est: self.w_est };
+        self.saved =
+            Saved { w_max: self.w_max, k: self.k, cwnd_prior: self.cwnd_prior, w_est: self.w_est };
         let cwnd = tp.snd_cwnd as f64;
         // Sec. 4.7 fast convergence.
-        self.w_max = if self.knobs.fast_convergence && cwnd < self.w_max { cwnd * (1.0 + self.knobs.beta) / 2.0 } else { cwnd };
+        self.w_max = if self.knobs.fast_convergence && cwnd < self.w_max {
+            cwnd * (1.0 + self.knobs.beta) / 2.0
+        } else {
+            cwnd
+        };
         self.cwnd_prior = cwnd;
         self.epoch_start_us = None;
         // Sec. 4.6: ssthresh = flight_size * beta_cubic, at least 2 segments.
@@ -193,7 +214,10 @@ mod tests {
 
     #[test]
     fn k_and_w_of_t_closed_form() {
-        let mut c = CubicRfc9438 { knobs: CubicKnobs { tcp_friendliness: false, ..CubicKnobs::with_beta(0.7) }, ..Default::default() };
+        let mut c = CubicRfc9438 {
+            knobs: CubicKnobs { tcp_friendliness: false, ..CubicKnobs::with_beta(0.7) },
+            ..Default::default()
+        };
         let mut tp = ca_state(1000);
         tp.packets_in_flight = 1000;
         tp.snd_ssthresh = c.ssthresh(&tp);
@@ -218,7 +242,10 @@ mod tests {
     /// Target clamp: at most +50% per RTT even far above the plateau.
     #[test]
     fn growth_is_at_most_one_and_a_half_per_rtt() {
-        let mut c = CubicRfc9438 { knobs: CubicKnobs { tcp_friendliness: false, ..CubicKnobs::with_beta(0.7) }, ..Default::default() };
+        let mut c = CubicRfc9438 {
+            knobs: CubicKnobs { tcp_friendliness: false, ..CubicKnobs::with_beta(0.7) },
+            ..Default::default()
+        };
         let mut tp = ca_state(100);
         c.w_max = 10.0;
         tp.now_us = 100_000_000;
@@ -228,6 +255,10 @@ mod tests {
         for _ in 0..before {
             c.cong_avoid(&mut tp, 1);
         }
-        assert!(tp.snd_cwnd as f64 <= 1.5 * before as f64 + 1.0 && tp.snd_cwnd > before + 30, "{before} -> {}", tp.snd_cwnd);
+        assert!(
+            tp.snd_cwnd as f64 <= 1.5 * before as f64 + 1.0 && tp.snd_cwnd > before + 30,
+            "{before} -> {}",
+            tp.snd_cwnd
+        );
     }
 }

@@ -86,7 +86,12 @@ mod tests {
         for d in 1..=1_000_000u64 {
             check(d);
         }
-        assert!(worst.0 < 0.002, "worst error {:.4}% at W_max - cwnd = {}", worst.0 * 100.0, worst.1);
+        assert!(
+            worst.0 < 0.002,
+            "worst error {:.4}% at W_max - cwnd = {}",
+            worst.0 * 100.0,
+            worst.1
+        );
         assert!(sum / n as f64 <= 0.002);
     }
 

@@ -40,8 +40,16 @@ impl Default for Config {
 }
 
 const PARAMS: &[ParamSpec] = &[
-    ParamSpec::switch("use_rtt_scaling", true, "scale the increase by minRTT/100ms for RTT fairness"),
-    ParamSpec::switch("use_bandwidth_switch", true, "beta back to 0.5 when throughput changed by over 20%"),
+    ParamSpec::switch(
+        "use_rtt_scaling",
+        true,
+        "scale the increase by minRTT/100ms for RTT fairness",
+    ),
+    ParamSpec::switch(
+        "use_bandwidth_switch",
+        true,
+        "beta back to 0.5 when throughput changed by over 20%",
+    ),
 ];
 
 /// Per-flow state (Linux `struct htcp`). Times and RTTs in jiffies.
@@ -288,7 +296,10 @@ impl CongestionControl for Htcp {
         st.packetcount = st.packetcount.saturating_add(sample.pkts_acked);
         let alpha_int = (st.alpha >> 7).max(1);
         let elapsed = now.wrapping_sub(st.lasttime);
-        if st.packetcount >= tp.snd_cwnd.saturating_sub(alpha_int) && elapsed >= st.min_rtt && st.min_rtt > 0 {
+        if st.packetcount >= tp.snd_cwnd.saturating_sub(alpha_int)
+            && elapsed >= st.min_rtt
+            && st.min_rtt > 0
+        {
             let cur_bi = (st.packetcount as u64 * tp.hz as u64 / elapsed as u64) as u32;
             if now.wrapping_sub(st.last_cong) / st.min_rtt <= 3 {
                 // Just after a backoff: start afresh.
@@ -390,7 +401,11 @@ mod tests {
     /// deep queue (100/300) -> 0.5.
     #[test]
     fn beta_adapts_to_the_rtt_ratio() {
-        let cases = [(&[100, 110, 120, 125][..], 102), (&[100, 115, 130, 145, 150][..], 85), (&[100, 120, 140, 160, 180, 200, 220, 240, 260, 280, 300][..], 64)];
+        let cases = [
+            (&[100, 110, 120, 125][..], 102),
+            (&[100, 115, 130, 145, 150][..], 85),
+            (&[100, 120, 140, 160, 180, 200, 220, 240, 260, 280, 300][..], 64),
+        ];
         for (rtts, beta) in cases {
             let mut t = tp(1000);
             let mut h = with_rtts(&mut t, rtts);

@@ -67,7 +67,15 @@ pub struct State {
 
 impl Default for State {
     fn default() -> Self {
-        State { hybla_en: true, snd_cwnd_cents: 0, rho: 0, rho2: 0, rho_3ls: 0, rho2_7ls: 0, minrtt_us: u32::MAX }
+        State {
+            hybla_en: true,
+            snd_cwnd_cents: 0,
+            rho: 0,
+            rho2: 0,
+            rho_3ls: 0,
+            rho2_7ls: 0,
+            minrtt_us: u32::MAX,
+        }
     }
 }
 

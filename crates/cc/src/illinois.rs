@@ -53,8 +53,22 @@ impl Default for Config {
 }
 
 const PARAMS: &[ParamSpec] = &[
-    ParamSpec::int("win_thresh", 15, 0, 0x7fff_ffff, "packets", "window below which Illinois behaves as Reno"),
-    ParamSpec::int("theta", 5, 1, 255, "RTTs", "low-delay RTTs before alpha may return to its maximum"),
+    ParamSpec::int(
+        "win_thresh",
+        15,
+        0,
+        0x7fff_ffff,
+        "packets",
+        "window below which Illinois behaves as Reno",
+    ),
+    ParamSpec::int(
+        "theta",
+        5,
+        1,
+        255,
+        "RTTs",
+        "low-delay RTTs before alpha may return to its maximum",
+    ),
 ];
 
 /// Per-flow state (Linux `struct illinois`). RTTs in microseconds.
@@ -105,7 +119,8 @@ pub struct Illinois {
 impl Illinois {
     pub const INFO: AlgorithmInfo = AlgorithmInfo {
         name: "illinois",
-        summary: "Illinois: AIMD whose alpha (10 to 0.3) and beta (1/8 to 1/2) follow queueing delay",
+        summary:
+            "Illinois: AIMD whose alpha (10 to 0.3) and beta (1/8 to 1/2) follow queueing delay",
         source: "Liu, Başar, Srikant, Performance Evaluation 2008; Linux net/ipv4/tcp_illinois.c",
         params: PARAMS,
     };
@@ -143,7 +158,8 @@ impl Illinois {
         self.st.rtt_above = true;
         // alpha = k1 / (k2 + da), with the curve through (d1, max) and (dm, min).
         let (dm, da) = ((dm - d1) as u64, (da - d1) as u64);
-        ((dm * ALPHA_MAX as u64) / (dm + (da * (ALPHA_MAX - ALPHA_MIN) as u64) / ALPHA_MIN as u64)) as u32
+        ((dm * ALPHA_MAX as u64) / (dm + (da * (ALPHA_MAX - ALPHA_MIN) as u64) / ALPHA_MIN as u64))
+            as u32
     }
 
     fn update_params(&mut self, tp: &TcpState) {
@@ -170,7 +186,9 @@ fn beta(da: u32, dm: u32) -> u32 {
     if da >= d3 || d3 <= d2 {
         return BETA_MAX;
     }
-    ((BETA_MIN as u64 * d3 as u64 + (BETA_MAX - BETA_MIN) as u64 * da as u64 - BETA_MAX as u64 * d2 as u64) / (d3 - d2) as u64) as u32
+    ((BETA_MIN as u64 * d3 as u64 + (BETA_MAX - BETA_MIN) as u64 * da as u64
+        - BETA_MAX as u64 * d2 as u64)
+        / (d3 - d2) as u64) as u32
 }
 
 impl CongestionControl for Illinois {

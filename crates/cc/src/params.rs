@@ -35,21 +35,78 @@ pub struct ParamSpec {
 
 impl ParamSpec {
     /// A real-valued parameter in `[min, max]`.
-    pub const fn float(name: &'static str, default: f64, min: f64, max: f64, unit: &'static str, doc: &'static str) -> ParamSpec {
-        ParamSpec { name, kind: ParamKind::Float, default, min, min_exclusive: false, max, unit, doc }
+    pub const fn float(
+        name: &'static str,
+        default: f64,
+        min: f64,
+        max: f64,
+        unit: &'static str,
+        doc: &'static str,
+    ) -> ParamSpec {
+        ParamSpec {
+            name,
+            kind: ParamKind::Float,
+            default,
+            min,
+            min_exclusive: false,
+            max,
+            unit,
+            doc,
+        }
     }
     /// A real-valued parameter in `(min, max]` (TCPTuner's ranges for alpha and beta).
-    pub const fn float_open_min(name: &'static str, default: f64, min: f64, max: f64, unit: &'static str, doc: &'static str) -> ParamSpec {
-        ParamSpec { name, kind: ParamKind::Float, default, min, min_exclusive: true, max, unit, doc }
+    pub const fn float_open_min(
+        name: &'static str,
+        default: f64,
+        min: f64,
+        max: f64,
+        unit: &'static str,
+        doc: &'static str,
+    ) -> ParamSpec {
+        ParamSpec {
+            name,
+            kind: ParamKind::Float,
+            default,
+            min,
+            min_exclusive: true,
+            max,
+            unit,
+            doc,
+        }
     }
     /// A whole-number parameter in `[min, max]`.
-    pub const fn int(name: &'static str, default: u64, min: u64, max: u64, unit: &'static str, doc: &'static str) -> ParamSpec {
-        ParamSpec { name, kind: ParamKind::Int, default: default as f64, min: min as f64, min_exclusive: false, max: max as f64, unit, doc }
+    pub const fn int(
+        name: &'static str,
+        default: u64,
+        min: u64,
+        max: u64,
+        unit: &'static str,
+        doc: &'static str,
+    ) -> ParamSpec {
+        ParamSpec {
+            name,
+            kind: ParamKind::Int,
+            default: default as f64,
+            min: min as f64,
+            min_exclusive: false,
+            max: max as f64,
+            unit,
+            doc,
+        }
     }
     /// An on/off switch.
     pub const fn switch(name: &'static str, default: bool, doc: &'static str) -> ParamSpec {
         let d = if default { 1.0 } else { 0.0 };
-        ParamSpec { name, kind: ParamKind::Bool, default: d, min: 0.0, min_exclusive: false, max: 1.0, unit: "", doc }
+        ParamSpec {
+            name,
+            kind: ParamKind::Bool,
+            default: d,
+            min: 0.0,
+            min_exclusive: false,
+            max: 1.0,
+            unit: "",
+            doc,
+        }
     }
 
     /// The allowed values in words, e.g. `(0, 2]`, `integer in [0, 255]`, `true or false`.
@@ -66,7 +123,12 @@ impl ParamSpec {
 
     /// Checks `value` against kind and range.
     pub fn check(&self, algorithm: &str, value: f64) -> Result<f64, ParamError> {
-        let bad = || ParamError::OutOfRange { algorithm: algorithm.to_string(), name: self.name, value, allowed: self.allowed() };
+        let bad = || ParamError::OutOfRange {
+            algorithm: algorithm.to_string(),
+            name: self.name,
+            value,
+            allowed: self.allowed(),
+        };
         if !value.is_finite() {
             return Err(bad());
         }
@@ -95,7 +157,11 @@ impl fmt::Display for ParamError {
                 write!(f, "algorithm \"{algorithm}\" has no parameter \"{name}\" (it has no tunable parameters)")
             }
             ParamError::Unknown { algorithm, name, known } => {
-                write!(f, "algorithm \"{algorithm}\" has no parameter \"{name}\"; its parameters are: {}", known.join(", "))
+                write!(
+                    f,
+                    "algorithm \"{algorithm}\" has no parameter \"{name}\"; its parameters are: {}",
+                    known.join(", ")
+                )
             }
             ParamError::OutOfRange { algorithm, name, value, allowed } => {
                 write!(f, "{algorithm} parameter \"{name}\" = {value} is out of range; allowed: {allowed}")

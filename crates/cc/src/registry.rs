@@ -7,7 +7,10 @@
 //! `pub const INFO: AlgorithmInfo`, declare the module in `lib.rs`, and add one line to
 //! the `algorithms!` list below.
 
-use crate::{AckFlags, AckSample, CaEvent, CaState, CongestionControl, LossRecovery, ParamError, ParamSpec, RateSample, TcpState};
+use crate::{
+    AckFlags, AckSample, CaEvent, CaState, CongestionControl, LossRecovery, ParamError, ParamSpec,
+    RateSample, TcpState,
+};
 use std::fmt;
 
 /// Describes an algorithm for listings and validation.
@@ -169,7 +172,10 @@ pub fn spec_of(info: &'static AlgorithmInfo, name: &str) -> Result<&'static Para
 
 /// The description of the algorithm called `name`.
 pub fn info_of(name: &str) -> Result<&'static AlgorithmInfo, UnknownAlgorithm> {
-    ALGORITHMS.iter().find(|a| a.name == name).ok_or_else(|| UnknownAlgorithm { name: name.to_string() })
+    ALGORITHMS
+        .iter()
+        .find(|a| a.name == name)
+        .ok_or_else(|| UnknownAlgorithm { name: name.to_string() })
 }
 
 #[cfg(test)]
@@ -182,8 +188,19 @@ mod tests {
             let a = Algorithm::new(info.name).unwrap();
             assert_eq!(a.name(), info.name);
             for p in info.params {
-                assert!(p.check(info.name, p.default).is_ok(), "{}.{} default outside its range", info.name, p.name);
-                assert_eq!(a.param(p.name), Some(p.default), "{}.{} starts at its default", info.name, p.name);
+                assert!(
+                    p.check(info.name, p.default).is_ok(),
+                    "{}.{} default outside its range",
+                    info.name,
+                    p.name
+                );
+                assert_eq!(
+                    a.param(p.name),
+                    Some(p.default),
+                    "{}.{} starts at its default",
+                    info.name,
+                    p.name
+                );
             }
         }
     }

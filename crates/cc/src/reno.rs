@@ -12,7 +12,8 @@ pub struct Reno;
 impl Reno {
     pub const INFO: AlgorithmInfo = AlgorithmInfo {
         name: "reno",
-        summary: "Reno as Linux runs it: slow start, +1 packet per RTT, halve on loss, SACK recovery",
+        summary:
+            "Reno as Linux runs it: slow start, +1 packet per RTT, halve on loss, SACK recovery",
         source: "Linux net/ipv4/tcp_cong.c (tcp_reno_*); RFC 5681",
         params: &[],
     };

@@ -56,14 +56,22 @@ pub fn replay(algo: &mut dyn CongestionControl, events: &[Event]) -> Vec<(u32, u
 }
 
 /// Replays `events` starting from `tp` (calls `init` first); `tp` is left as it ends.
-pub fn replay_with(algo: &mut dyn CongestionControl, tp: &mut TcpState, events: &[Event]) -> Vec<(u32, u32)> {
+pub fn replay_with(
+    algo: &mut dyn CongestionControl,
+    tp: &mut TcpState,
+    events: &[Event],
+) -> Vec<(u32, u32)> {
     algo.init(tp);
     tp.packets_in_flight = tp.snd_cwnd;
     replay_with_noinit(algo, tp, events)
 }
 
 /// Continues a replay on an algorithm and state already initialised.
-pub fn replay_with_noinit(algo: &mut dyn CongestionControl, tp: &mut TcpState, events: &[Event]) -> Vec<(u32, u32)> {
+pub fn replay_with_noinit(
+    algo: &mut dyn CongestionControl,
+    tp: &mut TcpState,
+    events: &[Event],
+) -> Vec<(u32, u32)> {
     let mut prior_ssthresh = tp.snd_ssthresh;
     let mut trace = Vec::with_capacity(events.len());
     for ev in events {
@@ -133,7 +141,10 @@ fn ack(algo: &mut dyn CongestionControl, tp: &mut TcpState, acked: u32, rtt_us: 
     let sample = AckSample { pkts_acked: acked, rtt_us, in_flight: tp.packets_in_flight };
     algo.pkts_acked(tp, &sample);
     tp.packets_in_flight = tp.packets_in_flight.saturating_sub(acked);
-    algo.in_ack_event(tp, AckFlags { acked_bytes: acked.saturating_mul(tp.mss_cache), ..AckFlags::default() });
+    algo.in_ack_event(
+        tp,
+        AckFlags { acked_bytes: acked.saturating_mul(tp.mss_cache), ..AckFlags::default() },
+    );
     algo.cong_avoid(tp, acked);
     tp.packets_in_flight = tp.snd_cwnd;
 }
@@ -165,7 +176,11 @@ mod tests {
 
     #[test]
     fn same_events_same_trace() {
-        let events = [Event::AckRound { rtt_us: 30_000, duration_us: 30_000 }, Event::Loss, Event::Advance { us: 5_000 }];
+        let events = [
+            Event::AckRound { rtt_us: 30_000, duration_us: 30_000 },
+            Event::Loss,
+            Event::Advance { us: 5_000 },
+        ];
         assert_eq!(replay(&mut Reno, &events), replay(&mut Reno, &events));
     }
 }
@@ -174,12 +189,15 @@ mod tests {
 /// part of CUBIC (slow start and HyStart, the cubic epoch, fast convergence, the
 /// Reno-friendly region at a short RTT, timeouts, undo, idle restart, a live retune).
 pub fn standard_sequences() -> Vec<(&'static str, Vec<Event>)> {
-    let rounds = |n: usize, rtt_us: u32| vec![Event::AckRound { rtt_us, duration_us: rtt_us as u64 }; n];
+    let rounds =
+        |n: usize, rtt_us: u32| vec![Event::AckRound { rtt_us, duration_us: rtt_us as u64 }; n];
     let mut out = vec![];
 
     // Slow start with a rising RTT (HyStart delay), then a cubic epoch, two losses.
     let mut ev = rounds(4, 40_000);
-    ev.extend((0..4).map(|i| Event::AckRound { rtt_us: 40_000 + 8_000 * (i + 1), duration_us: 40_000 }));
+    ev.extend(
+        (0..4).map(|i| Event::AckRound { rtt_us: 40_000 + 8_000 * (i + 1), duration_us: 40_000 }),
+    );
     ev.extend(rounds(30, 48_000));
     ev.push(Event::Loss);
     ev.extend(rounds(40, 48_000));
@@ -242,7 +260,11 @@ mod standard_tests {
                 let mut b = Algorithm::new(info.name).unwrap();
                 assert_eq!(t1, replay(&mut b, &events), "{} {name} not deterministic", info.name);
                 for (i, &(cwnd, ssthresh)) in t1.iter().enumerate() {
-                    assert!(cwnd >= 1 && ssthresh >= 2, "{} {name} step {i}: ({cwnd}, {ssthresh})", info.name);
+                    assert!(
+                        cwnd >= 1 && ssthresh >= 2,
+                        "{} {name} step {i}: ({cwnd}, {ssthresh})",
+                        info.name
+                    );
                 }
             }
         }

@@ -28,7 +28,14 @@ impl Default for Config {
 }
 
 const PARAMS: &[ParamSpec] = &[
-    ParamSpec::int("ai_cnt", 100, 1, 1_000_000, "packets", "ACKed packets per one-packet increase (a = 1/ai_cnt) once cwnd > ai_cnt"),
+    ParamSpec::int(
+        "ai_cnt",
+        100,
+        1,
+        1_000_000,
+        "packets",
+        "ACKed packets per one-packet increase (a = 1/ai_cnt) once cwnd > ai_cnt",
+    ),
     ParamSpec::int("md_shift", 3, 1, 16, "", "loss decrease is cwnd >> md_shift (b = 2^-md_shift)"),
 ];
 

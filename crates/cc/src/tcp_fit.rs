@@ -40,7 +40,14 @@ impl Default for Config {
 }
 
 const PARAMS: &[ParamSpec] = &[
-    ParamSpec::float_open_min("alpha", 0.1, 0.0, 1.0, "", "N settles where queueing delay is about alpha of the RTT"),
+    ParamSpec::float_open_min(
+        "alpha",
+        0.1,
+        0.0,
+        1.0,
+        "",
+        "N settles where queueing delay is about alpha of the RTT",
+    ),
     ParamSpec::int("update_interval_ms", 500, 1, 60_000, "ms", "period between updates of N"),
     ParamSpec::float("n_max", 1000.0, 1.0, 1e6, "flows", "largest number of virtual Reno flows"),
 ];
@@ -65,7 +72,15 @@ pub struct State {
 
 impl Default for State {
     fn default() -> Self {
-        State { n: 1.0, credit: 0.0, rtt_min_us: u32::MAX, sum_rtt_us: 0, cnt_rtt: 0, period_start_us: None, last_avg_rtt_us: 0.0 }
+        State {
+            n: 1.0,
+            credit: 0.0,
+            rtt_min_us: u32::MAX,
+            sum_rtt_us: 0,
+            cnt_rtt: 0,
+            period_start_us: None,
+            last_avg_rtt_us: 0.0,
+        }
     }
 }
 
@@ -197,7 +212,10 @@ mod tests {
     fn period(f: &mut TcpFit, t: &mut TcpState, rtt_ms: u32) -> f64 {
         for _ in 0..50 {
             t.now_us += 10_000;
-            f.pkts_acked(t, &AckSample { pkts_acked: 1, rtt_us: Some(rtt_ms * 1000), in_flight: 10 });
+            f.pkts_acked(
+                t,
+                &AckSample { pkts_acked: 1, rtt_us: Some(rtt_ms * 1000), in_flight: 10 },
+            );
         }
         f.st.n
     }

@@ -21,7 +21,14 @@ use crate::CongestionControl;
 
 /// `cubic`'s parameters plus `alpha`.
 pub const TUNER_PARAMS: &[ParamSpec] = &[
-    ParamSpec::float_open_min("alpha", 1.0, 0.0, 2.0, "", "W_max multiplier at each loss (TCPTuner's alpha/512)"),
+    ParamSpec::float_open_min(
+        "alpha",
+        1.0,
+        0.0,
+        2.0,
+        "",
+        "W_max multiplier at each loss (TCPTuner's alpha/512)",
+    ),
     CUBIC_PARAMS[0],
     CUBIC_PARAMS[1],
     CUBIC_PARAMS[2],
@@ -103,7 +110,11 @@ mod tests {
         assert_eq!(t.ssthresh(&tp), 250);
         t.apply_param("beta", 1.0);
         assert_eq!(t.ssthresh(&ca_state(1000)), 1000, "beta = 1: no decrease");
-        assert_eq!(t.core.derived.beta_scale, u32::MAX, "beta = 1: Reno estimate frozen, no division by zero");
+        assert_eq!(
+            t.core.derived.beta_scale,
+            u32::MAX,
+            "beta = 1: Reno estimate frozen, no division by zero"
+        );
     }
 
     /// With alpha = 1 the tuner is cubic, event for event.

@@ -68,9 +68,30 @@ impl Default for Config {
 }
 
 const PARAMS: &[ParamSpec] = &[
-    ParamSpec::int("alpha", 2, 0, 10_000, "packets", "grow cwnd by 1 per RTT while fewer packets than this are queued"),
-    ParamSpec::int("beta", 4, 0, 10_000, "packets", "shrink cwnd by 1 per RTT while more packets than this are queued"),
-    ParamSpec::int("gamma", 1, 0, 10_000, "packets", "leave slow start when more packets than this are queued"),
+    ParamSpec::int(
+        "alpha",
+        2,
+        0,
+        10_000,
+        "packets",
+        "grow cwnd by 1 per RTT while fewer packets than this are queued",
+    ),
+    ParamSpec::int(
+        "beta",
+        4,
+        0,
+        10_000,
+        "packets",
+        "shrink cwnd by 1 per RTT while more packets than this are queued",
+    ),
+    ParamSpec::int(
+        "gamma",
+        1,
+        0,
+        10_000,
+        "packets",
+        "leave slow start when more packets than this are queued",
+    ),
 ];
 
 /// Per-flow state (Linux `struct vegas`). RTTs in microseconds, plus one so never zero.
@@ -91,7 +112,14 @@ pub struct State {
 
 impl Default for State {
     fn default() -> Self {
-        State { doing_vegas_now: true, cnt_rtt: 0, min_rtt_us: 0x7fff_ffff, base_rtt_us: 0x7fff_ffff, diff: 0, round: RoundTracker::default() }
+        State {
+            doing_vegas_now: true,
+            cnt_rtt: 0,
+            min_rtt_us: 0x7fff_ffff,
+            base_rtt_us: 0x7fff_ffff,
+            diff: 0,
+            round: RoundTracker::default(),
+        }
     }
 }
 
@@ -104,7 +132,8 @@ pub struct Vegas {
 impl Vegas {
     pub const INFO: AlgorithmInfo = AlgorithmInfo {
         name: "vegas",
-        summary: "Vegas: keep between alpha=2 and beta=4 packets queued, adjusting cwnd by 1 per RTT",
+        summary:
+            "Vegas: keep between alpha=2 and beta=4 packets queued, adjusting cwnd by 1 per RTT",
         source: "Brakmo & Peterson, IEEE JSAC 1995; Linux net/ipv4/tcp_vegas.c",
         params: PARAMS,
     };
@@ -242,7 +271,14 @@ mod tests {
         let mut v = Vegas::default();
         v.init(t);
         for _ in 0..3 {
-            v.pkts_acked(t, &AckSample { pkts_acked: 1, rtt_us: Some(base_ms * 1000 - 1), in_flight: t.snd_cwnd });
+            v.pkts_acked(
+                t,
+                &AckSample {
+                    pkts_acked: 1,
+                    rtt_us: Some(base_ms * 1000 - 1),
+                    in_flight: t.snd_cwnd,
+                },
+            );
         }
         v
     }
@@ -257,7 +293,14 @@ mod tests {
         v.st.min_rtt_us = 0x7fff_ffff;
         let ack = |v: &mut Vegas, t: &mut TcpState| {
             t.delivered += 1;
-            v.pkts_acked(t, &AckSample { pkts_acked: 1, rtt_us: Some(rtt_ms * 1000 - 1), in_flight: t.snd_cwnd });
+            v.pkts_acked(
+                t,
+                &AckSample {
+                    pkts_acked: 1,
+                    rtt_us: Some(rtt_ms * 1000 - 1),
+                    in_flight: t.snd_cwnd,
+                },
+            );
             v.cong_avoid(t, 1);
         };
         for _ in 0..t.packets_in_flight {

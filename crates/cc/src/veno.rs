@@ -60,7 +60,14 @@ pub struct State {
 
 impl Default for State {
     fn default() -> Self {
-        State { doing_veno_now: true, cnt_rtt: 0, min_rtt_us: 0x7fff_ffff, base_rtt_us: 0x7fff_ffff, inc: true, diff: 0 }
+        State {
+            doing_veno_now: true,
+            cnt_rtt: 0,
+            min_rtt_us: 0x7fff_ffff,
+            base_rtt_us: 0x7fff_ffff,
+            inc: true,
+            diff: 0,
+        }
     }
 }
 
@@ -85,7 +92,8 @@ fn beta_fixed(beta: f64) -> u32 {
 impl Veno {
     pub const INFO: AlgorithmInfo = AlgorithmInfo {
         name: "veno",
-        summary: "Veno: Reno that cuts to 4/5 on losses it judges random (fewer than 3 packets queued)",
+        summary:
+            "Veno: Reno that cuts to 4/5 on losses it judges random (fewer than 3 packets queued)",
         source: "Fu & Liew, IEEE JSAC 2003; Linux net/ipv4/tcp_veno.c",
         params: PARAMS,
     };
@@ -221,7 +229,10 @@ mod tests {
 
     /// One ACK with an RTT of `rtt_us - 1` (Veno adds one).
     fn ack(v: &mut Veno, t: &mut TcpState, rtt_us: u32) {
-        v.pkts_acked(t, &AckSample { pkts_acked: 1, rtt_us: Some(rtt_us - 1), in_flight: t.snd_cwnd });
+        v.pkts_acked(
+            t,
+            &AckSample { pkts_acked: 1, rtt_us: Some(rtt_us - 1), in_flight: t.snd_cwnd },
+        );
         v.cong_avoid(t, 1);
     }
 

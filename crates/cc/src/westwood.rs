@@ -185,7 +185,11 @@ impl CongestionControl for Westwood {
     fn in_ack_event(&mut self, tp: &mut TcpState, flags: AckFlags) {
         self.hz = tp.hz;
         self.update_window(tp);
-        let credit = if flags.slow_path { self.acked_count(flags.acked_bytes, tp.mss_cache) } else { flags.acked_bytes };
+        let credit = if flags.slow_path {
+            self.acked_count(flags.acked_bytes, tp.mss_cache)
+        } else {
+            flags.acked_bytes
+        };
         self.st.bk = self.st.bk.saturating_add(credit);
         self.update_rtt_min();
     }
@@ -225,7 +229,10 @@ mod tests {
     fn run(w: &mut Westwood, t: &mut TcpState, ms: u32, rtt_ms: u32) {
         for _ in 0..ms {
             t.now_us += 1000;
-            w.pkts_acked(t, &AckSample { pkts_acked: 1, rtt_us: Some(rtt_ms * 1000), in_flight: 10 });
+            w.pkts_acked(
+                t,
+                &AckSample { pkts_acked: 1, rtt_us: Some(rtt_ms * 1000), in_flight: 10 },
+            );
             w.in_ack_event(t, AckFlags { acked_bytes: MSS, ..AckFlags::default() });
             w.cong_avoid(t, 1);
         }
@@ -267,7 +274,10 @@ mod tests {
         for _ in 0..5 {
             for _ in 0..101 {
                 t.now_us += 2000;
-                w.pkts_acked(&mut t, &AckSample { pkts_acked: 1, rtt_us: Some(100_000), in_flight: 10 });
+                w.pkts_acked(
+                    &mut t,
+                    &AckSample { pkts_acked: 1, rtt_us: Some(100_000), in_flight: 10 },
+                );
                 w.in_ack_event(&mut t, AckFlags { acked_bytes: MSS, ..AckFlags::default() });
             }
             seen.push(w.st.bw_est);

@@ -4,7 +4,10 @@
 //! and that the window stays sane: cwnd >= 1, ssthresh from the hook >= 2, cwnd within
 //! its clamp, inspected values finite. Deterministic: a fixed-seed generator.
 
-use cclab_cc::{AckFlags, AckSample, Algorithm, CaEvent, CaState, CongestionControl, ParamKind, TcpState, ALGORITHMS};
+use cclab_cc::{
+    AckFlags, AckSample, Algorithm, CaEvent, CaState, CongestionControl, ParamKind, TcpState,
+    ALGORITHMS,
+};
 
 /// SplitMix64: small, seeded, reproducible.
 struct Rng(u64);
@@ -35,15 +38,29 @@ fn ack(alg: &mut Algorithm, tp: &mut TcpState, rng: &mut Rng) {
     }
     alg.pkts_acked(tp, &AckSample { pkts_acked: pkts, rtt_us, in_flight: tp.packets_in_flight });
     let slow = rng.below(4) == 0;
-    alg.in_ack_event(tp, AckFlags { slow_path: slow, acked_bytes: if slow && rng.below(2) == 0 { 0 } else { pkts * tp.mss_cache }, ..AckFlags::default() });
-    if matches!(tp.ca_state, CaState::Open | CaState::Disorder) && !alg.cong_control(tp, &Default::default()) {
+    alg.in_ack_event(
+        tp,
+        AckFlags {
+            slow_path: slow,
+            acked_bytes: if slow && rng.below(2) == 0 { 0 } else { pkts * tp.mss_cache },
+            ..AckFlags::default()
+        },
+    );
+    if matches!(tp.ca_state, CaState::Open | CaState::Disorder)
+        && !alg.cong_control(tp, &Default::default())
+    {
         alg.cong_avoid(tp, pkts);
     }
 }
 
 fn check(name: &str, step: usize, alg: &Algorithm, tp: &TcpState) {
     assert!(tp.snd_cwnd >= 1, "{name} step {step}: cwnd {}", tp.snd_cwnd);
-    assert!(tp.snd_cwnd <= tp.snd_cwnd_clamp, "{name} step {step}: cwnd {} above clamp {}", tp.snd_cwnd, tp.snd_cwnd_clamp);
+    assert!(
+        tp.snd_cwnd <= tp.snd_cwnd_clamp,
+        "{name} step {step}: cwnd {} above clamp {}",
+        tp.snd_cwnd,
+        tp.snd_cwnd_clamp
+    );
     alg.inspect(&mut |k, v| assert!(v.is_finite(), "{name} step {step}: {k} = {v}"));
 }
 

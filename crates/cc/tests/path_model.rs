@@ -1,5 +1,5 @@
-//! A deliberately small path model to check the algorithms' behaviour end to end while the
-//! real simulator (crates/sim) is being written: one sender, a FIFO DropTail bottleneck
+//! A deliberately small path model that checks the algorithms' behaviour end to end
+//! without the simulator (crates/sim), so this crate's tests stand alone: one sender, a FIFO DropTail bottleneck
 //! of `rate` packets per second and `buffer` packets, a fixed base RTT, one ACK per packet,
 //! optional Bernoulli random loss. Loss is detected one base RTT after the drop (standing
 //! in for three duplicate ACKs); recovery is SACK-like and simple: cwnd goes straight to
@@ -8,7 +8,9 @@
 //! no delayed ACKs, no PRR: this model exists to exercise the algorithms' own logic
 //! (rounds, delay estimates, loss responses), not TCP's. Times in microseconds.
 
-use cclab_cc::{AckFlags, AckSample, Algorithm, CaEvent, CaState, CongestionControl, TcpState, ALGORITHMS};
+use cclab_cc::{
+    AckFlags, AckSample, Algorithm, CaEvent, CaState, CongestionControl, TcpState, ALGORITHMS,
+};
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
@@ -67,7 +69,14 @@ fn run(name: &str, path: Path, secs: u64, seed: u64) -> Outcome {
     let mut recovery_end: Option<u64> = None;
     let (mut delivered_late, mut qsum, mut qn) = (0u64, 0f64, 0u64);
 
-    let mut send = |now: u64, tp: &mut TcpState, in_flight: &mut u32, next_seq: &mut u64, retransmit: &mut VecDeque<u64>, events: &mut BinaryHeap<Reverse<(u64, Ev)>>, queue: &mut VecDeque<u64>, link_free: &mut u64| {
+    let mut send = |now: u64,
+                    tp: &mut TcpState,
+                    in_flight: &mut u32,
+                    next_seq: &mut u64,
+                    retransmit: &mut VecDeque<u64>,
+                    events: &mut BinaryHeap<Reverse<(u64, Ev)>>,
+                    queue: &mut VecDeque<u64>,
+                    link_free: &mut u64| {
         while *in_flight < tp.snd_cwnd {
             let seq = retransmit.pop_front().unwrap_or_else(|| {
                 *next_seq += 1;
@@ -89,7 +98,16 @@ fn run(name: &str, path: Path, secs: u64, seed: u64) -> Outcome {
     };
 
     tp.now_us = 0;
-    send(0, &mut tp, &mut in_flight, &mut next_seq, &mut retransmit, &mut events, &mut queue, &mut link_free);
+    send(
+        0,
+        &mut tp,
+        &mut in_flight,
+        &mut next_seq,
+        &mut retransmit,
+        &mut events,
+        &mut queue,
+        &mut link_free,
+    );
     while let Some(Reverse((now, ev))) = events.pop() {
         if now > end {
             break;
@@ -102,7 +120,8 @@ fn run(name: &str, path: Path, secs: u64, seed: u64) -> Outcome {
                 tp.delivered += 1;
                 tp.packets_in_flight = in_flight;
                 tp.max_packets_out = tp.max_packets_out.max(in_flight);
-                tp.srtt_us = if tp.srtt_us == 0 { rtt << 3 } else { tp.srtt_us - (tp.srtt_us >> 3) + rtt };
+                tp.srtt_us =
+                    if tp.srtt_us == 0 { rtt << 3 } else { tp.srtt_us - (tp.srtt_us >> 3) + rtt };
                 tp.min_rtt_us = tp.min_rtt_us.min(rtt);
                 if now >= half {
                     delivered_late += 1;
@@ -135,7 +154,16 @@ fn run(name: &str, path: Path, secs: u64, seed: u64) -> Outcome {
                 retransmit.push_back(seq);
             }
         }
-        send(now, &mut tp, &mut in_flight, &mut next_seq, &mut retransmit, &mut events, &mut queue, &mut link_free);
+        send(
+            now,
+            &mut tp,
+            &mut in_flight,
+            &mut next_seq,
+            &mut retransmit,
+            &mut events,
+            &mut queue,
+            &mut link_free,
+        );
     }
     let mut internals = vec![];
     alg.inspect(&mut |k, v| internals.push((k, v)));
@@ -147,7 +175,11 @@ fn run(name: &str, path: Path, secs: u64, seed: u64) -> Outcome {
 }
 
 fn internal(o: &Outcome, name: &str) -> f64 {
-    o.internals.iter().find(|(k, _)| *k == name).map(|(_, v)| *v).unwrap_or_else(|| panic!("no internal {name}"))
+    o.internals
+        .iter()
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| *v)
+        .unwrap_or_else(|| panic!("no internal {name}"))
 }
 
 /// 12 Mbit/s (1000 packets/s), 50 ms, one-BDP buffer: every algorithm fills the link.
@@ -157,7 +189,10 @@ fn every_algorithm_fills_a_one_bdp_path() {
     let mut low = vec![];
     for info in ALGORITHMS {
         let o = run(info.name, path, 60, 1);
-        println!("{:<12} utilisation {:.3} queue {:.1} pkts", info.name, o.utilisation, o.mean_queue_pkts);
+        println!(
+            "{:<12} utilisation {:.3} queue {:.1} pkts",
+            info.name, o.utilisation, o.mean_queue_pkts
+        );
         if o.utilisation < 0.8 {
             low.push((info.name, o.utilisation));
         }
@@ -188,10 +223,18 @@ fn compound_fills_a_large_bdp_with_a_short_queue() {
     let path = Path { rate_pps: 10_000, rtt_us: 100_000, buffer: 200, loss: 0.0 };
     let o = run("compound", path, 120, 1);
     let reno = run("reno", path, 120, 1);
-    println!("compound: util {:.3} queue {:.1} {:?}", o.utilisation, o.mean_queue_pkts, o.internals);
+    println!(
+        "compound: util {:.3} queue {:.1} {:?}",
+        o.utilisation, o.mean_queue_pkts, o.internals
+    );
     println!("reno:     util {:.3} queue {:.1}", reno.utilisation, reno.mean_queue_pkts);
     assert!(o.utilisation > 0.97, "{}", o.utilisation);
-    assert!(o.utilisation > reno.utilisation + 0.03, "compound {} reno {}", o.utilisation, reno.utilisation);
+    assert!(
+        o.utilisation > reno.utilisation + 0.03,
+        "compound {} reno {}",
+        o.utilisation,
+        reno.utilisation
+    );
     assert!(o.mean_queue_pkts < 100.0, "queue {}", o.mean_queue_pkts);
 }
 

@@ -22,7 +22,7 @@ pub fn main(args: Args) -> Result<(), String> {
         cclab_cc::registry::info_of(n).map_err(|e| e.to_string())?;
     }
     let mut out = String::new();
-    for a in ALGORITHMS.iter().filter(|a| args.name.as_deref().map_or(true, |n| n == a.name)) {
+    for a in ALGORITHMS.iter().filter(|a| args.name.as_deref().is_none_or(|n| n == a.name)) {
         out.push_str(&format!("{}\n  {}\n  source: {}\n", a.name, a.summary, a.source));
         if a.params.is_empty() {
             out.push_str("  parameters: none\n");
@@ -30,7 +30,13 @@ pub fn main(args: Args) -> Result<(), String> {
             out.push_str("  parameters:\n");
             for p in a.params {
                 let unit = if p.unit.is_empty() { String::new() } else { format!(" {}", p.unit) };
-                out.push_str(&format!("    {:<22} default {}{unit}; allowed: {}\n      {}\n", p.name, value(p.kind, p.default), p.allowed(), p.doc));
+                out.push_str(&format!(
+                    "    {:<22} default {}{unit}; allowed: {}\n      {}\n",
+                    p.name,
+                    value(p.kind, p.default),
+                    p.allowed(),
+                    p.doc
+                ));
             }
         }
         out.push('\n');

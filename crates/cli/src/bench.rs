@@ -21,7 +21,10 @@ pub struct Args {
 fn case(name: &str, quick: bool) -> Result<BenchCase, String> {
     let cases = bench::standard();
     let names: Vec<&str> = cases.iter().map(|c| c.name).collect();
-    let mut c = cases.iter().find(|c| c.name == name).cloned().ok_or_else(|| format!("no benchmark scenario \"{name}\"; known: {}", names.join(", ")))?;
+    let mut c =
+        cases.iter().find(|c| c.name == name).cloned().ok_or_else(|| {
+            format!("no benchmark scenario \"{name}\"; known: {}", names.join(", "))
+        })?;
     if quick {
         let d = c.config.duration.as_nanos() / 10;
         c.config.duration = Duration(d.max(Duration::from_secs(1).as_nanos()));
@@ -34,12 +37,34 @@ pub fn main(args: Args) -> Result<(), String> {
         let r = bench::run(&case(name, args.quick)?);
         let opt = |x: Option<f64>| x.map_or("-".to_string(), |v| v.to_string());
         // One line for the parent: name simulated_s wall_s cpu_s packets events peak_kb utilization.
-        crate::format::outln(&format!("{name} {} {} {} {} {} {} {}", r.simulated_s, r.wall_s, opt(r.cpu_s), r.bottleneck_packets, r.events, opt(bench::peak_rss_bytes().map(|b| (b / 1024) as f64)), r.utilization));
+        crate::format::outln(&format!(
+            "{name} {} {} {} {} {} {} {}",
+            r.simulated_s,
+            r.wall_s,
+            opt(r.cpu_s),
+            r.bottleneck_packets,
+            r.events,
+            opt(bench::peak_rss_bytes().map(|b| (b / 1024) as f64)),
+            r.utilization
+        ));
         return Ok(());
     }
-    let exe = std::env::current_exe().map_err(|e| format!("cannot find the cclab binary to re-run: {e}"))?;
+    let exe = std::env::current_exe()
+        .map_err(|e| format!("cannot find the cclab binary to re-run: {e}"))?;
     let w = bench::standard().iter().map(|c| c.description.len()).max().unwrap_or(20);
-    crate::format::outln(&format!("{:<2} {:<w$} {:>6} {:>7} {:>7} {:>11} {:>12} {:>12} {:>8} {:>6}", "", "scenario", "sim s", "wall s", "cpu s", "packets", "pkts/wall-s", "events/wall-s", "peak MB", "util"));
+    crate::format::outln(&format!(
+        "{:<2} {:<w$} {:>6} {:>7} {:>7} {:>11} {:>12} {:>12} {:>8} {:>6}",
+        "",
+        "scenario",
+        "sim s",
+        "wall s",
+        "cpu s",
+        "packets",
+        "pkts/wall-s",
+        "events/wall-s",
+        "peak MB",
+        "util"
+    ));
     for c in bench::standard() {
         let mut cmd = Command::new(&exe);
         cmd.args(["bench", "--one", c.name]);
@@ -48,13 +73,23 @@ pub fn main(args: Args) -> Result<(), String> {
         }
         let out = cmd.output().map_err(|e| format!("cannot run {}: {e}", exe.display()))?;
         if !out.status.success() {
-            return Err(format!("benchmark {} failed: {}", c.name, String::from_utf8_lossy(&out.stderr).trim()));
+            return Err(format!(
+                "benchmark {} failed: {}",
+                c.name,
+                String::from_utf8_lossy(&out.stderr).trim()
+            ));
         }
         let text = String::from_utf8_lossy(&out.stdout);
         let f: Vec<&str> = text.split_whitespace().collect();
         let num = |i: usize| f.get(i).and_then(|s| s.parse::<f64>().ok());
-        let (Some(sim_s), Some(wall_s), Some(packets), Some(events)) = (num(1), num(2), num(4), num(5)) else {
-            return Err(format!("benchmark {} printed an unexpected line: {}", c.name, text.trim()));
+        let (Some(sim_s), Some(wall_s), Some(packets), Some(events)) =
+            (num(1), num(2), num(4), num(5))
+        else {
+            return Err(format!(
+                "benchmark {} printed an unexpected line: {}",
+                c.name,
+                text.trim()
+            ));
         };
         let per = |x: f64| if wall_s > 0.0 { x / wall_s } else { 0.0 };
         let cpu = num(3).map_or("n/a".to_string(), |v| format!("{v:.2}"));

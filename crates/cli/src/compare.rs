@@ -74,18 +74,99 @@ type RunValue = fn(&Run) -> f64;
 type Extract<'a> = dyn Fn(&FlowSeries, usize) -> Vec<(f64, f64)> + 'a;
 
 const FLOW_METRICS: &[(Metric, FlowValue)] = &[
-    (Metric { key: "goodput_bps", label: "goodput Mbit/s", json_decimals: 0, table_scale: 1e-6, table_decimals: 3 }, |f| f.goodput_bps),
-    (Metric { key: "retransmits", label: "retransmits", json_decimals: 0, table_scale: 1.0, table_decimals: 0 }, |f| f.retransmits),
-    (Metric { key: "rtt_p50_ms", label: "RTT p50 ms", json_decimals: 3, table_scale: 1.0, table_decimals: 3 }, |f| f.rtt_p50_ms),
-    (Metric { key: "rtt_p95_ms", label: "RTT p95 ms", json_decimals: 3, table_scale: 1.0, table_decimals: 3 }, |f| f.rtt_p95_ms),
-    (Metric { key: "rtt_p99_ms", label: "RTT p99 ms", json_decimals: 3, table_scale: 1.0, table_decimals: 3 }, |f| f.rtt_p99_ms),
+    (
+        Metric {
+            key: "goodput_bps",
+            label: "goodput Mbit/s",
+            json_decimals: 0,
+            table_scale: 1e-6,
+            table_decimals: 3,
+        },
+        |f| f.goodput_bps,
+    ),
+    (
+        Metric {
+            key: "retransmits",
+            label: "retransmits",
+            json_decimals: 0,
+            table_scale: 1.0,
+            table_decimals: 0,
+        },
+        |f| f.retransmits,
+    ),
+    (
+        Metric {
+            key: "rtt_p50_ms",
+            label: "RTT p50 ms",
+            json_decimals: 3,
+            table_scale: 1.0,
+            table_decimals: 3,
+        },
+        |f| f.rtt_p50_ms,
+    ),
+    (
+        Metric {
+            key: "rtt_p95_ms",
+            label: "RTT p95 ms",
+            json_decimals: 3,
+            table_scale: 1.0,
+            table_decimals: 3,
+        },
+        |f| f.rtt_p95_ms,
+    ),
+    (
+        Metric {
+            key: "rtt_p99_ms",
+            label: "RTT p99 ms",
+            json_decimals: 3,
+            table_scale: 1.0,
+            table_decimals: 3,
+        },
+        |f| f.rtt_p99_ms,
+    ),
 ];
 
 const LINK_METRICS: &[(Metric, RunValue)] = &[
-    (Metric { key: "utilization", label: "utilisation %", json_decimals: 6, table_scale: 100.0, table_decimals: 2 }, |r| r.utilization),
-    (Metric { key: "drops", label: "drops", json_decimals: 0, table_scale: 1.0, table_decimals: 0 }, |r| r.drops),
-    (Metric { key: "mean_queue_packets", label: "mean queue pkts", json_decimals: 3, table_scale: 1.0, table_decimals: 3 }, |r| r.mean_queue_packets),
-    (Metric { key: "jain", label: "Jain's index", json_decimals: 6, table_scale: 1.0, table_decimals: 6 }, |r| r.jain),
+    (
+        Metric {
+            key: "utilization",
+            label: "utilisation %",
+            json_decimals: 6,
+            table_scale: 100.0,
+            table_decimals: 2,
+        },
+        |r| r.utilization,
+    ),
+    (
+        Metric {
+            key: "drops",
+            label: "drops",
+            json_decimals: 0,
+            table_scale: 1.0,
+            table_decimals: 0,
+        },
+        |r| r.drops,
+    ),
+    (
+        Metric {
+            key: "mean_queue_packets",
+            label: "mean queue pkts",
+            json_decimals: 3,
+            table_scale: 1.0,
+            table_decimals: 3,
+        },
+        |r| r.mean_queue_packets,
+    ),
+    (
+        Metric {
+            key: "jain",
+            label: "Jain's index",
+            json_decimals: 6,
+            table_scale: 1.0,
+            table_decimals: 6,
+        },
+        |r| r.jain,
+    ),
 ];
 
 /// `(b - a) / a`; zero when both are zero, `None` when only `a` is (or either is unknown).
@@ -112,12 +193,22 @@ fn pair_json(m: &Metric, a: f64, b: f64) -> Json {
 
 /// One table row: label, A, B, B - A, change in percent.
 fn pair_row(m: &Metric, a: f64, b: f64) -> Vec<String> {
-    let show = |x: f64| if x.is_finite() { format!("{:.*}", m.table_decimals, x * m.table_scale) } else { "-".to_string() };
+    let show = |x: f64| {
+        if x.is_finite() {
+            format!("{:.*}", m.table_decimals, x * m.table_scale)
+        } else {
+            "-".to_string()
+        }
+    };
     let diff = b - a;
     let diff_text = if diff.is_finite() {
         let t = format!("{:+.*}", m.table_decimals, diff * m.table_scale);
         // A difference that rounds to zero is shown as +0, never -0.
-        if t.bytes().all(|c| matches!(c, b'+' | b'-' | b'0' | b'.')) { t.replacen('-', "+", 1) } else { t }
+        if t.bytes().all(|c| matches!(c, b'+' | b'-' | b'0' | b'.')) {
+            t.replacen('-', "+", 1)
+        } else {
+            t
+        }
     } else {
         "-".to_string()
     };
@@ -131,7 +222,11 @@ fn pair_row(m: &Metric, a: f64, b: f64) -> Vec<String> {
 /// The folder's name for labels: its last component, after resolving `.` and `..`.
 fn folder_name(dir: &Path) -> String {
     let resolved = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-    resolved.file_name().and_then(|n| n.to_str()).map(str::to_string).unwrap_or_else(|| dir.display().to_string())
+    resolved
+        .file_name()
+        .and_then(|n| n.to_str())
+        .map(str::to_string)
+        .unwrap_or_else(|| dir.display().to_string())
 }
 
 /// Reads the summary.json of a results folder; every error names the file and the field.
@@ -140,18 +235,30 @@ fn load_summary(dir: &Path) -> Result<Run, String> {
         return Err(format!("{}: no such results folder", dir.display()));
     }
     if !dir.is_dir() {
-        return Err(format!("{}: not a folder (expected a results folder written by cclab run)", dir.display()));
+        return Err(format!(
+            "{}: not a folder (expected a results folder written by cclab run)",
+            dir.display()
+        ));
     }
     let path = dir.join("summary.json");
     let text = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => format!("{}: missing (is {} a results folder written by cclab run?)", path.display(), dir.display()),
+        std::io::ErrorKind::NotFound => format!(
+            "{}: missing (is {} a results folder written by cclab run?)",
+            path.display(),
+            dir.display()
+        ),
         _ => format!("{}: cannot read: {e}", path.display()),
     })?;
-    let v: Value = serde_json::from_str(&text).map_err(|e| format!("{}: not valid JSON: {e}", path.display()))?;
+    let v: Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{}: not valid JSON: {e}", path.display()))?;
     let p = path.display();
     // `key` is a path into the JSON ("link.drops"); `label` names it in errors
     // ("flows[2].rtt_ms.p50").
-    let field = |v: &Value, key: &str, label: &str| -> Result<Value, String> { v.pointer(&format!("/{}", key.replace('.', "/"))).cloned().ok_or_else(|| format!("{p}: field {label} is missing")) };
+    let field = |v: &Value, key: &str, label: &str| -> Result<Value, String> {
+        v.pointer(&format!("/{}", key.replace('.', "/")))
+            .cloned()
+            .ok_or_else(|| format!("{p}: field {label} is missing"))
+    };
     // Numbers may be null where the run had nothing to measure (e.g. RTT of a flow that
     // never sent); those compare as unknown.
     let number = |v: &Value, key: &str, label: &str| -> Result<f64, String> {
@@ -166,10 +273,14 @@ fn load_summary(dir: &Path) -> Result<Run, String> {
     };
     let text_of = |v: &Value, key: &str, label: &str| -> Result<String, String> {
         let x = field(v, key, label)?;
-        x.as_str().map(str::to_string).ok_or_else(|| format!("{p}: field {label} is {x}, expected a string"))
+        x.as_str()
+            .map(str::to_string)
+            .ok_or_else(|| format!("{p}: field {label} is {x}, expected a string"))
     };
     let flows_v = field(&v, "flows", "flows")?;
-    let flows_v = flows_v.as_array().ok_or_else(|| format!("{p}: field flows is {flows_v}, expected a list"))?;
+    let flows_v = flows_v
+        .as_array()
+        .ok_or_else(|| format!("{p}: field flows is {flows_v}, expected a list"))?;
     let mut flows = Vec::with_capacity(flows_v.len());
     for (i, f) in flows_v.iter().enumerate() {
         let at = |key: &str| format!("flows[{i}].{key}");
@@ -210,7 +321,10 @@ fn flows_count(n: usize) -> String {
 
 /// Pairs the flows of A and B by id (in A's order); an error says which folder has
 /// which flows when the sets differ.
-fn match_flows<'a>(a: &'a Run, b: &'a Run) -> Result<Vec<(&'a FlowSummary, &'a FlowSummary)>, String> {
+fn match_flows<'a>(
+    a: &'a Run,
+    b: &'a Run,
+) -> Result<Vec<(&'a FlowSummary, &'a FlowSummary)>, String> {
     if a.flows.len() != b.flows.len() {
         return Err(format!(
             "the flow sets differ: {} has {}, {} has {}; compare needs the same flows (matched by id)",
@@ -224,7 +338,12 @@ fn match_flows<'a>(a: &'a Run, b: &'a Run) -> Result<Vec<(&'a FlowSummary, &'a F
         .iter()
         .map(|fa| match b.flows.iter().find(|fb| fb.id == fa.id) {
             Some(fb) => Ok((fa, fb)),
-            None => Err(format!("the flow sets differ: flow id {} is in {} but not in {}", fa.id, a.dir.display(), b.dir.display())),
+            None => Err(format!(
+                "the flow sets differ: flow id {} is in {} but not in {}",
+                fa.id,
+                a.dir.display(),
+                b.dir.display()
+            )),
         })
         .collect()
 }
@@ -239,28 +358,54 @@ struct FlowSeries {
 fn load_flows_csv(dir: &Path, max_id: usize) -> Result<FlowSeries, String> {
     let path = dir.join("flows.csv");
     let text = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
-        std::io::ErrorKind::NotFound => format!("{}: missing (needed for the plots)", path.display()),
+        std::io::ErrorKind::NotFound => {
+            format!("{}: missing (needed for the plots)", path.display())
+        }
         _ => format!("{}: cannot read: {e}", path.display()),
     })?;
     let mut lines = text.lines();
-    let header = lines.next().ok_or_else(|| format!("{}: empty (expected a header line)", path.display()))?;
+    let header = lines
+        .next()
+        .ok_or_else(|| format!("{}: empty (expected a header line)", path.display()))?;
     let cols: Vec<&str> = header.split(',').map(str::trim).collect();
-    let col = |name: &str| cols.iter().position(|c| *c == name).ok_or_else(|| format!("{}: the header has no column {name}", path.display()));
-    let (ct, cf, cc, cd) = (col("time_s")?, col("flow")?, col("cwnd_pkts")?, col("delivered_bytes")?);
-    let mut out = FlowSeries { cwnd: vec![Vec::new(); max_id], delivered: vec![Vec::new(); max_id] };
+    let col = |name: &str| {
+        cols.iter()
+            .position(|c| *c == name)
+            .ok_or_else(|| format!("{}: the header has no column {name}", path.display()))
+    };
+    let (ct, cf, cc, cd) =
+        (col("time_s")?, col("flow")?, col("cwnd_pkts")?, col("delivered_bytes")?);
+    let mut out =
+        FlowSeries { cwnd: vec![Vec::new(); max_id], delivered: vec![Vec::new(); max_id] };
     for (n, line) in lines.enumerate() {
         if line.trim().is_empty() {
             continue;
         }
         let cells: Vec<&str> = line.split(',').collect();
-        let bad = |c: usize, what: &str| format!("{} line {}: column {} is {:?}, expected {what}", path.display(), n + 2, cols[c], cells.get(c).copied().unwrap_or(""));
+        let bad = |c: usize, what: &str| {
+            format!(
+                "{} line {}: column {} is {:?}, expected {what}",
+                path.display(),
+                n + 2,
+                cols[c],
+                cells.get(c).copied().unwrap_or("")
+            )
+        };
         let cell = |c: usize| cells.get(c).map(|s| s.trim()).unwrap_or("");
         let flow: usize = cell(cf).parse().map_err(|_| bad(cf, "a flow id"))?;
         if flow >= max_id {
             continue;
         }
-        let t: f64 = cell(ct).parse().ok().filter(|t: &f64| t.is_finite()).ok_or_else(|| bad(ct, "a time in seconds"))?;
-        let cwnd: f64 = cell(cc).parse().ok().filter(|x: &f64| x.is_finite()).ok_or_else(|| bad(cc, "a number of packets"))?;
+        let t: f64 = cell(ct)
+            .parse()
+            .ok()
+            .filter(|t: &f64| t.is_finite())
+            .ok_or_else(|| bad(ct, "a time in seconds"))?;
+        let cwnd: f64 = cell(cc)
+            .parse()
+            .ok()
+            .filter(|x: &f64| x.is_finite())
+            .ok_or_else(|| bad(cc, "a number of packets"))?;
         let delivered: u64 = cell(cd).parse().map_err(|_| bad(cd, "a whole number of bytes"))?;
         out.cwnd[flow].push((t, cwnd));
         out.delivered[flow].push((t, delivered));
@@ -278,7 +423,11 @@ fn short(name: &str) -> String {
 }
 
 /// The two overlay plots: (file name, SVG).
-fn overlay_plots(a: &Run, b: &Run, pairs: &[(&FlowSummary, &FlowSummary)]) -> Result<Vec<(&'static str, String)>, String> {
+fn overlay_plots(
+    a: &Run,
+    b: &Run,
+    pairs: &[(&FlowSummary, &FlowSummary)],
+) -> Result<Vec<(&'static str, String)>, String> {
     let shown: Vec<_> = pairs.iter().take(MAX_OVERLAY_FLOWS).collect();
     let max_id = shown.iter().map(|(fa, fb)| fa.id.max(fb.id) as usize + 1).max().unwrap_or(0);
     let sa = load_flows_csv(&a.dir, max_id)?;
@@ -297,20 +446,38 @@ fn overlay_plots(a: &Run, b: &Run, pairs: &[(&FlowSummary, &FlowSummary)]) -> Re
             .iter()
             .flat_map(|(fa, fb)| {
                 [
-                    Series { name: format!("{}: {}", short(&a.name), fa.name), points: f(&sa, fa.id as usize) },
-                    Series { name: format!("{}: {}", short(&b.name), fb.name), points: f(&sb, fb.id as usize) },
+                    Series {
+                        name: format!("{}: {}", short(&a.name), fa.name),
+                        points: f(&sa, fa.id as usize),
+                    },
+                    Series {
+                        name: format!("{}: {}", short(&b.name), fb.name),
+                        points: f(&sb, fb.id as usize),
+                    },
                 ]
             })
             .collect()
     };
     let cwnd = series(&|s, id| s.cwnd[id].clone());
     let goodput = series(&|s, id| goodput_points(&s.delivered[id], window));
-    let chart = |title, y_label, series| Chart { title, x_label: "time (s)", y_label, x_max, series, note: Some(note.clone()) }.render_styled(&style);
-    Ok(vec![("cwnd.svg", chart("Congestion window", "cwnd (packets)", cwnd)), ("throughput.svg", chart("Throughput (goodput)", "goodput (Mbit/s)", goodput))])
+    let chart = |title, y_label, series| {
+        Chart { title, x_label: "time (s)", y_label, x_max, series, note: Some(note.clone()) }
+            .render_styled(&style)
+    };
+    Ok(vec![
+        ("cwnd.svg", chart("Congestion window", "cwnd (packets)", cwnd)),
+        ("throughput.svg", chart("Throughput (goodput)", "goodput (Mbit/s)", goodput)),
+    ])
 }
 
 fn run_json(r: &Run) -> Json {
-    Json::Obj(vec![("name", Json::s(&r.name)), ("path", Json::s(&r.dir.display().to_string())), ("scenario", Json::s(&r.scenario)), ("seed", Json::u(r.seed)), ("duration_s", Json::f(r.duration_s, 9))])
+    Json::Obj(vec![
+        ("name", Json::s(&r.name)),
+        ("path", Json::s(&r.dir.display().to_string())),
+        ("scenario", Json::s(&r.scenario)),
+        ("seed", Json::u(r.seed)),
+        ("duration_s", Json::f(r.duration_s, 9)),
+    ])
 }
 
 /// compare.json: keys in a fixed order, every float with stated decimals.
@@ -318,22 +485,61 @@ fn compare_json(a: &Run, b: &Run, pairs: &[(&FlowSummary, &FlowSummary)]) -> Jso
     let flows = pairs
         .iter()
         .map(|(fa, fb)| {
-            let mut items = vec![("id", Json::u(fa.id)), ("name_a", Json::s(&fa.name)), ("name_b", Json::s(&fb.name)), ("cc_a", Json::s(&fa.cc)), ("cc_b", Json::s(&fb.cc))];
-            items.extend(FLOW_METRICS.iter().map(|(m, get)| (m.key, pair_json(m, get(fa), get(fb)))));
+            let mut items = vec![
+                ("id", Json::u(fa.id)),
+                ("name_a", Json::s(&fa.name)),
+                ("name_b", Json::s(&fb.name)),
+                ("cc_a", Json::s(&fa.cc)),
+                ("cc_b", Json::s(&fb.cc)),
+            ];
+            items.extend(
+                FLOW_METRICS.iter().map(|(m, get)| (m.key, pair_json(m, get(fa), get(fb)))),
+            );
             Json::Obj(items)
         })
         .collect();
-    let link = LINK_METRICS.iter().filter(|(m, _)| m.key != "jain").map(|(m, get)| (m.key, pair_json(m, get(a), get(b)))).collect();
-    let fairness = LINK_METRICS.iter().filter(|(m, _)| m.key == "jain").map(|(m, get)| (m.key, pair_json(m, get(a), get(b)))).collect();
-    Json::Obj(vec![("a", run_json(a)), ("b", run_json(b)), ("flows", Json::Arr(flows)), ("link", Json::Obj(link)), ("fairness", Json::Obj(fairness))])
+    let link = LINK_METRICS
+        .iter()
+        .filter(|(m, _)| m.key != "jain")
+        .map(|(m, get)| (m.key, pair_json(m, get(a), get(b))))
+        .collect();
+    let fairness = LINK_METRICS
+        .iter()
+        .filter(|(m, _)| m.key == "jain")
+        .map(|(m, get)| (m.key, pair_json(m, get(a), get(b))))
+        .collect();
+    Json::Obj(vec![
+        ("a", run_json(a)),
+        ("b", run_json(b)),
+        ("flows", Json::Arr(flows)),
+        ("link", Json::Obj(link)),
+        ("fairness", Json::Obj(fairness)),
+    ])
 }
 
 /// The side-by-side rows: a header, then per flow a title row and its metrics (the first
 /// `max_flows`), then the link and fairness.
-fn rows(a: &Run, b: &Run, pairs: &[(&FlowSummary, &FlowSummary)], max_flows: usize) -> Vec<Vec<String>> {
-    let mut rows = vec![vec![String::new(), format!("A: {}", a.name), format!("B: {}", b.name), "B - A".to_string(), "change".to_string()]];
+fn rows(
+    a: &Run,
+    b: &Run,
+    pairs: &[(&FlowSummary, &FlowSummary)],
+    max_flows: usize,
+) -> Vec<Vec<String>> {
+    let mut rows = vec![vec![
+        String::new(),
+        format!("A: {}", a.name),
+        format!("B: {}", b.name),
+        "B - A".to_string(),
+        "change".to_string(),
+    ]];
     for (fa, fb) in pairs.iter().take(max_flows) {
-        rows.push(vec![format!("flow {}", fa.id), format!("{} ({})", fa.name, fa.cc), format!("{} ({})", fb.name, fb.cc), String::new(), String::new()]);
+        rows.push(vec![
+            format!("flow {}", fa.id),
+            format!("{} ({})", fa.name, fa.cc),
+            format!("{} ({})", fb.name, fb.cc),
+            String::new(),
+            String::new(),
+        ]);
         rows.extend(FLOW_METRICS.iter().map(|(m, get)| pair_row(m, get(fa), get(fb))));
     }
     rows.push(vec!["link".to_string(), String::new(), String::new(), String::new(), String::new()]);
@@ -346,7 +552,9 @@ fn rows(a: &Run, b: &Run, pairs: &[(&FlowSummary, &FlowSummary)], max_flows: usi
 fn table(a: &Run, b: &Run, pairs: &[(&FlowSummary, &FlowSummary)]) -> String {
     let shown = if pairs.len() > MAX_TABLE_FLOWS + 4 { MAX_TABLE_FLOWS } else { pairs.len() };
     let rows = rows(a, b, pairs, shown);
-    let widths: Vec<usize> = (0..rows[0].len()).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
     let mut out = format!(
         "A = {} (scenario {}, seed {})\nB = {} (scenario {}, seed {})\n\n",
         a.dir.display(),
@@ -357,7 +565,17 @@ fn table(a: &Run, b: &Run, pairs: &[(&FlowSummary, &FlowSummary)]) -> String {
         b.seed
     );
     for (i, row) in rows.iter().enumerate() {
-        let cells: Vec<String> = row.iter().enumerate().map(|(c, v)| if c == 0 { format!("{v:<w$}", w = widths[c]) } else { format!("{v:>w$}", w = widths[c]) }).collect();
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(c, v)| {
+                if c == 0 {
+                    format!("{v:<w$}", w = widths[c])
+                } else {
+                    format!("{v:>w$}", w = widths[c])
+                }
+            })
+            .collect();
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
         if i == 0 {
@@ -366,19 +584,33 @@ fn table(a: &Run, b: &Run, pairs: &[(&FlowSummary, &FlowSummary)]) -> String {
         }
     }
     if shown < pairs.len() {
-        out.push_str(&format!("(the first {shown} of {} flows are shown; every flow is in compare.json)\n", pairs.len()));
+        out.push_str(&format!(
+            "(the first {shown} of {} flows are shown; every flow is in compare.json)\n",
+            pairs.len()
+        ));
     }
     out
 }
 
-fn html(a: &Run, b: &Run, pairs: &[(&FlowSummary, &FlowSummary)], plots: &[(&'static str, String)]) -> String {
+fn html(
+    a: &Run,
+    b: &Run,
+    pairs: &[(&FlowSummary, &FlowSummary)],
+    plots: &[(&'static str, String)],
+) -> String {
     let mut h = String::new();
     h.push_str("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab compare: ");
     h.push_str(&xml(&format!("{} vs {}", a.name, b.name)));
     h.push_str("</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:900px}table{border-collapse:collapse}td,th{padding:3px 10px;border-bottom:1px solid #ccc;text-align:right}td:first-child,th:first-child{text-align:left}</style></head><body>\n");
     h.push_str(&format!("<h1>{} vs {}</h1>\n", xml(&a.name), xml(&b.name)));
     for (tag, r) in [("A", a), ("B", b)] {
-        h.push_str(&format!("<p>{tag} = {} (scenario {}, seed {}, {} s)</p>\n", xml(&r.dir.display().to_string()), xml(&r.scenario), r.seed, num(r.duration_s, 9)));
+        h.push_str(&format!(
+            "<p>{tag} = {} (scenario {}, seed {}, {} s)</p>\n",
+            xml(&r.dir.display().to_string()),
+            xml(&r.scenario),
+            r.seed,
+            num(r.duration_s, 9)
+        ));
     }
     h.push_str("<table>\n");
     for (i, row) in rows(a, b, pairs, pairs.len()).iter().enumerate() {
@@ -404,7 +636,10 @@ fn html(a: &Run, b: &Run, pairs: &[(&FlowSummary, &FlowSummary)], plots: &[(&'st
 fn prepare_out(out: &Path) -> Result<(), String> {
     if out.exists() {
         if !out.is_dir() {
-            return Err(format!("{} exists and is not a folder; choose another --out", out.display()));
+            return Err(format!(
+                "{} exists and is not a folder; choose another --out",
+                out.display()
+            ));
         }
         let empty = std::fs::read_dir(out).map(|mut d| d.next().is_none()).unwrap_or(false);
         if !empty && !out.join("compare.json").is_file() {
@@ -419,9 +654,14 @@ pub fn main(args: Args) -> Result<(), String> {
     let b = load_summary(&args.b)?;
     let pairs = match_flows(&a, &b)?;
     let plots = overlay_plots(&a, &b, &pairs)?;
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(format!("compare-{}-vs-{}", a.name, b.name)));
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("results").join(format!("compare-{}-vs-{}", a.name, b.name))
+    });
     prepare_out(&out)?;
-    let write = |name: &str, text: &str| std::fs::write(out.join(name), text).map_err(|e| format!("cannot write {}: {e}", out.join(name).display()));
+    let write = |name: &str, text: &str| {
+        std::fs::write(out.join(name), text)
+            .map_err(|e| format!("cannot write {}: {e}", out.join(name).display()))
+    };
     write("compare.json", &compare_json(&a, &b, &pairs).render())?;
     for (name, svg) in &plots {
         write(name, svg)?;

@@ -11,7 +11,8 @@ pub fn num(x: f64, decimals: usize) -> String {
         return "null".to_string();
     }
     let s = format!("{x:.decimals$}");
-    let s = if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
+    let s =
+        if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
     if s == "-0" {
         "0".to_string()
     } else {
@@ -81,7 +82,7 @@ impl Json {
     }
 
     fn write(&self, out: &mut String, indent: usize) {
-        let pad = |out: &mut String, n: usize| out.extend(std::iter::repeat(' ').take(n));
+        let pad = |out: &mut String, n: usize| out.extend(std::iter::repeat_n(' ', n));
         match self {
             Json::Num(n) => out.push_str(n),
             Json::Str(s) => escape(out, s),
@@ -165,7 +166,14 @@ mod tests {
 
     #[test]
     fn json_keeps_order_and_escapes() {
-        let j = Json::Obj(vec![("b", Json::u(1)), ("a", Json::Arr(vec![Json::s("x\"y"), Json::s("z")])), ("e", Json::Obj(vec![]))]);
-        assert_eq!(j.render(), "{\n  \"b\": 1,\n  \"a\": [\n    \"x\\\"y\",\n    \"z\"\n  ],\n  \"e\": {}\n}\n");
+        let j = Json::Obj(vec![
+            ("b", Json::u(1)),
+            ("a", Json::Arr(vec![Json::s("x\"y"), Json::s("z")])),
+            ("e", Json::Obj(vec![])),
+        ]);
+        assert_eq!(
+            j.render(),
+            "{\n  \"b\": 1,\n  \"a\": [\n    \"x\\\"y\",\n    \"z\"\n  ],\n  \"e\": {}\n}\n"
+        );
     }
 }

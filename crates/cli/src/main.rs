@@ -17,7 +17,11 @@ mod run;
 mod testbed;
 
 #[derive(Parser)]
-#[command(name = "cclab", version, about = "A lab for TCP congestion control: a deterministic packet-level simulator with Linux-faithful algorithms")]
+#[command(
+    name = "cclab",
+    version,
+    about = "A lab for TCP congestion control: a deterministic packet-level simulator with Linux-faithful algorithms"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -71,9 +75,18 @@ fn main() -> ExitCode {
 /// Help and version go to stdout as clap writes them; a usage error becomes one line.
 fn bad_command_line(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
-    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand) {
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
         let _ = e.print();
-        return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand { ExitCode::from(2) } else { ExitCode::SUCCESS };
+        return if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+            ExitCode::from(2)
+        } else {
+            ExitCode::SUCCESS
+        };
     }
     let text = e.render().to_string();
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("bad command line").trim();

@@ -13,7 +13,8 @@ const BOTTOM: f64 = 50.0;
 /// Points drawn per line at most; longer series are thinned by a fixed stride.
 const MAX_POINTS: usize = 2000;
 /// Colour-blind-safe palette (Okabe & Ito), then repeated with dashes.
-const COLOURS: &[&str] = &["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"];
+const COLOURS: &[&str] =
+    &["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"];
 
 pub struct Series {
     pub name: String,
@@ -71,7 +72,12 @@ impl Chart<'_> {
         let pw = W - LEFT - RIGHT;
         let ph = H - TOP - BOTTOM;
         let x_max = if self.x_max > 0.0 { self.x_max } else { 1.0 };
-        let y_data = self.series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).filter(|y| y.is_finite()).fold(0.0f64, f64::max);
+        let y_data = self
+            .series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .filter(|y| y.is_finite())
+            .fold(0.0f64, f64::max);
         let y_step = tick_step(if y_data > 0.0 { y_data * 1.05 } else { 1.0 });
         let y_max = ((if y_data > 0.0 { y_data * 1.05 } else { 1.0 }) / y_step).ceil() * y_step;
         let x_step = tick_step(x_max);
@@ -79,28 +85,67 @@ impl Chart<'_> {
         let sy = |y: f64| TOP + ph - (y / y_max).clamp(0.0, 1.0) * ph;
 
         let mut s = String::new();
-        let _ = writeln!(s, r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="12">"#);
+        let _ = writeln!(
+            s,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="12">"#
+        );
         let _ = writeln!(s, r#"<rect width="{W}" height="{H}" fill="white"/>"#);
-        let _ = writeln!(s, r#"<text x="{LEFT}" y="20" font-size="15" font-weight="bold">{}</text>"#, xml(self.title));
+        let _ = writeln!(
+            s,
+            r#"<text x="{LEFT}" y="20" font-size="15" font-weight="bold">{}</text>"#,
+            xml(self.title)
+        );
         if let Some(note) = &self.note {
-            let _ = writeln!(s, r##"<text x="{}" y="20" text-anchor="end" fill="#555">{}</text>"##, W - RIGHT, xml(note));
+            let _ = writeln!(
+                s,
+                r##"<text x="{}" y="20" text-anchor="end" fill="#555">{}</text>"##,
+                W - RIGHT,
+                xml(note)
+            );
         }
         // Grid and ticks.
         let mut y = 0.0;
         while y <= y_max + y_step * 1e-9 {
             let py = sy(y);
-            let _ = writeln!(s, r##"<line x1="{LEFT}" y1="{py:.1}" x2="{:.1}" y2="{py:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##, LEFT + pw, LEFT - 6.0, py + 4.0, tick_label(y, y_step));
+            let _ = writeln!(
+                s,
+                r##"<line x1="{LEFT}" y1="{py:.1}" x2="{:.1}" y2="{py:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
+                LEFT + pw,
+                LEFT - 6.0,
+                py + 4.0,
+                tick_label(y, y_step)
+            );
             y += y_step;
         }
         let mut x = 0.0;
         while x <= x_max + x_step * 1e-9 {
             let px = sx(x);
-            let _ = writeln!(s, r##"<line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{:.1}" stroke="#eee"/><text x="{px:.1}" y="{:.1}" text-anchor="middle">{}</text>"##, TOP + ph, TOP + ph + 16.0, tick_label(x, x_step));
+            let _ = writeln!(
+                s,
+                r##"<line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{:.1}" stroke="#eee"/><text x="{px:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
+                TOP + ph,
+                TOP + ph + 16.0,
+                tick_label(x, x_step)
+            );
             x += x_step;
         }
-        let _ = writeln!(s, r##"<rect x="{LEFT}" y="{TOP}" width="{pw:.1}" height="{ph:.1}" fill="none" stroke="#333"/>"##);
-        let _ = writeln!(s, r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#, LEFT + pw / 2.0, H - 10.0, xml(self.x_label));
-        let _ = writeln!(s, r#"<text transform="translate(16,{:.1}) rotate(-90)" text-anchor="middle">{}</text>"#, TOP + ph / 2.0, xml(self.y_label));
+        let _ = writeln!(
+            s,
+            r##"<rect x="{LEFT}" y="{TOP}" width="{pw:.1}" height="{ph:.1}" fill="none" stroke="#333"/>"##
+        );
+        let _ = writeln!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" text-anchor="middle">{}</text>"#,
+            LEFT + pw / 2.0,
+            H - 10.0,
+            xml(self.x_label)
+        );
+        let _ = writeln!(
+            s,
+            r#"<text transform="translate(16,{:.1}) rotate(-90)" text-anchor="middle">{}</text>"#,
+            TOP + ph / 2.0,
+            xml(self.y_label)
+        );
 
         for (i, ser) in self.series.iter().enumerate() {
             let (c, dashed) = style(i);
@@ -109,15 +154,29 @@ impl Chart<'_> {
             let stride = ser.points.len().div_ceil(MAX_POINTS).max(1);
             let mut pts = String::new();
             for (j, &(px, py)) in ser.points.iter().enumerate() {
-                if (j % stride == 0 || j + 1 == ser.points.len()) && px.is_finite() && py.is_finite() {
+                if (j % stride == 0 || j + 1 == ser.points.len())
+                    && px.is_finite()
+                    && py.is_finite()
+                {
                     let _ = write!(pts, "{:.1},{:.1} ", sx(px), sy(py));
                 }
             }
-            let _ = writeln!(s, r#"<polyline fill="none" stroke="{colour}" stroke-width="1.3"{dash} points="{}"/>"#, pts.trim_end());
+            let _ = writeln!(
+                s,
+                r#"<polyline fill="none" stroke="{colour}" stroke-width="1.3"{dash} points="{}"/>"#,
+                pts.trim_end()
+            );
             let ly = TOP + 10.0 + i as f64 * 18.0;
             if ly < H - BOTTOM {
                 let lx = W - RIGHT + 14.0;
-                let _ = writeln!(s, r#"<line x1="{lx}" y1="{ly:.1}" x2="{}" y2="{ly:.1}" stroke="{colour}" stroke-width="2"{dash}/><text x="{}" y="{:.1}">{}</text>"#, lx + 22.0, lx + 28.0, ly + 4.0, xml(&ser.name));
+                let _ = writeln!(
+                    s,
+                    r#"<line x1="{lx}" y1="{ly:.1}" x2="{}" y2="{ly:.1}" stroke="{colour}" stroke-width="2"{dash}/><text x="{}" y="{:.1}">{}</text>"#,
+                    lx + 22.0,
+                    lx + 28.0,
+                    ly + 4.0,
+                    xml(&ser.name)
+                );
             }
         }
         s.push_str("</svg>\n");
@@ -144,7 +203,10 @@ mod tests {
             x_label: "time (s)",
             y_label: "cwnd (packets)",
             x_max: 10.0,
-            series: vec![Series { name: "reno#0".into(), points: vec![(0.0, 1.0), (10.0, 5.0)] }, Series { name: "a<b".into(), points: vec![(0.0, 2.0)] }],
+            series: vec![
+                Series { name: "reno#0".into(), points: vec![(0.0, 1.0), (10.0, 5.0)] },
+                Series { name: "a<b".into(), points: vec![(0.0, 2.0)] },
+            ],
             note: None,
         };
         let svg = c.render();

@@ -19,7 +19,13 @@ const REDRAW_EVERY: Duration = Duration::from_millis(100);
 
 impl Progress {
     pub fn new(label: &str) -> Progress {
-        Progress { started: Instant::now(), last_draw: None, tty: std::io::stderr().is_terminal(), drawn: false, label: label.to_string() }
+        Progress {
+            started: Instant::now(),
+            last_draw: None,
+            tty: std::io::stderr().is_terminal(),
+            drawn: false,
+            label: label.to_string(),
+        }
     }
 
     /// Simulated time `done_s` of `total_s` reached.
@@ -28,7 +34,8 @@ impl Progress {
             return;
         }
         let now = Instant::now();
-        if now - self.started < QUIET_FOR || self.last_draw.is_some_and(|t| now - t < REDRAW_EVERY) {
+        if now - self.started < QUIET_FOR || self.last_draw.is_some_and(|t| now - t < REDRAW_EVERY)
+        {
             return;
         }
         self.last_draw = Some(now);
@@ -39,7 +46,12 @@ impl Progress {
         let bar: String = "#".repeat(filled) + &" ".repeat(width - filled);
         let elapsed = (now - self.started).as_secs_f64();
         let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\r{} [{bar}] {:5.1}%  {done_s:.1}/{total_s:.1} s simulated, {elapsed:.1} s wall", self.label, frac * 100.0);
+        let _ = write!(
+            err,
+            "\r{} [{bar}] {:5.1}%  {done_s:.1}/{total_s:.1} s simulated, {elapsed:.1} s wall",
+            self.label,
+            frac * 100.0
+        );
         let _ = err.flush();
     }
 
@@ -48,9 +60,20 @@ impl Progress {
         let elapsed = self.started.elapsed();
         let mut err = std::io::stderr().lock();
         if self.drawn {
-            let _ = writeln!(err, "\r{} [{}] 100.0%  {total_s:.1} s simulated in {:.1} s wall          ", self.label, "#".repeat(30), elapsed.as_secs_f64());
+            let _ = writeln!(
+                err,
+                "\r{} [{}] 100.0%  {total_s:.1} s simulated in {:.1} s wall          ",
+                self.label,
+                "#".repeat(30),
+                elapsed.as_secs_f64()
+            );
         } else if !self.tty && elapsed >= QUIET_FOR {
-            let _ = writeln!(err, "{}: {total_s:.1} s simulated in {:.1} s wall", self.label, elapsed.as_secs_f64());
+            let _ = writeln!(
+                err,
+                "{}: {total_s:.1} s simulated in {:.1} s wall",
+                self.label,
+                elapsed.as_secs_f64()
+            );
         }
     }
 }

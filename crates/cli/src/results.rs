@@ -38,19 +38,26 @@ impl Staging {
     pub fn new(dest: &Path) -> Result<Staging, String> {
         if dest.exists() {
             if !dest.is_dir() {
-                return Err(format!("{} exists and is not a folder; choose another --out", dest.display()));
+                return Err(format!(
+                    "{} exists and is not a folder; choose another --out",
+                    dest.display()
+                ));
             }
             let empty = std::fs::read_dir(dest).map(|mut d| d.next().is_none()).unwrap_or(false);
             if !empty && !dest.join("summary.json").is_file() {
                 return Err(format!("{} exists and is not a cclab results folder (no summary.json); choose another --out", dest.display()));
             }
         }
-        let name = dest.file_name().and_then(|n| n.to_str()).ok_or_else(|| format!("--out {} has no folder name", dest.display()))?;
+        let name = dest
+            .file_name()
+            .and_then(|n| n.to_str())
+            .ok_or_else(|| format!("--out {} has no folder name", dest.display()))?;
         let parent = match dest.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        std::fs::create_dir_all(&parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        std::fs::create_dir_all(&parent)
+            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
         recover_killed_runs(&parent, name, dest);
         let tmp = parent.join(format!(".{name}.partial-{}", std::process::id()));
         if tmp.exists() {
@@ -67,9 +74,14 @@ impl Staging {
     /// Moves the finished folder into place, replacing earlier results of the same name.
     pub fn commit(mut self) -> Result<bool, String> {
         let replaced = self.dest.exists();
-        let old = self.tmp.with_file_name(format!("{}.old", self.tmp.file_name().and_then(|n| n.to_str()).unwrap_or("results")));
+        let old = self.tmp.with_file_name(format!(
+            "{}.old",
+            self.tmp.file_name().and_then(|n| n.to_str()).unwrap_or("results")
+        ));
         if replaced {
-            std::fs::rename(&self.dest, &old).map_err(|e| format!("cannot move earlier results {} aside: {e}", self.dest.display()))?;
+            std::fs::rename(&self.dest, &old).map_err(|e| {
+                format!("cannot move earlier results {} aside: {e}", self.dest.display())
+            })?;
         }
         if let Err(e) = std::fs::rename(&self.tmp, &self.dest) {
             if replaced {
@@ -175,11 +187,16 @@ fn column_name(name: &str) -> String {
 
 impl Recorder {
     pub fn new(dir: &Path, scn: &Scenario) -> Result<Recorder, String> {
-        let open = |name: &str| File::create(dir.join(name)).map(BufWriter::new).map_err(|e| format!("cannot create {}: {e}", dir.join(name).display()));
+        let open = |name: &str| {
+            File::create(dir.join(name))
+                .map(BufWriter::new)
+                .map_err(|e| format!("cannot create {}: {e}", dir.join(name).display()))
+        };
         let mut flows_csv = open("flows.csv")?;
         let mut queue_csv = open("queue.csv")?;
         let cc_columns = cc_columns(scn);
-        let mut header = "time_s,flow,cwnd_pkts,ssthresh_pkts,srtt_ms,inflight_pkts,delivered_bytes".to_string();
+        let mut header =
+            "time_s,flow,cwnd_pkts,ssthresh_pkts,srtt_ms,inflight_pkts,delivered_bytes".to_string();
         for c in &cc_columns {
             header.push(',');
             header.push_str(&column_name(c));
@@ -209,7 +226,10 @@ impl Recorder {
         if let Some(e) = self.error.take() {
             return Err(format!("cannot write results: {e}"));
         }
-        self.flows_csv.flush().and_then(|_| self.queue_csv.flush()).map_err(|e| format!("cannot write results: {e}"))
+        self.flows_csv
+            .flush()
+            .and_then(|_| self.queue_csv.flush())
+            .map_err(|e| format!("cannot write results: {e}"))
     }
 
     fn write_line(&mut self, queue: bool) {
@@ -228,7 +248,17 @@ impl Observer for Recorder {
     fn flow_sample(&mut self, s: &FlowSample) {
         use std::fmt::Write as _;
         self.line.clear();
-        let _ = write!(self.line, "{},{},{},{},{},{},{}", secs(s.time.as_nanos()), s.flow, s.cwnd_pkts, s.ssthresh_pkts, millis(s.srtt.as_nanos()), s.inflight_pkts, s.delivered_bytes);
+        let _ = write!(
+            self.line,
+            "{},{},{},{},{},{},{}",
+            secs(s.time.as_nanos()),
+            s.flow,
+            s.cwnd_pkts,
+            s.ssthresh_pkts,
+            millis(s.srtt.as_nanos()),
+            s.inflight_pkts,
+            s.delivered_bytes
+        );
         self.cc_values.iter_mut().for_each(|v| *v = None);
         for (name, v) in &s.cc {
             if let Some(i) = self.cc_columns.iter().position(|c| c == name) {
@@ -244,7 +274,12 @@ impl Observer for Recorder {
         self.write_line(false);
         if let Some(seen) = self.flow_seen.get_mut(s.flow) {
             if *seen % self.stride == 0 {
-                self.plot[s.flow].push(PlotPoint { t: s.time.as_secs_f64(), cwnd: s.cwnd_pkts as f64, srtt_ms: s.srtt.as_millis_f64(), delivered: s.delivered_bytes });
+                self.plot[s.flow].push(PlotPoint {
+                    t: s.time.as_secs_f64(),
+                    cwnd: s.cwnd_pkts as f64,
+                    srtt_ms: s.srtt.as_millis_f64(),
+                    delivered: s.delivered_bytes,
+                });
             }
             *seen += 1;
         }
@@ -253,9 +288,10 @@ impl Observer for Recorder {
     fn queue_sample(&mut self, s: &QueueSample) {
         use std::fmt::Write as _;
         self.line.clear();
-        let _ = write!(self.line, "{},{},{},{}", secs(s.time.as_nanos()), s.packets, s.bytes, s.drops);
+        let _ =
+            write!(self.line, "{},{},{},{}", secs(s.time.as_nanos()), s.packets, s.bytes, s.drops);
         self.write_line(true);
-        if self.queue_seen % self.stride == 0 {
+        if self.queue_seen.is_multiple_of(self.stride) {
             self.queue_plot.push((s.time.as_secs_f64(), s.packets as f64));
         }
         self.queue_seen += 1;
@@ -281,7 +317,12 @@ pub fn summary_json(scn: &Scenario, r: &Report) -> Json {
                 ("timeouts", Json::u(f.timeouts)),
                 (
                     "rtt_ms",
-                    Json::Obj(vec![("mean", Json::f(f.rtt.mean_ms, 3)), ("p50", Json::f(f.rtt.p50_ms, 3)), ("p95", Json::f(f.rtt.p95_ms, 3)), ("p99", Json::f(f.rtt.p99_ms, 3))]),
+                    Json::Obj(vec![
+                        ("mean", Json::f(f.rtt.mean_ms, 3)),
+                        ("p50", Json::f(f.rtt.p50_ms, 3)),
+                        ("p95", Json::f(f.rtt.p95_ms, 3)),
+                        ("p99", Json::f(f.rtt.p99_ms, 3)),
+                    ]),
                 ),
             ])
         })
@@ -345,7 +386,19 @@ impl Perf {
 /// The per-flow table and the link line, as printed on the terminal.
 pub fn table(scn: &Scenario, r: &Report) -> String {
     let total: f64 = r.flows.iter().map(|f| f.goodput_bps).sum();
-    let mut rows = vec![["flow", "name", "cc", "goodput Mbit/s", "retrans", "RTT p50 ms", "p95 ms", "p99 ms", "share"].map(String::from).to_vec()];
+    let mut rows = vec![[
+        "flow",
+        "name",
+        "cc",
+        "goodput Mbit/s",
+        "retrans",
+        "RTT p50 ms",
+        "p95 ms",
+        "p99 ms",
+        "share",
+    ]
+    .map(String::from)
+    .to_vec()];
     // Long tables are cut: the full list is in summary.json.
     let shown = if r.flows.len() > MAX_TABLE_FLOWS + 4 { MAX_TABLE_FLOWS } else { r.flows.len() };
     for f in &r.flows[..shown] {
@@ -363,10 +416,22 @@ pub fn table(scn: &Scenario, r: &Report) -> String {
             format!("{share:.2}%"),
         ]);
     }
-    let widths: Vec<usize> = (0..rows[0].len()).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
     let mut out = String::new();
     for (i, row) in rows.iter().enumerate() {
-        let cells: Vec<String> = row.iter().enumerate().map(|(c, v)| if c <= 2 { format!("{v:<w$}", w = widths[c]) } else { format!("{v:>w$}", w = widths[c]) }).collect();
+        let cells: Vec<String> = row
+            .iter()
+            .enumerate()
+            .map(|(c, v)| {
+                if c <= 2 {
+                    format!("{v:<w$}", w = widths[c])
+                } else {
+                    format!("{v:>w$}", w = widths[c])
+                }
+            })
+            .collect();
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
         if i == 0 {
@@ -408,16 +473,26 @@ impl Recorder {
         let note = (n > MAX_PLOT_FLOWS).then(|| format!("first {MAX_PLOT_FLOWS} of {n} flows"));
         let name = |i: usize| cfg.flows[i].name.clone();
         let series = |f: &Extract<'_>| -> Vec<Series> {
-            self.plot.iter().enumerate().map(|(i, pts)| Series { name: name(i), points: f(pts) }).collect()
+            self.plot
+                .iter()
+                .enumerate()
+                .map(|(i, pts)| Series { name: name(i), points: f(pts) })
+                .collect()
         };
         let cwnd = series(&|p| p.iter().map(|q| (q.t, q.cwnd)).collect());
-        let rtt = series(&|p| p.iter().filter(|q| q.srtt_ms > 0.0).map(|q| (q.t, q.srtt_ms)).collect());
+        let rtt =
+            series(&|p| p.iter().filter(|q| q.srtt_ms > 0.0).map(|q| (q.t, q.srtt_ms)).collect());
         // Goodput from delivered-byte deltas over a window of about 1% of the run (at
         // least one kept sample), so the line shows trends rather than sampling noise.
         let window = (x_max / 100.0).max(cfg.sample_interval.as_secs_f64());
-        let goodput = series(&|p| goodput_points(&p.iter().map(|q| (q.t, q.delivered)).collect::<Vec<_>>(), window));
-        let queue = vec![Series { name: "bottleneck".to_string(), points: self.queue_plot.clone() }];
-        let chart = |title, y_label, series, note: Option<String>| Chart { title, x_label: "time (s)", y_label, x_max, series, note }.render();
+        let goodput = series(&|p| {
+            goodput_points(&p.iter().map(|q| (q.t, q.delivered)).collect::<Vec<_>>(), window)
+        });
+        let queue =
+            vec![Series { name: "bottleneck".to_string(), points: self.queue_plot.clone() }];
+        let chart = |title, y_label, series, note: Option<String>| {
+            Chart { title, x_label: "time (s)", y_label, x_max, series, note }.render()
+        };
         vec![
             ("cwnd.svg", chart("Congestion window", "cwnd (packets)", cwnd, note.clone())),
             ("goodput.svg", chart("Goodput", "goodput (Mbit/s)", goodput, note.clone())),
@@ -453,7 +528,14 @@ pub fn report_html(scn: &Scenario, r: &Report, plots: &[(&'static str, String)])
     h.push_str("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab: ");
     h.push_str(&xml(&scn.name));
     h.push_str("</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:900px}table{border-collapse:collapse}td,th{padding:3px 10px;border-bottom:1px solid #ccc;text-align:right}td:nth-child(-n+3),th:nth-child(-n+3){text-align:left}</style></head><body>\n");
-    h.push_str(&format!("<h1>{}</h1>\n<p>seed {}, {} s simulated, {} flows, {} cross-traffic sources</p>\n", xml(&scn.name), scn.config.seed, secs(scn.config.duration.as_nanos()), scn.config.flows.len(), scn.config.cross.len()));
+    h.push_str(&format!(
+        "<h1>{}</h1>\n<p>seed {}, {} s simulated, {} flows, {} cross-traffic sources</p>\n",
+        xml(&scn.name),
+        scn.config.seed,
+        secs(scn.config.duration.as_nanos()),
+        scn.config.flows.len(),
+        scn.config.cross.len()
+    ));
     h.push_str("<table><tr><th>flow</th><th>name</th><th>cc</th><th>goodput Mbit/s</th><th>retransmits</th><th>RTT p50 ms</th><th>p95 ms</th><th>p99 ms</th></tr>\n");
     for f in &r.flows {
         let fc = &scn.config.flows[f.flow];

@@ -41,7 +41,11 @@ pub fn load(args: &Args) -> Result<Scenario, String> {
 
 pub fn main(args: Args) -> Result<(), String> {
     let scn = load(&args)?;
-    let file = args.scenario.as_ref().map(|p| p.display().to_string()).unwrap_or_else(|| cclab_scenario::DEFAULT_FILE_NAME.to_string());
+    let file = args
+        .scenario
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| cclab_scenario::DEFAULT_FILE_NAME.to_string());
     let mut sim = Simulation::new(scn.config.clone()).map_err(|e| format!("{file}: {e}"))?;
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(&scn.name));
     let staging = Staging::new(&out)?;
@@ -67,9 +71,17 @@ pub fn main(args: Args) -> Result<(), String> {
     let report = sim.report();
     rec.finish()?;
 
-    let perf = Perf { wall_s, simulated_s: report.duration.as_secs_f64(), events: report.events, packets: report.link.delivered_packets };
+    let perf = Perf {
+        wall_s,
+        simulated_s: report.duration.as_secs_f64(),
+        events: report.events,
+        packets: report.link.delivered_packets,
+    };
     let dir = staging.path();
-    let write = |name: &str, text: &str| std::fs::write(dir.join(name), text).map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()));
+    let write = |name: &str, text: &str| {
+        std::fs::write(dir.join(name), text)
+            .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
+    };
     write("summary.json", &results::summary_json(&scn, &report).render())?;
     write("perf.json", &perf.json().render())?;
     let plots = rec.plots(&scn);
@@ -81,6 +93,10 @@ pub fn main(args: Args) -> Result<(), String> {
 
     crate::format::out(&results::table(&scn, &report));
     crate::format::outln(&perf.line());
-    crate::format::outln(&format!("results: {}{}", out.display(), if replaced { " (replaced the earlier results there)" } else { "" }));
+    crate::format::outln(&format!(
+        "results: {}{}",
+        out.display(),
+        if replaced { " (replaced the earlier results there)" } else { "" }
+    ));
     Ok(())
 }

@@ -38,7 +38,11 @@ pub fn main(args: Args) -> Result<(), String> {
         Some(other) => return Err(format!("--transport: \"{other}\" is not one of: kernel, udp")),
     };
     let scn = crate::run::load(&a.run)?;
-    let out = a.run.out.clone().unwrap_or_else(|| PathBuf::from("results").join(format!("{}-testbed", scn.name)));
+    let out = a
+        .run
+        .out
+        .clone()
+        .unwrap_or_else(|| PathBuf::from("results").join(format!("{}-testbed", scn.name)));
     let staging = Staging::new(&out)?;
     let mut rec = Recorder::new(staging.path(), &scn)?;
     let total_s = scn.config.duration.as_secs_f64();
@@ -47,12 +51,17 @@ pub fn main(args: Args) -> Result<(), String> {
         Some(t) => vec![t; scn.config.flows.len()],
         None => scn.transports.clone(),
     };
-    let report = cclab_emu::testbed::run_with(&scn.config, &transports, &mut rec, &mut |t| progress.update(t.as_secs_f64(), total_s))
-        .map_err(|e| e.to_string())?;
+    let report = cclab_emu::testbed::run_with(&scn.config, &transports, &mut rec, &mut |t| {
+        progress.update(t.as_secs_f64(), total_s)
+    })
+    .map_err(|e| e.to_string())?;
     progress.finish(total_s);
     rec.finish()?;
     let dir = staging.path();
-    let write = |name: &str, text: &str| std::fs::write(dir.join(name), text).map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()));
+    let write = |name: &str, text: &str| {
+        std::fs::write(dir.join(name), text)
+            .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
+    };
     write("summary.json", &results::summary_json(&scn, &report).render())?;
     let plots = rec.plots(&scn);
     for (name, svg) in &plots {

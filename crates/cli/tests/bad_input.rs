@@ -45,17 +45,52 @@ fn the_base_scenario_is_valid() {
 #[test]
 fn unknown_algorithm() {
     let e = error_of(&edit(11, "cc = \"cubik\""), &[]);
-    has_all(&e, &["scen.toml:11:", "flows[1].cc", "\"cubik\"", "unknown algorithm", "known algorithms: reno", "tahoe"]);
+    has_all(
+        &e,
+        &[
+            "scen.toml:11:",
+            "flows[1].cc",
+            "\"cubik\"",
+            "unknown algorithm",
+            "known algorithms: reno",
+            "tahoe",
+        ],
+    );
 }
 
 #[test]
 fn unknown_fields_list_the_allowed_ones() {
-    let e = error_of(&(BASE.to_string().replacen("seed = 1", "seed = 1\ncolour = \"red\"", 1)), &[]);
-    has_all(&e, &["scen.toml:3:", "colour", "unknown field", "at the top level", "allowed fields: name, duration, seed"]);
+    let e =
+        error_of(&(BASE.to_string().replacen("seed = 1", "seed = 1\ncolour = \"red\"", 1)), &[]);
+    has_all(
+        &e,
+        &[
+            "scen.toml:3:",
+            "colour",
+            "unknown field",
+            "at the top level",
+            "allowed fields: name, duration, seed",
+        ],
+    );
     let e = error_of(&edit(9, "rtt = \"100ms\"\nwindow = 5"), &[]);
-    has_all(&e, &["scen.toml:10:", "flows[0].window", "unknown field \"window\" in flows[0]", "allowed fields: cc, name, rtt"]);
+    has_all(
+        &e,
+        &[
+            "scen.toml:10:",
+            "flows[0].window",
+            "unknown field \"window\" in flows[0]",
+            "allowed fields: cc, name, rtt",
+        ],
+    );
     let e = error_of(&edit(6, "buffr = \"1bdp\""), &[]);
-    has_all(&e, &["scen.toml:6:", "bottleneck.buffr", "allowed fields: rate, trace, delay, buffer, qdisc, loss"]);
+    has_all(
+        &e,
+        &[
+            "scen.toml:6:",
+            "bottleneck.buffr",
+            "allowed fields: rate, trace, delay, buffer, qdisc, loss",
+        ],
+    );
 }
 
 #[test]
@@ -90,13 +125,37 @@ fn absurd_values_are_refused_before_anything_is_allocated() {
     // once; building a trillion flows would not).
     let started = std::time::Instant::now();
     let e = error_of(&edit(9, "rtt = \"100ms\"\ncount = 1000000000000"), &[]);
-    has_all(&e, &["scen.toml:10:", "flows[0].count", "1000000000000", "cannot fit in memory", "at most 1000000 flows"]);
+    has_all(
+        &e,
+        &[
+            "scen.toml:10:",
+            "flows[0].count",
+            "1000000000000",
+            "cannot fit in memory",
+            "at most 1000000 flows",
+        ],
+    );
     assert!(started.elapsed().as_secs() < 10);
     // The limit is on the total over all [[flows]] entries.
-    let e = error_of(&(edit(9, "rtt = \"100ms\"\ncount = 600000").replacen("rtt = \"60ms\"", "rtt = \"60ms\"\ncount = 600000", 1)), &[]);
+    let e = error_of(
+        &(edit(9, "rtt = \"100ms\"\ncount = 600000").replacen(
+            "rtt = \"60ms\"",
+            "rtt = \"60ms\"\ncount = 600000",
+            1,
+        )),
+        &[],
+    );
     has_all(&e, &["scen.toml:14:", "flows[1].count", "at most 1000000 flows"]);
     let e = error_of(&edit(4, "rate = \"100000Gbps\""), &[]);
-    has_all(&e, &["scen.toml:4:", "bottleneck.rate", "\"100000Gbps\"", "out of range; allowed: 1Kbps to 1000Gbps"]);
+    has_all(
+        &e,
+        &[
+            "scen.toml:4:",
+            "bottleneck.rate",
+            "\"100000Gbps\"",
+            "out of range; allowed: 1Kbps to 1000Gbps",
+        ],
+    );
     let e = error_of(&edit(1, "duration = \"99999999s\""), &[]);
     has_all(&e, &["scen.toml:1:", "duration", "out of range; allowed: 1ms to 1000000s"]);
     let e = error_of(&edit(9, "rtt = \"1000s\""), &[]);
@@ -105,13 +164,25 @@ fn absurd_values_are_refused_before_anything_is_allocated() {
     has_all(&e, &["scen.toml:6:", "bottleneck.buffer", "\"0pkt\"", "n in [1, 100000000]"]);
     // Time series that would not fit on disk: 100,000 flows sampled every 10 ms for 2 s.
     let e = error_of(&edit(9, "rtt = \"100ms\"\ncount = 100000"), &[]);
-    has_all(&e, &["scen.toml: sample_interval = \"10ms\"", "100001 flows", "would write 20000200 rows", "limit 20000000", "use a longer sample_interval"]);
+    has_all(
+        &e,
+        &[
+            "scen.toml: sample_interval = \"10ms\"",
+            "100001 flows",
+            "would write 20000200 rows",
+            "limit 20000000",
+            "use a longer sample_interval",
+        ],
+    );
 }
 
 #[test]
 fn rtt_below_twice_the_bottleneck_delay() {
     let e = error_of(&edit(12, "rtt = \"39ms\""), &[]);
-    has_all(&e, &["scen.toml:12:", "flows[1].rtt", "\"39ms\"", "at least 2 x bottleneck.delay = 40ms"]);
+    has_all(
+        &e,
+        &["scen.toml:12:", "flows[1].rtt", "\"39ms\"", "at least 2 x bottleneck.delay = 40ms"],
+    );
 }
 
 #[test]
@@ -122,7 +193,16 @@ fn missing_trace_file_is_named_relative_to_the_scenario() {
     let o = run_in(dir.path(), &["run", "sub/scen.toml", "--out", "out"]);
     let e = stderr(&o);
     assert_eq!(o.status.code(), Some(1));
-    has_all(&e, &["sub/scen.toml:4:", "bottleneck.trace", "\"links/nothere.trace\"", "sub/links/nothere.trace", "relative to the scenario file"]);
+    has_all(
+        &e,
+        &[
+            "sub/scen.toml:4:",
+            "bottleneck.trace",
+            "\"links/nothere.trace\"",
+            "sub/links/nothere.trace",
+            "relative to the scenario file",
+        ],
+    );
     // And a trace that exists next to the scenario is found from any working directory.
     std::fs::create_dir(dir.path().join("sub/links")).unwrap();
     dir.write("sub/links/nothere.trace", "1\n");
@@ -147,7 +227,10 @@ fn missing_required_fields() {
     let e = error_of(&BASE.replacen("duration = \"2s\"\n", "", 1), &[]);
     has_all(&e, &["error: scen.toml: duration: missing required field \"duration\""]);
     let e = error_of(&BASE.replacen("delay = \"20ms\"\n", "", 1), &[]);
-    has_all(&e, &["scen.toml:3:", "bottleneck.delay", "missing required field \"delay\" in bottleneck"]);
+    has_all(
+        &e,
+        &["scen.toml:3:", "bottleneck.delay", "missing required field \"delay\" in bottleneck"],
+    );
     let e = error_of(&BASE.replacen("rtt = \"100ms\"\n", "", 1), &[]);
     has_all(&e, &["scen.toml:7:", "flows[0].rtt", "missing required field \"rtt\""]);
     let e = error_of("duration = \"2s\"\n[bottleneck]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n", &[]);
@@ -165,9 +248,25 @@ fn algorithm_parameters_are_checked_against_their_specs() {
     let mut checked = 0;
     for info in cclab_cc::ALGORITHMS {
         for p in info.params {
-            let value = if p.kind == cclab_cc::ParamKind::Bool { "2".to_string() } else { format!("{}", p.max + 1.0) };
-            let e = error_of(&edit(8, &format!("cc = \"{}\"\nparams = {{ {} = {value} }}", info.name, p.name)), &[]);
-            has_all(&e, &["scen.toml:9:", &format!("flows[0].params.{}", p.name), &value, "allowed:", &p.allowed()]);
+            let value = if p.kind == cclab_cc::ParamKind::Bool {
+                "2".to_string()
+            } else {
+                format!("{}", p.max + 1.0)
+            };
+            let e = error_of(
+                &edit(8, &format!("cc = \"{}\"\nparams = {{ {} = {value} }}", info.name, p.name)),
+                &[],
+            );
+            has_all(
+                &e,
+                &[
+                    "scen.toml:9:",
+                    &format!("flows[0].params.{}", p.name),
+                    &value,
+                    "allowed:",
+                    &p.allowed(),
+                ],
+            );
             checked += 1;
         }
     }
@@ -178,11 +277,35 @@ fn algorithm_parameters_are_checked_against_their_specs() {
 fn parameter_changes_are_validated_before_the_run() {
     let with = |change: &str| format!("{BASE}[[changes]]\n{change}\n");
     let e = error_of(&with("at = \"1s\"\nflow = 0\nset = { beta = 0.5 }"), &[]);
-    has_all(&e, &["scen.toml:16:", "changes[0].set.beta", "flow 0 (reno) has no parameter \"beta\"", "it accepts: rto_min, initcwnd"]);
+    has_all(
+        &e,
+        &[
+            "scen.toml:16:",
+            "changes[0].set.beta",
+            "flow 0 (reno) has no parameter \"beta\"",
+            "it accepts: rto_min, initcwnd",
+        ],
+    );
     let e = error_of(&with("at = \"1s\"\nflow = 1\nset = { initcwnd = 0 }"), &[]);
-    has_all(&e, &["scen.toml:16:", "changes[0].set.initcwnd", "= 0", "flow 1 (tahoe)", "allowed: a whole number in [1, 1000]"]);
+    has_all(
+        &e,
+        &[
+            "scen.toml:16:",
+            "changes[0].set.initcwnd",
+            "= 0",
+            "flow 1 (tahoe)",
+            "allowed: a whole number in [1, 1000]",
+        ],
+    );
     let e = error_of(&with("at = \"1s\"\nflow = 0\nset = { rto_min = \"0.1ms\" }"), &[]);
-    has_all(&e, &["changes[0].set.rto_min", "\"0.1ms\"", "allowed: a whole number of milliseconds from 1ms to 60s"]);
+    has_all(
+        &e,
+        &[
+            "changes[0].set.rto_min",
+            "\"0.1ms\"",
+            "allowed: a whole number of milliseconds from 1ms to 60s",
+        ],
+    );
     let e = error_of(&with("at = \"1s\"\nflow = 0\nset = { rto_min = 2.5 }"), &[]);
     has_all(&e, &["changes[0].set.rto_min", "2.5", "whole number of milliseconds"]);
     let e = error_of(&with("at = \"1s\"\nflow = 2\nset = { initcwnd = 5 }"), &[]);
@@ -198,7 +321,15 @@ fn parameter_changes_are_validated_before_the_run() {
 #[test]
 fn queue_loss_and_cross_traffic_options() {
     let e = error_of(&edit(6, "qdisc = \"fifo\""), &[]);
-    has_all(&e, &["scen.toml:6:", "bottleneck.qdisc", "\"fifo\"", "\"droptail\", \"red\", \"codel\", \"pie\" or \"fq_codel\""]);
+    has_all(
+        &e,
+        &[
+            "scen.toml:6:",
+            "bottleneck.qdisc",
+            "\"fifo\"",
+            "\"droptail\", \"red\", \"codel\", \"pie\" or \"fq_codel\"",
+        ],
+    );
     let e = error_of(&edit(6, "qdisc = { kind = \"red\", min_th = 20, max_th = 10 }"), &[]);
     has_all(&e, &["scen.toml:6:", "bottleneck.qdisc.max_th", "10", "greater than min_th = 20"]);
     let e = error_of(&edit(6, "qdisc = { kind = \"codel\", max_p = 0.1 }"), &[]);
@@ -211,7 +342,15 @@ fn queue_loss_and_cross_traffic_options() {
     has_all(&e, &["bottleneck.loss.kind", "\"bursty\"", "\"bernoulli\" or \"gilbert\""]);
     let cross = |body: &str| format!("{BASE}[[cross]]\n{body}\n");
     let e = error_of(&cross("kind = \"pareto\"\nrate = \"1Mbps\""), &[]);
-    has_all(&e, &["scen.toml:14:", "cross[0].kind", "\"pareto\"", "\"cbr\", \"poisson\" or \"exponential\""]);
+    has_all(
+        &e,
+        &[
+            "scen.toml:14:",
+            "cross[0].kind",
+            "\"pareto\"",
+            "\"cbr\", \"poisson\" or \"exponential\"",
+        ],
+    );
     let e = error_of(&cross("kind = \"cbr\"\nrate = \"1Mbps\"\nmean_on = \"1s\""), &[]);
     has_all(&e, &["cross[0].mean_on", "only for kind = \"exponential\""]);
     let e = error_of(&cross("kind = \"cbr\""), &[]);
@@ -262,7 +401,9 @@ fn unreadable_files() {
 #[test]
 fn bad_flags_give_one_line_and_a_non_zero_exit() {
     let dir = TempDir::new("flags");
-    for args in [&["run", "--bogus"][..], &["run", "--seed", "abc"], &["frobnicate"], &["bench", "--one"]] {
+    for args in
+        [&["run", "--bogus"][..], &["run", "--seed", "abc"], &["frobnicate"], &["bench", "--one"]]
+    {
         let o = run_in(dir.path(), args);
         let e = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
@@ -277,5 +418,8 @@ fn bad_flags_give_one_line_and_a_non_zero_exit() {
 #[test]
 fn unknown_transport() {
     let e = error_of(&edit(12, "rtt = \"60ms\"\ntransport = \"quic\""), &[]);
-    has_all(&e, &["scen.toml:13:", "flows[1].transport", "\"quic\"", "allowed: \"kernel\" or \"udp\""]);
+    has_all(
+        &e,
+        &["scen.toml:13:", "flows[1].transport", "\"quic\"", "allowed: \"kernel\" or \"udp\""],
+    );
 }

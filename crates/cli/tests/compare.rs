@@ -9,10 +9,20 @@ use serde_json::Value;
 use std::path::Path;
 
 /// Every per-flow metric: compare.json key, summary.json pointer within a flow, decimals.
-const FLOW_METRICS: &[(&str, &str, i32)] = &[("goodput_bps", "/goodput_bps", 0), ("retransmits", "/retransmits", 0), ("rtt_p50_ms", "/rtt_ms/p50", 3), ("rtt_p95_ms", "/rtt_ms/p95", 3), ("rtt_p99_ms", "/rtt_ms/p99", 3)];
+const FLOW_METRICS: &[(&str, &str, i32)] = &[
+    ("goodput_bps", "/goodput_bps", 0),
+    ("retransmits", "/retransmits", 0),
+    ("rtt_p50_ms", "/rtt_ms/p50", 3),
+    ("rtt_p95_ms", "/rtt_ms/p95", 3),
+    ("rtt_p99_ms", "/rtt_ms/p99", 3),
+];
 /// Link and fairness metrics: compare.json pointer, summary.json pointer, decimals.
-const RUN_METRICS: &[(&str, &str, i32)] =
-    &[("/link/utilization", "/link/utilization", 6), ("/link/drops", "/link/drops", 0), ("/link/mean_queue_packets", "/link/mean_queue_packets", 3), ("/fairness/jain", "/fairness/jain", 6)];
+const RUN_METRICS: &[(&str, &str, i32)] = &[
+    ("/link/utilization", "/link/utilization", 6),
+    ("/link/drops", "/link/drops", 0),
+    ("/link/mean_queue_packets", "/link/mean_queue_packets", 3),
+    ("/fairness/jain", "/fairness/jain", 6),
+];
 
 fn run_ok(cwd: &Path, args: &[&str]) -> String {
     let o = run_in(cwd, args);
@@ -38,7 +48,9 @@ fn json(p: &Path) -> Value {
 }
 
 fn f(v: &Value, ptr: &str) -> f64 {
-    v.pointer(ptr).and_then(Value::as_f64).unwrap_or_else(|| panic!("{ptr} missing or not a number in {v}"))
+    v.pointer(ptr)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("{ptr} missing or not a number in {v}"))
 }
 
 /// Two runs of the same small scenario that differ: B has another seed and CUBIC as
@@ -58,7 +70,11 @@ fn close(x: f64, want: f64, decimals: i32, what: &str) {
 
 /// The `k`-th (from 0) table row whose label is `label`, split into its cells.
 fn row<'a>(table: &'a str, label: &str, k: usize) -> Vec<&'a str> {
-    let line = table.lines().filter(|l| l.trim_start().starts_with(label)).nth(k).unwrap_or_else(|| panic!("row {label} #{k} missing in:\n{table}"));
+    let line = table
+        .lines()
+        .filter(|l| l.trim_start().starts_with(label))
+        .nth(k)
+        .unwrap_or_else(|| panic!("row {label} #{k} missing in:\n{table}"));
     line[line.find(label).unwrap() + label.len()..].split_whitespace().collect()
 }
 
@@ -70,7 +86,11 @@ fn row_shows(table: &str, label: &str, k: usize, a: f64, b: f64, decimals: usize
     assert_eq!(cells[1], format!("{b:.decimals$}"), "{label} #{k} B");
     let diff: f64 = cells[2].parse().unwrap_or_else(|_| panic!("{label} #{k} diff {}", cells[2]));
     close(diff, b - a, decimals as i32, &format!("{label} #{k} B - A"));
-    assert!(cells[2].starts_with('+') || cells[2].starts_with('-'), "signed difference: {}", cells[2]);
+    assert!(
+        cells[2].starts_with('+') || cells[2].starts_with('-'),
+        "signed difference: {}",
+        cells[2]
+    );
 }
 
 #[test]
@@ -106,9 +126,30 @@ fn differences_are_b_minus_a_in_the_table_and_in_compare_json() {
             some_nonzero |= vb != va;
         }
         // The table: flow i's rows, in Mbit/s for goodput.
-        row_shows(&out, "goodput Mbit/s", i, f(&sa, &format!("/flows/{i}/goodput_bps")) / 1e6, f(&sb, &format!("/flows/{i}/goodput_bps")) / 1e6, 3);
-        row_shows(&out, "retransmits", i, f(&sa, &format!("/flows/{i}/retransmits")), f(&sb, &format!("/flows/{i}/retransmits")), 0);
-        row_shows(&out, "RTT p99 ms", i, f(&sa, &format!("/flows/{i}/rtt_ms/p99")), f(&sb, &format!("/flows/{i}/rtt_ms/p99")), 3);
+        row_shows(
+            &out,
+            "goodput Mbit/s",
+            i,
+            f(&sa, &format!("/flows/{i}/goodput_bps")) / 1e6,
+            f(&sb, &format!("/flows/{i}/goodput_bps")) / 1e6,
+            3,
+        );
+        row_shows(
+            &out,
+            "retransmits",
+            i,
+            f(&sa, &format!("/flows/{i}/retransmits")),
+            f(&sb, &format!("/flows/{i}/retransmits")),
+            0,
+        );
+        row_shows(
+            &out,
+            "RTT p99 ms",
+            i,
+            f(&sa, &format!("/flows/{i}/rtt_ms/p99")),
+            f(&sb, &format!("/flows/{i}/rtt_ms/p99")),
+            3,
+        );
     }
     assert!(some_nonzero, "the two runs should differ somewhere");
     for &(cptr, sptr, dec) in RUN_METRICS {
@@ -117,26 +158,57 @@ fn differences_are_b_minus_a_in_the_table_and_in_compare_json() {
         close(f(&cmp, &format!("{cptr}/b")), vb, dec, cptr);
         close(f(&cmp, &format!("{cptr}/diff")), vb - va, dec, cptr);
     }
-    row_shows(&out, "utilisation %", 0, f(&sa, "/link/utilization") * 100.0, f(&sb, "/link/utilization") * 100.0, 2);
+    row_shows(
+        &out,
+        "utilisation %",
+        0,
+        f(&sa, "/link/utilization") * 100.0,
+        f(&sb, "/link/utilization") * 100.0,
+        2,
+    );
     row_shows(&out, "drops", 0, f(&sa, "/link/drops"), f(&sb, "/link/drops"), 0);
-    row_shows(&out, "mean queue pkts", 0, f(&sa, "/link/mean_queue_packets"), f(&sb, "/link/mean_queue_packets"), 3);
+    row_shows(
+        &out,
+        "mean queue pkts",
+        0,
+        f(&sa, "/link/mean_queue_packets"),
+        f(&sb, "/link/mean_queue_packets"),
+        3,
+    );
     row_shows(&out, "Jain's index", 0, f(&sa, "/fairness/jain"), f(&sb, "/fairness/jain"), 6);
-    assert!(out.contains("A: runA") && out.contains("B: runB") && out.contains("reno#0 (reno)") && out.contains("cubic#0 (cubic)"), "{out}");
+    assert!(
+        out.contains("A: runA")
+            && out.contains("B: runB")
+            && out.contains("reno#0 (reno)")
+            && out.contains("cubic#0 (cubic)"),
+        "{out}"
+    );
 
     // Overlay plots: per flow one solid line (A) and one dashed line (B) with data.
     for svg in ["cwnd.svg", "throughput.svg"] {
         let text = read(&dir.path().join("cmp").join(svg));
         let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("<polyline")).collect();
         assert_eq!(lines.len(), 2 * n, "{svg}");
-        assert_eq!(lines.iter().filter(|l| l.contains("stroke-dasharray")).count(), n, "{svg}: B dashed");
+        assert_eq!(
+            lines.iter().filter(|l| l.contains("stroke-dasharray")).count(),
+            n,
+            "{svg}: B dashed"
+        );
         assert!(lines.iter().all(|l| l.matches(',').count() > 20), "{svg}: every line has points");
         // Flow k of A and of B share a colour.
         for k in 0..n {
-            let colour = |l: &str| l.split("stroke=\"").nth(1).and_then(|s| s.split('"').next()).map(str::to_string);
+            let colour = |l: &str| {
+                l.split("stroke=\"").nth(1).and_then(|s| s.split('"').next()).map(str::to_string)
+            };
             assert_eq!(colour(lines[2 * k]), colour(lines[2 * k + 1]), "{svg} flow {k}");
             assert!(!lines[2 * k].contains("dasharray") && lines[2 * k + 1].contains("dasharray"));
         }
-        assert!(text.contains("runA: reno#0") && text.contains("runB: cubic#0") && text.contains("solid: runA, dashed: runB"), "{svg}");
+        assert!(
+            text.contains("runA: reno#0")
+                && text.contains("runB: cubic#0")
+                && text.contains("solid: runA, dashed: runB"),
+            "{svg}"
+        );
     }
     let html = read(&dir.path().join("cmp/compare.html"));
     assert_eq!(html.matches("<svg").count(), 2);
@@ -145,7 +217,11 @@ fn differences_are_b_minus_a_in_the_table_and_in_compare_json() {
     // Deterministic: the same comparison again gives the same bytes.
     run_ok(dir.path(), &["compare", a, b, "--out", "cmp2"]);
     for file in ["compare.json", "cwnd.svg", "throughput.svg", "compare.html"] {
-        assert_eq!(read(&dir.path().join("cmp").join(file)), read(&dir.path().join("cmp2").join(file)), "{file}");
+        assert_eq!(
+            read(&dir.path().join("cmp").join(file)),
+            read(&dir.path().join("cmp2").join(file)),
+            "{file}"
+        );
     }
 }
 
@@ -171,7 +247,8 @@ fn a_folder_compared_with_itself_differs_by_zero() {
     }
     assert_eq!(checked, 2 * FLOW_METRICS.len() + RUN_METRICS.len());
     // Every metric row of the table says no change.
-    let rows: Vec<&str> = out.lines().filter(|l| l.starts_with("  ") && !l.contains("A: runA")).collect();
+    let rows: Vec<&str> =
+        out.lines().filter(|l| l.starts_with("  ") && !l.contains("A: runA")).collect();
     assert_eq!(rows.len(), checked, "{out}");
     for r in rows {
         let cells: Vec<&str> = r.split_whitespace().collect();
@@ -208,13 +285,20 @@ fn bad_folders_are_errors_that_name_the_path_and_the_problem() {
     s["link"].as_object_mut().unwrap().remove("utilization");
     copy("no-util", &s.to_string());
     let err = run_err(d, &["compare", "no-util", b]);
-    assert!(err.contains("no-util/summary.json") && err.contains("field link.utilization is missing"), "{err}");
+    assert!(
+        err.contains("no-util/summary.json") && err.contains("field link.utilization is missing"),
+        "{err}"
+    );
 
     let mut s = json(&d.join(a).join("summary.json"));
     s["flows"][1]["retransmits"] = Value::from("many");
     copy("bad-type", &s.to_string());
     let err = run_err(d, &["compare", a, "bad-type"]);
-    assert!(err.contains("bad-type/summary.json") && err.contains("field flows[1].retransmits is \"many\", expected a number"), "{err}");
+    assert!(
+        err.contains("bad-type/summary.json")
+            && err.contains("field flows[1].retransmits is \"many\", expected a number"),
+        "{err}"
+    );
 
     let mut s = json(&d.join(a).join("summary.json"));
     s["flows"][1]["id"] = Value::from(5);
@@ -226,7 +310,12 @@ fn bad_folders_are_errors_that_name_the_path_and_the_problem() {
     let toml = dir.write("one.toml", "duration = \"1s\"\nseed = 1\n[bottleneck]\nrate = \"10Mbps\"\ndelay = \"20ms\"\nbuffer = \"1bdp\"\n[[flows]]\ncc = \"reno\"\nrtt = \"100ms\"\n");
     run_ok(d, &["run", toml.to_str().unwrap(), "--out", "one"]);
     let err = run_err(d, &["compare", a, "one"]);
-    assert!(err.contains("flow sets differ") && err.contains("runA has 2 flows") && err.contains("one has 1 flow;"), "{err}");
+    assert!(
+        err.contains("flow sets differ")
+            && err.contains("runA has 2 flows")
+            && err.contains("one has 1 flow;"),
+        "{err}"
+    );
 
     // flows.csv is needed for the plots.
     std::fs::create_dir(d.join("no-csv")).unwrap();
@@ -263,7 +352,10 @@ fn many_flows_are_all_in_compare_json_and_the_table_is_cut() {
     assert_eq!(cmp["flows"].as_array().unwrap().len(), 30);
     assert_eq!(cmp["flows"][29]["id"].as_u64(), Some(29));
     assert_eq!(out.lines().filter(|l| l.starts_with("flow ")).count(), 20, "{out}");
-    assert!(out.contains("(the first 20 of 30 flows are shown; every flow is in compare.json)"), "{out}");
+    assert!(
+        out.contains("(the first 20 of 30 flows are shown; every flow is in compare.json)"),
+        "{out}"
+    );
     let svg = read(&d.join("cmp/cwnd.svg"));
     assert_eq!(svg.matches("<polyline").count(), 16);
     assert!(svg.contains("(first 8 of 30 flows)"));

@@ -11,7 +11,11 @@ fn small_scenarios_match_their_golden_summaries() {
     let update = std::env::var("UPDATE_GOLDEN").is_ok_and(|v| v == "1");
     let root = repo();
     let golden_dir = root.join("tests/golden");
-    let mut scenarios: Vec<_> = std::fs::read_dir(root.join("scenarios/small")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "toml")).collect();
+    let mut scenarios: Vec<_> = std::fs::read_dir(root.join("scenarios/small"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
     scenarios.sort();
     assert!(scenarios.len() >= 4);
     let dir = TempDir::new("golden");
@@ -30,9 +34,16 @@ fn small_scenarios_match_their_golden_summaries() {
         }
         match std::fs::read_to_string(&want_path) {
             Ok(want) if want == got => {}
-            Ok(want) => failures.push(format!("{stem}: summary.json differs from {}\n--- golden\n{want}\n--- now\n{got}", want_path.display())),
+            Ok(want) => failures.push(format!(
+                "{stem}: summary.json differs from {}\n--- golden\n{want}\n--- now\n{got}",
+                want_path.display()
+            )),
             Err(_) => failures.push(format!("{stem}: no golden file {}", want_path.display())),
         }
     }
-    assert!(failures.is_empty(), "{}\n\nIf the change is intended, run: bash scripts/update-golden.sh", failures.join("\n\n"));
+    assert!(
+        failures.is_empty(),
+        "{}\n\nIf the change is intended, run: bash scripts/update-golden.sh",
+        failures.join("\n\n")
+    );
 }

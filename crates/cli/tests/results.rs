@@ -6,9 +6,28 @@ mod common;
 use common::*;
 use std::path::Path;
 
-const FILES: &[&str] = &["summary.json", "perf.json", "flows.csv", "queue.csv", "cwnd.svg", "goodput.svg", "queue.svg", "rtt.svg", "report.html"];
+const FILES: &[&str] = &[
+    "summary.json",
+    "perf.json",
+    "flows.csv",
+    "queue.csv",
+    "cwnd.svg",
+    "goodput.svg",
+    "queue.svg",
+    "rtt.svg",
+    "report.html",
+];
 /// Everything that must depend only on the scenario and seed (not perf.json).
-const DETERMINISTIC: &[&str] = &["summary.json", "flows.csv", "queue.csv", "cwnd.svg", "goodput.svg", "queue.svg", "rtt.svg", "report.html"];
+const DETERMINISTIC: &[&str] = &[
+    "summary.json",
+    "flows.csv",
+    "queue.csv",
+    "cwnd.svg",
+    "goodput.svg",
+    "queue.svg",
+    "rtt.svg",
+    "report.html",
+];
 
 fn run_ok(cwd: &Path, args: &[&str]) -> String {
     let o = run_in(cwd, args);
@@ -29,7 +48,9 @@ fn in_order(text: &str, keys: &[&str]) {
     let mut last = 0;
     for k in keys {
         let pat = format!("\"{k}\":");
-        let at = text[last..].find(&pat).unwrap_or_else(|| panic!("key {k} missing or out of order in:\n{text}"));
+        let at = text[last..]
+            .find(&pat)
+            .unwrap_or_else(|| panic!("key {k} missing or out of order in:\n{text}"));
         last += at + pat.len();
     }
 }
@@ -43,22 +64,74 @@ fn a_run_writes_every_result_file_with_the_documented_fields() {
         assert!(res.join(f).is_file(), "{f} missing");
     }
     // The terminal table and the perf line.
-    assert!(out.contains("goodput Mbit/s") && out.contains("RTT p50 ms") && out.contains("share"), "{out}");
-    assert!(out.contains("Jain's fairness index") && out.contains("events/s") && out.contains("packets/s"), "{out}");
+    assert!(
+        out.contains("goodput Mbit/s") && out.contains("RTT p50 ms") && out.contains("share"),
+        "{out}"
+    );
+    assert!(
+        out.contains("Jain's fairness index")
+            && out.contains("events/s")
+            && out.contains("packets/s"),
+        "{out}"
+    );
     assert!(out.contains("reno#0") && out.contains("reno#1"), "{out}");
 
     let summary = read(&res.join("summary.json"));
-    in_order(&summary, &["scenario", "seed", "duration_s", "link", "rate_bps", "utilization", "delivered_packets", "drops", "mean_queue_packets", "flows"]);
-    in_order(&summary, &["flows", "id", "name", "cc", "goodput_bps", "delivered_bytes", "retransmits", "timeouts", "rtt_ms", "mean", "p50", "p95", "p99", "fairness", "jain"]);
-    assert!(summary.contains("\"scenario\": \"reno-droptail\"") && summary.contains("\"duration_s\": 5,") && summary.contains("\"rate_bps\": 10000000,"), "{summary}");
+    in_order(
+        &summary,
+        &[
+            "scenario",
+            "seed",
+            "duration_s",
+            "link",
+            "rate_bps",
+            "utilization",
+            "delivered_packets",
+            "drops",
+            "mean_queue_packets",
+            "flows",
+        ],
+    );
+    in_order(
+        &summary,
+        &[
+            "flows",
+            "id",
+            "name",
+            "cc",
+            "goodput_bps",
+            "delivered_bytes",
+            "retransmits",
+            "timeouts",
+            "rtt_ms",
+            "mean",
+            "p50",
+            "p95",
+            "p99",
+            "fairness",
+            "jain",
+        ],
+    );
+    assert!(
+        summary.contains("\"scenario\": \"reno-droptail\"")
+            && summary.contains("\"duration_s\": 5,")
+            && summary.contains("\"rate_bps\": 10000000,"),
+        "{summary}"
+    );
     assert_eq!(summary.matches("\"goodput_bps\"").count(), 2, "{summary}");
     let perf = read(&res.join("perf.json"));
-    in_order(&perf, &["simulated_s", "wall_s", "events", "events_per_s", "bottleneck_packets", "packets_per_s"]);
+    in_order(
+        &perf,
+        &["simulated_s", "wall_s", "events", "events_per_s", "bottleneck_packets", "packets_per_s"],
+    );
 
     let flows = read(&res.join("flows.csv"));
-    let mut header = "time_s,flow,cwnd_pkts,ssthresh_pkts,srtt_ms,inflight_pkts,delivered_bytes".to_string();
+    let mut header =
+        "time_s,flow,cwnd_pkts,ssthresh_pkts,srtt_ms,inflight_pkts,delivered_bytes".to_string();
     let reno = cclab_cc::Algorithm::new("reno").unwrap();
-    cclab_cc::CongestionControl::inspect(&reno, &mut |name, _| header.push_str(&format!(",cc_{}", name.trim_start_matches("cc_"))));
+    cclab_cc::CongestionControl::inspect(&reno, &mut |name, _| {
+        header.push_str(&format!(",cc_{}", name.trim_start_matches("cc_")))
+    });
     assert_eq!(flows.lines().next(), Some(header.as_str()));
     // Two flows sampled every 10 ms for 5 s: about 500 rows each.
     let rows = flows.lines().count() - 1;
@@ -90,7 +163,10 @@ fn same_scenario_and_seed_give_the_same_bytes() {
         run_ok(dir.path(), &["run", &small(scn), "--out", "one"]);
         run_ok(dir.path(), &["run", &small(scn), "--out", "two"]);
         for f in DETERMINISTIC {
-            let (a, b) = (std::fs::read(dir.path().join("one").join(f)).unwrap(), std::fs::read(dir.path().join("two").join(f)).unwrap());
+            let (a, b) = (
+                std::fs::read(dir.path().join("one").join(f)).unwrap(),
+                std::fs::read(dir.path().join("two").join(f)).unwrap(),
+            );
             assert!(a == b, "{scn}: {f} differs between two runs with the same seed");
         }
     }
@@ -110,9 +186,27 @@ fn a_different_seed_changes_a_random_run() {
 #[test]
 fn overrides_reach_the_results() {
     let dir = TempDir::new("set");
-    run_ok(dir.path(), &["run", &small("reno-droptail.toml"), "--out", "r", "--set", "duration=1s", "--set", "flows[1].cc=tahoe", "--set", "name=renamed", "--seed", "9"]);
+    run_ok(
+        dir.path(),
+        &[
+            "run",
+            &small("reno-droptail.toml"),
+            "--out",
+            "r",
+            "--set",
+            "duration=1s",
+            "--set",
+            "flows[1].cc=tahoe",
+            "--set",
+            "name=renamed",
+            "--seed",
+            "9",
+        ],
+    );
     let s = read(&dir.path().join("r/summary.json"));
-    for want in ["\"scenario\": \"renamed\"", "\"seed\": 9,", "\"duration_s\": 1,", "\"cc\": \"tahoe\""] {
+    for want in
+        ["\"scenario\": \"renamed\"", "\"seed\": 9,", "\"duration_s\": 1,", "\"cc\": \"tahoe\""]
+    {
         assert!(s.contains(want), "{want} not in {s}");
     }
 }
@@ -136,17 +230,22 @@ fn a_failed_run_leaves_earlier_results_intact() {
     let dir = TempDir::new("intact");
     let scn = small("reno-droptail.toml");
     run_ok(dir.path(), &["run", &scn, "--out", "keep"]);
-    let before: Vec<Vec<u8>> = FILES.iter().map(|f| std::fs::read(dir.path().join("keep").join(f)).unwrap()).collect();
+    let before: Vec<Vec<u8>> =
+        FILES.iter().map(|f| std::fs::read(dir.path().join("keep").join(f)).unwrap()).collect();
     // Fails validation after the output folder was chosen.
     let o = run_in(dir.path(), &["run", &scn, "--out", "keep", "--set", "flows[0].cc=cubik"]);
     assert_eq!(o.status.code(), Some(1));
-    let after: Vec<Vec<u8>> = FILES.iter().map(|f| std::fs::read(dir.path().join("keep").join(f)).unwrap()).collect();
+    let after: Vec<Vec<u8>> =
+        FILES.iter().map(|f| std::fs::read(dir.path().join("keep").join(f)).unwrap()).collect();
     assert!(before == after, "earlier results changed by a failed run");
     // A successful re-run replaces them, says so, and leaves no staging folders behind.
     let out = run_ok(dir.path(), &["run", &scn, "--out", "keep", "--set", "duration=1s"]);
     assert!(out.contains("replaced the earlier results"), "{out}");
     assert!(read(&dir.path().join("keep/summary.json")).contains("\"duration_s\": 1,"));
-    let names: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     assert_eq!(names, vec!["keep".to_string()], "leftovers: {names:?}");
 }
 
@@ -171,9 +270,15 @@ fn leftovers_of_a_killed_run_are_tidied_and_moved_aside_results_come_back() {
     assert!(!dir.path().join("keep").exists(), "validation errors touch nothing");
     // The next real run of "keep" restores the moved-aside results first, then replaces them.
     let out = run_ok(dir.path(), &["run", &scn, "--out", "keep", "--set", "duration=1s"]);
-    assert!(out.contains("replaced the earlier results"), "the earlier results were restored first: {out}");
+    assert!(
+        out.contains("replaced the earlier results"),
+        "the earlier results were restored first: {out}"
+    );
     assert_ne!(read(&dir.path().join("keep/summary.json")), earlier);
-    let mut names: Vec<String> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut names: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     names.sort();
     assert_eq!(names, vec!["keep".to_string(), "other".to_string()], "leftovers: {names:?}");
 }
@@ -208,7 +313,12 @@ fn algorithms_lists_every_algorithm_with_its_parameters() {
         assert!(out.contains(&format!("{}\n  {}", a.name, a.summary)), "{} missing", a.name);
         assert!(out.contains(a.source));
         for p in a.params {
-            assert!(out.contains(p.name) && out.contains(&p.allowed()) && out.contains(p.doc), "{}.{}", a.name, p.name);
+            assert!(
+                out.contains(p.name) && out.contains(&p.allowed()) && out.contains(p.doc),
+                "{}.{}",
+                a.name,
+                p.name
+            );
         }
     }
     assert!(out.contains("rto_min") && out.contains("initcwnd"));
@@ -241,7 +351,13 @@ fn a_closed_stdout_is_not_a_panic() {
     use std::process::Stdio;
     let dir = TempDir::new("pipe");
     for args in [&["algorithms"][..], &["run", &small("reno-droptail.toml"), "--out", "r"]] {
-        let mut child = cclab().current_dir(dir.path()).args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        let mut child = cclab()
+            .current_dir(dir.path())
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
         drop(child.stdout.take()); // the reader goes away, as with `| head -0`
         let o = child.wait_with_output().unwrap();
         assert!(o.status.success(), "{args:?}: {}", stderr(&o));

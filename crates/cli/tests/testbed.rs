@@ -54,7 +54,10 @@ fn per_flow_transport_mixes_kernel_and_udp_flows() {
     assert!(util > 0.8, "utilisation {util}");
 
     // Without the per-flow field, the kernel has no tahoe: a clear error, not a substitute.
-    let o = run_in(dir.path(), &["testbed", "run", "mixed.toml", "--out", "tb2", "--transport", "kernel"]);
+    let o = run_in(
+        dir.path(),
+        &["testbed", "run", "mixed.toml", "--out", "tb2", "--transport", "kernel"],
+    );
     assert!(!o.status.success());
     let err = stderr(&o);
     assert!(err.contains("tahoe"), "{err}");

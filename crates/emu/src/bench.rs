@@ -134,18 +134,13 @@ pub fn udp_sink(
 
 /// Starts a UDP sink in B at `port`; returns its stop flag and join handle once bound.
 /// A running UDP sink: its stop flag and the thread returning (packets, bytes).
-type Sink = (
-    Arc<AtomicBool>,
-    std::thread::JoinHandle<std::io::Result<(u64, u64)>>,
-);
+type Sink = (Arc<AtomicBool>, std::thread::JoinHandle<std::io::Result<(u64, u64)>>);
 
 fn start_sink(h: &Harness, port: u16) -> Result<Sink, EmuError> {
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = std::sync::mpsc::channel();
     let s2 = stop.clone();
-    let j = h.spawn(Side::B, move || {
-        udp_sink(SocketAddr::new(ADDR_B.into(), port), s2, tx)
-    });
+    let j = h.spawn(Side::B, move || udp_sink(SocketAddr::new(ADDR_B.into(), port), s2, tx));
     rx.recv_timeout(std::time::Duration::from_secs(2))
         .map_err(|_| EmuError::Setup("the UDP sink did not start".into()))?;
     Ok((stop, j))
@@ -167,16 +162,9 @@ pub fn departure_error(secs: u64, rt: bool) -> Result<Lateness, EmuError> {
     let (stop, sink) = start_sink(&h, 9001)?;
     let dst = SocketAddr::new(ADDR_B.into(), 9001);
     let send = h.spawn(Side::A, move || {
-        udp_send(
-            dst,
-            1472,
-            Some(Rate::from_mbps(30)),
-            std::time::Duration::from_secs(secs),
-        )
+        udp_send(dst, 1472, Some(Rate::from_mbps(30)), std::time::Duration::from_secs(secs))
     });
-    send.join()
-        .map_err(|_| EmuError::Setup("sender panicked".into()))?
-        .map_err(io("udp send"))?;
+    send.join().map_err(|_| EmuError::Setup("sender panicked".into()))?.map_err(io("udp send"))?;
     let fwd = h.finish()?;
     stop.store(true, Ordering::Relaxed);
     let _ = sink.join();
@@ -247,27 +235,16 @@ pub fn trace_fidelity(
     // Offer more than the trace's peak so the queue never empties.
     let offered = Rate((mean_bps * 3).max(50_000_000));
     let send = h.spawn(Side::A, move || {
-        udp_send(
-            dst,
-            1472,
-            Some(offered),
-            std::time::Duration::from_secs(secs),
-        )
+        udp_send(dst, 1472, Some(offered), std::time::Duration::from_secs(secs))
     });
-    send.join()
-        .map_err(|_| EmuError::Setup("sender panicked".into()))?
-        .map_err(io("udp send"))?;
+    send.join().map_err(|_| EmuError::Setup("sender panicked".into()))?.map_err(io("udp send"))?;
     let fwd = h.finish()?;
     stop.store(true, Ordering::Relaxed);
     let _ = sink.join();
     let s = &fwd.dirs[0].stats;
     let from = s.first_arrival.unwrap_or(Time::ZERO);
     let to = Time::ZERO + fwd.elapsed();
-    Ok((
-        s.delivered_packets,
-        trace_opportunities(&t, from, to),
-        s.lateness.clone(),
-    ))
+    Ok((s.delivered_packets, trace_opportunities(&t, from, to), s.lateness.clone()))
 }
 
 /// 4. Throughput of 1500-byte packets through a 10 Gbit/s link: (delivered bit/s, sent,
@@ -278,9 +255,8 @@ pub fn throughput(secs: u64, rt: bool) -> Result<(f64, u64, u64, Duration), EmuE
     let (stop, sink) = start_sink(&h, 9004)?;
     let dst = SocketAddr::new(ADDR_B.into(), 9004);
     let t0 = h.now();
-    let send = h.spawn(Side::A, move || {
-        udp_send(dst, 1472, None, std::time::Duration::from_secs(secs))
-    });
+    let send =
+        h.spawn(Side::A, move || udp_send(dst, 1472, None, std::time::Duration::from_secs(secs)));
     let sent = send
         .join()
         .map_err(|_| EmuError::Setup("sender panicked".into()))?
@@ -288,9 +264,7 @@ pub fn throughput(secs: u64, rt: bool) -> Result<(f64, u64, u64, Duration), EmuE
     let t1 = h.now();
     let fwd = h.finish()?;
     stop.store(true, Ordering::Relaxed);
-    sink.join()
-        .map_err(|_| EmuError::Setup("sink panicked".into()))?
-        .map_err(io("udp sink"))?;
+    sink.join().map_err(|_| EmuError::Setup("sink panicked".into()))?.map_err(io("udp sink"))?;
     let s = &fwd.dirs[0].stats;
     let bps = s.delivered_bytes as f64 * 8.0 / (t1 - t0).as_secs_f64();
     Ok((bps, sent, s.delivered_packets, fwd.cpu_time()))

@@ -171,15 +171,8 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
     install_signal_handlers();
     let restore = SignalGuard;
     let (net, tun_a, tun_b) = EmuNet::create()?;
-    let mut fwd = Forwarder::new(
-        tun_a,
-        tun_b,
-        &up,
-        &down,
-        args.seed,
-        sample,
-        args.log_dir.as_deref(),
-    )?;
+    let mut fwd =
+        Forwarder::new(tun_a, tun_b, &up, &down, args.seed, sample, args.log_dir.as_deref())?;
     fwd.set_realtime(!args.no_realtime);
     wake_on_signal(&fwd);
     if signalled() {
@@ -205,9 +198,7 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
                 Ok(())
             });
         }
-        let c = cmd
-            .spawn()
-            .map_err(|e| EmuError::Setup(format!("cannot run {prog}: {e}")))?;
+        let c = cmd.spawn().map_err(|e| EmuError::Setup(format!("cannot run {prog}: {e}")))?;
         // SAFETY: pidfd_open on our own child; the result is checked.
         let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, c.id() as libc::c_int, 0) } as i32;
         if fd < 0 {
@@ -384,10 +375,7 @@ pub fn print_summary(fwd: &Forwarder, out: &mut dyn Write) {
 }
 
 fn summary_json(fwd: &Forwarder) -> String {
-    let mut s = format!(
-        "{{\n  \"duration_s\": {:.6},\n",
-        fwd.elapsed().as_secs_f64()
-    );
+    let mut s = format!("{{\n  \"duration_s\": {:.6},\n", fwd.elapsed().as_secs_f64());
     for (i, name) in ["uplink", "downlink"].iter().enumerate() {
         let d = &fwd.dirs[i].stats;
         let us = |x: Duration| x.as_nanos() as f64 / 1e3;
@@ -477,10 +465,7 @@ mod tests {
         assert!(run(&a).unwrap_err().to_string().contains("--sample"));
         a.link.sample = "10ms".into();
         a.link.downlink = "rate=fast".into();
-        assert!(run(&a)
-            .unwrap_err()
-            .to_string()
-            .contains("--downlink: rate"));
+        assert!(run(&a).unwrap_err().to_string().contains("--downlink: rate"));
     }
 
     #[test]

@@ -91,11 +91,7 @@ struct Pool {
 
 impl Pool {
     fn new(slots: u32) -> Pool {
-        let mut p = Pool {
-            bytes: Vec::new(),
-            free: Vec::new(),
-            slots: 0,
-        };
+        let mut p = Pool { bytes: Vec::new(), free: Vec::new(), slots: 0 };
         p.grow(slots);
         p
     }
@@ -177,13 +173,7 @@ impl StopHandle {
         self.flag.store(true, Ordering::SeqCst);
         let one: u64 = 1;
         // SAFETY: writing 8 bytes to an eventfd we own.
-        unsafe {
-            libc::write(
-                self.wake.as_raw_fd(),
-                &one as *const u64 as *const libc::c_void,
-                8,
-            )
-        };
+        unsafe { libc::write(self.wake.as_raw_fd(), &one as *const u64 as *const libc::c_void, 8) };
     }
 }
 
@@ -228,10 +218,7 @@ pub struct Forwarder {
 
 fn cvt(r: libc::c_int, what: &str) -> Result<libc::c_int, EmuError> {
     if r < 0 {
-        Err(EmuError::Setup(format!(
-            "{what}: {}",
-            std::io::Error::last_os_error()
-        )))
+        Err(EmuError::Setup(format!("{what}: {}", std::io::Error::last_os_error())))
     } else {
         Ok(r)
     }
@@ -257,20 +244,14 @@ pub fn realtime_permitted() -> Result<(), String> {
 }
 
 fn thread_cpu_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: ts is a valid timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
 pub fn monotonic_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     // SAFETY: ts is a valid timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
@@ -288,21 +269,14 @@ impl Forwarder {
         sample_interval: Duration,
         log_dir: Option<&Path>,
     ) -> Result<Forwarder, EmuError> {
-        let dirs = [
-            Direction::new(uplink, seed, UPLINK)?,
-            Direction::new(downlink, seed, DOWNLINK)?,
-        ];
+        let dirs =
+            [Direction::new(uplink, seed, UPLINK)?, Direction::new(downlink, seed, DOWNLINK)?];
         // SAFETY: plain syscalls creating descriptors; results checked.
-        let epoll = owned(cvt(
-            unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) },
-            "epoll_create1",
-        )?);
+        let epoll =
+            owned(cvt(unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) }, "epoll_create1")?);
         let timer = owned(cvt(
             unsafe {
-                libc::timerfd_create(
-                    libc::CLOCK_MONOTONIC,
-                    libc::TFD_NONBLOCK | libc::TFD_CLOEXEC,
-                )
+                libc::timerfd_create(libc::CLOCK_MONOTONIC, libc::TFD_NONBLOCK | libc::TFD_CLOEXEC)
             },
             "timerfd_create",
         )?);
@@ -355,10 +329,7 @@ impl Forwarder {
     }
 
     fn watch(&self, fd: RawFd) -> Result<(), EmuError> {
-        let mut ev = libc::epoll_event {
-            events: libc::EPOLLIN as u32,
-            u64: fd as u64,
-        };
+        let mut ev = libc::epoll_event { events: libc::EPOLLIN as u32, u64: fd as u64 };
         // SAFETY: valid epoll and event.
         cvt(
             unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_ADD, fd, &mut ev) },
@@ -378,20 +349,14 @@ impl Forwarder {
             let s = &d.stats;
             g.queue_packets.store(p, Ordering::Relaxed);
             g.queue_bytes.store(b, Ordering::Relaxed);
-            g.drops
-                .store(s.queue_drops + s.random_losses, Ordering::Relaxed);
-            g.delivered_packets
-                .store(s.delivered_packets, Ordering::Relaxed);
-            g.delivered_bytes
-                .store(s.delivered_bytes, Ordering::Relaxed);
+            g.drops.store(s.queue_drops + s.random_losses, Ordering::Relaxed);
+            g.delivered_packets.store(s.delivered_packets, Ordering::Relaxed);
+            g.delivered_bytes.store(s.delivered_bytes, Ordering::Relaxed);
         }
     }
 
     pub fn stop_handle(&self) -> StopHandle {
-        StopHandle {
-            flag: self.stop.clone(),
-            wake: self.wake.clone(),
-        }
+        StopHandle { flag: self.stop.clone(), wake: self.wake.clone() }
     }
 
     /// How long the last [`run`](Self::run) lasted.
@@ -522,7 +487,14 @@ impl Forwarder {
         if let Some(fd) = exit_fd {
             // Stop watching it, so a later `run` with the same fd can watch it again.
             // SAFETY: valid epoll fd; a null event is allowed for EPOLL_CTL_DEL.
-            unsafe { libc::epoll_ctl(self.epoll.as_raw_fd(), libc::EPOLL_CTL_DEL, fd, std::ptr::null_mut()) };
+            unsafe {
+                libc::epoll_ctl(
+                    self.epoll.as_raw_fd(),
+                    libc::EPOLL_CTL_DEL,
+                    fd,
+                    std::ptr::null_mut(),
+                )
+            };
         }
         self.elapsed = self.now() - Time::ZERO;
         self.cpu_time = Duration(thread_cpu_ns().saturating_sub(cpu_start));
@@ -542,10 +514,7 @@ impl Forwarder {
     fn arm_timer(&self, at: Time) {
         let abs = self.origin_ns + at.as_nanos();
         let spec = libc::itimerspec {
-            it_interval: libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            },
+            it_interval: libc::timespec { tv_sec: 0, tv_nsec: 0 },
             it_value: libc::timespec {
                 tv_sec: (abs / 1_000_000_000) as _,
                 tv_nsec: (abs % 1_000_000_000) as _,

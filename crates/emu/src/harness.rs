@@ -42,15 +42,8 @@ impl Harness {
         realtime: bool,
     ) -> Result<Harness, EmuError> {
         let (net, tun_a, tun_b) = EmuNet::create()?;
-        let mut fwd = Forwarder::new(
-            tun_a,
-            tun_b,
-            up,
-            down,
-            seed,
-            Duration::from_millis(10),
-            None,
-        )?;
+        let mut fwd =
+            Forwarder::new(tun_a, tun_b, up, down, seed, Duration::from_millis(10), None)?;
         fwd.set_realtime(realtime);
         let origin_ns = monotonic_ns();
         fwd.set_origin(origin_ns);
@@ -63,13 +56,7 @@ impl Harness {
                 (fwd, r)
             })
             .map_err(|e| EmuError::Setup(format!("cannot start the forwarder thread: {e}")))?;
-        Ok(Harness {
-            thread: Some(thread),
-            stop,
-            gauges,
-            origin_ns,
-            net,
-        })
+        Ok(Harness { thread: Some(thread), stop, gauges, origin_ns, net })
     }
 
     /// Live counters of [uplink, downlink].

@@ -60,9 +60,7 @@ pub fn flow_key(ip: &[u8]) -> u64 {
 /// Opportunities of a looping trace at times in `[from, to]` (what a link kept busy over
 /// that interval can deliver, in 1500-byte packets).
 pub fn trace_opportunities(trace: &cclab_sim::Trace, from: Time, to: Time) -> u64 {
-    trace
-        .opportunities_before(to + Duration(1))
-        .saturating_sub(trace.opportunities_before(from))
+    trace.opportunities_before(to + Duration(1)).saturating_sub(trace.opportunities_before(from))
 }
 
 /// Why a packet offered to a link was not queued.
@@ -158,9 +156,7 @@ impl Link for EmuLink {
         if self.loss.drop_packet(&mut self.loss_rng) {
             return Err((pkt, Refusal::RandomLoss));
         }
-        self.queue
-            .enqueue(now, pkt, &mut self.queue_rng)
-            .map_err(|p| (p, Refusal::QueueDrop))?;
+        self.queue.enqueue(now, pkt, &mut self.queue_rng).map_err(|p| (p, Refusal::QueueDrop))?;
         if self.in_service.is_none() {
             self.serve_next(now);
         }
@@ -195,10 +191,7 @@ pub struct DelayLine {
 
 impl DelayLine {
     pub fn new(delay: Duration) -> DelayLine {
-        DelayLine {
-            delay,
-            fifo: VecDeque::with_capacity(1024),
-        }
+        DelayLine { delay, fifo: VecDeque::with_capacity(1024) }
     }
     pub fn push(&mut self, pkt: Pkt, departed: Time) {
         self.fifo.push_back((pkt, departed + self.delay));
@@ -247,11 +240,7 @@ impl Delays {
         Delays { lines, by_source }
     }
     pub fn push(&mut self, pkt: Pkt, departed: Time) {
-        let i = self
-            .by_source
-            .iter()
-            .find(|&&(a, _)| a == pkt.src)
-            .map_or(0, |&(_, i)| i);
+        let i = self.by_source.iter().find(|&&(a, _)| a == pkt.src).map_or(0, |&(_, i)| i);
         self.lines[i].push(pkt, departed);
     }
     pub fn next_release(&self) -> Option<Time> {
@@ -284,13 +273,7 @@ mod tests {
     use std::sync::Arc;
 
     fn pkt(slot: u32, len: u32, at: Time) -> Pkt {
-        Pkt {
-            slot,
-            len,
-            flow: 0,
-            src: 0,
-            arrived: at,
-        }
+        Pkt { slot, len, flow: 0, src: 0, arrived: at }
     }
 
     fn link(rate: Option<LinkRate>, buffer: Buffer, qdisc: Qdisc, loss: LossModel) -> EmuLink {
@@ -353,9 +336,7 @@ mod tests {
             assert!(l.enqueue(pkt(i, 100, Time::ZERO), Time::ZERO).is_ok());
         }
         assert_eq!(
-            l.enqueue(pkt(3, 100, Time::ZERO), Time::ZERO)
-                .unwrap_err()
-                .1,
+            l.enqueue(pkt(3, 100, Time::ZERO), Time::ZERO).unwrap_err().1,
             Refusal::QueueDrop
         );
         assert_eq!(l.backlog(), (3, 300));
@@ -388,12 +369,8 @@ mod tests {
 
     #[test]
     fn bernoulli_loss_takes_about_p() {
-        let mut l = link(
-            None,
-            Buffer::Packets(u64::MAX),
-            Qdisc::DropTail,
-            LossModel::Bernoulli { p: 0.1 },
-        );
+        let mut l =
+            link(None, Buffer::Packets(u64::MAX), Qdisc::DropTail, LossModel::Bernoulli { p: 0.1 });
         let mut lost = 0;
         for i in 0..100_000 {
             match l.enqueue(pkt(i, 100, Time::ZERO), Time::ZERO) {
@@ -409,28 +386,17 @@ mod tests {
 
     #[test]
     fn red_holds_the_queue_down() {
-        let cfg = RedConfig {
-            min_th: 5.0,
-            max_th: 15.0,
-            max_p: 0.1,
-            weight: 0.5,
-            gentle: true,
-        };
+        let cfg = RedConfig { min_th: 5.0, max_th: 15.0, max_p: 0.1, weight: 0.5, gentle: true };
         let mut l = link(
             Some(LinkRate::Constant(Rate::from_mbps(1))),
             Buffer::Packets(1000),
             Qdisc::Red(cfg),
             LossModel::None,
         );
-        let drops = (0..200)
-            .filter(|&i| l.enqueue(pkt(i, 1500, Time::ZERO), Time::ZERO).is_err())
-            .count();
+        let drops =
+            (0..200).filter(|&i| l.enqueue(pkt(i, 1500, Time::ZERO), Time::ZERO).is_err()).count();
         assert!(drops > 100, "drops {drops}");
-        assert!(
-            l.backlog().0 < 40,
-            "queue {:?} should be held near 2*max_th",
-            l.backlog()
-        );
+        assert!(l.backlog().0 < 40, "queue {:?} should be held near 2*max_th", l.backlog());
     }
 
     #[test]
@@ -439,9 +405,7 @@ mod tests {
             target: Duration::from_millis(5),
             interval: Duration::from_millis(100),
         });
-        let e = EmuLink::new(None, Buffer::Packets(10), &q, LossModel::None, 1, 0)
-            .err()
-            .unwrap();
+        let e = EmuLink::new(None, Buffer::Packets(10), &q, LossModel::None, 1, 0).err().unwrap();
         assert!(e.contains("droptail, red, pie"), "{e}");
         assert!(e.contains("qdisc = \"codel\""), "{e}");
     }
@@ -451,13 +415,7 @@ mod tests {
         let a = std::net::Ipv4Addr::new(198, 18, 1, 1);
         let mut d = Delays::new(Duration::from_millis(10), &[(a, Duration::from_millis(50))]);
         let ms = |n: u64| Time(n * 1_000_000);
-        d.push(
-            Pkt {
-                src: u32::from(a),
-                ..pkt(1, 100, ms(0))
-            },
-            ms(0),
-        ); // due 50
+        d.push(Pkt { src: u32::from(a), ..pkt(1, 100, ms(0)) }, ms(0)); // due 50
         d.push(pkt(2, 100, ms(1)), ms(1)); // due 11
         d.push(pkt(3, 100, ms(2)), ms(2)); // due 12
         assert_eq!(d.next_release(), Some(ms(11)));
@@ -482,9 +440,6 @@ mod tests {
         assert_ne!(flow_key(&a), flow_key(&b));
         assert_eq!(flow_key(&a), flow_key(&a.clone()));
         assert_eq!(flow_key(&[0x60; 40]), 0); // not IPv4
-        assert_eq!(
-            ipv4_source(&a),
-            u32::from(std::net::Ipv4Addr::new(198, 18, 0, 1))
-        );
+        assert_eq!(ipv4_source(&a), u32::from(std::net::Ipv4Addr::new(198, 18, 0, 1)));
     }
 }

@@ -53,11 +53,7 @@ fn ip(args: &[&str]) -> Result<(), EmuError> {
 /// A fresh name `cclab-<pid>-<n>` unique within this process (sides append `-a`, `-b`).
 pub fn unique_prefix() -> String {
     static NEXT: AtomicU32 = AtomicU32::new(0);
-    format!(
-        "{NS_PREFIX}{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    )
+    format!("{NS_PREFIX}{}-{}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
 }
 
 /// A named network namespace; deleted when dropped.
@@ -77,10 +73,7 @@ impl Netns {
                 return Err(EmuError::Setup(format!("cannot open {path}: {e}")));
             }
         };
-        let ns = Netns {
-            name: name.to_string(),
-            fd,
-        };
+        let ns = Netns { name: name.to_string(), fd };
         ip(&["-n", name, "link", "set", "lo", "up"])?;
         Ok(ns)
     }
@@ -126,10 +119,7 @@ impl Drop for NsGuard {
 pub fn setns(fd: RawFd) -> Result<(), EmuError> {
     // SAFETY: setns only reads the descriptor; a bad one is an error, not UB.
     if unsafe { libc::setns(fd, libc::CLONE_NEWNET) } != 0 {
-        return Err(EmuError::Setup(format!(
-            "setns: {}",
-            std::io::Error::last_os_error()
-        )));
+        return Err(EmuError::Setup(format!("setns: {}", std::io::Error::last_os_error())));
     }
     Ok(())
 }
@@ -176,10 +166,7 @@ pub fn create_tun(ns: &Netns, ifname: &str, addr: &str) -> Result<OwnedFd, EmuEr
         }
         // SAFETY: a constant path; the result is checked.
         let raw = unsafe {
-            libc::open(
-                c"/dev/net/tun".as_ptr(),
-                libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC,
-            )
+            libc::open(c"/dev/net/tun".as_ptr(), libc::O_RDWR | libc::O_NONBLOCK | libc::O_CLOEXEC)
         };
         if raw < 0 {
             return Err(EmuError::Setup(format!(
@@ -205,16 +192,7 @@ pub fn create_tun(ns: &Netns, ifname: &str, addr: &str) -> Result<OwnedFd, EmuEr
         fd
     };
     ns.ip(&["addr", "add", addr, "dev", ifname])?;
-    ns.ip(&[
-        "link",
-        "set",
-        ifname,
-        "up",
-        "mtu",
-        "1500",
-        "txqueuelen",
-        "1000",
-    ])?;
+    ns.ip(&["link", "set", ifname, "up", "mtu", "1500", "txqueuelen", "1000"])?;
     Ok(fd)
 }
 
@@ -222,10 +200,7 @@ pub fn create_tun(ns: &Netns, ifname: &str, addr: &str) -> Result<OwnedFd, EmuEr
 /// them with `all`), in name order.
 pub fn stale_namespaces(all: bool) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(NETNS_DIR)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok()?.file_name().into_string().ok())
-                .collect()
-        })
+        .map(|rd| rd.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect())
         .unwrap_or_default();
     // Only names of the emulator's own form: other tools may use the same prefix.
     names.retain(|n| owner_pid(n).is_some());

@@ -20,13 +20,7 @@ use std::sync::Arc;
 
 /// RED defaults as ns-2 commonly configures them in the seeds' fairness study (packets).
 pub fn red_defaults() -> RedConfig {
-    RedConfig {
-        min_th: 5.0,
-        max_th: 15.0,
-        max_p: 0.1,
-        weight: 0.002,
-        gentle: true,
-    }
+    RedConfig { min_th: 5.0, max_th: 15.0, max_p: 0.1, weight: 0.002, gentle: true }
 }
 
 /// PIE defaults of RFC 8033 section 4 (target 15 ms, update every 15 ms, alpha 1/8, beta 1.25).
@@ -51,22 +45,10 @@ pub fn parse_direction(field: &str, spec: &str) -> Result<DirectionConfig, EmuEr
     let mut cfg = DirectionConfig::default();
     let mut red = red_defaults();
     let mut red_asked = false;
-    for (i, item) in spec
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .enumerate()
-    {
+    for (i, item) in spec.split(',').map(str::trim).filter(|s| !s.is_empty()).enumerate() {
         let (key, value) = match item.split_once('=') {
             Some((k, v)) => (k.trim(), v.trim()),
-            None if i == 0 => (
-                if parse_rate(item).is_ok() {
-                    "rate"
-                } else {
-                    "trace"
-                },
-                item,
-            ),
+            None if i == 0 => (if parse_rate(item).is_ok() { "rate" } else { "trace" }, item),
             None => {
                 return Err(EmuError::Config(format!(
                     "{field}: \"{item}\" is not key=value (keys: {KEYS})"
@@ -138,11 +120,7 @@ pub fn parse_direction(field: &str, spec: &str) -> Result<DirectionConfig, EmuEr
                     .ok()
                     .filter(|p: &f64| (0.0..=1.0).contains(p))
                     .ok_or_else(|| bad("loss", value, "a probability between 0 and 1"))?;
-                cfg.loss = if p == 0.0 {
-                    LossModel::None
-                } else {
-                    LossModel::Bernoulli { p }
-                };
+                cfg.loss = if p == 0.0 { LossModel::None } else { LossModel::Bernoulli { p } };
             }
             _ => {
                 return Err(EmuError::Config(format!(
@@ -181,29 +159,21 @@ mod tests {
         assert_eq!(c.delay, Duration::from_millis(20));
         assert_eq!(c.buffer, Buffer::Packets(100));
         assert_eq!(c.loss, LossModel::Bernoulli { p: 0.01 });
-        let c = parse_direction(
-            "--downlink",
-            "rate=1Gbps,buffer=120KB,qdisc=red,red_max_p=0.2",
-        )
-        .unwrap();
+        let c = parse_direction("--downlink", "rate=1Gbps,buffer=120KB,qdisc=red,red_max_p=0.2")
+            .unwrap();
         assert_eq!(c.buffer, Buffer::Bytes(120_000));
         assert!(matches!(c.qdisc, Qdisc::Red(ref r) if r.max_p == 0.2 && r.min_th == 5.0));
     }
 
     #[test]
     fn reads_a_shared_trace_verbatim() {
-        let path = concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../../shared/traces/12mbps.trace"
-        );
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/12mbps.trace");
         if !Path::new(path).exists() {
             eprintln!("skipped: {path} not present");
             return;
         }
         let c = parse_direction("--uplink", &format!("{path},delay=5ms")).unwrap();
-        let Some(LinkRate::Trace(t)) = c.rate else {
-            panic!("expected a trace")
-        };
+        let Some(LinkRate::Trace(t)) = c.rate else { panic!("expected a trace") };
         assert!(t.period_ms > 0 && !t.opportunities_ms.is_empty());
     }
 
@@ -211,10 +181,7 @@ mod tests {
     fn errors_name_the_field_value_and_what_is_allowed() {
         let msg = |s: &str| parse_direction("--uplink", s).unwrap_err().to_string();
         let m = msg("trace=/nonexistent/x.trace");
-        assert!(
-            m.contains("--uplink") && m.contains("/nonexistent/x.trace"),
-            "{m}"
-        );
+        assert!(m.contains("--uplink") && m.contains("/nonexistent/x.trace"), "{m}");
         let m = msg("/no/such/file");
         assert!(m.contains("cannot read trace file /no/such/file"), "{m}");
         let m = msg("rate=10MBps");
@@ -224,10 +191,7 @@ mod tests {
         let m = msg("10Mbps,buffer=0pkt");
         assert!(m.contains("buffer \"0pkt\""), "{m}");
         let m = msg("10Mbps,loss=1.5");
-        assert!(
-            m.contains("loss \"1.5\"") && m.contains("between 0 and 1"),
-            "{m}"
-        );
+        assert!(m.contains("loss \"1.5\"") && m.contains("between 0 and 1"), "{m}");
         let m = msg("10Mbps,qdisc=codel");
         assert!(m.contains("droptail, red, pie"), "{m}");
         let m = msg("10Mbps,colour=red");

@@ -99,7 +99,7 @@ pub fn check(
         } else if let Some((name, _)) = f.params.first() {
             return bad(format!("flows[{i}] ({}): params.{name}: the testbed cannot set per-flow parameters of kernel algorithms", f.name));
         }
-        if f.rtt < cfg.bottleneck.delay.mul(2) {
+        if f.rtt < cfg.bottleneck.delay.saturating_mul(2) {
             return bad(format!(
                 "flows[{i}] ({}): rtt {} is less than twice the bottleneck delay {}",
                 f.name, f.rtt, cfg.bottleneck.delay
@@ -107,9 +107,7 @@ pub fn check(
         }
     }
     if !cfg.changes.is_empty() {
-        return bad(
-            "testbed: scheduled parameter changes are not supported on kernel flows".into(),
-        );
+        return bad("testbed: scheduled parameter changes are not supported on kernel flows".into());
     }
     Ok(())
 }
@@ -128,12 +126,8 @@ pub fn path(cfg: &SimConfig) -> (DirectionConfig, DirectionConfig) {
     };
     // Each flow's ACKs come from its own receiver address and carry the rest of its RTT.
     let back = |rtt: Duration| rtt.saturating_sub(b.delay);
-    let per_source_delay = cfg
-        .flows
-        .iter()
-        .enumerate()
-        .map(|(i, f)| (flow_addr(i), back(f.rtt)))
-        .collect();
+    let per_source_delay =
+        cfg.flows.iter().enumerate().map(|(i, f)| (flow_addr(i), back(f.rtt))).collect();
     let down = DirectionConfig {
         delay: cfg.flows.first().map_or(b.delay, |f| back(f.rtt)),
         per_source_delay,
@@ -163,12 +157,7 @@ pub fn run(
     obs: &mut dyn Observer,
     progress: &mut dyn FnMut(Time),
 ) -> Result<Report, EmuError> {
-    run_with(
-        cfg,
-        &vec![Transport::Kernel; cfg.flows.len()],
-        obs,
-        progress,
-    )
+    run_with(cfg, &vec![Transport::Kernel; cfg.flows.len()], obs, progress)
 }
 
 /// Runs the scenario on real kernel TCP; samples go to `obs` every
@@ -203,11 +192,8 @@ pub fn run_with(
     let now = move || Time(monotonic_ns().saturating_sub(origin));
     let end = Time::ZERO + cfg.duration;
     let stop = Arc::new(AtomicBool::new(false));
-    let shared: Vec<Arc<FlowShared>> = cfg
-        .flows
-        .iter()
-        .map(|_| Arc::new(FlowShared::default()))
-        .collect();
+    let shared: Vec<Arc<FlowShared>> =
+        cfg.flows.iter().map(|_| Arc::new(FlowShared::default())).collect();
     let mut threads = Vec::new();
 
     // Receivers first, bound before any sender starts.
@@ -245,9 +231,9 @@ pub fn run_with(
             }
             Transport::Udp => {
                 let interval = Duration::from_millis(1).min(cfg.sample_interval);
-                threads.push(h.spawn(Side::A, move || {
-                    send_udp(i, f, end, origin, interval, sh, stop)
-                }));
+                threads.push(
+                    h.spawn(Side::A, move || send_udp(i, f, end, origin, interval, sh, stop)),
+                );
             }
         }
     }
@@ -351,9 +337,7 @@ pub fn run_with(
     // Wind down: senders stop at `end` by themselves; give data in flight a moment.
     let drain = std::time::Instant::now() + std::time::Duration::from_secs(2);
     while std::time::Instant::now() < drain
-        && shared
-            .iter()
-            .any(|s| s.stopped.load(Ordering::Relaxed) == 0)
+        && shared.iter().any(|s| s.stopped.load(Ordering::Relaxed) == 0)
         && failure.is_none()
     {
         std::thread::sleep(std::time::Duration::from_millis(5));
@@ -418,11 +402,7 @@ pub fn run_with(
             delivered_bytes: at_end.1,
             queue_drops: up_stats.queue_drops,
             random_losses: up_stats.random_losses,
-            mean_queue_packets: if queue_n > 0 {
-                queue_sum / queue_n as f64
-            } else {
-                0.0
-            },
+            mean_queue_packets: if queue_n > 0 { queue_sum / queue_n as f64 } else { 0.0 },
         },
         flows,
         events: 0,
@@ -457,9 +437,7 @@ fn ip_batch(ns: &str, cmds: &str) -> Result<(), EmuError> {
         .expect("piped")
         .write_all(cmds.as_bytes())
         .map_err(|e| EmuError::Setup(format!("ip -batch: {e}")))?;
-    let out = child
-        .wait_with_output()
-        .map_err(|e| EmuError::Setup(format!("ip -batch: {e}")))?;
+    let out = child.wait_with_output().map_err(|e| EmuError::Setup(format!("ip -batch: {e}")))?;
     if !out.status.success() {
         return Err(EmuError::Setup(format!(
             "ip -n {ns} -batch failed: {}",
@@ -600,11 +578,7 @@ fn receive_udp(
     let s = match UdpSocket::bind((flow_addr(i), crate::udp::PORT)) {
         Ok(s) => s,
         Err(e) => {
-            let _ = ready.send(Err(format!(
-                "bind {}:{}: {e}",
-                flow_addr(i),
-                crate::udp::PORT
-            )));
+            let _ = ready.send(Err(format!("bind {}:{}: {e}", flow_addr(i), crate::udp::PORT)));
             return;
         }
     };
@@ -639,22 +613,13 @@ fn send_udp(
     };
     let mut snd = cclab_sim::tcp::TcpSender::new(i as u32, ca, f.tcp.clone(), f.bytes);
     snd.start(now());
-    crate::udp::drive_sender(
-        &sock,
-        &mut snd,
-        origin,
-        last,
-        interval,
-        &stop,
-        &mut |snd, t| {
-            if let Ok(mut g) = sh.snapshot.lock() {
-                *g = Some(crate::udp::sample_of(snd, i, t));
-            }
-        },
-    );
+    crate::udp::drive_sender(&sock, &mut snd, origin, last, interval, &stop, &mut |snd, t| {
+        if let Ok(mut g) = sh.snapshot.lock() {
+            *g = Some(crate::udp::sample_of(snd, i, t));
+        }
+    });
     mark(&sh.stopped, now());
-    sh.retransmits
-        .store(snd.stats.retransmits, Ordering::Relaxed);
+    sh.retransmits.store(snd.stats.retransmits, Ordering::Relaxed);
     sh.timeouts.store(snd.stats.timeouts, Ordering::Relaxed);
     if let Some(t) = snd.stats.completed_at {
         mark(&sh.completed, t);
@@ -782,42 +747,28 @@ mod tests {
     #[test]
     fn refuses_what_it_cannot_run_faithfully() {
         let avail: Vec<String> = ["reno", "cubic"].iter().map(|s| s.to_string()).collect();
-        assert!(check(
-            &config(&[("cubic", 40), ("reno", 40)]),
-            &[Transport::Kernel; 2],
-            &avail
-        )
-        .is_ok());
+        assert!(
+            check(&config(&[("cubic", 40), ("reno", 40)]), &[Transport::Kernel; 2], &avail).is_ok()
+        );
         let k = |n: usize| vec![Transport::Kernel; n];
-        let e = check(&config(&[("tahoe", 40)]), &k(1), &avail)
-            .unwrap_err()
-            .to_string();
+        let e = check(&config(&[("tahoe", 40)]), &k(1), &avail).unwrap_err().to_string();
         assert!(
             e.contains("flows[0]")
                 && e.contains("\"tahoe\" is not available")
                 && e.contains("reno cubic"),
             "{e}"
         );
-        let e = check(&config(&[("cubic", 40), ("cubic", 15)]), &k(2), &avail)
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("flows[1]") && e.contains("twice the bottleneck delay"),
-            "{e}"
-        );
+        let e =
+            check(&config(&[("cubic", 40), ("cubic", 15)]), &k(2), &avail).unwrap_err().to_string();
+        assert!(e.contains("flows[1]") && e.contains("twice the bottleneck delay"), "{e}");
         let mut c = config(&[("cubic", 40)]);
         c.flows[0].params.push(("beta".into(), 0.5));
-        assert!(check(&c, &k(1), &avail)
-            .unwrap_err()
-            .to_string()
-            .contains("params.beta"));
+        assert!(check(&c, &k(1), &avail).unwrap_err().to_string().contains("params.beta"));
         // Over UDP, cclab's own algorithms run, with their parameters.
         assert!(check(&config(&[("tahoe", 40)]), &[Transport::Udp], &avail).is_ok());
         let mut c = config(&[("reno", 40)]);
         c.flows[0].params.push(("nosuch".into(), 0.5));
-        let e = check(&c, &[Transport::Udp], &avail)
-            .unwrap_err()
-            .to_string();
+        let e = check(&c, &[Transport::Udp], &avail).unwrap_err().to_string();
         assert!(e.contains("flows[0]") && e.contains("nosuch"), "{e}");
         assert!(check(&config(&[("reno", 40)]), &k(2), &avail).is_err());
         let many: Vec<(&str, u64)> = vec![("cubic", 40); MAX_FLOWS + 1];

@@ -121,8 +121,7 @@ pub struct UdpRun {
 pub fn algorithm(cc: &str, params: &[(String, f64)]) -> Result<Algorithm, EmuError> {
     let mut a = Algorithm::new(cc).map_err(|e| EmuError::Config(format!("--cc: {e}")))?;
     for (k, v) in params {
-        a.set_param(k, *v)
-            .map_err(|e| EmuError::Config(format!("--param {k}={v}: {e}")))?;
+        a.set_param(k, *v).map_err(|e| EmuError::Config(format!("--param {k}={v}: {e}")))?;
     }
     Ok(a)
 }
@@ -134,15 +133,8 @@ fn wait_readable(fd: i32, until_ns: u64) {
         return;
     }
     let d = until_ns - now;
-    let ts = libc::timespec {
-        tv_sec: (d / 1_000_000_000) as _,
-        tv_nsec: (d % 1_000_000_000) as _,
-    };
-    let mut p = libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    };
+    let ts = libc::timespec { tv_sec: (d / 1_000_000_000) as _, tv_nsec: (d % 1_000_000_000) as _ };
+    let mut p = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
     // SAFETY: one valid pollfd, a valid timespec, no signal mask.
     unsafe { libc::ppoll(&mut p, 1, &ts, std::ptr::null()) };
 }
@@ -180,9 +172,8 @@ pub fn serve_receiver(
     let mut peer: Option<SocketAddr> = None;
     sock.set_nonblocking(true)?;
     while !stop.load(Ordering::Relaxed) {
-        let wake = r
-            .delack_deadline()
-            .map_or(monotonic_ns() + 20_000_000, |d| origin + d.as_nanos());
+        let wake =
+            r.delack_deadline().map_or(monotonic_ns() + 20_000_000, |d| origin + d.as_nanos());
         wait_readable(sock.as_raw_fd(), wake);
         let now = clock();
         while let Ok((n, from)) = sock.recv_from(&mut buf) {
@@ -279,12 +270,8 @@ pub fn run_flow(h: &Harness, flow: &UdpFlow) -> Result<UdpRun, EmuError> {
     let delivered = Arc::new(AtomicU64::new(0));
 
     let (tx, rx) = std::sync::mpsc::channel();
-    let (rstop, rdelivered, tcp, bytes) = (
-        stop.clone(),
-        delivered.clone(),
-        flow.tcp.clone(),
-        flow.bytes,
-    );
+    let (rstop, rdelivered, tcp, bytes) =
+        (stop.clone(), delivered.clone(), flow.tcp.clone(), flow.bytes);
     let receiver = h.spawn(Side::B, move || -> std::io::Result<()> {
         let s = UdpSocket::bind((crate::ADDR_B, PORT))?;
         let _ = tx.send(());
@@ -294,34 +281,22 @@ pub fn run_flow(h: &Harness, flow: &UdpFlow) -> Result<UdpRun, EmuError> {
     rx.recv_timeout(std::time::Duration::from_secs(2))
         .map_err(|_| EmuError::Setup("the UDP receiver did not start".into()))?;
 
-    let (tcp, bytes, interval, sstop) = (
-        flow.tcp.clone(),
-        flow.bytes,
-        flow.sample_interval,
-        stop.clone(),
-    );
+    let (tcp, bytes, interval, sstop) =
+        (flow.tcp.clone(), flow.bytes, flow.sample_interval, stop.clone());
     let sender = h.spawn(Side::A, move || -> std::io::Result<UdpRun> {
         let s = sender_socket(SocketAddr::new(crate::ADDR_B.into(), PORT))?;
         let mut snd = TcpSender::new(0, ca, tcp, bytes);
         let mut run = UdpRun::default();
         snd.start(Time(monotonic_ns().saturating_sub(origin)));
-        drive_sender(
-            &s,
-            &mut snd,
-            origin,
-            end,
-            interval,
-            &sstop,
-            &mut |snd, now| run.samples.push(sample_of(snd, 0, now)),
-        );
+        drive_sender(&s, &mut snd, origin, end, interval, &sstop, &mut |snd, now| {
+            run.samples.push(sample_of(snd, 0, now))
+        });
         run.retransmits = snd.stats.retransmits;
         run.timeouts = snd.stats.timeouts;
         run.completed_at = snd.stats.completed_at;
         Ok(run)
     });
-    let run = sender
-        .join()
-        .map_err(|_| EmuError::Setup("the UDP sender panicked".into()))?;
+    let run = sender.join().map_err(|_| EmuError::Setup("the UDP sender panicked".into()))?;
     // Let the last segments arrive before the receiver stops counting.
     std::thread::sleep(std::time::Duration::from_millis(200));
     stop.store(true, Ordering::Relaxed);
@@ -331,15 +306,8 @@ pub fn run_flow(h: &Harness, flow: &UdpFlow) -> Result<UdpRun, EmuError> {
         .map_err(|e| EmuError::Setup(format!("UDP receiver: {e}")))?;
     let mut run = run.map_err(|e| EmuError::Setup(format!("UDP sender: {e}")))?;
     run.delivered_bytes = delivered.load(Ordering::Relaxed);
-    let active = run
-        .completed_at
-        .map_or(flow.duration, |t| t - Time::ZERO)
-        .as_secs_f64();
-    run.goodput_bps = if active > 0.0 {
-        run.delivered_bytes as f64 * 8.0 / active
-    } else {
-        0.0
-    };
+    let active = run.completed_at.map_or(flow.duration, |t| t - Time::ZERO).as_secs_f64();
+    run.goodput_bps = if active > 0.0 { run.delivered_bytes as f64 * 8.0 / active } else { 0.0 };
     Ok(run)
 }
 
@@ -358,11 +326,7 @@ mod tests {
         };
         let mut buf = [0u8; 2048];
         let n = encode_segment(&seg, &mut buf);
-        assert_eq!(
-            n as u32 + IP_UDP,
-            1500,
-            "same size on the wire as the TCP segment"
-        );
+        assert_eq!(n as u32 + IP_UDP, 1500, "same size on the wire as the TCP segment");
         assert_eq!(decode_segment(&buf[..n]), Some(seg));
         let ack = Ack {
             flow: 3,
@@ -379,13 +343,8 @@ mod tests {
 
     #[test]
     fn unknown_algorithms_and_parameters_are_named() {
-        assert!(algorithm("nosuch", &[])
-            .unwrap_err()
-            .to_string()
-            .contains("--cc"));
-        let e = algorithm("reno", &[("nosuch".into(), 1.0)])
-            .unwrap_err()
-            .to_string();
+        assert!(algorithm("nosuch", &[]).unwrap_err().to_string().contains("--cc"));
+        let e = algorithm("reno", &[("nosuch".into(), 1.0)]).unwrap_err().to_string();
         assert!(e.contains("--param nosuch=1"), "{e}");
     }
 }

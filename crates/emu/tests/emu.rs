@@ -28,30 +28,19 @@ fn unavailable() -> bool {
 fn sink(
     h: &Harness,
     port: u16,
-) -> (
-    Arc<AtomicBool>,
-    std::thread::JoinHandle<std::io::Result<(u64, u64)>>,
-) {
+) -> (Arc<AtomicBool>, std::thread::JoinHandle<std::io::Result<(u64, u64)>>) {
     let stop = Arc::new(AtomicBool::new(false));
     let (tx, rx) = std::sync::mpsc::channel();
     let s2 = stop.clone();
-    let j = h.spawn(Side::B, move || {
-        udp_sink(SocketAddr::new(ADDR_B.into(), port), s2, tx)
-    });
-    rx.recv_timeout(std::time::Duration::from_secs(2))
-        .expect("sink bound");
+    let j = h.spawn(Side::B, move || udp_sink(SocketAddr::new(ADDR_B.into(), port), s2, tx));
+    rx.recv_timeout(std::time::Duration::from_secs(2)).expect("sink bound");
     (stop, j)
 }
 
 fn send_from_a(h: &Harness, port: u16, payload: usize, rate: Rate, ms: u64) -> u64 {
     let dst = SocketAddr::new(ADDR_B.into(), port);
     h.spawn(Side::A, move || {
-        udp_send(
-            dst,
-            payload,
-            Some(rate),
-            std::time::Duration::from_millis(ms),
-        )
+        udp_send(dst, payload, Some(rate), std::time::Duration::from_millis(ms))
     })
     .join()
     .unwrap()
@@ -77,23 +66,12 @@ fn constant_rate_link_delivers_its_rate_when_backlogged() {
     stop.store(true, Ordering::Relaxed);
     let (rx_pkts, _) = j.join().unwrap().unwrap();
     let s = &fwd.dirs[0].stats;
-    let busy = fwd
-        .elapsed()
-        .saturating_sub(s.first_arrival.unwrap() - Time::ZERO);
+    let busy = fwd.elapsed().saturating_sub(s.first_arrival.unwrap() - Time::ZERO);
     let expected = rate.bytes_in(busy) as f64;
     let got = s.delivered_bytes as f64;
-    eprintln!(
-        "delivered {got} B in {busy}, rate x time = {expected} B, drops {}",
-        s.queue_drops
-    );
-    assert!(
-        (got / expected - 1.0).abs() < 0.03,
-        "delivered {got} B, expected {expected} B"
-    );
-    assert!(
-        s.queue_drops > 0,
-        "a 2x overload must overflow the 50-packet queue"
-    );
+    eprintln!("delivered {got} B in {busy}, rate x time = {expected} B, drops {}", s.queue_drops);
+    assert!((got / expected - 1.0).abs() < 0.03, "delivered {got} B, expected {expected} B");
+    assert!(s.queue_drops > 0, "a 2x overload must overflow the 50-packet queue");
     // Everything the emulator delivered reached the receiving socket.
     assert!(
         rx_pkts + 2 >= s.delivered_packets && rx_pkts <= s.delivered_packets,
@@ -107,16 +85,12 @@ fn round_trip_time_is_twice_the_one_way_delay() {
     if unavailable() {
         return;
     }
-    let d = DirectionConfig {
-        delay: Duration::from_millis(15),
-        ..Default::default()
-    };
+    let d = DirectionConfig { delay: Duration::from_millis(15), ..Default::default() };
     let h = Harness::start(&d, &d, 1).unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     let echo = h.spawn(Side::B, move || {
         let s = UdpSocket::bind((ADDR_B, 7002)).unwrap();
-        s.set_read_timeout(Some(std::time::Duration::from_millis(300)))
-            .unwrap();
+        s.set_read_timeout(Some(std::time::Duration::from_millis(300))).unwrap();
         tx.send(()).unwrap();
         let mut buf = [0u8; 64];
         while let Ok((n, from)) = s.recv_from(&mut buf) {
@@ -128,8 +102,7 @@ fn round_trip_time_is_twice_the_one_way_delay() {
         .spawn(Side::A, || {
             let s = UdpSocket::bind("0.0.0.0:0").unwrap();
             s.connect((ADDR_B, 7002)).unwrap();
-            s.set_read_timeout(Some(std::time::Duration::from_secs(1)))
-                .unwrap();
+            s.set_read_timeout(Some(std::time::Duration::from_secs(1))).unwrap();
             let mut rtts = vec![];
             for _ in 0..20 {
                 let t = Instant::now();
@@ -149,15 +122,8 @@ fn round_trip_time_is_twice_the_one_way_delay() {
     sorted.sort_by(f64::total_cmp);
     let median = sorted[sorted.len() / 2];
     eprintln!("RTTs (ms): {sorted:?}");
-    assert!(
-        sorted[0] >= 30.0,
-        "a probe came back in {} ms, before 2 x 15 ms",
-        sorted[0]
-    );
-    assert!(
-        (median - 30.0).abs() < 1.0,
-        "median RTT {median} ms, expected 30 ms within 1 ms"
-    );
+    assert!(sorted[0] >= 30.0, "a probe came back in {} ms, before 2 x 15 ms", sorted[0]);
+    assert!((median - 30.0).abs() < 1.0, "median RTT {median} ms, expected 30 ms within 1 ms");
 }
 
 #[test]
@@ -205,10 +171,7 @@ fn bernoulli_loss_drops_about_p() {
     if unavailable() {
         return;
     }
-    let up = DirectionConfig {
-        loss: LossModel::Bernoulli { p: 0.2 },
-        ..Default::default()
-    };
+    let up = DirectionConfig { loss: LossModel::Bernoulli { p: 0.2 }, ..Default::default() };
     let h = Harness::start(&up, &DirectionConfig::default(), 42).unwrap();
     let (stop, j) = sink(&h, 7004);
     // About 2000 small datagrams in 1 s.
@@ -224,10 +187,7 @@ fn bernoulli_loss_drops_about_p() {
         s.arrived_packets, s.random_losses
     );
     assert!(s.arrived_packets > 1000);
-    assert!(
-        (0.16..0.24).contains(&p),
-        "loss fraction {p}, configured 0.2"
-    );
+    assert!((0.16..0.24).contains(&p), "loss fraction {p}, configured 0.2");
     assert_eq!(rx_pkts, s.arrived_packets - s.random_losses);
 }
 
@@ -269,17 +229,12 @@ fn wrapped_command_runs_in_a_and_its_exit_status_is_returned() {
         assert!(text.lines().count() >= 2, "{f}: {text}");
     }
     let summary = std::fs::read_to_string(logs.join("summary.json")).unwrap();
-    assert!(
-        summary.contains("\"uplink\"") && summary.contains("\"lateness_us\""),
-        "{summary}"
-    );
+    assert!(summary.contains("\"uplink\"") && summary.contains("\"lateness_us\""), "{summary}");
     let _ = std::fs::remove_dir_all(&logs);
     let mine = format!("cclab-{}-", std::process::id());
     // The run removed its namespaces (others of this process may belong to parallel tests,
     // so only names no longer in use are checked: none of ours may be stale).
-    assert!(netns::stale_namespaces(false)
-        .iter()
-        .all(|n| !n.starts_with(&mine)));
+    assert!(netns::stale_namespaces(false).iter().all(|n| !n.starts_with(&mine)));
 }
 
 #[test]
@@ -294,10 +249,7 @@ fn a_missing_trace_is_an_error_before_anything_is_created() {
         },
     };
     let e = run(&args).unwrap_err().to_string();
-    assert!(
-        e.contains("--uplink") && e.contains("/nonexistent/cclab.trace"),
-        "{e}"
-    );
+    assert!(e.contains("--uplink") && e.contains("/nonexistent/cclab.trace"), "{e}");
 }
 
 // ---- runs that end abruptly: the test binary re-runs itself as the emulator ----
@@ -334,13 +286,7 @@ fn child_emulator() {
 
 fn spawn_child(mode: &str) -> std::process::Child {
     std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "child_emulator",
-            "--ignored",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+        .args(["--exact", "child_emulator", "--ignored", "--nocapture", "--test-threads=1"])
         .env(CHILD_ENV, mode)
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -350,10 +296,7 @@ fn spawn_child(mode: &str) -> std::process::Child {
 fn namespaces_of(pid: u32) -> Vec<String> {
     let prefix = format!("cclab-{pid}-");
     let mut v: Vec<String> = std::fs::read_dir("/run/netns")
-        .map(|rd| {
-            rd.filter_map(|e| e.ok()?.file_name().into_string().ok())
-                .collect()
-        })
+        .map(|rd| rd.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect())
         .unwrap_or_default();
     v.retain(|n| n.starts_with(&prefix));
     v
@@ -378,25 +321,14 @@ fn cleanup_removes_the_namespaces_of_a_killed_run() {
     let mut child = spawn_child("harness");
     let pid = child.id();
     let made = wait_for_namespaces(pid);
-    assert_eq!(
-        made.len(),
-        2,
-        "the child did not create its namespaces: {made:?}"
-    );
+    assert_eq!(made.len(), 2, "the child did not create its namespaces: {made:?}");
     // SIGKILL: no handler, no Drop runs; the namespaces stay behind.
     child.kill().unwrap();
     child.wait().unwrap();
-    assert_eq!(
-        namespaces_of(pid),
-        made,
-        "a killed run leaves its namespaces"
-    );
+    assert_eq!(namespaces_of(pid), made, "a killed run leaves its namespaces");
     let removed = netns::cleanup(false).unwrap();
     for n in &made {
-        assert!(
-            removed.contains(n),
-            "cleanup did not remove {n}: {removed:?}"
-        );
+        assert!(removed.contains(n), "cleanup did not remove {n}: {removed:?}");
     }
     assert!(namespaces_of(pid).is_empty());
     // Only namespaces of dead processes were touched: none left that are stale.
@@ -413,20 +345,13 @@ fn sigint_stops_the_command_and_removes_everything() {
     let child = spawn_child("cli");
     let pid = child.id();
     let made = wait_for_namespaces(pid);
-    assert_eq!(
-        made.len(),
-        2,
-        "the child did not create its namespaces: {made:?}"
-    );
+    assert_eq!(made.len(), 2, "the child did not create its namespaces: {made:?}");
     std::thread::sleep(std::time::Duration::from_millis(100));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(pid as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        stdout.contains("EXIT 143") || stdout.contains("EXIT 130"),
-        "child output: {stdout}"
-    );
+    assert!(stdout.contains("EXIT 143") || stdout.contains("EXIT 130"), "child output: {stdout}");
     assert!(
         namespaces_of(pid).is_empty(),
         "namespaces left after SIGINT: {:?}",

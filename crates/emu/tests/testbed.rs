@@ -79,33 +79,15 @@ fn one_kernel_cubic_flow_fills_the_link_and_is_sampled() {
         f.rtt,
         r.link.queue_drops
     );
-    assert!(
-        r.link.utilization > 0.8,
-        "utilization {}",
-        r.link.utilization
-    );
-    assert!(
-        f.goodput_bps > 7e6 && f.goodput_bps < 10e6,
-        "goodput {}",
-        f.goodput_bps
-    );
+    assert!(r.link.utilization > 0.8, "utilization {}", r.link.utilization);
+    assert!(f.goodput_bps > 7e6 && f.goodput_bps < 10e6, "goodput {}", f.goodput_bps);
     // srtt never below the path's 40 ms, and at most base + buffer (50 kB at 10 Mbit/s = 40 ms) + slack.
     assert!(f.rtt.p50_ms >= 40.0 && f.rtt.p99_ms < 95.0, "{:?}", f.rtt);
     // Samples every 10 ms for 3 s, cwnd in packets, delivered bytes non-decreasing.
-    assert!(
-        (250..=302).contains(&rec.queue.len()),
-        "{} queue samples",
-        rec.queue.len()
-    );
+    assert!((250..=302).contains(&rec.queue.len()), "{} queue samples", rec.queue.len());
     assert!(rec.flows.len() > 250 && rec.flows.iter().all(|s| s.cwnd_pkts >= 2));
-    assert!(rec
-        .flows
-        .windows(2)
-        .all(|w| w[0].delivered_bytes <= w[1].delivered_bytes));
-    assert!(
-        rec.queue.iter().all(|q| q.packets <= 50_000 / 1500 + 1),
-        "queue above its byte limit"
-    );
+    assert!(rec.flows.windows(2).all(|w| w[0].delivered_bytes <= w[1].delivered_bytes));
+    assert!(rec.queue.iter().all(|q| q.packets <= 50_000 / 1500 + 1), "queue above its byte limit");
 }
 
 #[test]
@@ -113,26 +95,14 @@ fn finite_transfers_complete_and_report_when() {
     if unavailable() {
         return;
     }
-    let cfg = scenario(
-        vec![
-            flow("reno", 0, Some(200_000)),
-            flow("cubic", 1, Some(300_000)),
-        ],
-        3,
-    );
+    let cfg = scenario(vec![flow("reno", 0, Some(200_000)), flow("cubic", 1, Some(300_000))], 3);
     let r = testbed::run(&cfg, &mut cclab_sim::NoObserver, &mut |_| {}).unwrap();
     for (f, want) in r.flows.iter().zip([200_000u64, 300_000]) {
-        eprintln!(
-            "flow {}: {} B, completed {:?}",
-            f.flow, f.delivered_bytes, f.completed_at
-        );
+        eprintln!("flow {}: {} B, completed {:?}", f.flow, f.delivered_bytes, f.completed_at);
         assert_eq!(f.delivered_bytes, want);
         let done = f.completed_at.expect("completed").as_secs_f64();
         // At least the bytes' serialisation time at 10 Mbit/s plus one RTT.
-        assert!(
-            done > want as f64 * 8.0 / 10e6 && done < 3.0,
-            "completed at {done}"
-        );
+        assert!(done > want as f64 * 8.0 / 10e6 && done < 3.0, "completed at {done}");
     }
 }
 
@@ -142,13 +112,8 @@ fn an_algorithm_the_kernel_lacks_is_an_error() {
         return;
     }
     let cfg = scenario(vec![flow("tahoe", 0, None)], 1);
-    let e = testbed::run(&cfg, &mut cclab_sim::NoObserver, &mut |_| {})
-        .unwrap_err()
-        .to_string();
-    assert!(
-        e.contains("\"tahoe\" is not available in this kernel"),
-        "{e}"
-    );
+    let e = testbed::run(&cfg, &mut cclab_sim::NoObserver, &mut |_| {}).unwrap_err().to_string();
+    assert!(e.contains("\"tahoe\" is not available in this kernel"), "{e}");
 }
 
 #[test]
@@ -223,16 +188,9 @@ fn udp_cross_traffic_takes_its_share_of_the_bottleneck() {
         r.flows[0].goodput_bps / 1e6,
         cross_share
     );
-    assert!(
-        r.link.utilization > 0.85,
-        "utilization {}",
-        r.link.utilization
-    );
+    assert!(r.link.utilization > 0.85, "utilization {}", r.link.utilization);
     // Two 1 Mbit/s sources on a 10 Mbit/s link: about a fifth of what crossed it.
-    assert!(
-        (0.12..0.3).contains(&cross_share),
-        "cross share {cross_share}"
-    );
+    assert!((0.12..0.3).contains(&cross_share), "cross share {cross_share}");
 }
 
 #[test]
@@ -251,15 +209,8 @@ fn a_user_space_flow_shares_the_path_with_a_kernel_flow() {
     .unwrap();
     let (k, u) = (&r.flows[0], &r.flows[1]);
     eprintln!("kernel reno {:.2} Mbit/s, udp tahoe {:.2} Mbit/s ({} retransmits, {} timeouts), utilization {:.3}", k.goodput_bps / 1e6, u.goodput_bps / 1e6, u.retransmits, u.timeouts, r.link.utilization);
-    assert!(
-        r.link.utilization > 0.85,
-        "utilization {}",
-        r.link.utilization
-    );
-    assert!(
-        u.goodput_bps > 1e6 && k.goodput_bps > 1e6,
-        "both flows must get through"
-    );
+    assert!(r.link.utilization > 0.85, "utilization {}", r.link.utilization);
+    assert!(u.goodput_bps > 1e6 && k.goodput_bps > 1e6, "both flows must get through");
     // The user-space flow is sampled from the algorithm itself: cwnd and srtt of a 40 ms path.
     let tahoe: Vec<_> = rec.flows.iter().filter(|s| s.flow == 1).collect();
     assert!(tahoe.len() > 250, "{} samples", tahoe.len());
@@ -267,7 +218,5 @@ fn a_user_space_flow_shares_the_path_with_a_kernel_flow() {
         .iter()
         .filter(|s| s.srtt.as_nanos() > 0)
         .all(|s| s.srtt >= Duration::from_millis(40)));
-    assert!(tahoe
-        .windows(2)
-        .all(|w| w[0].delivered_bytes <= w[1].delivered_bytes));
+    assert!(tahoe.windows(2).all(|w| w[0].delivered_bytes <= w[1].delivered_bytes));
 }

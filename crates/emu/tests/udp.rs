@@ -25,10 +25,7 @@ fn path() -> (DirectionConfig, DirectionConfig) {
         buffer: Buffer::Bytes(50_000),
         ..Default::default()
     };
-    let down = DirectionConfig {
-        delay: Duration::from_millis(20),
-        ..Default::default()
-    };
+    let down = DirectionConfig { delay: Duration::from_millis(20), ..Default::default() };
     (up, down)
 }
 
@@ -59,11 +56,7 @@ fn a_user_space_reno_flow_fills_the_link() {
         fwd.dirs[0].stats.queue_drops
     );
     // Payload share of a 1500-byte packet is 1448/1500; slow start costs a little.
-    assert!(
-        r.goodput_bps > 8.0e6 && r.goodput_bps < 9.7e6,
-        "goodput {}",
-        r.goodput_bps
-    );
+    assert!(r.goodput_bps > 8.0e6 && r.goodput_bps < 9.7e6, "goodput {}", r.goodput_bps);
     // cwnd samples from the algorithm itself, srtt at least the 40 ms path.
     assert!(r.samples.len() > 250);
     assert!(r
@@ -82,10 +75,7 @@ fn tahoe_which_the_kernel_lacks_completes_a_transfer() {
     let h = Harness::start(&up, &down, 1).unwrap();
     let r = run_flow(&h, &flow("tahoe", Some(500_000), 5)).unwrap();
     drop(h);
-    eprintln!(
-        "delivered {} B, completed {:?}",
-        r.delivered_bytes, r.completed_at
-    );
+    eprintln!("delivered {} B, completed {:?}", r.delivered_bytes, r.completed_at);
     assert_eq!(r.delivered_bytes, 500_000);
     let done = r.completed_at.expect("completed").as_secs_f64();
     assert!(done > 0.4 && done < 5.0, "completed at {done} s");

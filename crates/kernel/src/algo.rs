@@ -119,7 +119,11 @@ impl Algo {
     pub fn spec(self, name: &str) -> Result<&'static ParamSpec, Error> {
         self.params().iter().find(|p| p.name == name).ok_or_else(|| {
             let known: Vec<_> = self.params().iter().map(|p| p.name).collect();
-            Error::Param(format!("{} has no parameter \"{name}\"; its parameters are: {}", self.name(), known.join(", ")))
+            Error::Param(format!(
+                "{} has no parameter \"{name}\"; its parameters are: {}",
+                self.name(),
+                known.join(", ")
+            ))
         })
     }
 
@@ -140,7 +144,11 @@ impl Algo {
         self.params()
             .iter()
             .map(|p| {
-                let i = self.fields().iter().position(|f| f.0 == p.name).expect("every spec has a field");
+                let i = self
+                    .fields()
+                    .iter()
+                    .position(|f| f.0 == p.name)
+                    .expect("every spec has a field");
                 (p.name, from_fixed(p.name, words.get(i).copied().unwrap_or(0)))
             })
             .collect()
@@ -184,7 +192,13 @@ fn from_fixed(name: &str, w: u32) -> f64 {
 /// Parses a value written as in scenario files: numbers, `true`/`false` for switches.
 pub fn parse_value(spec: &ParamSpec, algo: &str, text: &str) -> Result<f64, Error> {
     let t = text.trim();
-    let bad = || Error::Param(format!("{algo} parameter \"{}\" = \"{t}\" is not valid; allowed: {}", spec.name, spec.allowed()));
+    let bad = || {
+        Error::Param(format!(
+            "{algo} parameter \"{}\" = \"{t}\" is not valid; allowed: {}",
+            spec.name,
+            spec.allowed()
+        ))
+    };
     match (spec.kind, t) {
         (ParamKind::Bool, "true" | "on" | "yes") => Ok(1.0),
         (ParamKind::Bool, "false" | "off" | "no") => Ok(0.0),
@@ -216,7 +230,9 @@ pub struct FitStats {
 
 impl FitStats {
     pub fn decode(b: &[u8]) -> FitStats {
-        let w = |i: usize| b.get(4 * i..4 * i + 4).map(|s| u32::from_ne_bytes(s.try_into().unwrap())).unwrap_or(0);
+        let w = |i: usize| {
+            b.get(4 * i..4 * i + 4).map(|s| u32::from_ne_bytes(s.try_into().unwrap())).unwrap_or(0)
+        };
         FitStats {
             n: w(0) as f64 / 1024.0,
             alpha: w(1) as f64 / 65536.0,
@@ -240,7 +256,12 @@ mod tests {
             let w = a.default_words();
             for (name, v) in a.values(&w) {
                 let spec = a.spec(name).unwrap();
-                assert_eq!(v, from_fixed(name, to_fixed(name, spec.default)), "{} {name}", a.name());
+                assert_eq!(
+                    v,
+                    from_fixed(name, to_fixed(name, spec.default)),
+                    "{} {name}",
+                    a.name()
+                );
             }
         }
         assert_eq!(Algo::Tuner.default_words(), vec![512, 717, 1, 1, 1, 3, 16, 2000, 0, 41]);

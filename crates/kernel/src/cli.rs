@@ -75,7 +75,9 @@ fn print_params(k: &Kernel, algo: Algo) -> Result<(), Error> {
     if algo == Algo::CubicFit {
         let s = k.fit_stats()?;
         if s.updates == 0 {
-            println!("  [state] no N update yet (N starts at 1; updates every 500 ms of RTT samples)");
+            println!(
+                "  [state] no N update yet (N starts at 1; updates every 500 ms of RTT samples)"
+            );
             return Ok(());
         }
         println!(
@@ -168,17 +170,23 @@ pub fn run(args: Args) -> Result<(), Error> {
             } else if rto_min.is_some() || initcwnd.is_some() {
                 let rto_min_ms = match rto_min {
                     Some(t) => {
-                        let d = cclab_units::parse_duration(&t).map_err(|e| Error::Param(format!("--rto-min: {e}")))?;
+                        let d = cclab_units::parse_duration(&t)
+                            .map_err(|e| Error::Param(format!("--rto-min: {e}")))?;
                         let ms = d.as_nanos().div_ceil(1_000_000);
                         if ms == 0 || ms > 120_000 {
-                            return Err(Error::Param(format!("--rto-min = {t} is out of range; allowed: 1ms to 120s")));
+                            return Err(Error::Param(format!(
+                                "--rto-min = {t} is out of range; allowed: 1ms to 120s"
+                            )));
                         }
                         Some(ms)
                     }
                     None => None,
                 };
                 if initcwnd == Some(0) || initcwnd.is_some_and(|c| c > 10_000) {
-                    return Err(Error::Param(format!("--initcwnd = {} is out of range; allowed: 1 to 10000", initcwnd.unwrap())));
+                    return Err(Error::Param(format!(
+                        "--initcwnd = {} is out of range; allowed: 1 to 10000",
+                        initcwnd.unwrap()
+                    )));
                 }
                 let (changed, skipped) = r.set(RouteChange { rto_min_ms, initcwnd })?;
                 for c in changed {
@@ -189,7 +197,9 @@ pub fn run(args: Args) -> Result<(), Error> {
                 }
             } else {
                 for ri in r.list()? {
-                    let show = |v: Option<u64>, unit: &str| v.map(|x| format!("{x}{unit}")).unwrap_or_else(|| "-".into());
+                    let show = |v: Option<u64>, unit: &str| {
+                        v.map(|x| format!("{x}{unit}")).unwrap_or_else(|| "-".into())
+                    };
                     println!(
                         "{}{}{}  rto_min {}  initcwnd {}{}",
                         ri.dst,
@@ -197,7 +207,10 @@ pub fn run(args: Args) -> Result<(), Error> {
                         ri.dev.as_deref().map(|d| format!(" dev {d}")).unwrap_or_default(),
                         show(ri.rto_min_ms, "ms"),
                         show(ri.initcwnd, ""),
-                        ri.unsupported.as_deref().map(|w| format!("  (cannot change: {w})")).unwrap_or_default()
+                        ri.unsupported
+                            .as_deref()
+                            .map(|w| format!("  (cannot change: {w})"))
+                            .unwrap_or_default()
                     );
                 }
             }
@@ -212,8 +225,19 @@ mod tests {
 
     #[test]
     fn changes_parse_as_in_scenario_files_and_errors_say_what_is_allowed() {
-        let got = parse_changes(Algo::Tuner, &["beta=0.5".into(), "fast_convergence=false".into(), "alpha=1.5".into()]).unwrap();
-        assert_eq!(got, vec![("beta".to_string(), 0.5), ("fast_convergence".to_string(), 0.0), ("alpha".to_string(), 1.5)]);
+        let got = parse_changes(
+            Algo::Tuner,
+            &["beta=0.5".into(), "fast_convergence=false".into(), "alpha=1.5".into()],
+        )
+        .unwrap();
+        assert_eq!(
+            got,
+            vec![
+                ("beta".to_string(), 0.5),
+                ("fast_convergence".to_string(), 0.0),
+                ("alpha".to_string(), 1.5)
+            ]
+        );
         let e = parse_changes(Algo::Tuner, &["beta".into()]).unwrap_err().to_string();
         assert!(e.contains("KEY=VALUE"), "{e}");
         let e = parse_changes(Algo::Tuner, &["beta=abc".into()]).unwrap_err().to_string();

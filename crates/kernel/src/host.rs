@@ -140,7 +140,11 @@ fn pacing_rate(tp: &TcpState) -> u64 {
         return 0;
     }
     let ratio: u64 = if tp.snd_cwnd < tp.snd_ssthresh / 2 { 200 } else { 120 };
-    tp.mss_cache as u64 * ((1_000_000 / 100) << 3) * ratio * tp.snd_cwnd.max(tp.packets_in_flight) as u64 / tp.srtt_us as u64
+    tp.mss_cache as u64
+        * ((1_000_000 / 100) << 3)
+        * ratio
+        * tp.snd_cwnd.max(tp.packets_in_flight) as u64
+        / tp.srtt_us as u64
 }
 
 fn state_code(s: CaState) -> u8 {
@@ -209,7 +213,11 @@ impl CongestionControl for HostAlgo {
         if sample.in_flight <= sample.pkts_acked {
             self.last_drain = Some(tp.jiffies());
         }
-        let c = AckSampleC { pkts_acked: sample.pkts_acked, rtt_us: sample.rtt_us.map(|r| r.min(i32::MAX as u32) as i32).unwrap_or(-1), in_flight: sample.in_flight };
+        let c = AckSampleC {
+            pkts_acked: sample.pkts_acked,
+            rtt_us: sample.rtt_us.map(|r| r.min(i32::MAX as u32) as i32).unwrap_or(-1),
+            in_flight: sample.in_flight,
+        };
         call!(self, tp, cclab_tuner_acked, cclab_fit_acked, &c);
         self.sync_out(tp);
     }

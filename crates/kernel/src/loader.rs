@@ -32,8 +32,12 @@ pub struct Kernel {
 impl Default for Kernel {
     fn default() -> Self {
         Kernel {
-            pin_root: std::env::var_os("CCLAB_BPF_PIN_DIR").map(PathBuf::from).unwrap_or_else(|| "/sys/fs/bpf/cclab".into()),
-            state_dir: std::env::var_os("CCLAB_STATE_DIR").map(PathBuf::from).unwrap_or_else(|| "/run/cclab".into()),
+            pin_root: std::env::var_os("CCLAB_BPF_PIN_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| "/sys/fs/bpf/cclab".into()),
+            state_dir: std::env::var_os("CCLAB_STATE_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| "/run/cclab".into()),
         }
     }
 }
@@ -75,7 +79,11 @@ pub fn trim_verifier_log(log: &str, keep: usize) -> String {
     let from = body.len().saturating_sub(keep);
     let mut out: Vec<String> = body[from..].iter().map(|l| format!("  {l}")).collect();
     let failed = |l: &&&str| l.contains("failed to load") || l.contains("failed to attach");
-    let summary = lines.iter().rev().find(|l| l.contains("prog '") && failed(l)).or_else(|| lines.iter().rev().find(failed));
+    let summary = lines
+        .iter()
+        .rev()
+        .find(|l| l.contains("prog '") && failed(l))
+        .or_else(|| lines.iter().rev().find(failed));
     if let Some(summary) = summary {
         out.push(format!("  ({})", summary.trim()));
     }
@@ -107,18 +115,21 @@ fn need_bpf() -> Result<(), Error> {
 
 /// The algorithms in tcp_available_congestion_control.
 pub fn available() -> Result<Vec<String>, Error> {
-    let s = std::fs::read_to_string(AVAILABLE).map_err(|e| Error::io(format!("reading {AVAILABLE}"), e))?;
+    let s = std::fs::read_to_string(AVAILABLE)
+        .map_err(|e| Error::io(format!("reading {AVAILABLE}"), e))?;
     Ok(s.split_whitespace().map(str::to_string).collect())
 }
 
 /// The system default (net.ipv4.tcp_congestion_control, per network namespace).
 pub fn current_default() -> Result<String, Error> {
-    let s = std::fs::read_to_string(DEFAULT_CC).map_err(|e| Error::io(format!("reading {DEFAULT_CC}"), e))?;
+    let s = std::fs::read_to_string(DEFAULT_CC)
+        .map_err(|e| Error::io(format!("reading {DEFAULT_CC}"), e))?;
     Ok(s.trim().to_string())
 }
 
 fn write_default(name: &str) -> Result<(), Error> {
-    std::fs::write(DEFAULT_CC, name).map_err(|e| Error::io(format!("setting {DEFAULT_CC} to \"{name}\""), e))
+    std::fs::write(DEFAULT_CC, name)
+        .map_err(|e| Error::io(format!("setting {DEFAULT_CC} to \"{name}\""), e))
 }
 
 fn ensure_bpffs(root: &Path) -> Result<(), Error> {
@@ -142,14 +153,22 @@ fn ensure_bpffs(root: &Path) -> Result<(), Error> {
         }
         // As bpftool does: mount bpffs at its usual place when nothing is there.
         if !parent.starts_with("/sys/fs/bpf") {
-            return Err(Error::Other(format!("no BPF filesystem mounted at or above {} (mount -t bpf bpf DIR)", parent.display())));
+            return Err(Error::Other(format!(
+                "no BPF filesystem mounted at or above {} (mount -t bpf bpf DIR)",
+                parent.display()
+            )));
         }
         let c = |s: &str| std::ffi::CString::new(s).unwrap();
         let (src, target, fstype) = (c("bpf"), c("/sys/fs/bpf"), c("bpf"));
         // SAFETY: valid NUL-terminated strings; no data argument.
-        let rc = unsafe { libc::mount(src.as_ptr(), target.as_ptr(), fstype.as_ptr(), 0, std::ptr::null()) };
+        let rc = unsafe {
+            libc::mount(src.as_ptr(), target.as_ptr(), fstype.as_ptr(), 0, std::ptr::null())
+        };
         if rc != 0 {
-            return Err(Error::io("mounting the BPF filesystem at /sys/fs/bpf (mount -t bpf bpf /sys/fs/bpf)", std::io::Error::last_os_error()));
+            return Err(Error::io(
+                "mounting the BPF filesystem at /sys/fs/bpf (mount -t bpf bpf /sys/fs/bpf)",
+                std::io::Error::last_os_error(),
+            ));
         }
     }
     std::fs::create_dir_all(root).map_err(|e| Error::io(format!("creating {}", root.display()), e))
@@ -185,7 +204,10 @@ impl Kernel {
         need_root("cclab kernel load")?;
         need_bpf()?;
         if self.is_loaded(algo) {
-            return Err(Error::AlreadyLoaded { algo: algo.name().into(), pin: self.link_pin(algo).display().to_string() });
+            return Err(Error::AlreadyLoaded {
+                algo: algo.name().into(),
+                pin: self.link_pin(algo).display().to_string(),
+            });
         }
         if available()?.iter().any(|n| n == algo.name()) {
             return Err(Error::NameTaken { algo: algo.name().into() });
@@ -206,22 +228,33 @@ impl Kernel {
         let previous = libbpf_rs::set_print(Some((PrintLevel::Debug, capture_libbpf)));
         let loaded = ObjectBuilder::default()
             .name(algo.name())
-            .and_then(|b| b.open_memory(algo.object())).and_then(|open| open.load());
+            .and_then(|b| b.open_memory(algo.object()))
+            .and_then(|open| open.load());
         libbpf_rs::set_print(previous);
         let log = LIBBPF_LOG.lock().map(|l| l.clone()).unwrap_or_default();
-        let mut obj = loaded.map_err(|e| Error::Rejected { algo: algo.name().into(), message: e.to_string(), log: trim_verifier_log(&log, 12) })?;
+        let mut obj = loaded.map_err(|e| Error::Rejected {
+            algo: algo.name().into(),
+            message: e.to_string(),
+            log: trim_verifier_log(&log, 12),
+        })?;
 
         let dir = self.dir(algo);
-        std::fs::create_dir_all(&dir).map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
         let key = 0u32.to_ne_bytes();
         for mut map in obj.maps_mut() {
             let name = map.name().to_string_lossy().to_string();
             if name == algo.params_map() {
-                map.update(&key, &Algo::to_bytes(&algo.default_words()), MapFlags::ANY)
-                    .map_err(|e| Error::Other(format!("writing default parameters of {}: {e}", algo.name())))?;
-                map.pin(self.params_pin(algo)).map_err(|e| Error::Other(format!("pinning {}: {e}", self.params_pin(algo).display())))?;
+                map.update(&key, &Algo::to_bytes(&algo.default_words()), MapFlags::ANY).map_err(
+                    |e| Error::Other(format!("writing default parameters of {}: {e}", algo.name())),
+                )?;
+                map.pin(self.params_pin(algo)).map_err(|e| {
+                    Error::Other(format!("pinning {}: {e}", self.params_pin(algo).display()))
+                })?;
             } else if Some(name.as_str()) == algo.stats_map() {
-                map.pin(self.stats_pin(algo)).map_err(|e| Error::Other(format!("pinning {}: {e}", self.stats_pin(algo).display())))?;
+                map.pin(self.stats_pin(algo)).map_err(|e| {
+                    Error::Other(format!("pinning {}: {e}", self.stats_pin(algo).display()))
+                })?;
             }
         }
         for mut map in obj.maps_mut() {
@@ -232,10 +265,16 @@ impl Kernel {
                 if e.kind() == libbpf_rs::ErrorKind::AlreadyExists {
                     Error::NameTaken { algo: algo.name().into() }
                 } else {
-                    Error::Rejected { algo: algo.name().into(), message: format!("registering the struct_ops: {e}"), log: String::new() }
+                    Error::Rejected {
+                        algo: algo.name().into(),
+                        message: format!("registering the struct_ops: {e}"),
+                        log: String::new(),
+                    }
                 }
             })?;
-            link.pin(self.link_pin(algo)).map_err(|e| Error::Other(format!("pinning {}: {e}", self.link_pin(algo).display())))?;
+            link.pin(self.link_pin(algo)).map_err(|e| {
+                Error::Other(format!("pinning {}: {e}", self.link_pin(algo).display()))
+            })?;
         }
         Ok(())
     }
@@ -249,7 +288,8 @@ impl Kernel {
         };
         for entry in entries.flatten() {
             let p = entry.path();
-            std::fs::remove_file(&p).map_err(|e| Error::io(format!("removing {}", p.display()), e))?;
+            std::fs::remove_file(&p)
+                .map_err(|e| Error::io(format!("removing {}", p.display()), e))?;
         }
         std::fs::remove_dir(&dir).map_err(|e| Error::io(format!("removing {}", dir.display()), e))
     }
@@ -287,7 +327,8 @@ impl Kernel {
         if !self.is_loaded(algo) {
             return Err(Error::NotLoaded { algo: algo.name().into() });
         }
-        MapHandle::from_pinned_path(&path).map_err(|e| Error::Other(format!("opening {}: {e}", path.display())))
+        MapHandle::from_pinned_path(&path)
+            .map_err(|e| Error::Other(format!("opening {}: {e}", path.display())))
     }
 
     /// The raw words of the params map.
@@ -319,7 +360,11 @@ impl Kernel {
 
     /// Sets parameters on a loaded algorithm; all are validated before any is written, and
     /// they are written together in one map update. Returns the stored values.
-    pub fn set(&self, algo: Algo, changes: &[(String, f64)]) -> Result<Vec<(&'static str, f64)>, Error> {
+    pub fn set(
+        &self,
+        algo: Algo,
+        changes: &[(String, f64)],
+    ) -> Result<Vec<(&'static str, f64)>, Error> {
         need_root("cclab kernel set")?;
         let mut checked = Vec::new();
         for (name, value) in changes {
@@ -349,7 +394,10 @@ impl Kernel {
     }
 
     fn saved_default(&self) -> Option<String> {
-        std::fs::read_to_string(self.saved_default_path()).ok().map(|s| s.trim().to_string()).filter(|s| !s.is_empty())
+        std::fs::read_to_string(self.saved_default_path())
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
     }
 
     /// Makes `name` the system default, remembering the previous default (the first one
@@ -369,7 +417,9 @@ impl Kernel {
         // stays in memory until reboot. So refuse here, before the kernel sees it.
         let ns = |p: &str| std::fs::read_link(p).ok();
         let allowed = std::fs::read_to_string(ALLOWED).unwrap_or_default();
-        if ns("/proc/thread-self/ns/net") != ns("/proc/1/ns/net") && !allowed.split_whitespace().any(|n| n == name) {
+        if ns("/proc/thread-self/ns/net") != ns("/proc/1/ns/net")
+            && !allowed.split_whitespace().any(|n| n == name)
+        {
             return Err(Error::Other(format!(
                 "\"{name}\" cannot be the default of this network namespace: outside the initial namespace \
                  the kernel accepts only algorithms in net.ipv4.tcp_allowed_congestion_control ({}); add it there \
@@ -379,9 +429,14 @@ impl Kernel {
         }
         let old = current_default()?;
         if self.saved_default().is_none() {
-            std::fs::create_dir_all(&self.state_dir).map_err(|e| Error::io(format!("creating {}", self.state_dir.display()), e))?;
-            std::fs::write(self.saved_default_path(), &old)
-                .map_err(|e| Error::io(format!("saving the old default to {}", self.saved_default_path().display()), e))?;
+            std::fs::create_dir_all(&self.state_dir)
+                .map_err(|e| Error::io(format!("creating {}", self.state_dir.display()), e))?;
+            std::fs::write(self.saved_default_path(), &old).map_err(|e| {
+                Error::io(
+                    format!("saving the old default to {}", self.saved_default_path().display()),
+                    e,
+                )
+            })?;
         }
         if let Err(e) = std::fs::write(DEFAULT_CC, name) {
             if e.raw_os_error() == Some(libc::EPERM) {
@@ -399,9 +454,12 @@ impl Kernel {
     /// Puts back the default saved by [`set_default`](Self::set_default).
     pub fn restore_default(&self) -> Result<String, Error> {
         need_root("cclab kernel default --restore")?;
-        let old = self
-            .saved_default()
-            .ok_or_else(|| Error::Other(format!("nothing to restore: no saved default in {}", self.saved_default_path().display())))?;
+        let old = self.saved_default().ok_or_else(|| {
+            Error::Other(format!(
+                "nothing to restore: no saved default in {}",
+                self.saved_default_path().display()
+            ))
+        })?;
         write_default(&old)?;
         let _ = std::fs::remove_file(self.saved_default_path());
         Ok(old)
@@ -419,7 +477,10 @@ mod tests {
                    R0 !read_ok\nprocessed 2 insns\n-- END PROG LOAD LOG --\n\
                    libbpf: prog 'x': failed to load: -13\n";
         let t = trim_verifier_log(log, 2);
-        assert!(t.contains("R0 !read_ok") && t.contains("processed 2 insns") && !t.contains("(b7)"), "{t}");
+        assert!(
+            t.contains("R0 !read_ok") && t.contains("processed 2 insns") && !t.contains("(b7)"),
+            "{t}"
+        );
         assert!(t.contains("failed to load: -13"), "{t}");
     }
 }

@@ -17,7 +17,18 @@ use std::path::PathBuf;
 use std::process::Command;
 
 /// Integer route metrics we can pass back to `ip route change` unchanged.
-const PASS_THROUGH: &[&str] = &["mtu", "advmss", "window", "ssthresh", "cwnd", "initrwnd", "reordering", "hoplimit", "quickack", "fastopen_no_cookie"];
+const PASS_THROUGH: &[&str] = &[
+    "mtu",
+    "advmss",
+    "window",
+    "ssthresh",
+    "cwnd",
+    "initrwnd",
+    "reordering",
+    "hoplimit",
+    "quickack",
+    "fastopen_no_cookie",
+];
 
 /// One route, as far as this module cares.
 #[derive(Clone, Debug, PartialEq)]
@@ -51,7 +62,9 @@ impl Default for Routes {
             table: "main".into(),
             dst: None,
             netns: None,
-            state_dir: std::env::var_os("CCLAB_STATE_DIR").map(PathBuf::from).unwrap_or_else(|| "/run/cclab".into()),
+            state_dir: std::env::var_os("CCLAB_STATE_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| "/run/cclab".into()),
         }
     }
 }
@@ -70,16 +83,29 @@ impl Routes {
             cmd.args(["-n", ns]);
         }
         cmd.args(args);
-        let out = cmd.output().map_err(|e| Error::io("running `ip` (iproute2 is needed for route parameters)", e))?;
+        let out = cmd
+            .output()
+            .map_err(|e| Error::io("running `ip` (iproute2 is needed for route parameters)", e))?;
         if !out.status.success() {
-            return Err(Error::Other(format!("`ip {}` failed: {}", args.join(" "), String::from_utf8_lossy(&out.stderr).trim())));
+            return Err(Error::Other(format!(
+                "`ip {}` failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
         }
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
     /// The routes of the table (only the chosen destination, if any).
     pub fn list(&self) -> Result<Vec<RouteInfo>, Error> {
-        let text = self.ip(&["-d".into(), "-j".into(), "route".into(), "show".into(), "table".into(), self.table.clone()])?;
+        let text = self.ip(&[
+            "-d".into(),
+            "-j".into(),
+            "route".into(),
+            "show".into(),
+            "table".into(),
+            self.table.clone(),
+        ])?;
         let v: Value = serde_json::from_str(if text.trim().is_empty() { "[]" } else { &text })
             .map_err(|e| Error::Other(format!("cannot parse `ip -j route` output: {e}")))?;
         let mut out = Vec::new();
@@ -140,8 +166,10 @@ impl Routes {
                 })
             })
             .collect();
-        std::fs::create_dir_all(&self.state_dir).map_err(|e| Error::io(format!("creating {}", self.state_dir.display()), e))?;
-        std::fs::write(&path, serde_json::to_string_pretty(&saved).unwrap()).map_err(|e| Error::io(format!("writing {}", path.display()), e))
+        std::fs::create_dir_all(&self.state_dir)
+            .map_err(|e| Error::io(format!("creating {}", self.state_dir.display()), e))?;
+        std::fs::write(&path, serde_json::to_string_pretty(&saved).unwrap())
+            .map_err(|e| Error::io(format!("writing {}", path.display()), e))
     }
 
     /// Puts back the values saved before the first `set`. Returns the restored routes.
@@ -150,20 +178,32 @@ impl Routes {
             return Err(Error::NotRoot { what: "cclab kernel route --restore".into() });
         }
         let path = self.state_file();
-        let text = std::fs::read_to_string(&path).map_err(|e| Error::io(format!("nothing to restore ({})", path.display()), e))?;
-        let saved: Vec<Value> = serde_json::from_str(&text).map_err(|e| Error::Other(format!("{}: {e}", path.display())))?;
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| Error::io(format!("nothing to restore ({})", path.display()), e))?;
+        let saved: Vec<Value> = serde_json::from_str(&text)
+            .map_err(|e| Error::Other(format!("{}: {e}", path.display())))?;
         let current = Routes { dst: None, ..self.clone() }.list()?;
         let mut done = Vec::new();
         for s in saved {
             let dst = s["dst"].as_str().unwrap_or_default();
-            let same = |r: &RouteInfo, k: &str| r.json.get(k).unwrap_or(&Value::Null) == s.get(k).unwrap_or(&Value::Null);
-            let Some(r) = current.iter().find(|r| r.dst == dst && same(r, "metric") && same(r, "tos")) else {
+            let same = |r: &RouteInfo, k: &str| {
+                r.json.get(k).unwrap_or(&Value::Null) == s.get(k).unwrap_or(&Value::Null)
+            };
+            let Some(r) =
+                current.iter().find(|r| r.dst == dst && same(r, "metric") && same(r, "tos"))
+            else {
                 continue; // the route is gone; nothing to restore
             };
-            self.ip(&change_args(r, &self.table, s["rto_min_ms"].as_u64(), s["initcwnd"].as_u64()))?;
+            self.ip(&change_args(
+                r,
+                &self.table,
+                s["rto_min_ms"].as_u64(),
+                s["initcwnd"].as_u64(),
+            ))?;
             done.push(dst.to_string());
         }
-        std::fs::remove_file(&path).map_err(|e| Error::io(format!("removing {}", path.display()), e))?;
+        std::fs::remove_file(&path)
+            .map_err(|e| Error::io(format!("removing {}", path.display()), e))?;
         Ok(done)
     }
 }
@@ -189,23 +229,40 @@ fn route_info(json: Value) -> RouteInfo {
                     "initcwnd" => cwnd = v.as_u64(),
                     k if PASS_THROUGH.contains(&k) && v.as_u64().is_some() => {}
                     "congctl" if v.is_string() => {}
-                    other => unsupported = Some(format!("route metric \"{other}\" = {v} cannot be reproduced")),
+                    other => {
+                        unsupported =
+                            Some(format!("route metric \"{other}\" = {v} cannot be reproduced"))
+                    }
                 }
             }
         }
     }
-    RouteInfo { dst: s("dst").unwrap_or_default(), dev: s("dev"), gateway: s("gateway"), rto_min_ms: rto, initcwnd: cwnd, unsupported, json }
+    RouteInfo {
+        dst: s("dst").unwrap_or_default(),
+        dev: s("dev"),
+        gateway: s("gateway"),
+        rto_min_ms: rto,
+        initcwnd: cwnd,
+        unsupported,
+        json,
+    }
 }
 
 /// `ip route change` arguments reproducing `r` with the given rto_min and initcwnd.
-fn change_args(r: &RouteInfo, table: &str, rto_min_ms: Option<u64>, initcwnd: Option<u64>) -> Vec<String> {
+fn change_args(
+    r: &RouteInfo,
+    table: &str,
+    rto_min_ms: Option<u64>,
+    initcwnd: Option<u64>,
+) -> Vec<String> {
     let j = &r.json;
     let mut a: Vec<String> = vec!["route".into(), "change".into(), r.dst.clone()];
     let mut push = |k: &str, v: String| {
         a.push(k.to_string());
         a.push(v);
     };
-    let get = |k: &str| j.get(k).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
+    let get =
+        |k: &str| j.get(k).map(|v| v.as_str().map(str::to_string).unwrap_or_else(|| v.to_string()));
     if let Some(t) = get("tos") {
         push("tos", t);
     }
@@ -269,7 +326,9 @@ mod tests {
 
     #[test]
     fn unknown_metrics_make_a_route_unsupported() {
-        let j: Value = serde_json::from_str(r#"{"dst":"default","dev":"e","metrics":[{"rtt":12.5}]}"#).unwrap();
+        let j: Value =
+            serde_json::from_str(r#"{"dst":"default","dev":"e","metrics":[{"rtt":12.5}]}"#)
+                .unwrap();
         assert!(route_info(j).unsupported.unwrap().contains("rtt"));
     }
 }

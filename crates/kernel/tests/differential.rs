@@ -82,7 +82,10 @@ fn random_events(rng: &mut Rng, algo: Algo, n: usize) -> Vec<Event> {
         let rtt = base + rng.below(base as u64 / 2 + 1) as u32;
         e.push(match rng.below(100) {
             0..=54 => Event::AckRound { rtt_us: rtt, duration_us: rtt as u64 },
-            55..=74 => Event::Ack { acked: 1 + rng.below(4) as u32, rtt_us: if rng.below(5) == 0 { None } else { Some(rtt) } },
+            55..=74 => Event::Ack {
+                acked: 1 + rng.below(4) as u32,
+                rtt_us: if rng.below(5) == 0 { None } else { Some(rtt) },
+            },
             75..=79 => Event::Advance { us: rng.below(50_000) },
             80..=86 => Event::Loss,
             87..=88 => Event::Timeout,
@@ -97,9 +100,15 @@ fn random_events(rng: &mut Rng, algo: Algo, n: usize) -> Vec<Event> {
 fn random_set(rng: &mut Rng, algo: Algo) -> Event {
     let bool_v = |rng: &mut Rng| rng.below(2) as f64;
     match (algo, rng.below(6)) {
-        (Algo::Tuner, 0) => Event::Set { name: "alpha", value: [0.25, 0.5, 1.0, 1.5, 2.0][rng.below(5) as usize] },
-        (Algo::Tuner, 1) => Event::Set { name: "beta", value: [0.25, 0.5, 0.7, 0.8, 0.95][rng.below(5) as usize] },
-        (Algo::Tuner, 2) => Event::Set { name: "bic_scale", value: [20.0, 41.0, 82.0][rng.below(3) as usize] },
+        (Algo::Tuner, 0) => {
+            Event::Set { name: "alpha", value: [0.25, 0.5, 1.0, 1.5, 2.0][rng.below(5) as usize] }
+        }
+        (Algo::Tuner, 1) => {
+            Event::Set { name: "beta", value: [0.25, 0.5, 0.7, 0.8, 0.95][rng.below(5) as usize] }
+        }
+        (Algo::Tuner, 2) => {
+            Event::Set { name: "bic_scale", value: [20.0, 41.0, 82.0][rng.below(3) as usize] }
+        }
         (Algo::Tuner, 3) => Event::Set { name: "hystart_detect", value: rng.below(4) as f64 },
         (_, 4) => Event::Set { name: "fast_convergence", value: bool_v(rng) },
         (_, 5) => Event::Set { name: "tcp_friendliness", value: bool_v(rng) },
@@ -124,7 +133,12 @@ fn tuner_matches_crates_cc_on_random_sequences() {
     for seed in 1..=40u64 {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ seed);
         let events = random_events(&mut rng, Algo::Tuner, 150);
-        assert_same(Algo::Tuner, if seed % 2 == 0 { 250 } else { 1000 }, &events, &format!("random seed {seed}"));
+        assert_same(
+            Algo::Tuner,
+            if seed % 2 == 0 { 250 } else { 1000 },
+            &events,
+            &format!("random seed {seed}"),
+        );
     }
 }
 
@@ -136,7 +150,9 @@ fn cubic_fit_matches_crates_cc_including_n_updates() {
     // Long uncongested stretch (N grows by one per 500 ms), then queueing (N falls).
     let mut e = rounds(60, 20_000);
     e.push(Event::Loss);
-    e.extend((0..80).map(|i| Event::AckRound { rtt_us: 20_000 + (i % 10) * 2_000, duration_us: 25_000 }));
+    e.extend(
+        (0..80).map(|i| Event::AckRound { rtt_us: 20_000 + (i % 10) * 2_000, duration_us: 25_000 }),
+    );
     e.push(Event::Loss);
     e.extend(rounds(40, 60_000));
     assert_same(Algo::CubicFit, 250, &e, "N up and down");
@@ -150,7 +166,12 @@ fn cubic_fit_matches_crates_cc_including_n_updates() {
     for seed in 1..=30u64 {
         let mut rng = Rng(0x2545_f491_4f6c_dd1d ^ seed);
         let events = random_events(&mut rng, Algo::CubicFit, 200);
-        assert_same(Algo::CubicFit, if seed % 2 == 0 { 250 } else { 1000 }, &events, &format!("random seed {seed}"));
+        assert_same(
+            Algo::CubicFit,
+            if seed % 2 == 0 { 250 } else { 1000 },
+            &events,
+            &format!("random seed {seed}"),
+        );
     }
 }
 
@@ -159,7 +180,16 @@ fn host_parameters_round_trip_like_the_reference() {
     let mut c = HostAlgo::new(Algo::Tuner);
     let r = Algorithm::new("tuner").unwrap();
     for p in Algo::Tuner.params() {
-        assert_eq!(c.param(p.name), r.param(p.name).map(|v| if p.name == "beta" { (v * 1024.0).round() / 1024.0 } else { v }), "{}", p.name);
+        assert_eq!(
+            c.param(p.name),
+            r.param(p.name).map(|v| if p.name == "beta" {
+                (v * 1024.0).round() / 1024.0
+            } else {
+                v
+            }),
+            "{}",
+            p.name
+        );
     }
     c.apply_param("beta", 0.5);
     assert_eq!(c.param("beta"), Some(0.5));
@@ -175,7 +205,14 @@ fn both_algorithms_match_on_crates_cc_standard_sequences() {
             let mut c = HostAlgo::new(algo);
             let (r, k) = (replay(&mut rust, &events), replay(&mut c, &events));
             let first = r.iter().zip(&k).position(|(a, b)| a != b);
-            assert!(first.is_none(), "{} {name}: first difference at event {:?}: rust {:?} bpf {:?}", algo.name(), first, first.map(|i| r[i]), first.map(|i| k[i]));
+            assert!(
+                first.is_none(),
+                "{} {name}: first difference at event {:?}: rust {:?} bpf {:?}",
+                algo.name(),
+                first,
+                first.map(|i| r[i]),
+                first.map(|i| k[i])
+            );
         }
     }
 }
@@ -187,7 +224,8 @@ fn cubic_fit_beta_rounding_agrees_for_every_n() {
     use cclab_cc::cubic::{CubicConfig, Derived};
     for n in 1024..=1000 * 1024u32 {
         let nf = n as f64 / 1024.0;
-        let cfg = CubicConfig { beta: (19.0 * nf - 3.0) / (19.0 * nf + 1.0), ..CubicConfig::default() };
+        let cfg =
+            CubicConfig { beta: (19.0 * nf - 3.0) / (19.0 * nf + 1.0), ..CubicConfig::default() };
         assert_eq!(cclab_kernel::host::fit_beta(n), Derived::of(&cfg).beta, "N = {nf}");
     }
 }

@@ -58,7 +58,10 @@ struct Loaded {
 
 impl Loaded {
     fn new(algos: &[Algo]) -> Loaded {
-        let k = Kernel::with_pin_root(PathBuf::from(format!("/sys/fs/bpf/cclab-test-{}", std::process::id())));
+        let k = Kernel::with_pin_root(PathBuf::from(format!(
+            "/sys/fs/bpf/cclab-test-{}",
+            std::process::id()
+        )));
         let l = Loaded { k, algos: algos.to_vec() };
         for &a in algos {
             l.k.load(a).unwrap_or_else(|e| panic!("loading {}: {e}", a.name()));
@@ -83,7 +86,10 @@ fn available() -> String {
 }
 
 fn sh(args: &[&str]) {
-    let out = Command::new(args[0]).args(&args[1..]).output().unwrap_or_else(|e| panic!("running {args:?}: {e}"));
+    let out = Command::new(args[0])
+        .args(&args[1..])
+        .output()
+        .unwrap_or_else(|e| panic!("running {args:?}: {e}"));
     assert!(out.status.success(), "{args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
 }
 
@@ -103,14 +109,19 @@ impl Path {
         let p = Path { a: a.clone(), b: b.clone(), addr_b: format!("198.19.{subnet}.2") };
         sh(&["ip", "netns", "add", &a]);
         sh(&["ip", "netns", "add", &b]);
-        sh(&["ip", "-n", &a, "link", "add", "va", "type", "veth", "peer", "name", "vb", "netns", &b]);
+        sh(&[
+            "ip", "-n", &a, "link", "add", "va", "type", "veth", "peer", "name", "vb", "netns", &b,
+        ]);
         sh(&["ip", "-n", &a, "addr", "add", &format!("198.19.{subnet}.1/24"), "dev", "va"]);
         sh(&["ip", "-n", &b, "addr", "add", &format!("198.19.{subnet}.2/24"), "dev", "vb"]);
         for (ns, dev) in [(&a, "va"), (&b, "vb")] {
             sh(&["ip", "-n", ns, "link", "set", dev, "up"]);
             sh(&["ip", "-n", ns, "link", "set", "lo", "up"]);
         }
-        sh(&["tc", "-n", &a, "qdisc", "add", "dev", "va", "root", "tbf", "rate", rate, "burst", "16kb", "limit", limit]);
+        sh(&[
+            "tc", "-n", &a, "qdisc", "add", "dev", "va", "root", "tbf", "rate", rate, "burst",
+            "16kb", "limit", limit,
+        ]);
         p
     }
 }
@@ -124,7 +135,10 @@ impl Drop for Path {
 }
 
 /// Runs `f` in a thread that has entered network namespace `ns`.
-fn in_netns<T: Send + 'static>(ns: &str, f: impl FnOnce() -> T + Send + 'static) -> std::thread::JoinHandle<T> {
+fn in_netns<T: Send + 'static>(
+    ns: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> std::thread::JoinHandle<T> {
     let path = format!("/var/run/netns/{ns}");
     std::thread::spawn(move || {
         let f_ns = std::fs::File::open(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
@@ -152,7 +166,15 @@ fn tcp_info(fd: i32) -> Option<libc::tcp_info> {
     let mut info: libc::tcp_info = unsafe { std::mem::zeroed() };
     let mut len = std::mem::size_of::<libc::tcp_info>() as libc::socklen_t;
     // SAFETY: info is a valid tcp_info buffer of len bytes.
-    let rc = unsafe { libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_INFO, &mut info as *mut _ as *mut libc::c_void, &mut len) };
+    let rc = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            &mut info as *mut _ as *mut libc::c_void,
+            &mut len,
+        )
+    };
     (rc == 0).then_some(info)
 }
 
@@ -204,7 +226,12 @@ fn bulk_flow(path: &Path, cc: &str, secs: u64, mut during: impl FnMut(Duration))
             let t0 = Instant::now();
             while !ss.load(Ordering::SeqCst) {
                 if let Some(i) = tcp_info(fd) {
-                    samples_s.lock().unwrap().push(Sample { t: t0.elapsed(), cwnd: i.tcpi_snd_cwnd, ssthresh: i.tcpi_snd_ssthresh, ca_state: i.tcpi_ca_state });
+                    samples_s.lock().unwrap().push(Sample {
+                        t: t0.elapsed(),
+                        cwnd: i.tcpi_snd_cwnd,
+                        ssthresh: i.tcpi_snd_ssthresh,
+                        ca_state: i.tcpi_ca_state,
+                    });
                 }
                 std::thread::sleep(Duration::from_micros(500));
             }
@@ -238,7 +265,13 @@ fn socket2_connect(addr: SocketAddr, cc: &str) -> TcpStream {
     unsafe {
         let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
         assert!(fd >= 0);
-        let rc = libc::setsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, cc.as_ptr() as *const libc::c_void, cc.len() as libc::socklen_t);
+        let rc = libc::setsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            cc.as_ptr() as *const libc::c_void,
+            cc.len() as libc::socklen_t,
+        );
         assert_eq!(rc, 0, "setsockopt(TCP_CONGESTION, {cc}): {}", std::io::Error::last_os_error());
         let SocketAddr::V4(v4) = addr else { unreachable!() };
         let sin = libc::sockaddr_in {
@@ -247,11 +280,21 @@ fn socket2_connect(addr: SocketAddr, cc: &str) -> TcpStream {
             sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes(v4.ip().octets()) },
             sin_zero: [0; 8],
         };
-        let rc = libc::connect(fd, &sin as *const _ as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_in>() as u32);
+        let rc = libc::connect(
+            fd,
+            &sin as *const _ as *const libc::sockaddr,
+            std::mem::size_of::<libc::sockaddr_in>() as u32,
+        );
         assert_eq!(rc, 0, "connect {addr}: {}", std::io::Error::last_os_error());
         let mut name = [0u8; 16];
         let mut len = 16 as libc::socklen_t;
-        libc::getsockopt(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, name.as_mut_ptr() as *mut libc::c_void, &mut len);
+        libc::getsockopt(
+            fd,
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            name.as_mut_ptr() as *mut libc::c_void,
+            &mut len,
+        );
         let got = String::from_utf8_lossy(&name).trim_end_matches('\0').to_string();
         assert_eq!(got, cc, "the socket runs {got}, not {cc}");
         std::os::fd::FromRawFd::from_raw_fd(fd)
@@ -268,7 +311,13 @@ fn backoffs(samples: &[Sample], from: Duration, to: Duration) -> Vec<f64> {
         if s.t < from || s.t > to || p.ca_state >= 3 || s.ca_state < 3 {
             continue;
         }
-        let cwnd = samples[..i].iter().rev().take_while(|x| s.t - x.t <= Duration::from_millis(20)).map(|x| x.cwnd).max().unwrap_or(p.cwnd);
+        let cwnd = samples[..i]
+            .iter()
+            .rev()
+            .take_while(|x| s.t - x.t <= Duration::from_millis(20))
+            .map(|x| x.cwnd)
+            .max()
+            .unwrap_or(p.cwnd);
         if cwnd > 10 {
             out.push(s.ssthresh as f64 / cwnd as f64);
         }
@@ -296,7 +345,8 @@ fn load_list_get_set_unload_round_trip_leaves_nothing_behind() {
         pin_root = l.k.pin_root.clone();
         ours = cclab_prog_ids().into_iter().filter(|id| !before.contains(id)).collect();
         assert_eq!(ours.len(), 14, "7 struct_ops programs per algorithm: {ours:?}");
-        our_maps = cclab_struct_ops_ids().into_iter().filter(|id| !maps_before.contains(id)).collect();
+        our_maps =
+            cclab_struct_ops_ids().into_iter().filter(|id| !maps_before.contains(id)).collect();
         assert_eq!(our_maps.len(), 2, "{our_maps:?}");
         let avail = available();
         assert!(avail.contains("cclab_tuner") && avail.contains("cclab_cubic_fit"), "{avail}");
@@ -309,14 +359,25 @@ fn load_list_get_set_unload_round_trip_leaves_nothing_behind() {
         assert!(e.contains("already loaded"), "{e}");
 
         let before = l.k.get(Algo::Tuner).unwrap();
-        assert!(before.contains(&("beta", 717.0 / 1024.0)) && before.contains(&("alpha", 1.0)), "{before:?}");
-        l.k.set(Algo::Tuner, &[("beta".into(), 0.5), ("alpha".into(), 1.5), ("fast_convergence".into(), 0.0)]).unwrap();
+        assert!(
+            before.contains(&("beta", 717.0 / 1024.0)) && before.contains(&("alpha", 1.0)),
+            "{before:?}"
+        );
+        l.k.set(
+            Algo::Tuner,
+            &[("beta".into(), 0.5), ("alpha".into(), 1.5), ("fast_convergence".into(), 0.0)],
+        )
+        .unwrap();
         let after = l.k.get(Algo::Tuner).unwrap();
-        for want in [("beta", 0.5), ("alpha", 1.5), ("fast_convergence", 0.0), ("bic_scale", 41.0)] {
+        for want in [("beta", 0.5), ("alpha", 1.5), ("fast_convergence", 0.0), ("bic_scale", 41.0)]
+        {
             assert!(after.contains(&want), "{want:?} in {after:?}");
         }
         // Range errors name parameter, value and range, and change nothing.
-        let e = l.k.set(Algo::Tuner, &[("alpha".into(), 1.0), ("beta".into(), 1.5)]).unwrap_err().to_string();
+        let e =
+            l.k.set(Algo::Tuner, &[("alpha".into(), 1.0), ("beta".into(), 1.5)])
+                .unwrap_err()
+                .to_string();
         assert!(e.contains("\"beta\"") && e.contains("1.5") && e.contains("(0, 1]"), "{e}");
         let e = l.k.set(Algo::Tuner, &[("alpha".into(), 2.5)]).unwrap_err().to_string();
         assert!(e.contains("\"alpha\"") && e.contains("(0, 2]"), "{e}");
@@ -337,11 +398,15 @@ fn load_list_get_set_unload_round_trip_leaves_nothing_behind() {
     let deadline = Instant::now() + Duration::from_secs(5);
     loop {
         let left: Vec<u64> = cclab_prog_ids().into_iter().filter(|id| ours.contains(id)).collect();
-        let maps: Vec<u64> = cclab_struct_ops_ids().into_iter().filter(|id| our_maps.contains(id)).collect();
+        let maps: Vec<u64> =
+            cclab_struct_ops_ids().into_iter().filter(|id| our_maps.contains(id)).collect();
         if left.is_empty() && maps.is_empty() {
             break;
         }
-        assert!(Instant::now() < deadline, "BPF programs {left:?} / struct_ops maps {maps:?} still there 5 s after unload");
+        assert!(
+            Instant::now() < deadline,
+            "BPF programs {left:?} / struct_ops maps {maps:?} still there 5 s after unload"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -349,16 +414,23 @@ fn load_list_get_set_unload_round_trip_leaves_nothing_behind() {
 /// Ids of struct_ops maps named cclab_* (registered or not).
 fn cclab_struct_ops_ids() -> Vec<u64> {
     let out = Command::new("bpftool").args(["-j", "struct_ops", "list"]).output().expect("bpftool");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
     v.as_array()
-        .map(|a| a.iter().filter(|m| m["name"].as_str().is_some_and(|n| n.starts_with("cclab_"))).filter_map(|m| m["id"].as_u64()).collect())
+        .map(|a| {
+            a.iter()
+                .filter(|m| m["name"].as_str().is_some_and(|n| n.starts_with("cclab_")))
+                .filter_map(|m| m["id"].as_u64())
+                .collect()
+        })
         .unwrap_or_default()
 }
 
 /// Ids of loaded BPF programs whose name starts with cclab_.
 fn cclab_prog_ids() -> Vec<u64> {
     let out = Command::new("bpftool").args(["-j", "prog", "list"]).output().expect("bpftool");
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+    let v: serde_json::Value =
+        serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
     v.as_array()
         .map(|a| {
             a.iter()
@@ -370,7 +442,11 @@ fn cclab_prog_ids() -> Vec<u64> {
 }
 
 fn netns_list() -> String {
-    Command::new("ip").args(["netns", "list"]).output().map(|o| String::from_utf8_lossy(&o.stdout).into_owned()).unwrap_or_default()
+    Command::new("ip")
+        .args(["netns", "list"])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default()
 }
 
 #[test]
@@ -388,8 +464,13 @@ fn unload_cleans_up_after_a_crashed_load() {
     // algorithm registered, and `unload` from another process finds them.
     let cli = env!("CARGO_BIN_EXE_cclab-kernel");
     let run = |args: &[&str]| {
-        let out = Command::new(cli).args(args).env("CCLAB_BPF_PIN_DIR", &k.pin_root).output().unwrap();
-        (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+        let out =
+            Command::new(cli).args(args).env("CCLAB_BPF_PIN_DIR", &k.pin_root).output().unwrap();
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr),
+        )
     };
     let (ok, text) = run(&["load", "cclab_tuner"]);
     assert!(ok, "{text}");
@@ -397,9 +478,15 @@ fn unload_cleans_up_after_a_crashed_load() {
     let (ok, text) = run(&["set", "cclab_tuner", "beta=0.5", "fast_convergence=false"]);
     assert!(ok && text.contains("beta = 0.5"), "{text}");
     let (ok, text) = run(&["get", "cclab_tuner"]);
-    assert!(ok && text.contains("beta = 0.5") && text.contains("fast_convergence = false"), "{text}");
+    assert!(
+        ok && text.contains("beta = 0.5") && text.contains("fast_convergence = false"),
+        "{text}"
+    );
     let (ok, text) = run(&["set", "cclab_tuner", "beta=1.5"]);
-    assert!(!ok && text.contains("\"beta\" = 1.5 is out of range; allowed: a number in (0, 1]"), "{text}");
+    assert!(
+        !ok && text.contains("\"beta\" = 1.5 is out of range; allowed: a number in (0, 1]"),
+        "{text}"
+    );
     assert!(k.unload(Algo::Tuner).unwrap());
     assert!(!available().contains("cclab_tuner"));
     let (ok, text) = run(&["get", "cclab_tuner"]);
@@ -423,10 +510,14 @@ fn tuner_backs_off_to_beta_and_follows_a_live_beta_change() {
     let names = format!("{} {}", path.a, path.b);
     drop(path);
     let left = netns_list();
-    assert!(!left.contains(&names.split(' ').next().unwrap().to_string()), "namespaces left: {left}");
+    assert!(
+        !left.contains(&names.split(' ').next().unwrap().to_string()),
+        "namespaces left: {left}"
+    );
     let changed_at = changed_at.unwrap();
     let before = backoffs(&flow.samples, Duration::from_millis(500), changed_at);
-    let after = backoffs(&flow.samples, changed_at + Duration::from_millis(300), Duration::from_secs(13));
+    let after =
+        backoffs(&flow.samples, changed_at + Duration::from_millis(300), Duration::from_secs(13));
     eprintln!(
         "cclab_tuner: goodput {:.2} Mbit/s, backoffs before beta=0.5: {:?}, after: {:?}",
         flow.goodput_bps / 1e6,
@@ -440,8 +531,15 @@ fn tuner_backs_off_to_beta_and_follows_a_live_beta_change() {
             }
         }
     }
-    assert!(flow.goodput_bps > 0.85 * 20e6, "goodput {:.2} Mbit/s on a 20 Mbit/s bottleneck", flow.goodput_bps / 1e6);
-    assert!(before.len() >= 2 && after.len() >= 2, "too few losses seen: before {before:?} after {after:?}");
+    assert!(
+        flow.goodput_bps > 0.85 * 20e6,
+        "goodput {:.2} Mbit/s on a 20 Mbit/s bottleneck",
+        flow.goodput_bps / 1e6
+    );
+    assert!(
+        before.len() >= 2 && after.len() >= 2,
+        "too few losses seen: before {before:?} after {after:?}"
+    );
     let (mb, ma) = (median(&before), median(&after));
     assert!((mb - 0.7).abs() < 0.06, "backoff before the change: median {mb:.3} (want ~0.7)");
     assert!((ma - 0.5).abs() < 0.06, "backoff after beta=0.5: median {ma:.3} (want ~0.5)");
@@ -464,7 +562,11 @@ fn tuner_defaults_match_kernel_cubic_throughput_and_cubic_fit_fills_the_link() {
         fit.goodput_bps / 1e6
     );
     for (name, f) in [("cubic", &cubic), ("cclab_tuner", &tuner), ("cclab_cubic_fit", &fit)] {
-        assert!(f.goodput_bps > 0.85 * 20e6, "{name}: goodput {:.2} Mbit/s on 20 Mbit/s", f.goodput_bps / 1e6);
+        assert!(
+            f.goodput_bps > 0.85 * 20e6,
+            "{name}: goodput {:.2} Mbit/s on 20 Mbit/s",
+            f.goodput_bps / 1e6
+        );
     }
     let rel = (tuner.goodput_bps - cubic.goodput_bps).abs() / cubic.goodput_bps;
     assert!(rel < 0.03, "cclab_tuner vs cubic differ by {:.1}%", rel * 100.0);
@@ -472,13 +574,27 @@ fn tuner_defaults_match_kernel_cubic_throughput_and_cubic_fit_fills_the_link() {
     // cannot tell the two apart; their sawtooth can: same decrease, similar loss rate.
     let all = (Duration::from_millis(300), Duration::from_secs(8));
     let (bc, bt) = (backoffs(&cubic.samples, all.0, all.1), backoffs(&tuner.samples, all.0, all.1));
-    eprintln!("losses in 7 s: cubic {} (backoff median {:.3}), cclab_tuner {} (backoff median {:.3})", bc.len(), median(&bc), bt.len(), median(&bt));
+    eprintln!(
+        "losses in 7 s: cubic {} (backoff median {:.3}), cclab_tuner {} (backoff median {:.3})",
+        bc.len(),
+        median(&bc),
+        bt.len(),
+        median(&bt)
+    );
     assert!(bc.len() >= 3 && bt.len() >= 3, "too few losses: cubic {bc:?} tuner {bt:?}");
     assert!((median(&bc) - median(&bt)).abs() < 0.03, "backoff cubic {bc:?} vs cclab_tuner {bt:?}");
     let ratio = bt.len() as f64 / bc.len() as f64;
-    assert!((0.75..=1.34).contains(&ratio), "loss events cubic {} vs cclab_tuner {}", bc.len(), bt.len());
+    assert!(
+        (0.75..=1.34).contains(&ratio),
+        "loss events cubic {} vs cclab_tuner {}",
+        bc.len(),
+        bt.len()
+    );
     assert!(stats.updates >= 5, "CUBIC-FIT updated N only {} times in 7 s", stats.updates);
-    assert!(stats.n >= 1.0 && stats.rtt_min_us > 0 && stats.rtt_max_us >= stats.rtt_min_us, "{stats:?}");
+    assert!(
+        stats.n >= 1.0 && stats.rtt_min_us > 0 && stats.rtt_max_us >= stats.rtt_min_us,
+        "{stats:?}"
+    );
     // The tbf queue (60 kB at 20 Mbit/s: 24 ms) sets the RTT; with queueing this large
     // against a ~0.1 ms base, alpha is at its 1/10 cap and Eq. 6 holds N at 1.
     assert!((1_000..40_000).contains(&stats.rtt_avg_us) && stats.rtt_max_us < 60_000, "{stats:?}");
@@ -493,7 +609,20 @@ fn route_rto_min_and_initcwnd_set_and_restore_in_a_namespace() {
     let path = Path::new("20mbit", "60kb");
     let subnet_gw = path.addr_b.clone();
     // A route with a gateway and an mtu metric that must survive our changes.
-    sh(&["ip", "-n", &path.a, "route", "add", "198.19.250.0/24", "via", &subnet_gw, "dev", "va", "mtu", "1400"]);
+    sh(&[
+        "ip",
+        "-n",
+        &path.a,
+        "route",
+        "add",
+        "198.19.250.0/24",
+        "via",
+        &subnet_gw,
+        "dev",
+        "va",
+        "mtu",
+        "1400",
+    ]);
     let state_dir = TempDir::new("cclab-route-test");
     let state = state_dir.0.clone();
     let r = Routes { netns: Some(path.a.clone()), state_dir: state.clone(), ..Routes::default() };
@@ -501,14 +630,24 @@ fn route_rto_min_and_initcwnd_set_and_restore_in_a_namespace() {
     assert!(before.len() >= 2, "{before:?}");
     assert!(before.iter().all(|x| x.rto_min_ms.is_none() && x.initcwnd.is_none()), "{before:?}");
 
-    let (changed, skipped) = r.set(RouteChange { rto_min_ms: Some(50), initcwnd: Some(20) }).unwrap();
+    let (changed, skipped) =
+        r.set(RouteChange { rto_min_ms: Some(50), initcwnd: Some(20) }).unwrap();
     assert_eq!(changed.len(), before.len(), "skipped: {skipped:?}");
     for x in r.list().unwrap() {
         assert_eq!((x.rto_min_ms, x.initcwnd), (Some(50), Some(20)), "{x:?}");
     }
-    let text = Command::new("ip").args(["-n", &path.a, "route", "show", "198.19.250.0/24"]).output().unwrap();
+    let text = Command::new("ip")
+        .args(["-n", &path.a, "route", "show", "198.19.250.0/24"])
+        .output()
+        .unwrap();
     let text = String::from_utf8_lossy(&text.stdout);
-    assert!(text.contains("via") && text.contains("mtu 1400") && text.contains("initcwnd 20") && text.contains("rto_min"), "{text}");
+    assert!(
+        text.contains("via")
+            && text.contains("mtu 1400")
+            && text.contains("initcwnd 20")
+            && text.contains("rto_min"),
+        "{text}"
+    );
 
     // Only one route, one parameter: the other keeps what it had.
     let one = Routes { dst: Some("198.19.250.0/24".into()), ..r.clone() };
@@ -520,11 +659,13 @@ fn route_rto_min_and_initcwnd_set_and_restore_in_a_namespace() {
     assert_eq!(restored.len(), before.len());
     let now = r.list().unwrap();
     assert!(now.iter().all(|x| x.rto_min_ms.is_none() && x.initcwnd.is_none()), "{now:?}");
-    let text = Command::new("ip").args(["-n", &path.a, "route", "show", "198.19.250.0/24"]).output().unwrap();
+    let text = Command::new("ip")
+        .args(["-n", &path.a, "route", "show", "198.19.250.0/24"])
+        .output()
+        .unwrap();
     assert!(String::from_utf8_lossy(&text.stdout).contains("mtu 1400"));
     assert!(r.restore().is_err(), "a second restore has nothing to restore");
 }
-
 
 #[test]
 fn default_sets_and_restores_the_namespace_default_and_unload_puts_it_back() {
@@ -545,10 +686,17 @@ fn default_sets_and_restores_the_namespace_default_and_unload_puts_it_back() {
             .env("CCLAB_STATE_DIR", &state)
             .output()
             .unwrap();
-        (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr))
+        (
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr),
+        )
     };
     let ns_default = || {
-        let out = Command::new("ip").args(["netns", "exec", &path.a, "cat", "/proc/sys/net/ipv4/tcp_congestion_control"]).output().unwrap();
+        let out = Command::new("ip")
+            .args(["netns", "exec", &path.a, "cat", "/proc/sys/net/ipv4/tcp_congestion_control"])
+            .output()
+            .unwrap();
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     };
     let host_before = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control").unwrap();
@@ -583,10 +731,15 @@ fn default_sets_and_restores_the_namespace_default_and_unload_puts_it_back() {
     let (ok, text) = run(&["default", "cclab_tuner"]);
     assert!(ok, "{text}");
     let k = Kernel { pin_root: l.k.pin_root.clone(), state_dir: state.clone() };
-    let unloaded = in_netns(&path.a, move || k.unload(Algo::Tuner).map_err(|e| e.to_string())).join().unwrap();
+    let unloaded =
+        in_netns(&path.a, move || k.unload(Algo::Tuner).map_err(|e| e.to_string())).join().unwrap();
     assert_eq!(unloaded, Ok(true));
     assert_eq!(ns_default(), original);
-    assert_eq!(std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control").unwrap(), host_before, "the machine's default");
+    assert_eq!(
+        std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control").unwrap(),
+        host_before,
+        "the machine's default"
+    );
 }
 
 /// Adds an algorithm to net.ipv4.tcp_allowed_congestion_control (global: it only lets

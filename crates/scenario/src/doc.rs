@@ -62,9 +62,12 @@ impl Node {
             Val::Int(i) => i.to_string(),
             Val::Float(f) => f.to_string(),
             Val::Bool(b) => b.to_string(),
-            Val::Array(a) => format!("[{}]", a.iter().map(Node::show).collect::<Vec<_>>().join(", ")),
+            Val::Array(a) => {
+                format!("[{}]", a.iter().map(Node::show).collect::<Vec<_>>().join(", "))
+            }
             Val::Table(t) => {
-                let parts: Vec<String> = t.iter().map(|(k, _, v)| format!("{k} = {}", v.show())).collect();
+                let parts: Vec<String> =
+                    t.iter().map(|(k, _, v)| format!("{k} = {}", v.show())).collect();
                 format!("{{ {} }}", parts.join(", "))
             }
             Val::Other(s) => s.clone(),
@@ -91,7 +94,9 @@ pub fn parse(text: &str) -> Result<Node, (String, Span)> {
 }
 
 fn table_entries(t: &DeTable<'_>) -> Vec<(String, Span, Node)> {
-    t.iter().map(|(k, v)| (k.get_ref().to_string(), Some(k.span()), convert(v.get_ref(), v.span()))).collect()
+    t.iter()
+        .map(|(k, v)| (k.get_ref().to_string(), Some(k.span()), convert(v.get_ref(), v.span())))
+        .collect()
 }
 
 fn convert(v: &DeValue<'_>, span: Range<usize>) -> Node {
@@ -129,20 +134,25 @@ pub enum Step {
 
 /// Parses a field path as written after `--set`.
 pub fn parse_path(path: &str) -> Result<Vec<Step>, String> {
-    let bad = |why: &str| format!("\"{path}\" is not a field path ({why}); write it like bottleneck.rate, flows[0].cc or flows[0].params.beta");
+    let bad = |why: &str| {
+        format!("\"{path}\" is not a field path ({why}); write it like bottleneck.rate, flows[0].cc or flows[0].params.beta")
+    };
     let mut steps = Vec::new();
     for part in path.split('.') {
         let (name, mut rest) = match part.find('[') {
             Some(i) => (&part[..i], &part[i..]),
             None => (part, ""),
         };
-        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        if name.is_empty()
+            || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
             return Err(bad("each part needs a name of letters, digits, _ or -"));
         }
         steps.push(Step::Key(name.to_string()));
         while !rest.is_empty() {
             let close = rest.find(']').ok_or_else(|| bad("unclosed ["))?;
-            let idx: usize = rest[1..close].parse().map_err(|_| bad("an index must be a whole number"))?;
+            let idx: usize =
+                rest[1..close].parse().map_err(|_| bad("an index must be a whole number"))?;
             steps.push(Step::Index(idx));
             rest = &rest[close + 1..];
             if !rest.is_empty() && !rest.starts_with('[') {
@@ -167,8 +177,16 @@ pub fn parse_override_value(text: &str) -> Node {
 
 fn strip_spans(v: Val) -> Val {
     match v {
-        Val::Array(a) => Val::Array(a.into_iter().map(|n| Node { val: strip_spans(n.val), span: None, raw: None }).collect()),
-        Val::Table(t) => Val::Table(t.into_iter().map(|(k, _, n)| (k, None, Node { val: strip_spans(n.val), span: None, raw: None })).collect()),
+        Val::Array(a) => Val::Array(
+            a.into_iter()
+                .map(|n| Node { val: strip_spans(n.val), span: None, raw: None })
+                .collect(),
+        ),
+        Val::Table(t) => Val::Table(
+            t.into_iter()
+                .map(|(k, _, n)| (k, None, Node { val: strip_spans(n.val), span: None, raw: None }))
+                .collect(),
+        ),
         other => other,
     }
 }
@@ -185,7 +203,9 @@ pub fn set_path(root: &mut Node, path: &[Step], value: Node) -> Result<(), Strin
                 let at = if walked.is_empty() { k.clone() } else { format!("{walked}.{k}") };
                 let kind = here.val.kind();
                 let Val::Table(t) = &mut here.val else {
-                    return Err(format!("{walked} is {kind}, not a table, so it has no field \"{k}\""));
+                    return Err(format!(
+                        "{walked} is {kind}, not a table, so it has no field \"{k}\""
+                    ));
                 };
                 let pos = match t.iter().position(|(key, _, _)| key == k) {
                     Some(p) => p,
@@ -204,11 +224,16 @@ pub fn set_path(root: &mut Node, path: &[Step], value: Node) -> Result<(), Strin
             Step::Index(n) => {
                 let kind = here.val.kind();
                 let Val::Array(a) = &mut here.val else {
-                    return Err(format!("{walked} is {kind}, not an array, so it has no entry [{n}]"));
+                    return Err(format!(
+                        "{walked} is {kind}, not an array, so it has no entry [{n}]"
+                    ));
                 };
                 let len = a.len();
                 let Some(item) = a.get_mut(*n) else {
-                    return Err(format!("{walked} has {len} entries (indices 0 to {}), so [{n}] does not exist", len.saturating_sub(1)));
+                    return Err(format!(
+                        "{walked} has {len} entries (indices 0 to {}), so [{n}] does not exist",
+                        len.saturating_sub(1)
+                    ));
                 };
                 if last {
                     *item = value;
@@ -230,7 +255,12 @@ mod tests {
     fn paths_parse_into_steps() {
         assert_eq!(
             parse_path("flows[1].params.beta").unwrap(),
-            vec![Step::Key("flows".into()), Step::Index(1), Step::Key("params".into()), Step::Key("beta".into())]
+            vec![
+                Step::Key("flows".into()),
+                Step::Index(1),
+                Step::Key("params".into()),
+                Step::Key("beta".into())
+            ]
         );
         for bad in ["", "a..b", "flows[x]", "flows[1", "a b", "flows[0]x"] {
             assert!(parse_path(bad).is_err(), "{bad}");
@@ -248,11 +278,22 @@ mod tests {
     #[test]
     fn set_path_creates_tables_and_refuses_missing_indices() {
         let mut root = parse("[[flows]]\ncc = \"reno\"\n").unwrap();
-        set_path(&mut root, &parse_path("flows[0].params.beta").unwrap(), parse_override_value("0.5")).unwrap();
-        assert_eq!(root.get("flows").unwrap().show(), "[{ cc = \"reno\", params = { beta = 0.5 } }]");
-        let e = set_path(&mut root, &parse_path("flows[3].cc").unwrap(), parse_override_value("x")).unwrap_err();
+        set_path(
+            &mut root,
+            &parse_path("flows[0].params.beta").unwrap(),
+            parse_override_value("0.5"),
+        )
+        .unwrap();
+        assert_eq!(
+            root.get("flows").unwrap().show(),
+            "[{ cc = \"reno\", params = { beta = 0.5 } }]"
+        );
+        let e = set_path(&mut root, &parse_path("flows[3].cc").unwrap(), parse_override_value("x"))
+            .unwrap_err();
         assert!(e.contains("flows has 1 entries"), "{e}");
-        let e = set_path(&mut root, &parse_path("flows[0].cc.x").unwrap(), parse_override_value("x")).unwrap_err();
+        let e =
+            set_path(&mut root, &parse_path("flows[0].cc.x").unwrap(), parse_override_value("x"))
+                .unwrap_err();
         assert!(e.contains("not a table"), "{e}");
     }
 

@@ -25,7 +25,12 @@ impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let text = self.render();
         if text.chars().any(char::is_control) {
-            let escaped: String = text.chars().map(|c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() }).collect();
+            let escaped: String = text
+                .chars()
+                .map(
+                    |c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() },
+                )
+                .collect();
             f.write_str(&escaped)
         } else {
             f.write_str(&text)

@@ -36,18 +36,35 @@ pub const DEFAULT_FILE_NAME: &str = "<built-in default scenario>";
 /// order before validation. Relative trace paths are resolved against the file's folder.
 pub fn load_file(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
     let file = path.display().to_string();
-    let fail = |message: String| ScenarioError { file: file.clone(), line: None, from_override: false, field: String::new(), value: None, message };
-    let meta = std::fs::metadata(path).map_err(|e| fail(format!("cannot read the scenario file: {e}")))?;
+    let fail = |message: String| ScenarioError {
+        file: file.clone(),
+        line: None,
+        from_override: false,
+        field: String::new(),
+        value: None,
+        message,
+    };
+    let meta =
+        std::fs::metadata(path).map_err(|e| fail(format!("cannot read the scenario file: {e}")))?;
     if !meta.is_file() {
         return Err(fail("is not a file; give the path of a .toml scenario".to_string()));
     }
     if meta.len() > MAX_FILE_BYTES {
-        return Err(fail(format!("the file is {} bytes; a scenario file may be at most {MAX_FILE_BYTES} bytes", meta.len())));
+        return Err(fail(format!(
+            "the file is {} bytes; a scenario file may be at most {MAX_FILE_BYTES} bytes",
+            meta.len()
+        )));
     }
-    let bytes = std::fs::read(path).map_err(|e| fail(format!("cannot read the scenario file: {e}")))?;
-    let text = String::from_utf8(bytes).map_err(|e| fail(format!("not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to())))?;
+    let bytes =
+        std::fs::read(path).map_err(|e| fail(format!("cannot read the scenario file: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        fail(format!("not UTF-8 text (invalid byte at offset {})", e.utf8_error().valid_up_to()))
+    })?;
     let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("scenario");
-    let stem: String = stem.chars().map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' }).collect();
+    let stem: String = stem
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' })
+        .collect();
     let stem = stem.trim_start_matches('.');
     let stem = if stem.is_empty() { "scenario" } else { stem };
     let dir = path.parent().map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p });
@@ -61,9 +78,17 @@ pub fn load_default(overrides: &[String]) -> Result<Scenario, ScenarioError> {
 
 /// Parses and validates scenario text. `file` names it in errors, `base_dir` resolves
 /// relative trace paths, `default_name` is used when the file has no `name`.
-pub fn parse_str(text: &str, file: &str, base_dir: Option<&Path>, default_name: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+pub fn parse_str(
+    text: &str,
+    file: &str,
+    base_dir: Option<&Path>,
+    default_name: &str,
+    overrides: &[String],
+) -> Result<Scenario, ScenarioError> {
     let ctx = schema::Ctx { file, text, base_dir, default_name };
-    let mut root = doc::parse(text).map_err(|(msg, span)| ctx.err(&span.or(Some(0..0)), "", None, format!("TOML syntax error: {msg}")))?;
+    let mut root = doc::parse(text).map_err(|(msg, span)| {
+        ctx.err(&span.or(Some(0..0)), "", None, format!("TOML syntax error: {msg}"))
+    })?;
     for o in overrides {
         apply_override(&mut root, o).map_err(|(field, message)| ScenarioError {
             file: file.to_string(),
@@ -80,9 +105,13 @@ pub fn parse_str(text: &str, file: &str, base_dir: Option<&Path>, default_name: 
 /// Applies one `FIELD=VALUE` override; the error is (field, message).
 fn apply_override(root: &mut doc::Node, spec: &str) -> Result<(), (String, String)> {
     let Some((field, value)) = spec.split_once('=') else {
-        return Err((spec.to_string(), format!("--set expects FIELD=VALUE (e.g. bottleneck.rate=20Mbps), got \"{spec}\"")));
+        return Err((
+            spec.to_string(),
+            format!("--set expects FIELD=VALUE (e.g. bottleneck.rate=20Mbps), got \"{spec}\""),
+        ));
     };
     let field = field.trim();
     let path = doc::parse_path(field).map_err(|m| (field.to_string(), m))?;
-    doc::set_path(root, &path, doc::parse_override_value(value.trim())).map_err(|m| (field.to_string(), m))
+    doc::set_path(root, &path, doc::parse_override_value(value.trim()))
+        .map_err(|m| (field.to_string(), m))
 }

@@ -9,8 +9,8 @@ use crate::ScenarioError;
 use cclab_cc::registry::{info_of, spec_of};
 use cclab_cc::{LossRecovery, ParamError, ParamKind};
 use cclab_sim::{
-    Buffer, CodelConfig, CrossConfig, CrossKind, DelayedAck, FlowConfig, LinkConfig, LinkRate, LossModel, ParamChange, PieConfig, Qdisc, RedConfig, SimConfig,
-    TcpConfig, Trace, TCP_PARAMS,
+    Buffer, CodelConfig, CrossConfig, CrossKind, DelayedAck, FlowConfig, LinkConfig, LinkRate,
+    LossModel, ParamChange, PieConfig, Qdisc, RedConfig, SimConfig, TcpConfig, Trace, TCP_PARAMS,
 };
 use cclab_units::{parse_bytes, parse_duration, parse_rate, Duration, Rate, Time};
 use std::path::Path;
@@ -66,7 +66,13 @@ pub(crate) struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    pub fn err(&self, span: &Span, field: &str, value: Option<String>, message: impl Into<String>) -> ScenarioError {
+    pub fn err(
+        &self,
+        span: &Span,
+        field: &str,
+        value: Option<String>,
+        message: impl Into<String>,
+    ) -> ScenarioError {
         ScenarioError {
             file: self.file.to_string(),
             line: span.as_ref().map(|s| line_of(self.text, s.start)),
@@ -99,15 +105,36 @@ fn join(path: &str, key: &str) -> String {
 }
 
 impl<'a, 'c> Fields<'a, 'c> {
-    fn new(ctx: &'c Ctx<'c>, path: &str, node: &'a Node, allowed: &[&str]) -> Result<Self, ScenarioError> {
+    fn new(
+        ctx: &'c Ctx<'c>,
+        path: &str,
+        node: &'a Node,
+        allowed: &[&str],
+    ) -> Result<Self, ScenarioError> {
         let Val::Table(entries) = &node.val else {
-            return Err(ctx.bad(node, path, format!("expected a table, found {}", node.val.kind())));
+            return Err(ctx.bad(
+                node,
+                path,
+                format!("expected a table, found {}", node.val.kind()),
+            ));
         };
         for (k, kspan, _) in entries {
             if !allowed.contains(&k.as_str()) {
                 let field = join(path, k);
-                let where_ = if path.is_empty() { "at the top level".to_string() } else { format!("in {path}") };
-                return Err(ctx.err(kspan, &field, None, format!("unknown field \"{k}\" {where_}; allowed fields: {}", allowed.join(", "))));
+                let where_ = if path.is_empty() {
+                    "at the top level".to_string()
+                } else {
+                    format!("in {path}")
+                };
+                return Err(ctx.err(
+                    kspan,
+                    &field,
+                    None,
+                    format!(
+                        "unknown field \"{k}\" {where_}; allowed fields: {}",
+                        allowed.join(", ")
+                    ),
+                ));
             }
         }
         Ok(Fields { ctx, path: path.to_string(), node, entries })
@@ -122,8 +149,14 @@ impl<'a, 'c> Fields<'a, 'c> {
     }
 
     fn missing(&self, key: &str, what: &str) -> ScenarioError {
-        let where_ = if self.path.is_empty() { String::new() } else { format!(" in {}", self.path) };
-        let mut e = self.ctx.err(&self.node.span, &self.field(key), None, format!("missing required field \"{key}\"{where_}: {what}"));
+        let where_ =
+            if self.path.is_empty() { String::new() } else { format!(" in {}", self.path) };
+        let mut e = self.ctx.err(
+            &self.node.span,
+            &self.field(key),
+            None,
+            format!("missing required field \"{key}\"{where_}: {what}"),
+        );
         if self.path.is_empty() {
             // The whole file is the "table" here: no single line to point at.
             e.line = None;
@@ -139,37 +172,76 @@ impl<'a, 'c> Fields<'a, 'c> {
 
     /// A quantity written as a string with a unit; a bare number gets a message that
     /// shows the expected form (`rtt = 100` -> "a duration such as \"20ms\" ...").
-    fn quantity(&self, key: &str, expected: &str) -> Result<Option<(&'a Node, String)>, ScenarioError> {
+    fn quantity(
+        &self,
+        key: &str,
+        expected: &str,
+    ) -> Result<Option<(&'a Node, String)>, ScenarioError> {
         let Some(n) = self.get(key) else { return Ok(None) };
         match as_text(self.ctx, n, &self.field(key)) {
             Ok(s) => Ok(Some((n, s))),
-            Err(_) => Err(self.ctx.bad(n, &self.field(key), format!("expected {expected}, written as a quoted string; found {}", n.val.kind()))),
+            Err(_) => Err(self.ctx.bad(
+                n,
+                &self.field(key),
+                format!("expected {expected}, written as a quoted string; found {}", n.val.kind()),
+            )),
         }
     }
 
-    fn duration(&self, key: &str, min: Duration, max: Duration) -> Result<Option<Duration>, ScenarioError> {
-        let Some((n, s)) = self.quantity(key, "a duration such as \"20ms\" (units: ns, us, ms, s)")? else { return Ok(None) };
-        let d = parse_duration(&s).map_err(|e| self.ctx.bad(n, &self.field(key), format!("expected {}", e.expected)))?;
+    fn duration(
+        &self,
+        key: &str,
+        min: Duration,
+        max: Duration,
+    ) -> Result<Option<Duration>, ScenarioError> {
+        let Some((n, s)) =
+            self.quantity(key, "a duration such as \"20ms\" (units: ns, us, ms, s)")?
+        else {
+            return Ok(None);
+        };
+        let d = parse_duration(&s)
+            .map_err(|e| self.ctx.bad(n, &self.field(key), format!("expected {}", e.expected)))?;
         if d < min || d > max {
-            return Err(self.ctx.bad(n, &self.field(key), format!("out of range; allowed: {min} to {max}")));
+            return Err(self.ctx.bad(
+                n,
+                &self.field(key),
+                format!("out of range; allowed: {min} to {max}"),
+            ));
         }
         Ok(Some(d))
     }
 
     fn rate(&self, key: &str) -> Result<Option<Rate>, ScenarioError> {
-        let Some((n, s)) = self.quantity(key, "a rate such as \"10Mbps\" (units: bps, Kbps, Mbps, Gbps)")? else { return Ok(None) };
-        let r = parse_rate(&s).map_err(|e| self.ctx.bad(n, &self.field(key), format!("expected {}", e.expected)))?;
+        let Some((n, s)) =
+            self.quantity(key, "a rate such as \"10Mbps\" (units: bps, Kbps, Mbps, Gbps)")?
+        else {
+            return Ok(None);
+        };
+        let r = parse_rate(&s)
+            .map_err(|e| self.ctx.bad(n, &self.field(key), format!("expected {}", e.expected)))?;
         if r < MIN_RATE || r > MAX_RATE {
-            return Err(self.ctx.bad(n, &self.field(key), format!("out of range; allowed: {MIN_RATE} to {MAX_RATE}")));
+            return Err(self.ctx.bad(
+                n,
+                &self.field(key),
+                format!("out of range; allowed: {MIN_RATE} to {MAX_RATE}"),
+            ));
         }
         Ok(Some(r))
     }
 
     fn bytes(&self, key: &str, min: u64, max: u64) -> Result<Option<u64>, ScenarioError> {
-        let Some((n, s)) = self.quantity(key, "a size such as \"10MB\" (units: B, KB, MB, GB)")? else { return Ok(None) };
-        let b = parse_bytes(&s).map_err(|e| self.ctx.bad(n, &self.field(key), format!("expected {}", e.expected)))?;
+        let Some((n, s)) = self.quantity(key, "a size such as \"10MB\" (units: B, KB, MB, GB)")?
+        else {
+            return Ok(None);
+        };
+        let b = parse_bytes(&s)
+            .map_err(|e| self.ctx.bad(n, &self.field(key), format!("expected {}", e.expected)))?;
         if b < min || b > max {
-            return Err(self.ctx.bad(n, &self.field(key), format!("out of range; allowed: {min} to {max} bytes")));
+            return Err(self.ctx.bad(
+                n,
+                &self.field(key),
+                format!("out of range; allowed: {min} to {max} bytes"),
+            ));
         }
         Ok(Some(b))
     }
@@ -180,23 +252,45 @@ impl<'a, 'c> Fields<'a, 'c> {
         let v = match &n.val {
             Val::Int(i) => *i,
             Val::Float(f) if f.fract() == 0.0 && f.abs() < 9e15 => *f as i64,
-            other => return Err(self.ctx.bad(n, &field, format!("expected a whole number in [{min}, {max}], found {}", other.kind()))),
+            other => {
+                return Err(self.ctx.bad(
+                    n,
+                    &field,
+                    format!("expected a whole number in [{min}, {max}], found {}", other.kind()),
+                ))
+            }
         };
         if v < min || v > max {
-            return Err(self.ctx.bad(n, &field, format!("out of range; allowed: a whole number in [{min}, {max}]")));
+            return Err(self.ctx.bad(
+                n,
+                &field,
+                format!("out of range; allowed: a whole number in [{min}, {max}]"),
+            ));
         }
         Ok(Some(v))
     }
 
     /// A number in `[min, max]` (or `(min, max]` when `min_open`).
-    fn float(&self, key: &str, min: f64, min_open: bool, max: f64) -> Result<Option<f64>, ScenarioError> {
+    fn float(
+        &self,
+        key: &str,
+        min: f64,
+        min_open: bool,
+        max: f64,
+    ) -> Result<Option<f64>, ScenarioError> {
         let Some(n) = self.get(key) else { return Ok(None) };
         let field = self.field(key);
         let allowed = format!("a number in {}{min}, {max}]", if min_open { '(' } else { '[' });
         let v = match &n.val {
             Val::Int(i) => *i as f64,
             Val::Float(f) => *f,
-            other => return Err(self.ctx.bad(n, &field, format!("expected {allowed}, found {}", other.kind()))),
+            other => {
+                return Err(self.ctx.bad(
+                    n,
+                    &field,
+                    format!("expected {allowed}, found {}", other.kind()),
+                ))
+            }
         };
         let below = if min_open { v <= min } else { v < min };
         if !v.is_finite() || below || v > max {
@@ -209,7 +303,11 @@ impl<'a, 'c> Fields<'a, 'c> {
         let Some(n) = self.get(key) else { return Ok(None) };
         match &n.val {
             Val::Bool(b) => Ok(Some(*b)),
-            other => Err(self.ctx.bad(n, &self.field(key), format!("expected true or false, found {}", other.kind()))),
+            other => Err(self.ctx.bad(
+                n,
+                &self.field(key),
+                format!("expected true or false, found {}", other.kind()),
+            )),
         }
     }
 
@@ -218,7 +316,11 @@ impl<'a, 'c> Fields<'a, 'c> {
         let Some(n) = self.get(key) else { return Ok(&[]) };
         match &n.val {
             Val::Array(items) => Ok(items),
-            other => Err(self.ctx.bad(n, &self.field(key), format!("expected an array of tables ([[{key}]] sections), found {}", other.kind()))),
+            other => Err(self.ctx.bad(
+                n,
+                &self.field(key),
+                format!("expected an array of tables ([[{key}]] sections), found {}", other.kind()),
+            )),
         }
     }
 }
@@ -232,17 +334,48 @@ fn as_text(ctx: &Ctx, n: &Node, field: &str) -> Result<String, ScenarioError> {
     }
 }
 
-const TOP: &[&str] = &["name", "duration", "seed", "sample_interval", "bottleneck", "flows", "cross", "changes", "sweep"];
+const TOP: &[&str] = &[
+    "name",
+    "duration",
+    "seed",
+    "sample_interval",
+    "bottleneck",
+    "flows",
+    "cross",
+    "changes",
+    "sweep",
+];
 const BOTTLENECK: &[&str] = &["rate", "trace", "delay", "buffer", "qdisc", "loss"];
-const FLOW: &[&str] = &["cc", "name", "rtt", "count", "start", "stop", "bytes", "params", "rto_min", "initcwnd", "mss", "delayed_ack", "rwnd", "recovery", "transport"];
-const CROSS: &[&str] = &["kind", "rate", "count", "start", "stop", "packet_size", "mean_on", "mean_off"];
+const FLOW: &[&str] = &[
+    "cc",
+    "name",
+    "rtt",
+    "count",
+    "start",
+    "stop",
+    "bytes",
+    "params",
+    "rto_min",
+    "initcwnd",
+    "mss",
+    "delayed_ack",
+    "rwnd",
+    "recovery",
+    "transport",
+];
+const CROSS: &[&str] =
+    &["kind", "rate", "count", "start", "stop", "packet_size", "mean_on", "mean_off"];
 const CHANGE: &[&str] = &["at", "flow", "set"];
 
 /// Builds the scenario from a parsed document.
 pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
     let top = Fields::new(ctx, "", root, TOP)?;
     if let Some(n) = top.get("sweep") {
-        return Err(ctx.bad(n, "sweep", "sweeps are not supported yet; run each point as its own scenario (or with --set)"));
+        return Err(ctx.bad(
+            n,
+            "sweep",
+            "sweeps are not supported yet; run each point as its own scenario (or with --set)",
+        ));
     }
 
     let name = match top.string("name")? {
@@ -252,15 +385,21 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
         }
         None => ctx.default_name.to_string(),
     };
-    let duration = top.duration("duration", Duration::from_millis(1), MAX_DURATION)?.ok_or_else(|| top.missing("duration", "how long to simulate, e.g. \"60s\""))?;
+    let duration = top
+        .duration("duration", Duration::from_millis(1), MAX_DURATION)?
+        .ok_or_else(|| top.missing("duration", "how long to simulate, e.g. \"60s\""))?;
     let seed = top.int("seed", 0, i64::MAX)?.unwrap_or(1) as u64;
-    let sample_interval = top.duration("sample_interval", Duration::from_micros(100), MAX_DURATION)?.unwrap_or(Duration::from_millis(10));
+    let sample_interval = top
+        .duration("sample_interval", Duration::from_micros(100), MAX_DURATION)?
+        .unwrap_or(Duration::from_millis(10));
 
     let flow_tables = top.tables("flows")?;
     if flow_tables.is_empty() {
         return Err(top.missing("flows", "at least one [[flows]] section with cc and rtt"));
     }
-    let bn_node = top.get("bottleneck").ok_or_else(|| top.missing("bottleneck", "a [bottleneck] section with rate (or trace) and delay"))?;
+    let bn_node = top.get("bottleneck").ok_or_else(|| {
+        top.missing("bottleneck", "a [bottleneck] section with rate (or trace) and delay")
+    })?;
 
     // Flows first (the BDP buffer needs the largest RTT), checked against the delay after.
     let mut flows = Vec::new();
@@ -280,7 +419,11 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
         for _ in 0..count {
             let id = flows.len();
             let mut f = entry.clone();
-            f.name = if count == 1 && !f.name.is_empty() { f.name.clone() } else { format!("{}#{id}", if f.name.is_empty() { &f.cc } else { &f.name }) };
+            f.name = if count == 1 && !f.name.is_empty() {
+                f.name.clone()
+            } else {
+                format!("{}#{id}", if f.name.is_empty() { &f.cc } else { &f.name })
+            };
             flows.push(f);
             flow_rtt_spans.push((path.clone(), rtt_span.clone()));
             entry_of.push(i);
@@ -291,7 +434,7 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
 
     let bottleneck = link(ctx, bn_node, max_rtt)?;
     for (f, (path, span)) in flows.iter().zip(&flow_rtt_spans) {
-        let floor = bottleneck.delay.mul(2);
+        let floor = bottleneck.delay.saturating_mul(2);
         if f.rtt < floor {
             return Err(ctx.err(
                 span,
@@ -326,9 +469,13 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
         total_cross += count;
         if total_cross > MAX_CROSS {
             let n = t.get("count").unwrap_or(t);
-            return Err(ctx.bad(n, &format!("{path}.count"), format!("at most {MAX_CROSS} cross-traffic sources in all")));
+            return Err(ctx.bad(
+                n,
+                &format!("{path}.count"),
+                format!("at most {MAX_CROSS} cross-traffic sources in all"),
+            ));
         }
-        cross.extend(std::iter::repeat(c).take(count as usize));
+        cross.extend(std::iter::repeat_n(c, count as usize));
     }
 
     let mut changes = Vec::new();
@@ -356,7 +503,10 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
 /// Maps the simulator's `flows[i].x` (after `count` is expanded) to the scenario's
 /// `flows[entry].x`.
 fn scenario_field(field: &str, entry_of: &[usize]) -> String {
-    let parsed = field.strip_prefix("flows[").and_then(|rest| rest.split_once(']')).and_then(|(i, tail)| Some((i.parse::<usize>().ok()?, tail)));
+    let parsed = field
+        .strip_prefix("flows[")
+        .and_then(|rest| rest.split_once(']'))
+        .and_then(|(i, tail)| Some((i.parse::<usize>().ok()?, tail)));
     match parsed {
         Some((i, tail)) if i < entry_of.len() => format!("flows[{}]{tail} (flow {i})", entry_of[i]),
         _ => field.to_string(),
@@ -365,7 +515,10 @@ fn scenario_field(field: &str, entry_of: &[usize]) -> String {
 
 /// Result directories are named after the scenario, so the name must be a safe file name.
 fn check_name(s: &str) -> Result<(), String> {
-    let ok = !s.is_empty() && s.len() <= 100 && !s.starts_with('.') && s.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+    let ok = !s.is_empty()
+        && s.len() <= 100
+        && !s.starts_with('.')
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
     if ok {
         Ok(())
     } else {
@@ -373,27 +526,52 @@ fn check_name(s: &str) -> Result<(), String> {
     }
 }
 
-fn flow_entry(ctx: &Ctx, path: &str, t: &Node, duration: Duration) -> Result<(FlowConfig, u64, Span, Transport), ScenarioError> {
+fn flow_entry(
+    ctx: &Ctx,
+    path: &str,
+    t: &Node,
+    duration: Duration,
+) -> Result<(FlowConfig, u64, Span, Transport), ScenarioError> {
     let f = Fields::new(ctx, path, t, FLOW)?;
-    let (cc_node, cc) = f.string("cc")?.ok_or_else(|| f.missing("cc", "the algorithm name (see `cclab algorithms`)"))?;
+    let (cc_node, cc) = f
+        .string("cc")?
+        .ok_or_else(|| f.missing("cc", "the algorithm name (see `cclab algorithms`)"))?;
     let info = info_of(&cc).map_err(|e| ctx.bad(cc_node, &f.field("cc"), e.to_string()))?;
-    let rtt = f.duration("rtt", Duration::from_micros(1), MAX_RTT)?.ok_or_else(|| f.missing("rtt", "the flow's base round-trip time, e.g. \"100ms\""))?;
+    let rtt = f
+        .duration("rtt", Duration::from_micros(1), MAX_RTT)?
+        .ok_or_else(|| f.missing("rtt", "the flow's base round-trip time, e.g. \"100ms\""))?;
     let rtt_span = f.get("rtt").and_then(|n| n.span.clone());
     let count = f.int("count", 1, i64::MAX)?.unwrap_or(1) as u64;
     if count > MAX_FLOWS {
         let n = f.get("count").expect("count was read");
-        return Err(ctx.bad(n, &f.field("count"), format!("{count} flows cannot fit in memory; allowed: at most {MAX_FLOWS} flows in all")));
+        return Err(ctx.bad(
+            n,
+            &f.field("count"),
+            format!(
+                "{count} flows cannot fit in memory; allowed: at most {MAX_FLOWS} flows in all"
+            ),
+        ));
     }
     let start = f.duration("start", Duration::ZERO, MAX_DURATION)?.unwrap_or(Duration::ZERO);
     if start >= duration {
         let n = f.get("start").expect("start was read");
-        return Err(ctx.bad(n, &f.field("start"), format!("the flow would start after the run ends; allowed: before duration = {duration}")));
+        return Err(ctx.bad(
+            n,
+            &f.field("start"),
+            format!(
+                "the flow would start after the run ends; allowed: before duration = {duration}"
+            ),
+        ));
     }
     let stop = f.duration("stop", Duration::ZERO, MAX_DURATION)?;
     if let Some(stop) = stop {
         if stop <= start {
             let n = f.get("stop").expect("stop was read");
-            return Err(ctx.bad(n, &f.field("stop"), format!("must be later than start = {start}")));
+            return Err(ctx.bad(
+                n,
+                &f.field("stop"),
+                format!("must be later than start = {start}"),
+            ));
         }
     }
     let bytes = f.bytes("bytes", 1, 1_000_000_000_000_000)?;
@@ -401,7 +579,11 @@ fn flow_entry(ctx: &Ctx, path: &str, t: &Node, duration: Duration) -> Result<(Fl
     let mut params = Vec::new();
     if let Some(pn) = f.get("params") {
         let Val::Table(entries) = &pn.val else {
-            return Err(ctx.bad(pn, &f.field("params"), format!("expected a table such as {{ beta = 0.7 }}, found {}", pn.val.kind())));
+            return Err(ctx.bad(
+                pn,
+                &f.field("params"),
+                format!("expected a table such as {{ beta = 0.7 }}, found {}", pn.val.kind()),
+            ));
         };
         for (k, kspan, v) in entries {
             let field = format!("{path}.params.{k}");
@@ -431,7 +613,13 @@ fn flow_entry(ctx: &Ctx, path: &str, t: &Node, duration: Duration) -> Result<(Fl
             "sack" => LossRecovery::Sack,
             "newreno" => LossRecovery::NewReno,
             "tahoe" => LossRecovery::Tahoe,
-            _ => return Err(ctx.bad(n, &f.field("recovery"), "allowed: \"sack\", \"newreno\" or \"tahoe\"")),
+            _ => {
+                return Err(ctx.bad(
+                    n,
+                    &f.field("recovery"),
+                    "allowed: \"sack\", \"newreno\" or \"tahoe\"",
+                ))
+            }
         });
     }
     let name = f.string("name")?.map(|(_, s)| s).unwrap_or_default();
@@ -439,15 +627,32 @@ fn flow_entry(ctx: &Ctx, path: &str, t: &Node, duration: Duration) -> Result<(Fl
         None => Transport::default(),
         Some((_, t)) if t == "kernel" => Transport::Kernel,
         Some((_, t)) if t == "udp" => Transport::Udp,
-        Some((n, _)) => return Err(ctx.bad(n, &f.field("transport"), "allowed: \"kernel\" or \"udp\"")),
+        Some((n, _)) => {
+            return Err(ctx.bad(n, &f.field("transport"), "allowed: \"kernel\" or \"udp\""))
+        }
     };
 
-    let flow = FlowConfig { name, cc: info.name.to_string(), params, rtt, start: Time(start.as_nanos()), stop: stop.map(|s| Time(s.as_nanos())), bytes, tcp };
+    let flow = FlowConfig {
+        name,
+        cc: info.name.to_string(),
+        params,
+        rtt,
+        start: Time(start.as_nanos()),
+        stop: stop.map(|s| Time(s.as_nanos())),
+        bytes,
+        tcp,
+    };
     Ok((flow, count, rtt_span, transport))
 }
 
 /// A parameter value: numbers as they are, booleans as 1/0 for switches.
-fn param_value(ctx: &Ctx, v: &Node, field: &str, kind: ParamKind, allowed: &str) -> Result<f64, ScenarioError> {
+fn param_value(
+    ctx: &Ctx,
+    v: &Node,
+    field: &str,
+    kind: ParamKind,
+    allowed: &str,
+) -> Result<f64, ScenarioError> {
     match (&v.val, kind) {
         (Val::Bool(b), ParamKind::Bool) => Ok(if *b { 1.0 } else { 0.0 }),
         (Val::Int(i), _) => Ok(*i as f64),
@@ -459,7 +664,9 @@ fn param_value(ctx: &Ctx, v: &Node, field: &str, kind: ParamKind, allowed: &str)
 /// `ParamError` names the algorithm and parameter; the field path already says which.
 fn param_message(e: &ParamError) -> String {
     match e {
-        ParamError::OutOfRange { algorithm, allowed, .. } => format!("out of range for {algorithm}; allowed: {allowed}"),
+        ParamError::OutOfRange { algorithm, allowed, .. } => {
+            format!("out of range for {algorithm}; allowed: {allowed}")
+        }
         other => other.to_string(),
     }
 }
@@ -467,12 +674,20 @@ fn param_message(e: &ParamError) -> String {
 fn link(ctx: &Ctx, node: &Node, max_rtt: Duration) -> Result<LinkConfig, ScenarioError> {
     let f = Fields::new(ctx, "bottleneck", node, BOTTLENECK)?;
     let rate = match (f.get("rate"), f.string("trace")?) {
-        (Some(_), Some((tn, _))) => return Err(ctx.bad(tn, "bottleneck.trace", "give either rate or trace, not both")),
-        (None, None) => return Err(f.missing("rate", "the link rate, e.g. \"10Mbps\" (or trace = \"file.trace\")")),
+        (Some(_), Some((tn, _))) => {
+            return Err(ctx.bad(tn, "bottleneck.trace", "give either rate or trace, not both"))
+        }
+        (None, None) => {
+            return Err(
+                f.missing("rate", "the link rate, e.g. \"10Mbps\" (or trace = \"file.trace\")")
+            )
+        }
         (Some(_), None) => LinkRate::Constant(f.rate("rate")?.expect("rate present")),
         (None, Some((tn, path))) => LinkRate::Trace(Arc::new(load_trace(ctx, tn, &path)?)),
     };
-    let delay = f.duration("delay", Duration::ZERO, MAX_RTT)?.ok_or_else(|| f.missing("delay", "the one-way propagation delay, e.g. \"20ms\""))?;
+    let delay = f
+        .duration("delay", Duration::ZERO, MAX_RTT)?
+        .ok_or_else(|| f.missing("delay", "the one-way propagation delay, e.g. \"20ms\""))?;
     let mean_rate = match &rate {
         LinkRate::Constant(r) => *r,
         LinkRate::Trace(t) => t.mean_rate(),
@@ -497,9 +712,19 @@ fn load_trace(ctx: &Ctx, n: &Node, path: &str) -> Result<Trace, ScenarioError> {
         Some(dir) if Path::new(path).is_relative() => dir.join(path),
         _ => Path::new(path).to_path_buf(),
     };
-    let text = std::fs::read_to_string(&full)
-        .map_err(|e| ctx.bad(n, "bottleneck.trace", format!("cannot read trace file {} ({e}); the path is relative to the scenario file", full.display())))?;
-    Trace::parse(&text).map_err(|e| ctx.bad(n, "bottleneck.trace", format!("{} is not a mahimahi trace: {e}", full.display())))
+    let text = std::fs::read_to_string(&full).map_err(|e| {
+        ctx.bad(
+            n,
+            "bottleneck.trace",
+            format!(
+                "cannot read trace file {} ({e}); the path is relative to the scenario file",
+                full.display()
+            ),
+        )
+    })?;
+    Trace::parse(&text).map_err(|e| {
+        ctx.bad(n, "bottleneck.trace", format!("{} is not a mahimahi trace: {e}", full.display()))
+    })
 }
 
 /// A buffer of `k` bandwidth-delay products, in full-sized packets (at least one).
@@ -546,7 +771,15 @@ fn qdisc(ctx: &Ctx, n: &Node) -> Result<Qdisc, ScenarioError> {
     let field = "bottleneck.qdisc";
     let (kind, f) = match &n.val {
         Val::Table(_) => {
-            let f = Fields::new(ctx, field, n, &["kind", "min_th", "max_th", "max_p", "weight", "gentle", "target", "interval", "tupdate", "alpha", "beta"])?;
+            let f = Fields::new(
+                ctx,
+                field,
+                n,
+                &[
+                    "kind", "min_th", "max_th", "max_p", "weight", "gentle", "target", "interval",
+                    "tupdate", "alpha", "beta",
+                ],
+            )?;
             let (_, k) = f.string("kind")?.ok_or_else(|| f.missing("kind", QDISCS))?;
             (k, Some(f))
         }
@@ -556,8 +789,17 @@ fn qdisc(ctx: &Ctx, n: &Node) -> Result<Qdisc, ScenarioError> {
         if let Some(f) = &f {
             for (k, kspan, _) in f.entries {
                 if k != "kind" && !allowed.contains(&k.as_str()) {
-                    let what = if allowed.is_empty() { "no parameters".to_string() } else { format!("parameters {}", allowed.join(", ")) };
-                    return Err(ctx.err(kspan, &format!("{field}.{k}"), None, format!("qdisc \"{kind}\" has {what}")));
+                    let what = if allowed.is_empty() {
+                        "no parameters".to_string()
+                    } else {
+                        format!("parameters {}", allowed.join(", "))
+                    };
+                    return Err(ctx.err(
+                        kspan,
+                        &format!("{field}.{k}"),
+                        None,
+                        format!("qdisc \"{kind}\" has {what}"),
+                    ));
                 }
             }
         }
@@ -565,11 +807,18 @@ fn qdisc(ctx: &Ctx, n: &Node) -> Result<Qdisc, ScenarioError> {
     };
     let dur = |key: &str, default: Duration| -> Result<Duration, ScenarioError> {
         Ok(match &f {
-            Some(f) => f.duration(key, Duration::from_micros(1), Duration::from_secs(100))?.unwrap_or(default),
+            Some(f) => f
+                .duration(key, Duration::from_micros(1), Duration::from_secs(100))?
+                .unwrap_or(default),
             None => default,
         })
     };
-    let num = |key: &str, default: f64, min: f64, min_open: bool, max: f64| -> Result<f64, ScenarioError> {
+    let num = |key: &str,
+               default: f64,
+               min: f64,
+               min_open: bool,
+               max: f64|
+     -> Result<f64, ScenarioError> {
         Ok(match &f {
             Some(f) => f.float(key, min, min_open, max)?.unwrap_or(default),
             None => default,
@@ -586,7 +835,12 @@ fn qdisc(ctx: &Ctx, n: &Node) -> Result<Qdisc, ScenarioError> {
             let max_th = num("max_th", 15.0, 0.0, true, 1e9)?;
             if max_th <= min_th {
                 let at = f.as_ref().and_then(|f| f.get("max_th").or(f.get("min_th"))).unwrap_or(n);
-                return Err(ctx.err(&at.span, &format!("{field}.max_th"), Some(max_th.to_string()), format!("must be greater than min_th = {min_th}")));
+                return Err(ctx.err(
+                    &at.span,
+                    &format!("{field}.max_th"),
+                    Some(max_th.to_string()),
+                    format!("must be greater than min_th = {min_th}"),
+                ));
             }
             let max_p = num("max_p", 0.1, 0.0, true, 1.0)?;
             let weight = num("weight", 0.002, 0.0, true, 1.0)?;
@@ -599,7 +853,10 @@ fn qdisc(ctx: &Ctx, n: &Node) -> Result<Qdisc, ScenarioError> {
         "codel" | "fq_codel" => {
             only(&["target", "interval"])?;
             // RFC 8289 section 4.2 defaults.
-            let c = CodelConfig { target: dur("target", Duration::from_millis(5))?, interval: dur("interval", Duration::from_millis(100))? };
+            let c = CodelConfig {
+                target: dur("target", Duration::from_millis(5))?,
+                interval: dur("interval", Duration::from_millis(100))?,
+            };
             Ok(if kind == "codel" { Qdisc::Codel(c) } else { Qdisc::FqCodel(c) })
         }
         "pie" => {
@@ -636,35 +893,69 @@ fn loss(ctx: &Ctx, n: &Node) -> Result<LossModel, ScenarioError> {
             Ok(if p == 0.0 { LossModel::None } else { LossModel::Bernoulli { p } })
         }
         Val::Table(_) => {
-            let f = Fields::new(ctx, field, n, &["kind", "p", "p_good_to_bad", "p_bad_to_good", "loss_good", "loss_bad"])?;
-            let (kn, kind) = f.string("kind")?.ok_or_else(|| f.missing("kind", "\"bernoulli\" or \"gilbert\""))?;
+            let f = Fields::new(
+                ctx,
+                field,
+                n,
+                &["kind", "p", "p_good_to_bad", "p_bad_to_good", "loss_good", "loss_bad"],
+            )?;
+            let (kn, kind) = f
+                .string("kind")?
+                .ok_or_else(|| f.missing("kind", "\"bernoulli\" or \"gilbert\""))?;
             match kind.as_str() {
                 "bernoulli" => {
-                    let p = f.float("p", 0.0, false, 0.999_999)?.ok_or_else(|| f.missing("p", "the loss probability"))?;
+                    let p = f
+                        .float("p", 0.0, false, 0.999_999)?
+                        .ok_or_else(|| f.missing("p", "the loss probability"))?;
                     Ok(if p == 0.0 { LossModel::None } else { LossModel::Bernoulli { p } })
                 }
                 "gilbert" => Ok(LossModel::GilbertElliott {
-                    p_good_to_bad: f.float("p_good_to_bad", 0.0, false, 1.0)?.ok_or_else(|| f.missing("p_good_to_bad", "probability per packet of entering the bad state"))?,
-                    p_bad_to_good: f.float("p_bad_to_good", 0.0, true, 1.0)?.ok_or_else(|| f.missing("p_bad_to_good", "probability per packet of leaving the bad state"))?,
+                    p_good_to_bad: f.float("p_good_to_bad", 0.0, false, 1.0)?.ok_or_else(|| {
+                        f.missing(
+                            "p_good_to_bad",
+                            "probability per packet of entering the bad state",
+                        )
+                    })?,
+                    p_bad_to_good: f.float("p_bad_to_good", 0.0, true, 1.0)?.ok_or_else(|| {
+                        f.missing(
+                            "p_bad_to_good",
+                            "probability per packet of leaving the bad state",
+                        )
+                    })?,
                     loss_good: f.float("loss_good", 0.0, false, 1.0)?.unwrap_or(0.0),
                     loss_bad: f.float("loss_bad", 0.0, false, 1.0)?.unwrap_or(1.0),
                 }),
-                _ => Err(ctx.bad(kn, &format!("{field}.kind"), "allowed: \"bernoulli\" or \"gilbert\"")),
+                _ => Err(ctx.bad(
+                    kn,
+                    &format!("{field}.kind"),
+                    "allowed: \"bernoulli\" or \"gilbert\"",
+                )),
             }
         }
         _ => Err(ctx.bad(n, field, format!("expected {ALLOWED}"))),
     }
 }
 
-fn cross_entry(ctx: &Ctx, path: &str, t: &Node, duration: Duration) -> Result<(CrossConfig, u64), ScenarioError> {
+fn cross_entry(
+    ctx: &Ctx,
+    path: &str,
+    t: &Node,
+    duration: Duration,
+) -> Result<(CrossConfig, u64), ScenarioError> {
     let f = Fields::new(ctx, path, t, CROSS)?;
-    let (kn, kind_s) = f.string("kind")?.ok_or_else(|| f.missing("kind", "\"cbr\", \"poisson\" or \"exponential\""))?;
+    let (kn, kind_s) = f
+        .string("kind")?
+        .ok_or_else(|| f.missing("kind", "\"cbr\", \"poisson\" or \"exponential\""))?;
     let on = f.duration("mean_on", Duration::from_micros(1), MAX_DURATION)?;
     let off = f.duration("mean_off", Duration::from_micros(1), MAX_DURATION)?;
     let kind = match kind_s.as_str() {
         "cbr" | "poisson" => {
             if let Some(k) = ["mean_on", "mean_off"].into_iter().find(|k| f.get(k).is_some()) {
-                return Err(ctx.bad(f.get(k).expect("present"), &f.field(k), format!("only for kind = \"exponential\", not \"{kind_s}\"")));
+                return Err(ctx.bad(
+                    f.get(k).expect("present"),
+                    &f.field(k),
+                    format!("only for kind = \"exponential\", not \"{kind_s}\""),
+                ));
             }
             if kind_s == "cbr" {
                 CrossKind::Cbr
@@ -673,39 +964,92 @@ fn cross_entry(ctx: &Ctx, path: &str, t: &Node, duration: Duration) -> Result<(C
             }
         }
         // ns-2's Application/Traffic/Exponential defaults: 0.5 s on, 0.5 s off.
-        "exponential" => CrossKind::Exponential { mean_on: on.unwrap_or(Duration::from_millis(500)), mean_off: off.unwrap_or(Duration::from_millis(500)) },
-        _ => return Err(ctx.bad(kn, &f.field("kind"), "allowed: \"cbr\", \"poisson\" or \"exponential\"")),
+        "exponential" => CrossKind::Exponential {
+            mean_on: on.unwrap_or(Duration::from_millis(500)),
+            mean_off: off.unwrap_or(Duration::from_millis(500)),
+        },
+        _ => {
+            return Err(ctx.bad(
+                kn,
+                &f.field("kind"),
+                "allowed: \"cbr\", \"poisson\" or \"exponential\"",
+            ))
+        }
     };
-    let rate = f.rate("rate")?.ok_or_else(|| f.missing("rate", "the mean rate of each source, e.g. \"1Mbps\""))?;
+    let rate = f
+        .rate("rate")?
+        .ok_or_else(|| f.missing("rate", "the mean rate of each source, e.g. \"1Mbps\""))?;
     let count = f.int("count", 1, MAX_CROSS as i64)?.unwrap_or(1) as u64;
     let start = f.duration("start", Duration::ZERO, MAX_DURATION)?.unwrap_or(Duration::ZERO);
     if start >= duration {
-        return Err(ctx.bad(f.get("start").expect("read"), &f.field("start"), format!("the source would start after the run ends; allowed: before duration = {duration}")));
+        return Err(ctx.bad(
+            f.get("start").expect("read"),
+            &f.field("start"),
+            format!(
+                "the source would start after the run ends; allowed: before duration = {duration}"
+            ),
+        ));
     }
     let stop = f.duration("stop", Duration::ZERO, MAX_DURATION)?;
     if let Some(s) = stop {
         if s <= start {
-            return Err(ctx.bad(f.get("stop").expect("read"), &f.field("stop"), format!("must be later than start = {start}")));
+            return Err(ctx.bad(
+                f.get("stop").expect("read"),
+                &f.field("stop"),
+                format!("must be later than start = {start}"),
+            ));
         }
     }
     let packet_bytes = f.bytes("packet_size", 28, 9000)?.unwrap_or(WIRE_PACKET) as u32;
-    Ok((CrossConfig { kind, rate, packet_bytes, start: Time(start.as_nanos()), stop: stop.map(|s| Time(s.as_nanos())) }, count))
+    Ok((
+        CrossConfig {
+            kind,
+            rate,
+            packet_bytes,
+            start: Time(start.as_nanos()),
+            stop: stop.map(|s| Time(s.as_nanos())),
+        },
+        count,
+    ))
 }
 
 /// `[[changes]]`: checked now against the flow's algorithm, so a typo fails before the run.
-fn change_entry(ctx: &Ctx, path: &str, t: &Node, duration: Duration, flows: &[FlowConfig]) -> Result<ParamChange, ScenarioError> {
+fn change_entry(
+    ctx: &Ctx,
+    path: &str,
+    t: &Node,
+    duration: Duration,
+    flows: &[FlowConfig],
+) -> Result<ParamChange, ScenarioError> {
     let f = Fields::new(ctx, path, t, CHANGE)?;
-    let at = f.duration("at", Duration::ZERO, MAX_DURATION)?.ok_or_else(|| f.missing("at", "when to apply the change, e.g. \"30s\""))?;
+    let at = f
+        .duration("at", Duration::ZERO, MAX_DURATION)?
+        .ok_or_else(|| f.missing("at", "when to apply the change, e.g. \"30s\""))?;
     if at > duration {
-        return Err(ctx.bad(f.get("at").expect("read"), &f.field("at"), format!("after the end of the run; allowed: 0s to duration = {duration}")));
+        return Err(ctx.bad(
+            f.get("at").expect("read"),
+            &f.field("at"),
+            format!("after the end of the run; allowed: 0s to duration = {duration}"),
+        ));
     }
     let last = flows.len() as i64 - 1;
-    let flow = f.int("flow", 0, last)?.ok_or_else(|| f.missing("flow", &format!("the flow index, 0 to {last} (flows are numbered after count is expanded)")))? as usize;
+    let flow = f.int("flow", 0, last)?.ok_or_else(|| {
+        f.missing(
+            "flow",
+            &format!("the flow index, 0 to {last} (flows are numbered after count is expanded)"),
+        )
+    })? as usize;
     let cc = &flows[flow].cc;
     let info = info_of(cc).expect("validated with the flow");
-    let sn = f.get("set").ok_or_else(|| f.missing("set", "the parameters to change, e.g. set = { beta = 0.5 }"))?;
+    let sn = f
+        .get("set")
+        .ok_or_else(|| f.missing("set", "the parameters to change, e.g. set = { beta = 0.5 }"))?;
     let Val::Table(entries) = &sn.val else {
-        return Err(ctx.bad(sn, &f.field("set"), format!("expected a table such as {{ beta = 0.5 }}, found {}", sn.val.kind())));
+        return Err(ctx.bad(
+            sn,
+            &f.field("set"),
+            format!("expected a table such as {{ beta = 0.5 }}, found {}", sn.val.kind()),
+        ));
     };
     if entries.is_empty() {
         return Err(ctx.bad(sn, &f.field("set"), "nothing to change; name at least one parameter"));
@@ -718,10 +1062,18 @@ fn change_entry(ctx: &Ctx, path: &str, t: &Node, duration: Duration, flows: &[Fl
             // TCP-level parameters: rto_min in milliseconds, initcwnd in segments.
             "rto_min" => {
                 let ms = match (&v.val, &v.raw) {
-                    (Val::Str(s), _) => parse_duration(s).map_err(|e| ctx.bad(v, &field, format!("expected {}", e.expected)))?.as_millis_f64(),
+                    (Val::Str(s), _) => parse_duration(s)
+                        .map_err(|e| ctx.bad(v, &field, format!("expected {}", e.expected)))?
+                        .as_millis_f64(),
                     (Val::Int(i), _) => *i as f64,
                     (Val::Float(x), _) => *x,
-                    (other, _) => return Err(ctx.bad(v, &field, format!("expected a duration such as \"50ms\", found {}", other.kind()))),
+                    (other, _) => {
+                        return Err(ctx.bad(
+                            v,
+                            &field,
+                            format!("expected a duration such as \"50ms\", found {}", other.kind()),
+                        ))
+                    }
                 };
                 // The simulator's live range (cclab_sim: whole milliseconds, 1 to 60000).
                 if !(1.0..=60_000.0).contains(&ms) || ms.fract() != 0.0 {
@@ -731,16 +1083,40 @@ fn change_entry(ctx: &Ctx, path: &str, t: &Node, duration: Duration, flows: &[Fl
             }
             "initcwnd" => match &v.val {
                 Val::Int(i) if (1..=1000).contains(i) => *i as f64,
-                _ => return Err(ctx.bad(v, &field, format!("out of range for {who}; allowed: a whole number in [1, 1000] (segments)"))),
+                _ => {
+                    return Err(ctx.bad(
+                        v,
+                        &field,
+                        format!(
+                        "out of range for {who}; allowed: a whole number in [1, 1000] (segments)"
+                    ),
+                    ))
+                }
             },
             _ => {
                 let spec = spec_of(info, k).map_err(|e| {
-                    let known: Vec<&str> = info.params.iter().map(|p| p.name).chain(TCP_PARAMS.iter().copied()).collect();
+                    let known: Vec<&str> = info
+                        .params
+                        .iter()
+                        .map(|p| p.name)
+                        .chain(TCP_PARAMS.iter().copied())
+                        .collect();
                     let _ = e;
-                    ctx.err(kspan, &field, None, format!("{who} has no parameter \"{k}\"; it accepts: {}", known.join(", ")))
+                    ctx.err(
+                        kspan,
+                        &field,
+                        None,
+                        format!("{who} has no parameter \"{k}\"; it accepts: {}", known.join(", ")),
+                    )
                 })?;
                 let value = param_value(ctx, v, &field, spec.kind, &spec.allowed())?;
-                spec.check(info.name, value).map_err(|_| ctx.bad(v, &field, format!("out of range for {who}; allowed: {}", spec.allowed())))?
+                spec.check(info.name, value).map_err(|_| {
+                    ctx.bad(
+                        v,
+                        &field,
+                        format!("out of range for {who}; allowed: {}", spec.allowed()),
+                    )
+                })?
             }
         };
         set.push((k.clone(), value));
@@ -767,22 +1143,48 @@ mod tests {
     fn switches_take_toml_booleans() {
         let spec = ParamSpec::switch("hystart", true, "HyStart on or off");
         let c = ctx();
-        assert_eq!(param_value(&c, &node(Val::Bool(true)), "p", spec.kind, &spec.allowed()).unwrap(), 1.0);
-        assert_eq!(param_value(&c, &node(Val::Bool(false)), "p", spec.kind, &spec.allowed()).unwrap(), 0.0);
+        assert_eq!(
+            param_value(&c, &node(Val::Bool(true)), "p", spec.kind, &spec.allowed()).unwrap(),
+            1.0
+        );
+        assert_eq!(
+            param_value(&c, &node(Val::Bool(false)), "p", spec.kind, &spec.allowed()).unwrap(),
+            0.0
+        );
         let two = param_value(&c, &node(Val::Int(2)), "p", spec.kind, &spec.allowed()).unwrap();
         assert!(spec.check("x", two).is_err());
         let float = ParamSpec::float("beta", 0.7, 0.0, 1.0, "", "decrease factor");
-        let e = param_value(&c, &node(Val::Bool(true)), "flows[0].params.beta", float.kind, &float.allowed()).unwrap_err();
+        let e = param_value(
+            &c,
+            &node(Val::Bool(true)),
+            "flows[0].params.beta",
+            float.kind,
+            &float.allowed(),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("expected a number in [0, 1], found a boolean"), "{e}");
-        let e = param_value(&c, &node(Val::Str("0.5".into())), "flows[0].params.beta", float.kind, &float.allowed()).unwrap_err();
+        let e = param_value(
+            &c,
+            &node(Val::Str("0.5".into())),
+            "flows[0].params.beta",
+            float.kind,
+            &float.allowed(),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("found a string"), "{e}");
     }
 
     #[test]
     fn bdp_buffers_round_up_to_whole_packets() {
         // 10 Mbit/s x 100 ms = 125,000 B = 83.3 packets -> 84.
-        assert_eq!(bdp_buffer(Rate::from_mbps(10), Duration::from_millis(100), 1.0), Buffer::Packets(84));
-        assert_eq!(bdp_buffer(Rate::from_mbps(10), Duration::from_millis(100), 0.001), Buffer::Packets(1));
+        assert_eq!(
+            bdp_buffer(Rate::from_mbps(10), Duration::from_millis(100), 1.0),
+            Buffer::Packets(84)
+        );
+        assert_eq!(
+            bdp_buffer(Rate::from_mbps(10), Duration::from_millis(100), 0.001),
+            Buffer::Packets(1)
+        );
     }
 
     #[test]

@@ -24,14 +24,66 @@ impl Rng {
 
 /// Fragments that reach deep into the schema when spliced in.
 const TOKENS: &[&str] = &[
-    "\"", "'", "[", "]", "[[", "]]", "{", "}", "=", ",", "\n", "#", "\\", ".", "-", "0", "1e308", "-1", "nan", "inf", "18446744073709551616",
-    "9223372036854775807", "true", "\"1bdp\"", "\"0bdp\"", "\"1e9bdp\"", "\"5pkt\"", "\"10MB\"", "\"10Mbps\"", "\"0bps\"", "\"-5ms\"", "\"1ms\"", "\"1000000s\"",
-    "count = 999999", "count = 0", "\n[[flows]]\ncc = \"reno\"\nrtt = \"1s\"\n", "\n[[changes]]\nat = \"1s\"\nflow = 0\nset = { initcwnd = 3 }\n",
-    "qdisc = { kind = \"red\", min_th = 3 }", "loss = { kind = \"gilbert\", p_good_to_bad = 1, p_bad_to_good = 1 }", "params = { x = 1 }", "é", "\u{0}",
-    "trace = \"/dev/null\"", "trace = \"../traces/0.57mbps-poisson.trace\"", "rtt = \"\"", "sample_interval = \"100us\"", "1979-05-27T07:32:00Z",
+    "\"",
+    "'",
+    "[",
+    "]",
+    "[[",
+    "]]",
+    "{",
+    "}",
+    "=",
+    ",",
+    "\n",
+    "#",
+    "\\",
+    ".",
+    "-",
+    "0",
+    "1e308",
+    "-1",
+    "nan",
+    "inf",
+    "18446744073709551616",
+    "9223372036854775807",
+    "true",
+    "\"1bdp\"",
+    "\"0bdp\"",
+    "\"1e9bdp\"",
+    "\"5pkt\"",
+    "\"10MB\"",
+    "\"10Mbps\"",
+    "\"0bps\"",
+    "\"-5ms\"",
+    "\"1ms\"",
+    "\"1000000s\"",
+    "count = 999999",
+    "count = 0",
+    "\n[[flows]]\ncc = \"reno\"\nrtt = \"1s\"\n",
+    "\n[[changes]]\nat = \"1s\"\nflow = 0\nset = { initcwnd = 3 }\n",
+    "qdisc = { kind = \"red\", min_th = 3 }",
+    "loss = { kind = \"gilbert\", p_good_to_bad = 1, p_bad_to_good = 1 }",
+    "params = { x = 1 }",
+    "é",
+    "\u{0}",
+    "trace = \"/dev/null\"",
+    "trace = \"../traces/0.57mbps-poisson.trace\"",
+    "rtt = \"\"",
+    "sample_interval = \"100us\"",
+    "1979-05-27T07:32:00Z",
 ];
 
-const OVERRIDES: &[&str] = &["duration=1s", "flows[0].cc=tahoe", "bottleneck.rate=5Mbps", "flows[0].params.beta=0.5", "flows[9].x=1", "a..b=1", "=", "bottleneck={}", "flows=3"];
+const OVERRIDES: &[&str] = &[
+    "duration=1s",
+    "flows[0].cc=tahoe",
+    "bottleneck.rate=5Mbps",
+    "flows[0].params.beta=0.5",
+    "flows[9].x=1",
+    "a..b=1",
+    "=",
+    "bottleneck={}",
+    "flows=3",
+];
 
 fn mutate(rng: &mut Rng, base: &str) -> String {
     let mut bytes = base.as_bytes().to_vec();
@@ -71,7 +123,8 @@ fn mutate(rng: &mut Rng, base: &str) -> String {
             5 => {
                 // Replace a digit run with a big or odd number.
                 if let Some(i) = bytes.iter().position(|b| b.is_ascii_digit()) {
-                    let n = ["0", "00", "1000000000000", "0.0000001", "-0", "99999999999999999999"][rng.below(6)];
+                    let n = ["0", "00", "1000000000000", "0.0000001", "-0", "99999999999999999999"]
+                        [rng.below(6)];
                     bytes.splice(i..i + 1, n.bytes());
                 }
             }
@@ -106,28 +159,45 @@ fn mutated_scenarios_never_panic_and_always_explain_themselves() {
     let small = root.join("small");
     let mut bases = Vec::new();
     for dir in [&root, &small] {
-        let mut files: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "toml")).collect();
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+            .collect();
         files.sort();
         for f in files {
             bases.push(std::fs::read_to_string(f).unwrap());
         }
     }
     assert!(bases.len() >= 5);
-    let iterations: u64 = std::env::var("FUZZ_ITERATIONS").ok().and_then(|s| s.parse().ok()).unwrap_or(50_000);
+    let iterations: u64 =
+        std::env::var("FUZZ_ITERATIONS").ok().and_then(|s| s.parse().ok()).unwrap_or(50_000);
     let (mut ok, mut err) = (0u64, 0u64);
     for i in 0..iterations {
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (i + 1).wrapping_mul(0xD1B5_4A32_D192_ED03));
         let base = &bases[rng.below(bases.len())];
         let text = mutate(&mut rng, base);
-        let overrides: Vec<String> = if rng.below(4) == 0 { vec![OVERRIDES[rng.below(OVERRIDES.len())].to_string()] } else { vec![] };
-        let result = catch_unwind(AssertUnwindSafe(|| parse_str(&text, "fuzz.toml", Some(&small), "fuzz", &overrides)));
+        let overrides: Vec<String> = if rng.below(4) == 0 {
+            vec![OVERRIDES[rng.below(OVERRIDES.len())].to_string()]
+        } else {
+            vec![]
+        };
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            parse_str(&text, "fuzz.toml", Some(&small), "fuzz", &overrides)
+        }));
         match result {
             Err(_) => panic!("iteration {i} panicked on input:\n{text}\noverrides: {overrides:?}"),
             Ok(Ok(s)) => {
                 ok += 1;
                 let c = &s.config;
-                assert!(!c.flows.is_empty() && c.flows.len() as u64 <= cclab_scenario::MAX_FLOWS, "iteration {i}");
-                assert!(c.flows.iter().all(|f| f.rtt >= c.bottleneck.delay.mul(2)), "iteration {i}: RTT rule broken");
+                assert!(
+                    !c.flows.is_empty() && c.flows.len() as u64 <= cclab_scenario::MAX_FLOWS,
+                    "iteration {i}"
+                );
+                assert!(
+                    c.flows.iter().all(|f| f.rtt >= c.bottleneck.delay.saturating_mul(2)),
+                    "iteration {i}: RTT rule broken"
+                );
                 assert!(c.changes.iter().all(|ch| ch.flow < c.flows.len()), "iteration {i}");
             }
             Ok(Err(e)) => {

@@ -16,7 +16,14 @@ fn set(list: &[&str]) -> Vec<String> {
 
 #[test]
 fn overrides_change_the_fields_they_name() {
-    let s = load_default(&set(&["bottleneck.rate=20Mbps", "flows[0].cc=tahoe", "duration=10s", "flows[1].rtt=80ms", "seed=42"])).unwrap();
+    let s = load_default(&set(&[
+        "bottleneck.rate=20Mbps",
+        "flows[0].cc=tahoe",
+        "duration=10s",
+        "flows[1].rtt=80ms",
+        "seed=42",
+    ]))
+    .unwrap();
     let c = &s.config;
     assert!(matches!(c.bottleneck.rate, LinkRate::Constant(r) if r == Rate::from_mbps(20)));
     assert_eq!(c.flows[0].cc, "tahoe");
@@ -30,10 +37,19 @@ fn overrides_change_the_fields_they_name() {
 
 #[test]
 fn overrides_can_add_tables_and_later_ones_win() {
-    let s = load_default(&set(&["bottleneck.qdisc={ kind = \"red\", max_p = 0.2 }", "bottleneck.loss=0.01", "flows[0].initcwnd=3", "flows[0].initcwnd=4"])).unwrap();
+    let s = load_default(&set(&[
+        "bottleneck.qdisc={ kind = \"red\", max_p = 0.2 }",
+        "bottleneck.loss=0.01",
+        "flows[0].initcwnd=3",
+        "flows[0].initcwnd=4",
+    ]))
+    .unwrap();
     let c = &s.config;
     match &c.bottleneck.qdisc {
-        Qdisc::Red(r) => assert_eq!((r.min_th, r.max_th, r.max_p, r.weight, r.gentle), (5.0, 15.0, 0.2, 0.002, true)),
+        Qdisc::Red(r) => assert_eq!(
+            (r.min_th, r.max_th, r.max_p, r.weight, r.gentle),
+            (5.0, 15.0, 0.2, 0.002, true)
+        ),
         q => panic!("expected RED, got {q:?}"),
     }
     assert_eq!(c.bottleneck.loss, LossModel::Bernoulli { p: 0.01 });
@@ -51,11 +67,17 @@ fn the_issue_example_parses_as_written() {
     let s = load_file(&path, &[]).unwrap();
     let c = &s.config;
     assert_eq!((c.flows[0].cc.as_str(), c.flows[1].cc.as_str()), ("cubic", "reno"));
-    assert_eq!((s.name.as_str(), c.seed, c.duration), ("cubic-vs-reno", 1, Duration::from_secs(60)));
+    assert_eq!(
+        (s.name.as_str(), c.seed, c.duration),
+        ("cubic-vs-reno", 1, Duration::from_secs(60))
+    );
     assert_eq!(c.flows[0].stop, Some(Time(60_000_000_000)));
     assert_eq!(c.flows[1].stop, None);
     assert_eq!(c.cross.len(), 5);
-    assert!(c.cross.iter().all(|x| x.rate == Rate::from_mbps(1) && matches!(x.kind, CrossKind::Exponential { .. })));
+    assert!(c
+        .cross
+        .iter()
+        .all(|x| x.rate == Rate::from_mbps(1) && matches!(x.kind, CrossKind::Exponential { .. })));
     // 10 Mbit/s x 100 ms = 125,000 B = 84 packets.
     assert_eq!(c.bottleneck.buffer, Buffer::Packets(84));
     assert_eq!(c.bottleneck.loss, LossModel::None);
@@ -93,7 +115,10 @@ fn changes_are_sorted_by_time_and_converted() {
                 [[changes]]\nat = \"5s\"\nflow = 0\nset = { rto_min = \"50ms\" }\n[[changes]]\nat = \"2s\"\nflow = 0\nset = { initcwnd = 4 }\n";
     let c = parse_str(text, "t.toml", None, "t", &[]).unwrap().config;
     assert_eq!(c.changes.len(), 2);
-    assert_eq!((c.changes[0].at, c.changes[0].set.clone()), (Time(2_000_000_000), vec![("initcwnd".to_string(), 4.0)]));
+    assert_eq!(
+        (c.changes[0].at, c.changes[0].set.clone()),
+        (Time(2_000_000_000), vec![("initcwnd".to_string(), 4.0)])
+    );
     assert_eq!(c.changes[1].set, vec![("rto_min".to_string(), 50.0)]);
 }
 
@@ -119,12 +144,17 @@ fn every_parameter_default_is_accepted_in_params_and_changes() {
     let mut n = 0;
     for info in cclab_cc::ALGORITHMS {
         for p in info.params {
-            let v = if p.kind == cclab_cc::ParamKind::Bool { (p.default != 0.0).to_string() } else { format!("{:?}", p.default) };
+            let v = if p.kind == cclab_cc::ParamKind::Bool {
+                (p.default != 0.0).to_string()
+            } else {
+                format!("{:?}", p.default)
+            };
             let text = format!(
                 "duration = \"1s\"\n[bottleneck]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n[[flows]]\ncc = \"{}\"\nrtt = \"10ms\"\nparams = {{ {} = {v} }}\n[[changes]]\nat = \"0.5s\"\nflow = 0\nset = {{ {} = {v} }}\n",
                 info.name, p.name, p.name
             );
-            let c = parse_str(&text, "t.toml", None, "t", &[]).unwrap_or_else(|e| panic!("{e}")).config;
+            let c =
+                parse_str(&text, "t.toml", None, "t", &[]).unwrap_or_else(|e| panic!("{e}")).config;
             assert_eq!(c.flows[0].params, vec![(p.name.to_string(), p.default)]);
             assert_eq!(c.changes[0].set, vec![(p.name.to_string(), p.default)]);
             n += 1;

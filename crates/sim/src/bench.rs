@@ -55,7 +55,14 @@ pub fn bdp_packets(rate: Rate, rtt: Duration) -> u64 {
     (rate.bytes_in(rtt) / 1500).max(1)
 }
 
-fn dumbbell(name: &str, n: usize, rate: Rate, rtt: Duration, secs: u64, spread_starts: Duration) -> SimConfig {
+fn dumbbell(
+    name: &str,
+    n: usize,
+    rate: Rate,
+    rtt: Duration,
+    secs: u64,
+    spread_starts: Duration,
+) -> SimConfig {
     let flows = (0..n)
         .map(|i| FlowConfig {
             name: format!("{name}#{i}"),
@@ -88,12 +95,42 @@ fn dumbbell(name: &str, n: usize, rate: Rate, rtt: Duration, secs: u64, spread_s
 /// The three standard cases, in order a, b, c.
 pub fn standard() -> Vec<BenchCase> {
     vec![
-        BenchCase { name: "a", description: "1 flow, 100 Mbit/s, RTT 50 ms, 1 BDP DropTail, 60 s", config: dumbbell("reno", 1, Rate::from_mbps(100), Duration::from_millis(50), 60, Duration::ZERO) },
-        BenchCase { name: "b", description: "100 flows, 1 Gbit/s, RTT 20 ms, 1 BDP DropTail, 30 s", config: dumbbell("reno", 100, Rate::from_mbps(1000), Duration::from_millis(20), 30, Duration::ZERO) },
+        BenchCase {
+            name: "a",
+            description: "1 flow, 100 Mbit/s, RTT 50 ms, 1 BDP DropTail, 60 s",
+            config: dumbbell(
+                "reno",
+                1,
+                Rate::from_mbps(100),
+                Duration::from_millis(50),
+                60,
+                Duration::ZERO,
+            ),
+        },
+        BenchCase {
+            name: "b",
+            description: "100 flows, 1 Gbit/s, RTT 20 ms, 1 BDP DropTail, 30 s",
+            config: dumbbell(
+                "reno",
+                100,
+                Rate::from_mbps(1000),
+                Duration::from_millis(20),
+                30,
+                Duration::ZERO,
+            ),
+        },
         BenchCase {
             name: "c",
-            description: "10,000 flows, 10 Gbit/s, RTT 100 ms, 1 BDP DropTail, 10 s (starts spread over 1 s)",
-            config: dumbbell("reno", 10_000, Rate::from_mbps(10_000), Duration::from_millis(100), 10, Duration::from_secs(1)),
+            description:
+                "10,000 flows, 10 Gbit/s, RTT 100 ms, 1 BDP DropTail, 10 s (starts spread over 1 s)",
+            config: dumbbell(
+                "reno",
+                10_000,
+                Rate::from_mbps(10_000),
+                Duration::from_millis(100),
+                10,
+                Duration::from_secs(1),
+            ),
         },
     ]
 }

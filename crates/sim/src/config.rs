@@ -108,10 +108,17 @@ pub struct PieConfig {
 pub enum LossModel {
     None,
     /// Each packet lost independently with probability `p`.
-    Bernoulli { p: f64 },
+    Bernoulli {
+        p: f64,
+    },
     /// Two-state Markov burst loss: in Good, loss `loss_good`; in Bad, `loss_bad`; move
     /// Good->Bad with `p_good_to_bad` and Bad->Good with `p_bad_to_good` per packet.
-    GilbertElliott { p_good_to_bad: f64, p_bad_to_good: f64, loss_good: f64, loss_bad: f64 },
+    GilbertElliott {
+        p_good_to_bad: f64,
+        p_bad_to_good: f64,
+        loss_good: f64,
+        loss_bad: f64,
+    },
 }
 
 /// One TCP flow.

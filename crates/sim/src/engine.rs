@@ -27,10 +27,10 @@ use crate::qdisc::{Queue, QueuedPacket};
 use crate::rng::{stream, Rng};
 use crate::tcp::{Ack, Segment, TcpReceiver, TcpSender};
 use crate::trace::LinkSchedule;
+use crate::wheel::{Timed, Wheel};
 use cclab_cc::{Algorithm, CongestionControl};
 use cclab_units::{Duration, Time};
 use std::cmp::Ordering;
-use crate::wheel::{Timed, Wheel};
 use std::collections::{BinaryHeap, VecDeque};
 
 impl Timed for Event {
@@ -170,7 +170,11 @@ impl Net {
         };
         let due = |e: Option<(u64, u64)>| e.is_some_and(|(time, _)| time <= t.0);
         if from_timers {
-            if due(m) { self.timers.pop() } else { None }
+            if due(m) {
+                self.timers.pop()
+            } else {
+                None
+            }
         } else if due(h) {
             self.heap.pop()
         } else {
@@ -249,53 +253,88 @@ pub fn validate(cfg: &SimConfig) -> Result<(), SimError> {
     }
     let b = &cfg.bottleneck;
     match &b.rate {
-        LinkRate::Constant(r) if r.0 == 0 => return Err(err("bottleneck.rate", "0bps: the link rate must be positive")),
-        LinkRate::Trace(t) if t.opportunities_ms.is_empty() || t.period_ms == 0 => return Err(err("bottleneck.trace", "the trace has no delivery opportunities")),
+        LinkRate::Constant(r) if r.0 == 0 => {
+            return Err(err("bottleneck.rate", "0bps: the link rate must be positive"))
+        }
+        LinkRate::Trace(t) if t.opportunities_ms.is_empty() || t.period_ms == 0 => {
+            return Err(err("bottleneck.trace", "the trace has no delivery opportunities"))
+        }
         _ => {}
     }
     match b.buffer {
-        Buffer::Packets(0) | Buffer::Bytes(0) => return Err(err("bottleneck.buffer", "0: the buffer must hold at least one packet")),
-        Buffer::Packets(n) if n > 100_000_000 => return Err(err("bottleneck.buffer", format!("{n} packets is absurd (at most 100000000)"))),
+        Buffer::Packets(0) | Buffer::Bytes(0) => {
+            return Err(err("bottleneck.buffer", "0: the buffer must hold at least one packet"))
+        }
+        Buffer::Packets(n) if n > 100_000_000 => {
+            return Err(err(
+                "bottleneck.buffer",
+                format!("{n} packets is absurd (at most 100000000)"),
+            ))
+        }
         _ => {}
     }
     match &b.qdisc {
         Qdisc::Red(r) => {
             if !(r.min_th >= 0.0 && r.max_th > r.min_th) {
-                return Err(err("bottleneck.qdisc.max_th", format!("min_th = {}, max_th = {}: need 0 <= min_th < max_th", r.min_th, r.max_th)));
+                return Err(err(
+                    "bottleneck.qdisc.max_th",
+                    format!(
+                        "min_th = {}, max_th = {}: need 0 <= min_th < max_th",
+                        r.min_th, r.max_th
+                    ),
+                ));
             }
             if !(r.max_p > 0.0 && r.max_p <= 1.0) {
                 return Err(err("bottleneck.qdisc.max_p", format!("{}: allowed (0, 1]", r.max_p)));
             }
             if !(r.weight > 0.0 && r.weight <= 1.0) {
-                return Err(err("bottleneck.qdisc.weight", format!("{}: allowed (0, 1]", r.weight)));
+                return Err(err(
+                    "bottleneck.qdisc.weight",
+                    format!("{}: allowed (0, 1]", r.weight),
+                ));
             }
         }
         Qdisc::Codel(c) | Qdisc::FqCodel(c) => {
             for (name, d) in [("target", c.target), ("interval", c.interval)] {
                 if d == Duration::ZERO {
-                    return Err(err(format!("bottleneck.qdisc.{name}"), format!("{d}: must be positive")));
+                    return Err(err(
+                        format!("bottleneck.qdisc.{name}"),
+                        format!("{d}: must be positive"),
+                    ));
                 }
             }
         }
         Qdisc::Pie(p) => {
             for (name, d) in [("target", p.target), ("tupdate", p.tupdate)] {
                 if d == Duration::ZERO {
-                    return Err(err(format!("bottleneck.qdisc.{name}"), format!("{d}: must be positive")));
+                    return Err(err(
+                        format!("bottleneck.qdisc.{name}"),
+                        format!("{d}: must be positive"),
+                    ));
                 }
             }
             for (name, g) in [("alpha", p.alpha), ("beta", p.beta)] {
                 if !(g >= 0.0 && g.is_finite()) {
-                    return Err(err(format!("bottleneck.qdisc.{name}"), format!("{g}: allowed a finite number >= 0")));
+                    return Err(err(
+                        format!("bottleneck.qdisc.{name}"),
+                        format!("{g}: allowed a finite number >= 0"),
+                    ));
                 }
             }
         }
         Qdisc::DropTail => {}
     }
     if let Err((name, v)) = Loss::validate(&b.loss) {
-        return Err(err(format!("bottleneck.loss.{name}"), format!("{v}: a probability must be in [0, 1]")));
+        return Err(err(
+            format!("bottleneck.loss.{name}"),
+            format!("{v}: a probability must be in [0, 1]"),
+        ));
     }
     if cfg.flows.len() > MAX_FLOWS {
-        return Err(err("flows", format!("{} flows: at most {MAX_FLOWS} fit in memory", cfg.flows.len())));
+        return Err(err(
+            "flows",
+            format!("{} flows: at most {MAX_FLOWS} fit in memory", cfg.flows.len()),
+        ));
     }
     if cfg.cross.len() > MAX_CROSS {
         return Err(err("cross", format!("{} sources: at most {MAX_CROSS}", cfg.cross.len())));
@@ -304,10 +343,18 @@ pub fn validate(cfg: &SimConfig) -> Result<(), SimError> {
         let field = |x: &str| format!("flows[{i}].{x}");
         let mut alg = Algorithm::new(&f.cc).map_err(|e| err(field("cc"), e.to_string()))?;
         for (name, v) in &f.params {
-            alg.set_param(name, *v).map_err(|e| err(field(&format!("params.{name}")), e.to_string()))?;
+            alg.set_param(name, *v)
+                .map_err(|e| err(field(&format!("params.{name}")), e.to_string()))?;
         }
-        if f.rtt < b.delay.mul(2) || f.rtt == Duration::ZERO {
-            return Err(err(field("rtt"), format!("{}: must be positive and at least twice the bottleneck delay ({})", f.rtt, b.delay.mul(2))));
+        if f.rtt < b.delay.saturating_mul(2) || f.rtt == Duration::ZERO {
+            return Err(err(
+                field("rtt"),
+                format!(
+                    "{}: must be positive and at least twice the bottleneck delay ({})",
+                    f.rtt,
+                    b.delay.saturating_mul(2)
+                ),
+            ));
         }
         if let Some(stop) = f.stop {
             if stop < f.start {
@@ -322,10 +369,16 @@ pub fn validate(cfg: &SimConfig) -> Result<(), SimError> {
             return Err(err(field("tcp.mss"), format!("{}: allowed 64..=65000 bytes", t.mss)));
         }
         if !(1..=100_000).contains(&t.init_cwnd) {
-            return Err(err(field("tcp.init_cwnd"), format!("{}: allowed 1..=100000 segments", t.init_cwnd)));
+            return Err(err(
+                field("tcp.init_cwnd"),
+                format!("{}: allowed 1..=100000 segments", t.init_cwnd),
+            ));
         }
         if t.rto_min == Duration::ZERO || t.rto_min > t.rto_max {
-            return Err(err(field("tcp.rto_min"), format!("{}: must be positive and at most rto_max ({})", t.rto_min, t.rto_max)));
+            return Err(err(
+                field("tcp.rto_min"),
+                format!("{}: must be positive and at most rto_max ({})", t.rto_min, t.rto_max),
+            ));
         }
         if t.rto_initial == Duration::ZERO {
             return Err(err(field("tcp.rto_initial"), "0s: must be positive"));
@@ -334,7 +387,10 @@ pub fn validate(cfg: &SimConfig) -> Result<(), SimError> {
             return Err(err(field("tcp.delayed_ack.every"), "0: allowed at least 1 segment"));
         }
         if t.delayed_ack.enabled && t.delayed_ack.timeout == Duration::ZERO {
-            return Err(err(field("tcp.delayed_ack.timeout"), format!("{}: must be positive", t.delayed_ack.timeout)));
+            return Err(err(
+                field("tcp.delayed_ack.timeout"),
+                format!("{}: must be positive", t.delayed_ack.timeout),
+            ));
         }
         if t.rwnd == Some(0) {
             return Err(err(field("tcp.rwnd"), "0: the receiver window must be positive"));
@@ -348,18 +404,30 @@ pub fn validate(cfg: &SimConfig) -> Result<(), SimError> {
             return Err(err(format!("cross[{i}].rate"), "0bps: a source needs a positive rate"));
         }
         if !(28..=65_535).contains(&c.packet_bytes) {
-            return Err(err(format!("cross[{i}].packet_bytes"), format!("{}: allowed 28..=65535", c.packet_bytes)));
+            return Err(err(
+                format!("cross[{i}].packet_bytes"),
+                format!("{}: allowed 28..=65535", c.packet_bytes),
+            ));
         }
         if let CrossKind::Exponential { mean_on, .. } = c.kind {
             if mean_on == Duration::ZERO {
-                return Err(err(format!("cross[{i}].mean_on"), "0s: the on period must be positive"));
+                return Err(err(
+                    format!("cross[{i}].mean_on"),
+                    "0s: the on period must be positive",
+                ));
             }
         }
     }
     for (k, ch) in cfg.changes.iter().enumerate() {
-        let f = cfg.flows.get(ch.flow).ok_or_else(|| err(format!("changes[{k}].flow"), format!("{}: there are {} flows", ch.flow, cfg.flows.len())))?;
+        let f = cfg.flows.get(ch.flow).ok_or_else(|| {
+            err(
+                format!("changes[{k}].flow"),
+                format!("{}: there are {} flows", ch.flow, cfg.flows.len()),
+            )
+        })?;
         for (name, v) in &ch.set {
-            check_param(ch.flow, f, name, *v).map_err(|e| err(format!("changes[{k}].{name}"), e.message))?;
+            check_param(ch.flow, f, name, *v)
+                .map_err(|e| err(format!("changes[{k}].{name}"), e.message))?;
         }
     }
     Ok(())
@@ -383,7 +451,16 @@ fn check_param(flow: usize, f: &FlowConfig, name: &str, v: f64) -> Result<(), Si
         "initcwnd" => range(INITCWND, "segments"),
         _ => {
             let mut alg = Algorithm::new(&f.cc).map_err(|e| err(&field, e.to_string()))?;
-            alg.set_param(name, v).map_err(|e| err(&field, format!("flow {flow} (\"{}\"): {e}; TCP parameters: {}", f.name, TCP_PARAMS.join(", "))))
+            alg.set_param(name, v).map_err(|e| {
+                err(
+                    &field,
+                    format!(
+                        "flow {flow} (\"{}\"): {e}; TCP parameters: {}",
+                        f.name,
+                        TCP_PARAMS.join(", ")
+                    ),
+                )
+            })
         }
     }
 }
@@ -461,7 +538,11 @@ impl Simulation {
         }
         let mut cross = Vec::with_capacity(cfg.cross.len());
         for (i, c) in cfg.cross.iter().enumerate() {
-            cross.push(Cross { cfg: c.clone(), rng: Rng::stream(cfg.seed, stream::CROSS, i as u64), on_until: Time::ZERO });
+            cross.push(Cross {
+                cfg: c.clone(),
+                rng: Rng::stream(cfg.seed, stream::CROSS, i as u64),
+                on_until: Time::ZERO,
+            });
             if c.start < end {
                 net.schedule(c.start, Kind::Cross(i as u32));
             }
@@ -473,7 +554,17 @@ impl Simulation {
         }
         net.schedule(Time::ZERO, Kind::Sample);
         let capacity_bytes = LinkSchedule::capacity_bytes(&b.rate, end);
-        let sample = FlowSample { time: Time::ZERO, flow: 0, cwnd_pkts: 0, ssthresh_pkts: 0, srtt: Duration::ZERO, inflight_pkts: 0, delivered_bytes: 0, retransmits: 0, cc: Vec::new() };
+        let sample = FlowSample {
+            time: Time::ZERO,
+            flow: 0,
+            cwnd_pkts: 0,
+            ssthresh_pkts: 0,
+            srtt: Duration::ZERO,
+            inflight_pkts: 0,
+            delivered_bytes: 0,
+            retransmits: 0,
+            cc: Vec::new(),
+        };
         Ok(Simulation { cfg, net, flows, cross, end, capacity_bytes, sample })
     }
 
@@ -510,13 +601,25 @@ impl Simulation {
     /// own name, validated by its `ParamSpec`) or a TCP one (`rto_min` in ms, `initcwnd`
     /// in segments; see [`TCP_PARAMS`]).
     pub fn set_param(&mut self, flow: usize, name: &str, value: f64) -> Result<(), SimError> {
-        let fc = self.cfg.flows.get(flow).ok_or_else(|| err("flow", format!("{flow}: there are {} flows (0..{})", self.cfg.flows.len(), self.cfg.flows.len())))?;
+        let fc = self.cfg.flows.get(flow).ok_or_else(|| {
+            err(
+                "flow",
+                format!(
+                    "{flow}: there are {} flows (0..{})",
+                    self.cfg.flows.len(),
+                    self.cfg.flows.len()
+                ),
+            )
+        })?;
         check_param(flow, fc, name, value)?;
         let s = &mut self.flows[flow].sender;
         match name {
             "rto_min" => s.set_rto_min(Duration::from_micros((value * 1000.0) as u64)),
             "initcwnd" => s.set_init_cwnd(value as u32),
-            _ => s.ca.set_param(name, value).map_err(|e| err(format!("flows[{flow}].{name}"), e.to_string()))?,
+            _ => {
+                s.ca.set_param(name, value)
+                    .map_err(|e| err(format!("flows[{flow}].{name}"), e.to_string()))?
+            }
         }
         Ok(())
     }
@@ -638,13 +741,11 @@ impl Simulation {
                     Self::push_ack(&mut self.net, fl, ack);
                 }
             }
-            Some(d) => {
-                if fl.delack_ev.is_none_or(|e| e > d) {
-                    self.net.schedule(d, Kind::DelAck(f as u32));
-                    fl.delack_ev = Some(d);
-                }
+            Some(d) if fl.delack_ev.is_none_or(|e| e > d) => {
+                self.net.schedule(d, Kind::DelAck(f as u32));
+                fl.delack_ev = Some(d);
             }
-            None => {}
+            _ => {}
         }
     }
 
@@ -659,16 +760,23 @@ impl Simulation {
         let mean_gap_ns = bytes as f64 * 8.0 * 1e9 / c.cfg.rate.0 as f64;
         let next = match c.cfg.kind {
             CrossKind::Cbr => Some(now + Duration(mean_gap_ns.round().max(1.0) as u64)),
-            CrossKind::Poisson => Some(now + Duration(c.rng.exponential(mean_gap_ns).round().max(1.0) as u64)),
+            CrossKind::Poisson => {
+                Some(now + Duration(c.rng.exponential(mean_gap_ns).round().max(1.0) as u64))
+            }
             CrossKind::Exponential { mean_on, mean_off } => {
                 // Sends at rate / duty while on, so the long-run mean is `rate`.
                 let duty = mean_on.0 as f64 / (mean_on.0 + mean_off.0) as f64;
                 let gap = Duration((mean_gap_ns * duty).round().max(1.0) as u64);
                 if now >= c.on_until {
                     // Start a new on period after an off period (none at the very start).
-                    let off = if c.on_until == Time::ZERO && now == c.cfg.start { 0.0 } else { c.rng.exponential(mean_off.0 as f64) };
+                    let off = if c.on_until == Time::ZERO && now == c.cfg.start {
+                        0.0
+                    } else {
+                        c.rng.exponential(mean_off.0 as f64)
+                    };
                     let start = now + Duration(off.round() as u64);
-                    c.on_until = start + Duration(c.rng.exponential(mean_on.0 as f64).round().max(1.0) as u64);
+                    c.on_until = start
+                        + Duration(c.rng.exponential(mean_on.0 as f64).round().max(1.0) as u64);
                     if start > now {
                         self.net.schedule(start, Kind::Cross(i as u32));
                         return;
@@ -677,7 +785,8 @@ impl Simulation {
                 Some(now + gap)
             }
         };
-        let pkt = Segment { flow: n_flows + i as u32, seq: 0, payload: 0, wire_bytes: bytes, tsval: now };
+        let pkt =
+            Segment { flow: n_flows + i as u32, seq: 0, payload: 0, wire_bytes: bytes, tsval: now };
         self.net.offer(pkt);
         if let Some(t) = next {
             if t < self.end {
@@ -713,7 +822,12 @@ impl Simulation {
             }
         }
         self.net.account_queue();
-        obs.queue_sample(&QueueSample { time: now, packets: self.net.queue.len_packets(), bytes: self.net.queue.len_bytes(), drops: self.net.queue.drops() + self.net.random_losses });
+        obs.queue_sample(&QueueSample {
+            time: now,
+            packets: self.net.queue.len_packets(),
+            bytes: self.net.queue.len_bytes(),
+            drops: self.net.queue.drops() + self.net.random_losses,
+        });
         let next = now + self.cfg.sample_interval;
         if next <= self.end {
             self.net.schedule(next, Kind::Sample);
@@ -724,15 +838,24 @@ impl Simulation {
     pub fn report(&self) -> Report {
         let now = self.net.now;
         let elapsed = now.0.max(1);
-        let capacity_bytes = if now >= self.end { self.capacity_bytes } else { LinkSchedule::capacity_bytes(&self.cfg.bottleneck.rate, now) };
+        let capacity_bytes = if now >= self.end {
+            self.capacity_bytes
+        } else {
+            LinkSchedule::capacity_bytes(&self.cfg.bottleneck.rate, now)
+        };
         let capacity_bps = match &self.cfg.bottleneck.rate {
             LinkRate::Constant(r) => r.0 as f64,
             LinkRate::Trace(_) => capacity_bytes as f64 * 8.0 / (elapsed as f64 / 1e9),
         };
-        let area = self.net.queue_area + self.net.queue.len_packets() as u128 * (now.0 - self.net.queue_area_since.0) as u128;
+        let area = self.net.queue_area
+            + self.net.queue.len_packets() as u128 * (now.0 - self.net.queue_area_since.0) as u128;
         let link = LinkReport {
             capacity_bps,
-            utilization: if capacity_bytes == 0 { 0.0 } else { (self.net.delivered_bytes as f64 / capacity_bytes as f64).min(1.0) },
+            utilization: if capacity_bytes == 0 {
+                0.0
+            } else {
+                (self.net.delivered_bytes as f64 / capacity_bytes as f64).min(1.0)
+            },
             delivered_packets: self.net.delivered_packets,
             delivered_bytes: self.net.delivered_bytes,
             queue_drops: self.net.queue.drops(),
@@ -746,9 +869,17 @@ impl Simulation {
             .map(|(i, fl)| {
                 let delivered = fl.receiver.delivered_bytes();
                 let st = &fl.sender.stats;
-                let until = [Some(now), fl.stop, st.completed_at].into_iter().flatten().min().unwrap_or(now);
+                let until = [Some(now), fl.stop, st.completed_at]
+                    .into_iter()
+                    .flatten()
+                    .min()
+                    .unwrap_or(now);
                 let active = until.saturating_since(fl.start);
-                let goodput_bps = if fl.started && active.0 > 0 { delivered as f64 * 8.0 / active.as_secs_f64() } else { 0.0 };
+                let goodput_bps = if fl.started && active.0 > 0 {
+                    delivered as f64 * 8.0 / active.as_secs_f64()
+                } else {
+                    0.0
+                };
                 let h = &st.rtt_us;
                 FlowReport {
                     flow: i,
@@ -756,7 +887,13 @@ impl Simulation {
                     goodput_bps,
                     retransmits: st.retransmits,
                     timeouts: st.timeouts,
-                    rtt: RttSummary { samples: h.count(), mean_ms: h.mean() / 1000.0, p50_ms: h.quantile(0.5) / 1000.0, p95_ms: h.quantile(0.95) / 1000.0, p99_ms: h.quantile(0.99) / 1000.0 },
+                    rtt: RttSummary {
+                        samples: h.count(),
+                        mean_ms: h.mean() / 1000.0,
+                        p50_ms: h.quantile(0.5) / 1000.0,
+                        p95_ms: h.quantile(0.95) / 1000.0,
+                        p99_ms: h.quantile(0.99) / 1000.0,
+                    },
                     completed_at: st.completed_at,
                 }
             })

@@ -38,7 +38,13 @@ impl Loss {
 
     /// Checks probabilities are in [0, 1]; the error names the field and value.
     pub fn validate(model: &LossModel) -> Result<(), (String, f64)> {
-        let check = |name: &str, v: f64| if (0.0..=1.0).contains(&v) { Ok(()) } else { Err((name.to_string(), v)) };
+        let check = |name: &str, v: f64| {
+            if (0.0..=1.0).contains(&v) {
+                Ok(())
+            } else {
+                Err((name.to_string(), v))
+            }
+        };
         match *model {
             LossModel::None => Ok(()),
             LossModel::Bernoulli { p } => check("p", p),
@@ -64,7 +70,12 @@ mod tests {
         let lost = (0..n).filter(|_| b.drop_packet(&mut rng)).count() as f64 / n as f64;
         assert!((lost - 0.01).abs() < 0.001, "{lost}");
         // Stationary Bad share = p_gb / (p_gb + p_bg) = 0.01/0.11; loss only in Bad.
-        let mut ge = Loss::new(LossModel::GilbertElliott { p_good_to_bad: 0.01, p_bad_to_good: 0.1, loss_good: 0.0, loss_bad: 1.0 });
+        let mut ge = Loss::new(LossModel::GilbertElliott {
+            p_good_to_bad: 0.01,
+            p_bad_to_good: 0.1,
+            loss_good: 0.0,
+            loss_bad: 1.0,
+        });
         let seq: Vec<bool> = (0..n).map(|_| ge.drop_packet(&mut rng)).collect();
         let rate = seq.iter().filter(|&&x| x).count() as f64 / n as f64;
         assert!((rate - 0.0909).abs() < 0.01, "{rate}");

@@ -154,7 +154,8 @@ impl<P: QueuedPacket> Queue<P> {
             Kind::Codel(c) => {
                 let mut bytes = self.bytes;
                 let e = c.dequeue(&mut self.fifo, &mut bytes, now, &mut dropped);
-                dropped_bytes = self.bytes - bytes - e.as_ref().map_or(0, |e| e.pkt.size_bytes() as u64);
+                dropped_bytes =
+                    self.bytes - bytes - e.as_ref().map_or(0, |e| e.pkt.size_bytes() as u64);
                 e
             }
             Kind::FqCodel => {
@@ -242,7 +243,15 @@ struct Codel {
 
 impl Codel {
     fn new(c: &CodelConfig) -> Codel {
-        Codel { target: c.target, interval: c.interval, first_above: None, dropping: false, drop_next: Time::ZERO, count: 0, last_count: 0 }
+        Codel {
+            target: c.target,
+            interval: c.interval,
+            first_above: None,
+            dropping: false,
+            drop_next: Time::ZERO,
+            count: 0,
+            last_count: 0,
+        }
     }
 
     fn control_law(&self, t: Time) -> Time {
@@ -250,7 +259,12 @@ impl Codel {
     }
 
     /// RFC 8289 `dodequeue`: pops the head and says whether it may be dropped.
-    fn pop<P: QueuedPacket>(&mut self, q: &mut VecDeque<Entry<P>>, bytes: &mut u64, now: Time) -> (Option<Entry<P>>, bool) {
+    fn pop<P: QueuedPacket>(
+        &mut self,
+        q: &mut VecDeque<Entry<P>>,
+        bytes: &mut u64,
+        now: Time,
+    ) -> (Option<Entry<P>>, bool) {
         let Some(e) = q.pop_front() else {
             self.first_above = None;
             return (None, false);
@@ -270,7 +284,13 @@ impl Codel {
         (Some(e), ok_to_drop)
     }
 
-    fn dequeue<P: QueuedPacket>(&mut self, q: &mut VecDeque<Entry<P>>, bytes: &mut u64, now: Time, dropped: &mut u64) -> Option<Entry<P>> {
+    fn dequeue<P: QueuedPacket>(
+        &mut self,
+        q: &mut VecDeque<Entry<P>>,
+        bytes: &mut u64,
+        now: Time,
+        dropped: &mut u64,
+    ) -> Option<Entry<P>> {
         let (mut e, mut ok) = self.pop(q, bytes, now);
         if self.dropping {
             if !ok {
@@ -291,7 +311,13 @@ impl Codel {
             (e, _) = self.pop(q, bytes, now);
             self.dropping = true;
             let delta = self.count.saturating_sub(self.last_count);
-            self.count = if delta > 1 && now.saturating_since(self.drop_next) < self.interval.mul(16) { delta } else { 1 };
+            self.count = if delta > 1
+                && now.saturating_since(self.drop_next) < self.interval.saturating_mul(16)
+            {
+                delta
+            } else {
+                1
+            };
             self.drop_next = self.control_law(now);
             self.last_count = self.count;
         }
@@ -316,7 +342,14 @@ const PIE_MAX_BURST: Duration = Duration::from_millis(150);
 
 impl Pie {
     fn new(cfg: PieConfig) -> Pie {
-        Pie { next_update: Time::ZERO + cfg.tupdate, cfg, drop_prob: 0.0, qdelay: Duration::ZERO, qdelay_old: Duration::ZERO, burst_allowance: PIE_MAX_BURST }
+        Pie {
+            next_update: Time::ZERO + cfg.tupdate,
+            cfg,
+            drop_prob: 0.0,
+            qdelay: Duration::ZERO,
+            qdelay_old: Duration::ZERO,
+            burst_allowance: PIE_MAX_BURST,
+        }
     }
 
     fn update(&mut self, now: Time) {
@@ -345,7 +378,7 @@ impl Pie {
             }
             self.next_update += self.cfg.tupdate;
             // After a long idle period, catch up in one step.
-            if now.saturating_since(self.next_update) > self.cfg.tupdate.mul(100) {
+            if now.saturating_since(self.next_update) > self.cfg.tupdate.saturating_mul(100) {
                 self.qdelay = Duration::ZERO;
                 self.next_update = now + self.cfg.tupdate;
             }
@@ -393,7 +426,15 @@ const FQ_BUCKETS: usize = 1024;
 
 impl<P: QueuedPacket> FqState<P> {
     fn new(c: &CodelConfig, perturb: u64) -> FqState<P> {
-        let buckets = (0..FQ_BUCKETS).map(|_| Bucket { q: VecDeque::new(), bytes: 0, deficit: 0, codel: Codel::new(c), listed: false }).collect();
+        let buckets = (0..FQ_BUCKETS)
+            .map(|_| Bucket {
+                q: VecDeque::new(),
+                bytes: 0,
+                deficit: 0,
+                codel: Codel::new(c),
+                listed: false,
+            })
+            .collect();
         FqState { buckets, new_flows: VecDeque::new(), old_flows: VecDeque::new(), perturb }
     }
 
@@ -411,7 +452,11 @@ impl<P: QueuedPacket> FqState<P> {
     }
 
     fn drop_fattest(&mut self) -> Option<u64> {
-        let (i, _) = self.buckets.iter().enumerate().max_by_key(|(i, b)| (b.bytes, std::cmp::Reverse(*i)))?;
+        let (i, _) = self
+            .buckets
+            .iter()
+            .enumerate()
+            .max_by_key(|(i, b)| (b.bytes, std::cmp::Reverse(*i)))?;
         let b = &mut self.buckets[i];
         let e = b.q.pop_front()?;
         let sz = e.pkt.size_bytes() as u64;
@@ -419,7 +464,12 @@ impl<P: QueuedPacket> FqState<P> {
         Some(sz)
     }
 
-    fn dequeue(&mut self, now: Time, dropped: &mut u64, dropped_bytes: &mut u64) -> Option<Entry<P>> {
+    fn dequeue(
+        &mut self,
+        now: Time,
+        dropped: &mut u64,
+        dropped_bytes: &mut u64,
+    ) -> Option<Entry<P>> {
         loop {
             let (i, from_new) = match self.new_flows.front() {
                 Some(&i) => (i, true),
@@ -428,7 +478,11 @@ impl<P: QueuedPacket> FqState<P> {
             let b = &mut self.buckets[i as usize];
             if b.deficit <= 0 {
                 b.deficit += MTU as i64;
-                if from_new { self.new_flows.pop_front() } else { self.old_flows.pop_front() };
+                if from_new {
+                    self.new_flows.pop_front()
+                } else {
+                    self.old_flows.pop_front()
+                };
                 self.old_flows.push_back(i);
                 continue;
             }
@@ -436,7 +490,8 @@ impl<P: QueuedPacket> FqState<P> {
             let mut d = 0;
             let e = b.codel.dequeue(&mut b.q, &mut b.bytes, now, &mut d);
             *dropped += d;
-            *dropped_bytes += before - b.bytes - e.as_ref().map_or(0, |e| e.pkt.size_bytes() as u64);
+            *dropped_bytes +=
+                before - b.bytes - e.as_ref().map_or(0, |e| e.pkt.size_bytes() as u64);
             match e {
                 Some(e) => {
                     b.deficit -= e.pkt.size_bytes() as i64;
@@ -481,12 +536,14 @@ mod tests {
     #[test]
     fn droptail_limits_in_packets_and_bytes() {
         let mut rng = Rng::from_seed(1);
-        let mut q: Queue<P> = Queue::new(&Qdisc::DropTail, Buffer::Packets(2), Duration(1), &mut rng);
+        let mut q: Queue<P> =
+            Queue::new(&Qdisc::DropTail, Buffer::Packets(2), Duration(1), &mut rng);
         assert!(q.enqueue(ms(0), P(1500, 0), &mut rng).is_ok());
         assert!(q.enqueue(ms(0), P(1500, 0), &mut rng).is_ok());
         assert_eq!(q.enqueue(ms(0), P(100, 0), &mut rng), Err(P(100, 0)));
         assert_eq!((q.len_packets(), q.len_bytes(), q.drops()), (2, 3000, 1));
-        let mut b: Queue<P> = Queue::new(&Qdisc::DropTail, Buffer::Bytes(2000), Duration(1), &mut rng);
+        let mut b: Queue<P> =
+            Queue::new(&Qdisc::DropTail, Buffer::Bytes(2000), Duration(1), &mut rng);
         assert!(b.enqueue(ms(0), P(1500, 0), &mut rng).is_ok());
         assert!(b.enqueue(ms(0), P(600, 0), &mut rng).is_err());
         assert!(b.enqueue(ms(0), P(500, 0), &mut rng).is_ok());
@@ -500,7 +557,12 @@ mod tests {
         let mut rng = Rng::from_seed(2);
         // Keeps `standing` packets queued for 20,000 arrivals; returns the drop rate and the queue.
         let measure = |standing: usize, rng: &mut Rng| {
-            let mut q: Queue<P> = Queue::new(&Qdisc::Red(cfg.clone()), Buffer::Packets(1000), Duration::from_micros(120), rng);
+            let mut q: Queue<P> = Queue::new(
+                &Qdisc::Red(cfg.clone()),
+                Buffer::Packets(1000),
+                Duration::from_micros(120),
+                rng,
+            );
             for _ in 0..standing {
                 let _ = q.enqueue(ms(0), P(1500, 0), rng);
             }
@@ -520,7 +582,10 @@ mod tests {
         // A higher average drops more (pb 0.02 at 7 packets, 0.08 at 13).
         let (low, _) = measure(7, &mut rng);
         let (high, _) = measure(13, &mut rng);
-        assert!(low < rate && rate < high, "drop rates at 7, 10, 13 standing packets: {low} {rate} {high}");
+        assert!(
+            low < rate && rate < high,
+            "drop rates at 7, 10, 13 standing packets: {low} {rate} {high}"
+        );
         // Drain, wait 1 s idle: the average decays to ~0 and nothing is dropped.
         while q.dequeue(ms(0)).is_some() {}
         let Kind::Red(r) = &q.kind else { unreachable!() };
@@ -532,9 +597,11 @@ mod tests {
 
     #[test]
     fn codel_drops_a_standing_queue_and_not_a_short_one() {
-        let cfg = CodelConfig { target: Duration::from_millis(5), interval: Duration::from_millis(100) };
+        let cfg =
+            CodelConfig { target: Duration::from_millis(5), interval: Duration::from_millis(100) };
         let mut rng = Rng::from_seed(3);
-        let mut q: Queue<P> = Queue::new(&Qdisc::Codel(cfg.clone()), Buffer::Packets(10_000), Duration(1), &mut rng);
+        let mut q: Queue<P> =
+            Queue::new(&Qdisc::Codel(cfg.clone()), Buffer::Packets(10_000), Duration(1), &mut rng);
         // Arrivals at 1 per ms, service at 1 per 1.1 ms for 6 s: unmanaged, the queue would
         // reach 545 packets (600 ms); CoDel's drop rate grows until it matches the excess.
         let mut t_service = 0u64;
@@ -551,7 +618,8 @@ mod tests {
 
         // A burst that drains within `interval` is left alone even though its tail waits
         // far longer than `target`: 30 packets every 100 ms, one served per ms (up to 29 ms).
-        let mut q: Queue<P> = Queue::new(&Qdisc::Codel(cfg), Buffer::Packets(10_000), Duration(1), &mut rng);
+        let mut q: Queue<P> =
+            Queue::new(&Qdisc::Codel(cfg), Buffer::Packets(10_000), Duration(1), &mut rng);
         let mut served = 0;
         for burst in 0..60u64 {
             let t0 = burst * 100_000_000;
@@ -567,9 +635,15 @@ mod tests {
 
     #[test]
     fn pie_raises_its_probability_under_persistent_delay() {
-        let cfg = PieConfig { target: Duration::from_millis(15), tupdate: Duration::from_millis(15), alpha: 0.125, beta: 1.25 };
+        let cfg = PieConfig {
+            target: Duration::from_millis(15),
+            tupdate: Duration::from_millis(15),
+            alpha: 0.125,
+            beta: 1.25,
+        };
         let mut rng = Rng::from_seed(4);
-        let mut q: Queue<P> = Queue::new(&Qdisc::Pie(cfg), Buffer::Packets(10_000), Duration(1), &mut rng);
+        let mut q: Queue<P> =
+            Queue::new(&Qdisc::Pie(cfg), Buffer::Packets(10_000), Duration(1), &mut rng);
         let mut t_service = 0u64;
         for i in 0..10_000u64 {
             let _ = q.enqueue(Time(i * 1_000_000), P(1500, 0), &mut rng);
@@ -586,9 +660,11 @@ mod tests {
 
     #[test]
     fn fq_codel_shares_between_flows_and_drops_from_the_fattest() {
-        let cfg = CodelConfig { target: Duration::from_millis(5), interval: Duration::from_millis(100) };
+        let cfg =
+            CodelConfig { target: Duration::from_millis(5), interval: Duration::from_millis(100) };
         let mut rng = Rng::from_seed(5);
-        let mut q: Queue<P> = Queue::new(&Qdisc::FqCodel(cfg), Buffer::Packets(100), Duration(1), &mut rng);
+        let mut q: Queue<P> =
+            Queue::new(&Qdisc::FqCodel(cfg), Buffer::Packets(100), Duration(1), &mut rng);
         for _ in 0..100 {
             q.enqueue(ms(0), P(1500, 1), &mut rng).unwrap();
         }

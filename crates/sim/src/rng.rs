@@ -31,7 +31,8 @@ impl Rng {
     /// A generator seeded from one 64-bit value.
     pub fn from_seed(seed: u64) -> Rng {
         let mut sm = seed;
-        let s = [splitmix64(&mut sm), splitmix64(&mut sm), splitmix64(&mut sm), splitmix64(&mut sm)];
+        let s =
+            [splitmix64(&mut sm), splitmix64(&mut sm), splitmix64(&mut sm), splitmix64(&mut sm)];
         Rng { s }
     }
 
@@ -82,9 +83,18 @@ mod tests {
 
     #[test]
     fn streams_are_reproducible_and_distinct() {
-        let a: Vec<u64> = (0..4).map(|_| 0).scan(Rng::stream(1, stream::LOSS, 0), |r, _: u64| Some(r.next_u64())).collect();
-        let b: Vec<u64> = (0..4).map(|_| 0).scan(Rng::stream(1, stream::LOSS, 0), |r, _: u64| Some(r.next_u64())).collect();
-        let c: Vec<u64> = (0..4).map(|_| 0).scan(Rng::stream(1, stream::LOSS, 1), |r, _: u64| Some(r.next_u64())).collect();
+        let a: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(Rng::stream(1, stream::LOSS, 0), |r, _: u64| Some(r.next_u64()))
+            .collect();
+        let b: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(Rng::stream(1, stream::LOSS, 0), |r, _: u64| Some(r.next_u64()))
+            .collect();
+        let c: Vec<u64> = (0..4)
+            .map(|_| 0)
+            .scan(Rng::stream(1, stream::LOSS, 1), |r, _: u64| Some(r.next_u64()))
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
     }

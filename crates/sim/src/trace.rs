@@ -37,7 +37,10 @@ impl Trace {
             }
             if let Some(&last) = ops.last() {
                 if v < last {
-                    return Err(format!("line {}: {v} ms comes after {last} ms; timestamps must not decrease", i + 1));
+                    return Err(format!(
+                        "line {}: {v} ms comes after {last} ms; timestamps must not decrease",
+                        i + 1
+                    ));
                 }
             }
             ops.push(v);
@@ -54,7 +57,8 @@ impl Trace {
     /// Reads and parses a trace file; errors name the file.
     pub fn load(path: impl AsRef<std::path::Path>) -> Result<Trace, String> {
         let p = path.as_ref();
-        let text = std::fs::read_to_string(p).map_err(|e| format!("cannot read trace file {}: {e}", p.display()))?;
+        let text = std::fs::read_to_string(p)
+            .map_err(|e| format!("cannot read trace file {}: {e}", p.display()))?;
         Trace::parse(&text).map_err(|e| format!("trace file {}: {e}", p.display()))
     }
 
@@ -170,7 +174,9 @@ impl LinkSchedule {
     pub fn capacity_bytes(rate: &crate::config::LinkRate, end: Time) -> u64 {
         match rate {
             crate::config::LinkRate::Constant(r) => r.bytes_in(Duration(end.0)),
-            crate::config::LinkRate::Trace(t) => t.opportunities_before(end) * TRACE_OPPORTUNITY_BYTES,
+            crate::config::LinkRate::Trace(t) => {
+                t.opportunities_before(end) * TRACE_OPPORTUNITY_BYTES
+            }
         }
     }
 }

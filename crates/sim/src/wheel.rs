@@ -26,7 +26,13 @@ pub(crate) struct Wheel<E: Timed> {
 
 impl<E: Timed> Wheel<E> {
     pub(crate) fn new() -> Wheel<E> {
-        Wheel { slots: (0..SLOTS).map(|_| Vec::new()).collect(), base: 0, ready: BinaryHeap::new(), far: BinaryHeap::new(), in_slots: 0 }
+        Wheel {
+            slots: (0..SLOTS).map(|_| Vec::new()).collect(),
+            base: 0,
+            ready: BinaryHeap::new(),
+            far: BinaryHeap::new(),
+            in_slots: 0,
+        }
     }
 
     pub(crate) fn push(&mut self, e: E) {

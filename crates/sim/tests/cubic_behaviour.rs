@@ -44,7 +44,10 @@ fn reductions(rec: &Record, flow: usize) -> Vec<&FlowSample> {
 }
 
 fn cc(s: &FlowSample, name: &str) -> f64 {
-    s.cc.iter().find(|(k, _)| *k == name).map(|x| x.1).unwrap_or_else(|| panic!("no cc column {name}"))
+    s.cc.iter()
+        .find(|(k, _)| *k == name)
+        .map(|x| x.1)
+        .unwrap_or_else(|| panic!("no cc column {name}"))
 }
 
 fn flow(cc: &str, params: &[(&str, f64)], rtt_ms: u64, start_s: f64) -> FlowConfig {
@@ -60,11 +63,24 @@ fn flow(cc: &str, params: &[(&str, f64)], rtt_ms: u64, start_s: f64) -> FlowConf
     }
 }
 
-fn config(mbps: u64, buffer: Buffer, loss: LossModel, flows: Vec<FlowConfig>, secs: u64, seed: u64) -> SimConfig {
+fn config(
+    mbps: u64,
+    buffer: Buffer,
+    loss: LossModel,
+    flows: Vec<FlowConfig>,
+    secs: u64,
+    seed: u64,
+) -> SimConfig {
     SimConfig {
         duration: Duration::from_secs(secs),
         seed,
-        bottleneck: LinkConfig { rate: LinkRate::Constant(Rate::from_mbps(mbps)), delay: Duration::from_millis(1), buffer, qdisc: Qdisc::DropTail, loss },
+        bottleneck: LinkConfig {
+            rate: LinkRate::Constant(Rate::from_mbps(mbps)),
+            delay: Duration::from_millis(1),
+            buffer,
+            qdisc: Qdisc::DropTail,
+            loss,
+        },
         flows,
         cross: vec![],
         sample_interval: Duration::from_millis(10),
@@ -94,7 +110,8 @@ fn jain(x: &[f64]) -> f64 {
 fn goodput_after(rec: &Record, flow: usize, from_s: f64) -> f64 {
     let s: Vec<_> = rec.of(flow).filter(|s| s.time.as_secs_f64() >= from_s).collect();
     let (a, b) = (s.first().unwrap(), s.last().unwrap());
-    (b.delivered_bytes - a.delivered_bytes) as f64 * 8.0 / (b.time.as_secs_f64() - a.time.as_secs_f64())
+    (b.delivered_bytes - a.delivered_bytes) as f64 * 8.0
+        / (b.time.as_secs_f64() - a.time.as_secs_f64())
 }
 
 /// One CUBIC flow alone on a DropTail path: between two losses its cwnd follows
@@ -104,7 +121,14 @@ fn goodput_after(rec: &Record, flow: usize, from_s: f64) -> f64 {
 fn cwnd_between_losses_follows_w_of_t() {
     let (mbps, rtt) = (20, 100);
     let buf = bdp_pkts(mbps, rtt);
-    let (_, rec) = run(config(mbps, Buffer::Packets(buf), LossModel::None, vec![flow("cubic", &[("hystart", 0.0)], rtt, 0.0)], 60, 1));
+    let (_, rec) = run(config(
+        mbps,
+        Buffer::Packets(buf),
+        LossModel::None,
+        vec![flow("cubic", &[("hystart", 0.0)], rtt, 0.0)],
+        60,
+        1,
+    ));
     let samples: Vec<_> = rec.of(0).collect();
     // Epochs: runs of samples with the same epoch_start (> 0) in congestion avoidance.
     let mut checked = 0;
@@ -130,7 +154,10 @@ fn cwnd_between_losses_follows_w_of_t() {
         }
         i = j;
     }
-    println!("W(t) check: {checked} samples, worst |cwnd - W(t)| = {worst:.1} packets (BDP+buffer = {})", 2 * buf);
+    println!(
+        "W(t) check: {checked} samples, worst |cwnd - W(t)| = {worst:.1} packets (BDP+buffer = {})",
+        2 * buf
+    );
     assert!(checked > 500, "too few epochs checked ({checked})");
     assert!(worst <= 6.0, "cwnd strays {worst:.1} packets from W(t)");
 }
@@ -140,7 +167,14 @@ fn cwnd_between_losses_follows_w_of_t() {
 #[test]
 fn ssthresh_after_loss_is_0_7_cwnd() {
     let (mbps, rtt) = (20, 60);
-    let (_, rec) = run(config(mbps, Buffer::Packets(bdp_pkts(mbps, rtt)), LossModel::None, vec![flow("cubic", &[("fast_convergence", 0.0)], rtt, 0.0)], 40, 2));
+    let (_, rec) = run(config(
+        mbps,
+        Buffer::Packets(bdp_pkts(mbps, rtt)),
+        LossModel::None,
+        vec![flow("cubic", &[("fast_convergence", 0.0)], rtt, 0.0)],
+        40,
+        2,
+    ));
     let mut n = 0;
     for s in reductions(&rec, 0) {
         let w_max = cc(s, "w_max") as u32;
@@ -156,10 +190,22 @@ fn ssthresh_after_loss_is_0_7_cwnd() {
 #[test]
 fn cubic_and_reno_share_at_one_percent_loss() {
     let (mbps, rtt) = (10, 100);
-    let cfg = config(mbps, Buffer::Packets(bdp_pkts(mbps, rtt)), LossModel::Bernoulli { p: 0.01 }, vec![flow("cubic", &[], rtt, 0.0), flow("reno", &[], rtt, 0.0)], 300, 3);
+    let cfg = config(
+        mbps,
+        Buffer::Packets(bdp_pkts(mbps, rtt)),
+        LossModel::Bernoulli { p: 0.01 },
+        vec![flow("cubic", &[], rtt, 0.0), flow("reno", &[], rtt, 0.0)],
+        300,
+        3,
+    );
     let (report, _) = run(cfg);
     let (c, r) = (report.flows[0].goodput_bps, report.flows[1].goodput_bps);
-    println!("1% loss: cubic {:.2} Mbit/s, reno {:.2} Mbit/s, ratio {:.2}", c / 1e6, r / 1e6, c / r);
+    println!(
+        "1% loss: cubic {:.2} Mbit/s, reno {:.2} Mbit/s, ratio {:.2}",
+        c / 1e6,
+        r / 1e6,
+        c / r
+    );
     assert!((0.75..=1.33).contains(&(c / r)), "cubic/reno = {:.2}", c / r);
 }
 
@@ -170,9 +216,17 @@ fn cubic_and_reno_share_at_one_percent_loss() {
 #[test]
 fn mean_window_matches_the_response_function() {
     let (mbps, rtt, p) = (200, 100u64, 1e-4);
-    let cfg = config(mbps, Buffer::Packets(4 * bdp_pkts(mbps, rtt)), LossModel::Bernoulli { p }, vec![flow("cubic", &[], rtt, 0.0)], 300, 4);
+    let cfg = config(
+        mbps,
+        Buffer::Packets(4 * bdp_pkts(mbps, rtt)),
+        LossModel::Bernoulli { p },
+        vec![flow("cubic", &[], rtt, 0.0)],
+        300,
+        4,
+    );
     let (report, rec) = run(cfg);
-    let ws: Vec<f64> = rec.of(0).filter(|s| s.time.as_secs_f64() > 30.0).map(|s| s.cwnd_pkts as f64).collect();
+    let ws: Vec<f64> =
+        rec.of(0).filter(|s| s.time.as_secs_f64() > 30.0).map(|s| s.cwnd_pkts as f64).collect();
     let mean = ws.iter().sum::<f64>() / ws.len() as f64;
     let rtt_s = report.flows[0].rtt.mean_ms / 1000.0;
     let theory = (0.4 * 3.7 / (4.0 * 0.3f64)).powf(0.25) * (rtt_s / p).powf(0.75);
@@ -185,13 +239,25 @@ fn mean_window_matches_the_response_function() {
 #[test]
 fn cubic_fit_is_fair_to_cubic_on_a_clean_path() {
     let (mbps, rtt) = (10, 100);
-    let cfg = config(mbps, Buffer::Packets(bdp_pkts(mbps, rtt) / 2), LossModel::None, vec![flow("cubic-fit", &[], rtt, 0.0), flow("cubic", &[], rtt, 0.0)], 300, 5);
+    let cfg = config(
+        mbps,
+        Buffer::Packets(bdp_pkts(mbps, rtt) / 2),
+        LossModel::None,
+        vec![flow("cubic-fit", &[], rtt, 0.0), flow("cubic", &[], rtt, 0.0)],
+        300,
+        5,
+    );
     let (_, rec) = run(cfg);
     let (f, c) = (goodput_after(&rec, 0, 30.0), goodput_after(&rec, 1, 30.0));
-    let ns: Vec<f64> = rec.of(0).filter(|s| s.time.as_secs_f64() > 30.0).map(|s| cc(s, "n")).collect();
+    let ns: Vec<f64> =
+        rec.of(0).filter(|s| s.time.as_secs_f64() > 30.0).map(|s| cc(s, "n")).collect();
     let mean_n = ns.iter().sum::<f64>() / ns.len() as f64;
     let j = jain(&[f, c]);
-    println!("clean path: cubic-fit {:.2} Mbit/s, cubic {:.2} Mbit/s, Jain {j:.3}, mean N {mean_n:.2}", f / 1e6, c / 1e6);
+    println!(
+        "clean path: cubic-fit {:.2} Mbit/s, cubic {:.2} Mbit/s, Jain {j:.3}, mean N {mean_n:.2}",
+        f / 1e6,
+        c / 1e6
+    );
     assert!(j > 0.9, "Jain {j:.3}");
     assert!(mean_n < 3.0, "mean N {mean_n:.2}");
 }
@@ -210,12 +276,27 @@ fn cubic_fit_uses_lossy_paths_without_stealing() {
     let mut n_mean = 0.0;
     let seeds = [11u64, 12, 13];
     for seed in seeds {
-        let (r0, _) = run(config(mbps, buf, loss.clone(), vec![flow("cubic", &[], rtt, 0.0), flow("cubic", &[], rtt, 0.0)], secs, seed));
-        let (r1, rec) = run(config(mbps, buf, loss.clone(), vec![flow("cubic", &[], rtt, 0.0), flow("cubic-fit", &[], rtt, 0.0)], secs, seed));
+        let (r0, _) = run(config(
+            mbps,
+            buf,
+            loss.clone(),
+            vec![flow("cubic", &[], rtt, 0.0), flow("cubic", &[], rtt, 0.0)],
+            secs,
+            seed,
+        ));
+        let (r1, rec) = run(config(
+            mbps,
+            buf,
+            loss.clone(),
+            vec![flow("cubic", &[], rtt, 0.0), flow("cubic-fit", &[], rtt, 0.0)],
+            secs,
+            seed,
+        ));
         t0 += r0.flows[0].goodput_bps;
         t1 += r1.flows[0].goodput_bps;
         fit += r1.flows[1].goodput_bps;
-        let ns: Vec<f64> = rec.of(1).filter(|s| s.time.as_secs_f64() > 30.0).map(|s| cc(s, "n")).collect();
+        let ns: Vec<f64> =
+            rec.of(1).filter(|s| s.time.as_secs_f64() > 30.0).map(|s| cc(s, "n")).collect();
         n_mean += ns.iter().sum::<f64>() / ns.len() as f64;
     }
     let k = seeds.len() as f64;
@@ -233,7 +314,10 @@ fn tuner_vs_cubic(alpha: f64, beta: f64, seed: u64) -> (f64, f64) {
         12,
         Buffer::Bytes(120_000),
         LossModel::None,
-        vec![flow("cubic", &[], 80, 0.0), flow("tuner", &[("alpha", alpha), ("beta", beta)], 80, 5.0)],
+        vec![
+            flow("cubic", &[], 80, 0.0),
+            flow("tuner", &[("alpha", alpha), ("beta", beta)], 80, 5.0),
+        ],
         120,
         seed,
     );
@@ -264,8 +348,18 @@ fn hystart_leaves_slow_start_before_the_first_loss() {
     let (mbps, rtt) = (20, 100);
     let deep = Buffer::Packets(4 * bdp_pkts(mbps, rtt));
     let first_exit = |hystart: f64| {
-        let (_, rec) = run(config(mbps, deep, LossModel::None, vec![flow("cubic", &[("hystart", hystart)], rtt, 0.0)], 20, 6));
-        let exit = rec.of(0).find(|s| s.ssthresh_pkts < 0x7fff_ffff).map(|s| (s.time.as_secs_f64(), s.ssthresh_pkts, s.retransmits));
+        let (_, rec) = run(config(
+            mbps,
+            deep,
+            LossModel::None,
+            vec![flow("cubic", &[("hystart", hystart)], rtt, 0.0)],
+            20,
+            6,
+        ));
+        let exit = rec
+            .of(0)
+            .find(|s| s.ssthresh_pkts < 0x7fff_ffff)
+            .map(|s| (s.time.as_secs_f64(), s.ssthresh_pkts, s.retransmits));
         exit
     };
     let (t, ssthresh, retx) = first_exit(1.0).expect("never left slow start");
@@ -281,8 +375,19 @@ fn hystart_leaves_slow_start_before_the_first_loss() {
 #[test]
 fn tuner_retunes_beta_and_alpha_on_a_running_flow() {
     let (mbps, rtt) = (20, 60);
-    let mut cfg = config(mbps, Buffer::Packets(bdp_pkts(mbps, rtt)), LossModel::None, vec![flow("tuner", &[("fast_convergence", 0.0)], rtt, 0.0)], 60, 7);
-    cfg.changes = vec![ParamChange { at: Time::from_secs_f64(20.0), flow: 0, set: vec![("beta".to_string(), 0.5)] }];
+    let mut cfg = config(
+        mbps,
+        Buffer::Packets(bdp_pkts(mbps, rtt)),
+        LossModel::None,
+        vec![flow("tuner", &[("fast_convergence", 0.0)], rtt, 0.0)],
+        60,
+        7,
+    );
+    cfg.changes = vec![ParamChange {
+        at: Time::from_secs_f64(20.0),
+        flow: 0,
+        set: vec![("beta".to_string(), 0.5)],
+    }];
     let (_, rec) = run(cfg);
     let mut before = 0;
     let mut after = 0;
@@ -299,14 +404,29 @@ fn tuner_retunes_beta_and_alpha_on_a_running_flow() {
     println!("retune: {before} reductions at beta 0.7, {after} at beta 0.5");
     assert!(before >= 1 && after >= 2);
     // alpha = 2 doubles the W_max recorded at each loss.
-    let mut cfg = config(mbps, Buffer::Packets(bdp_pkts(mbps, rtt)), LossModel::None, vec![flow("tuner", &[("fast_convergence", 0.0)], rtt, 0.0)], 40, 8);
-    cfg.changes = vec![ParamChange { at: Time::from_secs_f64(10.0), flow: 0, set: vec![("alpha".to_string(), 2.0)] }];
+    let mut cfg = config(
+        mbps,
+        Buffer::Packets(bdp_pkts(mbps, rtt)),
+        LossModel::None,
+        vec![flow("tuner", &[("fast_convergence", 0.0)], rtt, 0.0)],
+        40,
+        8,
+    );
+    cfg.changes = vec![ParamChange {
+        at: Time::from_secs_f64(10.0),
+        flow: 0,
+        set: vec![("alpha".to_string(), 2.0)],
+    }];
     let (_, rec) = run(cfg);
     let mut checked = 0;
     for s in reductions(&rec, 0).into_iter().filter(|s| s.time.as_secs_f64() > 10.5) {
         // ssthresh = 0.7 cwnd_at_loss, W_max = 2 cwnd_at_loss (within rounding).
         let ratio = cc(s, "w_max") / s.ssthresh_pkts as f64;
-        assert!((ratio - 2.0 * 1024.0 / 717.0).abs() < 0.05, "W_max / ssthresh = {ratio:.3} at {:?}", s.time);
+        assert!(
+            (ratio - 2.0 * 1024.0 / 717.0).abs() < 0.05,
+            "W_max / ssthresh = {ratio:.3} at {:?}",
+            s.time
+        );
         checked += 1;
     }
     println!("alpha = 2: {checked} reductions with W_max = 2 x cwnd at loss");
@@ -320,16 +440,39 @@ fn tuner_retunes_beta_and_alpha_on_a_running_flow() {
 fn the_family_is_sane_and_deterministic_under_burst_loss() {
     for cc_name in ["cubic", "tuner", "cubic-rfc9438", "cubic-2008", "cubic-fit"] {
         let mk = || {
-            let loss = LossModel::GilbertElliott { p_good_to_bad: 0.002, p_bad_to_good: 0.3, loss_good: 0.0005, loss_bad: 0.3 };
-            config(20, Buffer::Packets(100), loss, vec![flow(cc_name, &[], 40, 0.0), flow(cc_name, &[], 80, 1.0)], 30, 9)
+            let loss = LossModel::GilbertElliott {
+                p_good_to_bad: 0.002,
+                p_bad_to_good: 0.3,
+                loss_good: 0.0005,
+                loss_bad: 0.3,
+            };
+            config(
+                20,
+                Buffer::Packets(100),
+                loss,
+                vec![flow(cc_name, &[], 40, 0.0), flow(cc_name, &[], 80, 1.0)],
+                30,
+                9,
+            )
         };
         let (r1, rec) = run(mk());
         let (r2, _) = run(mk());
         assert_eq!(r1, r2, "{cc_name}: same seed, different report");
         for s in &rec.samples {
-            assert!(s.cwnd_pkts >= 1 && s.ssthresh_pkts >= 2, "{cc_name}: ({}, {}) at {:?}", s.cwnd_pkts, s.ssthresh_pkts, s.time);
+            assert!(
+                s.cwnd_pkts >= 1 && s.ssthresh_pkts >= 2,
+                "{cc_name}: ({}, {}) at {:?}",
+                s.cwnd_pkts,
+                s.ssthresh_pkts,
+                s.time
+            );
         }
-        println!("{cc_name}: utilisation {:.2}, goodputs {:.2} / {:.2} Mbit/s", r1.link.utilization, r1.flows[0].goodput_bps / 1e6, r1.flows[1].goodput_bps / 1e6);
+        println!(
+            "{cc_name}: utilisation {:.2}, goodputs {:.2} / {:.2} Mbit/s",
+            r1.link.utilization,
+            r1.flows[0].goodput_bps / 1e6,
+            r1.flows[1].goodput_bps / 1e6
+        );
         assert!(r1.link.utilization > 0.3, "{cc_name}: utilisation {:.2}", r1.link.utilization);
     }
 }

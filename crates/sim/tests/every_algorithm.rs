@@ -7,7 +7,10 @@
 //! so the run is the same for every seed.
 
 use cclab_cc::ALGORITHMS;
-use cclab_sim::{Buffer, FlowConfig, LinkConfig, LinkRate, LossModel, NoObserver, Qdisc, SimConfig, Simulation, TcpConfig};
+use cclab_sim::{
+    Buffer, FlowConfig, LinkConfig, LinkRate, LossModel, NoObserver, Qdisc, SimConfig, Simulation,
+    TcpConfig,
+};
 use cclab_units::{Duration, Rate, Time};
 
 const RATE_BPS: u64 = 10_000_000;
@@ -79,7 +82,11 @@ fn every_algorithm_alone_uses_the_link() {
         let u = report.link.utilization;
         println!("{:<14} utilisation {u:.3}", info.name);
         if u < utilisation_floor(info.name) {
-            failures.push(format!("{}: utilisation {u:.3} < {}", info.name, utilisation_floor(info.name)));
+            failures.push(format!(
+                "{}: utilisation {u:.3} < {}",
+                info.name,
+                utilisation_floor(info.name)
+            ));
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
@@ -95,7 +102,11 @@ fn two_flows_of_every_algorithm_share_fairly() {
         let j = jain(&goodputs);
         println!("{:<14} goodputs {:?} Jain {j:.3}", info.name, goodputs);
         if j.is_nan() || j <= jain_floor(info.name) {
-            failures.push(format!("{}: Jain {j:.3} < {} (goodputs {goodputs:?})", info.name, jain_floor(info.name)));
+            failures.push(format!(
+                "{}: Jain {j:.3} < {} (goodputs {goodputs:?})",
+                info.name,
+                jain_floor(info.name)
+            ));
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");

@@ -8,7 +8,9 @@
 //! in debug mode, where overflow panics), and cwnd >= 2 on leaving fast recovery
 //! (non-Tahoe). At the end the network turns lossless and every flow must finish.
 
-use cclab_cc::{Algorithm, CaState, CongestionControl, LossRecovery, ParamKind, TcpState, ALGORITHMS};
+use cclab_cc::{
+    Algorithm, CaState, CongestionControl, LossRecovery, ParamKind, TcpState, ALGORITHMS,
+};
 use cclab_sim::rng::Rng;
 use cclab_sim::tcp::{Ack, Segment, TcpReceiver, TcpSender};
 use cclab_sim::{DelayedAck, TcpConfig};
@@ -69,12 +71,20 @@ fn run_model(cc: &str, recovery: Option<LossRecovery>, seed: u64, steps: usize) 
     let check = |s: &TcpSender, prev_state: CaState, prev_undos: u64, step: usize| {
         s.check_invariants().unwrap_or_else(|e| panic!("{ctx} step {step}: {e}"));
         assert!(s.tp.snd_cwnd >= 1, "{ctx} step {step}: cwnd 0");
-        assert!(s.tp.snd_ssthresh >= min_ssthresh(cc), "{ctx} step {step}: ssthresh {}", s.tp.snd_ssthresh);
+        assert!(
+            s.tp.snd_ssthresh >= min_ssthresh(cc),
+            "{ctx} step {step}: ssthresh {}",
+            s.tp.snd_ssthresh
+        );
         assert!(s.tp.snd_cwnd < 10_000_000, "{ctx} step {step}: cwnd {} runaway", s.tp.snd_cwnd);
         assert!(s.in_flight() <= s.packets_out(), "{ctx} step {step}: in_flight > packets_out");
         // A loss response leaves cwnd >= 2; an undo restores the window from before it,
         // which may legitimately have been 1 (right after an RTO).
-        if prev_state == CaState::Recovery && s.tp.ca_state == CaState::Open && !tahoe && s.stats.undos == prev_undos {
+        if prev_state == CaState::Recovery
+            && s.tp.ca_state == CaState::Open
+            && !tahoe
+            && s.stats.undos == prev_undos
+        {
             assert!(s.tp.snd_cwnd >= 2, "{ctx} step {step}: cwnd {} after fast recovery (ssthresh {}, prior_cwnd {}, in_flight {})", s.tp.snd_cwnd, s.tp.snd_ssthresh, s.tp.prior_cwnd, s.in_flight());
         }
     };
@@ -173,12 +183,15 @@ fn run_model(cc: &str, recovery: Option<LossRecovery>, seed: u64, steps: usize) 
 
 #[test]
 fn random_operations_keep_every_algorithm_and_recovery_style_consistent() {
-    let styles = [None, Some(LossRecovery::Sack), Some(LossRecovery::NewReno), Some(LossRecovery::Tahoe)];
+    let styles =
+        [None, Some(LossRecovery::Sack), Some(LossRecovery::NewReno), Some(LossRecovery::Tahoe)];
     let seeds = if cfg!(debug_assertions) { 8 } else { 80 };
     for info in ALGORITHMS {
         for style in styles {
             for seed in 0..seeds {
-                if std::env::var("CCLAB_TRACE").is_ok() { eprintln!("{} {style:?} {seed}", info.name); }
+                if std::env::var("CCLAB_TRACE").is_ok() {
+                    eprintln!("{} {style:?} {seed}", info.name);
+                }
                 run_model(info.name, style, seed * 7919 + 1, 1500);
             }
         }
@@ -202,24 +215,46 @@ fn hooks_on_random_states_never_break_the_basic_bounds() {
                 tp.packets_in_flight = rng.below(tp.snd_cwnd as u64 + 5) as u32;
                 if rng.chance(0.5) {
                     let rtt = 1_000 + rng.below(1_000_000) as u32;
-                    tp.srtt_us = if tp.srtt_us == 0 { rtt << 3 } else { tp.srtt_us - (tp.srtt_us >> 3) + rtt };
+                    tp.srtt_us = if tp.srtt_us == 0 {
+                        rtt << 3
+                    } else {
+                        tp.srtt_us - (tp.srtt_us >> 3) + rtt
+                    };
                     tp.min_rtt_us = tp.min_rtt_us.min(rtt);
                 }
                 match rng.below(8) {
-                    0 | 1 | 2 => {
+                    0..=2 => {
                         let acked = 1 + rng.below(64) as u32;
                         tp.delivered = tp.delivered.wrapping_add(acked);
-                        let sample = AckSample { pkts_acked: acked, rtt_us: Some(tp.min_rtt_us.min(2_000_000).max(1)), in_flight: tp.packets_in_flight };
+                        let sample = AckSample {
+                            pkts_acked: acked,
+                            rtt_us: Some(tp.min_rtt_us.clamp(1, 2_000_000)),
+                            in_flight: tp.packets_in_flight,
+                        };
                         alg.pkts_acked(&mut tp, &sample);
-                        alg.in_ack_event(&mut tp, AckFlags { acked_bytes: acked * 1448, ..Default::default() });
-                        let rs = RateSample { delivered: acked, interval_us: 1 + rng.below(1_000_000), rtt_us: sample.rtt_us, acked_sacked: acked, ..Default::default() };
+                        alg.in_ack_event(
+                            &mut tp,
+                            AckFlags { acked_bytes: acked * 1448, ..Default::default() },
+                        );
+                        let rs = RateSample {
+                            delivered: acked,
+                            interval_us: 1 + rng.below(1_000_000),
+                            rtt_us: sample.rtt_us,
+                            acked_sacked: acked,
+                            ..Default::default()
+                        };
                         if !alg.cong_control(&mut tp, &rs) {
                             alg.cong_avoid(&mut tp, acked);
                         }
                     }
                     3 => {
                         let ss = alg.ssthresh(&tp);
-                        assert!(ss >= 2, "{} round {round}: ssthresh {ss} from cwnd {}", info.name, tp.snd_cwnd);
+                        assert!(
+                            ss >= 2,
+                            "{} round {round}: ssthresh {ss} from cwnd {}",
+                            info.name,
+                            tp.snd_cwnd
+                        );
                         tp.prior_cwnd = tp.snd_cwnd;
                         tp.snd_ssthresh = ss;
                         alg.set_state(&mut tp, CaState::Recovery);
@@ -245,7 +280,12 @@ fn hooks_on_random_states_never_break_the_basic_bounds() {
                     _ => alg.cwnd_event(&mut tp, CaEvent::TxStart),
                 }
                 assert!(tp.snd_cwnd >= 1, "{} round {round}: cwnd 0", info.name);
-                assert!(tp.snd_ssthresh >= 2, "{} round {round}: ssthresh {}", info.name, tp.snd_ssthresh);
+                assert!(
+                    tp.snd_ssthresh >= 2,
+                    "{} round {round}: ssthresh {}",
+                    info.name,
+                    tp.snd_ssthresh
+                );
             }
         }
     }

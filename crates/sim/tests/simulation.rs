@@ -18,11 +18,31 @@ fn busy_config(seed: u64) -> SimConfig {
     f3.stop = Some(Time::from_secs_f64(6.0));
     let mut cfg = dumbbell(rate, ms(10), 60, 8, vec![flow("reno", ms(40)), f1, f2, f3]);
     cfg.seed = seed;
-    cfg.bottleneck.qdisc = Qdisc::Red(RedConfig { min_th: 5.0, max_th: 15.0, max_p: 0.1, weight: 0.002, gentle: true });
+    cfg.bottleneck.qdisc = Qdisc::Red(RedConfig {
+        min_th: 5.0,
+        max_th: 15.0,
+        max_p: 0.1,
+        weight: 0.002,
+        gentle: true,
+    });
     cfg.bottleneck.loss = LossModel::Bernoulli { p: 0.001 };
-    let cross = |kind| CrossConfig { kind, rate: Rate::from_mbps(1), packet_bytes: 1000, start: Time::ZERO, stop: None };
-    cfg.cross = vec![cross(CrossKind::Cbr), cross(CrossKind::Poisson), cross(CrossKind::Exponential { mean_on: ms(200), mean_off: ms(300) })];
-    cfg.changes = vec![ParamChange { at: Time::from_secs_f64(2.0), flow: 0, set: vec![("rto_min".into(), 50.0), ("initcwnd".into(), 4.0)] }];
+    let cross = |kind| CrossConfig {
+        kind,
+        rate: Rate::from_mbps(1),
+        packet_bytes: 1000,
+        start: Time::ZERO,
+        stop: None,
+    };
+    cfg.cross = vec![
+        cross(CrossKind::Cbr),
+        cross(CrossKind::Poisson),
+        cross(CrossKind::Exponential { mean_on: ms(200), mean_off: ms(300) }),
+    ];
+    cfg.changes = vec![ParamChange {
+        at: Time::from_secs_f64(2.0),
+        flow: 0,
+        set: vec![("rto_min".into(), 50.0), ("initcwnd".into(), 4.0)],
+    }];
     cfg
 }
 
@@ -37,7 +57,12 @@ fn same_config_and_seed_give_identical_reports_and_samples() {
     let (r2, s2) = once();
     assert_eq!(r1, r2);
     assert_eq!(s1, s2);
-    assert!(s1.flows.len() > 1000 && s1.queue.len() == 801, "{} {}", s1.flows.len(), s1.queue.len());
+    assert!(
+        s1.flows.len() > 1000 && s1.queue.len() == 801,
+        "{} {}",
+        s1.flows.len(),
+        s1.queue.len()
+    );
     assert_eq!(s1.changes.len(), 2);
     // A different seed changes the random streams, hence the outcome.
     let r3 = Simulation::new(busy_config(8)).unwrap().run(&mut NoObserver);
@@ -56,25 +81,107 @@ fn stepping_with_run_until_gives_the_same_result_as_one_run() {
     assert_eq!(sim.now(), Time::from_secs_f64(8.0));
 }
 
+/// A change to a valid configuration, the field its error must name, and a word of the message.
+type BadCase = (Box<dyn Fn(&mut SimConfig)>, &'static str, &'static str);
+
 #[test]
 fn bad_configurations_are_refused_with_the_field_value_and_allowed_range() {
     let base = || dumbbell(Rate::from_mbps(10), ms(10), 100, 1, vec![flow("reno", ms(40))]);
-    let cases: Vec<(Box<dyn Fn(&mut SimConfig)>, &str, &str)> = vec![
-        (Box::new(|c| c.flows[0].cc = "cubik".into()), "flows[0].cc", "unknown algorithm \"cubik\""),
-        (Box::new(|c| c.flows[0].rtt = ms(15)), "flows[0].rtt", "at least twice the bottleneck delay"),
-        (Box::new(|c| c.flows[0].params = vec![("beta".into(), 0.5)]), "flows[0].params.beta", "no parameter \"beta\""),
+    let cases: Vec<BadCase> = vec![
+        (
+            Box::new(|c| c.flows[0].cc = "cubik".into()),
+            "flows[0].cc",
+            "unknown algorithm \"cubik\"",
+        ),
+        (
+            Box::new(|c| c.flows[0].rtt = ms(15)),
+            "flows[0].rtt",
+            "at least twice the bottleneck delay",
+        ),
+        (
+            Box::new(|c| c.flows[0].params = vec![("beta".into(), 0.5)]),
+            "flows[0].params.beta",
+            "no parameter \"beta\"",
+        ),
         (Box::new(|c| c.flows[0].tcp.mss = 10), "flows[0].tcp.mss", "allowed 64..=65000"),
-        (Box::new(|c| c.flows[0].tcp.init_cwnd = 0), "flows[0].tcp.init_cwnd", "allowed 1..=100000"),
-        (Box::new(|c| c.bottleneck.buffer = Buffer::Packets(0)), "bottleneck.buffer", "at least one packet"),
-        (Box::new(|c| c.bottleneck.rate = LinkRate::Constant(Rate(0))), "bottleneck.rate", "must be positive"),
-        (Box::new(|c| c.bottleneck.loss = LossModel::Bernoulli { p: 1.5 }), "bottleneck.loss.p", "1.5"),
-        (Box::new(|c| c.bottleneck.qdisc = Qdisc::Red(RedConfig { min_th: 10.0, max_th: 5.0, max_p: 0.1, weight: 0.002, gentle: true })), "bottleneck.qdisc.max_th", "min_th < max_th"),
+        (
+            Box::new(|c| c.flows[0].tcp.init_cwnd = 0),
+            "flows[0].tcp.init_cwnd",
+            "allowed 1..=100000",
+        ),
+        (
+            Box::new(|c| c.bottleneck.buffer = Buffer::Packets(0)),
+            "bottleneck.buffer",
+            "at least one packet",
+        ),
+        (
+            Box::new(|c| c.bottleneck.rate = LinkRate::Constant(Rate(0))),
+            "bottleneck.rate",
+            "must be positive",
+        ),
+        (
+            Box::new(|c| c.bottleneck.loss = LossModel::Bernoulli { p: 1.5 }),
+            "bottleneck.loss.p",
+            "1.5",
+        ),
+        (
+            Box::new(|c| {
+                c.bottleneck.qdisc = Qdisc::Red(RedConfig {
+                    min_th: 10.0,
+                    max_th: 5.0,
+                    max_p: 0.1,
+                    weight: 0.002,
+                    gentle: true,
+                })
+            }),
+            "bottleneck.qdisc.max_th",
+            "min_th < max_th",
+        ),
         (Box::new(|c| c.duration = Duration::ZERO), "duration", "longer than zero"),
-        (Box::new(|c| c.flows[0].tcp.delayed_ack = DelayedAck { enabled: true, every: 0, ..DelayedAck::default() }), "flows[0].tcp.delayed_ack.every", "0: allowed at least 1 segment"),
-        (Box::new(|c| c.bottleneck.qdisc = Qdisc::Codel(CodelConfig { target: ms(5), interval: Duration::ZERO })), "bottleneck.qdisc.interval", "0us: must be positive"),
-        (Box::new(|c| c.bottleneck.qdisc = Qdisc::Pie(PieConfig { target: ms(15), tupdate: ms(15), alpha: -1.0, beta: 1.25 })), "bottleneck.qdisc.alpha", "-1: allowed a finite number >= 0"),
-        (Box::new(|c| c.changes = vec![ParamChange { at: Time::ZERO, flow: 3, set: vec![] }]), "changes[0].flow", "there are 1 flows"),
-        (Box::new(|c| c.changes = vec![ParamChange { at: Time::ZERO, flow: 0, set: vec![("rto_min".into(), 0.0)] }]), "changes[0].rto_min", "allowed: an integer in [1, 60000] ms"),
+        (
+            Box::new(|c| {
+                c.flows[0].tcp.delayed_ack =
+                    DelayedAck { enabled: true, every: 0, ..DelayedAck::default() }
+            }),
+            "flows[0].tcp.delayed_ack.every",
+            "0: allowed at least 1 segment",
+        ),
+        (
+            Box::new(|c| {
+                c.bottleneck.qdisc =
+                    Qdisc::Codel(CodelConfig { target: ms(5), interval: Duration::ZERO })
+            }),
+            "bottleneck.qdisc.interval",
+            "0us: must be positive",
+        ),
+        (
+            Box::new(|c| {
+                c.bottleneck.qdisc = Qdisc::Pie(PieConfig {
+                    target: ms(15),
+                    tupdate: ms(15),
+                    alpha: -1.0,
+                    beta: 1.25,
+                })
+            }),
+            "bottleneck.qdisc.alpha",
+            "-1: allowed a finite number >= 0",
+        ),
+        (
+            Box::new(|c| c.changes = vec![ParamChange { at: Time::ZERO, flow: 3, set: vec![] }]),
+            "changes[0].flow",
+            "there are 1 flows",
+        ),
+        (
+            Box::new(|c| {
+                c.changes = vec![ParamChange {
+                    at: Time::ZERO,
+                    flow: 0,
+                    set: vec![("rto_min".into(), 0.0)],
+                }]
+            }),
+            "changes[0].rto_min",
+            "allowed: an integer in [1, 60000] ms",
+        ),
     ];
     for (edit, field, needle) in cases {
         let mut cfg = base();
@@ -87,13 +194,25 @@ fn bad_configurations_are_refused_with_the_field_value_and_allowed_range() {
 
 #[test]
 fn live_set_param_validates_and_applies() {
-    let mut sim = Simulation::new(dumbbell(Rate::from_mbps(10), ms(10), 100, 2, vec![flow("reno", ms(40))])).unwrap();
+    let mut sim =
+        Simulation::new(dumbbell(Rate::from_mbps(10), ms(10), 100, 2, vec![flow("reno", ms(40))]))
+            .unwrap();
     sim.run_until(Time::from_secs_f64(0.5), &mut NoObserver);
     let e = sim.set_param(0, "initcwnd", 5000.0).unwrap_err().to_string();
-    assert!(e.contains("flow 0") && e.contains("\"initcwnd\"") && e.contains("5000") && e.contains("[1, 1000]"), "{e}");
+    assert!(
+        e.contains("flow 0")
+            && e.contains("\"initcwnd\"")
+            && e.contains("5000")
+            && e.contains("[1, 1000]"),
+        "{e}"
+    );
     let e = sim.set_param(0, "beta", 0.5).unwrap_err().to_string();
     assert!(e.contains("no parameter \"beta\"") && e.contains("rto_min"), "{e}");
-    assert!(sim.set_param(9, "rto_min", 10.0).unwrap_err().to_string().contains("there are 1 flows"));
+    assert!(sim
+        .set_param(9, "rto_min", 10.0)
+        .unwrap_err()
+        .to_string()
+        .contains("there are 1 flows"));
     sim.set_param(0, "rto_min", 20.0).unwrap();
     sim.set_param(0, "initcwnd", 3.0).unwrap();
     assert_eq!(sim.sender(0).config().rto_min, ms(20));
@@ -111,15 +230,30 @@ fn every_queue_discipline_runs_and_aqms_keep_the_queue_shorter_than_droptail() {
     for q in [
         Qdisc::DropTail,
         // Thresholds sized for this BDP (about 70-130 packets) so RED keeps the link busy.
-        Qdisc::Red(RedConfig { min_th: 30.0, max_th: 90.0, max_p: 0.1, weight: 0.002, gentle: true }),
+        Qdisc::Red(RedConfig {
+            min_th: 30.0,
+            max_th: 90.0,
+            max_p: 0.1,
+            weight: 0.002,
+            gentle: true,
+        }),
         Qdisc::Codel(codel.clone()),
         Qdisc::Pie(PieConfig { target: ms(15), tupdate: ms(15), alpha: 0.125, beta: 1.25 }),
         Qdisc::FqCodel(codel.clone()),
     ] {
-        let mut cfg = dumbbell(rate, ms(10), 400, 20, vec![flow("reno", ms(40)), flow("reno", ms(40)), flow("reno", ms(80))]);
+        let mut cfg = dumbbell(
+            rate,
+            ms(10),
+            400,
+            20,
+            vec![flow("reno", ms(40)), flow("reno", ms(40)), flow("reno", ms(80))],
+        );
         cfg.bottleneck.qdisc = q.clone();
         let r = run(cfg);
-        println!("{q:?}: util {:.3}, mean queue {:.1}, drops {}", r.link.utilization, r.link.mean_queue_packets, r.link.queue_drops);
+        println!(
+            "{q:?}: util {:.3}, mean queue {:.1}, drops {}",
+            r.link.utilization, r.link.mean_queue_packets, r.link.queue_drops
+        );
         assert!(r.link.utilization > 0.85, "{q:?}: {}", r.link.utilization);
         results.push(r.link.mean_queue_packets);
     }
@@ -142,10 +276,24 @@ fn random_loss_models_drop_at_their_rates() {
     for (model, expect) in [
         (LossModel::Bernoulli { p: 0.02 }, 0.02),
         // Stationary Bad share 0.01 / (0.01 + 0.25) = 0.0385, loss 0.5 there.
-        (LossModel::GilbertElliott { p_good_to_bad: 0.01, p_bad_to_good: 0.25, loss_good: 0.0, loss_bad: 0.5 }, 0.0385 * 0.5),
+        (
+            LossModel::GilbertElliott {
+                p_good_to_bad: 0.01,
+                p_bad_to_good: 0.25,
+                loss_good: 0.0,
+                loss_bad: 0.5,
+            },
+            0.0385 * 0.5,
+        ),
     ] {
         let mut cfg = dumbbell(Rate::from_mbps(10), ms(10), 100, 20, vec![]);
-        cfg.cross = vec![CrossConfig { kind: CrossKind::Cbr, rate: Rate::from_mbps(5), packet_bytes: 1250, start: Time::ZERO, stop: None }];
+        cfg.cross = vec![CrossConfig {
+            kind: CrossKind::Cbr,
+            rate: Rate::from_mbps(5),
+            packet_bytes: 1250,
+            start: Time::ZERO,
+            stop: None,
+        }];
         cfg.bottleneck.loss = model.clone();
         let r = run(cfg);
         let sent = r.link.delivered_packets + r.link.random_losses;
@@ -156,9 +304,19 @@ fn random_loss_models_drop_at_their_rates() {
 
 #[test]
 fn cross_traffic_sources_send_at_their_mean_rates() {
-    for kind in [CrossKind::Cbr, CrossKind::Poisson, CrossKind::Exponential { mean_on: ms(100), mean_off: ms(100) }] {
+    for kind in [
+        CrossKind::Cbr,
+        CrossKind::Poisson,
+        CrossKind::Exponential { mean_on: ms(100), mean_off: ms(100) },
+    ] {
         let mut cfg = dumbbell(Rate::from_mbps(100), ms(10), 1000, 60, vec![]);
-        cfg.cross = vec![CrossConfig { kind, rate: Rate::from_mbps(4), packet_bytes: 1500, start: Time::from_secs_f64(1.0), stop: Some(Time::from_secs_f64(51.0)) }];
+        cfg.cross = vec![CrossConfig {
+            kind,
+            rate: Rate::from_mbps(4),
+            packet_bytes: 1500,
+            start: Time::from_secs_f64(1.0),
+            stop: Some(Time::from_secs_f64(51.0)),
+        }];
         // Mean over five seeds (one seed's Poisson count has a 0.8% standard deviation).
         let mbps = (1..=5)
             .map(|seed| {
@@ -194,7 +352,9 @@ fn samples_cover_active_flows_with_algorithm_internals_and_the_queue() {
     let mut f2 = flow("reno", ms(40));
     f2.start = Time::from_secs_f64(1.0);
     let mut rec = Recorder::default();
-    Simulation::new(dumbbell(Rate::from_mbps(10), ms(10), 100, 2, vec![flow("reno", ms(40)), f2])).unwrap().run(&mut rec);
+    Simulation::new(dumbbell(Rate::from_mbps(10), ms(10), 100, 2, vec![flow("reno", ms(40)), f2]))
+        .unwrap()
+        .run(&mut rec);
     assert_eq!(rec.queue.len(), 201);
     let f0 = rec.flows.iter().filter(|s| s.flow == 0).count();
     let f1 = rec.flows.iter().filter(|s| s.flow == 1).count();

@@ -99,7 +99,13 @@ fn two_identical_reno_flows_share_fairly() {
 #[test]
 fn shorter_rtt_reno_flow_gets_more() {
     let rate = Rate::from_mbps(20);
-    let cfg = dumbbell(rate, ms(5), bdp_packets(rate, ms(80)), 120, vec![flow("reno", ms(20)), flow("reno", ms(80))]);
+    let cfg = dumbbell(
+        rate,
+        ms(5),
+        bdp_packets(rate, ms(80)),
+        120,
+        vec![flow("reno", ms(20)), flow("reno", ms(80))],
+    );
     let r = run(cfg);
     let (a, b) = (r.flows[0].goodput_bps, r.flows[1].goodput_bps);
     println!("20 ms: {a:.0} bps, 80 ms: {b:.0} bps, ratio {:.2}", a / b);
@@ -117,7 +123,13 @@ fn trace_dir() -> std::path::PathBuf {
 fn trace_link_never_exceeds_the_trace() {
     for name in ["12mbps.trace", "TMobile-LTE-short.down", "2.64mbps-poisson.trace"] {
         let trace = std::sync::Arc::new(Trace::load(trace_dir().join(name)).unwrap());
-        let mut cfg = dumbbell(Rate::from_mbps(1), ms(10), 400, 20, vec![flow("reno", ms(50)), flow("reno", ms(80))]);
+        let mut cfg = dumbbell(
+            Rate::from_mbps(1),
+            ms(10),
+            400,
+            20,
+            vec![flow("reno", ms(50)), flow("reno", ms(80))],
+        );
         cfg.bottleneck.rate = LinkRate::Trace(trace.clone());
         let mut sim = Simulation::new(cfg).unwrap();
         let mut t = Time::ZERO;
@@ -128,15 +140,26 @@ fn trace_link_never_exceeds_the_trace() {
             let delivered = sim.report().link.delivered_bytes;
             // Opportunities at times <= t.
             let allowed = trace.opportunities_before(Time(t.0 + 1)) * 1500;
-            assert!(delivered <= allowed, "{name}: at {t}: delivered {delivered} > allowed {allowed}");
+            assert!(
+                delivered <= allowed,
+                "{name}: at {t}: delivered {delivered} > allowed {allowed}"
+            );
             checks += 1;
             if done {
                 break;
             }
         }
         let r = sim.report();
-        println!("{name}: utilisation {:.3} of {:.2} Mbit/s over {checks} checks", r.link.utilization, r.link.capacity_bps / 1e6);
-        assert!(r.link.utilization > 0.8, "{name}: a bulk flow with a big buffer uses the trace: {}", r.link.utilization);
+        println!(
+            "{name}: utilisation {:.3} of {:.2} Mbit/s over {checks} checks",
+            r.link.utilization,
+            r.link.capacity_bps / 1e6
+        );
+        assert!(
+            r.link.utilization > 0.8,
+            "{name}: a bulk flow with a big buffer uses the trace: {}",
+            r.link.utilization
+        );
     }
 }
 
@@ -144,7 +167,8 @@ fn trace_link_never_exceeds_the_trace() {
 #[test]
 fn every_shared_trace_runs() {
     let mut n = 0;
-    let mut entries: Vec<_> = std::fs::read_dir(trace_dir()).unwrap().map(|e| e.unwrap().path()).collect();
+    let mut entries: Vec<_> =
+        std::fs::read_dir(trace_dir()).unwrap().map(|e| e.unwrap().path()).collect();
     entries.sort();
     for path in entries {
         if path.extension().is_some_and(|e| e == "md") {

@@ -81,7 +81,7 @@ impl Duration {
     pub fn saturating_sub(self, other: Duration) -> Duration {
         Duration(self.0.saturating_sub(other.0))
     }
-    pub fn mul(self, k: u64) -> Duration {
+    pub fn saturating_mul(self, k: u64) -> Duration {
         Duration(self.0.saturating_mul(k))
     }
 }
@@ -145,11 +145,11 @@ impl AddAssign for Duration {
 impl fmt::Display for Duration {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let ns = self.0;
-        if ns != 0 && ns % 1_000_000_000 == 0 {
+        if ns != 0 && ns.is_multiple_of(1_000_000_000) {
             write!(f, "{}s", ns / 1_000_000_000)
-        } else if ns != 0 && ns % 1_000_000 == 0 {
+        } else if ns != 0 && ns.is_multiple_of(1_000_000) {
             write!(f, "{}ms", ns / 1_000_000)
-        } else if ns % 1_000 == 0 {
+        } else if ns.is_multiple_of(1_000) {
             write!(f, "{}us", ns / 1_000)
         } else {
             write!(f, "{ns}ns")
@@ -167,11 +167,11 @@ impl fmt::Display for Time {
 impl fmt::Display for Rate {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let b = self.0;
-        if b != 0 && b % 1_000_000_000 == 0 {
+        if b != 0 && b.is_multiple_of(1_000_000_000) {
             write!(f, "{}Gbps", b / 1_000_000_000)
-        } else if b != 0 && b % 1_000_000 == 0 {
+        } else if b != 0 && b.is_multiple_of(1_000_000) {
             write!(f, "{}Mbps", b / 1_000_000)
-        } else if b != 0 && b % 1_000 == 0 {
+        } else if b != 0 && b.is_multiple_of(1_000) {
             write!(f, "{}Kbps", b / 1_000)
         } else {
             write!(f, "{b}bps")
@@ -194,7 +194,12 @@ mod tests {
 
     #[test]
     fn display_round_trips_through_the_parser() {
-        for d in [Duration::from_millis(20), Duration::from_micros(1500), Duration::from_secs(3), Duration(7)] {
+        for d in [
+            Duration::from_millis(20),
+            Duration::from_micros(1500),
+            Duration::from_secs(3),
+            Duration(7),
+        ] {
             assert_eq!(parse_duration(&d.to_string()).unwrap(), d);
         }
         for r in [Rate::from_mbps(10), Rate(1_500_000), Rate(999), Rate(2_000_000_000)] {

@@ -1,5 +1,5 @@
-//! Stand-alone `cclab kernel` for trying the subcommand before it is wired into the main
-//! binary: `cargo run -p cclab-kernel --bin cclab-kernel -- list`.
+//! `cclab kernel` as a binary of this crate alone, so the live tests can run it as a child
+//! process without building the whole `cclab` binary: `cargo run -p cclab-kernel -- list`.
 
 use clap::Parser;
 

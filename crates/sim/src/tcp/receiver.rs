@@ -33,7 +33,19 @@ pub struct TcpReceiver {
 
 impl TcpReceiver {
     pub fn new(flow: u32, mss: u32, total_bytes: Option<u64>, delack: DelayedAck) -> TcpReceiver {
-        TcpReceiver { flow, mss, total_bytes, delack, rcv_nxt: 0, ooo: Vec::new(), last_ooo: None, unacked: 0, quick: QUICKACKS, delack_deadline: None, ts_recent: Time::ZERO }
+        TcpReceiver {
+            flow,
+            mss,
+            total_bytes,
+            delack,
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            last_ooo: None,
+            unacked: 0,
+            quick: QUICKACKS,
+            delack_deadline: None,
+            ts_recent: Time::ZERO,
+        }
     }
 
     /// Bytes delivered in order to the application.
@@ -81,7 +93,11 @@ impl TcpReceiver {
             self.insert_ooo(s);
         }
         self.unacked += 1;
-        let now_ack = !self.delack.enabled || had_ooo || !self.ooo.is_empty() || self.quick > 0 || self.unacked >= self.delack.every.max(1);
+        let now_ack = !self.delack.enabled
+            || had_ooo
+            || !self.ooo.is_empty()
+            || self.quick > 0
+            || self.unacked >= self.delack.every.max(1);
         if now_ack {
             self.quick = self.quick.saturating_sub(1);
             Some(self.make_ack())

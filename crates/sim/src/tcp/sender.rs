@@ -37,7 +37,10 @@
 use super::{Ack, Segment};
 use crate::config::TcpConfig;
 use crate::hist::Histogram;
-use cclab_cc::{tcp::INFINITE_SSTHRESH, AckFlags, AckSample, Algorithm, CaEvent, CaState, CongestionControl, LossRecovery, RateSample, TcpState};
+use cclab_cc::{
+    tcp::INFINITE_SSTHRESH, AckFlags, AckSample, Algorithm, CaEvent, CaState, CongestionControl,
+    LossRecovery, RateSample, TcpState,
+};
 use cclab_units::{Duration, Time};
 use std::collections::VecDeque;
 
@@ -172,7 +175,8 @@ impl TcpSender {
             }
             None => (None, mss),
         };
-        let rwnd_segs = cfg.rwnd.map_or(u32::MAX, |w| (w / mss as u64).clamp(1, u32::MAX as u64) as u32);
+        let rwnd_segs =
+            cfg.rwnd.map_or(u32::MAX, |w| (w / mss as u64).clamp(1, u32::MAX as u64) as u32);
         let mut tp = TcpState::new(mss, cfg.init_cwnd);
         tp.hz = cfg.hz;
         TcpSender {
@@ -389,7 +393,13 @@ impl TcpSender {
 
     fn stamp(&mut self, now: Time, seq: u32, out: &mut impl FnMut(Segment)) {
         let payload = self.payload_of(seq);
-        out(Segment { flow: self.flow, seq, payload, wire_bytes: payload + self.cfg.header_bytes, tsval: now });
+        out(Segment {
+            flow: self.flow,
+            seq,
+            payload,
+            wire_bytes: payload + self.cfg.header_bytes,
+            tsval: now,
+        });
         self.last_send = now;
         if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
             self.prr_out += 1;
@@ -406,7 +416,13 @@ impl TcpSender {
         if self.app_limited_until != 0 {
             flags |= APP_LIMITED;
         }
-        SegInfo { sent: now.0, first_tx: self.first_tx_time, delivered_time: self.delivered_time, delivered: self.tp.delivered, flags }
+        SegInfo {
+            sent: now.0,
+            first_tx: self.first_tx_time,
+            delivered_time: self.delivered_time,
+            delivered: self.tp.delivered,
+            flags,
+        }
     }
 
     fn send_new(&mut self, now: Time, out: &mut impl FnMut(Segment)) {
@@ -460,7 +476,10 @@ impl TcpSender {
 
     /// Linux `tcp_cwnd_validate`: track whether cwnd limited sending in this window.
     fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
-        if self.snd_una >= self.cwnd_usage_seq || is_cwnd_limited || (!self.tp.is_cwnd_limited && self.packets_out() > self.tp.max_packets_out) {
+        if self.snd_una >= self.cwnd_usage_seq
+            || is_cwnd_limited
+            || (!self.tp.is_cwnd_limited && self.packets_out() > self.tp.max_packets_out)
+        {
             self.tp.is_cwnd_limited = is_cwnd_limited;
             self.tp.max_packets_out = self.packets_out();
             self.cwnd_usage_seq = self.snd_nxt;
@@ -637,11 +656,20 @@ impl TcpSender {
         }
         self.sync_tp(now);
         if acked > 0 || newly_sacked > 0 {
-            let sample = AckSample { pkts_acked: acked + newly_sacked, rtt_us: ca_rtt.map(|r| (r / 1000).clamp(1, u32::MAX as u64) as u32), in_flight: prior_in_flight };
+            let sample = AckSample {
+                pkts_acked: acked + newly_sacked,
+                rtt_us: ca_rtt.map(|r| (r / 1000).clamp(1, u32::MAX as u64) as u32),
+                in_flight: prior_in_flight,
+            };
             self.ca.pkts_acked(&mut self.tp, &sample);
         }
         // 3. in_ack_event.
-        let flags = AckFlags { slow_path: ack.n_sacks > 0 || !advanced, window_update: advanced, ece: false, acked_bytes: acked.saturating_mul(self.cfg.mss) };
+        let flags = AckFlags {
+            slow_path: ack.n_sacks > 0 || !advanced,
+            window_update: advanced,
+            ece: false,
+            acked_bytes: acked.saturating_mul(self.cfg.mss),
+        };
         self.ca.in_ack_event(&mut self.tp, flags);
 
         // RTO timer: rearm on forward progress (tcp_rearm_rto).
@@ -701,7 +729,14 @@ impl TcpSender {
 
     /// SACK-tags `[a, b)`; only the parts not already SACKed are walked. Returns the
     /// number of newly SACKed segments.
-    fn sack_range(&mut self, now: Time, a: u32, b: u32, rb: &mut RateBuild, sack_rtt: &mut Option<u64>) -> u32 {
+    fn sack_range(
+        &mut self,
+        now: Time,
+        a: u32,
+        b: u32,
+        rb: &mut RateBuild,
+        sack_rtt: &mut Option<u64>,
+    ) -> u32 {
         // Subtract the existing ranges, walking only the gaps.
         let mut newly = 0;
         let mut cur = a;
@@ -812,7 +847,8 @@ impl TcpSender {
     fn fastretrans_alert(&mut self, now: Time, advanced: bool, tsecr: Time) {
         let sack_mode = self.recovery == LossRecovery::Sack;
         // Leave Recovery / Loss once everything outstanding at its start is acknowledged.
-        match self.tp.ca_state {
+        let state = self.tp.ca_state;
+        match state {
             CaState::Recovery | CaState::Cwr if self.snd_una >= self.high_seq => {
                 if !self.try_undo(now, tsecr) {
                     // tcp_end_cwnd_reduction: cwnd to ssthresh, then tell the algorithm
@@ -831,11 +867,9 @@ impl TcpSender {
                 self.set_state(CaState::Open);
                 self.retrans_stamp = None;
             }
-            CaState::Loss if advanced && self.undo_marker => {
-                // tcp_try_undo_loss: an ACK for data sent before the timeout.
-                if self.try_undo(now, tsecr) {
-                    self.set_state(CaState::Open);
-                }
+            // tcp_try_undo_loss: an ACK for data sent before the timeout.
+            CaState::Loss if advanced && self.undo_marker && self.try_undo(now, tsecr) => {
+                self.set_state(CaState::Open);
             }
             _ => {}
         }
@@ -855,7 +889,8 @@ impl TcpSender {
         }
 
         if matches!(self.tp.ca_state, CaState::Open | CaState::Disorder) && self.packets_out() > 0 {
-            let time_to_recover = if sack_mode { self.lost_out > 0 } else { self.dupacks >= DUPTHRESH };
+            let time_to_recover =
+                if sack_mode { self.lost_out > 0 } else { self.dupacks >= DUPTHRESH };
             if time_to_recover {
                 match self.recovery {
                     LossRecovery::Tahoe => self.enter_tahoe_loss(now),
@@ -871,7 +906,8 @@ impl TcpSender {
         }
         if !sack_mode {
             // tcp_limit_reno_sacked: emulated SACKs never exceed what is not marked lost.
-            self.sacked_out = self.sacked_out.min(self.packets_out() - self.lost_out.min(self.packets_out()));
+            self.sacked_out =
+                self.sacked_out.min(self.packets_out() - self.lost_out.min(self.packets_out()));
         }
     }
 
@@ -998,7 +1034,10 @@ impl TcpSender {
         }
         let first_rto = self.rtos_since_progress == 0;
         self.rtos_since_progress += 1;
-        if matches!(self.tp.ca_state, CaState::Open | CaState::Disorder) || self.snd_una >= self.high_seq || (self.tp.ca_state == CaState::Loss && first_rto) {
+        if matches!(self.tp.ca_state, CaState::Open | CaState::Disorder)
+            || self.snd_una >= self.high_seq
+            || (self.tp.ca_state == CaState::Loss && first_rto)
+        {
             self.init_undo();
             self.sync_tp(now);
             self.tp.snd_ssthresh = self.ca.ssthresh(&self.tp).max(2);
@@ -1008,7 +1047,7 @@ impl TcpSender {
         self.tp.snd_cwnd_cnt = 0;
         self.high_seq = self.snd_nxt;
         self.set_state(CaState::Loss);
-        self.rto = self.rto.mul(2).min(self.cfg.rto_max);
+        self.rto = self.rto.saturating_mul(2).min(self.cfg.rto_max);
         self.rto_deadline = Some(now + self.rto);
         self.retrans_stamp = None;
         self.sync_tp(now);
@@ -1030,7 +1069,11 @@ impl TcpSender {
             }
         }
         if self.segs.len() as u32 != self.packets_out() {
-            return Err(format!("scoreboard holds {} segments, packets_out is {}", self.segs.len(), self.packets_out()));
+            return Err(format!(
+                "scoreboard holds {} segments, packets_out is {}",
+                self.segs.len(),
+                self.packets_out()
+            ));
         }
         if self.recovery_is_sack() && sacked != self.sacked_out {
             return Err(format!("sacked_out {} but {} segments SACKed", self.sacked_out, sacked));
@@ -1039,13 +1082,24 @@ impl TcpSender {
             return Err(format!("lost_out {} but {} segments lost", self.lost_out, lost));
         }
         if retrans != self.retrans_out {
-            return Err(format!("retrans_out {} but {} segments in retransmission", self.retrans_out, retrans));
+            return Err(format!(
+                "retrans_out {} but {} segments in retransmission",
+                self.retrans_out, retrans
+            ));
         }
         if self.sacked_out + self.lost_out > self.packets_out() {
-            return Err(format!("sacked {} + lost {} exceed packets_out {}", self.sacked_out, self.lost_out, self.packets_out()));
+            return Err(format!(
+                "sacked {} + lost {} exceed packets_out {}",
+                self.sacked_out,
+                self.lost_out,
+                self.packets_out()
+            ));
         }
         if self.retrans_out > self.lost_out {
-            return Err(format!("retrans_out {} exceeds lost_out {}", self.retrans_out, self.lost_out));
+            return Err(format!(
+                "retrans_out {} exceeds lost_out {}",
+                self.retrans_out, self.lost_out
+            ));
         }
         if self.tp.snd_cwnd < 1 {
             return Err("cwnd below 1".into());
@@ -1054,22 +1108,40 @@ impl TcpSender {
             return Err("ssthresh 0".into());
         }
         if self.tp.packets_in_flight != self.in_flight() {
-            return Err(format!("tp.packets_in_flight {} stale (in_flight {})", self.tp.packets_in_flight, self.in_flight()));
+            return Err(format!(
+                "tp.packets_in_flight {} stale (in_flight {})",
+                self.tp.packets_in_flight,
+                self.in_flight()
+            ));
         }
         if self.recovery_is_sack() {
             let mut inside = 0;
             for r in &self.sacked_ranges {
                 if r.0 < self.snd_una || r.1 > self.snd_nxt || r.0 >= r.1 {
-                    return Err(format!("SACK range {r:?} outside [{}, {})", self.snd_una, self.snd_nxt));
+                    return Err(format!(
+                        "SACK range {r:?} outside [{}, {})",
+                        self.snd_una, self.snd_nxt
+                    ));
                 }
                 inside += r.1 - r.0;
             }
             if inside != self.sacked_out {
-                return Err(format!("SACK ranges cover {inside} segments, sacked_out {}", self.sacked_out));
+                return Err(format!(
+                    "SACK ranges cover {inside} segments, sacked_out {}",
+                    self.sacked_out
+                ));
             }
-            let below = self.segs.iter().take(self.scan.saturating_sub(self.snd_una) as usize).filter(|s| s.flags & SACKED != 0).count() as u32;
+            let below = self
+                .segs
+                .iter()
+                .take(self.scan.saturating_sub(self.snd_una) as usize)
+                .filter(|s| s.flags & SACKED != 0)
+                .count() as u32;
             if self.scan >= self.snd_una && below != self.scan_sacked {
-                return Err(format!("scan_sacked {} but {} SACKed below the scan", self.scan_sacked, below));
+                return Err(format!(
+                    "scan_sacked {} but {} SACKed below the scan",
+                    self.scan_sacked, below
+                ));
             }
         }
         Ok(())

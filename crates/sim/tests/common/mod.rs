@@ -9,15 +9,36 @@ pub fn ms(x: u64) -> Duration {
 }
 
 pub fn flow(cc: &str, rtt: Duration) -> FlowConfig {
-    FlowConfig { name: cc.to_string(), cc: cc.into(), params: vec![], rtt, start: Time::ZERO, stop: None, bytes: None, tcp: TcpConfig::default() }
+    FlowConfig {
+        name: cc.to_string(),
+        cc: cc.into(),
+        params: vec![],
+        rtt,
+        start: Time::ZERO,
+        stop: None,
+        bytes: None,
+        tcp: TcpConfig::default(),
+    }
 }
 
 /// A dumbbell with `flows` at `rate`, bottleneck delay `delay`, DropTail of `buffer` packets.
-pub fn dumbbell(rate: Rate, delay: Duration, buffer: u64, secs: u64, flows: Vec<FlowConfig>) -> SimConfig {
+pub fn dumbbell(
+    rate: Rate,
+    delay: Duration,
+    buffer: u64,
+    secs: u64,
+    flows: Vec<FlowConfig>,
+) -> SimConfig {
     SimConfig {
         duration: Duration::from_secs(secs),
         seed: 1,
-        bottleneck: LinkConfig { rate: LinkRate::Constant(rate), delay, buffer: Buffer::Packets(buffer), qdisc: Qdisc::DropTail, loss: LossModel::None },
+        bottleneck: LinkConfig {
+            rate: LinkRate::Constant(rate),
+            delay,
+            buffer: Buffer::Packets(buffer),
+            qdisc: Qdisc::DropTail,
+            loss: LossModel::None,
+        },
         flows,
         cross: vec![],
         sample_interval: ms(10),
