@@ -108,7 +108,16 @@ pub fn run(args: Args) -> Result<(), Error> {
     let k = Kernel::default();
     match args.cmd {
         Cmd::Load { algos: names } => {
-            for a in algos(&names)? {
+            let algos = algos(&names)?;
+            let reaped = k.reap_half_made()?;
+            if !reaped.is_empty() {
+                let dirs: Vec<String> = reaped.iter().map(|d| d.display().to_string()).collect();
+                eprintln!(
+                    "cclab kernel: removed half-made loads of commands that died (no link pinned): {}",
+                    dirs.join(", ")
+                );
+            }
+            for a in algos {
                 k.load(a)?;
                 println!("loaded {} (pinned at {})", a.name(), k.dir(a).display());
             }

@@ -10,6 +10,8 @@ pub enum Error {
     BpfUnavailable { why: String },
     /// The kernel has no BTF, so struct_ops cannot be loaded.
     NoBtf,
+    /// No BPF filesystem where the pins go, and none could be mounted; `why` says why.
+    NoBpffs { at: String, why: String },
     /// An algorithm name that this crate does not provide.
     UnknownAlgorithm { name: String },
     /// A parameter problem (unknown name, bad value, out of range), already worded.
@@ -40,6 +42,7 @@ impl fmt::Display for Error {
             Error::NotRoot { what } => write!(f, "{what} needs root (BPF and /proc/sys/net writes); run it with sudo"),
             Error::BpfUnavailable { why } => write!(f, "this cclab was built without its BPF programs: {why}; install them and rebuild"),
             Error::NoBtf => write!(f, "the running kernel has no BTF (/sys/kernel/btf/vmlinux missing): struct_ops congestion control needs CONFIG_DEBUG_INFO_BTF=y"),
+            Error::NoBpffs { at, why } => write!(f, "no BPF filesystem at {at}: {why}"),
             Error::UnknownAlgorithm { name } => {
                 write!(f, "unknown kernel algorithm \"{name}\"; available: {}", crate::algo::Algo::ALL.iter().map(|a| a.name()).collect::<Vec<_>>().join(", "))
             }

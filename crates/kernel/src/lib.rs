@@ -8,7 +8,8 @@
 //!   and the fixed-point encoding their maps use;
 //! - [`loader`]: `load`, `unload`, `list`, `get`, `set`, `default` (pins under
 //!   `/sys/fs/bpf/cclab/`, so registrations survive the command and can be found again
-//!   after a crash);
+//!   after a crash; half-made loads of commands that died are reaped by the next `load`);
+//! - [`bpffs`]: the BPF file system the pins live on, mounted when it is missing;
 //! - [`route`]: `rto_min` and `initcwnd` on routes, with restore;
 //! - [`cli`]: the `cclab kernel` subcommand (clap), wired into the main binary by the CLI;
 //! - [`host`]: FFI to the same C algorithm code compiled for the host, for the
@@ -18,6 +19,7 @@
 //! (crates/emu).
 
 pub mod algo;
+pub mod bpffs;
 pub mod cli;
 pub mod error;
 pub mod host;

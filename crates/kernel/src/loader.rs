@@ -7,11 +7,20 @@
 //! /sys/fs/bpf/cclab/cclab_tuner/params   the tunables map (one entry)
 //! /sys/fs/bpf/cclab/cclab_cubic_fit/stats CUBIC-FIT's exported N, alpha, RTT statistics
 //! ```
-//! `unload` removes whatever is in an algorithm's directory, so it also cleans up after a
-//! load that crashed half-way. The system default algorithm saved by `default` is kept in
-//! the state directory (default `/run/cclab`), since bpffs holds only BPF objects.
+//! The link is pinned last, so a directory without one is a load that has not finished.
+//! Loads and unloads hold an exclusive `flock` on the pin root's parent directory (the
+//! kernel releases it when its holder dies), so a directory without a link seen under that
+//! lock is a load whose process died half-way. That is the one thing reaped on its own:
+//! `cclab kernel load` removes such directories before it loads ([`Kernel::reap_half_made`])
+//! and says so. Complete loads are left alone whatever became of the command that made
+//! them: outliving it is what pins are for; only `unload` removes them (also half-made
+//! ones). If no BPF filesystem is mounted, `load` mounts one (see [`crate::bpffs`]).
+//!
+//! The system default algorithm saved by `default` is kept in the state directory
+//! (default `/run/cclab`), since bpffs holds only BPF objects.
 
 use crate::algo::{Algo, FitStats};
+use crate::bpffs;
 use crate::error::Error;
 use libbpf_rs::{MapCore, MapFlags, MapHandle, MapType, ObjectBuilder, PrintLevel};
 use std::path::{Path, PathBuf};
@@ -132,47 +141,15 @@ fn write_default(name: &str) -> Result<(), Error> {
         .map_err(|e| Error::io(format!("setting {DEFAULT_CC} to \"{name}\""), e))
 }
 
-fn ensure_bpffs(root: &Path) -> Result<(), Error> {
-    let parent = root.parent().unwrap_or(Path::new("/sys/fs/bpf"));
-    let mounts = std::fs::read_to_string("/proc/mounts").unwrap_or_default();
-    let mounted = mounts.lines().any(|l| {
-        let f: Vec<&str> = l.split_whitespace().collect();
-        f.len() > 2 && f[2] == "bpf" && parent.starts_with(f[1])
-    });
-    if !mounted {
-        // Under `ip netns exec` (a private mount namespace that remounts /sys) a bpffs we
-        // mount would vanish with this process, and our pins, and the registration, with it.
-        let ns = |pid: &str| std::fs::read_link(format!("/proc/{pid}/ns/mnt")).ok();
-        if ns("self") != ns("1") {
-            return Err(Error::Other(
-                "no BPF filesystem at /sys/fs/bpf in this mount namespace (under `ip netns exec`?): \
-                 run cclab kernel from the host's mount namespace; algorithms are global, \
-                 and `default` affects the network namespace it runs in"
-                    .into(),
-            ));
-        }
-        // As bpftool does: mount bpffs at its usual place when nothing is there.
-        if !parent.starts_with("/sys/fs/bpf") {
-            return Err(Error::Other(format!(
-                "no BPF filesystem mounted at or above {} (mount -t bpf bpf DIR)",
-                parent.display()
-            )));
-        }
-        let c = |s: &str| std::ffi::CString::new(s).unwrap();
-        let (src, target, fstype) = (c("bpf"), c("/sys/fs/bpf"), c("bpf"));
-        // SAFETY: valid NUL-terminated strings; no data argument.
-        let rc = unsafe {
-            libc::mount(src.as_ptr(), target.as_ptr(), fstype.as_ptr(), 0, std::ptr::null())
-        };
-        if rc != 0 {
-            return Err(Error::io(
-                "mounting the BPF filesystem at /sys/fs/bpf (mount -t bpf bpf /sys/fs/bpf)",
-                std::io::Error::last_os_error(),
-            ));
-        }
-    }
-    std::fs::create_dir_all(root).map_err(|e| Error::io(format!("creating {}", root.display()), e))
+/// An exclusive `flock` on the directory that holds the pin root, held while pins are made
+/// or removed. Under it, an algorithm directory without a link is a load whose process died
+/// half-way, never one still in progress; the kernel drops the lock when its holder dies.
+struct PinLock {
+    _held: std::fs::File,
 }
+
+/// How long a command waits for another one's loads and unloads.
+const LOCK_WAIT: Duration = Duration::from_secs(10);
 
 impl Kernel {
     pub fn with_pin_root(pin_root: impl Into<PathBuf>) -> Kernel {
@@ -203,6 +180,8 @@ impl Kernel {
     pub fn load(&self, algo: Algo) -> Result<(), Error> {
         need_root("cclab kernel load")?;
         need_bpf()?;
+        bpffs::ensure(&self.pin_root)?;
+        let _lock = self.lock()?;
         if self.is_loaded(algo) {
             return Err(Error::AlreadyLoaded {
                 algo: algo.name().into(),
@@ -212,8 +191,7 @@ impl Kernel {
         if available()?.iter().any(|n| n == algo.name()) {
             return Err(Error::NameTaken { algo: algo.name().into() });
         }
-        ensure_bpffs(&self.pin_root)?;
-        // Leftovers of a crashed load (a directory without a link) go first.
+        // What a load of this algorithm that died half-way left goes first.
         self.remove_pins(algo)?;
         let result = self.load_and_pin(algo);
         if result.is_err() {
@@ -221,6 +199,54 @@ impl Kernel {
             let _ = std::fs::remove_dir(&self.pin_root);
         }
         result
+    }
+
+    /// Takes the [`PinLock`], waiting up to [`LOCK_WAIT`] for another command's.
+    fn lock(&self) -> Result<PinLock, Error> {
+        let dir = self.pin_root.parent().unwrap_or(Path::new("/"));
+        let file = std::fs::File::open(dir)
+            .map_err(|e| Error::io(format!("opening {} to lock it", dir.display()), e))?;
+        let deadline = Instant::now() + LOCK_WAIT;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(PinLock { _held: file }),
+                Err(std::fs::TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(20))
+                }
+                Err(std::fs::TryLockError::WouldBlock) => {
+                    return Err(Error::Other(format!(
+                        "another cclab kernel command has held the lock on {} for {} s",
+                        dir.display(),
+                        LOCK_WAIT.as_secs()
+                    )))
+                }
+                Err(std::fs::TryLockError::Error(e)) => {
+                    return Err(Error::io(format!("locking {}", dir.display()), e))
+                }
+            }
+        }
+    }
+
+    /// Removes the half-made loads that commands which died left under the pin root and
+    /// returns their directories. A load is half-made while its directory has no `link`
+    /// pin: the link is pinned last, and a load that fails removes its pins itself. Under
+    /// the [`PinLock`] no other load is in progress, so such a directory belongs to a
+    /// process that is gone. Complete loads (those with a link) are never touched: pins
+    /// are meant to outlive the command that made them, and only `unload` removes them.
+    pub fn reap_half_made(&self) -> Result<Vec<PathBuf>, Error> {
+        need_root("cclab kernel load")?;
+        if !self.pin_root.exists() {
+            return Ok(Vec::new());
+        }
+        let _lock = self.lock()?;
+        let mut reaped = Vec::new();
+        for algo in Algo::ALL {
+            if self.dir(algo).exists() && !self.is_loaded(algo) {
+                self.remove_pins(algo)?;
+                reaped.push(self.dir(algo));
+            }
+        }
+        Ok(reaped)
     }
 
     fn load_and_pin(&self, algo: Algo) -> Result<(), Error> {
@@ -299,28 +325,32 @@ impl Kernel {
     /// Returns false if there was nothing to unload.
     pub fn unload(&self, algo: Algo) -> Result<bool, Error> {
         need_root("cclab kernel unload")?;
-        let existed = self.dir(algo).exists();
-        if existed && current_default().ok().as_deref() == Some(algo.name()) {
+        if !self.dir(algo).exists() {
+            return Ok(false);
+        }
+        let _lock = self.lock()?;
+        if !self.dir(algo).exists() {
+            return Ok(false); // another command unloaded it while we waited
+        }
+        if current_default().ok().as_deref() == Some(algo.name()) {
             let back = self.saved_default().unwrap_or_else(|| "cubic".to_string());
             write_default(&back)?;
             let _ = std::fs::remove_file(self.saved_default_path());
         }
         self.remove_pins(algo)?;
         let _ = std::fs::remove_dir(&self.pin_root); // only if empty
-        if existed {
-            // The kernel unregisters when the last link reference goes; wait for it.
-            let deadline = Instant::now() + Duration::from_secs(3);
-            while available()?.iter().any(|n| n == algo.name()) {
-                if Instant::now() > deadline {
-                    return Err(Error::Other(format!(
-                        "{} still registered 3 s after its pins were removed (a process may hold its link open)",
-                        algo.name()
-                    )));
-                }
-                std::thread::sleep(Duration::from_millis(20));
+                                                     // The kernel unregisters when the last link reference goes; wait for it.
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while available()?.iter().any(|n| n == algo.name()) {
+            if Instant::now() > deadline {
+                return Err(Error::Other(format!(
+                    "{} still registered 3 s after its pins were removed (a process may hold its link open)",
+                    algo.name()
+                )));
             }
+            std::thread::sleep(Duration::from_millis(20));
         }
-        Ok(existed)
+        Ok(true)
     }
 
     fn open_map(&self, algo: Algo, path: PathBuf) -> Result<MapHandle, Error> {
