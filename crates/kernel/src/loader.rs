@@ -229,9 +229,9 @@ impl Kernel {
 
     /// Removes the half-made loads that commands which died left under the pin root and
     /// returns their directories. A load is half-made while its directory has no `link`
-    /// pin: the link is pinned last, and a load that fails removes its pins itself. Under
-    /// the [`PinLock`] no other load is in progress, so such a directory belongs to a
-    /// process that is gone. Complete loads (those with a link) are never touched: pins
+    /// pin: the link is pinned last, and a load that fails removes its pins itself. Loads
+    /// hold the pin lock throughout, so under it such a directory belongs to a process
+    /// that is gone. Complete loads (those with a link) are never touched: pins
     /// are meant to outlive the command that made them, and only `unload` removes them.
     pub fn reap_half_made(&self) -> Result<Vec<PathBuf>, Error> {
         need_root("cclab kernel load")?;
