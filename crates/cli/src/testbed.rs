@@ -51,6 +51,7 @@ pub fn main(args: Args) -> Result<(), String> {
         Some(t) => vec![t; scn.config.flows.len()],
         None => scn.transports.clone(),
     };
+    cclab_emu::netns::reap();
     let report = cclab_emu::testbed::run_with(&scn.config, &transports, &mut rec, &mut |t| {
         progress.update(t.as_secs_f64(), total_s)
     })

@@ -4,6 +4,14 @@
 
 mod common;
 use common::*;
+use std::os::unix::fs::MetadataExt;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Every `cclab testbed run` removes at its start what dead runs left behind, so the test
+/// that leaves a killed run's namespaces on purpose must not overlap another run here.
+static RUNS: Mutex<()> = Mutex::new(());
 
 fn testbed_unavailable() -> Option<String> {
     // SAFETY: geteuid has no preconditions.
@@ -29,6 +37,7 @@ fn per_flow_transport_mixes_kernel_and_udp_flows() {
         eprintln!("SKIPPED: the testbed needs root and TUN: {why}");
         return;
     }
+    let _runs = RUNS.lock().unwrap_or_else(|e| e.into_inner());
     let dir = TempDir::new("testbed");
     dir.write(
         "mixed.toml",
@@ -62,4 +71,124 @@ fn per_flow_transport_mixes_kernel_and_udp_flows() {
     let err = stderr(&o);
     assert!(err.contains("tahoe"), "{err}");
     assert!(!dir.path().join("tb2").exists(), "nothing written on failure");
+}
+
+/// One kernel CUBIC flow on a 10 Mbit/s, 40 ms path for `secs` seconds.
+fn one_flow(secs: u32) -> String {
+    format!(
+        "duration = \"{secs}s\"\n[bottleneck]\nrate = \"10Mbps\"\ndelay = \"10ms\"\nbuffer = \"1bdp\"\n\
+         [[flows]]\ncc = \"cubic\"\nrtt = \"40ms\"\n"
+    )
+}
+
+/// The namespaces of the run with process id `pid` (`cclab-<pid>-<n>-<side>`), in name order.
+fn namespaces_of(pid: u32) -> Vec<String> {
+    let prefix = format!("cclab-{pid}-");
+    let mut v: Vec<String> = std::fs::read_dir("/run/netns")
+        .map(|rd| rd.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect())
+        .unwrap_or_default();
+    v.retain(|n| n.starts_with(&prefix));
+    v.sort();
+    v
+}
+
+fn wait_for_namespaces(pid: u32) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while namespaces_of(pid).len() < 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let made = namespaces_of(pid);
+    assert_eq!(made.len(), 2, "run {pid} did not create its two namespaces: {made:?}");
+    made
+}
+
+/// A file's identity (device, inode); for a namespace, the namespace's own.
+fn file_id(path: &str) -> Option<(u64, u64)> {
+    std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+}
+
+/// Processes inside one of the namespaces `ids` or holding a descriptor on one.
+fn holders(ids: &[(u64, u64)]) -> Vec<String> {
+    let pids: Vec<String> = std::fs::read_dir("/proc")
+        .map(|rd| rd.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect())
+        .unwrap_or_default();
+    let held = |p: &str| file_id(p).is_some_and(|id| ids.contains(&id));
+    pids.into_iter()
+        .filter(|pid| pid.bytes().all(|b| b.is_ascii_digit()))
+        .filter(|pid| {
+            held(&format!("/proc/{pid}/ns/net"))
+                || std::fs::read_dir(format!("/proc/{pid}/fd"))
+                    .is_ok_and(|fds| fds.flatten().any(|fd| held(&fd.path().to_string_lossy())))
+        })
+        .collect()
+}
+
+/// Issue 8: `cclab testbed run` killed with SIGKILL mid-flow left `cclab-<pid>-0-a` and
+/// `-b`, and the next run finished and left them in place. Now the next run removes them
+/// at its start and says so in one line, while the namespaces of a run that is still going
+/// are left alone.
+#[test]
+fn a_killed_testbed_leaves_nothing_after_the_next_run_and_a_live_one_is_untouched() {
+    if let Some(why) = testbed_unavailable() {
+        eprintln!("SKIPPED: the testbed needs root and TUN: {why}");
+        return;
+    }
+    let _runs = RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = TempDir::new("reap");
+    dir.write("live.toml", &one_flow(20));
+    dir.write("killed.toml", &one_flow(30));
+    dir.write("next.toml", &one_flow(2));
+    let start = |name: &str| {
+        cclab()
+            .current_dir(dir.path())
+            .args(["testbed", "run", &format!("{name}.toml"), "--out", name])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run cclab")
+    };
+
+    let live = start("live");
+    let live_ns = wait_for_namespaces(live.id());
+    let mut killed = start("killed");
+    let killed_pid = killed.id();
+    let killed_ns = wait_for_namespaces(killed_pid);
+    let killed_ids: Vec<(u64, u64)> =
+        killed_ns.iter().filter_map(|n| file_id(&format!("/run/netns/{n}"))).collect();
+    assert_eq!(killed_ids.len(), 2);
+    std::thread::sleep(Duration::from_secs(2)); // mid-flow
+    killed.kill().unwrap(); // SIGKILL: no handler runs, no Drop guard
+    killed.wait().unwrap();
+    assert_eq!(namespaces_of(killed_pid), killed_ns, "a killed run leaves its namespaces");
+    // Its TUN devices went with its descriptors; the namespaces stay until removed.
+    for n in &killed_ns {
+        let tun = Command::new("ip").args(["-n", n, "link", "show", "cclab0"]).output().unwrap();
+        assert!(!tun.status.success(), "TUN device cclab0 still in {n}");
+    }
+
+    let next = run_in(dir.path(), &["testbed", "run", "next.toml", "--out", "next"]);
+    let err = stderr(&next);
+    assert!(next.status.success(), "{err}");
+    let said: Vec<&str> = err.lines().filter(|l| l.contains("left behind")).collect();
+    assert_eq!(said.len(), 1, "one line says what was removed:\n{err}");
+    for n in &killed_ns {
+        assert!(said[0].contains(n.as_str()), "{n} not named: {}", said[0]);
+    }
+    for n in &live_ns {
+        assert!(!said[0].contains(n.as_str()), "the live run's {n} named: {}", said[0]);
+    }
+    // Nothing of the killed run remains: no namespace name, and no process inside or
+    // holding one of its namespaces (so the kernel has freed them, devices and all).
+    assert!(namespaces_of(killed_pid).is_empty(), "{:?}", namespaces_of(killed_pid));
+    assert_eq!(holders(&killed_ids), Vec::<String>::new(), "processes holding its namespaces");
+
+    // The live run still has its namespaces and finishes normally.
+    let mut live = live;
+    assert!(live.try_wait().unwrap().is_none(), "the live run ended early");
+    assert_eq!(namespaces_of(live.id()), live_ns, "the reaping touched a live run");
+    let live_pid = live.id();
+    let out = live.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(dir.path().join("live/summary.json").exists());
+    assert!(namespaces_of(live_pid).is_empty());
 }

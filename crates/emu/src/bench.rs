@@ -409,6 +409,7 @@ pub fn agreement(cc: &str, secs: u64, trace: Option<&std::path::Path>) -> Result
 
 pub fn run(args: &BenchArgs) -> Result<(), EmuError> {
     crate::netns::preflight()?;
+    crate::netns::reap();
     if let Some(cc) = &args.agreement {
         let trace = match &args.trace {
             Some(t) => t.clone(),

@@ -11,8 +11,10 @@
 //! Like mahimahi's mm-link, COMMAND runs in namespace A (address 198.18.0.1) and reaches
 //! the far side at 198.18.0.2 (namespace B, named in `CCLAB_EMU_NS_B`); without COMMAND
 //! the emulator runs until Ctrl-C or `--duration`. Everything it created is removed when
-//! the command ends, on SIGINT/SIGTERM/SIGHUP, and on errors; `cclab emu cleanup` removes
-//! namespaces left by a run that was killed outright.
+//! the command ends, on SIGINT/SIGTERM/SIGHUP, and on errors. A run killed outright leaves
+//! its namespaces; the next command that creates namespaces removes them
+//! ([`netns::reap`]), and so does `cclab emu cleanup`. COMMAND gets SIGTERM if its
+//! emulator dies (PR_SET_PDEATHSIG).
 
 use crate::forwarder::{
     install_signal_handlers, signalled, uninstall_signal_handlers, wake_on_signal, Forwarder,
@@ -114,12 +116,21 @@ pub fn run(args: &EmuArgs) -> Result<i32, EmuError> {
     match &args.action {
         Some(EmuAction::Cleanup { all }) => {
             netns::preflight()?;
-            let removed = netns::cleanup(*all)?;
-            if removed.is_empty() {
+            let removed = netns::cleanup(*all);
+            for n in &removed.namespaces {
+                println!("removed namespace {n}");
+            }
+            for (pid, command) in &removed.processes {
+                println!("killed process {pid} ({command}) that was still inside");
+            }
+            if removed.line().is_none() {
                 println!("no stale cclab namespaces");
             }
-            for n in removed {
-                println!("removed namespace {n}");
+            if !removed.failed.is_empty() {
+                return Err(EmuError::Setup(format!(
+                    "could not remove {}",
+                    removed.failed.join(", ")
+                )));
             }
             Ok(0)
         }
@@ -166,6 +177,7 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
         )));
     }
     netns::preflight()?;
+    netns::reap();
 
     // From here on a signal ends the run through the normal path (Drop guards).
     install_signal_handlers();
@@ -183,17 +195,26 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
     let mut pidfd = None;
     if let Some((prog, rest)) = args.command.split_first() {
         let ns_fd = net.a.fd();
+        let parent = std::process::id() as libc::pid_t;
         let mut cmd = std::process::Command::new(prog);
         cmd.args(rest)
             .env("CCLAB_EMU_LOCAL", ADDR_A.to_string())
             .env("CCLAB_EMU_REMOTE", ADDR_B.to_string())
             .env("CCLAB_EMU_NS_A", net.a.name())
             .env("CCLAB_EMU_NS_B", net.b.name());
-        // SAFETY: between fork and exec only the async-signal-safe setns syscall runs.
+        // SAFETY: between fork and exec only async-signal-safe syscalls run.
         unsafe {
             cmd.pre_exec(move || {
                 if libc::setns(ns_fd, libc::CLONE_NEWNET) != 0 {
                     return Err(std::io::Error::last_os_error());
+                }
+                // If this emulator dies outright (SIGKILL), the command gets SIGTERM rather
+                // than running on in a namespace whose link is gone; and if it died before
+                // this line, the command does not start.
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0
+                    || libc::getppid() != parent
+                {
+                    return Err(std::io::Error::other("the emulator ended during start-up"));
                 }
                 Ok(())
             });
@@ -292,6 +313,7 @@ pub fn run_udp(args: &UdpArgs) -> Result<(), EmuError> {
     // Checked before anything is created.
     crate::udp::algorithm(&args.cc, &params)?;
     netns::preflight()?;
+    netns::reap();
     let flow = crate::udp::UdpFlow {
         cc: args.cc.clone(),
         params,

@@ -13,7 +13,8 @@
 //!   behind the small [`model::Link`] trait, plus the delay stage;
 //! - [`forwarder`]: the wall-clock loop (epoll + timerfd, optional SCHED_FIFO, lateness of
 //!   every departure, per-direction CSV logs, live gauges);
-//! - [`netns`]: namespaces and TUN devices with Drop guards, stale-namespace cleanup;
+//! - [`netns`]: namespaces and TUN devices with Drop guards; [`netns::reap`], which every
+//!   command that creates namespaces calls first, removes what killed runs left behind;
 //! - [`spec`]: the `--uplink`/`--downlink` link descriptions;
 //! - [`harness`]: an emulated path run in-process (benchmarks, tests, testbed);
 //! - [`testbed`]: a scenario's flows as real kernel TCP through the path, sampled with

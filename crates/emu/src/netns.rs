@@ -1,7 +1,8 @@
 //! Network namespaces and TUN devices, each removed by a Drop guard.
 //!
-//! Namespaces are named `cclab-<pid>-<n>-<side>` so that `cclab emu cleanup` can tell a
-//! stale one (its process is gone) from one a running emulator still uses. They are made
+//! Namespaces are named `cclab-<pid>-<n>-<side>` so that [`reap`] (at the start of every
+//! command that creates namespaces) and `cclab emu cleanup` can tell a stale one (its run
+//! is gone) from one a running emulator still uses. They are made
 //! with iproute2's `ip netns add`, which bind-mounts them under /run/netns; the TUN
 //! device is opened from a thread that has entered the namespace, so the device lives
 //! there while its file descriptor stays with the forwarder.
@@ -196,8 +197,8 @@ pub fn create_tun(ns: &Netns, ifname: &str, addr: &str) -> Result<OwnedFd, EmuEr
     Ok(fd)
 }
 
-/// The namespaces cclab has left in /run/netns whose creating process is gone (all of
-/// them with `all`), in name order.
+/// The namespaces cclab has left in /run/netns whose run is gone (all of them with
+/// `all`), in name order.
 pub fn stale_namespaces(all: bool) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(NETNS_DIR)
         .map(|rd| rd.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect())
@@ -221,25 +222,162 @@ fn owner_pid(name: &str) -> Option<i32> {
     }
 }
 
-/// Whether the process that created namespace `name` (its pid is in the name) still runs.
+/// How long a new namespace may go without its creator holding it: [`Netns::create`]
+/// opens it right after `ip netns add` returns.
+const OPEN_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Whether the run that made namespace `name` still runs. The pid in the name is not
+/// enough: once that run is gone the kernel may give its pid to an unrelated process. A run
+/// keeps its namespaces open for as long as it uses them ([`Netns`] holds a descriptor),
+/// so a live pid owns the namespace only if it has it open or is inside it, or if the
+/// namespace is too new to have been opened yet.
 fn owner_alive(name: &str) -> bool {
-    match owner_pid(name) {
-        // SAFETY: kill with signal 0 only checks existence.
-        Some(pid) if pid > 0 => unsafe {
-            libc::kill(pid, 0) == 0 || *libc::__errno_location() == libc::EPERM
-        },
-        _ => false,
+    owned_by_live_run(name, OPEN_GRACE)
+}
+
+/// [`owner_alive`] with the grace period for new namespaces as a parameter.
+fn owned_by_live_run(name: &str, grace: std::time::Duration) -> bool {
+    let Some(pid) = owner_pid(name).filter(|&p| p > 0) else { return false };
+    if !process_exists(pid) {
+        return false;
+    }
+    let path = format!("{NETNS_DIR}/{name}");
+    let Ok(meta) = std::fs::metadata(&path) else { return true }; // removed meanwhile
+                                                                  // nsfs sets the times of a namespace's file when it is first opened: at `ip netns add`.
+    let age = meta.modified().ok().and_then(|t| t.elapsed().ok());
+    age.is_none_or(|a| a < grace) || holds(pid, NsId::of(&meta))
+}
+
+fn process_exists(pid: i32) -> bool {
+    // SAFETY: kill with signal 0 only checks existence.
+    unsafe { libc::kill(pid, 0) == 0 || *libc::__errno_location() == libc::EPERM }
+}
+
+/// A namespace as the kernel knows it: the device and inode of its nsfs file.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct NsId {
+    dev: u64,
+    ino: u64,
+}
+
+impl NsId {
+    fn of(meta: &std::fs::Metadata) -> NsId {
+        use std::os::unix::fs::MetadataExt;
+        NsId { dev: meta.dev(), ino: meta.ino() }
+    }
+    /// The namespace (or other file) that `path` leads to, following /proc's links.
+    fn at(path: impl AsRef<std::path::Path>) -> Option<NsId> {
+        std::fs::metadata(path).ok().map(|m| NsId::of(&m))
     }
 }
 
-/// Deletes stale cclab namespaces (see [`stale_namespaces`]); returns the names removed.
-pub fn cleanup(all: bool) -> Result<Vec<String>, EmuError> {
-    let mut removed = vec![];
-    for name in stale_namespaces(all) {
-        ip(&["netns", "del", &name])?;
-        removed.push(name);
+/// Whether process `pid` is in network namespace `ns` or has a descriptor open on it.
+fn holds(pid: i32, ns: NsId) -> bool {
+    let proc = format!("/proc/{pid}");
+    NsId::at(format!("{proc}/ns/net")) == Some(ns)
+        || std::fs::read_dir(format!("{proc}/fd"))
+            .map(|fds| fds.flatten().any(|fd| NsId::at(fd.path()) == Some(ns)))
+            .unwrap_or(false)
+}
+
+/// What [`cleanup`] removed.
+#[derive(Debug, Default)]
+pub struct Removed {
+    /// The namespaces (with them the TUN devices that were still in them), in name order.
+    pub namespaces: Vec<String>,
+    /// Processes that were still inside them (pid, command name), ended with SIGKILL.
+    pub processes: Vec<(i32, String)>,
+    /// Namespaces that could not be removed, each with why.
+    pub failed: Vec<String>,
+}
+
+impl Removed {
+    /// One line saying what was removed, or `None` if there was nothing.
+    pub fn line(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if !self.namespaces.is_empty() {
+            parts.push(format!("namespaces {}", self.namespaces.join(", ")));
+        }
+        if !self.processes.is_empty() {
+            let p: Vec<String> =
+                self.processes.iter().map(|(pid, c)| format!("{pid} ({c})")).collect();
+            parts.push(format!("processes left inside them {}", p.join(", ")));
+        }
+        if !self.failed.is_empty() {
+            parts.push(format!("could not remove {}", self.failed.join(", ")));
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
     }
-    Ok(removed)
+}
+
+/// Deletes stale cclab namespaces (see [`stale_namespaces`]; every cclab namespace with
+/// `all`). A process still inside one (a wrapped command that outlived its emulator, or
+/// what it started) is killed first: its network went with the forwarder, and it would
+/// keep the namespace alive.
+pub fn cleanup(all: bool) -> Removed {
+    let mut removed = Removed::default();
+    for name in stale_namespaces(all) {
+        let path = format!("{NETNS_DIR}/{name}");
+        if let Some(ns) = NsId::at(&path) {
+            removed.processes.extend(kill_processes_in(ns));
+        }
+        match ip(&["netns", "del", &name]) {
+            Ok(()) => removed.namespaces.push(name),
+            // Another command reaping at the same time was first: not ours to report.
+            Err(_) if !std::path::Path::new(&path).exists() => {}
+            Err(e) => removed.failed.push(format!("{name} ({e})")),
+        }
+    }
+    removed
+}
+
+/// Removes what earlier runs that are gone left behind ([`cleanup`] of the stale ones)
+/// and says so in one line on stderr. Every command that creates namespaces calls it
+/// first; it does nothing without root (the command then stops with its own error).
+pub fn reap() {
+    if preflight().is_err() {
+        return;
+    }
+    if let Some(line) = cleanup(false).line() {
+        eprintln!("cclab: removed what runs that died left behind: {line}");
+    }
+}
+
+/// Kills (SIGKILL) every process whose network namespace is `ns` and waits up to a
+/// second for each to end; returns their pids and command names.
+fn kill_processes_in(ns: NsId) -> Vec<(i32, String)> {
+    let me = std::process::id() as i32;
+    let pids: Vec<i32> = std::fs::read_dir("/proc")
+        .map(|rd| rd.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect())
+        .unwrap_or_default();
+    let inside = |pid: i32| NsId::at(format!("/proc/{pid}/ns/net")) == Some(ns);
+    let mut killed = Vec::new();
+    for pid in pids.into_iter().filter(|&p| p != me && inside(p)) {
+        // A pidfd stays with the process it was opened on: checked again once it is open,
+        // the signal cannot reach another process that took over the pid in between.
+        // SAFETY: pidfd_open takes a pid and flags; the result is checked.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
+        if fd < 0 {
+            continue;
+        }
+        // SAFETY: fd was just returned by pidfd_open and is owned here.
+        let pidfd = unsafe { OwnedFd::from_raw_fd(fd) };
+        if !inside(pid) {
+            continue;
+        }
+        let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+        // SAFETY: a valid pidfd, no siginfo, no flags.
+        let sent = unsafe {
+            libc::syscall(libc::SYS_pidfd_send_signal, pidfd.as_raw_fd(), libc::SIGKILL, 0, 0)
+        };
+        if sent == 0 {
+            let mut p = libc::pollfd { fd: pidfd.as_raw_fd(), events: libc::POLLIN, revents: 0 };
+            // SAFETY: one valid pollfd; a pidfd becomes readable when the process ends.
+            unsafe { libc::poll(&mut p, 1, 1000) };
+            killed.push((pid, comm.trim().to_string()));
+        }
+    }
+    killed
 }
 
 #[cfg(test)]
@@ -257,10 +395,33 @@ mod tests {
 
     #[test]
     fn a_namespace_of_a_dead_process_is_stale() {
+        // (No such namespace: nothing to tell a reused pid by, so a live pid owns it.)
         assert!(owner_alive(&format!("cclab-{}-0-a", std::process::id())));
         // pid_max is at most 2^22, so this pid cannot exist.
         assert!(!owner_alive("cclab-99999999-0-a"));
         assert!(!owner_alive("cclab-garbage"));
+    }
+
+    #[test]
+    fn a_live_pid_owns_a_namespace_only_if_it_holds_it_or_the_namespace_is_new() {
+        if preflight().is_err() {
+            eprintln!("skipped: needs root and /dev/net/tun");
+            return;
+        }
+        let zero = std::time::Duration::ZERO;
+        // A run holds its namespaces open: this process, through `Netns`.
+        let mine = Netns::create(&format!("{}-a", unique_prefix())).unwrap();
+        assert!(owned_by_live_run(mine.name(), zero));
+        // A live process that never held the namespace named after it, as when the pid of a
+        // dead run has been given to another process: not the owner, once the namespace is
+        // too old to be still on its way to being opened.
+        let mut other = Command::new("sleep").arg("30").spawn().unwrap();
+        let reused = Netns::create(&format!("{NS_PREFIX}{}-0-a", other.id())).unwrap();
+        assert!(owned_by_live_run(reused.name(), OPEN_GRACE), "new: not yet opened");
+        assert!(!owned_by_live_run(reused.name(), zero), "a live pid that does not hold it");
+        other.kill().unwrap();
+        other.wait().unwrap();
+        assert!(!owned_by_live_run(reused.name(), OPEN_GRACE), "its pid is gone");
     }
 
     #[test]

@@ -11,8 +11,12 @@ use cclab_sim::{Buffer, LinkRate, LossModel};
 use cclab_units::{Duration, Rate, Time};
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Instant;
+
+/// Every `cclab emu` run reaps the namespaces of dead runs at its start, so a test that
+/// leaves some behind on purpose (write) must not overlap one that runs the CLI (read).
+static LEFT_BEHIND: RwLock<()> = RwLock::new(());
 
 fn unavailable() -> bool {
     match netns::preflight() {
@@ -196,6 +200,7 @@ fn wrapped_command_runs_in_a_and_its_exit_status_is_returned() {
     if unavailable() {
         return;
     }
+    let _reaps = LEFT_BEHIND.read().unwrap_or_else(|e| e.into_inner());
     let logs = std::env::temp_dir().join(format!("cclab-emu-test-{}", std::process::id()));
     let args = EmuArgs {
         action: None,
@@ -267,20 +272,26 @@ fn child_emulator() {
             println!("READY {} {}", h.net().a.name(), h.net().b.name());
             std::thread::sleep(std::time::Duration::from_secs(30));
         }
-        Ok("cli") => {
-            let args = EmuArgs {
-                action: None,
-                link: LinkArgs {
-                    uplink: "10Mbps".into(),
-                    sample: "10ms".into(),
-                    command: vec!["sleep".into(), "30".into()],
-                    ..Default::default()
-                },
-            };
-            let code = run(&args).unwrap();
-            println!("EXIT {code}");
+        Ok("cli") => println!("EXIT {}", run(&wrapping(&["sleep", "30"])).unwrap()),
+        // A command that ignores SIGTERM, and a child of it that does too.
+        Ok("cli-stubborn") => {
+            let cmd = ["sh", "-c", "trap '' TERM; sleep 60; exit 0"];
+            println!("EXIT {}", run(&wrapping(&cmd)).unwrap());
         }
         _ => {}
+    }
+}
+
+/// `cclab emu --uplink 10Mbps -- COMMAND`.
+fn wrapping(command: &[&str]) -> EmuArgs {
+    EmuArgs {
+        action: None,
+        link: LinkArgs {
+            uplink: "10Mbps".into(),
+            sample: "10ms".into(),
+            command: command.iter().map(|c| c.to_string()).collect(),
+            ..Default::default()
+        },
     }
 }
 
@@ -318,6 +329,7 @@ fn cleanup_removes_the_namespaces_of_a_killed_run() {
     if unavailable() {
         return;
     }
+    let _leaves = LEFT_BEHIND.write().unwrap_or_else(|e| e.into_inner());
     let mut child = spawn_child("harness");
     let pid = child.id();
     let made = wait_for_namespaces(pid);
@@ -326,7 +338,7 @@ fn cleanup_removes_the_namespaces_of_a_killed_run() {
     child.kill().unwrap();
     child.wait().unwrap();
     assert_eq!(namespaces_of(pid), made, "a killed run leaves its namespaces");
-    let removed = netns::cleanup(false).unwrap();
+    let removed = netns::cleanup(false).namespaces;
     for n in &made {
         assert!(removed.contains(n), "cleanup did not remove {n}: {removed:?}");
     }
@@ -342,6 +354,7 @@ fn sigint_stops_the_command_and_removes_everything() {
     if unavailable() {
         return;
     }
+    let _reaps = LEFT_BEHIND.read().unwrap_or_else(|e| e.into_inner());
     let child = spawn_child("cli");
     let pid = child.id();
     let made = wait_for_namespaces(pid);
@@ -357,4 +370,78 @@ fn sigint_stops_the_command_and_removes_everything() {
         "namespaces left after SIGINT: {:?}",
         namespaces_of(pid)
     );
+}
+
+/// The processes whose network namespace is the one named `name` in /run/netns.
+fn processes_in(name: &str) -> Vec<i32> {
+    use std::os::unix::fs::MetadataExt;
+    let id = |p: &str| std::fs::metadata(p).ok().map(|m| (m.dev(), m.ino()));
+    let Some(ns) = id(&format!("/run/netns/{name}")) else { return vec![] };
+    std::fs::read_dir("/proc")
+        .map(|rd| rd.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect())
+        .unwrap_or_else(|_| vec![])
+        .into_iter()
+        .filter(|pid: &i32| id(&format!("/proc/{pid}/ns/net")) == Some(ns))
+        .collect()
+}
+
+fn alive(pid: i32) -> bool {
+    // A zombie (ended, not yet reaped by its parent) has no memory map left.
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|s| s.rsplit(')').next().is_some_and(|rest| !rest.trim_start().starts_with('Z')))
+}
+
+fn wait_until(what: &str, secs: u64, mut done: impl FnMut() -> bool) {
+    let deadline = Instant::now() + std::time::Duration::from_secs(secs);
+    while !done() {
+        assert!(Instant::now() < deadline, "not within {secs} s: {what}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// The wrapped command does not outlive an emulator killed outright: it gets SIGTERM.
+#[test]
+fn a_killed_emulators_command_is_sent_sigterm() {
+    if unavailable() {
+        return;
+    }
+    let _leaves = LEFT_BEHIND.write().unwrap_or_else(|e| e.into_inner());
+    let mut child = spawn_child("cli");
+    let made = wait_for_namespaces(child.id());
+    assert_eq!(made.len(), 2, "the child did not create its namespaces: {made:?}");
+    let a = made.iter().find(|n| n.ends_with("-a")).unwrap().clone();
+    wait_until("sleep runs in namespace A", 5, || !processes_in(&a).is_empty());
+    let inside = processes_in(&a);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    wait_until("the wrapped command ends", 5, || inside.iter().all(|&p| !alive(p)));
+    netns::cleanup(false);
+}
+
+/// Issue 8: a run killed outright left its namespaces until `cclab emu cleanup`. The next
+/// run removes them at its start, with the processes still inside them (here a wrapped
+/// command that ignores SIGTERM, and its child).
+#[test]
+fn a_killed_emulator_leaves_nothing_after_the_next_run() {
+    if unavailable() {
+        return;
+    }
+    let _leaves = LEFT_BEHIND.write().unwrap_or_else(|e| e.into_inner());
+    let mut child = spawn_child("cli-stubborn");
+    let made = wait_for_namespaces(child.id());
+    assert_eq!(made.len(), 2, "the child did not create its namespaces: {made:?}");
+    let a = made.iter().find(|n| n.ends_with("-a")).unwrap().clone();
+    wait_until("sh and sleep run in namespace A", 5, || processes_in(&a).len() == 2);
+    let inside = processes_in(&a);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert_eq!(namespaces_of(child.id()), made, "a killed run leaves its namespaces");
+    assert!(inside.iter().all(|&p| alive(p)), "the stubborn command ignored SIGTERM");
+
+    assert_eq!(run(&wrapping(&["true"])).unwrap(), 0);
+    assert!(namespaces_of(child.id()).is_empty(), "{:?}", namespaces_of(child.id()));
+    for p in inside {
+        assert!(!alive(p), "process {p} of the killed run is still there");
+    }
 }
