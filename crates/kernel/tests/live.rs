@@ -39,7 +39,10 @@ fn skip_reason() -> Option<String> {
         return Some("no kernel BTF".into());
     }
     if let Some(why) = cclab_kernel::bpf_unavailable() {
-        panic!("this machine can run the kernel tests, but the build has no BPF programs: {why}");
+        panic!(
+            "this machine can run the kernel tests, but the build has no BPF programs: {why} \
+             (then rebuild: cargo clean -p cclab-kernel)"
+        );
     }
     None
 }
