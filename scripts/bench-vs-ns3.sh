@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# Times cclab against ns-3 on the same dumbbell work, side by side on this machine.
+#
+#   bash scripts/bench-vs-ns3.sh [--quick] [--runs N] [--cc cubic|reno]
+#
+# Installs Debian's ns-3 (libns3-dev) if it is missing (needs root), builds cclab
+# (release) and our own ns-3 dumbbell program (bench/ns3/dumbbell.cc), then runs each case
+# on both simulators, alternating ns-3 and cclab, N times (default 3; --quick: short
+# cases, 1 run). For each case it prints the median process wall time of each, the ratio,
+# bottleneck packets per wall-second of each, and whether both moved the same work
+# (bottleneck packets and utilisation within a few percent).
+#
+# What is timed: the whole process, with bash's `time` (millisecond resolution).
+# - ns-3: `dumbbell` builds the topology, simulates, prints three lines and tears down.
+# - cclab: `cclab run bench/ns3/dumbbell.toml --set ...` parses the scenario, simulates
+#   with its default 10 ms time-series sampling, writes the whole results folder a user
+#   gets (summary.json, perf.json, flows.csv, queue.csv, four SVG plots, report.html) to
+#   disk under the build folder, and prints its table. A second cclab figure writes the
+#   same folder to a tmpfs (/dev/shm) instead, where there is one.
+# Building either program is not timed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/deps.sh
+
+RUNS=3
+QUICK=0
+CC=cubic
+# Bottleneck one-way delay in both simulators; the rest of each RTT is on the access path.
+BOTTLENECK_DELAY_MS=5
+# Allowed difference in bottleneck packets (percent) and utilisation (absolute, percent
+# points) for "the same work".
+TOLERANCE_PCT=3
+
+usage() {
+    echo "usage: bash scripts/bench-vs-ns3.sh [--quick] [--runs N] [--cc cubic|reno]" >&2
+    exit 2
+}
+
+bad_arg() {
+    echo "error: $*" >&2
+    exit 2
+}
+
+parse_args() {
+    while [ $# -gt 0 ]; do
+        case "$1" in
+            --quick) QUICK=1; RUNS=1 ;;
+            --runs)
+                [ $# -ge 2 ] || usage
+                [[ "$2" =~ ^[1-9][0-9]?$ ]] || bad_arg "--runs $2: allowed 1 to 99"
+                RUNS=$2; shift ;;
+            --cc)
+                [ $# -ge 2 ] || usage
+                case "$2" in
+                    cubic|reno) CC=$2 ;;
+                    *) bad_arg "--cc $2: allowed cubic (ns-3 TcpCubic), reno (TcpLinuxReno)" ;;
+                esac
+                shift ;;
+            *) echo "error: unknown argument $1" >&2 && usage ;;
+        esac
+        shift
+    done
+}
+
+# The cases, one a line: name, flows, bottleneck Mbit/s, RTT ms, simulated seconds.
+cases() {
+    if [ "$QUICK" = 1 ]; then
+        echo "a-10s 1 100 50 10"
+        echo "b-3s 100 1000 20 3"
+    else
+        echo "a-10s 1 100 50 10"
+        echo "a-60s 1 100 50 60"
+        echo "b-30s 100 1000 20 30"
+    fi
+}
+
+# One BDP in 1500-byte packets, rounded up as cclab's "1bdp" is: Mbit/s x ms x 125 bytes.
+bdp_packets() {
+    echo $(( ($1 * $2 * 125 + 1499) / 1500 ))
+}
+
+OUT="${CARGO_TARGET_DIR:-target}/bench-vs-ns3"
+CCLAB="${CARGO_TARGET_DIR:-target}/release/cclab"
+NS3="$OUT/dumbbell"
+NS3_LIBS="-lns3-core -lns3-network -lns3-internet -lns3-point-to-point -lns3-applications"
+NS3_LIBS="$NS3_LIBS -lns3-traffic-control"
+
+build() {
+    if ! dpkg-query -W -f='${Status}' libns3-dev 2>/dev/null | grep -q "install ok installed"; then
+        if [ "$(id -u)" != 0 ]; then
+            echo "error: libns3-dev is not installed; run as root or apt-get install it" >&2
+            exit 1
+        fi
+        install_packages "libns3-dev"
+    fi
+    ensure_cargo
+    echo "building cclab (cargo build --release -p cclab)" >&2
+    cargo build --release --quiet -p cclab
+    mkdir -p "$OUT"
+    if [ ! -x "$NS3" ] || [ bench/ns3/dumbbell.cc -nt "$NS3" ]; then
+        echo "building $NS3 (g++ -O2 against Debian's ns-3)" >&2
+        # shellcheck disable=SC2086 # NS3_LIBS is a list of flags
+        g++ -O2 -std=c++17 bench/ns3/dumbbell.cc -o "$NS3" $NS3_LIBS
+    fi
+}
+
+# Runs a command with its output into the file $1 and prints its wall and CPU (user +
+# system) seconds; on failure shows the output and stops.
+timed() {
+    local log=$1 TIMEFORMAT='%3R %3U %3S' times
+    shift
+    if ! times=$( { time "$@" </dev/null >"$log" 2>&1; } 2>&1 ); then
+        echo "error: failed: $*" >&2
+        cat "$log" >&2
+        exit 1
+    fi
+    echo "$times" | awk '{ printf "%.3f %.3f\n", $1, $2 + $3 }'
+}
+
+# The median of the numbers given (the mean of the middle two for an even count).
+median() {
+    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
+        if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+run_ns3() { # log flows mbps rtt_ms secs queue
+    timed "$1" "$NS3" --cc="$CC" --flows="$2" --rate="$3Mbps" --rtt="$4ms" \
+        --bottleneckDelay="${BOTTLENECK_DELAY_MS}ms" --queue="$6" --duration="$5s"
+}
+
+run_cclab() { # log out_dir flows mbps rtt_ms secs queue
+    timed "$1" "$CCLAB" run bench/ns3/dumbbell.toml --out "$2" \
+        --set "flows[0].cc=$CC" --set "flows[0].count=$3" --set "bottleneck.rate=$4Mbps" \
+        --set "flows[0].rtt=$5ms" --set "bottleneck.delay=${BOTTLENECK_DELAY_MS}ms" \
+        --set "bottleneck.buffer=$7pkt" --set "duration=$6s"
+}
+
+# Reads "key value" from the ns-3 program's output, or "key": value from summary.json.
+ns3_value() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
+json_value() { sed -n "s/^ *\"$2\": \([0-9.]*\),\{0,1\}$/\1/p" "$1" | head -1; }
+
+# A scratch folder on a tmpfs for the second cclab figure; TMPFS stays empty without one.
+TMPFS=""
+make_tmpfs_dir() {
+    if [ -d /dev/shm ] && [ "$(stat -f -c %T /dev/shm)" = tmpfs ]; then
+        TMPFS=$(mktemp -d /dev/shm/cclab-bench-vs-ns3.XXXXXX)
+        trap 'rm -rf "$TMPFS"' EXIT
+    fi
+}
+
+# Runs one case RUNS times, alternating the simulators, and prints one record for
+# scripts/bench-vs-ns3-table.awk: the case, then for ns-3 and cclab the median wall and
+# CPU seconds, then cclab's median wall writing to tmpfs ("-" without one), then the
+# bottleneck packets and utilisation of ns-3 and of cclab.
+bench_case() {
+    local name=$1 flows=$2 mbps=$3 rtt=$4 secs=$5 queue i
+    queue=$(bdp_packets "$mbps" "$rtt")
+    local ns3_w=() ns3_c=() cc_w=() cc_c=() shm_w=() log="$OUT/$name" t shm="-"
+    local work=("$flows" "$mbps" "$rtt" "$secs" "$queue")
+    for ((i = 1; i <= RUNS; i++)); do
+        t=$(run_ns3 "$log.ns3.txt" "${work[@]}")
+        ns3_w+=("${t% *}") && ns3_c+=("${t#* }")
+        t=$(run_cclab "$log.cclab.txt" "$OUT/results-$name" "${work[@]}")
+        cc_w+=("${t% *}") && cc_c+=("${t#* }")
+        if [ -n "$TMPFS" ]; then
+            t=$(run_cclab "$log.cclab-tmpfs.txt" "$TMPFS/$name" "${work[@]}")
+            shm="${t% *}" && shm_w+=("$shm")
+        fi
+        echo "$name run $i/$RUNS: ns-3 ${ns3_w[-1]} s, cclab ${cc_w[-1]} s," \
+            "cclab to tmpfs $shm s (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+    done
+    local summary="$OUT/results-$name/summary.json" shm_median="-"
+    [ -z "$TMPFS" ] || shm_median=$(median "${shm_w[@]}")
+    echo "$name $flows $CC $mbps $rtt $queue $secs" \
+        "$(median "${ns3_w[@]}") $(median "${ns3_c[@]}")" \
+        "$(median "${cc_w[@]}") $(median "${cc_c[@]}") $shm_median" \
+        "$(ns3_value "$log.ns3.txt" bottleneck_packets) $(ns3_value "$log.ns3.txt" utilization)" \
+        "$(json_value "$summary" delivered_packets) $(json_value "$summary" utilization)"
+}
+
+main() {
+    parse_args "$@"
+    build
+    make_tmpfs_dir
+    echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "machine: $(nproc) cores, $(sed -n 's/^model name\t: //p' /proc/cpuinfo | head -1)"
+    echo "ns-3: Debian libns3-dev $(dpkg-query -W -f='${Version}' libns3-dev)"
+    echo "cclab: commit $(git describe --always --dirty 2>/dev/null || echo unknown)"
+    echo "runs per case: $RUNS, alternating ns-3 and cclab"
+    echo "load before: $(uptime | sed 's/.*load average/load average/')"
+    echo
+    local records="$OUT/records.txt"
+    : >"$records"
+    while read -r name flows mbps rtt secs; do
+        bench_case "$name" "$flows" "$mbps" "$rtt" "$secs" >>"$records"
+    done < <(cases)
+    echo "load after: $(uptime | sed 's/.*load average/load average/')"
+    echo "the whole script took $((SECONDS / 60)) min $((SECONDS % 60)) s"
+    echo
+    awk -v tol="$TOLERANCE_PCT" -f scripts/bench-vs-ns3-table.awk "$records"
+}
+
+main "$@"
