@@ -342,7 +342,8 @@ fn queue_loss_and_cross_traffic_options() {
             "scen.toml:6:",
             "bottleneck.qdisc",
             "\"fifo\"",
-            "\"droptail\", \"red\", \"codel\", \"pie\" or \"fq_codel\"",
+            "unknown queue discipline; allowed: \"droptail\", \"red\", \"codel\", \"pie\"",
+            "\"fq_codel\"",
         ],
     );
     let e = error_of(&edit(6, "qdisc = { kind = \"red\", min_th = 20, max_th = 10 }"), &[]);

@@ -409,8 +409,11 @@ mod tests {
             interval: Duration::from_millis(100),
         });
         let e = EmuLink::new(None, Buffer::Packets(10), &q, LossModel::None, 1, 0).err().unwrap();
-        assert!(e.contains("droptail, red, pie"), "{e}");
+        assert!(e.contains(&format!("allowed: {}", emulator_qdiscs().join(", "))), "{e}");
         assert!(e.contains("qdisc = \"codel\""), "{e}");
+        let runs = emulator_qdiscs();
+        assert!(["droptail", "red", "pie"].iter().all(|q| runs.contains(q)), "{runs:?}");
+        assert!(!runs.contains(&"codel") && !runs.contains(&"fq_codel"), "{runs:?}");
     }
 
     #[test]

@@ -226,7 +226,7 @@ mod tests {
         let m = msg("10Mbps,loss=1.5");
         assert!(m.contains("loss \"1.5\"") && m.contains("between 0 and 1"), "{m}");
         let m = msg("10Mbps,qdisc=codel");
-        assert!(m.contains("droptail, red, pie"), "{m}");
+        assert!(m.contains("qdisc \"codel\" is not one of: droptail, red, pie"), "{m}");
         let m = msg("10Mbps,colour=red");
         assert!(m.contains("unknown key \"colour\""), "{m}");
         let m = msg("10Mbps,red_min_th=20,red_max_th=10");

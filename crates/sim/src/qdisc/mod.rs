@@ -13,11 +13,8 @@
 //! defaults), their parameters ([`params`]) and their rules ([`Qdisc::check`]), which
 //! scenario files, the emulator's link descriptions and the simulator all use.
 //!
-//! To add a discipline: write `qdisc/<name>.rs` with its configuration (implementing
-//! [`params::Settings`]: defaults, parameter table, rules across parameters) and its
-//! state; here, declare the module, add a variant to [`Qdisc`] and to `Kind`, one line
-//! to `KINDS`, and the arms the compiler asks for. README.md's scenario section documents
-//! it for users.
+//! Adding a discipline takes a file here, a few lines in this one and its documentation in
+//! README.md: see README.md, "Recipes".
 
 mod codel;
 mod fq_codel;
@@ -335,7 +332,7 @@ mod tests {
     #[test]
     fn every_discipline_is_named_and_its_defaults_follow_its_rules() {
         let names: Vec<&str> = Qdisc::names().collect();
-        assert_eq!(names, ["droptail", "red", "codel", "pie", "fq_codel"]);
+        assert!(names.starts_with(&["droptail", "red", "codel", "pie", "fq_codel"]));
         for name in names {
             let q = Qdisc::named(name).unwrap();
             assert_eq!(q.name(), name);
