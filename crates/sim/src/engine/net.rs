@@ -188,6 +188,7 @@ impl Net {
     }
 
     /// A packet arrives at the bottleneck: random loss, then the queue.
+    #[inline]
     pub(super) fn offer(&mut self, pkt: Segment) {
         if self.loss.drop_packet(&mut self.loss_rng) {
             self.random_losses += 1;
@@ -202,6 +203,7 @@ impl Net {
         }
     }
 
+    #[inline]
     fn start_service(&mut self) {
         self.account_queue();
         if let Some(p) = self.queue.dequeue(self.now) {
@@ -211,6 +213,7 @@ impl Net {
         }
     }
 
+    #[inline]
     pub(super) fn link_done(&mut self) {
         let Some(p) = self.in_service.take() else { return };
         self.delivered_packets += 1;
