@@ -1,5 +1,5 @@
 //! What a simulation is made of: plain data. The rules each part must follow are in
-//! [`crate::validate`] (a queue discipline's in its file under [`crate::qdisc`]); the
+//! [`crate::validate`](mod@crate::validate) (a queue discipline's in its file under [`crate::qdisc`]); the
 //! scenario crate turns TOML into these and points its errors at the file's lines.
 
 pub use crate::qdisc::{CodelConfig, PieConfig, Qdisc, RedConfig};

@@ -12,7 +12,7 @@
 //!   nanosecond time, events ordered by (time, insertion sequence) so ties are FIFO and
 //!   runs reproducible (a binary heap, plus a calendar queue for per-flow timers). Its
 //!   time series and its report are its submodules.
-//! - [`config`] and [`validate`]: what a run is made of, and the one set of rules it must
+//! - [`config`] and [`validate`](mod@validate): what a run is made of, and the one set of rules it must
 //!   follow (each part checks itself; errors name the field, the value and what is
 //!   allowed).
 //! - [`tcp`]: the Linux-like TCP sender and receiver, sans-IO (driven with `now` and

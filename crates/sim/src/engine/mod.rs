@@ -1,7 +1,7 @@
 //! The event loop and the dumbbell: building a run from its configuration, and the
 //! handlers of its events. The network under the flows is in `net.rs`, the time series
 //! in `sampling.rs`, the end-of-run totals in `report.rs`; cross traffic's timing is
-//! [`crate::cross`] and the rules a configuration follows are [`crate::validate`].
+//! [`crate::cross`] and the rules a configuration follows are [`crate::validate`](mod@crate::validate).
 //!
 //! Topology and delays: each flow's sender hands segments straight to the bottleneck
 //! queue (forward access delay zero); the bottleneck link serialises them (or delivers
@@ -65,7 +65,7 @@ pub struct Simulation {
 }
 
 impl Simulation {
-    /// Checks `cfg` (see [`crate::validate`]) and builds the run, at time zero.
+    /// Checks `cfg` (see [`crate::validate`](mod@crate::validate)) and builds the run, at time zero.
     pub fn new(cfg: SimConfig) -> Result<Simulation, SimError> {
         validate::check_network(&cfg)?;
         let (mut net, path_of) = Net::new(&cfg);
