@@ -161,7 +161,10 @@ fn absurd_values_are_refused_before_anything_is_allocated() {
     let e = error_of(&edit(9, "rtt = \"1000s\""), &[]);
     has_all(&e, &["scen.toml:9:", "flows[0].rtt", "\"1000s\"", "allowed: 1us to 100s"]);
     let e = error_of(&edit(6, "buffer = \"0pkt\""), &[]);
-    has_all(&e, &["scen.toml:6:", "bottleneck.buffer", "\"0pkt\"", "n in [1, 100000000]"]);
+    has_all(
+        &e,
+        &["scen.toml:6:", "bottleneck.buffer = \"0pkt\"", "allowed: 1 to 100000000 packets"],
+    );
     // Time series that would not fit on disk: 100,000 flows sampled every 10 ms for 2 s.
     let e = error_of(&edit(9, "rtt = \"100ms\"\ncount = 100000"), &[]);
     has_all(
@@ -174,6 +177,18 @@ fn absurd_values_are_refused_before_anything_is_allocated() {
             "use a longer sample_interval",
         ],
     );
+}
+
+#[test]
+fn tcp_settings_follow_the_simulators_limits() {
+    let e = error_of(&edit(9, "rtt = \"100ms\"\nmss = 50"), &[]);
+    has_all(&e, &["scen.toml:10:", "flows[0].mss = 50", "allowed: 88 to 9000 bytes"]);
+    let e = error_of(&edit(9, "rtt = \"100ms\"\ninitcwnd = -3"), &[]);
+    has_all(&e, &["scen.toml:10:", "flows[0].initcwnd = -3", "a whole number in [1, 1000]"]);
+    let e = error_of(&edit(9, "rtt = \"100ms\"\nrto_min = \"90s\""), &[]);
+    has_all(&e, &["scen.toml:10:", "flows[0].rto_min = \"90s\"", "allowed: 1ms to 60s"]);
+    let e = error_of(&edit(9, "rtt = \"100ms\"\nstop = \"0s\""), &[]);
+    has_all(&e, &["scen.toml:10:", "flows[0].stop = \"0s\"", "later than start = 0us"]);
 }
 
 #[test]
@@ -327,7 +342,8 @@ fn queue_loss_and_cross_traffic_options() {
             "scen.toml:6:",
             "bottleneck.qdisc",
             "\"fifo\"",
-            "\"droptail\", \"red\", \"codel\", \"pie\" or \"fq_codel\"",
+            "unknown queue discipline; allowed: \"droptail\", \"red\", \"codel\", \"pie\"",
+            "\"fq_codel\"",
         ],
     );
     let e = error_of(&edit(6, "qdisc = { kind = \"red\", min_th = 20, max_th = 10 }"), &[]);
@@ -336,6 +352,10 @@ fn queue_loss_and_cross_traffic_options() {
     has_all(&e, &["bottleneck.qdisc.max_p", "qdisc \"codel\" has parameters target, interval"]);
     let e = error_of(&edit(6, "qdisc = { kind = \"red\", max_p = 1.5 }"), &[]);
     has_all(&e, &["bottleneck.qdisc.max_p", "1.5", "(0, 1]"]);
+    let e = error_of(&edit(6, "qdisc = { kind = \"pie\", alpha = 101 }"), &[]);
+    has_all(&e, &["scen.toml:6:", "bottleneck.qdisc.alpha = 101", "a number in [0, 100]"]);
+    let e = error_of(&edit(6, "qdisc = { kind = \"codel\", target = \"0ms\" }"), &[]);
+    has_all(&e, &["bottleneck.qdisc.target = \"0ms\"", "allowed: 1us to 100s"]);
     let e = error_of(&edit(6, "loss = { kind = \"gilbert\", p_good_to_bad = 0.01 }"), &[]);
     has_all(&e, &["bottleneck.loss.p_bad_to_good", "missing required field"]);
     let e = error_of(&edit(6, "loss = { kind = \"bursty\" }"), &[]);
@@ -355,6 +375,11 @@ fn queue_loss_and_cross_traffic_options() {
     has_all(&e, &["cross[0].mean_on", "only for kind = \"exponential\""]);
     let e = error_of(&cross("kind = \"cbr\""), &[]);
     has_all(&e, &["cross[0].rate", "missing required field"]);
+    let e = error_of(&cross("kind = \"cbr\"\nrate = \"1Mbps\"\npacket_size = \"10000B\""), &[]);
+    has_all(
+        &e,
+        &["scen.toml:16:", "cross[0].packet_size = \"10000B\"", "allowed: 28 to 9000 bytes"],
+    );
 }
 
 #[test]

@@ -80,9 +80,10 @@ pub struct UdpArgs {
 #[derive(Args, Debug, Default)]
 pub struct LinkArgs {
     /// Side A to side B: e.g. "20Mbps,delay=20ms,buffer=100pkt,loss=0.01" or
-    /// "trace=FILE,delay=20ms,buffer=120KB,qdisc=red". Keys: rate, trace, delay, buffer
-    /// (NNNpkt or bytes), qdisc (droptail|red|pie), red_min_th, red_max_th, red_max_p,
-    /// red_weight, loss. Empty: no rate limit, no delay.
+    /// "trace=FILE,delay=20ms,buffer=120KB,qdisc=red,red_max_p=0.2". Keys: rate, trace,
+    /// delay, buffer (NNNpkt or bytes), qdisc (the simulator's queue disciplines that drop
+    /// on arrival; a wrong name lists them) with its parameters as QDISC_PARAM (the
+    /// scenario file's names), loss. Empty: no rate limit, no delay.
     #[arg(long, default_value = "")]
     pub uplink: String,
     /// Side B to side A, same form as --uplink.

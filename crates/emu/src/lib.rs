@@ -1,7 +1,7 @@
 //! cclab's real-time link emulator: real packets between two network namespaces, forwarded
 //! in user space through TUN devices, with a bottleneck model per direction (constant rate
-//! or a mahimahi trace, one-way delay, DropTail, RED or PIE queue, random loss) driven by the
-//! wall clock.
+//! or a mahimahi trace, one-way delay, any of the simulator's queue disciplines that drop on
+//! arrival, random loss) driven by the wall clock.
 //!
 //! ```text
 //!  namespace A (198.18.0.1)                                     namespace B (198.18.0.2)

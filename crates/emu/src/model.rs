@@ -63,6 +63,12 @@ pub fn trace_opportunities(trace: &cclab_sim::Trace, from: Time, to: Time) -> u6
     trace.opportunities_before(to + Duration(1)).saturating_sub(trace.opportunities_before(from))
 }
 
+/// The simulator's queue disciplines that the emulator runs: those that drop only on
+/// arrival (see [`Qdisc::drops_at_dequeue`]).
+pub fn emulator_qdiscs() -> Vec<&'static str> {
+    Qdisc::names().filter(|n| Qdisc::named(n).is_some_and(|q| !q.drops_at_dequeue())).collect()
+}
+
 /// Why a packet offered to a link was not queued.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refusal {
@@ -108,16 +114,13 @@ impl EmuLink {
         seed: u64,
         direction: u64,
     ) -> Result<EmuLink, String> {
-        let refused = match qdisc {
-            Qdisc::Codel(_) => Some("codel"),
-            Qdisc::FqCodel(_) => Some("fq_codel"),
-            _ => None,
-        };
-        if let Some(name) = refused {
+        if qdisc.drops_at_dequeue() {
             // These drop inside dequeue, where the packet (and its pool buffer) is discarded
             // by the queue; the emulator would leak the buffer.
             return Err(format!(
-                "qdisc = \"{name}\" is not supported by the emulator (it drops inside dequeue); allowed: droptail, red, pie"
+                "qdisc = \"{}\" is not supported by the emulator (it drops inside dequeue); allowed: {}",
+                qdisc.name(),
+                emulator_qdiscs().join(", ")
             ));
         }
         // RED ages its average over idle time in units of a typical packet's time.
@@ -406,8 +409,11 @@ mod tests {
             interval: Duration::from_millis(100),
         });
         let e = EmuLink::new(None, Buffer::Packets(10), &q, LossModel::None, 1, 0).err().unwrap();
-        assert!(e.contains("droptail, red, pie"), "{e}");
+        assert!(e.contains(&format!("allowed: {}", emulator_qdiscs().join(", "))), "{e}");
         assert!(e.contains("qdisc = \"codel\""), "{e}");
+        let runs = emulator_qdiscs();
+        assert!(["droptail", "red", "pie"].iter().all(|q| runs.contains(q)), "{runs:?}");
+        assert!(!runs.contains(&"codel") && !runs.contains(&"fq_codel"), "{runs:?}");
     }
 
     #[test]

@@ -3,38 +3,25 @@
 //!
 //! ```text
 //! rate=20Mbps,delay=20ms,buffer=100pkt,loss=0.01
-//! trace=/work/shared/traces/12mbps.trace,delay=40ms,buffer=120KB,qdisc=red
+//! trace=/work/shared/traces/12mbps.trace,delay=40ms,buffer=120KB,qdisc=red,red_max_p=0.2
 //! ```
 //!
 //! A bare first item is a rate if it parses as one (`20Mbps`), else a trace file path.
 //! Keys: `rate`, `trace`, `delay` (one-way), `buffer` (`<n>pkt` or a size such as
-//! `120KB`), `qdisc` (`droptail` | `red` | `pie`), `red_min_th`, `red_max_th` (packets),
-//! `red_max_p`, `red_weight`, `loss` (Bernoulli probability 0..1).
+//! `120KB`), `qdisc` (any of the simulator's queue disciplines that drop on arrival; see
+//! [`crate::model::emulator_qdiscs`]) with its parameters as `<qdisc>_<parameter>` (the
+//! scenario file's names, e.g. `red_min_th`, `pie_target`; giving one implies the
+//! qdisc), `loss` (Bernoulli probability 0..1). Defaults and ranges are the simulator's.
 
+use crate::model::emulator_qdiscs;
 use crate::{DirectionConfig, EmuError};
-use cclab_sim::{Buffer, LinkRate, LossModel, PieConfig, Qdisc, RedConfig, Trace};
-use cclab_units::Duration;
+use cclab_sim::qdisc::params::{Range, Value};
+use cclab_sim::{Buffer, LinkRate, LossModel, Qdisc, Trace};
 use cclab_units::{parse_bytes, parse_duration, parse_rate};
 use std::path::Path;
 use std::sync::Arc;
 
-/// RED defaults as ns-2 commonly configures them in the seeds' fairness study (packets).
-pub fn red_defaults() -> RedConfig {
-    RedConfig { min_th: 5.0, max_th: 15.0, max_p: 0.1, weight: 0.002, gentle: true }
-}
-
-/// PIE defaults of RFC 8033 section 4 (target 15 ms, update every 15 ms, alpha 1/8, beta 1.25).
-pub fn pie_defaults() -> PieConfig {
-    PieConfig {
-        target: Duration::from_millis(15),
-        tupdate: Duration::from_millis(15),
-        alpha: 0.125,
-        beta: 1.25,
-    }
-}
-
-const KEYS: &str =
-    "rate, trace, delay, buffer, qdisc, red_min_th, red_max_th, red_max_p, red_weight, loss";
+const KEYS: &str = "rate, trace, delay, buffer, qdisc, <qdisc>_<parameter>, loss";
 
 /// Parses `spec` for the option `field` (e.g. "--uplink"); errors name the field, the
 /// item, and what is allowed.
@@ -43,8 +30,9 @@ pub fn parse_direction(field: &str, spec: &str) -> Result<DirectionConfig, EmuEr
         EmuError::Config(format!("{field}: {key} \"{value}\" is not {allowed}"))
     };
     let mut cfg = DirectionConfig::default();
-    let mut red = red_defaults();
-    let mut red_asked = false;
+    // The qdisc named by `qdisc=`, and its parameters as given (in order).
+    let mut qdisc: Option<Qdisc> = None;
+    let mut qdisc_params: Vec<(&str, &str)> = Vec::new();
     for (i, item) in spec.split(',').map(str::trim).filter(|s| !s.is_empty()).enumerate() {
         let (key, value) = match item.split_once('=') {
             Some((k, v)) => (k.trim(), v.trim()),
@@ -76,44 +64,15 @@ pub fn parse_direction(field: &str, spec: &str) -> Result<DirectionConfig, EmuEr
                     return Err(bad("delay", value, "at most 10s"));
                 }
             }
-            "buffer" => {
-                cfg.buffer = if let Some(n) = value.strip_suffix("pkt") {
-                    match n.trim().parse::<u64>() {
-                        Ok(n) if n > 0 => Buffer::Packets(n),
-                        _ => return Err(bad("buffer", value, "a positive packet count such as \"100pkt\" or a size such as \"120KB\"")),
-                    }
-                } else {
-                    match parse_bytes(value) {
-                        Ok(b) if b >= 1500 => Buffer::Bytes(b),
-                        Ok(_) => return Err(bad("buffer", value, "at least 1500B (one packet)")),
-                        Err(e) => {
-                            return Err(EmuError::Config(format!(
-                                "{field}: buffer {e}, or a packet count such as \"100pkt\""
-                            )))
-                        }
-                    }
-                }
+            "buffer" => cfg.buffer = parse_buffer(field, value)?,
+            "qdisc" => {
+                qdisc = Some(
+                    Qdisc::named(value)
+                        .filter(|q| !q.drops_at_dequeue())
+                        .ok_or_else(|| bad("qdisc", value, &emulator_qdiscs_text()))?,
+                );
             }
-            "qdisc" => match value {
-                "droptail" => cfg.qdisc = Qdisc::DropTail,
-                "red" => red_asked = true,
-                "pie" => cfg.qdisc = Qdisc::Pie(pie_defaults()),
-                _ => return Err(bad("qdisc", value, "one of: droptail, red, pie")),
-            },
-            "red_min_th" | "red_max_th" | "red_max_p" | "red_weight" => {
-                let v: f64 = value
-                    .parse()
-                    .ok()
-                    .filter(|v: &f64| v.is_finite() && *v >= 0.0)
-                    .ok_or_else(|| bad(key, value, "a non-negative number"))?;
-                match key {
-                    "red_min_th" => red.min_th = v,
-                    "red_max_th" => red.max_th = v,
-                    "red_max_p" => red.max_p = v,
-                    _ => red.weight = v,
-                }
-                red_asked = true;
-            }
+            _ if qdisc_param(key).is_some() => qdisc_params.push((key, value)),
             "loss" => {
                 let p: f64 = value
                     .parse()
@@ -129,28 +88,94 @@ pub fn parse_direction(field: &str, spec: &str) -> Result<DirectionConfig, EmuEr
             }
         }
     }
-    if red_asked {
-        if red.min_th >= red.max_th {
-            return Err(EmuError::Config(format!(
-                "{field}: red_min_th {} must be below red_max_th {}",
-                red.min_th, red.max_th
-            )));
-        }
-        let in_unit = |v: f64| v > 0.0 && v <= 1.0;
-        if !in_unit(red.max_p) || !in_unit(red.weight) {
-            return Err(EmuError::Config(format!(
-                "{field}: red_max_p and red_weight must be in (0, 1]"
-            )));
-        }
-        cfg.qdisc = Qdisc::Red(red);
+    if let Some(q) = with_params(field, qdisc, &qdisc_params)? {
+        cfg.qdisc = q;
     }
     Ok(cfg)
+}
+
+/// `<n>pkt` or a size of at least one packet.
+fn parse_buffer(field: &str, value: &str) -> Result<Buffer, EmuError> {
+    let bad =
+        |allowed: &str| EmuError::Config(format!("{field}: buffer \"{value}\" is not {allowed}"));
+    if let Some(n) = value.strip_suffix("pkt") {
+        return match n.trim().parse::<u64>() {
+            Ok(n) if n > 0 => Ok(Buffer::Packets(n)),
+            _ => Err(bad("a positive packet count such as \"100pkt\" or a size such as \"120KB\"")),
+        };
+    }
+    match parse_bytes(value) {
+        Ok(b) if b >= 1500 => Ok(Buffer::Bytes(b)),
+        Ok(_) => Err(bad("at least 1500B (one packet)")),
+        Err(e) => Err(EmuError::Config(format!(
+            "{field}: buffer {e}, or a packet count such as \"100pkt\""
+        ))),
+    }
+}
+
+/// "one of: droptail, red, pie".
+fn emulator_qdiscs_text() -> String {
+    format!("one of: {}", emulator_qdiscs().join(", "))
+}
+
+/// The qdisc and parameter a `<qdisc>_<parameter>` key names (`red_max_p`), if it is one.
+fn qdisc_param(key: &str) -> Option<(Qdisc, &str)> {
+    emulator_qdiscs().into_iter().find_map(|name| {
+        let param = key.strip_prefix(name)?.strip_prefix('_')?;
+        let q = Qdisc::named(name)?;
+        q.param(param).is_some().then_some((q, param))
+    })
+}
+
+/// The qdisc of a direction: the one `qdisc=` named (else the one its parameters name,
+/// else none), with the parameters set and its rules checked. Errors name the key, the
+/// value and what is allowed.
+fn with_params(
+    field: &str,
+    named: Option<Qdisc>,
+    params: &[(&str, &str)],
+) -> Result<Option<Qdisc>, EmuError> {
+    let mut q = named;
+    for &(key, value) in params {
+        let Some((implied, param)) = qdisc_param(key) else { continue };
+        let q = q.get_or_insert_with(|| implied.clone());
+        if q.name() != implied.name() {
+            return Err(EmuError::Config(format!(
+                "{field}: {key} is a parameter of qdisc {}, not of the qdisc given ({})",
+                implied.name(),
+                q.name()
+            )));
+        }
+        let Some(info) = q.param(param) else { continue };
+        let v = match info.range {
+            Range::Number { .. } => value.parse().ok().map(Value::Number),
+            Range::Time { .. } => parse_duration(value).ok().map(Value::Time),
+            Range::Switch => value.parse().ok().map(Value::Switch),
+        };
+        let v = v.ok_or_else(|| {
+            EmuError::Config(format!("{field}: {key} \"{value}\" is not {}", info.range.allowed()))
+        })?;
+        q.set(param, v)
+            .map_err(|m| EmuError::Config(format!("{field}: {key} \"{value}\": {m}")))?;
+    }
+    if let Some(q) = &q {
+        q.check().map_err(|e| {
+            EmuError::Config(format!(
+                "{field}: {}_{} \"{}\": {}",
+                q.name(),
+                e.field,
+                e.value,
+                e.message
+            ))
+        })?;
+    }
+    Ok(q)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cclab_units::Rate;
+    use cclab_units::{Duration, Rate};
 
     #[test]
     fn parses_rate_delay_buffer_loss() {
@@ -163,6 +188,14 @@ mod tests {
             .unwrap();
         assert_eq!(c.buffer, Buffer::Bytes(120_000));
         assert!(matches!(c.qdisc, Qdisc::Red(ref r) if r.max_p == 0.2 && r.min_th == 5.0));
+        // Any parameter of the simulator's table, by the scenario file's name.
+        let c = parse_direction("--uplink", "10Mbps,pie_target=20ms,pie_alpha=0.25").unwrap();
+        let want = cclab_sim::PieConfig {
+            target: Duration::from_millis(20),
+            alpha: 0.25,
+            ..Default::default()
+        };
+        assert_eq!(c.qdisc, Qdisc::Pie(want));
     }
 
     #[test]
@@ -193,11 +226,18 @@ mod tests {
         let m = msg("10Mbps,loss=1.5");
         assert!(m.contains("loss \"1.5\"") && m.contains("between 0 and 1"), "{m}");
         let m = msg("10Mbps,qdisc=codel");
-        assert!(m.contains("droptail, red, pie"), "{m}");
+        assert!(m.contains("qdisc \"codel\" is not one of: droptail, red, pie"), "{m}");
         let m = msg("10Mbps,colour=red");
         assert!(m.contains("unknown key \"colour\""), "{m}");
         let m = msg("10Mbps,red_min_th=20,red_max_th=10");
-        assert!(m.contains("red_min_th"), "{m}");
+        assert!(m.contains("red_max_th \"10\": must be greater than min_th = 20"), "{m}");
+        let m = msg("10Mbps,red_max_p=1.5");
+        assert!(m.contains("red_max_p \"1.5\": out of range; allowed: a number in (0, 1]"), "{m}");
+        let m = msg("10Mbps,qdisc=pie,red_max_p=0.2");
+        assert!(
+            m.contains("red_max_p is a parameter of qdisc red, not of the qdisc given (pie)"),
+            "{m}"
+        );
         let m = msg("rate=0Mbps");
         assert!(m.contains("positive"), "{m}");
     }

@@ -24,12 +24,14 @@
 
 use crate::forwarder::monotonic_ns;
 use crate::harness::{Harness, Side};
-use crate::tcpinfo::tcp_info;
+use crate::tcpinfo::{tcp_info, TcpInfo};
 use crate::{DirectionConfig, EmuError};
+use cclab_sim::cross::{CrossSource, CrossStep};
+use cclab_sim::hist::Histogram;
 use cclab_sim::rng::{stream, Rng};
+use cclab_sim::trace::LinkSchedule;
 use cclab_sim::{
-    CrossKind, FlowReport, FlowSample, LinkRate, LinkReport, Observer, QueueSample, Report,
-    RttSummary, SimConfig,
+    FlowReport, FlowSample, LinkReport, Observer, QueueSample, Report, RttSummary, SimConfig,
 };
 use cclab_units::{Duration, Time};
 use std::io::{Read, Write};
@@ -69,6 +71,7 @@ pub fn check(
     available: &[String],
 ) -> Result<(), EmuError> {
     let bad = |m: String| Err(EmuError::Config(m));
+    cclab_sim::validate(cfg).map_err(|e| EmuError::Config(e.to_string()))?;
     if transports.len() != cfg.flows.len() {
         return bad(format!(
             "testbed: {} transports for {} flows",
@@ -87,8 +90,7 @@ pub fn check(
     }
     for (i, f) in cfg.flows.iter().enumerate() {
         if transports[i] == Transport::Udp {
-            crate::udp::algorithm(&f.cc, &f.params)
-                .map_err(|e| EmuError::Config(format!("flows[{i}] ({}): {e}", f.name)))?;
+            // cclab's own algorithms: the configuration's check covered them.
         } else if !available.iter().any(|a| a == &f.cc) {
             return bad(format!(
                 "flows[{i}] ({}): algorithm \"{}\" is not available in this kernel (available: {}); load it first (cclab kernel) or use the simulator",
@@ -98,12 +100,6 @@ pub fn check(
             ));
         } else if let Some((name, _)) = f.params.first() {
             return bad(format!("flows[{i}] ({}): params.{name}: the testbed cannot set per-flow parameters of kernel algorithms", f.name));
-        }
-        if f.rtt < cfg.bottleneck.delay.saturating_mul(2) {
-            return bad(format!(
-                "flows[{i}] ({}): rtt {} is less than twice the bottleneck delay {}",
-                f.name, f.rtt, cfg.bottleneck.delay
-            ));
         }
     }
     if !cfg.changes.is_empty() {
@@ -172,7 +168,21 @@ pub fn run_with(
     check(cfg, transports, &kernel_algorithms())?;
     let (up, down) = path(cfg);
     let h = Harness::start_with(&up, &down, cfg.seed, true)?;
-    // One address and route per flow: rto_min and initcwnd as `ip route` sets them.
+    add_flow_routes(&h, cfg)?;
+    let clock = Clock::start();
+    let mut threads = Threads::new(cfg.flows.len());
+    threads.start_receivers(&h, cfg, transports, clock)?;
+    let sockets = threads.start_senders(&h, cfg, transports, clock);
+    let mut sampler = Sampler::new(cfg, transports, sockets);
+    let sampled = sampler.run(&h, &threads.shared, clock, obs, progress);
+    threads.wind_down(sampled.is_ok());
+    let fwd = h.finish()?;
+    sampled?;
+    Ok(sampler.report(cfg, transports, &threads.shared, &fwd.dirs[crate::UPLINK].stats))
+}
+
+/// One address and route per flow: `rto_min` and `initcwnd` as `ip route` sets them.
+fn add_flow_routes(h: &Harness, cfg: &SimConfig) -> Result<(), EmuError> {
     let mut b_cmds = String::new();
     let mut a_cmds = String::new();
     for (i, f) in cfg.flows.iter().enumerate() {
@@ -186,241 +196,325 @@ pub fn run_with(
         );
     }
     ip_batch(h.net().b.name(), &b_cmds)?;
-    ip_batch(h.net().a.name(), &a_cmds)?;
+    ip_batch(h.net().a.name(), &a_cmds)
+}
 
-    let origin = monotonic_ns();
-    let now = move || Time(monotonic_ns().saturating_sub(origin));
-    let end = Time::ZERO + cfg.duration;
-    let stop = Arc::new(AtomicBool::new(false));
-    let shared: Vec<Arc<FlowShared>> =
-        cfg.flows.iter().map(|_| Arc::new(FlowShared::default())).collect();
-    let mut threads = Vec::new();
+/// The run's clock: CLOCK_MONOTONIC since the threads were set up, shared by every thread.
+#[derive(Clone, Copy)]
+struct Clock {
+    origin: u64,
+}
 
-    // Receivers first, bound before any sender starts.
-    let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
-    for (i, sh) in shared.iter().enumerate() {
-        let (sh, stop, ready) = (sh.clone(), stop.clone(), ready_tx.clone());
-        match transports[i] {
-            Transport::Kernel => {
-                threads.push(h.spawn(Side::B, move || receive(flow_addr(i), sh, stop, ready)))
-            }
-            Transport::Udp => {
-                let f = cfg.flows[i].clone();
-                threads.push(h.spawn(Side::B, move || receive_udp(i, f, origin, sh, stop, ready)));
-            }
+impl Clock {
+    fn start() -> Clock {
+        Clock { origin: monotonic_ns() }
+    }
+    fn now(self) -> Time {
+        Time(monotonic_ns().saturating_sub(self.origin))
+    }
+}
+
+/// The receiving, sending and cross-traffic threads of a run. Dropping it tells them to
+/// stop.
+struct Threads {
+    stop: Arc<AtomicBool>,
+    shared: Vec<Arc<FlowShared>>,
+    handles: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Drop for Threads {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Threads {
+    fn new(flows: usize) -> Threads {
+        Threads {
+            stop: Arc::new(AtomicBool::new(false)),
+            shared: (0..flows).map(|_| Arc::new(FlowShared::default())).collect(),
+            handles: Vec::new(),
         }
     }
-    let sink_stop = stop.clone();
-    let sink_ready = ready_tx.clone();
-    threads.push(h.spawn(Side::B, move || cross_sink(sink_stop, sink_ready)));
-    for _ in 0..=cfg.flows.len() {
-        match ready_rx.recv_timeout(std::time::Duration::from_secs(5)) {
-            Ok(Ok(())) => {}
-            Ok(Err(e)) => return Err(EmuError::Setup(format!("testbed receiver: {e}"))),
-            Err(_) => return Err(EmuError::Setup("testbed receivers did not start".into())),
+
+    /// Starts the receivers and the cross-traffic sink in B, and waits until all listen
+    /// (so that no sender starts before its receiver).
+    fn start_receivers(
+        &mut self,
+        h: &Harness,
+        cfg: &SimConfig,
+        transports: &[Transport],
+        clock: Clock,
+    ) -> Result<(), EmuError> {
+        let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
+        for (i, sh) in self.shared.iter().enumerate() {
+            let (sh, stop, ready) = (sh.clone(), self.stop.clone(), ready_tx.clone());
+            self.handles.push(match transports[i] {
+                Transport::Kernel => {
+                    h.spawn(Side::B, move || receive(flow_addr(i), sh, stop, ready))
+                }
+                Transport::Udp => {
+                    let f = cfg.flows[i].clone();
+                    h.spawn(Side::B, move || receive_udp(i, f, clock.origin, sh, stop, ready))
+                }
+            });
+        }
+        let (stop, ready) = (self.stop.clone(), ready_tx);
+        self.handles.push(h.spawn(Side::B, move || cross_sink(stop, ready)));
+        for _ in 0..=cfg.flows.len() {
+            match ready_rx.recv_timeout(std::time::Duration::from_secs(5)) {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => return Err(EmuError::Setup(format!("testbed receiver: {e}"))),
+                Err(_) => return Err(EmuError::Setup("testbed receivers did not start".into())),
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts the senders and the cross-traffic sources in A. Each kernel sender hands
+    /// its connected socket (or why it has none) to the returned channel.
+    fn start_senders(
+        &mut self,
+        h: &Harness,
+        cfg: &SimConfig,
+        transports: &[Transport],
+        clock: Clock,
+    ) -> mpsc::Receiver<(usize, Result<TcpStream, String>)> {
+        let end = Time::ZERO + cfg.duration;
+        let (sock_tx, sock_rx) = mpsc::channel();
+        for (i, f) in cfg.flows.iter().enumerate() {
+            let (f, sh, stop, tx) =
+                (f.clone(), self.shared[i].clone(), self.stop.clone(), sock_tx.clone());
+            self.handles.push(match transports[i] {
+                Transport::Kernel => {
+                    h.spawn(Side::A, move || send(i, f, end, move || clock.now(), sh, stop, tx))
+                }
+                Transport::Udp => {
+                    let interval = Duration::from_millis(1).min(cfg.sample_interval);
+                    h.spawn(Side::A, move || send_udp(i, f, end, clock.origin, interval, sh, stop))
+                }
+            });
+        }
+        for (i, c) in cfg.cross.iter().enumerate() {
+            let src = CrossSource::new(c.clone(), Rng::stream(cfg.seed, stream::CROSS, i as u64));
+            let stop = self.stop.clone();
+            self.handles.push(h.spawn(Side::A, move || cross_source(src, end, clock, stop)));
+        }
+        sock_rx
+    }
+
+    /// Gives data in flight a moment to arrive when the run went well (senders stop at
+    /// the end by themselves), then stops and joins every thread.
+    fn wind_down(&mut self, drain: bool) {
+        let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while drain
+            && std::time::Instant::now() < until
+            && self.shared.iter().any(|s| s.stopped.load(Ordering::Relaxed) == 0)
+        {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.handles.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Samples the run every `sample_interval` into the simulator's output types, and keeps
+/// what the report needs.
+struct Sampler {
+    interval: Duration,
+    end: Time,
+    transports: Vec<Transport>,
+    sockets: mpsc::Receiver<(usize, Result<TcpStream, String>)>,
+    socks: Vec<Option<TcpStream>>,
+    /// Smoothed RTT samples of each flow, microseconds (its RTT percentiles).
+    srtt_us: Vec<Histogram>,
+    /// Each kernel flow's last `TCP_INFO` (its retransmits and timeouts at the end).
+    last_info: Vec<Option<TcpInfo>>,
+    queue_sum: f64,
+    queue_n: u64,
+    /// Uplink packets and bytes delivered by the end.
+    delivered: (u64, u64),
+    /// Bytes each receiver had read by the end.
+    received: Vec<u64>,
+}
+
+impl Sampler {
+    fn new(
+        cfg: &SimConfig,
+        transports: &[Transport],
+        sockets: mpsc::Receiver<(usize, Result<TcpStream, String>)>,
+    ) -> Sampler {
+        let n = cfg.flows.len();
+        Sampler {
+            interval: cfg.sample_interval,
+            end: Time::ZERO + cfg.duration,
+            transports: transports.to_vec(),
+            sockets,
+            socks: (0..n).map(|_| None).collect(),
+            srtt_us: vec![Histogram::default(); n],
+            last_info: vec![None; n],
+            queue_sum: 0.0,
+            queue_n: 0,
+            delivered: (0, 0),
+            received: vec![0; n],
         }
     }
 
-    // Senders: each publishes its socket to the sampler once connected.
-    let (sock_tx, sock_rx) = mpsc::channel::<(usize, Result<TcpStream, String>)>();
-    for (i, f) in cfg.flows.iter().enumerate() {
-        let (f, sh, stop, tx) = (f.clone(), shared[i].clone(), stop.clone(), sock_tx.clone());
-        match transports[i] {
-            Transport::Kernel => {
-                threads.push(h.spawn(Side::A, move || send(i, f, end, now, sh, stop, tx)))
+    /// Samples until the end of the run (or until a flow fails to start).
+    fn run(
+        &mut self,
+        h: &Harness,
+        shared: &[Arc<FlowShared>],
+        clock: Clock,
+        obs: &mut dyn Observer,
+        progress: &mut dyn FnMut(Time),
+    ) -> Result<(), EmuError> {
+        let mut tick = Time::ZERO;
+        loop {
+            let t = clock.now();
+            if t < tick {
+                std::thread::sleep(std::time::Duration::from_nanos((tick - t).as_nanos()));
+                continue;
             }
-            Transport::Udp => {
-                let interval = Duration::from_millis(1).min(cfg.sample_interval);
-                threads.push(
-                    h.spawn(Side::A, move || send_udp(i, f, end, origin, interval, sh, stop)),
+            while let Ok((i, s)) = self.sockets.try_recv() {
+                self.socks[i] = Some(s.map_err(|e| EmuError::Setup(format!("flows[{i}]: {e}")))?);
+            }
+            // Samples carry their nominal instant (the simulator's grid); this ordinary
+            // thread reads them within a few milliseconds of it.
+            let t = tick.min(self.end);
+            self.sample_flows(t, shared, obs);
+            let g = &h.gauges()[crate::UPLINK];
+            let q = g.queue_packets.load(Ordering::Relaxed);
+            self.queue_sum += q as f64;
+            self.queue_n += 1;
+            obs.queue_sample(&QueueSample {
+                time: t,
+                packets: q,
+                bytes: g.queue_bytes.load(Ordering::Relaxed),
+                drops: g.drops.load(Ordering::Relaxed),
+            });
+            progress(t);
+            if tick >= self.end {
+                self.delivered = (
+                    g.delivered_packets.load(Ordering::Relaxed),
+                    g.delivered_bytes.load(Ordering::Relaxed),
                 );
+                for (r, sh) in self.received.iter_mut().zip(shared) {
+                    *r = sh.received.load(Ordering::Relaxed);
+                }
+                return Ok(());
             }
+            tick = (tick + self.interval).min(self.end);
         }
     }
-    for (i, c) in cfg.cross.iter().enumerate() {
-        let (c, stop) = (c.clone(), stop.clone());
-        let rng = Rng::stream(cfg.seed, stream::CROSS, i as u64);
-        threads.push(h.spawn(Side::A, move || cross_source(c, end, now, rng, stop)));
-    }
-    drop(sock_tx);
 
-    // Sample until the end of the run.
-    let n = cfg.flows.len();
-    let mut socks: Vec<Option<TcpStream>> = (0..n).map(|_| None).collect();
-    let mut srtt_ms: Vec<Vec<f64>> = vec![Vec::new(); n];
-    let mut last_info = vec![None; n];
-    let (mut queue_sum, mut queue_n) = (0f64, 0u64);
-    let mut at_end = (0u64, 0u64);
-    let mut received_at_end = vec![0u64; n];
-    let mut failure = None;
-    let mut tick = Time::ZERO;
-    loop {
-        let t = now();
-        if t < tick {
-            std::thread::sleep(std::time::Duration::from_nanos((tick - t).as_nanos()));
-            continue;
-        }
-        while let Ok((i, s)) = sock_rx.try_recv() {
-            match s {
-                Ok(s) => socks[i] = Some(s),
-                Err(e) => failure = Some(EmuError::Setup(format!("flows[{i}]: {e}"))),
-            }
-        }
-        if failure.is_some() {
-            break;
-        }
-        // Samples carry their nominal instant (the simulator's grid); this ordinary thread
-        // reads them within a few milliseconds of it.
-        let t = tick.min(end);
-        for i in 0..n {
-            let sh = &shared[i];
+    /// Every unfinished flow's state at `t`: kernel flows from `TCP_INFO`, user-space
+    /// flows from their sender's latest snapshot.
+    fn sample_flows(&mut self, t: Time, shared: &[Arc<FlowShared>], obs: &mut dyn Observer) {
+        for (i, sh) in shared.iter().enumerate() {
             if sh.completed.load(Ordering::Relaxed) != 0 {
                 continue;
             }
-            if transports[i] == Transport::Udp {
-                let snap = sh.snapshot.lock().map(|g| g.clone()).unwrap_or(None);
-                if let Some(mut snap) = snap {
+            let received = sh.received.load(Ordering::Relaxed);
+            let sample = match self.transports[i] {
+                Transport::Udp => {
+                    let Some(mut snap) = sh.snapshot.lock().map(|g| g.clone()).unwrap_or(None)
+                    else {
+                        continue;
+                    };
                     snap.time = t;
-                    snap.delivered_bytes = sh.received.load(Ordering::Relaxed);
-                    if snap.srtt.as_nanos() > 0 {
-                        srtt_ms[i].push(snap.srtt.as_millis_f64());
-                    }
-                    obs.flow_sample(&snap);
+                    snap.delivered_bytes = received;
+                    snap
                 }
-                continue;
-            }
-            let Some(s) = &socks[i] else { continue };
-            let Ok(info) = tcp_info(s.as_raw_fd()) else {
-                continue;
+                Transport::Kernel => {
+                    let Some(s) = &self.socks[i] else { continue };
+                    let Ok(info) = tcp_info(s.as_raw_fd()) else { continue };
+                    self.last_info[i] = Some(info);
+                    FlowSample {
+                        time: t,
+                        flow: i,
+                        cwnd_pkts: info.snd_cwnd,
+                        ssthresh_pkts: info.snd_ssthresh,
+                        srtt: Duration::from_micros(info.rtt_us as u64),
+                        inflight_pkts: info.unacked,
+                        delivered_bytes: received,
+                        retransmits: info.total_retrans as u64,
+                        cc: Vec::new(),
+                    }
+                }
             };
-            last_info[i] = Some(info);
-            let srtt = Duration::from_micros(info.rtt_us as u64);
-            if info.rtt_us > 0 {
-                srtt_ms[i].push(srtt.as_millis_f64());
+            if sample.srtt.as_nanos() > 0 {
+                self.srtt_us[i].record(sample.srtt.as_nanos() / 1000);
             }
-            obs.flow_sample(&FlowSample {
-                time: t,
-                flow: i,
-                cwnd_pkts: info.snd_cwnd,
-                ssthresh_pkts: info.snd_ssthresh,
-                srtt,
-                inflight_pkts: info.unacked,
-                delivered_bytes: sh.received.load(Ordering::Relaxed),
-                retransmits: info.total_retrans as u64,
-                cc: Vec::new(),
-            });
+            obs.flow_sample(&sample);
         }
-        let g = &h.gauges()[crate::UPLINK];
-        let q = g.queue_packets.load(Ordering::Relaxed);
-        queue_sum += q as f64;
-        queue_n += 1;
-        obs.queue_sample(&QueueSample {
-            time: t,
-            packets: q,
-            bytes: g.queue_bytes.load(Ordering::Relaxed),
-            drops: g.drops.load(Ordering::Relaxed),
-        });
-        progress(t);
-        if tick >= end {
-            at_end = (
-                g.delivered_packets.load(Ordering::Relaxed),
-                g.delivered_bytes.load(Ordering::Relaxed),
-            );
-            for (r, sh) in received_at_end.iter_mut().zip(&shared) {
-                *r = sh.received.load(Ordering::Relaxed);
-            }
-            break;
-        }
-        tick = (tick + cfg.sample_interval).min(end);
     }
 
-    // Wind down: senders stop at `end` by themselves; give data in flight a moment.
-    let drain = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    while std::time::Instant::now() < drain
-        && shared.iter().any(|s| s.stopped.load(Ordering::Relaxed) == 0)
-        && failure.is_none()
-    {
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
-    stop.store(true, Ordering::Relaxed);
-    for t in threads {
-        let _ = t.join();
-    }
-    let fwd = h.finish()?;
-    if let Some(e) = failure {
-        return Err(e);
-    }
-
-    let capacity_bps = match &cfg.bottleneck.rate {
-        LinkRate::Constant(r) => r.bps() as f64,
-        LinkRate::Trace(t) => t.mean_rate().bps() as f64,
-    };
-    let secs = cfg.duration.as_secs_f64();
-    let up_stats = &fwd.dirs[crate::UPLINK].stats;
-    let flows = (0..n)
-        .map(|i| {
-            let f = &cfg.flows[i];
-            let completed = match shared[i].completed.load(Ordering::Relaxed) {
-                0 => None,
-                v => Some(Time(v - 1)),
-            };
-            let active_end = completed.or(f.stop).unwrap_or(end).min(end);
-            let active = active_end.saturating_since(f.start).as_secs_f64();
-            let info = last_info[i].unwrap_or_default();
-            let (retransmits, timeouts) = match transports[i] {
-                Transport::Kernel => (info.total_retrans as u64, info.total_rto as u64),
-                Transport::Udp => (
-                    shared[i].retransmits.load(Ordering::Relaxed),
-                    shared[i].timeouts.load(Ordering::Relaxed),
-                ),
-            };
-            FlowReport {
-                flow: i,
-                delivered_bytes: received_at_end[i],
-                goodput_bps: if active > 0.0 {
-                    received_at_end[i] as f64 * 8.0 / active
+    /// The report of the run, with the simulator's formulas (`cclab_sim::output`).
+    fn report(
+        &self,
+        cfg: &SimConfig,
+        transports: &[Transport],
+        shared: &[Arc<FlowShared>],
+        uplink: &crate::stats::DirectionStats,
+    ) -> Report {
+        let rate = &cfg.bottleneck.rate;
+        let capacity_bytes = LinkSchedule::capacity_bytes(rate, self.end);
+        let flows = cfg
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let completed = match shared[i].completed.load(Ordering::Relaxed) {
+                    0 => None,
+                    v => Some(Time(v - 1)),
+                };
+                let info = self.last_info[i].unwrap_or_default();
+                let (retransmits, timeouts) = match transports[i] {
+                    Transport::Kernel => (info.total_retrans as u64, info.total_rto as u64),
+                    Transport::Udp => (
+                        shared[i].retransmits.load(Ordering::Relaxed),
+                        shared[i].timeouts.load(Ordering::Relaxed),
+                    ),
+                };
+                let delivered = self.received[i];
+                FlowReport {
+                    flow: i,
+                    delivered_bytes: delivered,
+                    goodput_bps: FlowReport::goodput_bps(
+                        delivered,
+                        f.start,
+                        [f.stop, completed],
+                        self.end,
+                    ),
+                    retransmits,
+                    timeouts,
+                    rtt: RttSummary::of(&self.srtt_us[i]),
+                    completed_at: completed,
+                }
+            })
+            .collect();
+        let (delivered_packets, delivered_bytes) = self.delivered;
+        Report {
+            duration: cfg.duration,
+            link: LinkReport {
+                capacity_bps: LinkReport::capacity_bps(rate, cfg.duration, capacity_bytes),
+                utilization: LinkReport::utilization(delivered_bytes, capacity_bytes),
+                delivered_packets,
+                delivered_bytes,
+                queue_drops: uplink.queue_drops,
+                random_losses: uplink.random_losses,
+                mean_queue_packets: if self.queue_n > 0 {
+                    self.queue_sum / self.queue_n as f64
                 } else {
                     0.0
                 },
-                retransmits,
-                timeouts,
-                rtt: summarize(&mut srtt_ms[i]),
-                completed_at: completed,
-            }
-        })
-        .collect();
-    Ok(Report {
-        duration: cfg.duration,
-        link: LinkReport {
-            capacity_bps,
-            utilization: if capacity_bps > 0.0 && secs > 0.0 {
-                (at_end.1 as f64 * 8.0 / (capacity_bps * secs)).min(1.0)
-            } else {
-                0.0
             },
-            delivered_packets: at_end.0,
-            delivered_bytes: at_end.1,
-            queue_drops: up_stats.queue_drops,
-            random_losses: up_stats.random_losses,
-            mean_queue_packets: if queue_n > 0 { queue_sum / queue_n as f64 } else { 0.0 },
-        },
-        flows,
-        events: 0,
-    })
-}
-
-fn summarize(ms: &mut [f64]) -> RttSummary {
-    if ms.is_empty() {
-        return RttSummary::default();
-    }
-    ms.sort_by(f64::total_cmp);
-    let q = |p: f64| ms[((p * ms.len() as f64).ceil() as usize).clamp(1, ms.len()) - 1];
-    RttSummary {
-        samples: ms.len() as u64,
-        mean_ms: ms.iter().sum::<f64>() / ms.len() as f64,
-        p50_ms: q(0.5),
-        p95_ms: q(0.95),
-        p99_ms: q(0.99),
+            flows,
+            events: 0,
+        }
     }
 }
 
@@ -604,10 +698,9 @@ fn send_udp(
     }
     let last = f.stop.unwrap_or(end).min(end);
     // Checked by `check` before the run.
-    let (Ok(ca), Ok(sock)) = (
-        crate::udp::algorithm(&f.cc, &f.params),
-        crate::udp::sender_socket((flow_addr(i), crate::udp::PORT).into()),
-    ) else {
+    let (Ok(ca), Ok(sock)) =
+        (f.algorithm(), crate::udp::sender_socket((flow_addr(i), crate::udp::PORT).into()))
+    else {
         mark(&sh.stopped, now());
         return;
     };
@@ -626,54 +719,32 @@ fn send_udp(
     }
 }
 
-/// UDP background source through the bottleneck (CBR, Poisson or exponential on/off).
-fn cross_source(
-    c: cclab_sim::CrossConfig,
-    end: Time,
-    now: impl Fn() -> Time,
-    mut rng: Rng,
-    stop: Arc<AtomicBool>,
-) {
+/// UDP background source through the bottleneck, timed by the simulator's own
+/// generator (`cclab_sim::cross`).
+fn cross_source(mut src: CrossSource, end: Time, clock: Clock, stop: Arc<AtomicBool>) {
     let Ok(s) = UdpSocket::bind("0.0.0.0:0") else {
         return;
     };
     if s.connect((crate::ADDR_B, CROSS_PORT)).is_err() {
         return;
     }
-    let payload = vec![0u8; (c.packet_bytes as usize).saturating_sub(28).max(1)];
-    let mean_gap_ns = c.rate.tx_time(c.packet_bytes as u64).as_nanos() as f64;
-    let last = c.stop.unwrap_or(end).min(end);
-    let mut next = c.start;
-    // Exponential on/off: sends at rate / duty while on, so the long-run mean is `rate`.
-    let (mut on_until, mut gap) = (Time::MAX, mean_gap_ns);
-    if let CrossKind::Exponential { mean_on, mean_off } = c.kind {
-        let duty =
-            mean_on.as_nanos() as f64 / (mean_on.as_nanos() + mean_off.as_nanos()).max(1) as f64;
-        gap = mean_gap_ns * duty;
-        on_until = next + Duration(rng.exponential(mean_on.as_nanos() as f64) as u64);
-    }
-    while next < last && !stop.load(Ordering::Relaxed) {
-        let t = now();
+    let payload = vec![0u8; (src.config().packet_bytes as usize).saturating_sub(28).max(1)];
+    let mut next = src.config().start;
+    while next < end && !stop.load(Ordering::Relaxed) {
+        let t = clock.now();
         if t < next {
             std::thread::sleep(std::time::Duration::from_nanos(
                 (next - t).as_nanos().min(5_000_000),
             ));
             continue;
         }
-        let _ = s.send(&payload);
-        next += match c.kind {
-            CrossKind::Cbr => Duration(gap as u64),
-            CrossKind::Poisson => Duration(rng.exponential(gap) as u64),
-            CrossKind::Exponential { mean_on, mean_off } => {
-                let mut step = Duration(gap as u64);
-                if next + step > on_until {
-                    let off = Duration(rng.exponential(mean_off.as_nanos() as f64) as u64);
-                    step += off;
-                    on_until =
-                        next + step + Duration(rng.exponential(mean_on.as_nanos() as f64) as u64);
-                }
-                step
+        next = match src.step(next) {
+            CrossStep::Send { next } => {
+                let _ = s.send(&payload);
+                next
             }
+            CrossStep::Wait(at) => at,
+            CrossStep::Stop => return,
         };
     }
 }
@@ -710,7 +781,7 @@ fn wait_for_start(start: Time, now: &impl Fn() -> Time, stop: &AtomicBool) -> bo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cclab_sim::{Buffer, FlowConfig, LinkConfig, LossModel, Qdisc, TcpConfig};
+    use cclab_sim::{Buffer, FlowConfig, LinkConfig, LinkRate, LossModel, Qdisc, TcpConfig};
     use cclab_units::Rate;
 
     pub fn config(flows: &[(&str, u64)]) -> SimConfig {
@@ -760,7 +831,10 @@ mod tests {
         );
         let e =
             check(&config(&[("cubic", 40), ("cubic", 15)]), &k(2), &avail).unwrap_err().to_string();
-        assert!(e.contains("flows[1]") && e.contains("twice the bottleneck delay"), "{e}");
+        assert!(
+            e.contains("flows[1].rtt = 15ms") && e.contains("at least 2 x bottleneck.delay"),
+            "{e}"
+        );
         let mut c = config(&[("cubic", 40)]);
         c.flows[0].params.push(("beta".into(), 0.5));
         assert!(check(&c, &k(1), &avail).unwrap_err().to_string().contains("params.beta"));

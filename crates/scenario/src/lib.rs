@@ -14,11 +14,13 @@
 
 pub mod doc;
 mod error;
+mod fields;
 pub mod metrics;
 pub mod schema;
 
+pub use cclab_sim::MAX_FLOWS;
 pub use error::ScenarioError;
-pub use schema::{Scenario, Transport, MAX_FLOWS};
+pub use schema::{Scenario, Transport};
 
 use std::path::Path;
 

@@ -191,9 +191,14 @@ fn mutated_scenarios_never_panic_and_always_explain_themselves() {
                 ok += 1;
                 let c = &s.config;
                 assert!(
-                    !c.flows.is_empty() && c.flows.len() as u64 <= cclab_scenario::MAX_FLOWS,
+                    !c.flows.is_empty() && c.flows.len() <= cclab_scenario::MAX_FLOWS,
                     "iteration {i}"
                 );
+                // The scenario checked every part with the simulator's rules, so the whole
+                // configuration passes them.
+                if let Err(e) = cclab_sim::validate(c) {
+                    panic!("iteration {i}: accepted, but the simulator refuses it: {e}\n{text}");
+                }
                 assert!(
                     c.flows.iter().all(|f| f.rtt >= c.bottleneck.delay.saturating_mul(2)),
                     "iteration {i}: RTT rule broken"

@@ -1,6 +1,8 @@
-//! What a simulation is made of: plain data, already validated by whoever built it
-//! (the scenario crate turns TOML into these, with errors naming the field).
+//! What a simulation is made of: plain data. The rules each part must follow are in
+//! [`crate::validate`](mod@crate::validate) (a queue discipline's in its file under [`crate::qdisc`]); the
+//! scenario crate turns TOML into these and points its errors at the file's lines.
 
+pub use crate::qdisc::{CodelConfig, PieConfig, Qdisc, RedConfig};
 use cclab_cc::LossRecovery;
 use cclab_units::{Duration, Rate, Time};
 use std::sync::Arc;
@@ -59,48 +61,6 @@ pub struct Trace {
 pub enum Buffer {
     Packets(u64),
     Bytes(u64),
-}
-
-/// Queue discipline at the bottleneck.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Qdisc {
-    DropTail,
-    Red(RedConfig),
-    Codel(CodelConfig),
-    Pie(PieConfig),
-    FqCodel(CodelConfig),
-}
-
-/// Random Early Detection (Floyd & Jacobson 1993), "gentle" variant; thresholds in
-/// packets, as ns-2's RED is usually configured in the seeds' study (`003_…`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct RedConfig {
-    /// Average queue (packets) below which nothing is dropped.
-    pub min_th: f64,
-    /// Average queue (packets) at which the drop probability reaches `max_p`.
-    pub max_th: f64,
-    /// Drop probability at `max_th`.
-    pub max_p: f64,
-    /// EWMA weight of the average queue.
-    pub weight: f64,
-    /// Gentle RED: between max_th and 2*max_th the probability rises linearly to 1.
-    pub gentle: bool,
-}
-
-/// CoDel (RFC 8289).
-#[derive(Clone, Debug, PartialEq)]
-pub struct CodelConfig {
-    pub target: Duration,
-    pub interval: Duration,
-}
-
-/// PIE (RFC 8033).
-#[derive(Clone, Debug, PartialEq)]
-pub struct PieConfig {
-    pub target: Duration,
-    pub tupdate: Duration,
-    pub alpha: f64,
-    pub beta: f64,
 }
 
 /// Random loss applied to packets arriving at the bottleneck.

@@ -10,15 +10,21 @@
 //! # What lives here
 //! - [`engine`]: the event loop and the dumbbell topology ([`Simulation`]); integer
 //!   nanosecond time, events ordered by (time, insertion sequence) so ties are FIFO and
-//!   runs reproducible (a binary heap, plus a calendar queue for per-flow timers).
+//!   runs reproducible (a binary heap, plus a calendar queue for per-flow timers). Its
+//!   time series and its report are its submodules.
+//! - [`config`] and [`validate`](mod@validate): what a run is made of, and the one set of rules it must
+//!   follow (each part checks itself; errors name the field, the value and what is
+//!   allowed).
 //! - [`tcp`]: the Linux-like TCP sender and receiver, sans-IO (driven with `now` and
 //!   packets; the tests drive them directly).
 //! - Network pieces that do **not** depend on the event loop, so the wall-clock emulator
-//!   (crates/emu) reuses them unchanged: [`qdisc::Queue`] (DropTail, RED, CoDel, PIE,
-//!   FQ-CoDel; generic over any packet type implementing [`qdisc::QueuedPacket`]),
+//!   and testbed (crates/emu) reuse them unchanged: [`qdisc::Queue`] (the queue
+//!   disciplines, generic over any packet type implementing [`qdisc::QueuedPacket`]),
 //!   [`trace::LinkSchedule`] (constant rate or mahimahi trace: "when does a packet of n
-//!   bytes that starts now leave?"), [`loss::Loss`] (Bernoulli, Gilbert-Elliott). Every
-//!   method takes `now: Time` and, where random, an explicit [`rng::Rng`].
+//!   bytes that starts now leave?"), [`loss::Loss`] (Bernoulli, Gilbert-Elliott),
+//!   [`cross::CrossSource`] (when each UDP source sends). Every method takes
+//!   `now: Time` and, where random, an explicit [`rng::Rng`].
+//! - [`output`]: the samples and the report, with the formulas the testbed shares.
 //! - [`rng`]: xoshiro256** with one independent stream per component, derived from the
 //!   run's seed (no global or thread RNG). [`hist`]: a compact RTT histogram.
 //! - [`bench`](mod@bench): the standard benchmark configurations of `cclab bench`.
@@ -28,6 +34,7 @@
 
 pub mod bench;
 pub mod config;
+pub mod cross;
 pub mod engine;
 pub mod error;
 pub mod hist;
@@ -37,9 +44,11 @@ pub mod qdisc;
 pub mod rng;
 pub mod tcp;
 pub mod trace;
+pub mod validate;
 mod wheel;
 
 pub use config::*;
-pub use engine::{validate, Simulation, MAX_CROSS, MAX_FLOWS};
+pub use engine::Simulation;
 pub use error::SimError;
 pub use output::*;
+pub use validate::{validate, MAX_CROSS, MAX_FLOWS};

@@ -35,27 +35,6 @@ impl Loss {
             }
         }
     }
-
-    /// Checks probabilities are in [0, 1]; the error names the field and value.
-    pub fn validate(model: &LossModel) -> Result<(), (String, f64)> {
-        let check = |name: &str, v: f64| {
-            if (0.0..=1.0).contains(&v) {
-                Ok(())
-            } else {
-                Err((name.to_string(), v))
-            }
-        };
-        match *model {
-            LossModel::None => Ok(()),
-            LossModel::Bernoulli { p } => check("p", p),
-            LossModel::GilbertElliott { p_good_to_bad, p_bad_to_good, loss_good, loss_bad } => {
-                check("p_good_to_bad", p_good_to_bad)?;
-                check("p_bad_to_good", p_bad_to_good)?;
-                check("loss_good", loss_good)?;
-                check("loss_bad", loss_bad)
-            }
-        }
-    }
 }
 
 #[cfg(test)]

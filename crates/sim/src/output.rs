@@ -1,5 +1,9 @@
-//! What a simulation reports: samples while it runs, a report at the end.
+//! What a simulation reports: samples while it runs, a report at the end. The testbed
+//! (crates/emu) reports a real run in the same types, with the same formulas (the
+//! associated functions of [`FlowReport`], [`LinkReport`] and [`RttSummary`]).
 
+use crate::config::LinkRate;
+use crate::hist::Histogram;
 use cclab_units::{Duration, Time};
 
 /// Receives the simulation's time series while it runs. Every method has an empty
@@ -126,4 +130,56 @@ pub struct RttSummary {
     pub p50_ms: f64,
     pub p95_ms: f64,
     pub p99_ms: f64,
+}
+
+impl FlowReport {
+    /// Goodput over a flow's active time: from `start` to the earliest of `now` and the
+    /// given ends (its stop, its completion); zero if it has not been active.
+    pub fn goodput_bps(
+        delivered_bytes: u64,
+        start: Time,
+        ends: [Option<Time>; 2],
+        now: Time,
+    ) -> f64 {
+        let until = ends.into_iter().flatten().fold(now, Time::min);
+        let active = until.saturating_since(start);
+        if active.0 > 0 {
+            delivered_bytes as f64 * 8.0 / active.as_secs_f64()
+        } else {
+            0.0
+        }
+    }
+}
+
+impl LinkReport {
+    /// The link's mean capacity over `elapsed`: a constant rate as it is, a trace's from
+    /// the `capacity_bytes` its opportunities offered.
+    pub fn capacity_bps(rate: &LinkRate, elapsed: Duration, capacity_bytes: u64) -> f64 {
+        match rate {
+            LinkRate::Constant(r) => r.0 as f64,
+            LinkRate::Trace(_) => capacity_bytes as f64 * 8.0 / (elapsed.0.max(1) as f64 / 1e9),
+        }
+    }
+
+    /// The fraction of `capacity_bytes` that `delivered_bytes` used, at most 1.
+    pub fn utilization(delivered_bytes: u64, capacity_bytes: u64) -> f64 {
+        if capacity_bytes == 0 {
+            0.0
+        } else {
+            (delivered_bytes as f64 / capacity_bytes as f64).min(1.0)
+        }
+    }
+}
+
+impl RttSummary {
+    /// The summary of RTT samples recorded in microseconds.
+    pub fn of(rtt_us: &Histogram) -> RttSummary {
+        RttSummary {
+            samples: rtt_us.count(),
+            mean_ms: rtt_us.mean() / 1000.0,
+            p50_ms: rtt_us.quantile(0.5) / 1000.0,
+            p95_ms: rtt_us.quantile(0.95) / 1000.0,
+            p99_ms: rtt_us.quantile(0.99) / 1000.0,
+        }
+    }
 }

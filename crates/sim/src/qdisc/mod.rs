@@ -1,17 +1,154 @@
-//! Queue disciplines for the bottleneck: DropTail (packets or bytes), RED (gentle),
-//! CoDel (RFC 8289), PIE (RFC 8033) and FQ-CoDel (RFC 8290), compact versions written
-//! from the papers and RFCs.
+//! Queue disciplines for the bottleneck: DropTail (packets or bytes) here, and one file
+//! per active queue management scheme, each with its configuration, its parameter table
+//! and its state, written from the papers and RFCs.
 //!
 //! [`Queue`] is generic over the packet type ([`QueuedPacket`]: a size and a flow key),
 //! takes `now` and an RNG on every call, and never touches the event loop, so the
 //! wall-clock emulator (crates/emu) runs the same code on real packets. AQM drops made at
 //! dequeue (CoDel, FQ-CoDel) are counted in [`Queue::drops`] and the packet is discarded
-//! (which is why the emulator, whose packets hold pool buffers, refuses those two).
+//! (which is why the emulator, whose packets hold pool buffers, refuses those:
+//! [`Qdisc::drops_at_dequeue`]).
+//!
+//! [`Qdisc`] is the configuration: the disciplines by name ([`Qdisc::named`], with their
+//! defaults), their parameters ([`params`]) and their rules ([`Qdisc::check`]), which
+//! scenario files, the emulator's link descriptions and the simulator all use.
+//!
+//! Adding a discipline takes a file here, a few lines in this one and its documentation in
+//! README.md: see README.md, "Recipes".
 
-use crate::config::{Buffer, CodelConfig, PieConfig, Qdisc, RedConfig};
+mod codel;
+mod fq_codel;
+pub mod params;
+mod pie;
+mod red;
+
+pub use codel::CodelConfig;
+pub use pie::PieConfig;
+pub use red::RedConfig;
+
+use crate::config::Buffer;
+use crate::error::SimError;
 use crate::rng::Rng;
 use cclab_units::{Duration, Time};
+use codel::Codel;
+use fq_codel::FqState;
+use params::{AnySettings, ParamInfo, Value};
+use pie::Pie;
+use red::Red;
 use std::collections::VecDeque;
+
+/// Queue discipline at the bottleneck, with its configuration.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Qdisc {
+    DropTail,
+    /// Random Early Detection, gentle (`red.rs`).
+    Red(RedConfig),
+    /// CoDel, RFC 8289 (`codel.rs`).
+    Codel(CodelConfig),
+    /// PIE, RFC 8033 (`pie.rs`).
+    Pie(PieConfig),
+    /// FQ-CoDel, RFC 8290 (`fq_codel.rs`), with CoDel's configuration for every bucket.
+    FqCodel(CodelConfig),
+}
+
+/// Makes a discipline with its defaults.
+type WithDefaults = fn() -> Qdisc;
+
+/// Every discipline by the name scenario files and the emulator use, with its defaults.
+const KINDS: &[(&str, WithDefaults)] = &[
+    ("droptail", || Qdisc::DropTail),
+    ("red", || Qdisc::Red(RedConfig::default())),
+    ("codel", || Qdisc::Codel(CodelConfig::default())),
+    ("pie", || Qdisc::Pie(PieConfig::default())),
+    ("fq_codel", || Qdisc::FqCodel(CodelConfig::default())),
+];
+
+impl Qdisc {
+    /// Every discipline's name, in a fixed order.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        KINDS.iter().map(|(name, _)| *name)
+    }
+
+    /// The discipline called `name`, with its defaults.
+    pub fn named(name: &str) -> Option<Qdisc> {
+        KINDS.iter().find(|(n, _)| *n == name).map(|(_, make)| make())
+    }
+
+    /// The name scenario files use (`"fq_codel"`).
+    pub fn name(&self) -> &'static str {
+        let this = std::mem::discriminant(self);
+        KINDS
+            .iter()
+            .find(|(_, make)| std::mem::discriminant(&make()) == this)
+            .map_or("unknown", |(name, _)| *name)
+    }
+
+    /// Whether it discards packets inside dequeue (CoDel's family). The emulator, whose
+    /// packets hold pool buffers, runs only disciplines that drop on arrival.
+    pub fn drops_at_dequeue(&self) -> bool {
+        match self {
+            Qdisc::Codel(_) | Qdisc::FqCodel(_) => true,
+            Qdisc::DropTail | Qdisc::Red(_) | Qdisc::Pie(_) => false,
+        }
+    }
+
+    fn settings(&self) -> Option<&dyn AnySettings> {
+        match self {
+            Qdisc::DropTail => None,
+            Qdisc::Red(c) => Some(c),
+            Qdisc::Codel(c) | Qdisc::FqCodel(c) => Some(c),
+            Qdisc::Pie(c) => Some(c),
+        }
+    }
+
+    fn settings_mut(&mut self) -> Option<&mut dyn AnySettings> {
+        match self {
+            Qdisc::DropTail => None,
+            Qdisc::Red(c) => Some(c),
+            Qdisc::Codel(c) | Qdisc::FqCodel(c) => Some(c),
+            Qdisc::Pie(c) => Some(c),
+        }
+    }
+
+    /// Its parameters, in the order its table lists them.
+    pub fn params(&self) -> Vec<ParamInfo> {
+        self.settings().map_or_else(Vec::new, |s| s.infos())
+    }
+
+    /// The parameter called `name`, if it has one.
+    pub fn param(&self, name: &str) -> Option<ParamInfo> {
+        self.params().into_iter().find(|p| p.name == name)
+    }
+
+    pub fn get(&self, name: &str) -> Option<Value> {
+        self.settings()?.get(name)
+    }
+
+    /// Sets a parameter; the error says what it has or allows (`qdisc "codel" has
+    /// parameters target, interval`; `out of range; allowed: a number in (0, 1]`).
+    pub fn set(&mut self, name: &str, v: Value) -> Result<(), String> {
+        if let Some(s) = self.settings_mut().filter(|s| s.get(name).is_some()) {
+            return s.set(name, v);
+        }
+        Err(self.has_params())
+    }
+
+    /// What parameters it has, in words: `qdisc "codel" has parameters target, interval`.
+    pub fn has_params(&self) -> String {
+        let names: Vec<&str> = self.params().iter().map(|p| p.name).collect();
+        if names.is_empty() {
+            format!("qdisc \"{}\" has no parameters", self.name())
+        } else {
+            format!("qdisc \"{}\" has parameters {}", self.name(), names.join(", "))
+        }
+    }
+
+    /// Every parameter within its range and the rules across them; the error's field is
+    /// the parameter (`max_th`).
+    pub fn check(&self) -> Result<(), SimError> {
+        self.settings().map_or(Ok(()), |s| s.check())
+    }
+}
 
 /// What a queue needs to know about a packet.
 pub trait QueuedPacket {
@@ -140,7 +277,7 @@ impl<P: QueuedPacket> Queue<P> {
             Kind::Red(r) => {
                 let e = self.fifo.pop_front();
                 if self.fifo.is_empty() {
-                    r.idle_since = Some(now);
+                    r.went_idle(now);
                 }
                 e
             }
@@ -173,347 +310,6 @@ impl<P: QueuedPacket> Queue<P> {
     }
 }
 
-/// RED (Floyd & Jacobson, "Random Early Detection Gateways for Congestion Avoidance",
-/// 1993), gentle variant (Floyd 2000), thresholds in packets as ns-2 configures it.
-#[derive(Clone, Debug)]
-struct Red {
-    cfg: RedConfig,
-    /// Average queue in packets (EWMA).
-    avg: f64,
-    /// Packets since the last drop while avg is between the thresholds (-1: none yet).
-    count: i64,
-    /// When the queue went empty (for the idle-time correction of the average).
-    idle_since: Option<Time>,
-    mean_pkt_time: Duration,
-}
-
-impl Red {
-    fn new(cfg: RedConfig, mean_pkt_time: Duration) -> Red {
-        Red { cfg, avg: 0.0, count: -1, idle_since: Some(Time::ZERO), mean_pkt_time }
-    }
-
-    /// Updates the average and decides whether to drop the arriving packet.
-    fn on_arrival(&mut self, now: Time, qlen: u64, rng: &mut Rng) -> bool {
-        let w = self.cfg.weight;
-        match self.idle_since.take() {
-            // Idle: age the average as if m small packets had arrived to an empty queue.
-            Some(since) if qlen == 0 => {
-                let m = now.saturating_since(since).0 as f64 / self.mean_pkt_time.0.max(1) as f64;
-                self.avg *= (1.0 - w).powf(m);
-            }
-            _ => self.avg = (1.0 - w) * self.avg + w * qlen as f64,
-        }
-        let (min_th, max_th, max_p) = (self.cfg.min_th, self.cfg.max_th, self.cfg.max_p);
-        let pb = if self.avg < min_th {
-            self.count = -1;
-            return false;
-        } else if self.avg < max_th {
-            max_p * (self.avg - min_th) / (max_th - min_th)
-        } else if self.cfg.gentle && self.avg < 2.0 * max_th {
-            max_p + (1.0 - max_p) * (self.avg - max_th) / max_th
-        } else {
-            self.count = 0;
-            return true;
-        };
-        // Count-based spacing of drops: pa = pb / (1 - count * pb).
-        self.count += 1;
-        let denom = 1.0 - self.count as f64 * pb;
-        let pa = if denom <= 0.0 { 1.0 } else { (pb / denom).min(1.0) };
-        if rng.chance(pa) {
-            self.count = 0;
-            true
-        } else {
-            false
-        }
-    }
-}
-
-/// CoDel (RFC 8289): drop at dequeue when packets have sat longer than `target` for at
-/// least `interval`, at a rate growing with the square root of the drop count.
-#[derive(Clone, Debug)]
-struct Codel {
-    target: Duration,
-    interval: Duration,
-    first_above: Option<Time>,
-    dropping: bool,
-    drop_next: Time,
-    count: u32,
-    last_count: u32,
-}
-
-impl Codel {
-    fn new(c: &CodelConfig) -> Codel {
-        Codel {
-            target: c.target,
-            interval: c.interval,
-            first_above: None,
-            dropping: false,
-            drop_next: Time::ZERO,
-            count: 0,
-            last_count: 0,
-        }
-    }
-
-    fn control_law(&self, t: Time) -> Time {
-        t + Duration((self.interval.0 as f64 / (self.count.max(1) as f64).sqrt()) as u64)
-    }
-
-    /// RFC 8289 `dodequeue`: pops the head and says whether it may be dropped.
-    fn pop<P: QueuedPacket>(
-        &mut self,
-        q: &mut VecDeque<Entry<P>>,
-        bytes: &mut u64,
-        now: Time,
-    ) -> (Option<Entry<P>>, bool) {
-        let Some(e) = q.pop_front() else {
-            self.first_above = None;
-            return (None, false);
-        };
-        *bytes -= e.pkt.size_bytes() as u64;
-        let sojourn = now.saturating_since(e.enqueued);
-        let mut ok_to_drop = false;
-        if sojourn < self.target || *bytes <= MTU {
-            self.first_above = None;
-        } else {
-            match self.first_above {
-                None => self.first_above = Some(now + self.interval),
-                Some(t) if now >= t => ok_to_drop = true,
-                _ => {}
-            }
-        }
-        (Some(e), ok_to_drop)
-    }
-
-    fn dequeue<P: QueuedPacket>(
-        &mut self,
-        q: &mut VecDeque<Entry<P>>,
-        bytes: &mut u64,
-        now: Time,
-        dropped: &mut u64,
-    ) -> Option<Entry<P>> {
-        let (mut e, mut ok) = self.pop(q, bytes, now);
-        if self.dropping {
-            if !ok {
-                self.dropping = false;
-            }
-            while self.dropping && now >= self.drop_next && e.is_some() {
-                *dropped += 1;
-                self.count += 1;
-                (e, ok) = self.pop(q, bytes, now);
-                if !ok {
-                    self.dropping = false;
-                } else {
-                    self.drop_next = self.control_law(self.drop_next);
-                }
-            }
-        } else if ok && e.is_some() {
-            *dropped += 1;
-            (e, _) = self.pop(q, bytes, now);
-            self.dropping = true;
-            let delta = self.count.saturating_sub(self.last_count);
-            self.count = if delta > 1
-                && now.saturating_since(self.drop_next) < self.interval.saturating_mul(16)
-            {
-                delta
-            } else {
-                1
-            };
-            self.drop_next = self.control_law(now);
-            self.last_count = self.count;
-        }
-        e
-    }
-}
-
-/// PIE (RFC 8033): a drop probability steered by a PI controller on the queueing delay,
-/// updated every `tupdate` (lazily, on the next packet after each update time), with the
-/// RFC's auto-tuning of the gains and a 150 ms burst allowance.
-#[derive(Clone, Debug)]
-struct Pie {
-    cfg: PieConfig,
-    drop_prob: f64,
-    qdelay: Duration,
-    qdelay_old: Duration,
-    burst_allowance: Duration,
-    next_update: Time,
-}
-
-const PIE_MAX_BURST: Duration = Duration::from_millis(150);
-
-impl Pie {
-    fn new(cfg: PieConfig) -> Pie {
-        Pie {
-            next_update: Time::ZERO + cfg.tupdate,
-            cfg,
-            drop_prob: 0.0,
-            qdelay: Duration::ZERO,
-            qdelay_old: Duration::ZERO,
-            burst_allowance: PIE_MAX_BURST,
-        }
-    }
-
-    fn update(&mut self, now: Time) {
-        while now >= self.next_update {
-            let target = self.cfg.target.as_secs_f64();
-            let (q, q_old) = (self.qdelay.as_secs_f64(), self.qdelay_old.as_secs_f64());
-            let mut p = self.cfg.alpha * (q - target) + self.cfg.beta * (q - q_old);
-            let scale = match self.drop_prob {
-                d if d < 0.000_001 => 1.0 / 2048.0,
-                d if d < 0.000_01 => 1.0 / 512.0,
-                d if d < 0.000_1 => 1.0 / 128.0,
-                d if d < 0.001 => 1.0 / 32.0,
-                d if d < 0.01 => 1.0 / 8.0,
-                d if d < 0.1 => 1.0 / 2.0,
-                _ => 1.0,
-            };
-            p *= scale;
-            self.drop_prob = (self.drop_prob + p).clamp(0.0, 1.0);
-            if q == 0.0 && q_old == 0.0 {
-                self.drop_prob *= 0.98;
-            }
-            self.qdelay_old = self.qdelay;
-            self.burst_allowance = self.burst_allowance.saturating_sub(self.cfg.tupdate);
-            if self.drop_prob == 0.0 && q < target / 2.0 && q_old < target / 2.0 {
-                self.burst_allowance = PIE_MAX_BURST;
-            }
-            self.next_update += self.cfg.tupdate;
-            // After a long idle period, catch up in one step.
-            if now.saturating_since(self.next_update) > self.cfg.tupdate.saturating_mul(100) {
-                self.qdelay = Duration::ZERO;
-                self.next_update = now + self.cfg.tupdate;
-            }
-        }
-    }
-
-    fn on_arrival(&mut self, now: Time, bytes: u64, rng: &mut Rng) -> bool {
-        self.update(now);
-        if self.burst_allowance > Duration::ZERO {
-            return false;
-        }
-        let half = self.cfg.target.0 / 2;
-        if (self.qdelay_old.0 < half && self.drop_prob < 0.2) || bytes <= 2 * MTU {
-            return false;
-        }
-        rng.chance(self.drop_prob)
-    }
-
-    fn on_departure(&mut self, now: Time, sojourn: Duration) {
-        self.update(now);
-        self.qdelay = sojourn;
-    }
-}
-
-/// FQ-CoDel (RFC 8290): flows hashed into buckets, deficit round robin between them with
-/// new flows served first, CoDel on each bucket.
-#[derive(Clone, Debug)]
-struct FqState<P> {
-    buckets: Vec<Bucket<P>>,
-    new_flows: VecDeque<u32>,
-    old_flows: VecDeque<u32>,
-    perturb: u64,
-}
-
-#[derive(Clone, Debug)]
-struct Bucket<P> {
-    q: VecDeque<Entry<P>>,
-    bytes: u64,
-    deficit: i64,
-    codel: Codel,
-    listed: bool,
-}
-
-const FQ_BUCKETS: usize = 1024;
-
-impl<P: QueuedPacket> FqState<P> {
-    fn new(c: &CodelConfig, perturb: u64) -> FqState<P> {
-        let buckets = (0..FQ_BUCKETS)
-            .map(|_| Bucket {
-                q: VecDeque::new(),
-                bytes: 0,
-                deficit: 0,
-                codel: Codel::new(c),
-                listed: false,
-            })
-            .collect();
-        FqState { buckets, new_flows: VecDeque::new(), old_flows: VecDeque::new(), perturb }
-    }
-
-    fn push(&mut self, pkt: P, now: Time) {
-        let h = (pkt.flow_key() ^ self.perturb).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 54; // 10 bits
-        let i = h as usize % FQ_BUCKETS;
-        let b = &mut self.buckets[i];
-        b.bytes += pkt.size_bytes() as u64;
-        b.q.push_back(Entry { pkt, enqueued: now });
-        if !b.listed {
-            b.listed = true;
-            b.deficit = MTU as i64;
-            self.new_flows.push_back(i as u32);
-        }
-    }
-
-    fn drop_fattest(&mut self) -> Option<u64> {
-        let (i, _) = self
-            .buckets
-            .iter()
-            .enumerate()
-            .max_by_key(|(i, b)| (b.bytes, std::cmp::Reverse(*i)))?;
-        let b = &mut self.buckets[i];
-        let e = b.q.pop_front()?;
-        let sz = e.pkt.size_bytes() as u64;
-        b.bytes -= sz;
-        Some(sz)
-    }
-
-    fn dequeue(
-        &mut self,
-        now: Time,
-        dropped: &mut u64,
-        dropped_bytes: &mut u64,
-    ) -> Option<Entry<P>> {
-        loop {
-            let (i, from_new) = match self.new_flows.front() {
-                Some(&i) => (i, true),
-                None => (*self.old_flows.front()?, false),
-            };
-            let b = &mut self.buckets[i as usize];
-            if b.deficit <= 0 {
-                b.deficit += MTU as i64;
-                if from_new {
-                    self.new_flows.pop_front()
-                } else {
-                    self.old_flows.pop_front()
-                };
-                self.old_flows.push_back(i);
-                continue;
-            }
-            let before = b.bytes;
-            let mut d = 0;
-            let e = b.codel.dequeue(&mut b.q, &mut b.bytes, now, &mut d);
-            *dropped += d;
-            *dropped_bytes +=
-                before - b.bytes - e.as_ref().map_or(0, |e| e.pkt.size_bytes() as u64);
-            match e {
-                Some(e) => {
-                    b.deficit -= e.pkt.size_bytes() as i64;
-                    return Some(e);
-                }
-                None => {
-                    if from_new {
-                        self.new_flows.pop_front();
-                        if !self.old_flows.is_empty() {
-                            self.old_flows.push_back(i);
-                            continue;
-                        }
-                    } else {
-                        self.old_flows.pop_front();
-                    }
-                    b.listed = false;
-                }
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -531,6 +327,60 @@ mod tests {
 
     fn ms(x: u64) -> Time {
         Time(x * 1_000_000)
+    }
+
+    #[test]
+    fn every_discipline_is_named_and_its_defaults_follow_its_rules() {
+        let names: Vec<&str> = Qdisc::names().collect();
+        assert!(names.starts_with(&["droptail", "red", "codel", "pie", "fq_codel"]));
+        for name in names {
+            let q = Qdisc::named(name).unwrap();
+            assert_eq!(q.name(), name);
+            assert_eq!(q.check(), Ok(()), "{name}");
+            for p in q.params() {
+                let v = q.get(p.name).unwrap();
+                assert!(p.range.admits(v), "{name}.{} = {v}", p.name);
+                let mut same = q.clone();
+                same.set(p.name, v).unwrap();
+                assert_eq!(same, q, "{name}.{}: get and set disagree", p.name);
+            }
+        }
+        assert_eq!(Qdisc::named("fifo"), None);
+        assert!(Qdisc::named("fq_codel").unwrap().drops_at_dequeue());
+        assert!(!Qdisc::named("pie").unwrap().drops_at_dequeue());
+    }
+
+    #[test]
+    fn parameters_are_set_within_their_ranges_and_rules() {
+        let mut red = Qdisc::named("red").unwrap();
+        red.set("max_p", Value::Number(0.2)).unwrap();
+        assert!(matches!(&red, Qdisc::Red(c) if c.max_p == 0.2));
+        let out = Err("out of range; allowed: a number in (0, 1]".to_string());
+        assert_eq!(red.set("max_p", Value::Number(1.5)), out);
+        assert_eq!(red.set("max_p", Value::Number(f64::NAN)), out);
+        assert_eq!(red.set("max_p", Value::Switch(true)), out);
+        // RED's rule across parameters names the one to change.
+        red.set("min_th", Value::Number(20.0)).unwrap();
+        let e = red.check().unwrap_err();
+        assert_eq!(e.to_string(), "max_th = 15: must be greater than min_th = 20");
+        let mut codel = Qdisc::named("codel").unwrap();
+        assert_eq!(
+            codel.set("max_p", Value::Number(0.1)),
+            Err("qdisc \"codel\" has parameters target, interval".to_string())
+        );
+        assert_eq!(
+            codel.set("interval", Value::Time(Duration::ZERO)),
+            Err("out of range; allowed: 1us to 100s".to_string())
+        );
+        assert_eq!(
+            Qdisc::DropTail.set("limit", Value::Number(1.0)),
+            Err("qdisc \"droptail\" has no parameters".to_string())
+        );
+        let pie = Qdisc::Pie(PieConfig { alpha: 101.0, ..PieConfig::default() });
+        assert_eq!(
+            pie.check().unwrap_err().to_string(),
+            "alpha = 101: out of range; allowed: a number in [0, 100]"
+        );
     }
 
     #[test]

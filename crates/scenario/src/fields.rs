@@ -1,0 +1,264 @@
+//! Reading one table of the scenario document. Unknown keys are refused up front
+//! (serde's `deny_unknown_fields`, done by hand so that the error can list the allowed
+//! keys and name the line); values are read by type and unit; and the simulator's
+//! verdict on what was read is pointed back at the line that wrote it
+//! ([`Fields::locate`]). Ranges are the simulator's (`cclab_sim::validate`), not
+//! repeated here.
+
+use crate::doc::{Node, Span, Val};
+use crate::schema::Ctx;
+use crate::ScenarioError;
+use cclab_sim::SimError;
+use cclab_units::{parse_bytes, parse_duration, parse_rate, Duration, Rate};
+
+/// A table being read: refuses unknown keys up front, then hands out typed values.
+pub(crate) struct Fields<'a, 'c> {
+    pub ctx: &'c Ctx<'c>,
+    pub path: String,
+    pub node: &'a Node,
+    pub entries: &'a [(String, Span, Node)],
+}
+
+pub(crate) fn join(path: &str, key: &str) -> String {
+    if path.is_empty() {
+        key.to_string()
+    } else {
+        format!("{path}.{key}")
+    }
+}
+
+/// Expected forms of quantities, as messages show them.
+const DURATION: &str = "a duration such as \"20ms\" (units: ns, us, ms, s)";
+const RATE: &str = "a rate such as \"10Mbps\" (units: bps, Kbps, Mbps, Gbps)";
+const SIZE: &str = "a size such as \"10MB\" (units: B, KB, MB, GB)";
+
+impl<'a, 'c> Fields<'a, 'c> {
+    pub fn new(
+        ctx: &'c Ctx<'c>,
+        path: &str,
+        node: &'a Node,
+        allowed: &[&str],
+    ) -> Result<Self, ScenarioError> {
+        let Val::Table(entries) = &node.val else {
+            return Err(ctx.bad(
+                node,
+                path,
+                format!("expected a table, found {}", node.val.kind()),
+            ));
+        };
+        for (k, kspan, _) in entries {
+            if !allowed.contains(&k.as_str()) {
+                let field = join(path, k);
+                let where_ = if path.is_empty() {
+                    "at the top level".to_string()
+                } else {
+                    format!("in {path}")
+                };
+                return Err(ctx.err(
+                    kspan,
+                    &field,
+                    None,
+                    format!(
+                        "unknown field \"{k}\" {where_}; allowed fields: {}",
+                        allowed.join(", ")
+                    ),
+                ));
+            }
+        }
+        Ok(Fields { ctx, path: path.to_string(), node, entries })
+    }
+
+    pub fn field(&self, key: &str) -> String {
+        join(&self.path, key)
+    }
+
+    pub fn get(&self, key: &str) -> Option<&'a Node> {
+        self.entries.iter().find(|(k, _, _)| k == key).map(|(_, _, v)| v)
+    }
+
+    pub fn missing(&self, key: &str, what: &str) -> ScenarioError {
+        let where_ =
+            if self.path.is_empty() { String::new() } else { format!(" in {}", self.path) };
+        let mut e = self.ctx.err(
+            &self.node.span,
+            &self.field(key),
+            None,
+            format!("missing required field \"{key}\"{where_}: {what}"),
+        );
+        if self.path.is_empty() {
+            // The whole file is the "table" here: no single line to point at.
+            e.line = None;
+            e.from_override = false;
+        }
+        e
+    }
+
+    pub fn string(&self, key: &str) -> Result<Option<(&'a Node, String)>, ScenarioError> {
+        let Some(n) = self.get(key) else { return Ok(None) };
+        Ok(Some((n, as_text(self.ctx, n, &self.field(key))?)))
+    }
+
+    /// A quantity written as a string with a unit; a bare number gets a message that
+    /// shows the expected form (`rtt = 100` -> "a duration such as \"20ms\" ...").
+    fn quantity(
+        &self,
+        key: &str,
+        expected: &str,
+    ) -> Result<Option<(&'a Node, String)>, ScenarioError> {
+        let Some(n) = self.get(key) else { return Ok(None) };
+        match as_text(self.ctx, n, &self.field(key)) {
+            Ok(s) => Ok(Some((n, s))),
+            Err(_) => Err(self.ctx.bad(
+                n,
+                &self.field(key),
+                format!("expected {expected}, written as a quoted string; found {}", n.val.kind()),
+            )),
+        }
+    }
+
+    pub fn duration(&self, key: &str) -> Result<Option<Duration>, ScenarioError> {
+        let Some((n, s)) = self.quantity(key, DURATION)? else { return Ok(None) };
+        let d = parse_duration(&s)
+            .map_err(|e| self.ctx.bad(n, &self.field(key), format!("expected {}", e.expected)))?;
+        Ok(Some(d))
+    }
+
+    pub fn rate(&self, key: &str) -> Result<Option<Rate>, ScenarioError> {
+        let Some((n, s)) = self.quantity(key, RATE)? else { return Ok(None) };
+        let r = parse_rate(&s)
+            .map_err(|e| self.ctx.bad(n, &self.field(key), format!("expected {}", e.expected)))?;
+        Ok(Some(r))
+    }
+
+    pub fn bytes(&self, key: &str) -> Result<Option<u64>, ScenarioError> {
+        let Some((n, s)) = self.quantity(key, SIZE)? else { return Ok(None) };
+        let b = parse_bytes(&s)
+            .map_err(|e| self.ctx.bad(n, &self.field(key), format!("expected {}", e.expected)))?;
+        Ok(Some(b))
+    }
+
+    /// A whole number in `[min, max]`, for what only the scenario decides (a seed, a
+    /// `count`).
+    pub fn int(&self, key: &str, min: i64, max: i64) -> Result<Option<i64>, ScenarioError> {
+        let Some(n) = self.get(key) else { return Ok(None) };
+        let field = self.field(key);
+        let v = match &n.val {
+            Val::Int(i) => *i,
+            Val::Float(f) if f.fract() == 0.0 && f.abs() < 9e15 => *f as i64,
+            other => {
+                return Err(self.ctx.bad(
+                    n,
+                    &field,
+                    format!("expected a whole number in [{min}, {max}], found {}", other.kind()),
+                ))
+            }
+        };
+        if v < min || v > max {
+            return Err(self.ctx.bad(
+                n,
+                &field,
+                format!("out of range; allowed: a whole number in [{min}, {max}]"),
+            ));
+        }
+        Ok(Some(v))
+    }
+
+    /// A whole number for a simulator field of type `u32`, saturated into it; the
+    /// simulator's check then names the range (and the value as written).
+    pub fn whole_u32(&self, key: &str) -> Result<Option<u32>, ScenarioError> {
+        let Some(v) = self.int(key, i64::MIN, i64::MAX)? else { return Ok(None) };
+        Ok(Some(v.clamp(0, u32::MAX as i64) as u32))
+    }
+
+    /// Any number (integer or not); `expected` says what is allowed, for a value that is
+    /// not a number at all.
+    pub fn number(&self, key: &str, expected: &str) -> Result<Option<f64>, ScenarioError> {
+        let Some(n) = self.get(key) else { return Ok(None) };
+        match &n.val {
+            Val::Int(i) => Ok(Some(*i as f64)),
+            Val::Float(f) => Ok(Some(*f)),
+            other => Err(self.ctx.bad(
+                n,
+                &self.field(key),
+                format!("expected {expected}, found {}", other.kind()),
+            )),
+        }
+    }
+
+    pub fn bool(&self, key: &str) -> Result<Option<bool>, ScenarioError> {
+        let Some(n) = self.get(key) else { return Ok(None) };
+        match &n.val {
+            Val::Bool(b) => Ok(Some(*b)),
+            other => Err(self.ctx.bad(
+                n,
+                &self.field(key),
+                format!("expected true or false, found {}", other.kind()),
+            )),
+        }
+    }
+
+    /// An array of tables (`[[flows]]`), possibly absent.
+    pub fn tables(&self, key: &str) -> Result<&'a [Node], ScenarioError> {
+        let Some(n) = self.get(key) else { return Ok(&[]) };
+        match &n.val {
+            Val::Array(items) => Ok(items),
+            other => Err(self.ctx.bad(
+                n,
+                &self.field(key),
+                format!("expected an array of tables ([[{key}]] sections), found {}", other.kind()),
+            )),
+        }
+    }
+
+    /// The simulator's error about what this table was read into, pointed at the line
+    /// that wrote the value: the error's field (relative to the table, in the
+    /// simulator's names; `renames` maps those that differ, e.g. `tcp.mss` to `mss`) is
+    /// looked up in the table and its subtables. A value the file did not write (a
+    /// default) is reported at its table, with the simulator's value; a plain value
+    /// standing for a table (`loss = 0.01`) is reported as written.
+    pub fn locate(&self, e: SimError, renames: &[(&str, &str)]) -> ScenarioError {
+        let mut field = e.field.clone();
+        let renamed = renames.iter().find(|(from, _)| {
+            field == *from || field.strip_prefix(from).is_some_and(|r| r.starts_with('.'))
+        });
+        if let Some((from, to)) = renamed {
+            field = format!("{to}{}", &field[from.len()..]);
+        }
+        let (mut node, mut path) = (self.node, self.path.clone());
+        let keys: Vec<&str> = field.split('.').collect();
+        for (i, key) in keys.iter().enumerate() {
+            match (node.get(key), &node.val) {
+                (Some(n), _) => {
+                    node = n;
+                    path = join(&path, key);
+                }
+                (None, Val::Table(_)) => {
+                    let value = (!e.value.is_empty()).then_some(e.value);
+                    let mut err = self.ctx.err(
+                        &node.span,
+                        &join(&path, &keys[i..].join(".")),
+                        value,
+                        e.message,
+                    );
+                    if path.is_empty() {
+                        // A default at the top level: no line wrote it.
+                        err.line = None;
+                        err.from_override = false;
+                    }
+                    return err;
+                }
+                (None, _) => break,
+            }
+        }
+        self.ctx.err(&node.span, &path, Some(node.show()), e.message)
+    }
+}
+
+/// A string value; for `--set` overrides, also a number or boolean as typed.
+pub(crate) fn as_text(ctx: &Ctx, n: &Node, field: &str) -> Result<String, ScenarioError> {
+    match (&n.val, &n.raw) {
+        (Val::Str(s), _) => Ok(s.clone()),
+        (Val::Int(_) | Val::Float(_) | Val::Bool(_), Some(raw)) => Ok(raw.clone()),
+        (other, _) => Err(ctx.bad(n, field, format!("expected a string, found {}", other.kind()))),
+    }
+}

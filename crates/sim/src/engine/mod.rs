@@ -1,0 +1,341 @@
+//! The event loop and the dumbbell: building a run from its configuration, and the
+//! handlers of its events. The network under the flows is in `net.rs`, the time series
+//! in `sampling.rs`, the end-of-run totals in `report.rs`; cross traffic's timing is
+//! [`crate::cross`] and the rules a configuration follows are [`crate::validate`](mod@crate::validate).
+//!
+//! Topology and delays: each flow's sender hands segments straight to the bottleneck
+//! queue (forward access delay zero); the bottleneck link serialises them (or delivers
+//! them at trace opportunities) and they reach the receiver `delay` later; ACKs return
+//! over an uncongested path of `rtt - delay`. So a flow's base RTT is exactly its `rtt`.
+//! Where along the loop the access delay sits does not change any flow's dynamics (it
+//! only shifts a sender's clock), and putting it on the return path saves one event per
+//! packet.
+//!
+//! Speed: events are 24-byte entries ordered by (time, insertion sequence), kept in a
+//! binary heap, except per-flow timers (RTO, delayed ACK), which sit in a calendar queue
+//! (`wheel.rs`); the earlier head of the two runs next. Packets never get their
+//! own heap entry while they sit in a FIFO with a constant delay: the bottleneck
+//! schedules only its head packet's departure, the bottleneck-to-receivers pipe and each
+//! ACK path (one per distinct return delay) schedule only their head (htsim's trick), so
+//! the heap holds O(ACK paths + cross sources) entries. Packets are `Copy` structs in
+//! `VecDeque`s that grow once and are reused: no allocation per packet. Timers (RTO,
+//! delayed ACK) are lazy: a deadline field per flow, and an event only when the deadline
+//! moves earlier than the pending one.
+
+mod net;
+mod report;
+mod sampling;
+
+use crate::config::*;
+use crate::cross::{CrossSource, CrossStep};
+use crate::error::SimError;
+use crate::output::*;
+use crate::rng::{stream, Rng};
+use crate::tcp::{Ack, Segment, TcpReceiver, TcpSender};
+use crate::trace::LinkSchedule;
+use crate::validate::{self, apply_param, flow_index_error, TcpChange};
+use cclab_units::{Duration, Time};
+use net::{Kind, Net};
+
+struct Flow {
+    name: String,
+    sender: TcpSender,
+    receiver: TcpReceiver,
+    /// Index of the ACK path (shared by all flows with the same return delay).
+    ack_path: u32,
+    start: Time,
+    stop: Option<Time>,
+    started: bool,
+    /// Time of the earliest pending Rto / DelAck event, if any.
+    rto_ev: Option<Time>,
+    delack_ev: Option<Time>,
+}
+
+/// A running simulation. See the crate documentation.
+pub struct Simulation {
+    cfg: SimConfig,
+    net: Net,
+    flows: Vec<Flow>,
+    cross: Vec<CrossSource>,
+    end: Time,
+    /// What the link can carry over the whole run (computed once; see `report.rs`).
+    capacity_bytes: u64,
+    /// Reused for every flow sample, so sampling allocates nothing.
+    sample: FlowSample,
+}
+
+impl Simulation {
+    /// Checks `cfg` (see [`crate::validate`](mod@crate::validate)) and builds the run, at time zero.
+    pub fn new(cfg: SimConfig) -> Result<Simulation, SimError> {
+        validate::check_network(&cfg)?;
+        let (mut net, path_of) = Net::new(&cfg);
+        let end = Time(cfg.duration.0);
+        let mut flows = Vec::with_capacity(cfg.flows.len());
+        for (i, f) in cfg.flows.iter().enumerate() {
+            let alg = f.check(&cfg.bottleneck).map_err(|e| e.within(&format!("flows[{i}]")))?;
+            let sender = TcpSender::new(i as u32, alg, f.tcp.clone(), f.bytes);
+            let receiver = TcpReceiver::new(i as u32, f.tcp.mss, f.bytes, f.tcp.delayed_ack);
+            flows.push(Flow {
+                name: f.name.clone(),
+                sender,
+                receiver,
+                ack_path: path_of[&f.rtt.saturating_sub(cfg.bottleneck.delay)],
+                start: f.start,
+                stop: f.stop,
+                started: false,
+                rto_ev: None,
+                delack_ev: None,
+            });
+        }
+        validate::check_changes(&cfg)?;
+        let cross = cfg
+            .cross
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                CrossSource::new(c.clone(), Rng::stream(cfg.seed, stream::CROSS, i as u64))
+            })
+            .collect();
+        schedule_starts(&mut net, &cfg, end);
+        let capacity_bytes = LinkSchedule::capacity_bytes(&cfg.bottleneck.rate, end);
+        let sample = FlowSample {
+            time: Time::ZERO,
+            flow: 0,
+            cwnd_pkts: 0,
+            ssthresh_pkts: 0,
+            srtt: Duration::ZERO,
+            inflight_pkts: 0,
+            delivered_bytes: 0,
+            retransmits: 0,
+            cc: Vec::new(),
+        };
+        Ok(Simulation { cfg, net, flows, cross, end, capacity_bytes, sample })
+    }
+
+    /// Runs to the end and returns the report.
+    pub fn run(&mut self, obs: &mut dyn Observer) -> Report {
+        self.run_until(self.end, obs);
+        self.report()
+    }
+
+    /// Processes every event up to and including time `t` (capped at the run's end) and
+    /// moves the clock to `t`. Returns true when the run is finished.
+    pub fn run_until(&mut self, t: Time, obs: &mut dyn Observer) -> bool {
+        let t = t.min(self.end);
+        while let Some(ev) = self.net.pop_due(t) {
+            self.net.now = Time(ev.time);
+            self.net.events += 1;
+            self.handle(ev.kind, obs);
+        }
+        if t > self.net.now {
+            self.net.now = t;
+        }
+        self.net.now >= self.end
+    }
+
+    pub fn now(&self) -> Time {
+        self.net.now
+    }
+
+    pub fn events(&self) -> u64 {
+        self.net.events
+    }
+
+    /// Changes a parameter of a running flow: an algorithm parameter (by the algorithm's
+    /// own name, validated by its `ParamSpec`) or a TCP one (`rto_min` in ms, `initcwnd`
+    /// in segments; see [`TCP_PARAMS`]).
+    pub fn set_param(&mut self, flow: usize, name: &str, value: f64) -> Result<(), SimError> {
+        let n = self.flows.len();
+        let s = &mut self.flows.get_mut(flow).ok_or_else(|| flow_index_error(flow, n))?.sender;
+        let change = apply_param(flow, &mut s.ca, name, value)
+            .map_err(|e| e.within(&format!("flows[{flow}]")))?;
+        match change {
+            Some(TcpChange::RtoMin(d)) => s.set_rto_min(d),
+            Some(TcpChange::InitCwnd(n)) => s.set_init_cwnd(n),
+            None => {}
+        }
+        Ok(())
+    }
+
+    fn handle(&mut self, kind: Kind, obs: &mut dyn Observer) {
+        match kind {
+            Kind::LinkDone => self.net.link_done(),
+            Kind::Arrive => self.arrive(),
+            Kind::AckArrive(f) => self.ack_arrive(f as usize),
+            Kind::Rto(f) => self.rto(f as usize),
+            Kind::DelAck(f) => self.delack(f as usize),
+            Kind::FlowStart(f) => {
+                let now = self.net.now;
+                let fl = &mut self.flows[f as usize];
+                fl.started = true;
+                fl.sender.start(now);
+                self.send(f as usize);
+            }
+            Kind::FlowStop(f) => self.flows[f as usize].sender.close(),
+            Kind::Cross(i) => self.cross(i as usize),
+            Kind::Sample => self.take_samples(obs),
+            Kind::Change(k) => {
+                let ch = self.cfg.changes[k as usize].clone();
+                for (name, v) in &ch.set {
+                    if self.set_param(ch.flow, name, *v).is_ok() {
+                        obs.param_changed(self.net.now, ch.flow, name, *v);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Lets flow `f` send, then makes sure its RTO timer has an event.
+    fn send(&mut self, f: usize) {
+        let now = self.net.now;
+        let net = &mut self.net;
+        let fl = &mut self.flows[f];
+        fl.sender.transmit(now, &mut |seg| net.offer(seg));
+        Self::arm_rto(net, fl, f);
+    }
+
+    fn arm_rto(net: &mut Net, fl: &mut Flow, f: usize) {
+        if let Some(d) = fl.sender.rto_deadline() {
+            if fl.rto_ev.is_none_or(|e| e > d) {
+                net.schedule(d, Kind::Rto(f as u32));
+                fl.rto_ev = Some(d);
+            }
+        }
+    }
+
+    fn arrive(&mut self) {
+        let now = self.net.now;
+        let Some((_, seg)) = self.net.pipe.pop_front() else { return };
+        if let Some(&(t, _)) = self.net.pipe.front() {
+            self.net.schedule(Time(t), Kind::Arrive);
+        }
+        let f = seg.flow as usize;
+        let fl = &mut self.flows[f];
+        match fl.receiver.on_data(now, &seg) {
+            Some(ack) => Self::push_ack(&mut self.net, fl, ack),
+            None => {
+                if let Some(d) = fl.receiver.delack_deadline() {
+                    if fl.delack_ev.is_none_or(|e| e > d) {
+                        self.net.schedule(d, Kind::DelAck(f as u32));
+                        fl.delack_ev = Some(d);
+                    }
+                }
+            }
+        }
+    }
+
+    fn push_ack(net: &mut Net, fl: &Flow, ack: Ack) {
+        let p = fl.ack_path as usize;
+        let at = net.now + net.ack_paths[p].0;
+        if net.ack_paths[p].1.is_empty() {
+            net.schedule(at, Kind::AckArrive(p as u32));
+        }
+        net.ack_paths[p].1.push_back((at.0, ack));
+    }
+
+    fn ack_arrive(&mut self, p: usize) {
+        let now = self.net.now;
+        let path = &mut self.net.ack_paths[p].1;
+        let Some((_, ack)) = path.pop_front() else { return };
+        if let Some(&(t, _)) = path.front() {
+            self.net.schedule(Time(t), Kind::AckArrive(p as u32));
+        }
+        let f = ack.flow as usize;
+        let fl = &mut self.flows[f];
+        fl.sender.on_ack(now, &ack);
+        self.send(f);
+    }
+
+    fn rto(&mut self, f: usize) {
+        let now = self.net.now;
+        let fl = &mut self.flows[f];
+        if fl.rto_ev == Some(now) {
+            fl.rto_ev = None;
+        }
+        match fl.sender.rto_deadline() {
+            Some(d) if d <= now => {
+                fl.sender.on_rto(now);
+                self.send(f);
+            }
+            Some(_) => Self::arm_rto(&mut self.net, fl, f),
+            None => {}
+        }
+    }
+
+    fn delack(&mut self, f: usize) {
+        let now = self.net.now;
+        let fl = &mut self.flows[f];
+        if fl.delack_ev == Some(now) {
+            fl.delack_ev = None;
+        }
+        match fl.receiver.delack_deadline() {
+            Some(d) if d <= now => {
+                if let Some(ack) = fl.receiver.on_delack_timer(now) {
+                    Self::push_ack(&mut self.net, fl, ack);
+                }
+            }
+            Some(d) if fl.delack_ev.is_none_or(|e| e > d) => {
+                self.net.schedule(d, Kind::DelAck(f as u32));
+                fl.delack_ev = Some(d);
+            }
+            _ => {}
+        }
+    }
+
+    fn cross(&mut self, i: usize) {
+        let now = self.net.now;
+        match self.cross[i].step(now) {
+            CrossStep::Stop => {}
+            CrossStep::Wait(at) => self.net.schedule(at, Kind::Cross(i as u32)),
+            CrossStep::Send { next } => {
+                let pkt = Segment {
+                    flow: self.flows.len() as u32 + i as u32,
+                    seq: 0,
+                    payload: 0,
+                    wire_bytes: self.cross[i].config().packet_bytes,
+                    tsval: now,
+                };
+                self.net.offer(pkt);
+                if next < self.end {
+                    self.net.schedule(next, Kind::Cross(i as u32));
+                }
+            }
+        }
+    }
+
+    /// Flow `i`'s sender (read-only), for tests and inspection.
+    pub fn sender(&self, i: usize) -> &TcpSender {
+        &self.flows[i].sender
+    }
+
+    /// Flow `i`'s display name.
+    pub fn flow_name(&self, i: usize) -> &str {
+        &self.flows[i].name
+    }
+}
+
+/// The first events of a run, in a fixed order (flows' starts and stops, cross traffic,
+/// changes, the first sample): equal times run in this order.
+fn schedule_starts(net: &mut Net, cfg: &SimConfig, end: Time) {
+    for (i, f) in cfg.flows.iter().enumerate() {
+        if f.start < end {
+            net.schedule(f.start, Kind::FlowStart(i as u32));
+        }
+        if let Some(s) = f.stop {
+            if s < end {
+                net.schedule(s, Kind::FlowStop(i as u32));
+            }
+        }
+    }
+    for (i, c) in cfg.cross.iter().enumerate() {
+        if c.start < end {
+            net.schedule(c.start, Kind::Cross(i as u32));
+        }
+    }
+    for (k, ch) in cfg.changes.iter().enumerate() {
+        if ch.at <= end {
+            net.schedule(ch.at, Kind::Change(k as u32));
+        }
+    }
+    net.schedule(Time::ZERO, Kind::Sample);
+}

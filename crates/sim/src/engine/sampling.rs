@@ -1,0 +1,49 @@
+//! The time series: at every sampling instant, each active flow's state and the
+//! bottleneck queue go to the observer.
+
+use super::net::Kind;
+use super::{Flow, Simulation};
+use crate::output::{Observer, QueueSample};
+use cclab_cc::CongestionControl;
+use cclab_units::{Duration, Time};
+
+impl Simulation {
+    fn flow_active(fl: &Flow, now: Time) -> bool {
+        fl.started && !fl.sender.is_complete() && fl.stop.is_none_or(|s| now < s)
+    }
+
+    pub(super) fn take_samples(&mut self, obs: &mut dyn Observer) {
+        let now = self.net.now;
+        if obs.wants_flow_samples() {
+            for (i, fl) in self.flows.iter().enumerate() {
+                if !Self::flow_active(fl, now) {
+                    continue;
+                }
+                let s = &mut self.sample;
+                let tp = &fl.sender.tp;
+                s.time = now;
+                s.flow = i;
+                s.cwnd_pkts = tp.snd_cwnd;
+                s.ssthresh_pkts = tp.snd_ssthresh;
+                s.srtt = Duration::from_micros(tp.srtt_us() as u64);
+                s.inflight_pkts = fl.sender.in_flight();
+                s.delivered_bytes = fl.receiver.delivered_bytes();
+                s.retransmits = fl.sender.stats.retransmits;
+                s.cc.clear();
+                fl.sender.ca.inspect(&mut |k, v| s.cc.push((k, v)));
+                obs.flow_sample(s);
+            }
+        }
+        self.net.account_queue();
+        obs.queue_sample(&QueueSample {
+            time: now,
+            packets: self.net.queue.len_packets(),
+            bytes: self.net.queue.len_bytes(),
+            drops: self.net.queue.drops() + self.net.random_losses,
+        });
+        let next = now + self.cfg.sample_interval;
+        if next <= self.end {
+            self.net.schedule(next, Kind::Sample);
+        }
+    }
+}

@@ -1,0 +1,376 @@
+//! The rules a simulation's configuration follows, in one place (a queue discipline's
+//! own are in its file under [`crate::qdisc`]).
+//!
+//! Each part of a configuration checks itself and names its own fields (`rtt`,
+//! `tcp.mss`, `qdisc.max_th`), so a reader of a file can point at the line that wrote the
+//! value (crates/scenario does); [`validate`] checks a whole [`SimConfig`] and names the
+//! fields from its root (`flows[3].rtt`). A flow's algorithm is made from its name and
+//! parameters in one place, [`FlowConfig::algorithm`]; checking a flow returns it, which is
+//! how the engine builds its flows.
+
+use crate::config::*;
+use crate::error::SimError;
+use cclab_cc::{Algorithm, ParamError};
+use cclab_units::{Duration, Rate, Time};
+use std::fmt::Display;
+
+/// Most flows in a run: each costs on the order of a kilobyte, so a million is already a
+/// gigabyte.
+pub const MAX_FLOWS: usize = 1_000_000;
+/// Most UDP cross-traffic sources.
+pub const MAX_CROSS: usize = 100_000;
+/// Shortest run.
+pub const MIN_DURATION: Duration = Duration::from_millis(1);
+/// Longest run (about 11.5 days), and longest of any interval in a configuration.
+pub const MAX_DURATION: Duration = Duration::from_secs(1_000_000);
+/// Shortest sampling interval.
+pub const MIN_SAMPLE_INTERVAL: Duration = Duration::from_micros(100);
+/// Longest base RTT (and bottleneck delay): CUBIC's fixed-point arithmetic is valid up
+/// to 100 s (tcp_cubic.c).
+pub const MAX_RTT: Duration = Duration::from_secs(100);
+/// Slowest and fastest bottleneck or UDP source.
+pub const MIN_RATE: Rate = Rate(1_000);
+pub const MAX_RATE: Rate = Rate(1_000_000_000_000);
+/// Largest buffer in packets.
+pub const MAX_BUFFER_PACKETS: u64 = 100_000_000;
+/// Smallest (one full packet) and largest buffer in bytes.
+pub const BUFFER_BYTES: (u64, u64) = (1500, 1_000_000_000_000);
+/// Largest finite transfer.
+pub const MAX_FLOW_BYTES: u64 = 1_000_000_000_000_000;
+/// Segment sizes: Linux's `TCP_MIN_MSS` to a jumbo frame.
+pub const MSS: (u32, u32) = (88, 9000);
+/// UDP packet sizes on the wire: IP and UDP headers alone to a jumbo frame.
+pub const PACKET_BYTES: (u32, u32) = (28, 9000);
+/// TCP-level limits, the same for a flow's configuration and a change on a running flow
+/// (TCPTuner's `ip route` parameters).
+pub const RTO_MIN: (Duration, Duration) = (Duration::from_millis(1), Duration::from_secs(60));
+pub const INIT_CWND: (u32, u32) = (1, 1000);
+/// Largest receiver window in bytes.
+pub const MAX_RWND: u64 = 1 << 40;
+
+fn out_of_range(field: &str, value: impl Display, allowed: impl Display) -> SimError {
+    SimError::new(field, value.to_string(), format!("out of range; allowed: {allowed}"))
+}
+
+fn time_in(field: &str, d: Duration, min: Duration, max: Duration) -> Result<(), SimError> {
+    if d < min || d > max {
+        return Err(out_of_range(field, d, format!("{min} to {max}")));
+    }
+    Ok(())
+}
+
+fn rate_in(field: &str, r: Rate) -> Result<(), SimError> {
+    if r < MIN_RATE || r > MAX_RATE {
+        return Err(out_of_range(field, r, format!("{MIN_RATE} to {MAX_RATE}")));
+    }
+    Ok(())
+}
+
+fn later_than_start(field: &str, stop: Option<Time>, start: Time) -> Result<(), SimError> {
+    match stop {
+        Some(s) if s <= start => Err(SimError::new(
+            field,
+            Duration(s.0).to_string(),
+            format!("must be later than start = {}", Duration(start.0)),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Checks a whole configuration; fields are named from its root (`flows[3].rtt`).
+pub fn validate(cfg: &SimConfig) -> Result<(), SimError> {
+    check_network(cfg)?;
+    for (i, f) in cfg.flows.iter().enumerate() {
+        f.check(&cfg.bottleneck).map_err(|e| e.within(&format!("flows[{i}]")))?;
+    }
+    check_changes(cfg)
+}
+
+/// The run's length and sampling interval.
+pub fn check_times(duration: Duration, sample_interval: Duration) -> Result<(), SimError> {
+    time_in("duration", duration, MIN_DURATION, MAX_DURATION)?;
+    time_in("sample_interval", sample_interval, MIN_SAMPLE_INTERVAL, MAX_DURATION)
+}
+
+/// Everything but the flows' own settings and the changes: times, the bottleneck, how
+/// many flows and sources, and each source.
+pub(crate) fn check_network(cfg: &SimConfig) -> Result<(), SimError> {
+    check_times(cfg.duration, cfg.sample_interval)?;
+    cfg.bottleneck.check().map_err(|e| e.within("bottleneck"))?;
+    if cfg.flows.len() > MAX_FLOWS {
+        return Err(out_of_range("flows", cfg.flows.len(), format!("at most {MAX_FLOWS} flows")));
+    }
+    if cfg.cross.len() > MAX_CROSS {
+        return Err(out_of_range("cross", cfg.cross.len(), format!("at most {MAX_CROSS} sources")));
+    }
+    for (i, c) in cfg.cross.iter().enumerate() {
+        c.check().map_err(|e| e.within(&format!("cross[{i}]")))?;
+    }
+    Ok(())
+}
+
+/// Every scheduled change, against the flows it names.
+pub(crate) fn check_changes(cfg: &SimConfig) -> Result<(), SimError> {
+    for (k, ch) in cfg.changes.iter().enumerate() {
+        ch.check(&cfg.flows).map_err(|e| e.within(&format!("changes[{k}]")))?;
+    }
+    Ok(())
+}
+
+impl LinkConfig {
+    pub fn check(&self) -> Result<(), SimError> {
+        match &self.rate {
+            LinkRate::Constant(r) => rate_in("rate", *r)?,
+            LinkRate::Trace(t) if t.opportunities_ms.is_empty() || t.period_ms == 0 => {
+                return Err(SimError::new("trace", "", "the trace has no delivery opportunities"))
+            }
+            LinkRate::Trace(_) => {}
+        }
+        time_in("delay", self.delay, Duration::ZERO, MAX_RTT)?;
+        match self.buffer {
+            Buffer::Packets(n) if !(1..=MAX_BUFFER_PACKETS).contains(&n) => {
+                return Err(out_of_range(
+                    "buffer",
+                    format!("{n} packets"),
+                    format!("1 to {MAX_BUFFER_PACKETS} packets"),
+                ))
+            }
+            Buffer::Bytes(b) if !(BUFFER_BYTES.0..=BUFFER_BYTES.1).contains(&b) => {
+                return Err(out_of_range(
+                    "buffer",
+                    format!("{b} bytes"),
+                    format!("{} to {} bytes", BUFFER_BYTES.0, BUFFER_BYTES.1),
+                ))
+            }
+            _ => {}
+        }
+        self.qdisc.check().map_err(|e| e.within("qdisc"))?;
+        self.loss.check().map_err(|e| e.within("loss"))
+    }
+}
+
+impl LossModel {
+    pub fn check(&self) -> Result<(), SimError> {
+        // A probability in [0, 1], or with an open end.
+        let probability = |name: &str, p: f64, above_zero: bool, below_one: bool| {
+            let low_ok = if above_zero { p > 0.0 } else { p >= 0.0 };
+            let high_ok = if below_one { p < 1.0 } else { p <= 1.0 };
+            if low_ok && high_ok {
+                return Ok(());
+            }
+            let low = if above_zero { '(' } else { '[' };
+            let high = if below_one { ')' } else { ']' };
+            Err(out_of_range(name, p, format!("a probability in {low}0, 1{high}")))
+        };
+        match *self {
+            LossModel::None => Ok(()),
+            // A link that loses every packet carries nothing.
+            LossModel::Bernoulli { p } => probability("p", p, false, true),
+            LossModel::GilbertElliott { p_good_to_bad, p_bad_to_good, loss_good, loss_bad } => {
+                probability("p_good_to_bad", p_good_to_bad, false, false)?;
+                // Zero would keep the link in the bad state for ever.
+                probability("p_bad_to_good", p_bad_to_good, true, false)?;
+                probability("loss_good", loss_good, false, false)?;
+                probability("loss_bad", loss_bad, false, false)
+            }
+        }
+    }
+}
+
+impl FlowConfig {
+    /// The flow's algorithm with its parameters set: the one place where an algorithm's
+    /// name is looked up. Errors name `cc` or `params.<name>`.
+    pub fn algorithm(&self) -> Result<Algorithm, SimError> {
+        let mut alg =
+            Algorithm::new(&self.cc).map_err(|e| SimError::new("cc", &self.cc, e.to_string()))?;
+        for (name, v) in &self.params {
+            alg.set_param(name, *v).map_err(|e| {
+                let message = match &e {
+                    ParamError::OutOfRange { algorithm, allowed, .. } => {
+                        format!("out of range for {algorithm}; allowed: {allowed}")
+                    }
+                    ParamError::Unknown { .. } => e.to_string(),
+                };
+                SimError::new(format!("params.{name}"), v.to_string(), message)
+            })?;
+        }
+        Ok(alg)
+    }
+
+    /// Checks the flow on `link` and returns its algorithm, ready to run.
+    pub fn check(&self, link: &LinkConfig) -> Result<Algorithm, SimError> {
+        let alg = self.algorithm()?;
+        time_in("rtt", self.rtt, Duration::from_micros(1), MAX_RTT)?;
+        let floor = link.delay.saturating_mul(2);
+        if self.rtt < floor {
+            return Err(SimError::new(
+                "rtt",
+                self.rtt.to_string(),
+                format!("a flow's base RTT includes the bottleneck delay both ways, so it must be at least 2 x bottleneck.delay = {floor}"),
+            ));
+        }
+        later_than_start("stop", self.stop, self.start)?;
+        if let Some(b) = self.bytes {
+            if !(1..=MAX_FLOW_BYTES).contains(&b) {
+                return Err(out_of_range("bytes", b, format!("1 to {MAX_FLOW_BYTES} bytes")));
+            }
+        }
+        self.tcp.check().map_err(|e| e.within("tcp"))?;
+        Ok(alg)
+    }
+}
+
+impl TcpConfig {
+    pub fn check(&self) -> Result<(), SimError> {
+        if !(MSS.0..=MSS.1).contains(&self.mss) {
+            return Err(out_of_range("mss", self.mss, format!("{} to {} bytes", MSS.0, MSS.1)));
+        }
+        if !(INIT_CWND.0..=INIT_CWND.1).contains(&self.init_cwnd) {
+            return Err(out_of_range(
+                "init_cwnd",
+                self.init_cwnd,
+                format!("a whole number in [{}, {}] (segments)", INIT_CWND.0, INIT_CWND.1),
+            ));
+        }
+        time_in("rto_min", self.rto_min, RTO_MIN.0, RTO_MIN.1)?;
+        if self.rto_min > self.rto_max {
+            return Err(SimError::new(
+                "rto_min",
+                self.rto_min.to_string(),
+                format!("must be at most rto_max = {}", self.rto_max),
+            ));
+        }
+        if self.rto_initial == Duration::ZERO {
+            return Err(SimError::new("rto_initial", "0s", "must be positive"));
+        }
+        let d = &self.delayed_ack;
+        if d.enabled && d.every == 0 {
+            return Err(SimError::new("delayed_ack.every", "0", "allowed at least 1 segment"));
+        }
+        if d.enabled && d.timeout == Duration::ZERO {
+            return Err(SimError::new(
+                "delayed_ack.timeout",
+                d.timeout.to_string(),
+                "must be positive",
+            ));
+        }
+        if let Some(w) = self.rwnd {
+            if !(self.mss as u64..=MAX_RWND).contains(&w) {
+                return Err(out_of_range(
+                    "rwnd",
+                    w,
+                    format!("{} to {MAX_RWND} bytes (at least one segment)", self.mss),
+                ));
+            }
+        }
+        if self.hz == 0 {
+            return Err(SimError::new("hz", "0", "must be positive"));
+        }
+        Ok(())
+    }
+}
+
+impl CrossConfig {
+    pub fn check(&self) -> Result<(), SimError> {
+        rate_in("rate", self.rate)?;
+        let (lo, hi) = PACKET_BYTES;
+        if !(lo..=hi).contains(&self.packet_bytes) {
+            return Err(out_of_range(
+                "packet_bytes",
+                self.packet_bytes,
+                format!("{lo} to {hi} bytes"),
+            ));
+        }
+        if let CrossKind::Exponential { mean_on, mean_off } = self.kind {
+            time_in("mean_on", mean_on, Duration::from_micros(1), MAX_DURATION)?;
+            time_in("mean_off", mean_off, Duration::from_micros(1), MAX_DURATION)?;
+        }
+        later_than_start("stop", self.stop, self.start)
+    }
+}
+
+impl ParamChange {
+    /// Checks the change against the flows of its configuration; fields are `flow` and
+    /// `set.<name>`.
+    pub fn check(&self, flows: &[FlowConfig]) -> Result<(), SimError> {
+        let f = flows.get(self.flow).ok_or_else(|| flow_index_error(self.flow, flows.len()))?;
+        let mut alg = f.algorithm()?;
+        for (name, v) in &self.set {
+            apply_param(self.flow, &mut alg, name, *v).map_err(|e| e.within("set"))?;
+        }
+        Ok(())
+    }
+}
+
+/// A flow index that is not one of the `n` flows.
+pub(crate) fn flow_index_error(i: usize, n: usize) -> SimError {
+    let allowed = match n {
+        0 => "none: there are no flows".to_string(),
+        n => format!("a whole number in [0, {}] (there are {n} flows)", n - 1),
+    };
+    out_of_range("flow", i, allowed)
+}
+
+/// A TCP-level setting that a parameter change asks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TcpChange {
+    RtoMin(Duration),
+    InitCwnd(u32),
+}
+
+/// Applies `name = value` to flow `i` whose algorithm is `alg`: the algorithm's own
+/// parameters are set on `alg` (which checks them against their spec), TCP-level ones
+/// ([`TCP_PARAMS`]: `rto_min` in milliseconds, `initcwnd` in segments) are checked
+/// against their limits and returned for the sender. A scheduled change is checked on
+/// a fresh copy of the flow's algorithm; a live one goes to the running algorithm.
+pub fn apply_param(
+    i: usize,
+    alg: &mut Algorithm,
+    name: &str,
+    value: f64,
+) -> Result<Option<TcpChange>, SimError> {
+    let who = format!("flow {i} ({})", alg.name());
+    let refuse = |allowed: &str| {
+        Err(SimError::new(
+            name,
+            value.to_string(),
+            format!("out of range for {who}; allowed: {allowed}"),
+        ))
+    };
+    let whole_in = |lo: u64, hi: u64| {
+        value.is_finite() && value.fract() == 0.0 && value >= lo as f64 && value <= hi as f64
+    };
+    match name {
+        "rto_min" => {
+            let (lo, hi) = (RTO_MIN.0.as_nanos() / 1_000_000, RTO_MIN.1.as_nanos() / 1_000_000);
+            if !whole_in(lo, hi) {
+                let (lo, hi) = RTO_MIN;
+                return refuse(&format!("a whole number of milliseconds from {lo} to {hi}"));
+            }
+            Ok(Some(TcpChange::RtoMin(Duration::from_millis(value as u64))))
+        }
+        "initcwnd" => {
+            let (lo, hi) = INIT_CWND;
+            if !whole_in(lo as u64, hi as u64) {
+                return refuse(&format!("a whole number in [{lo}, {hi}] (segments)"));
+            }
+            Ok(Some(TcpChange::InitCwnd(value as u32)))
+        }
+        _ => match alg.set_param(name, value) {
+            Ok(()) => Ok(None),
+            Err(ParamError::OutOfRange { allowed, .. }) => refuse(&allowed),
+            Err(ParamError::Unknown { known, .. }) => {
+                let accepts: Vec<&str> =
+                    known.into_iter().chain(TCP_PARAMS.iter().copied()).collect();
+                Err(SimError::new(
+                    name,
+                    "",
+                    format!(
+                        "{who} has no parameter \"{name}\"; it accepts: {}",
+                        accepts.join(", ")
+                    ),
+                ))
+            }
+        },
+    }
+}
