@@ -10,10 +10,14 @@ mod algorithms;
 mod bench;
 mod compare;
 mod format;
+mod parquet_file;
 mod plot;
 mod progress;
 mod results;
 mod run;
+mod sweep;
+mod sweep_html;
+mod sweep_table;
 mod testbed;
 
 #[derive(Parser)]

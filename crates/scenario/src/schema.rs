@@ -374,7 +374,7 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
         return Err(ctx.bad(
             n,
             "sweep",
-            "sweeps are not supported yet; run each point as its own scenario (or with --set)",
+            "a [sweep] runs with `cclab run FILE`; this command takes one scenario (remove [sweep], or give its values with --set)",
         ));
     }
 
