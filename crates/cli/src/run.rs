@@ -4,6 +4,7 @@
 
 use crate::progress::Progress;
 use crate::results::{self, Perf, Recorder, Staging};
+use cclab_scenario::metrics::{run_metrics, FlowSeries, RunMetrics, Tee};
 use cclab_scenario::{Loaded, Scenario};
 use cclab_sim::{Report, Simulation};
 use cclab_units::Time;
@@ -57,7 +58,7 @@ pub fn main(args: Args) -> Result<(), String> {
         .unwrap_or_else(|| cclab_scenario::DEFAULT_FILE_NAME.to_string());
     let scn = match &args.scenario {
         Some(path) => match cclab_scenario::load_file_or_sweep(path, &overrides(&args)) {
-            Ok(Loaded::Single(scn)) => scn,
+            Ok(Loaded::Single(scn)) => *scn,
             Ok(Loaded::Sweep(plan)) => return crate::sweep::main(&plan, &file, &args),
             Err(e) => return Err(e.to_string()),
         },
@@ -65,7 +66,7 @@ pub fn main(args: Args) -> Result<(), String> {
     };
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(&scn.name));
     let done = execute(&scn, &file, &out, &[], true)?;
-    crate::format::out(&results::table(&scn, &done.report));
+    crate::format::out(&results::table(&scn, &done.report, &done.metrics));
     crate::format::outln(&done.perf.line());
     crate::format::outln(&format!(
         "results: {}{}",
@@ -79,6 +80,7 @@ pub fn main(args: Args) -> Result<(), String> {
 /// results in its folder.
 pub struct Finished {
     pub report: Report,
+    pub metrics: RunMetrics,
     pub perf: Perf,
     pub replaced: bool,
 }
@@ -96,6 +98,7 @@ pub fn execute(
     let mut sim = Simulation::new(scn.config.clone()).map_err(|e| format!("{file}: {e}"))?;
     let staging = Staging::new(out)?;
     let mut rec = Recorder::new(staging.path(), scn)?;
+    let mut series = FlowSeries::new(&scn.config, &scn.metrics);
 
     let end = Time(scn.config.duration.as_nanos());
     let total_s = end.as_secs_f64();
@@ -106,7 +109,7 @@ pub fn execute(
     let mut t = 0u64;
     loop {
         t = t.saturating_add(step).min(end.as_nanos());
-        let finished = sim.run_until(Time(t), &mut rec);
+        let finished = sim.run_until(Time(t), &mut Tee(&mut rec, &mut series));
         if let Some(p) = &mut progress {
             p.update(sim.now().as_secs_f64(), total_s);
         }
@@ -120,6 +123,13 @@ pub fn execute(
     }
     let report = sim.report();
     rec.finish()?;
+    let sent: Vec<u64> = (0..scn.config.flows.len())
+        .map(|i| {
+            let s = sim.sender(i);
+            (s.snd_nxt() as u64 + s.stats.retransmits) * s.mss() as u64
+        })
+        .collect();
+    let metrics = run_metrics(&scn.config, &scn.metrics, &report, &series, Some(&sent));
 
     let perf = Perf {
         wall_s,
@@ -132,7 +142,7 @@ pub fn execute(
         std::fs::write(dir.join(name), text)
             .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
     };
-    write("summary.json", &results::summary_json(scn, &report).render())?;
+    write("summary.json", &results::summary_json(scn, &report, &metrics).render())?;
     write("perf.json", &perf.json().render())?;
     let plots = rec.plots(scn);
     for (name, svg) in &plots {
@@ -143,5 +153,5 @@ pub fn execute(
         write(name, text)?;
     }
     let replaced = staging.commit()?;
-    Ok(Finished { report, perf, replaced })
+    Ok(Finished { report, metrics, perf, replaced })
 }

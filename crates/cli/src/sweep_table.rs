@@ -81,7 +81,64 @@ pub fn build(plan: &Plan, points_dir: &Path, done: &[usize]) -> Result<Table, St
             rows.push(row);
         }
     }
-    Ok(Table { columns, rows, key_columns, first_flow_column })
+    let mut table = Table { columns, rows, key_columns, first_flow_column };
+    add_stolen_rate(plan, &mut table);
+    Ok(table)
+}
+
+/// Adds the run-level column `bandwidth_stolen_rate` when the sweep can give it: a key
+/// `flows[i].cc` one of whose values is the `[metrics] reference` group. For each run,
+/// the baseline is the run with that key at the reference algorithm and every other
+/// swept value and the seed the same; with T0 the reference group's mean goodput in the
+/// baseline and T' the same in this run, the rate is (T0 - T') / T0 (CUBIC-FIT's
+/// definition, seed `000_…`; 0 in the baseline itself).
+fn add_stolen_rate(plan: &Plan, table: &mut Table) {
+    use cclab_scenario::metrics_spec::Reference;
+    let Some(Reference::Group(group)) =
+        plan.runs.first().and_then(|r| r.scenario.metrics.reference.clone())
+    else {
+        return;
+    };
+    let is_cc_key = |f: &str| f.starts_with("flows[") && f.ends_with("].cc");
+    let found = plan.axes.iter().enumerate().find_map(|(i, a)| {
+        let v = a.labels.iter().position(|l| l[0] == group)?;
+        (a.fields.len() == 1 && is_cc_key(&a.fields[0])).then_some((i, v))
+    });
+    let (Some((axis, base_value)), Some(g_col), Some(gp_col)) = (
+        found,
+        table.columns.iter().position(|c| c == "flow.group"),
+        table.columns.iter().position(|c| c == "flow.goodput_bps"),
+    ) else {
+        return;
+    };
+    // The reference group's mean goodput in each run present.
+    let mut sums: std::collections::BTreeMap<usize, (f64, usize)> = Default::default();
+    for row in &table.rows {
+        if row[g_col] == Cell::Text(group.clone()) {
+            if let (Some(run), Some(g)) = (row[0].as_f64(), row[gp_col].as_f64()) {
+                let e = sums.entry(run as usize).or_default();
+                *e = (e.0 + g, e.1 + 1);
+            }
+        }
+    }
+    let mean_of = |k: usize| sums.get(&k).map(|(s, n)| s / *n as f64);
+    let rate_of = |run: &Run| -> Cell {
+        let mut choice = run.choice.clone();
+        choice[axis] = base_value;
+        let base = plan.runs.iter().find(|b| b.choice == choice && b.seed == run.seed);
+        match (base.and_then(|b| mean_of(b.index)), mean_of(run.index)) {
+            (Some(t0), Some(t)) => cclab_scenario::metrics::bandwidth_stolen_rate(t0, t)
+                .map_or(Cell::Empty, |x| Cell::Num(crate::format::num(x, 6))),
+            _ => Cell::Empty,
+        }
+    };
+    let at = table.first_flow_column;
+    for row in &mut table.rows {
+        let cell = row[0].as_f64().map_or(Cell::Empty, |k| rate_of(&plan.runs[k as usize]));
+        row.insert(at, cell);
+    }
+    table.columns.insert(at, "bandwidth_stolen_rate".to_string());
+    table.first_flow_column += 1;
 }
 
 fn key_cells(plan: &Plan, run: &Run) -> Vec<Cell> {

@@ -311,3 +311,53 @@ fn sweep_parquet_holds_the_csv_table() {
         _ => eprintln!("pyarrow not installed: skipped reading sweep.parquet with pyarrow"),
     }
 }
+
+#[test]
+fn a_sweep_over_the_test_flows_algorithm_gives_the_bandwidth_stolen_rate() {
+    let dir = TempDir::new("sweep-stolen");
+    dir.write(
+        "s.toml",
+        r#"duration = "20s"
+[bottleneck]
+rate = "10Mbps"
+delay = "10ms"
+buffer = "0.5bdp"
+[[flows]]
+cc = "cubic"
+rtt = "40ms"
+[[flows]]
+cc = "cubic"
+rtt = "40ms"
+count = 2
+[metrics]
+reference = "cubic"
+[sweep]
+"flows[0].cc" = ["cubic", "reno", "scalable"]
+"#,
+    );
+    run_ok(dir.path(), &["run", "s.toml", "--out", "res"]);
+    let csv = read(&dir.path().join("res/sweep.csv"));
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col =
+        |name: &str| header.iter().position(|c| *c == name).unwrap_or_else(|| panic!("{name}"));
+    let (rate, run, group, goodput) =
+        (col("bandwidth_stolen_rate"), col("run"), col("flow.group"), col("flow.goodput_bps"));
+    assert!(rate < col("flow.id"), "a run-level column");
+    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    // T: the CUBIC group's mean goodput in each run.
+    let mean_cubic = |k: &str| {
+        let g: Vec<f64> = rows
+            .iter()
+            .filter(|r| r[run] == k && r[group] == "cubic")
+            .map(|r| r[goodput].parse::<f64>().unwrap())
+            .collect();
+        g.iter().sum::<f64>() / g.len() as f64
+    };
+    let t0 = mean_cubic("0");
+    for r in &rows {
+        let expected = (t0 - mean_cubic(r[run])) / t0;
+        let got: f64 = r[rate].parse().unwrap();
+        assert!((got - expected).abs() < 1e-6, "run {}: {got} vs {expected}", r[run]);
+    }
+    assert!(rows.iter().filter(|r| r[run] == "0").all(|r| r[rate] == "0"));
+}

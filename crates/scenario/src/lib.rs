@@ -15,6 +15,7 @@
 pub mod doc;
 mod error;
 pub mod metrics;
+pub mod metrics_spec;
 pub mod schema;
 pub mod sweep;
 
@@ -54,14 +55,14 @@ pub fn load_file_or_sweep(path: &Path, overrides: &[String]) -> Result<Loaded, S
     let mut root = parse_doc(&ctx, overrides)?;
     match sweep::take(&mut root) {
         Some(table) => sweep::plan(&ctx, root, table).map(Loaded::Sweep),
-        None => schema::build(&ctx, &root).map(Loaded::Single),
+        None => schema::build(&ctx, &root).map(|s| Loaded::Single(Box::new(s))),
     }
 }
 
 /// What a scenario file holds: one scenario, or a sweep over many.
 #[derive(Debug)]
 pub enum Loaded {
-    Single(Scenario),
+    Single(Box<Scenario>),
     Sweep(sweep::Plan),
 }
 

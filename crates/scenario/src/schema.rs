@@ -42,6 +42,8 @@ pub struct Scenario {
     pub config: SimConfig,
     /// How each flow (after `count` is expanded) runs on the testbed; the simulator ignores it.
     pub transports: Vec<Transport>,
+    /// What `[metrics]` asks the summary to measure.
+    pub metrics: crate::metrics_spec::MetricsSpec,
 }
 
 /// Which TCP a flow uses when the scenario runs on the testbed (`cclab testbed run`):
@@ -343,6 +345,7 @@ const TOP: &[&str] = &[
     "flows",
     "cross",
     "changes",
+    "metrics",
     "sweep",
 ];
 const BOTTLENECK: &[&str] = &["rate", "trace", "delay", "buffer", "qdisc", "loss"];
@@ -485,6 +488,7 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
     // Applied in time order; equal times keep file order (stable sort).
     changes.sort_by_key(|c: &ParamChange| c.at);
 
+    let metrics = crate::metrics_spec::read(ctx, top.get("metrics"), duration, &flows)?;
     let config = SimConfig { duration, seed, bottleneck, flows, cross, sample_interval, changes };
     // The simulator's own check, as a safety net: everything it refuses should have been
     // refused above with a line number, but if the two ever disagree the user still
@@ -497,7 +501,7 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
         value: None,
         message: e.message.clone(),
     })?;
-    Ok(Scenario { name, config, transports })
+    Ok(Scenario { name, config, transports, metrics })
 }
 
 /// Maps the simulator's `flows[i].x` (after `count` is expanded) to the scenario's
