@@ -30,13 +30,52 @@ const MAX_PRINTED_POINTS: usize = 40;
 
 pub fn main(plan: &Plan, file: &str, args: &Args) -> Result<(), String> {
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(&plan.name));
-    prepare_folder(&out, plan)?;
+    let done = run(plan, file, &out, args.jobs.map(|j| j as usize))?;
+    crate::format::out(&summary(plan, &done.table));
+    crate::format::outln(&format!(
+        "sweep: {} runs ({} now, {} done before, {} failed); results: {}",
+        plan.runs.len(),
+        done.ran - done.failures.len(),
+        done.skipped_before,
+        done.failures.len(),
+        out.display()
+    ));
+    done.result()
+}
+
+/// What a sweep left: its table (runs that succeeded), how many runs it started now,
+/// and the failed runs with their messages.
+pub struct Done {
+    pub table: sweep_table::Table,
+    pub ran: usize,
+    pub skipped_before: usize,
+    pub failures: Vec<(usize, String)>,
+}
+
+impl Done {
+    /// Ok, or the error naming every failed run.
+    pub fn result(&self) -> Result<(), String> {
+        if self.failures.is_empty() {
+            return Ok(());
+        }
+        let which: Vec<String> = self.failures.iter().map(|(k, _)| k.to_string()).collect();
+        Err(format!(
+            "{} of {} runs failed (runs {}; each is reported above); rerun the same command to retry them",
+            self.failures.len(),
+            self.ran + self.skipped_before,
+            which.join(", ")
+        ))
+    }
+}
+
+/// Runs what is not done yet of `plan` into `out` (`jobs` at once, default the number
+/// of cores) and writes the sweep's tables and page.
+pub fn run(plan: &Plan, file: &str, out: &Path, jobs: Option<usize>) -> Result<Done, String> {
+    prepare_folder(out, plan)?;
     let points = out.join("points");
     let todo: Vec<usize> =
         plan.runs.iter().filter(|r| !is_done(&points, r)).map(|r| r.index).collect();
-    let jobs = args
-        .jobs
-        .map(|j| j as usize)
+    let jobs = jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .clamp(1, todo.len().max(1));
     let skipped = plan.runs.len() - todo.len();
@@ -49,26 +88,7 @@ pub fn main(plan: &Plan, file: &str, args: &Args) -> Result<(), String> {
     write_atomic(&out.join("sweep.parquet"), &parquet_file::write(&table)?)?;
     let failed: Vec<String> = failures.iter().map(|(_, m)| m.clone()).collect();
     write_atomic(&out.join("sweep.html"), sweep_html::page(plan, &table, &failed).as_bytes())?;
-
-    crate::format::out(&summary(plan, &table));
-    crate::format::outln(&format!(
-        "sweep: {} runs ({} now, {} done before, {} failed); results: {}",
-        plan.runs.len(),
-        todo.len() - failures.len(),
-        skipped,
-        failures.len(),
-        out.display()
-    ));
-    if failures.is_empty() {
-        return Ok(());
-    }
-    let which: Vec<String> = failures.iter().map(|(k, _)| k.to_string()).collect();
-    Err(format!(
-        "{} of {} runs failed (runs {}; each is reported above); rerun the same command to retry them",
-        failures.len(),
-        plan.runs.len(),
-        which.join(", ")
-    ))
+    Ok(Done { table, ran: todo.len(), failures, skipped_before: skipped })
 }
 
 /// Creates `out` or checks that it is a sweep's folder, then writes `sweep.json`.
@@ -148,7 +168,7 @@ fn is_done(points: &Path, run: &Run) -> bool {
 }
 
 /// Writes a file whole or not at all: into a temporary sibling, then renamed.
-fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let tmp = path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
     std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path)).map_err(|e| {

@@ -16,7 +16,7 @@ const COLOURS: &[&str] =
 
 /// Mean and half-width of the 95% confidence interval (Student's t) of `xs`; the
 /// half-width is 0 for a single sample.
-pub fn mean_ci95(xs: &[f64]) -> Option<(f64, f64)> {
+pub(crate) fn mean_ci95(xs: &[f64]) -> Option<(f64, f64)> {
     let n = xs.len();
     if n == 0 {
         return None;
@@ -50,7 +50,7 @@ fn t975(df: usize) -> f64 {
 
 /// Where a swept value sits on the x axis: its number in a common unit when every value
 /// of the field is a number or a quantity of one kind, else its position in the list.
-fn x_positions(labels: &[String]) -> (Vec<f64>, Option<&'static str>) {
+pub(crate) fn x_positions(labels: &[String]) -> (Vec<f64>, Option<&'static str>) {
     type Reader = fn(&str) -> Option<f64>;
     let readers: [(Reader, Option<&'static str>); 4] = [
         (|s| s.parse::<f64>().ok(), None),
@@ -68,10 +68,13 @@ fn x_positions(labels: &[String]) -> (Vec<f64>, Option<&'static str>) {
     ((0..labels.len()).map(|i| i as f64).collect(), None)
 }
 
-/// One line of a chart: a name and, per x position, (x, mean, half-width).
-struct Line {
-    name: String,
-    points: Vec<(f64, f64, f64)>,
+/// One line of a chart: a name and, per x position, (x, mean, half-width); its palette
+/// colour (default: its position) and whether it is dashed.
+pub(crate) struct Line {
+    pub name: String,
+    pub points: Vec<(f64, f64, f64)>,
+    pub colour: Option<usize>,
+    pub dashed: bool,
 }
 
 /// The page.
@@ -183,6 +186,8 @@ fn lines_for(plan: &Plan, table: &Table, ai: usize, m: usize) -> Vec<Line> {
         .zip(samples)
         .map(|(name, per_value)| Line {
             name,
+            colour: None,
+            dashed: false,
             points: per_value
                 .iter()
                 .enumerate()
@@ -205,8 +210,9 @@ const TOP: f64 = 36.0;
 const BOTTOM: f64 = 50.0;
 const LEGEND_LINE: f64 = 17.0;
 
-/// One chart: means joined by lines, with confidence bars.
-fn chart(metric: &str, axis: &str, labels: &[Vec<String>], lines: &[Line]) -> String {
+/// One chart: means joined by lines, with confidence bars. `labels[v][0]` names the
+/// v-th x position (quantities go on a numeric axis).
+pub(crate) fn chart(metric: &str, axis: &str, labels: &[Vec<String>], lines: &[Line]) -> String {
     let first: Vec<String> = labels.iter().map(|l| l[0].clone()).collect();
     let (xs, unit) = x_positions(&first);
     let categorical = unit.is_none() && first.iter().any(|l| l.parse::<f64>().is_err());
@@ -307,8 +313,10 @@ fn draw_lines(
     legend_y: f64,
 ) {
     for (i, line) in shown.iter().enumerate() {
-        let colour = COLOURS[i % COLOURS.len()];
-        let dash = if (i / COLOURS.len()) % 2 == 1 { r#" stroke-dasharray="6,3""# } else { "" };
+        let c = line.colour.unwrap_or(i);
+        let colour = COLOURS[c % COLOURS.len()];
+        let dashed = line.dashed || (c / COLOURS.len()) % 2 == 1;
+        let dash = if dashed { r#" stroke-dasharray="6,3""# } else { "" };
         let pts: Vec<String> =
             line.points.iter().map(|p| format!("{:.1},{:.1}", sx(p.0), sy(p.1))).collect();
         let _ = writeln!(

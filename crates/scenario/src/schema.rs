@@ -365,6 +365,7 @@ const FLOW: &[&str] = &[
     "rwnd",
     "recovery",
     "transport",
+    "enabled",
 ];
 const CROSS: &[&str] =
     &["kind", "rate", "count", "start", "stop", "packet_size", "mean_on", "mean_off"];
@@ -413,6 +414,10 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
     for (i, t) in flow_tables.iter().enumerate() {
         let path = format!("flows[{i}]");
         let (entry, count, rtt_span, transport) = flow_entry(ctx, &path, t, duration)?;
+        // `enabled = false` keeps the entry (checked all the same) out of the run, so one
+        // file serves "alone" and "paired" runs (--set flows[1].enabled=false).
+        let enabled = Fields::new(ctx, &path, t, FLOW)?.bool("enabled")?.unwrap_or(true);
+        let count = if enabled { count } else { 0 };
         total += count;
         if total > MAX_FLOWS {
             let f = Fields::new(ctx, &path, t, FLOW)?;
@@ -432,6 +437,11 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
             entry_of.push(i);
             transports.push(transport);
         }
+    }
+    if flows.is_empty() {
+        let mut e = top.missing("flows", "");
+        e.message = "every [[flows]] entry has enabled = false; at least one flow must run".into();
+        return Err(e);
     }
     let max_rtt = flows.iter().map(|f| f.rtt).max().unwrap_or(Duration::ZERO);
 
