@@ -218,7 +218,10 @@ fn figure_items(e: &Expected, f: &Figure, plan: &Plan, table: &Table) -> Result<
                 select.push((field.clone(), x.clone()));
             }
             let samples = samples(f, plan, table, &select, &s.value)?;
-            let stat = mean_ci95(&samples);
+            let stat = match &s.divide_by {
+                None => mean_ci95(&samples),
+                Some(by) => ratio_of_means(f, plan, table, &select, &samples, by)?,
+            };
             let (verdict, rule) = judge(f, plan, table, s, &select, paper, stat.map(|s| s.0))?;
             let mut id = f.id.clone();
             for part in [Some(&s.name).filter(|n| !n.is_empty()), x.as_ref()].into_iter().flatten()
@@ -310,6 +313,34 @@ fn samples(
     Ok(out)
 }
 
+/// The mean of `samples` over the mean of the `by` runs, with the numerator's interval
+/// scaled alike (the denominator's own spread is not carried).
+fn ratio_of_means(
+    f: &Figure,
+    plan: &Plan,
+    table: &Table,
+    select: &[(String, String)],
+    samples: &[f64],
+    by: &Bound,
+) -> Result<Option<(f64, f64)>, String> {
+    let Bound::Other { select: other, value, .. } = by else { return Ok(None) };
+    let sel = overlay(select, other);
+    let (Some((num_mean, num_ci)), Some((den, _))) =
+        (mean_ci95(samples), mean_ci95(&self::samples(f, plan, table, &sel, value)?))
+    else {
+        return Ok(None);
+    };
+    Ok((den != 0.0).then(|| (num_mean / den, num_ci / den.abs())))
+}
+
+/// `base` with the fields of `over` replaced or added.
+fn overlay(base: &[(String, String)], over: &[(String, String)]) -> Vec<(String, String)> {
+    let mut sel: Vec<(String, String)> =
+        base.iter().filter(|(k, _)| !over.iter().any(|(o, _)| o == k)).cloned().collect();
+    sel.extend(over.iter().cloned());
+    sel
+}
+
 fn aggregate(xs: &[f64], agg: Agg) -> Option<f64> {
     if xs.is_empty() {
         return None;
@@ -357,61 +388,65 @@ fn judge(
             ),
         ),
         (Rule::Claim { op, bound, margin }, _) => {
-            let (b, what) = match bound {
-                Bound::Number(b) => (*b, num(*b, 6)),
-                Bound::Other { select: other, value, factor } => {
-                    let mut sel: Vec<(String, String)> = select
-                        .iter()
-                        .filter(|(k, _)| !other.iter().any(|(o, _)| o == k))
-                        .cloned()
-                        .collect();
-                    sel.extend(other.iter().cloned());
-                    let Some((m, _)) = mean_ci95(&samples(f, plan, table, &sel, value)?) else {
-                        return Ok((
-                            "not run",
-                            "no run gave the value compared against".to_string(),
-                        ));
-                    };
-                    let desc: Vec<String> =
-                        other.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-                    let times = if *factor == 1.0 {
-                        String::new()
-                    } else {
-                        format!("{} x ", num(*factor, 3))
-                    };
-                    (
-                        m * factor,
-                        format!(
-                            "{times}{} with {} (= {})",
-                            value.column,
-                            desc.join(", "),
-                            num(m * factor, 6)
-                        ),
-                    )
-                }
-            };
-            let relaxed = match op {
-                reproduce_spec::Op::Ge | reproduce_spec::Op::Gt => b - margin * b.abs(),
-                _ => b + margin * b.abs(),
-            };
-            let verdict = if op.holds(c, b) {
-                "agrees"
-            } else if op.holds(c, relaxed) || (c - relaxed).abs() < 1e-12 {
-                "roughly"
-            } else {
-                "differs"
-            };
-            (
-                verdict,
-                format!(
-                    "agrees if cclab {} {what}, roughly if within {}% of it",
-                    op.text(),
-                    num(margin * 100.0, 1)
-                ),
-            )
+            judge_claim(f, plan, table, select, c, *op, bound, *margin)?
         }
         (_, None) => ("not run", "the paper gives no value here".to_string()),
     })
+}
+
+/// A claim's verdict: does `c` stand in relation `op` to the bound (a number, or the same
+/// value under other conditions)?
+#[allow(clippy::too_many_arguments)]
+fn judge_claim(
+    f: &Figure,
+    plan: &Plan,
+    table: &Table,
+    select: &[(String, String)],
+    c: f64,
+    op: reproduce_spec::Op,
+    bound: &Bound,
+    margin: f64,
+) -> Result<(&'static str, String), String> {
+    let (b, what) = match bound {
+        Bound::Number(b) => (*b, num(*b, 6)),
+        Bound::Other { select: other, value, factor } => {
+            let sel = overlay(select, other);
+            let Some((m, _)) = mean_ci95(&samples(f, plan, table, &sel, value)?) else {
+                return Ok(("not run", "no run gave the value compared against".to_string()));
+            };
+            let desc: Vec<String> = other.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+            let times =
+                if *factor == 1.0 { String::new() } else { format!("{} x ", num(*factor, 3)) };
+            (
+                m * factor,
+                format!(
+                    "{times}{} with {} (= {})",
+                    value.column,
+                    desc.join(", "),
+                    num(m * factor, 6)
+                ),
+            )
+        }
+    };
+    let relaxed = match op {
+        reproduce_spec::Op::Ge | reproduce_spec::Op::Gt => b - margin * b.abs(),
+        _ => b + margin * b.abs(),
+    };
+    let verdict = if op.holds(c, b) {
+        "agrees"
+    } else if op.holds(c, relaxed) || (c - relaxed).abs() < 1e-12 {
+        "roughly"
+    } else {
+        "differs"
+    };
+    Ok((
+        verdict,
+        format!(
+            "agrees if cclab {} {what}, roughly if within {}% of it",
+            op.text(),
+            num(margin * 100.0, 1)
+        ),
+    ))
 }
 
 fn opt_num(x: Option<f64>, d: usize) -> Json {
@@ -510,35 +545,7 @@ fn figure_html(f: &Figure, items: &[Item], plan: &Plan, out: &Path) -> String {
     );
     if let (Some(x), Ok(xs)) = (&f.x, x_values(f, plan)) {
         let labels: Vec<String> = xs.into_iter().flatten().collect();
-        let (pos, _) = x_positions(&labels);
-        let mut lines = Vec::new();
-        for (si, s) in f.series.iter().enumerate() {
-            let at = |label: &str| labels.iter().position(|l| l == label).map(|i| pos[i]);
-            let mine: Vec<&Item> = items.iter().filter(|i| i.series == si).collect();
-            let cclab: Vec<(f64, f64, f64)> = mine
-                .iter()
-                .filter_map(|i| Some((at(i.x.as_deref()?)?, i.cclab?, i.ci95.unwrap_or(0.0))))
-                .collect();
-            let paper: Vec<(f64, f64, f64)> =
-                mine.iter().filter_map(|i| Some((at(i.x.as_deref()?)?, i.paper?, 0.0))).collect();
-            let name = if s.name.is_empty() { f.source.clone() } else { s.name.clone() };
-            if !paper.is_empty() {
-                lines.push(Line {
-                    name: format!("{name} (paper)"),
-                    points: paper,
-                    colour: Some(si),
-                    dashed: true,
-                });
-            }
-            lines.push(Line {
-                name: format!("{name} (cclab)"),
-                points: cclab,
-                colour: Some(si),
-                dashed: false,
-            });
-        }
-        let label_rows: Vec<Vec<String>> = labels.iter().map(|l| vec![l.clone()]).collect();
-        h.push_str(&chart(&f.y_label, x, &label_rows, &lines));
+        h.push_str(&figure_chart(f, items, x, &labels));
     }
     for s in &f.series {
         for plot in &f.plots {
@@ -581,6 +588,40 @@ fn figure_html(f: &Figure, items: &[Item], plan: &Plan, out: &Path) -> String {
     }
     h.push_str("</table>\n");
     h
+}
+
+/// The figure's chart: per series the paper's values dashed and cclab's solid, against
+/// the swept `x`.
+fn figure_chart(f: &Figure, items: &[Item], x: &str, labels: &[String]) -> String {
+    let (pos, _) = x_positions(labels);
+    let mut lines = Vec::new();
+    for (si, s) in f.series.iter().enumerate() {
+        let at = |label: &str| labels.iter().position(|l| l == label).map(|i| pos[i]);
+        let mine: Vec<&Item> = items.iter().filter(|i| i.series == si).collect();
+        let cclab: Vec<(f64, f64, f64)> = mine
+            .iter()
+            .filter_map(|i| Some((at(i.x.as_deref()?)?, i.cclab?, i.ci95.unwrap_or(0.0))))
+            .collect();
+        let paper: Vec<(f64, f64, f64)> =
+            mine.iter().filter_map(|i| Some((at(i.x.as_deref()?)?, i.paper?, 0.0))).collect();
+        let name = if s.name.is_empty() { f.source.clone() } else { s.name.clone() };
+        if !paper.is_empty() {
+            lines.push(Line {
+                name: format!("{name} (paper)"),
+                points: paper,
+                colour: Some(si),
+                dashed: true,
+            });
+        }
+        lines.push(Line {
+            name: format!("{name} (cclab)"),
+            points: cclab,
+            colour: Some(si),
+            dashed: false,
+        });
+    }
+    let label_rows: Vec<Vec<String>> = labels.iter().map(|l| vec![l.clone()]).collect();
+    chart(&f.y_label, x, &label_rows, &lines)
 }
 
 fn page(body: &str, items: &[Item], quick: bool) -> String {

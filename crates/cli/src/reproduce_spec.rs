@@ -30,7 +30,9 @@
 //! A claim the paper makes without a number is a series with `claim = ">="` (or `>`,
 //! `<=`, `<`), `bound = 0.8` or `than = { where = {...}, value = ..., factor = 1 }` (the
 //! same value under other conditions), `margin` (relative slack for "roughly") and
-//! `paper_text`. Figure-level fields are defaults that a series may override.
+//! `paper_text`. A ratio the paper reports between two conditions is a series with
+//! `divide_by = { where = {...}, flow = ... }`. Figure-level fields are defaults that a
+//! series may override.
 
 use cclab_scenario::doc::{self, Node, Val};
 use std::path::{Path, PathBuf};
@@ -60,6 +62,9 @@ pub struct Series {
     pub name: String,
     pub select: Vec<(String, String)>,
     pub value: ValueSpec,
+    /// `divide_by = { where = ..., flow = ... }`: cclab's value is the mean of this
+    /// series' runs over the mean of those (a ratio the paper reports).
+    pub divide_by: Option<Bound>,
     pub paper: Paper,
     pub rule: Rule,
     pub why: Option<String>,
@@ -391,10 +396,19 @@ fn figure(r: &Reader, f: &Node) -> Result<Figure, String> {
             };
         let mut select = base_select.clone();
         select.extend(r.select(s)?);
+        let divide_by = match s.get("divide_by") {
+            Some(d) => Some(Bound::Other {
+                select: r.select(d)?,
+                value: r.value(d, Some(&value))?,
+                factor: 1.0,
+            }),
+            None => None,
+        };
         series.push(Series {
             name: r.str(s, "name")?.unwrap_or_default(),
             select,
             value,
+            divide_by,
             paper,
             rule,
             why: r.str(s, "why")?.or(r.str(f, "why")?),
