@@ -10,10 +10,16 @@ mod algorithms;
 mod bench;
 mod compare;
 mod format;
+mod parquet_file;
 mod plot;
 mod progress;
+mod reproduce;
+mod reproduce_spec;
 mod results;
 mod run;
+mod sweep;
+mod sweep_html;
+mod sweep_table;
 mod testbed;
 
 #[derive(Parser)]
@@ -46,6 +52,8 @@ enum Command {
     Udp(cclab_emu::cli::UdpArgs),
     /// Two results folders side by side with their differences, and overlay plots.
     Compare(compare::Args),
+    /// Run the seed papers' experiments and set cclab's numbers beside the papers'.
+    Reproduce(reproduce::Args),
 }
 
 fn main() -> ExitCode {
@@ -62,6 +70,7 @@ fn main() -> ExitCode {
         Command::Testbed(a) => testbed::main(a),
         Command::Udp(a) => cclab_emu::cli::run_udp(&a).map_err(|e| e.to_string()),
         Command::Compare(a) => compare::main(a),
+        Command::Reproduce(a) => reproduce::main(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

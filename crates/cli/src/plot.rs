@@ -34,7 +34,7 @@ pub struct Chart<'a> {
 }
 
 /// Tick step for a range of `span`: 1, 2 or 5 times a power of ten, about 5 ticks.
-fn tick_step(span: f64) -> f64 {
+pub(crate) fn tick_step(span: f64) -> f64 {
     if span.is_nan() || span <= 0.0 || !span.is_finite() {
         return 1.0;
     }

@@ -10,7 +10,7 @@
 use crate::format::{csv_num, millis, num, secs, xml, Json};
 use crate::plot::{Chart, Series};
 use cclab_cc::{Algorithm, CongestionControl, ALGORITHMS};
-use cclab_scenario::metrics::jain;
+use cclab_scenario::metrics::{jain, RunMetrics};
 use cclab_scenario::Scenario;
 use cclab_sim::{FlowSample, Observer, QueueSample, Report};
 use std::fs::File;
@@ -298,8 +298,13 @@ impl Observer for Recorder {
     }
 }
 
+/// A number, or null when absent.
+fn opt(x: Option<f64>, decimals: usize) -> Json {
+    Json::f(x.unwrap_or(f64::NAN), decimals)
+}
+
 /// summary.json: a function of the scenario and seed only (no wall-clock figures).
-pub fn summary_json(scn: &Scenario, r: &Report) -> Json {
+pub fn summary_json(scn: &Scenario, r: &Report, m: &RunMetrics) -> Json {
     let cfg = &scn.config;
     let goodputs: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
     let flows = r
@@ -307,6 +312,7 @@ pub fn summary_json(scn: &Scenario, r: &Report) -> Json {
         .iter()
         .map(|f| {
             let fc = &cfg.flows[f.flow];
+            let fm = &m.flows[f.flow];
             Json::Obj(vec![
                 ("id", Json::u(f.flow as u64)),
                 ("name", Json::s(&fc.name)),
@@ -324,6 +330,25 @@ pub fn summary_json(scn: &Scenario, r: &Report) -> Json {
                         ("p99", Json::f(f.rtt.p99_ms, 3)),
                     ]),
                 ),
+                ("group", Json::s(&fm.group)),
+                ("send_rate_bps", opt(fm.send_rate_bps, 0)),
+                ("mean_cwnd_pkts", opt(fm.mean_cwnd_pkts, 3)),
+                ("completion_s", opt(fm.completion_s, 6)),
+                ("window_goodput_bps", opt(fm.window_goodput_bps, 0)),
+                ("throughput_ratio", opt(fm.throughput_ratio, 6)),
+            ])
+        })
+        .collect();
+    let groups = m
+        .groups
+        .iter()
+        .map(|g| {
+            Json::Obj(vec![
+                ("name", Json::s(&g.name)),
+                ("flows", Json::u(g.flows as u64)),
+                ("goodput_bps", Json::f(g.goodput_bps, 0)),
+                ("share", Json::f(g.share, 6)),
+                ("throughput_ratio", opt(g.throughput_ratio, 6)),
             ])
         })
         .collect();
@@ -344,7 +369,16 @@ pub fn summary_json(scn: &Scenario, r: &Report) -> Json {
             ]),
         ),
         ("flows", Json::Arr(flows)),
-        ("fairness", Json::Obj(vec![("jain", Json::f(jain(&goodputs), 6))])),
+        (
+            "fairness",
+            Json::Obj(vec![
+                ("jain", Json::f(jain(&goodputs), 6)),
+                ("min_max_ratio", opt(m.min_max_ratio, 6)),
+                ("synchronisation", opt(m.synchronisation, 6)),
+                ("reference", m.reference.as_deref().map_or(Json::Num("null".into()), Json::s)),
+                ("groups", Json::Arr(groups)),
+            ]),
+        ),
     ])
 }
 
@@ -383,14 +417,18 @@ impl Perf {
     }
 }
 
-/// The per-flow table and the link line, as printed on the terminal.
-pub fn table(scn: &Scenario, r: &Report) -> String {
+/// The per-flow table and the link line, as printed on the terminal. The window goodput,
+/// completion time and throughput ratio columns appear when the run has them.
+pub fn table(scn: &Scenario, r: &Report, m: &RunMetrics) -> String {
     let total: f64 = r.flows.iter().map(|f| f.goodput_bps).sum();
-    let mut rows = vec![[
+    let extras = extra_columns(m);
+    let mut header: Vec<String> = [
         "flow",
         "name",
         "cc",
         "goodput Mbit/s",
+        "send Mbit/s",
+        "mean cwnd",
         "retrans",
         "RTT p50 ms",
         "p95 ms",
@@ -398,23 +436,15 @@ pub fn table(scn: &Scenario, r: &Report) -> String {
         "share",
     ]
     .map(String::from)
-    .to_vec()];
+    .to_vec();
+    header.extend(extras.iter().map(|(name, _)| name.to_string()));
+    let mut rows = vec![header];
     // Long tables are cut: the full list is in summary.json.
     let shown = if r.flows.len() > MAX_TABLE_FLOWS + 4 { MAX_TABLE_FLOWS } else { r.flows.len() };
     for f in &r.flows[..shown] {
-        let fc = &scn.config.flows[f.flow];
-        let share = if total > 0.0 { f.goodput_bps / total * 100.0 } else { 0.0 };
-        rows.push(vec![
-            f.flow.to_string(),
-            fc.name.clone(),
-            fc.cc.clone(),
-            format!("{:.3}", f.goodput_bps / 1e6),
-            f.retransmits.to_string(),
-            format!("{:.1}", f.rtt.p50_ms),
-            format!("{:.1}", f.rtt.p95_ms),
-            format!("{:.1}", f.rtt.p99_ms),
-            format!("{share:.2}%"),
-        ]);
+        let mut row = flow_row(scn, f, &m.flows[f.flow], total);
+        row.extend(extras.iter().map(|(_, value)| value(&m.flows[f.flow])));
+        rows.push(row);
     }
     let widths: Vec<usize> = (0..rows[0].len())
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
@@ -461,7 +491,80 @@ pub fn table(scn: &Scenario, r: &Report) -> String {
         r.link.mean_queue_packets,
         jain(&goodputs)
     ));
+    out.push_str(&metrics_line(m));
     out
+}
+
+/// The fixed cells of one flow's line in the terminal table.
+fn flow_row(
+    scn: &Scenario,
+    f: &cclab_sim::FlowReport,
+    fm: &cclab_scenario::metrics::FlowMetrics,
+    total: f64,
+) -> Vec<String> {
+    let fc = &scn.config.flows[f.flow];
+    let share = if total > 0.0 { f.goodput_bps / total * 100.0 } else { 0.0 };
+    let cell = |x: Option<f64>, scale: f64, d: usize| {
+        x.map_or("-".to_string(), |x| format!("{:.d$}", x / scale))
+    };
+    vec![
+        f.flow.to_string(),
+        fc.name.clone(),
+        fc.cc.clone(),
+        format!("{:.3}", f.goodput_bps / 1e6),
+        cell(fm.send_rate_bps, 1e6, 3),
+        cell(fm.mean_cwnd_pkts, 1.0, 1),
+        f.retransmits.to_string(),
+        format!("{:.1}", f.rtt.p50_ms),
+        format!("{:.1}", f.rtt.p95_ms),
+        format!("{:.1}", f.rtt.p99_ms),
+        format!("{share:.2}%"),
+    ]
+}
+
+/// A table column that only some runs have: its header and how to fill a cell.
+type Extra = (&'static str, fn(&cclab_scenario::metrics::FlowMetrics) -> String);
+
+fn extra_columns(m: &RunMetrics) -> Vec<Extra> {
+    let mut cols: Vec<Extra> = Vec::new();
+    if m.flows.iter().any(|f| f.window_goodput_bps.is_some()) {
+        cols.push(("window Mbit/s", |f| {
+            f.window_goodput_bps.map_or("-".into(), |x| format!("{:.3}", x / 1e6))
+        }));
+    }
+    if m.flows.iter().any(|f| f.completion_s.is_some()) {
+        cols.push(("FCT s", |f| f.completion_s.map_or("-".into(), |x| format!("{x:.3}"))));
+    }
+    if m.reference.is_some() {
+        cols.push(("ratio", |f| f.throughput_ratio.map_or("-".into(), |x| format!("{x:.3}"))));
+    }
+    cols
+}
+
+/// "fairness: min/max 0.912, loss synchronisation 0.43; groups: cubic 2 flows 71.9% (ratio 1.000), ..."
+fn metrics_line(m: &RunMetrics) -> String {
+    let opt = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.3}"));
+    let mut line = format!(
+        "fairness: min/max ratio {}, loss synchronisation {}",
+        opt(m.min_max_ratio),
+        opt(m.synchronisation)
+    );
+    if m.groups.len() > 1 {
+        let groups: Vec<String> = m
+            .groups
+            .iter()
+            .map(|g| {
+                let ratio = g.throughput_ratio.map_or(String::new(), |x| format!(", ratio {x:.3}"));
+                format!("{} ({} flows) {:.1}%{ratio}", g.name, g.flows, g.share * 100.0)
+            })
+            .collect();
+        line.push_str(&format!("; groups: {}", groups.join(", ")));
+    }
+    if let Some(r) = &m.reference {
+        line.push_str(&format!("; ratios against {r}"));
+    }
+    line.push('\n');
+    line
 }
 
 impl Recorder {

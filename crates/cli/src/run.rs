@@ -1,12 +1,14 @@
 //! `cclab run`: load a scenario (or the built-in default), run it with a progress bar,
-//! write the results folder and print the summary table.
+//! write the results folder and print the summary table. A file with a `[sweep]` goes to
+//! [`crate::sweep`], which runs every point through [`execute`].
 
 use crate::progress::Progress;
 use crate::results::{self, Perf, Recorder, Staging};
-use cclab_scenario::Scenario;
-use cclab_sim::Simulation;
+use cclab_scenario::metrics::{run_metrics, FlowSeries, RunMetrics, Tee};
+use cclab_scenario::{Loaded, Scenario};
+use cclab_sim::{Report, Simulation};
 use cclab_units::Time;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(clap::Args)]
@@ -24,14 +26,23 @@ pub struct Args {
     /// --set flows[0].cc=reno, --set flows[0].params.beta=0.5 (repeatable).
     #[arg(long = "set", value_name = "FIELD=VALUE")]
     pub set: Vec<String>,
+    /// Sweeps: runs at once [default: the number of cores].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub jobs: Option<u64>,
 }
 
-/// Loads the scenario named by the arguments, with `--set` and `--seed` applied.
-pub fn load(args: &Args) -> Result<Scenario, String> {
+/// The `--set` overrides, then `--seed` as one more.
+fn overrides(args: &Args) -> Vec<String> {
     let mut overrides = args.set.clone();
     if let Some(seed) = args.seed {
         overrides.push(format!("seed={seed}"));
     }
+    overrides
+}
+
+/// Loads the scenario named by the arguments, with `--set` and `--seed` applied.
+pub fn load(args: &Args) -> Result<Scenario, String> {
+    let overrides = overrides(args);
     let loaded = match &args.scenario {
         Some(p) => cclab_scenario::load_file(p, &overrides),
         None => cclab_scenario::load_default(&overrides),
@@ -40,36 +51,85 @@ pub fn load(args: &Args) -> Result<Scenario, String> {
 }
 
 pub fn main(args: Args) -> Result<(), String> {
-    let scn = load(&args)?;
     let file = args
         .scenario
         .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| cclab_scenario::DEFAULT_FILE_NAME.to_string());
-    let mut sim = Simulation::new(scn.config.clone()).map_err(|e| format!("{file}: {e}"))?;
+    let scn = match &args.scenario {
+        Some(path) => match cclab_scenario::load_file_or_sweep(path, &overrides(&args)) {
+            Ok(Loaded::Single(scn)) => *scn,
+            Ok(Loaded::Sweep(plan)) => return crate::sweep::main(&plan, &file, &args),
+            Err(e) => return Err(e.to_string()),
+        },
+        None => load(&args)?,
+    };
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(&scn.name));
-    let staging = Staging::new(&out)?;
-    let mut rec = Recorder::new(staging.path(), &scn)?;
+    let done = execute(&scn, &file, &out, &[], true)?;
+    crate::format::out(&results::table(&scn, &done.report, &done.metrics));
+    crate::format::outln(&done.perf.line());
+    crate::format::outln(&format!(
+        "results: {}{}",
+        out.display(),
+        if done.replaced { " (replaced the earlier results there)" } else { "" }
+    ));
+    Ok(())
+}
+
+/// A finished run: its report, its wall-clock figures, and whether it replaced earlier
+/// results in its folder.
+pub struct Finished {
+    pub report: Report,
+    pub metrics: RunMetrics,
+    pub perf: Perf,
+    pub replaced: bool,
+}
+
+/// Runs `scn` (`file` names it in errors) and writes its results folder `out`: staged
+/// beside it and moved into place only when complete, with `extra` (name, text) files
+/// added. `show_progress` draws the progress bar.
+pub fn execute(
+    scn: &Scenario,
+    file: &str,
+    out: &Path,
+    extra: &[(&str, String)],
+    show_progress: bool,
+) -> Result<Finished, String> {
+    let mut sim = Simulation::new(scn.config.clone()).map_err(|e| format!("{file}: {e}"))?;
+    let staging = Staging::new(out)?;
+    let mut rec = Recorder::new(staging.path(), scn)?;
+    let mut series = FlowSeries::new(&scn.config, &scn.metrics);
 
     let end = Time(scn.config.duration.as_nanos());
     let total_s = end.as_secs_f64();
     // About a thousand steps: fine enough for a smooth bar, coarse enough to cost nothing.
     let step = (end.as_nanos() / 1000).max(1_000);
-    let mut progress = Progress::new(&scn.name);
+    let mut progress = show_progress.then(|| Progress::new(&scn.name));
     let started = Instant::now();
     let mut t = 0u64;
     loop {
         t = t.saturating_add(step).min(end.as_nanos());
-        let finished = sim.run_until(Time(t), &mut rec);
-        progress.update(sim.now().as_secs_f64(), total_s);
+        let finished = sim.run_until(Time(t), &mut Tee(&mut rec, &mut series));
+        if let Some(p) = &mut progress {
+            p.update(sim.now().as_secs_f64(), total_s);
+        }
         if finished || t >= end.as_nanos() {
             break;
         }
     }
     let wall_s = started.elapsed().as_secs_f64();
-    progress.finish(total_s);
+    if let Some(p) = &mut progress {
+        p.finish(total_s);
+    }
     let report = sim.report();
     rec.finish()?;
+    let sent: Vec<u64> = (0..scn.config.flows.len())
+        .map(|i| {
+            let s = sim.sender(i);
+            (s.snd_nxt() as u64 + s.stats.retransmits) * s.mss() as u64
+        })
+        .collect();
+    let metrics = run_metrics(&scn.config, &scn.metrics, &report, &series, Some(&sent));
 
     let perf = Perf {
         wall_s,
@@ -82,21 +142,16 @@ pub fn main(args: Args) -> Result<(), String> {
         std::fs::write(dir.join(name), text)
             .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
     };
-    write("summary.json", &results::summary_json(&scn, &report).render())?;
+    write("summary.json", &results::summary_json(scn, &report, &metrics).render())?;
     write("perf.json", &perf.json().render())?;
-    let plots = rec.plots(&scn);
+    let plots = rec.plots(scn);
     for (name, svg) in &plots {
         write(name, svg)?;
     }
-    write("report.html", &results::report_html(&scn, &report, &plots))?;
+    write("report.html", &results::report_html(scn, &report, &plots))?;
+    for (name, text) in extra {
+        write(name, text)?;
+    }
     let replaced = staging.commit()?;
-
-    crate::format::out(&results::table(&scn, &report));
-    crate::format::outln(&perf.line());
-    crate::format::outln(&format!(
-        "results: {}{}",
-        out.display(),
-        if replaced { " (replaced the earlier results there)" } else { "" }
-    ));
-    Ok(())
+    Ok(Finished { report, metrics, perf, replaced })
 }

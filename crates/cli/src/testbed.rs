@@ -4,6 +4,7 @@
 use crate::progress::Progress;
 use crate::results::{self, Recorder, Staging};
 use cclab_emu::testbed::Transport;
+use cclab_scenario::metrics::{run_metrics, FlowSeries, Tee};
 use std::path::PathBuf;
 
 #[derive(clap::Args)]
@@ -45,6 +46,7 @@ pub fn main(args: Args) -> Result<(), String> {
         .unwrap_or_else(|| PathBuf::from("results").join(format!("{}-testbed", scn.name)));
     let staging = Staging::new(&out)?;
     let mut rec = Recorder::new(staging.path(), &scn)?;
+    let mut series = FlowSeries::new(&scn.config, &scn.metrics);
     let total_s = scn.config.duration.as_secs_f64();
     let mut progress = Progress::new(&scn.name);
     let transports = match transport {
@@ -52,25 +54,28 @@ pub fn main(args: Args) -> Result<(), String> {
         None => scn.transports.clone(),
     };
     cclab_emu::netns::reap();
-    let report = cclab_emu::testbed::run_with(&scn.config, &transports, &mut rec, &mut |t| {
+    let mut both = Tee(&mut rec, &mut series);
+    let report = cclab_emu::testbed::run_with(&scn.config, &transports, &mut both, &mut |t| {
         progress.update(t.as_secs_f64(), total_s)
     })
     .map_err(|e| e.to_string())?;
     progress.finish(total_s);
     rec.finish()?;
+    // Real TCP's bytes sent are not counted here, so no send rate.
+    let metrics = run_metrics(&scn.config, &scn.metrics, &report, &series, None);
     let dir = staging.path();
     let write = |name: &str, text: &str| {
         std::fs::write(dir.join(name), text)
             .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
     };
-    write("summary.json", &results::summary_json(&scn, &report).render())?;
+    write("summary.json", &results::summary_json(&scn, &report, &metrics).render())?;
     let plots = rec.plots(&scn);
     for (name, svg) in &plots {
         write(name, svg)?;
     }
     write("report.html", &results::report_html(&scn, &report, &plots))?;
     staging.commit()?;
-    print!("{}", results::table(&scn, &report));
+    print!("{}", results::table(&scn, &report, &metrics));
     println!("results: {}", out.display());
     Ok(())
 }

@@ -389,9 +389,10 @@ fn names_must_be_safe_folder_names() {
 }
 
 #[test]
-fn sweeps_are_reserved() {
+fn sweep_keys_must_be_fields() {
+    // More bad sweep input is in crates/scenario/tests/sweep.rs.
     let e = error_of(&format!("sweep = {{ rtt = [\"10ms\"] }}\n{BASE}"), &[]);
-    has_all(&e, &["scen.toml:1:", "sweep", "not supported yet"]);
+    has_all(&e, &["scen.toml:1:", "rtt", "unknown field \"rtt\" at the top level"]);
 }
 
 #[test]

@@ -108,8 +108,23 @@ fn a_run_writes_every_result_file_with_the_documented_fields() {
             "p50",
             "p95",
             "p99",
+            "group",
+            "send_rate_bps",
+            "mean_cwnd_pkts",
+            "completion_s",
+            "window_goodput_bps",
+            "throughput_ratio",
             "fairness",
             "jain",
+            "min_max_ratio",
+            "synchronisation",
+            "reference",
+            "groups",
+            "name",
+            "flows",
+            "goodput_bps",
+            "share",
+            "throughput_ratio",
         ],
     );
     assert!(
@@ -118,7 +133,13 @@ fn a_run_writes_every_result_file_with_the_documented_fields() {
             && summary.contains("\"rate_bps\": 10000000,"),
         "{summary}"
     );
-    assert_eq!(summary.matches("\"goodput_bps\"").count(), 2, "{summary}");
+    // Two flows and one group ("reno").
+    assert_eq!(summary.matches("\"goodput_bps\"").count(), 3, "{summary}");
+    assert!(out.contains("send Mbit/s") && out.contains("mean cwnd"), "{out}");
+    assert!(
+        out.contains("fairness: min/max ratio") && out.contains("loss synchronisation"),
+        "{out}"
+    );
     let perf = read(&res.join("perf.json"));
     in_order(
         &perf,

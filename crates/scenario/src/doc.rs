@@ -192,8 +192,9 @@ fn strip_spans(v: Val) -> Val {
 }
 
 /// Writes `value` at `path` in `root`, creating missing tables on the way. Errors say
-/// which part of the path could not be followed.
-pub fn set_path(root: &mut Node, path: &[Step], value: Node) -> Result<(), String> {
+/// which part of the path could not be followed. Keys it creates carry `key_span` (the
+/// line of a `[sweep]` key; `None` for `--set`), so that an error about them can name it.
+pub fn set_path(root: &mut Node, path: &[Step], value: Node, key_span: Span) -> Result<(), String> {
     let mut here = root;
     let mut walked = String::new();
     for (i, step) in path.iter().enumerate() {
@@ -210,7 +211,8 @@ pub fn set_path(root: &mut Node, path: &[Step], value: Node) -> Result<(), Strin
                 let pos = match t.iter().position(|(key, _, _)| key == k) {
                     Some(p) => p,
                     None => {
-                        t.push((k.clone(), None, Node::table()));
+                        let table = Node { span: key_span.clone(), ..Node::table() };
+                        t.push((k.clone(), key_span.clone(), table));
                         t.len() - 1
                     }
                 };
@@ -282,18 +284,28 @@ mod tests {
             &mut root,
             &parse_path("flows[0].params.beta").unwrap(),
             parse_override_value("0.5"),
+            None,
         )
         .unwrap();
         assert_eq!(
             root.get("flows").unwrap().show(),
             "[{ cc = \"reno\", params = { beta = 0.5 } }]"
         );
-        let e = set_path(&mut root, &parse_path("flows[3].cc").unwrap(), parse_override_value("x"))
-            .unwrap_err();
+        let e = set_path(
+            &mut root,
+            &parse_path("flows[3].cc").unwrap(),
+            parse_override_value("x"),
+            None,
+        )
+        .unwrap_err();
         assert!(e.contains("flows has 1 entries"), "{e}");
-        let e =
-            set_path(&mut root, &parse_path("flows[0].cc.x").unwrap(), parse_override_value("x"))
-                .unwrap_err();
+        let e = set_path(
+            &mut root,
+            &parse_path("flows[0].cc.x").unwrap(),
+            parse_override_value("x"),
+            None,
+        )
+        .unwrap_err();
         assert!(e.contains("not a table"), "{e}");
     }
 

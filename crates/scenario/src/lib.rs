@@ -16,13 +16,15 @@ pub mod doc;
 mod error;
 mod fields;
 pub mod metrics;
+pub mod metrics_spec;
 pub mod schema;
+pub mod sweep;
 
 pub use cclab_sim::MAX_FLOWS;
 pub use error::ScenarioError;
 pub use schema::{Scenario, Transport};
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Largest scenario file read (a scenario is a few hundred bytes; this stops a mistaken
 /// path to a multi-gigabyte file from being read into memory).
@@ -36,7 +38,45 @@ pub const DEFAULT_FILE_NAME: &str = "<built-in default scenario>";
 
 /// Reads and validates a scenario file; `overrides` are `FIELD=VALUE` strings applied in
 /// order before validation. Relative trace paths are resolved against the file's folder.
+/// A file with a `[sweep]` table is refused here (see [`load_file_or_sweep`]).
 pub fn load_file(path: &Path, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+    let src = read_source(path)?;
+    parse_str(&src.text, &src.file, src.dir.as_deref(), &src.stem, overrides)
+}
+
+/// Like [`load_file`], but a file with a `[sweep]` table gives the sweep's plan: every
+/// point, validated, before anything runs.
+pub fn load_file_or_sweep(path: &Path, overrides: &[String]) -> Result<Loaded, ScenarioError> {
+    let src = read_source(path)?;
+    let ctx = schema::Ctx {
+        file: &src.file,
+        text: &src.text,
+        base_dir: src.dir.as_deref(),
+        default_name: &src.stem,
+    };
+    let mut root = parse_doc(&ctx, overrides)?;
+    match sweep::take(&mut root) {
+        Some(table) => sweep::plan(&ctx, root, table).map(Loaded::Sweep),
+        None => schema::build(&ctx, &root).map(|s| Loaded::Single(Box::new(s))),
+    }
+}
+
+/// What a scenario file holds: one scenario, or a sweep over many.
+#[derive(Debug)]
+pub enum Loaded {
+    Single(Box<Scenario>),
+    Sweep(sweep::Plan),
+}
+
+/// A scenario file's text with what errors and relative paths need.
+struct Source {
+    file: String,
+    text: String,
+    dir: Option<PathBuf>,
+    stem: String,
+}
+
+fn read_source(path: &Path) -> Result<Source, ScenarioError> {
     let file = path.display().to_string();
     let fail = |message: String| ScenarioError {
         file: file.clone(),
@@ -68,9 +108,15 @@ pub fn load_file(path: &Path, overrides: &[String]) -> Result<Scenario, Scenario
         .map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' })
         .collect();
     let stem = stem.trim_start_matches('.');
-    let stem = if stem.is_empty() { "scenario" } else { stem };
-    let dir = path.parent().map(|p| if p.as_os_str().is_empty() { Path::new(".") } else { p });
-    parse_str(&text, &file, dir, stem, overrides)
+    let stem = if stem.is_empty() { "scenario" } else { stem }.to_string();
+    let dir = path.parent().map(|p| {
+        if p.as_os_str().is_empty() {
+            PathBuf::from(".")
+        } else {
+            p.to_path_buf()
+        }
+    });
+    Ok(Source { file, text, dir, stem })
 }
 
 /// The built-in default scenario, with overrides.
@@ -88,12 +134,18 @@ pub fn parse_str(
     overrides: &[String],
 ) -> Result<Scenario, ScenarioError> {
     let ctx = schema::Ctx { file, text, base_dir, default_name };
-    let mut root = doc::parse(text).map_err(|(msg, span)| {
+    let root = parse_doc(&ctx, overrides)?;
+    schema::build(&ctx, &root)
+}
+
+/// The document with the overrides applied, not yet validated.
+fn parse_doc(ctx: &schema::Ctx, overrides: &[String]) -> Result<doc::Node, ScenarioError> {
+    let mut root = doc::parse(ctx.text).map_err(|(msg, span)| {
         ctx.err(&span.or(Some(0..0)), "", None, format!("TOML syntax error: {msg}"))
     })?;
     for o in overrides {
         apply_override(&mut root, o).map_err(|(field, message)| ScenarioError {
-            file: file.to_string(),
+            file: ctx.file.to_string(),
             line: None,
             from_override: true,
             field,
@@ -101,7 +153,7 @@ pub fn parse_str(
             message,
         })?;
     }
-    schema::build(&ctx, &root)
+    Ok(root)
 }
 
 /// Applies one `FIELD=VALUE` override; the error is (field, message).
@@ -114,6 +166,6 @@ fn apply_override(root: &mut doc::Node, spec: &str) -> Result<(), (String, Strin
     };
     let field = field.trim();
     let path = doc::parse_path(field).map_err(|m| (field.to_string(), m))?;
-    doc::set_path(root, &path, doc::parse_override_value(value.trim()))
+    doc::set_path(root, &path, doc::parse_override_value(value.trim()), None)
         .map_err(|m| (field.to_string(), m))
 }

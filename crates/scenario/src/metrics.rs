@@ -1,5 +1,12 @@
-//! Summary statistics of a run: fairness (Jain's index), throughput ratios, the
-//! Bandwidth Stolen Rate of seed `000_…` (CUBIC-FIT), and percentiles.
+//! Summary statistics of a run: fairness (Jain's index, the min/max ratio), throughput
+//! ratios against a reference, each group's share, the Bandwidth Stolen Rate of seed
+//! `000_…` (CUBIC-FIT), loss synchronisation, and percentiles; plus [`FlowSeries`], the
+//! observer that gathers what the report lacks (mean cwnd, goodput in a window, the
+//! timing of each flow's losses), and [`run_metrics`], which puts them together.
+
+use crate::metrics_spec::{MetricsSpec, Reference};
+use cclab_sim::{FlowConfig, FlowSample, Observer, QueueSample, Report, SimConfig};
+use cclab_units::Time;
 
 /// Jain's fairness index (Jain, Chiu & Hawe, DEC-TR-301, 1984):
 /// `(sum x)^2 / (n * sum x^2)`, from 1/n (one flow has everything) to 1 (equal shares).
@@ -50,6 +57,296 @@ pub fn percentile(values: &[f64], p: f64) -> Option<f64> {
     Some(v[lo] + (v[hi] - v[lo]) * (rank - lo as f64))
 }
 
+/// The smallest throughput over the largest: 1 when equal, towards 0 when one flow
+/// starves (the ns-2 study's fairness ratio FR = Thru_i / Thru_j, taken for the pair
+/// furthest apart). `None` without flows or when every flow got nothing.
+pub fn min_max_ratio(values: &[f64]) -> Option<f64> {
+    let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let min = values.iter().copied().fold(f64::INFINITY, f64::min);
+    (max > 0.0).then(|| min / max)
+}
+
+/// Loss synchronisation of flows sharing a bottleneck: the run is cut into intervals of
+/// one base RTT (a congestion event reaches every flow within about an RTT); in each
+/// interval where at least one of the `active` flows (two or more) lost a packet, the
+/// fraction of active flows that lost one; the mean of those fractions. 1 means every
+/// loss event hits all flows at once (global synchronisation); 1/n means flows lose
+/// alone. This is the "global synchronisation rate" of Hassayoun & Ros, "Loss
+/// synchronization and router buffer sizing with high-speed versions of TCP" (IEEE
+/// INFOCOM Workshops 2008), with loss events read from retransmissions. Each interval
+/// is (active flows, flows that lost). `None` when no interval qualifies.
+pub fn synchronisation(intervals: &[(u32, u32)]) -> Option<f64> {
+    let fractions: Vec<f64> = intervals
+        .iter()
+        .filter(|&&(active, lost)| active >= 2 && lost >= 1)
+        .map(|&(active, lost)| lost as f64 / active as f64)
+        .collect();
+    mean(&fractions)
+}
+
+/// The group a flow belongs to: its `[[flows]]` name, or its algorithm when it has none
+/// (the scenario names flows `<name or cc>#<index>`; the suffix is dropped).
+pub fn group_of(f: &FlowConfig, index: usize) -> String {
+    let base = f.name.strip_suffix(&format!("#{index}")).unwrap_or(&f.name);
+    if base.is_empty() {
+        f.cc.clone()
+    } else {
+        base.to_string()
+    }
+}
+
+/// Gathers, while a run goes on, what the end-of-run report does not hold: each flow's
+/// mean cwnd, delivered bytes at the edges of the metrics window, and which flows lost
+/// packets in each synchronisation interval.
+pub struct FlowSeries {
+    interval_ns: u64,
+    window_ns: Option<(u64, u64)>,
+    flows: Vec<SeriesOfFlow>,
+    current: Option<u64>,
+    /// Flows active and flows that lost a packet in the current interval.
+    active: u32,
+    lost: u32,
+    intervals: Vec<(u32, u32)>,
+}
+
+#[derive(Clone, Default)]
+struct SeriesOfFlow {
+    cwnd_sum: f64,
+    samples: u64,
+    retransmits: u64,
+    seen_in: Option<u64>,
+    lost_in: Option<u64>,
+    delivered_at_start: u64,
+    delivered_at_end: u64,
+}
+
+impl FlowSeries {
+    pub fn new(cfg: &SimConfig, spec: &MetricsSpec) -> FlowSeries {
+        let max_rtt = cfg.flows.iter().map(|f| f.rtt.as_nanos()).max().unwrap_or(0);
+        FlowSeries {
+            interval_ns: max_rtt.max(cfg.sample_interval.as_nanos()).max(1),
+            window_ns: spec.window.map(|(a, b)| (a.as_nanos(), b.as_nanos())),
+            flows: vec![SeriesOfFlow::default(); cfg.flows.len()],
+            current: None,
+            active: 0,
+            lost: 0,
+            intervals: Vec::new(),
+        }
+    }
+
+    /// (active flows, flows that lost) per interval, the current one included.
+    pub fn intervals(&self) -> Vec<(u32, u32)> {
+        let mut all = self.intervals.clone();
+        if self.current.is_some() {
+            all.push((self.active, self.lost));
+        }
+        all
+    }
+}
+
+impl Observer for FlowSeries {
+    fn flow_sample(&mut self, s: &FlowSample) {
+        let t = s.time.as_nanos();
+        let interval = t / self.interval_ns;
+        if self.current != Some(interval) {
+            if self.current.is_some() {
+                self.intervals.push((self.active, self.lost));
+            }
+            self.current = Some(interval);
+            (self.active, self.lost) = (0, 0);
+        }
+        let Some(f) = self.flows.get_mut(s.flow) else { return };
+        f.cwnd_sum += s.cwnd_pkts as f64;
+        f.samples += 1;
+        if f.seen_in != Some(interval) {
+            f.seen_in = Some(interval);
+            self.active += 1;
+        }
+        if s.retransmits > f.retransmits && f.lost_in != Some(interval) {
+            f.lost_in = Some(interval);
+            self.lost += 1;
+        }
+        f.retransmits = s.retransmits;
+        if let Some((start, end)) = self.window_ns {
+            if t <= start {
+                f.delivered_at_start = s.delivered_bytes;
+            }
+            if t <= end {
+                f.delivered_at_end = s.delivered_bytes;
+            }
+        }
+    }
+
+    fn queue_sample(&mut self, _s: &QueueSample) {}
+}
+
+/// Passes every sample to two observers (the results recorder and [`FlowSeries`]).
+pub struct Tee<'a>(pub &'a mut dyn Observer, pub &'a mut dyn Observer);
+
+impl Observer for Tee<'_> {
+    fn flow_sample(&mut self, s: &FlowSample) {
+        self.0.flow_sample(s);
+        self.1.flow_sample(s);
+    }
+    fn queue_sample(&mut self, s: &QueueSample) {
+        self.0.queue_sample(s);
+        self.1.queue_sample(s);
+    }
+    fn param_changed(&mut self, at: Time, flow: usize, name: &str, value: f64) {
+        self.0.param_changed(at, flow, name, value);
+        self.1.param_changed(at, flow, name, value);
+    }
+    fn wants_flow_samples(&self) -> bool {
+        self.0.wants_flow_samples() || self.1.wants_flow_samples()
+    }
+}
+
+/// The metrics of one run beyond the report's own figures.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunMetrics {
+    pub flows: Vec<FlowMetrics>,
+    pub min_max_ratio: Option<f64>,
+    pub synchronisation: Option<f64>,
+    /// Groups in order of their first flow.
+    pub groups: Vec<GroupShare>,
+    /// The reference of throughput ratios, as the summary names it.
+    pub reference: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowMetrics {
+    pub group: String,
+    /// Payload bytes sent, retransmissions included, over the flow's active time.
+    pub send_rate_bps: Option<f64>,
+    pub mean_cwnd_pkts: Option<f64>,
+    /// Goodput over `[metrics] window`.
+    pub window_goodput_bps: Option<f64>,
+    /// Flow completion time of a finite transfer that completed: start to last byte acknowledged.
+    pub completion_s: Option<f64>,
+    /// Goodput over the reference's mean goodput (the flow itself left out of it).
+    pub throughput_ratio: Option<f64>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupShare {
+    pub name: String,
+    pub flows: usize,
+    pub goodput_bps: f64,
+    /// Fraction of the total goodput, 0..1.
+    pub share: f64,
+    /// The group's mean goodput per flow over the reference's.
+    pub throughput_ratio: Option<f64>,
+}
+
+/// Puts the metrics of a run together. `sent_bytes` per flow is known for simulated
+/// runs (the sender's counters) and not for real TCP (`None`).
+pub fn run_metrics(
+    cfg: &SimConfig,
+    spec: &MetricsSpec,
+    report: &Report,
+    series: &FlowSeries,
+    sent_bytes: Option<&[u64]>,
+) -> RunMetrics {
+    let goodputs: Vec<f64> = report.flows.iter().map(|f| f.goodput_bps).collect();
+    let groups_of: Vec<String> =
+        cfg.flows.iter().enumerate().map(|(i, f)| group_of(f, i)).collect();
+    let reference: Option<Vec<usize>> = spec.reference.as_ref().map(|r| match r {
+        Reference::Flow(i) => vec![*i],
+        Reference::Group(g) => (0..cfg.flows.len()).filter(|&i| groups_of[i] == *g).collect(),
+    });
+    let ratio_to_reference = |value: f64, except: Option<usize>| -> Option<f64> {
+        let refs: Vec<f64> = reference
+            .as_ref()?
+            .iter()
+            .filter(|&&j| Some(j) != except)
+            .map(|&j| goodputs[j])
+            .collect();
+        throughput_ratio(value, mean(&refs)?)
+    };
+    let flows = report
+        .flows
+        .iter()
+        .map(|r| {
+            let i = r.flow;
+            let fc = &cfg.flows[i];
+            let until = [Some(Time(cfg.duration.as_nanos())), fc.stop, r.completed_at]
+                .into_iter()
+                .flatten()
+                .min()
+                .unwrap_or(Time(cfg.duration.as_nanos()));
+            let active_s = until.saturating_since(fc.start).as_secs_f64();
+            let s = &series.flows[i];
+            FlowMetrics {
+                group: groups_of[i].clone(),
+                send_rate_bps: sent_bytes
+                    .and_then(|b| b.get(i))
+                    .filter(|_| active_s > 0.0)
+                    .map(|&b| b as f64 * 8.0 / active_s),
+                mean_cwnd_pkts: (s.samples > 0).then(|| s.cwnd_sum / s.samples as f64),
+                window_goodput_bps: window_goodput(cfg, spec, r, s),
+                completion_s: r.completed_at.map(|t| t.saturating_since(fc.start).as_secs_f64()),
+                throughput_ratio: ratio_to_reference(r.goodput_bps, Some(i)),
+            }
+        })
+        .collect();
+    let mut groups = group_shares(&groups_of, &goodputs);
+    for g in &mut groups {
+        g.throughput_ratio = ratio_to_reference(g.goodput_bps / g.flows as f64, None);
+    }
+    RunMetrics {
+        flows,
+        min_max_ratio: min_max_ratio(&goodputs),
+        synchronisation: synchronisation(&series.intervals()),
+        groups,
+        reference: spec.reference.as_ref().map(|r| match r {
+            Reference::Flow(i) => format!("flow {i}"),
+            Reference::Group(g) => g.clone(),
+        }),
+    }
+}
+
+/// Each group's flows, goodput and share of the total, in order of first appearance.
+fn group_shares(groups_of: &[String], goodputs: &[f64]) -> Vec<GroupShare> {
+    let total: f64 = goodputs.iter().sum();
+    let mut groups: Vec<GroupShare> = Vec::new();
+    for (g, &goodput) in groups_of.iter().zip(goodputs) {
+        match groups.iter_mut().find(|x| x.name == *g) {
+            Some(x) => {
+                x.flows += 1;
+                x.goodput_bps += goodput;
+            }
+            None => groups.push(GroupShare {
+                name: g.clone(),
+                flows: 1,
+                goodput_bps: goodput,
+                share: 0.0,
+                throughput_ratio: None,
+            }),
+        }
+    }
+    for g in &mut groups {
+        g.share = if total > 0.0 { g.goodput_bps / total } else { 0.0 };
+    }
+    groups
+}
+
+/// Goodput over the metrics window: delivered bytes from the last sample at or before
+/// its start to the last at or before its end (the final count when the flow completed
+/// or the run ended by then).
+fn window_goodput(
+    cfg: &SimConfig,
+    spec: &MetricsSpec,
+    r: &cclab_sim::FlowReport,
+    s: &SeriesOfFlow,
+) -> Option<f64> {
+    let (start, end) = spec.window?;
+    let finished_by_end =
+        r.completed_at.is_some_and(|t| t.as_nanos() <= end.as_nanos()) || end >= cfg.duration;
+    let at_end = if finished_by_end { r.delivered_bytes } else { s.delivered_at_end };
+    let bytes = at_end.saturating_sub(s.delivered_at_start);
+    Some(bytes as f64 * 8.0 / (end.as_secs_f64() - start.as_secs_f64()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -75,6 +372,40 @@ mod tests {
         // Getting more than before is a negative stolen rate, not clamped.
         assert!((bandwidth_stolen_rate(5.0, 5.5).unwrap() + 0.1).abs() < 1e-12);
         assert_eq!(bandwidth_stolen_rate(0.0, 1.0), None);
+    }
+
+    #[test]
+    fn min_max_ratio_and_synchronisation_on_hand_made_cases() {
+        assert_eq!(min_max_ratio(&[2.0, 8.0, 4.0]), Some(0.25));
+        assert_eq!(min_max_ratio(&[5.0, 5.0]), Some(1.0));
+        assert_eq!(min_max_ratio(&[0.0, 0.0]), None);
+        assert_eq!(min_max_ratio(&[]), None);
+        // Four flows: one interval where all four lose, one where one loses, one quiet,
+        // and one with a single active flow (not counted): (1 + 1/4) / 2.
+        assert_eq!(synchronisation(&[(4, 4), (4, 1), (4, 0), (1, 1)]), Some(0.625));
+        assert_eq!(synchronisation(&[(3, 0), (1, 1)]), None);
+    }
+
+    #[test]
+    fn groups_are_flow_names_without_the_index_or_the_algorithm() {
+        let f = |name: &str, cc: &str| FlowConfig { name: name.into(), cc: cc.into(), ..flow() };
+        assert_eq!(group_of(&f("cubic#0", "cubic"), 0), "cubic");
+        assert_eq!(group_of(&f("bulk#3", "reno"), 3), "bulk");
+        assert_eq!(group_of(&f("bulk", "reno"), 0), "bulk");
+        assert_eq!(group_of(&f("a#1", "reno"), 2), "a#1");
+    }
+
+    fn flow() -> FlowConfig {
+        FlowConfig {
+            name: String::new(),
+            cc: "reno".into(),
+            params: vec![],
+            rtt: cclab_units::Duration::from_millis(100),
+            start: Time::ZERO,
+            stop: None,
+            bytes: None,
+            tcp: cclab_sim::TcpConfig::default(),
+        }
     }
 
     #[test]

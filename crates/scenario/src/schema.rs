@@ -35,6 +35,8 @@ pub struct Scenario {
     pub config: SimConfig,
     /// How each flow (after `count` is expanded) runs on the testbed; the simulator ignores it.
     pub transports: Vec<Transport>,
+    /// What `[metrics]` asks the summary to measure.
+    pub metrics: crate::metrics_spec::MetricsSpec,
 }
 
 /// Which TCP a flow uses when the scenario runs on the testbed (`cclab testbed run`):
@@ -90,6 +92,7 @@ const TOP: &[&str] = &[
     "flows",
     "cross",
     "changes",
+    "metrics",
     "sweep",
 ];
 const BOTTLENECK: &[&str] = &["rate", "trace", "delay", "buffer", "qdisc", "loss"];
@@ -109,6 +112,7 @@ const FLOW: &[&str] = &[
     "rwnd",
     "recovery",
     "transport",
+    "enabled",
 ];
 /// The simulator's names of flow fields whose scenario keys differ.
 const FLOW_KEYS: &[(&str, &str)] = &[
@@ -138,7 +142,7 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
         return Err(ctx.bad(
             n,
             "sweep",
-            "sweeps are not supported yet; run each point as its own scenario (or with --set)",
+            "a [sweep] runs with `cclab run FILE`; this command takes one scenario (remove [sweep], or give its values with --set)",
         ));
     }
 
@@ -161,7 +165,9 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
     })?;
     // Flows first (the BDP buffer needs the largest RTT), checked on the bottleneck after.
     let entries = flow_entries(&top, duration)?;
-    let max_rtt = entries.iter().map(|e| e.flow.rtt).max().unwrap_or(Duration::ZERO);
+    // Disabled entries (count 0) do not size the buffer: the run is as if they were absent.
+    let max_rtt =
+        entries.iter().filter(|e| e.count > 0).map(|e| e.flow.rtt).max().unwrap_or(Duration::ZERO);
     let bn = Fields::new(ctx, "bottleneck", bn_node, BOTTLENECK)?;
     let bottleneck = link(&bn, max_rtt)?;
     bottleneck.check().map_err(|e| bn.locate(e, &[]))?;
@@ -180,8 +186,9 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
     // Applied in time order; equal times keep file order (stable sort).
     changes.sort_by_key(|c: &ParamChange| c.at);
 
+    let metrics = crate::metrics_spec::read(ctx, top.get("metrics"), duration, &flows)?;
     let config = SimConfig { duration, seed, bottleneck, flows, cross, sample_interval, changes };
-    Ok(Scenario { name, config, transports })
+    Ok(Scenario { name, config, transports, metrics })
 }
 
 /// Every `[[flows]]` entry, read; more flows in all than fit in memory are refused
@@ -199,13 +206,23 @@ fn flow_entries<'a>(
     let mut total: u64 = 0;
     for (i, t) in tables.iter().enumerate() {
         let path = format!("flows[{i}]");
-        let entry = flow_entry(ctx, &path, t, duration)?;
+        let mut entry = flow_entry(ctx, &path, t, duration)?;
+        // `enabled = false` keeps the entry (checked all the same) out of the run, so one
+        // file serves "alone" and "paired" runs (--set flows[1].enabled=false).
+        if !Fields::new(ctx, &path, t, FLOW)?.bool("enabled")?.unwrap_or(true) {
+            entry.count = 0;
+        }
         total += entry.count;
         if total > MAX_FLOWS as u64 {
             let n = t.get("count").unwrap_or(t);
             return Err(ctx.bad(n, &format!("{path}.count"), format!("the scenario would have {total} flows or more; at most {MAX_FLOWS} flows fit in memory")));
         }
         entries.push(entry);
+    }
+    if total == 0 {
+        let mut e = top.missing("flows", "");
+        e.message = "every [[flows]] entry has enabled = false; at least one flow must run".into();
+        return Err(e);
     }
     Ok(entries)
 }

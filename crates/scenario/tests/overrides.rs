@@ -1,7 +1,7 @@
 //! `--set FIELD=VALUE` overrides and the conversion to SimConfig, checked on the config
 //! the scenario crate hands to the simulator.
 
-use cclab_scenario::{load_default, load_file, parse_str};
+use cclab_scenario::{load_default, load_file, load_file_or_sweep, parse_str, Loaded};
 use cclab_sim::{Buffer, CrossKind, LinkRate, LossModel, Qdisc};
 use cclab_units::{Duration, Rate, Time};
 use std::path::Path;
@@ -122,19 +122,24 @@ fn changes_are_sorted_by_time_and_converted() {
     assert_eq!(c.changes[1].set, vec![("rto_min".to_string(), 50.0)]);
 }
 
+/// Every shipped scenario, and every point of every shipped sweep, validates. (The
+/// papers' values, `*.expected.toml`, are read by crates/cli/tests/reproduce.rs.)
 #[test]
 fn every_shipped_scenario_validates() {
-    let mut n = 0;
+    let (mut n, mut sweeps) = (0, 0);
     for dir in ["scenarios", "scenarios/small", "scenarios/seeds"] {
         for entry in std::fs::read_dir(repo().join(dir)).unwrap() {
             let p = entry.unwrap().path();
-            if p.extension().is_some_and(|e| e == "toml") {
-                load_file(&p, &[]).unwrap_or_else(|e| panic!("{e}"));
-                n += 1;
+            let name = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
+            if name.ends_with(".toml") && !name.ends_with(".expected.toml") {
+                match load_file_or_sweep(&p, &[]).unwrap_or_else(|e| panic!("{e}")) {
+                    Loaded::Single(_) => n += 1,
+                    Loaded::Sweep(_) => sweeps += 1,
+                }
             }
         }
     }
-    assert!(n >= 12, "found {n} scenarios");
+    assert!(n >= 12 && sweeps >= 9, "found {n} scenarios and {sweeps} sweeps");
 }
 
 /// Every parameter of every algorithm accepts its default, in `params` and in
@@ -161,4 +166,20 @@ fn every_parameter_default_is_accepted_in_params_and_changes() {
         }
     }
     eprintln!("{n} parameters accepted at their defaults");
+}
+
+#[test]
+fn a_flow_can_be_left_out_from_the_command_line() {
+    let s = load_default(&set(&["flows[0].enabled=false"])).unwrap();
+    assert_eq!(s.config.flows.len(), 1);
+    assert_eq!(s.config.flows[0].cc, load_default(&[]).unwrap().config.flows[1].cc);
+    // A left-out entry is still checked, and one flow at least must run.
+    let e = load_default(&set(&["flows[0].enabled=false", "flows[0].cc=cubik"])).unwrap_err();
+    assert!(e.to_string().contains("flows[0].cc"), "{e}");
+    let e = load_default(&set(&["flows[0].enabled=false", "flows[1].enabled=false"]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("every [[flows]] entry has enabled = false"), "{e}");
+    let e = load_default(&set(&["flows[0].enabled=maybe"])).unwrap_err().to_string();
+    assert!(e.contains("flows[0].enabled") && e.contains("expected true or false"), "{e}");
 }

@@ -1,0 +1,638 @@
+//! `cclab reproduce [ID...] [--quick] [--out DIR]`: runs the seeds' experiments (the
+//! sweeps in `scenarios/seeds/`) and sets cclab's numbers beside the papers' (the
+//! `*.expected.toml` files there, [`crate::reproduce_spec`]), with a verdict per item.
+//!
+//! Writes `DIR/<scenario>/` (each sweep's folder, resumable like any sweep),
+//! `DIR/reproduce.json`, `DIR/reproduce.html` and prints a summary table. `--quick`
+//! applies each expected file's `[quick]` overrides (shorter runs, fewer seeds) for the
+//! test suite; its verdicts are not the full run's.
+
+use crate::format::{num, xml, Json};
+use crate::reproduce_spec::{self, Agg, Bound, Expected, Figure, Paper, Rule, Series, ValueSpec};
+use crate::sweep_html::{chart, mean_ci95, x_positions, Line};
+use crate::sweep_table::{Cell, Table};
+use cclab_scenario::sweep::Plan;
+use cclab_scenario::Loaded;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Seed documents to reproduce (000, 002, 003, 004, ...); default: every seed with
+    /// expected values.
+    pub ids: Vec<String>,
+    /// Short runs and one seed per point (for tests); the verdicts are not the full run's.
+    #[arg(long)]
+    pub quick: bool,
+    /// Output folder [default: results/reproduce, or results/reproduce-quick].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Runs at once [default: the number of cores].
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    pub jobs: Option<u64>,
+    /// Folder of the seeds' scenarios and expected values [default: scenarios/seeds of
+    /// this repository].
+    #[arg(long)]
+    pub seeds: Option<PathBuf>,
+}
+
+/// One comparison: a paper value (or claim) and cclab's.
+struct Item {
+    id: String,
+    /// Position of its series in the figure.
+    series: usize,
+    seed: String,
+    source: String,
+    page: String,
+    setup: String,
+    scenario: String,
+    select: String,
+    x: Option<String>,
+    paper: Option<f64>,
+    paper_text: Option<String>,
+    cclab: Option<f64>,
+    ci95: Option<f64>,
+    runs: usize,
+    verdict: &'static str,
+    rule: String,
+    why: Option<String>,
+}
+
+pub fn main(args: Args) -> Result<(), String> {
+    let dir = seeds_dir(args.seeds.as_deref())?;
+    let expected = reproduce_spec::load_all(&dir, &args.ids)?;
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("results").join(if args.quick { "reproduce-quick" } else { "reproduce" })
+    });
+    std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    let started = std::time::Instant::now();
+    let mut sweeps: BTreeMap<String, Result<(Plan, Table), String>> = BTreeMap::new();
+    let mut items = Vec::new();
+    let mut html = String::new();
+    for e in &expected {
+        html.push_str(&format!("<h2>Seed {}: {}</h2>\n", xml(&e.seed), xml(&e.title)));
+        for f in &e.figures {
+            if !sweeps.contains_key(&f.scenario) {
+                let done = run_sweep(&dir, &out, e, &f.scenario, args.quick, args.jobs);
+                sweeps.insert(f.scenario.clone(), done);
+            }
+            let fig_items = match &sweeps[&f.scenario] {
+                Ok((plan, table)) => figure_items(e, f, plan, table)?,
+                Err(msg) => not_run(e, f, msg),
+            };
+            if let Ok((plan, _)) = &sweeps[&f.scenario] {
+                html.push_str(&figure_html(f, &fig_items, plan, &out));
+            }
+            items.extend(fig_items);
+        }
+    }
+    let wall = started.elapsed().as_secs_f64();
+    crate::sweep::write_atomic(
+        &out.join("reproduce.json"),
+        report_json(&items, args.quick, wall).render().as_bytes(),
+    )?;
+    crate::sweep::write_atomic(
+        &out.join("reproduce.html"),
+        page(&html, &items, args.quick).as_bytes(),
+    )?;
+    crate::format::out(&summary_table(&items));
+    let count = |v: &str| items.iter().filter(|i| i.verdict == v).count();
+    crate::format::outln(&format!(
+        "reproduce: {} items: {} agree, {} roughly, {} differ, {} not run; {} s wall; {}",
+        items.len(),
+        count("agrees"),
+        count("roughly"),
+        count("differs"),
+        count("not run"),
+        num(wall, 1),
+        out.join("reproduce.html").display()
+    ));
+    let failed: Vec<String> =
+        sweeps.iter().filter_map(|(k, v)| v.as_ref().err().map(|e| format!("{k}: {e}"))).collect();
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("some experiments did not run: {}", failed.join("; ")))
+    }
+}
+
+/// The seeds' folder: `--seeds`, else `scenarios/seeds` here, else beside the binary's
+/// repository (target/<profile>/cclab), else where this source was built.
+fn seeds_dir(given: Option<&Path>) -> Result<PathBuf, String> {
+    if let Some(d) = given {
+        return Ok(d.to_path_buf());
+    }
+    let mut candidates = vec![PathBuf::from("scenarios/seeds")];
+    if let Ok(exe) = std::env::current_exe() {
+        if let Some(repo) = exe.parent().and_then(Path::parent).and_then(Path::parent) {
+            candidates.push(repo.join("scenarios/seeds"));
+        }
+    }
+    candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/seeds"));
+    candidates.into_iter().find(|c| c.is_dir()).ok_or_else(|| {
+        "cannot find scenarios/seeds; run from the repository or give --seeds DIR".to_string()
+    })
+}
+
+/// Runs one scenario's sweep into `out/<stem>/` and returns its plan and table.
+fn run_sweep(
+    dir: &Path,
+    out: &Path,
+    e: &Expected,
+    scenario: &str,
+    quick: bool,
+    jobs: Option<u64>,
+) -> Result<(Plan, Table), String> {
+    let path = dir.join(scenario);
+    let overrides: Vec<String> = if quick {
+        e.quick.iter().find(|(s, _)| s == scenario).map(|(_, o)| o.clone()).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let plan =
+        match cclab_scenario::load_file_or_sweep(&path, &overrides).map_err(|e| e.to_string())? {
+            Loaded::Sweep(p) => p,
+            Loaded::Single(_) => {
+                return Err(format!("{}: a reproduction scenario needs a [sweep]", path.display()))
+            }
+        };
+    let stem = Path::new(scenario).file_stem().and_then(|s| s.to_str()).unwrap_or("sweep");
+    let done = crate::sweep::run(
+        &plan,
+        &path.display().to_string(),
+        &out.join(stem),
+        jobs.map(|j| j as usize),
+    )?;
+    done.result()?;
+    Ok((plan, done.table))
+}
+
+fn not_run(e: &Expected, f: &Figure, msg: &str) -> Vec<Item> {
+    vec![Item {
+        id: f.id.clone(),
+        series: 0,
+        seed: e.seed.clone(),
+        source: f.source.clone(),
+        page: f.page.clone(),
+        setup: f.setup.clone(),
+        scenario: f.scenario.clone(),
+        select: String::new(),
+        x: None,
+        paper: None,
+        paper_text: None,
+        cclab: None,
+        ci95: None,
+        runs: 0,
+        verdict: "not run",
+        rule: String::new(),
+        why: Some(msg.to_string()),
+    }]
+}
+
+/// The x values of a figure: the swept field's labels, in sweep order.
+fn x_values(f: &Figure, plan: &Plan) -> Result<Vec<Option<String>>, String> {
+    let Some(x) = &f.x else { return Ok(vec![None]) };
+    for a in &plan.axes {
+        if let Some(i) = a.fields.iter().position(|fl| fl == x) {
+            return Ok(a.labels.iter().map(|l| Some(l[i].clone())).collect());
+        }
+    }
+    Err(format!("figure {}: x = {x:?} is not a swept field of {}", f.id, f.scenario))
+}
+
+fn figure_items(e: &Expected, f: &Figure, plan: &Plan, table: &Table) -> Result<Vec<Item>, String> {
+    let mut items = Vec::new();
+    for (si, s) in f.series.iter().enumerate() {
+        for x in x_values(f, plan)? {
+            let paper = match (&s.paper, &x) {
+                (Paper::Value(v), _) => Some(*v),
+                (Paper::ByX(list), Some(x)) => match list.iter().find(|(k, _)| k == x) {
+                    Some((_, v)) => Some(*v),
+                    None => continue, // the paper has no value here
+                },
+                (Paper::ByX(_), None) => None,
+                (Paper::Claim(_), _) => None,
+            };
+            let mut select = s.select.clone();
+            if let (Some(field), Some(x)) = (&f.x, &x) {
+                select.push((field.clone(), x.clone()));
+            }
+            let samples = samples(f, plan, table, &select, &s.value)?;
+            let stat = match &s.divide_by {
+                None => mean_ci95(&samples),
+                Some(by) => ratio_of_means(f, plan, table, &select, &samples, by)?,
+            };
+            let (verdict, rule) = judge(f, plan, table, s, &select, paper, stat.map(|s| s.0))?;
+            let mut id = f.id.clone();
+            for part in [Some(&s.name).filter(|n| !n.is_empty()), x.as_ref()].into_iter().flatten()
+            {
+                id.push('/');
+                id.push_str(part);
+            }
+            items.push(Item {
+                id,
+                series: si,
+                seed: e.seed.clone(),
+                source: f.source.clone(),
+                page: f.page.clone(),
+                setup: f.setup.clone(),
+                scenario: f.scenario.clone(),
+                select: select
+                    .iter()
+                    .map(|(k, v)| format!("{k} = {v}"))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                x,
+                paper,
+                paper_text: match &s.paper {
+                    Paper::Claim(t) => Some(t.clone()),
+                    _ => None,
+                },
+                cclab: stat.map(|s| s.0),
+                ci95: stat.map(|s| s.1),
+                runs: samples.len(),
+                verdict,
+                rule,
+                why: s.why.clone().filter(|_| verdict != "agrees"),
+            });
+        }
+    }
+    Ok(items)
+}
+
+/// One value per selected run (each seed of the matching points).
+fn samples(
+    f: &Figure,
+    plan: &Plan,
+    table: &Table,
+    select: &[(String, String)],
+    spec: &ValueSpec,
+) -> Result<Vec<f64>, String> {
+    for (field, _) in select {
+        if !plan.axes.iter().any(|a| a.fields.contains(field)) {
+            return Err(format!(
+                "figure {}: where names {field:?}, not a swept field of {}",
+                f.id, f.scenario
+            ));
+        }
+    }
+    let col = table.columns.iter().position(|c| *c == spec.column).ok_or_else(|| {
+        format!("figure {}: no column {:?} in {}'s sweep.csv", f.id, spec.column, f.scenario)
+    })?;
+    let runs = plan.runs.iter().filter(|r| {
+        let values = plan.values_of(r);
+        select.iter().all(|(k, v)| values.iter().any(|(f, l)| f == k && l == v))
+    });
+    let name_col = table.columns.iter().position(|c| c == "flow.name");
+    let group_col = table.columns.iter().position(|c| c == "flow.group");
+    let mut out = Vec::new();
+    for run in runs {
+        let rows: Vec<&Vec<Cell>> =
+            table.rows.iter().filter(|r| r[0].as_f64() == Some(run.index as f64)).collect();
+        let Some(first) = rows.first() else { continue };
+        let v = if col < table.first_flow_column {
+            first[col].as_f64()
+        } else {
+            let matches = |r: &&&Vec<Cell>, c: Option<usize>, want: &Option<String>| match (c, want)
+            {
+                (_, None) => true,
+                (Some(c), Some(w)) => r[c] == Cell::Text(w.clone()),
+                (None, Some(_)) => false,
+            };
+            let xs: Vec<f64> = rows
+                .iter()
+                .filter(|r| matches(r, name_col, &spec.flow) && matches(r, group_col, &spec.group))
+                .filter_map(|r| r[col].as_f64())
+                .collect();
+            aggregate(&xs, spec.agg)
+        };
+        if let Some(v) = v {
+            out.push(v * spec.scale);
+        }
+    }
+    Ok(out)
+}
+
+/// The mean of `samples` over the mean of the `by` runs, with the numerator's interval
+/// scaled alike (the denominator's own spread is not carried).
+fn ratio_of_means(
+    f: &Figure,
+    plan: &Plan,
+    table: &Table,
+    select: &[(String, String)],
+    samples: &[f64],
+    by: &Bound,
+) -> Result<Option<(f64, f64)>, String> {
+    let Bound::Other { select: other, value, .. } = by else { return Ok(None) };
+    let sel = overlay(select, other);
+    let (Some((num_mean, num_ci)), Some((den, _))) =
+        (mean_ci95(samples), mean_ci95(&self::samples(f, plan, table, &sel, value)?))
+    else {
+        return Ok(None);
+    };
+    Ok((den != 0.0).then(|| (num_mean / den, num_ci / den.abs())))
+}
+
+/// `base` with the fields of `over` replaced or added.
+fn overlay(base: &[(String, String)], over: &[(String, String)]) -> Vec<(String, String)> {
+    let mut sel: Vec<(String, String)> =
+        base.iter().filter(|(k, _)| !over.iter().any(|(o, _)| o == k)).cloned().collect();
+    sel.extend(over.iter().cloned());
+    sel
+}
+
+fn aggregate(xs: &[f64], agg: Agg) -> Option<f64> {
+    if xs.is_empty() {
+        return None;
+    }
+    Some(match agg {
+        Agg::Mean => xs.iter().sum::<f64>() / xs.len() as f64,
+        Agg::Sum => xs.iter().sum(),
+        Agg::Min => xs.iter().copied().fold(f64::INFINITY, f64::min),
+        Agg::Max => xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        Agg::Jain => cclab_scenario::metrics::jain(xs),
+    })
+}
+
+/// The verdict and the rule as a sentence.
+fn judge(
+    f: &Figure,
+    plan: &Plan,
+    table: &Table,
+    s: &Series,
+    select: &[(String, String)],
+    paper: Option<f64>,
+    cclab: Option<f64>,
+) -> Result<(&'static str, String), String> {
+    let Some(c) = cclab else { return Ok(("not run", "no run gave this value".to_string())) };
+    let grade = |d: f64, agree: f64, roughly: f64| {
+        if d <= agree {
+            "agrees"
+        } else if d <= roughly {
+            "roughly"
+        } else {
+            "differs"
+        }
+    };
+    Ok(match (&s.rule, paper) {
+        (Rule::Absolute { agree, roughly }, Some(p)) => (
+            grade((c - p).abs(), *agree, *roughly),
+            format!("agrees if |cclab - paper| <= {agree}, roughly if <= {roughly}"),
+        ),
+        (Rule::Relative { agree, roughly }, Some(p)) => (
+            grade((c - p).abs() / p.abs().max(1e-12), *agree, *roughly),
+            format!(
+                "agrees if cclab is within {}% of the paper, roughly if within {}%",
+                num(agree * 100.0, 1),
+                num(roughly * 100.0, 1)
+            ),
+        ),
+        (Rule::Claim { op, bound, margin }, _) => {
+            judge_claim(f, plan, table, select, c, *op, bound, *margin)?
+        }
+        (_, None) => ("not run", "the paper gives no value here".to_string()),
+    })
+}
+
+/// A claim's verdict: does `c` stand in relation `op` to the bound (a number, or the same
+/// value under other conditions)?
+#[allow(clippy::too_many_arguments)]
+fn judge_claim(
+    f: &Figure,
+    plan: &Plan,
+    table: &Table,
+    select: &[(String, String)],
+    c: f64,
+    op: reproduce_spec::Op,
+    bound: &Bound,
+    margin: f64,
+) -> Result<(&'static str, String), String> {
+    let (b, what) = match bound {
+        Bound::Number(b) => (*b, num(*b, 6)),
+        Bound::Other { select: other, value, factor } => {
+            let sel = overlay(select, other);
+            let Some((m, _)) = mean_ci95(&samples(f, plan, table, &sel, value)?) else {
+                return Ok(("not run", "no run gave the value compared against".to_string()));
+            };
+            let desc: Vec<String> = other.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+            let times =
+                if *factor == 1.0 { String::new() } else { format!("{} x ", num(*factor, 3)) };
+            (
+                m * factor,
+                format!(
+                    "{times}{} with {} (= {})",
+                    value.column,
+                    desc.join(", "),
+                    num(m * factor, 6)
+                ),
+            )
+        }
+    };
+    let relaxed = match op {
+        reproduce_spec::Op::Ge | reproduce_spec::Op::Gt => b - margin * b.abs(),
+        _ => b + margin * b.abs(),
+    };
+    let verdict = if op.holds(c, b) {
+        "agrees"
+    } else if op.holds(c, relaxed) || (c - relaxed).abs() < 1e-12 {
+        "roughly"
+    } else {
+        "differs"
+    };
+    Ok((
+        verdict,
+        format!(
+            "agrees if cclab {} {what}, roughly if within {}% of it",
+            op.text(),
+            num(margin * 100.0, 1)
+        ),
+    ))
+}
+
+fn opt_num(x: Option<f64>, d: usize) -> Json {
+    Json::f(x.unwrap_or(f64::NAN), d)
+}
+
+fn opt_str(x: &Option<String>) -> Json {
+    x.as_deref().map_or(Json::Num("null".into()), Json::s)
+}
+
+fn report_json(items: &[Item], quick: bool, wall_s: f64) -> Json {
+    let count = |v: &str| Json::u(items.iter().filter(|i| i.verdict == v).count() as u64);
+    let list = items
+        .iter()
+        .map(|i| {
+            Json::Obj(vec![
+                ("id", Json::s(&i.id)),
+                ("seed", Json::s(&i.seed)),
+                ("figure", Json::s(&i.source)),
+                ("page", Json::s(&i.page)),
+                ("setup", Json::s(&i.setup)),
+                ("scenario", Json::s(&i.scenario)),
+                ("where", Json::s(&i.select)),
+                ("x", opt_str(&i.x)),
+                ("paper", opt_num(i.paper, 6)),
+                ("paper_claim", opt_str(&i.paper_text)),
+                ("cclab", opt_num(i.cclab, 6)),
+                ("ci95", opt_num(i.ci95, 6)),
+                ("runs", Json::u(i.runs as u64)),
+                ("verdict", Json::s(i.verdict)),
+                ("rule", Json::s(&i.rule)),
+                ("why", opt_str(&i.why)),
+            ])
+        })
+        .collect();
+    Json::Obj(vec![
+        ("quick", Json::Num(quick.to_string())),
+        ("wall_s", Json::f(wall_s, 1)),
+        (
+            "summary",
+            Json::Obj(vec![
+                ("agrees", count("agrees")),
+                ("roughly", count("roughly")),
+                ("differs", count("differs")),
+                ("not_run", count("not run")),
+            ]),
+        ),
+        ("items", Json::Arr(list)),
+    ])
+}
+
+/// The terminal table: item, paper, cclab, verdict.
+fn summary_table(items: &[Item]) -> String {
+    let mut rows = vec![["item", "paper", "cclab", "verdict"].map(String::from).to_vec()];
+    for i in items {
+        let paper = match (&i.paper, &i.paper_text) {
+            (Some(p), _) => num(*p, 4),
+            (None, Some(t)) => format!("claim: {}", short(t, 40)),
+            _ => "-".into(),
+        };
+        let cclab = match (i.cclab, i.ci95) {
+            (Some(c), Some(ci)) if ci > 0.0 => format!("{} ± {}", num(c, 4), num(ci, 4)),
+            (Some(c), _) => num(c, 4),
+            _ => "-".into(),
+        };
+        rows.push(vec![i.id.clone(), paper, cclab, i.verdict.to_string()]);
+    }
+    let widths: Vec<usize> =
+        (0..4).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for r in &rows {
+        let cells: Vec<String> = r.iter().zip(&widths).map(|(v, w)| format!("{v:<w$}")).collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+fn short(s: &str, n: usize) -> String {
+    if s.chars().count() <= n {
+        s.to_string()
+    } else {
+        format!("{}...", s.chars().take(n).collect::<String>())
+    }
+}
+
+/// One figure: its setup, a chart in the paper's shape (paper dashed, cclab solid with
+/// 95% intervals) when it has an x axis, the embedded result plots, and its items.
+fn figure_html(f: &Figure, items: &[Item], plan: &Plan, out: &Path) -> String {
+    let mut h = format!(
+        "<h3>{} ({}, {})</h3>\n<p>{}</p>\n",
+        xml(&f.source),
+        xml(&f.id),
+        xml(&f.page),
+        xml(&f.setup)
+    );
+    if let (Some(x), Ok(xs)) = (&f.x, x_values(f, plan)) {
+        let labels: Vec<String> = xs.into_iter().flatten().collect();
+        h.push_str(&figure_chart(f, items, x, &labels));
+    }
+    for s in &f.series {
+        for plot in &f.plots {
+            let run = plan.runs.iter().find(|r| {
+                let values = plan.values_of(r);
+                s.select.iter().all(|(k, v)| values.iter().any(|(f, l)| f == k && l == v))
+            });
+            let stem = Path::new(&f.scenario).file_stem().and_then(|x| x.to_str()).unwrap_or("");
+            if let Some(run) = run {
+                let path = out.join(stem).join("points").join(run.index.to_string()).join(plot);
+                if let Ok(svg) = std::fs::read_to_string(&path) {
+                    h.push_str(&format!(
+                        "<p>{}: {} (run {})</p>\n{svg}",
+                        xml(&s.name),
+                        xml(plot),
+                        run.index
+                    ));
+                }
+            }
+        }
+    }
+    h.push_str("<table><tr><th>item</th><th>paper</th><th>cclab (95% CI)</th><th>verdict</th><th>rule</th><th>why it differs</th></tr>\n");
+    for i in items {
+        let paper = i.paper.map(|p| num(p, 4)).or(i.paper_text.clone()).unwrap_or_default();
+        let cclab = match (i.cclab, i.ci95) {
+            (Some(c), Some(ci)) => format!("{} ± {}", num(c, 4), num(ci, 4)),
+            (Some(c), None) => num(c, 4),
+            _ => "-".into(),
+        };
+        h.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td></tr>\n",
+            xml(&i.id),
+            xml(&paper),
+            xml(&cclab),
+            i.verdict.replace(' ', "-"),
+            i.verdict,
+            xml(&i.rule),
+            xml(i.why.as_deref().unwrap_or(""))
+        ));
+    }
+    h.push_str("</table>\n");
+    h
+}
+
+/// The figure's chart: per series the paper's values dashed and cclab's solid, against
+/// the swept `x`.
+fn figure_chart(f: &Figure, items: &[Item], x: &str, labels: &[String]) -> String {
+    let (pos, _) = x_positions(labels);
+    let mut lines = Vec::new();
+    for (si, s) in f.series.iter().enumerate() {
+        let at = |label: &str| labels.iter().position(|l| l == label).map(|i| pos[i]);
+        let mine: Vec<&Item> = items.iter().filter(|i| i.series == si).collect();
+        let cclab: Vec<(f64, f64, f64)> = mine
+            .iter()
+            .filter_map(|i| Some((at(i.x.as_deref()?)?, i.cclab?, i.ci95.unwrap_or(0.0))))
+            .collect();
+        let paper: Vec<(f64, f64, f64)> =
+            mine.iter().filter_map(|i| Some((at(i.x.as_deref()?)?, i.paper?, 0.0))).collect();
+        let name = if s.name.is_empty() { f.source.clone() } else { s.name.clone() };
+        if !paper.is_empty() {
+            lines.push(Line {
+                name: format!("{name} (paper)"),
+                points: paper,
+                colour: Some(si),
+                dashed: true,
+            });
+        }
+        lines.push(Line {
+            name: format!("{name} (cclab)"),
+            points: cclab,
+            colour: Some(si),
+            dashed: false,
+        });
+    }
+    let label_rows: Vec<Vec<String>> = labels.iter().map(|l| vec![l.clone()]).collect();
+    chart(&f.y_label, x, &label_rows, &lines)
+}
+
+fn page(body: &str, items: &[Item], quick: bool) -> String {
+    let count = |v: &str| items.iter().filter(|i| i.verdict == v).count();
+    format!(
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab reproduce</title>\n<style>body{{font-family:sans-serif;margin:2em;max-width:1000px}}table{{border-collapse:collapse;margin:1em 0}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}}.agrees{{color:#070}}.roughly{{color:#a60}}.differs{{color:#b00}}</style></head><body>\n<h1>cclab reproduce{}</h1>\n<p>{} items: {} agree, {} roughly, {} differ, {} not run. Paper values dashed, cclab's solid with 95% confidence intervals over seeds.</p>\n{body}</body></html>\n",
+        if quick { " (--quick: short runs, not the full verdicts)" } else { "" },
+        items.len(),
+        count("agrees"),
+        count("roughly"),
+        count("differs"),
+        count("not run")
+    )
+}

@@ -1,0 +1,438 @@
+//! The papers' reported values, as data: `scenarios/seeds/<id>.expected.toml`.
+//!
+//! ```toml
+//! seed = "000"
+//! title = "CUBIC-FIT (Wang et al., IEEE Commun. Lett. 2013)"
+//! [quick]                                   # --quick: overrides per scenario file
+//! "000-fairness.toml" = ["duration=20s", "sweep.seeds=1"]
+//!
+//! [[figure]]
+//! id = "000-table1"
+//! source = "Table I"                        # the paper's table or figure
+//! page = "p. 3, Sec. IV"
+//! setup = "what the paper states"
+//! scenario = "000-fairness.toml"            # a sweep in the same folder
+//! where = { "bottleneck.loss" = "0" }       # runs used: swept field = value
+//! x = "flows[0].rtt"                        # optional: one item per value of this field
+//! value = "fairness.jain"                   # a sweep.csv column ...
+//! group = "cubic"                           # ... per-flow columns: of this group (or flow = name)
+//! agg = "mean"                              # over those flows: mean, sum, min, max or jain
+//! scale = 1.0                               # multiplies the value (units)
+//! rule = { kind = "absolute", agree = 0.02, roughly = 0.05 }
+//! why = "why cclab differs, when it does"
+//! plots = ["goodput.svg"]                   # result plots embedded for each series
+//! [[figure.series]]
+//! name = "CUBIC-FIT"
+//! where = { "flows[0].cc" = "cubic-fit" }   # added to the figure's
+//! paper = { "10ms" = 0.999, "50ms" = 0.999 }   # or one number without x
+//! ```
+//!
+//! A claim the paper makes without a number is a series with `claim = ">="` (or `>`,
+//! `<=`, `<`), `bound = 0.8` or `than = { where = {...}, value = ..., factor = 1 }` (the
+//! same value under other conditions), `margin` (relative slack for "roughly") and
+//! `paper_text`. A ratio the paper reports between two conditions is a series with
+//! `divide_by = { where = {...}, flow = ... }`. Figure-level fields are defaults that a
+//! series may override.
+
+use cclab_scenario::doc::{self, Node, Val};
+use std::path::{Path, PathBuf};
+
+/// One seed's expected values.
+pub struct Expected {
+    pub seed: String,
+    pub title: String,
+    /// Per scenario file, the `--set` overrides of `--quick`.
+    pub quick: Vec<(String, Vec<String>)>,
+    pub figures: Vec<Figure>,
+}
+
+pub struct Figure {
+    pub id: String,
+    pub source: String,
+    pub page: String,
+    pub setup: String,
+    pub scenario: String,
+    pub x: Option<String>,
+    pub y_label: String,
+    pub plots: Vec<String>,
+    pub series: Vec<Series>,
+}
+
+pub struct Series {
+    pub name: String,
+    pub select: Vec<(String, String)>,
+    pub value: ValueSpec,
+    /// `divide_by = { where = ..., flow = ... }`: cclab's value is the mean of this
+    /// series' runs over the mean of those (a ratio the paper reports).
+    pub divide_by: Option<Bound>,
+    pub paper: Paper,
+    pub rule: Rule,
+    pub why: Option<String>,
+}
+
+/// Which number a set of runs gives.
+#[derive(Clone)]
+pub struct ValueSpec {
+    pub column: String,
+    pub flow: Option<String>,
+    pub group: Option<String>,
+    pub agg: Agg,
+    pub scale: f64,
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum Agg {
+    Mean,
+    Sum,
+    Min,
+    Max,
+    Jain,
+}
+
+/// What the paper reports.
+pub enum Paper {
+    /// One number.
+    Value(f64),
+    /// A number per value of the figure's `x`.
+    ByX(Vec<(String, f64)>),
+    /// A statement without a number, checked by the series' claim rule.
+    Claim(String),
+}
+
+#[derive(Clone)]
+pub enum Rule {
+    Absolute { agree: f64, roughly: f64 },
+    Relative { agree: f64, roughly: f64 },
+    Claim { op: Op, bound: Bound, margin: f64 },
+}
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum Op {
+    Ge,
+    Gt,
+    Le,
+    Lt,
+}
+
+#[derive(Clone)]
+pub enum Bound {
+    Number(f64),
+    /// The same kind of value for other runs, times `factor`.
+    Other {
+        select: Vec<(String, String)>,
+        value: ValueSpec,
+        factor: f64,
+    },
+}
+
+impl Op {
+    pub fn text(self) -> &'static str {
+        match self {
+            Op::Ge => ">=",
+            Op::Gt => ">",
+            Op::Le => "<=",
+            Op::Lt => "<",
+        }
+    }
+
+    pub fn holds(self, a: f64, b: f64) -> bool {
+        match self {
+            Op::Ge => a >= b,
+            Op::Gt => a > b,
+            Op::Le => a <= b,
+            Op::Lt => a < b,
+        }
+    }
+}
+
+/// Reads every `*.expected.toml` in `dir` whose seed is in `ids` (all when empty).
+pub fn load_all(dir: &Path, ids: &[String]) -> Result<Vec<Expected>, String> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(|e| format!("cannot read {}: {e}", dir.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.to_str().is_some_and(|s| s.ends_with(".expected.toml")))
+        .collect();
+    files.sort();
+    let mut out = Vec::new();
+    for f in files {
+        let e = load(&f)?;
+        if ids.is_empty() || ids.contains(&e.seed) {
+            out.push(e);
+        }
+    }
+    for id in ids {
+        if !out.iter().any(|e| &e.seed == id) {
+            return Err(format!(
+                "no expected values for seed {id:?} in {} (files <id>-*.expected.toml with seed = \"{id}\")",
+                dir.display()
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// A reader of one expected file: errors name the file, the line and the key.
+struct Reader<'a> {
+    file: &'a str,
+    text: &'a str,
+}
+
+impl Reader<'_> {
+    fn err(&self, n: &Node, what: &str) -> String {
+        let line = n.span.as_ref().map(|s| doc::line_of(self.text, s.start));
+        match line {
+            Some(l) => format!("{}:{l}: {what}", self.file),
+            None => format!("{}: {what}", self.file),
+        }
+    }
+
+    fn str(&self, t: &Node, key: &str) -> Result<Option<String>, String> {
+        match t.get(key) {
+            None => Ok(None),
+            Some(Node { val: Val::Str(s), .. }) => Ok(Some(s.clone())),
+            Some(n) => Err(self.err(n, &format!("{key} must be a string, found {}", n.val.kind()))),
+        }
+    }
+
+    fn need_str(&self, t: &Node, key: &str) -> Result<String, String> {
+        self.str(t, key)?.ok_or_else(|| self.err(t, &format!("missing {key}")))
+    }
+
+    fn num(&self, n: &Node, what: &str) -> Result<f64, String> {
+        match n.val {
+            Val::Int(i) => Ok(i as f64),
+            Val::Float(x) => Ok(x),
+            _ => Err(self.err(n, &format!("{what} must be a number, found {}", n.val.kind()))),
+        }
+    }
+
+    /// `where = { field = value }`: values as the sweep labels them (strings as written,
+    /// numbers in TOML form).
+    fn select(&self, t: &Node) -> Result<Vec<(String, String)>, String> {
+        match t.get("where") {
+            None => Ok(Vec::new()),
+            Some(Node { val: Val::Table(entries), .. }) => Ok(entries
+                .iter()
+                .map(|(k, _, v)| {
+                    let label = match &v.val {
+                        Val::Str(s) => s.clone(),
+                        _ => v.show(),
+                    };
+                    (k.clone(), label)
+                })
+                .collect()),
+            Some(n) => Err(self.err(n, "where must be a table of field = value")),
+        }
+    }
+
+    fn value(&self, t: &Node, base: Option<&ValueSpec>) -> Result<ValueSpec, String> {
+        let column = match (self.str(t, "value")?, base) {
+            (Some(c), _) => c,
+            (None, Some(b)) => b.column.clone(),
+            (None, None) => return Err(self.err(t, "missing value (a sweep.csv column)")),
+        };
+        let agg = match self.str(t, "agg")?.as_deref() {
+            None => base.map_or(Agg::Mean, |b| b.agg),
+            Some("mean") => Agg::Mean,
+            Some("sum") => Agg::Sum,
+            Some("min") => Agg::Min,
+            Some("max") => Agg::Max,
+            Some("jain") => Agg::Jain,
+            Some(other) => {
+                return Err(
+                    self.err(t, &format!("agg = {other:?}; allowed: mean, sum, min, max, jain"))
+                )
+            }
+        };
+        let scale = match t.get("scale") {
+            Some(n) => self.num(n, "scale")?,
+            None => base.map_or(1.0, |b| b.scale),
+        };
+        Ok(ValueSpec {
+            column,
+            flow: self.str(t, "flow")?.or_else(|| base.and_then(|b| b.flow.clone())),
+            group: self.str(t, "group")?.or_else(|| base.and_then(|b| b.group.clone())),
+            agg,
+            scale,
+        })
+    }
+
+    fn rule(
+        &self,
+        t: &Node,
+        base: Option<&Rule>,
+        spec: &ValueSpec,
+    ) -> Result<Option<Rule>, String> {
+        if let Some(op) = self.str(t, "claim")? {
+            let op = match op.as_str() {
+                ">=" => Op::Ge,
+                ">" => Op::Gt,
+                "<=" => Op::Le,
+                "<" => Op::Lt,
+                _ => return Err(self.err(t, &format!("claim = {op:?}; allowed: >=, >, <=, <"))),
+            };
+            let bound = match (t.get("bound"), t.get("than")) {
+                (Some(b), None) => Bound::Number(self.num(b, "bound")?),
+                (None, Some(than)) => Bound::Other {
+                    select: self.select(than)?,
+                    value: self.value(than, Some(spec))?,
+                    factor: than
+                        .get("factor")
+                        .map(|f| self.num(f, "factor"))
+                        .transpose()?
+                        .unwrap_or(1.0),
+                },
+                _ => {
+                    return Err(
+                        self.err(t, "a claim needs bound = number or than = { where = ... }")
+                    )
+                }
+            };
+            let margin = t.get("margin").map(|m| self.num(m, "margin")).transpose()?.unwrap_or(0.1);
+            return Ok(Some(Rule::Claim { op, bound, margin }));
+        }
+        let Some(r) = t.get("rule") else { return Ok(base.cloned()) };
+        let kind = self.need_str(r, "kind")?;
+        let get = |k: &str| {
+            r.get(k)
+                .ok_or_else(|| self.err(r, &format!("rule needs {k}")))
+                .and_then(|n| self.num(n, k))
+        };
+        let (agree, roughly) = (get("agree")?, get("roughly")?);
+        match kind.as_str() {
+            "absolute" => Ok(Some(Rule::Absolute { agree, roughly })),
+            "relative" => Ok(Some(Rule::Relative { agree, roughly })),
+            _ => Err(self.err(r, &format!("rule kind = {kind:?}; allowed: absolute, relative"))),
+        }
+    }
+
+    fn paper(&self, t: &Node) -> Result<Option<Paper>, String> {
+        if let Some(text) = self.str(t, "paper_text")? {
+            if t.get("claim").is_some() {
+                return Ok(Some(Paper::Claim(text)));
+            }
+        }
+        match t.get("paper") {
+            None => Ok(None),
+            Some(Node { val: Val::Table(entries), .. }) => Ok(Some(Paper::ByX(
+                entries
+                    .iter()
+                    .map(|(k, _, v)| Ok((k.clone(), self.num(v, "paper")?)))
+                    .collect::<Result<_, String>>()?,
+            ))),
+            Some(n) => Ok(Some(Paper::Value(self.num(n, "paper")?))),
+        }
+    }
+}
+
+fn load(path: &Path) -> Result<Expected, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let file = path.display().to_string();
+    let root = doc::parse(&text).map_err(|(m, _)| format!("{file}: TOML syntax error: {m}"))?;
+    let r = Reader { file: &file, text: &text };
+    let mut quick = Vec::new();
+    if let Some(Node { val: Val::Table(entries), .. }) = root.get("quick") {
+        for (k, _, v) in entries {
+            let Val::Array(items) = &v.val else {
+                return Err(r.err(v, "quick values must be lists of FIELD=VALUE"));
+            };
+            let sets = items.iter().map(|i| match &i.val {
+                Val::Str(s) => Ok(s.clone()),
+                _ => Err(r.err(i, "each quick override is a string FIELD=VALUE")),
+            });
+            quick.push((k.clone(), sets.collect::<Result<_, _>>()?));
+        }
+    }
+    let mut figures = Vec::new();
+    if let Some(Node { val: Val::Array(list), .. }) = root.get("figure") {
+        for f in list {
+            figures.push(figure(&r, f)?);
+        }
+    }
+    Ok(Expected {
+        seed: r.need_str(&root, "seed")?,
+        title: r.need_str(&root, "title")?,
+        quick,
+        figures,
+    })
+}
+
+fn figure(r: &Reader, f: &Node) -> Result<Figure, String> {
+    let base_select = r.select(f)?;
+    let base_value = r.value(f, None).ok();
+    let base_rule = r.rule(
+        f,
+        None,
+        base_value.as_ref().unwrap_or(&ValueSpec {
+            column: String::new(),
+            flow: None,
+            group: None,
+            agg: Agg::Mean,
+            scale: 1.0,
+        }),
+    )?;
+    let mut series = Vec::new();
+    let list = match f.get("series") {
+        Some(Node { val: Val::Array(l), .. }) => l.clone(),
+        _ => vec![Node::table()],
+    };
+    for s in &list {
+        let value = r.value(s, base_value.as_ref())?;
+        let rule = r
+            .rule(s, base_rule.as_ref(), &value)?
+            .ok_or_else(|| r.err(s, "no rule (rule = {...} or claim = ...)"))?;
+        let paper =
+            match (r.paper(s)?, r.paper(f)?) {
+                (Some(p), _) | (None, Some(p)) => p,
+                (None, None) => match r.str(s, "paper_text")?.or(r.str(f, "paper_text")?) {
+                    Some(t) if matches!(rule, Rule::Claim { .. }) => Paper::Claim(t),
+                    _ => return Err(r.err(
+                        s,
+                        "no paper value (paper = number, a table by x, or paper_text with a claim)",
+                    )),
+                },
+            };
+        let mut select = base_select.clone();
+        select.extend(r.select(s)?);
+        let divide_by = match s.get("divide_by") {
+            Some(d) => Some(Bound::Other {
+                select: r.select(d)?,
+                value: r.value(d, Some(&value))?,
+                factor: 1.0,
+            }),
+            None => None,
+        };
+        series.push(Series {
+            name: r.str(s, "name")?.unwrap_or_default(),
+            select,
+            value,
+            divide_by,
+            paper,
+            rule,
+            why: r.str(s, "why")?.or(r.str(f, "why")?),
+        });
+    }
+    let plots = match f.get("plots") {
+        Some(Node { val: Val::Array(items), .. }) => items
+            .iter()
+            .map(|i| match &i.val {
+                Val::Str(s) => Ok(s.clone()),
+                _ => Err(r.err(i, "plots are file names such as \"goodput.svg\"")),
+            })
+            .collect::<Result<_, _>>()?,
+        _ => Vec::new(),
+    };
+    Ok(Figure {
+        id: r.need_str(f, "id")?,
+        source: r.need_str(f, "source")?,
+        page: r.need_str(f, "page")?,
+        setup: r.need_str(f, "setup")?,
+        scenario: r.need_str(f, "scenario")?,
+        x: r.str(f, "x")?,
+        y_label: r.str(f, "y_label")?.unwrap_or_default(),
+        plots,
+        series,
+    })
+}

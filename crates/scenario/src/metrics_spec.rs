@@ -1,0 +1,122 @@
+//! The scenario's optional `[metrics]` table: what the summary measures beyond its
+//! defaults.
+//!
+//! ```toml
+//! [metrics]
+//! window = ["40s", "80s"]   # also report each flow's goodput over this time window
+//! reference = "cubic"       # throughput ratios against this group of flows (or a flow index)
+//! ```
+//!
+//! A *group* is the flows of one `[[flows]]` name, or of one algorithm for flows
+//! without a name (see [`crate::metrics::group_of`]).
+
+use crate::doc::{Node, Val};
+use crate::schema::Ctx;
+use crate::ScenarioError;
+use cclab_sim::FlowConfig;
+use cclab_units::{parse_duration, Duration};
+
+/// What `[metrics]` asks for.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MetricsSpec {
+    /// Goodput over `[start, end)` of the run, per flow.
+    pub window: Option<(Duration, Duration)>,
+    /// The flows that throughput ratios are taken against.
+    pub reference: Option<Reference>,
+}
+
+/// A reference for throughput ratios.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reference {
+    /// A group: a flow name (as written in `[[flows]]`, without `#index`) or an
+    /// algorithm name for flows without a name.
+    Group(String),
+    /// One flow, by index after `count` is expanded.
+    Flow(usize),
+}
+
+const FIELDS: &[&str] = &["window", "reference"];
+
+/// Reads `[metrics]` (absent: the defaults).
+pub(crate) fn read(
+    ctx: &Ctx,
+    node: Option<&Node>,
+    duration: Duration,
+    flows: &[FlowConfig],
+) -> Result<MetricsSpec, ScenarioError> {
+    let Some(node) = node else { return Ok(MetricsSpec::default()) };
+    let Val::Table(entries) = &node.val else {
+        return Err(ctx.err(
+            &node.span,
+            "metrics",
+            Some(node.show()),
+            format!(
+                "expected a table ([metrics] with {}), found {}",
+                FIELDS.join(", "),
+                node.val.kind()
+            ),
+        ));
+    };
+    let mut spec = MetricsSpec::default();
+    for (key, kspan, value) in entries {
+        match key.as_str() {
+            "window" => spec.window = Some(window(ctx, value, duration)?),
+            "reference" => spec.reference = Some(reference(ctx, value, flows)?),
+            _ => {
+                return Err(ctx.err(
+                    kspan,
+                    &format!("metrics.{key}"),
+                    None,
+                    format!(
+                        "unknown field \"{key}\" in metrics; allowed fields: {}",
+                        FIELDS.join(", ")
+                    ),
+                ))
+            }
+        }
+    }
+    Ok(spec)
+}
+
+fn window(ctx: &Ctx, n: &Node, duration: Duration) -> Result<(Duration, Duration), ScenarioError> {
+    let bad = |m: String| ctx.err(&n.span, "metrics.window", Some(n.show()), m);
+    let allowed = format!("two times [\"start\", \"end\"] with start < end <= duration = {duration}, e.g. [\"40s\", \"80s\"]");
+    let Val::Array(items) = &n.val else { return Err(bad(format!("expected {allowed}"))) };
+    let times: Vec<Duration> = items
+        .iter()
+        .map(|i| match &i.val {
+            Val::Str(s) => parse_duration(s).ok(),
+            _ => None,
+        })
+        .collect::<Option<_>>()
+        .ok_or_else(|| bad(format!("expected {allowed}")))?;
+    match times[..] {
+        [start, end] if start < end && end <= duration => Ok((start, end)),
+        _ => Err(bad(format!("allowed: {allowed}"))),
+    }
+}
+
+fn reference(ctx: &Ctx, n: &Node, flows: &[FlowConfig]) -> Result<Reference, ScenarioError> {
+    let mut groups: Vec<String> = Vec::new();
+    for (i, f) in flows.iter().enumerate() {
+        let g = crate::metrics::group_of(f, i);
+        if !groups.contains(&g) {
+            groups.push(g);
+        }
+    }
+    let allowed = format!(
+        "a group of flows ({}) or a flow index 0 to {}",
+        groups.join(", "),
+        flows.len().saturating_sub(1)
+    );
+    match &n.val {
+        Val::Str(s) if groups.contains(s) => Ok(Reference::Group(s.clone())),
+        Val::Int(i) if *i >= 0 && (*i as usize) < flows.len() => Ok(Reference::Flow(*i as usize)),
+        _ => Err(ctx.err(
+            &n.span,
+            "metrics.reference",
+            Some(n.show()),
+            format!("allowed: {allowed}"),
+        )),
+    }
+}

@@ -1,0 +1,193 @@
+//! The run metrics on hand-made cases: samples and a report written by hand, so every
+//! expected value can be worked out on paper. Also `[metrics]` validation.
+
+use cclab_scenario::metrics::{run_metrics, FlowSeries, RunMetrics};
+use cclab_scenario::{parse_str, Scenario};
+use cclab_sim::{FlowReport, FlowSample, LinkReport, Observer, Report, RttSummary};
+use cclab_units::{Duration, Time};
+
+/// Three flows: two CUBIC (unnamed: group "cubic"), one named "test"; 10 s; RTT 100 ms
+/// (so synchronisation intervals of 100 ms), samples every 100 ms.
+fn scenario(metrics: &str) -> Scenario {
+    let text = format!(
+        r#"duration = "10s"
+sample_interval = "100ms"
+[bottleneck]
+rate = "10Mbps"
+delay = "10ms"
+[[flows]]
+cc = "cubic"
+rtt = "100ms"
+count = 2
+[[flows]]
+name = "test"
+cc = "cubic-fit"
+rtt = "100ms"
+start = "2s"
+bytes = "1MB"
+{metrics}"#
+    );
+    parse_str(&text, "m.toml", None, "m", &[]).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn sample(t_ms: u64, flow: usize, cwnd: u32, delivered: u64, retransmits: u64) -> FlowSample {
+    FlowSample {
+        time: Time(t_ms * 1_000_000),
+        flow,
+        cwnd_pkts: cwnd,
+        ssthresh_pkts: 0,
+        srtt: Duration::from_millis(100),
+        inflight_pkts: 0,
+        delivered_bytes: delivered,
+        retransmits,
+        cc: Vec::new(),
+    }
+}
+
+fn report(goodputs: &[f64], delivered: &[u64], completed: &[Option<u64>]) -> Report {
+    Report {
+        duration: Duration::from_secs(10),
+        link: LinkReport {
+            capacity_bps: 10e6,
+            utilization: 0.9,
+            delivered_packets: 0,
+            delivered_bytes: 0,
+            queue_drops: 0,
+            random_losses: 0,
+            mean_queue_packets: 0.0,
+        },
+        flows: goodputs
+            .iter()
+            .enumerate()
+            .map(|(i, &g)| FlowReport {
+                flow: i,
+                delivered_bytes: delivered[i],
+                goodput_bps: g,
+                retransmits: 0,
+                timeouts: 0,
+                rtt: RttSummary::default(),
+                completed_at: completed[i].map(|ms| Time(ms * 1_000_000)),
+            })
+            .collect(),
+        events: 0,
+    }
+}
+
+fn metrics(scn: &Scenario, samples: &[FlowSample], r: &Report, sent: Option<&[u64]>) -> RunMetrics {
+    let mut series = FlowSeries::new(&scn.config, &scn.metrics);
+    for s in samples {
+        series.flow_sample(s);
+    }
+    run_metrics(&scn.config, &scn.metrics, r, &series, sent)
+}
+
+#[test]
+fn mean_cwnd_send_rate_completion_time_and_groups() {
+    let scn = scenario("[metrics]\nreference = \"cubic\"\n");
+    let samples = [
+        sample(100, 0, 10, 0, 0),
+        sample(200, 0, 20, 0, 0),
+        sample(300, 0, 60, 0, 0),
+        sample(100, 1, 5, 0, 0),
+    ];
+    // Goodputs 4, 2 and 3 Mbit/s; the test flow (start 2 s) completed at 6 s.
+    let r = report(&[4e6, 2e6, 3e6], &[5_000_000, 2_500_000, 1_000_000], &[None, None, Some(6000)]);
+    // 10 MB sent over 10 s = 8 Mbit/s; the test flow's 1.5 MB over its 4 active seconds = 3 Mbit/s.
+    let m = metrics(&scn, &samples, &r, Some(&[10_000_000, 2_000_000, 1_500_000]));
+    assert_eq!(m.flows[0].mean_cwnd_pkts, Some(30.0));
+    assert_eq!(m.flows[1].mean_cwnd_pkts, Some(5.0));
+    assert_eq!(m.flows[2].mean_cwnd_pkts, None);
+    assert_eq!(m.flows[0].send_rate_bps, Some(8e6));
+    assert_eq!(m.flows[2].send_rate_bps, Some(3e6));
+    assert_eq!(m.flows[2].completion_s, Some(4.0));
+    assert_eq!(m.flows[0].completion_s, None);
+    assert_eq!(m.flows[0].window_goodput_bps, None);
+    // Ratios against the CUBIC group, each flow left out of its own reference.
+    assert_eq!(m.flows[0].throughput_ratio, Some(2.0));
+    assert_eq!(m.flows[1].throughput_ratio, Some(0.5));
+    assert_eq!(m.flows[2].throughput_ratio, Some(1.0)); // 3 / mean(4, 2)
+    let names: Vec<(&str, usize)> = m.groups.iter().map(|g| (g.name.as_str(), g.flows)).collect();
+    assert_eq!(names, [("cubic", 2), ("test", 1)]);
+    assert!((m.groups[0].share - 6.0 / 9.0).abs() < 1e-12);
+    assert!((m.groups[1].share - 3.0 / 9.0).abs() < 1e-12);
+    assert_eq!(m.groups[1].throughput_ratio, Some(1.0));
+    assert_eq!(m.min_max_ratio, Some(0.5));
+    assert_eq!(m.reference.as_deref(), Some("cubic"));
+    // Real TCP (no sender counters): no send rate.
+    let m = metrics(&scn, &samples, &r, None);
+    assert_eq!(m.flows[0].send_rate_bps, None);
+}
+
+#[test]
+fn goodput_in_a_window_counts_the_bytes_delivered_inside_it() {
+    let scn = scenario("[metrics]\nwindow = [\"1s\", \"3s\"]\nreference = 1\n");
+    let samples = [
+        sample(900, 0, 1, 100_000, 0),
+        sample(1000, 0, 1, 125_000, 0),
+        sample(2000, 0, 1, 400_000, 0),
+        sample(3000, 0, 1, 625_000, 0),
+        sample(3100, 0, 1, 700_000, 0),
+        // Flow 1 started late, inside the window: from 0.
+        sample(2500, 1, 1, 50_000, 0),
+        sample(3000, 1, 1, 250_000, 0),
+    ];
+    let r = report(&[1e6, 1e6, 1e6], &[900_000, 400_000, 1_000_000], &[None, None, Some(2500)]);
+    let m = metrics(&scn, &samples, &r, None);
+    // (625,000 - 125,000) bytes x 8 / 2 s = 2 Mbit/s; flow 1: 250,000 x 8 / 2 = 1 Mbit/s.
+    assert_eq!(m.flows[0].window_goodput_bps, Some(2e6));
+    assert_eq!(m.flows[1].window_goodput_bps, Some(1e6));
+    // Flow 2 completed inside the window: all its bytes count, none sampled before.
+    assert_eq!(m.flows[2].window_goodput_bps, Some(4e6));
+    // Reference flow 1: flow 0's ratio is 1/1; flow 1 has no other reference flow.
+    assert_eq!(m.flows[0].throughput_ratio, Some(1.0));
+    assert_eq!(m.flows[1].throughput_ratio, None);
+    assert_eq!(m.reference.as_deref(), Some("flow 1"));
+}
+
+#[test]
+fn synchronisation_reads_losses_from_retransmissions_per_rtt() {
+    let scn = scenario("");
+    let mut samples = Vec::new();
+    // Interval [0, 100 ms): all three flows active, all lose.
+    // Interval [100, 200 ms): flows 0 and 1 active, only flow 1 loses.
+    // Interval [200, 300 ms): flows 0 and 1 active, nobody loses (not counted).
+    let retx = [[1, 1, 1], [1, 2, 1], [1, 2, 1]];
+    for (k, row) in retx.iter().enumerate() {
+        for (f, &r) in row.iter().enumerate() {
+            if k > 0 && f == 2 {
+                continue; // flow 2 finished
+            }
+            samples.push(sample(50 + 100 * k as u64, f, 10, 0, r));
+        }
+    }
+    let r = report(&[1e6, 1e6, 1e6], &[0, 0, 0], &[None, None, None]);
+    let m = metrics(&scn, &samples, &r, None);
+    // (3/3 + 1/2) / 2 = 0.75.
+    assert_eq!(m.synchronisation, Some(0.75));
+    // Without losses there is nothing to measure.
+    let quiet: Vec<FlowSample> = (0..3).map(|f| sample(50, f, 10, 0, 0)).collect();
+    assert_eq!(metrics(&scn, &quiet, &r, None).synchronisation, None);
+    assert_eq!(metrics(&scn, &quiet, &r, None).reference, None);
+}
+
+#[test]
+fn bad_metrics_tables_name_the_field_the_value_and_what_is_allowed() {
+    let bad = |m: &str| {
+        let t = format!(
+            "duration = \"10s\"\n[bottleneck]\nrate = \"10Mbps\"\ndelay = \"10ms\"\n[[flows]]\ncc = \"cubic\"\nrtt = \"100ms\"\n[metrics]\n{m}\n"
+        );
+        parse_str(&t, "m.toml", None, "m", &[]).unwrap_err().to_string()
+    };
+    let e = bad("window = [\"8s\", \"4s\"]");
+    assert!(e.contains("m.toml:9: metrics.window = [\"8s\", \"4s\"]: allowed: two times"), "{e}");
+    let e = bad("window = [\"1s\", \"20s\"]");
+    assert!(e.contains("end <= duration = 10s"), "{e}");
+    let e = bad("window = \"1s\"");
+    assert!(e.contains("metrics.window") && e.contains("expected two times"), "{e}");
+    let e = bad("reference = \"reno\"");
+    assert!(e.contains("m.toml:9: metrics.reference = \"reno\": allowed: a group of flows (cubic) or a flow index 0 to 0"), "{e}");
+    let e = bad("reference = 3");
+    assert!(e.contains("metrics.reference = 3"), "{e}");
+    let e = bad("windw = [\"1s\", \"2s\"]");
+    assert!(e.contains("m.toml:9: metrics.windw: unknown field \"windw\" in metrics; allowed fields: window, reference"), "{e}");
+}
