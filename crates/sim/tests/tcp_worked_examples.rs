@@ -157,6 +157,46 @@ fn newreno_stays_in_recovery_across_partial_acks_and_retransmits_each_hole() {
 }
 
 #[test]
+fn newreno_partial_acks_take_no_rtt_sample_from_segments_sent_rounds_ago() {
+    // Issue 8: a partial ACK covers one retransmitted hole and the segments above it, sent
+    // one round earlier per hole before it. Linux (`tcp_clean_rtx_queue`) takes no
+    // sequence sample once retransmitted data is acknowledged and uses the echoed
+    // timestamp, which is the retransmission's: every sample stays one round trip.
+    const ROUND: Duration = Duration::from_millis(100);
+    let mut h = Harness::new("newreno", None, 10);
+    warm_up(&mut h);
+    // In flight: 10..30, sent in the first 10 ms. Three holes: three rounds of recovery.
+    h.now += ROUND;
+    let acks = h.deliver_all_but(&[12, 17, 22]);
+    for a in &acks {
+        h.ack(a);
+    }
+    assert_eq!(h.s.tp.ca_state, CaState::Recovery);
+    // A round trip here is ROUND plus the harness's 1 ms per ACK processed (at most 20 ACKs
+    // a round), so no real sample exceeds 120 ms; a sample from a segment sent a round
+    // earlier would be over 200 ms.
+    let longest_round_trip = ROUND + Duration::from_millis(20);
+    let mut partial_acks = vec![];
+    while h.s.tp.ca_state == CaState::Recovery {
+        h.now += ROUND;
+        let acks = h.deliver_all_but(&[]);
+        partial_acks.push(acks.last().unwrap().ack);
+        for a in &acks {
+            h.ack(a);
+            let srtt = Duration::from_micros(h.s.tp.srtt_us() as u64);
+            assert!(srtt <= longest_round_trip, "srtt {srtt:?} after ACK {}", a.ack);
+        }
+    }
+    assert_eq!(partial_acks.len(), 3, "one hole repaired per round: {partial_acks:?}");
+    assert_eq!(&partial_acks[..2], &[17, 22]);
+    let largest_sample_us = h.s.stats.rtt_us.quantile(1.0);
+    assert!(
+        largest_sample_us <= longest_round_trip.as_micros() as f64,
+        "an RTT sample of {largest_sample_us} us"
+    );
+}
+
+#[test]
 fn sack_recovery_repairs_two_holes_in_one_round_with_prr() {
     let mut h = Harness::new("reno", None, 10);
     warm_up(&mut h);

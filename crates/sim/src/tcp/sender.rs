@@ -21,9 +21,15 @@
 //!   outstanding segment marked lost (go-back-N) and slow start; no fast recovery.
 //! - RTO per RFC 6298 computed as Linux's `tcp_rtt_estimator`/`__tcp_set_rto` (srtt and
 //!   mdev in microseconds, `rto_min` entering through rttvar, so RTO >= srtt + rto_min),
-//!   Karn's rule, exponential backoff up to `rto_max`, backoff cleared by a valid RTT
-//!   sample. On RTO, `tcp_enter_loss`: ssthresh from the algorithm, `CaEvent::Loss`,
-//!   every un-SACKed segment marked lost, cwnd = in_flight + 1 (= 1), go-back-N.
+//!   exponential backoff up to `rto_max`, backoff cleared by a valid RTT sample. On RTO,
+//!   `tcp_enter_loss`: ssthresh from the algorithm, `CaEvent::Loss`, every un-SACKed
+//!   segment marked lost, cwnd = in_flight + 1 (= 1), go-back-N.
+//! - RTT samples as `tcp_clean_rtx_queue`/`tcp_ack_update_rtt` take them, in every
+//!   recovery mode: from the oldest cumulatively acknowledged segment unless the ACK also
+//!   covers retransmitted data (Karn; `FLAG_RETRANS_DATA_ACKED`), else from the lowest
+//!   newly SACKed never-retransmitted segment, else from the echoed timestamp. The newest
+//!   segment's sample (`ca_rtt_us`) feeds min RTT, `pkts_acked`, the rate sample and the
+//!   RTT statistics.
 //! - Undo (Eifel-like, RFC 3522 with timestamps as `tcp_packet_delayed`): if the ACK that
 //!   ends Recovery or Loss echoes a timestamp older than our first retransmission, the
 //!   original arrived and the reduction was spurious: `undo_cwnd` restores cwnd.
@@ -31,8 +37,9 @@
 //!   the RTO, cwnd restarts at min(cwnd, initcwnd), halved per idle RTO.
 //!
 //! Differences from Linux worth knowing: time is kept in nanoseconds (no jiffies
-//! rounding of the RTO), no pacing, no TSO (every segment is one MSS), min RTT is the
-//! minimum over a 10 s window with a single stored sample (restarted when it expires).
+//! rounding of the RTO; timestamps tick in microseconds, as with Linux's usec TS option),
+//! no pacing, no TSO (every segment is one MSS), min RTT is the minimum over a 10 s
+//! window with a single stored sample (restarted when it expires).
 
 use super::{Ack, Segment};
 use crate::config::TcpConfig;
@@ -80,6 +87,56 @@ pub struct SenderStats {
     pub rtt_us: Histogram,
     /// When the last byte of a finite transfer was acknowledged.
     pub completed_at: Option<Time>,
+}
+
+/// Send times, in ns, of the segments one ACK newly delivers, from which its RTT samples
+/// come (Linux `tcp_clean_rtx_queue`'s `first_ackt`/`last_ackt`, `tcp_sacktag_state`'s
+/// `first_sackt`/`last_sackt`). Karn's rule: only never-retransmitted segments count.
+#[derive(Clone, Copy, Debug, Default)]
+struct AckedTimes {
+    /// Oldest and newest cumulatively acknowledged segment not SACKed before.
+    first_ackt: Option<u64>,
+    last_ackt: Option<u64>,
+    /// The cumulative ACK covers a segment that was ever retransmitted, SACKed or not
+    /// (`FLAG_RETRANS_DATA_ACKED`): the sequence sample is void, since the segments
+    /// above such a hole may have arrived long before this ACK could be sent.
+    retrans_acked: bool,
+    /// Lowest and highest newly SACKed segment, as (segment, send time).
+    first_sackt: Option<(u32, u64)>,
+    last_sackt: Option<(u32, u64)>,
+}
+
+impl AckedTimes {
+    fn cumulatively_acked(&mut self, flags: u8, sent: u64) {
+        if flags & EVER_RETRANS != 0 {
+            self.retrans_acked = true;
+        } else if flags & SACKED == 0 {
+            self.first_ackt.get_or_insert(sent);
+            self.last_ackt = Some(sent);
+        }
+    }
+
+    fn newly_sacked(&mut self, flags: u8, seq: u32, sent: u64) {
+        if flags & EVER_RETRANS != 0 {
+            return;
+        }
+        if self.first_sackt.is_none_or(|(s, _)| seq < s) {
+            self.first_sackt = Some((seq, sent));
+        }
+        if self.last_sackt.is_none_or(|(s, _)| seq > s) {
+            self.last_sackt = Some((seq, sent));
+        }
+    }
+}
+
+/// One ACK's RTT samples in microseconds (Linux `tcp_ack_update_rtt`'s inputs after its
+/// timestamp fallback): `seq_rtt_us` feeds the RFC 6298 estimator, `ca_rtt_us` (the most
+/// recently sent segment's) the min-RTT filter, `pkts_acked`, the rate sample and the
+/// RTT statistics. Both are present or both absent.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct RttSamples {
+    seq_rtt_us: Option<u64>,
+    ca_rtt_us: Option<u64>,
 }
 
 /// Delivery-rate sample being built during one ACK (tcp_rate.c).
@@ -570,25 +627,24 @@ impl TcpSender {
 
         // 1. SACK tagging.
         let mut newly_sacked = 0u32;
-        let mut sack_rtt: Option<u64> = None;
+        let mut times = AckedTimes::default();
         if sack_mode {
             for &(a, b) in ack.sack_blocks() {
                 let a = a.max(ack.ack).max(self.snd_una);
                 let b = b.min(self.snd_nxt);
                 if a < b {
-                    newly_sacked += self.sack_range(now, a, b, &mut rb, &mut sack_rtt);
+                    newly_sacked += self.sack_range(a, b, &mut rb, &mut times);
                 }
             }
         }
 
         // 2. Cumulative ACK: tcp_clean_rtx_queue.
         let mut acked = 0u32;
-        let mut seq_rtt: Option<u64> = None; // oldest newly acked, never retransmitted
-        let mut ca_rtt: Option<u64> = None; // newest
         while self.snd_una < ack.ack {
             let info = self.segs.pop_front().expect("scoreboard covers snd_una..snd_nxt");
             let seq = self.snd_una;
             self.snd_una += 1;
+            times.cumulatively_acked(info.flags, info.sent);
             if info.flags & SACKED != 0 {
                 self.sacked_out -= 1;
                 if seq < self.scan {
@@ -602,13 +658,6 @@ impl TcpSender {
             }
             if info.flags & RETRANS != 0 {
                 self.retrans_out -= 1;
-            }
-            if info.flags & EVER_RETRANS == 0 {
-                let rtt = now.0.saturating_sub(info.sent);
-                if seq_rtt.is_none() {
-                    seq_rtt = Some(rtt);
-                }
-                ca_rtt = Some(rtt);
             }
             self.rate_delivered(info, &mut rb);
         }
@@ -645,20 +694,18 @@ impl TcpSender {
             self.delivered_time = now.0;
         }
 
-        // RTT: Linux prefers the cumulative sample, else the SACK one.
-        let rtt_sample = seq_rtt.or(sack_rtt);
-        let ca_rtt = ca_rtt.or(sack_rtt);
-        if let Some(r) = rtt_sample {
-            self.rtt_estimator(now, (r / 1000).max(1));
+        let rtt = rtt_samples(now, &times, advanced, ack.tsecr);
+        if let (Some(seq_rtt), Some(ca_rtt)) = (rtt.seq_rtt_us, rtt.ca_rtt_us) {
+            self.update_min_rtt(now, ca_rtt);
+            self.rtt_estimator(seq_rtt);
+            self.stats.rtt_us.record(ca_rtt);
         }
-        if let Some(r) = ca_rtt {
-            self.stats.rtt_us.record((r / 1000).max(1));
-        }
+        let ca_rtt_us = rtt.ca_rtt_us.map(|r| r.min(u32::MAX as u64) as u32);
         self.sync_tp(now);
         if acked > 0 || newly_sacked > 0 {
             let sample = AckSample {
                 pkts_acked: acked + newly_sacked,
-                rtt_us: ca_rtt.map(|r| (r / 1000).clamp(1, u32::MAX as u64) as u32),
+                rtt_us: ca_rtt_us,
                 in_flight: prior_in_flight,
             };
             self.ca.pkts_acked(&mut self.tp, &sample);
@@ -687,7 +734,7 @@ impl TcpSender {
         let mut rs = RateSample {
             delivered: 0,
             interval_us: 0,
-            rtt_us: ca_rtt.map(|r| (r / 1000).clamp(1, u32::MAX as u64) as u32),
+            rtt_us: ca_rtt_us,
             losses: newly_lost,
             acked_sacked: delivered_count,
             prior_in_flight,
@@ -729,14 +776,7 @@ impl TcpSender {
 
     /// SACK-tags `[a, b)`; only the parts not already SACKed are walked. Returns the
     /// number of newly SACKed segments.
-    fn sack_range(
-        &mut self,
-        now: Time,
-        a: u32,
-        b: u32,
-        rb: &mut RateBuild,
-        sack_rtt: &mut Option<u64>,
-    ) -> u32 {
+    fn sack_range(&mut self, a: u32, b: u32, rb: &mut RateBuild, times: &mut AckedTimes) -> u32 {
         // Subtract the existing ranges, walking only the gaps.
         let mut newly = 0;
         let mut cur = a;
@@ -769,11 +809,7 @@ impl TcpSender {
                 if seq < self.scan {
                     self.scan_sacked += 1;
                 }
-                if info.flags & EVER_RETRANS == 0 {
-                    // Linux takes the SACK RTT from the most recently sent segment.
-                    let rtt = now.0.saturating_sub(info.sent);
-                    *sack_rtt = Some(sack_rtt.map_or(rtt, |r: u64| r.min(rtt)));
-                }
+                times.newly_sacked(info.flags, seq, info.sent);
                 self.rate_delivered(info, rb);
             }
             cur = gap_end;
@@ -793,7 +829,7 @@ impl TcpSender {
     }
 
     /// Linux `tcp_rtt_estimator` + `tcp_set_rto` (microseconds, srtt and mdev scaled).
-    fn rtt_estimator(&mut self, now: Time, m_us: u64) {
+    fn rtt_estimator(&mut self, m_us: u64) {
         let m = m_us.min(u32::MAX as u64 / 16) as i64;
         let rto_min_us = self.cfg.rto_min.as_micros().min(u32::MAX as u64 / 4) as u32;
         let mut srtt = self.tp.srtt_us as i64;
@@ -835,10 +871,13 @@ impl TcpSender {
         self.rto = Duration::from_micros(rto_us).min(self.cfg.rto_max);
         // RFC 6298 5.7 / Linux: a valid sample clears the backoff (`rto` was just
         // recomputed from srtt and rttvar, dropping any doubling).
-        // Windowed min RTT.
-        let m32 = m as u32;
-        if m32 <= self.tp.min_rtt_us || now.saturating_since(self.min_rtt_stamp) > MIN_RTT_WINDOW {
-            self.tp.min_rtt_us = m32;
+    }
+
+    /// Windowed min RTT (Linux `tcp_update_rtt_min`, fed `ca_rtt_us`).
+    fn update_min_rtt(&mut self, now: Time, ca_rtt_us: u64) {
+        let m = ca_rtt_us.min(u32::MAX as u64) as u32;
+        if m <= self.tp.min_rtt_us || now.saturating_since(self.min_rtt_stamp) > MIN_RTT_WINDOW {
+            self.tp.min_rtt_us = m;
             self.min_rtt_stamp = now;
         }
     }
@@ -1145,5 +1184,93 @@ impl TcpSender {
             }
         }
         Ok(())
+    }
+}
+
+/// One ACK's RTT samples, as Linux takes them at the end of `tcp_clean_rtx_queue` and in
+/// `tcp_ack_update_rtt`: the sequence sample from the oldest cumulatively acknowledged
+/// segment unless retransmitted data was acknowledged, else the SACK sample from the
+/// lowest newly SACKed segment, else, if the ACK advanced `snd_una`, the echoed timestamp
+/// (RFC 7323 RTTM: the receiver echoes the segment that advanced its window, so this is a
+/// real round trip even when that segment was a retransmission). `ca_rtt_us` comes from
+/// the highest newly SACKed segment if any, else from the newest cumulatively
+/// acknowledged one (or from the timestamp, with the sequence sample). Samples are at
+/// least 1 us.
+fn rtt_samples(now: Time, t: &AckedTimes, advanced: bool, tsecr: Time) -> RttSamples {
+    let since = |sent: u64| (now.0.saturating_sub(sent) / 1000).max(1);
+    let mut r = RttSamples::default();
+    if !t.retrans_acked {
+        r.seq_rtt_us = t.first_ackt.map(since);
+        r.ca_rtt_us = t.last_ackt.map(since);
+    }
+    if let (Some((_, first)), Some((_, last))) = (t.first_sackt, t.last_sackt) {
+        r.seq_rtt_us = r.seq_rtt_us.or(Some(since(first)));
+        r.ca_rtt_us = Some(since(last));
+    }
+    if r.seq_rtt_us.is_none() && advanced && tsecr > Time::ZERO {
+        // The timestamps tick in microseconds here (Linux's usec TS option); default
+        // Linux ticks in milliseconds.
+        r.seq_rtt_us = Some(since(tsecr.0));
+        r.ca_rtt_us = r.seq_rtt_us;
+    }
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    fn samples(t: &AckedTimes, advanced: bool, tsecr_ms: u64) -> (Option<u64>, Option<u64>) {
+        let r = rtt_samples(Time(1000 * MS), t, advanced, Time(tsecr_ms * MS));
+        (r.seq_rtt_us, r.ca_rtt_us)
+    }
+
+    #[test]
+    fn cumulative_ack_samples_its_oldest_and_newest_segments() {
+        let mut t = AckedTimes::default();
+        t.cumulatively_acked(0, 900 * MS);
+        t.cumulatively_acked(SACKED, 930 * MS); // SACKed earlier: no sample from it
+        t.cumulatively_acked(0, 920 * MS);
+        assert_eq!(samples(&t, true, 0), (Some(100_000), Some(80_000)));
+    }
+
+    #[test]
+    fn retransmitted_data_voids_the_sequence_sample_and_the_timestamp_stands_in() {
+        // A NewReno partial ACK: the retransmitted hole (resent at 950 ms) and segments
+        // above it sent at 100 ms, which waited at the receiver behind the hole.
+        let mut t = AckedTimes::default();
+        t.cumulatively_acked(EVER_RETRANS | LOST, 950 * MS);
+        t.cumulatively_acked(0, 100 * MS);
+        t.cumulatively_acked(0, 101 * MS);
+        assert_eq!(samples(&t, true, 950), (Some(50_000), Some(50_000)));
+        // A retransmitted segment SACKed before counts too (Linux tests TCPCB_RETRANS first).
+        let mut t = AckedTimes::default();
+        t.cumulatively_acked(0, 100 * MS);
+        t.cumulatively_acked(SACKED | EVER_RETRANS, 950 * MS);
+        assert_eq!(samples(&t, true, 960), (Some(40_000), Some(40_000)));
+        // No timestamp echoed: no sample at all.
+        assert_eq!(samples(&t, true, 0), (None, None));
+    }
+
+    #[test]
+    fn sack_sample_fills_in_for_the_estimator_and_gives_ca_rtt() {
+        let mut t = AckedTimes::default();
+        t.newly_sacked(0, 12, 960 * MS);
+        t.newly_sacked(0, 10, 940 * MS);
+        t.newly_sacked(EVER_RETRANS, 11, 990 * MS); // a retransmission: not sampled
+        assert_eq!(samples(&t, false, 0), (Some(60_000), Some(40_000)), "lowest, highest");
+        // With a cumulative sample too, the estimator takes the cumulative one and ca_rtt
+        // the newest SACKed segment's.
+        t.cumulatively_acked(0, 900 * MS);
+        assert_eq!(samples(&t, true, 0), (Some(100_000), Some(40_000)));
+    }
+
+    #[test]
+    fn timestamp_is_used_only_when_the_ack_advances_snd_una() {
+        let t = AckedTimes { retrans_acked: true, ..Default::default() };
+        assert_eq!(samples(&t, false, 990), (None, None), "a duplicate ACK measures nothing");
+        assert_eq!(samples(&t, true, 1000), (Some(1), Some(1)), "at least 1 us");
     }
 }
