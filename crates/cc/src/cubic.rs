@@ -38,8 +38,11 @@
 //!
 //! The code is written once, in [`CubicCore`], with two knobs that are fixed for `cubic`:
 //! `alpha` (TCPTuner's W_max scale, see [`crate::tuner`]) and the number of virtual flows
-//! `n` (CUBIC-FIT, see [`crate::cubic_fit`]).
+//! `n` (CUBIC-FIT, see [`crate::cubic_fit`]). The tunables are described in
+//! [`crate::cubic_config`].
 
+pub use crate::cubic_config::CubicConfig;
+use crate::cubic_config::{fixed_point, params_of, tunable, Variant};
 use crate::cubic_root::cubic_root;
 use crate::params::ParamSpec;
 use crate::registry::AlgorithmInfo;
@@ -70,50 +73,6 @@ pub const ALPHA_SCALE: u32 = 512;
 /// Fixed-point one for CUBIC-FIT's number of virtual flows (10 fractional bits).
 pub const N_ONE: u32 = 1024;
 
-/// The tunables of tcp_cubic.c (module parameters, same names and defaults), plus the two
-/// knobs `cubic` keeps fixed (`alpha`, `n`).
-#[derive(Clone, Debug, PartialEq)]
-pub struct CubicConfig {
-    /// `fast_convergence`: release bandwidth faster when W_max shrinks (default on).
-    pub fast_convergence: bool,
-    /// `beta` as the multiplicative factor (0.7); the kernel's value is
-    /// `round(beta * 1024)` = 717.
-    pub beta: f64,
-    /// `initial_ssthresh` in packets; 0 = none. Used only when HyStart is off (as Linux).
-    pub initial_ssthresh: u32,
-    /// `bic_scale`: C in 1/1024ths, 41 (C = 0.4 with the 100 ms reference RTT).
-    pub bic_scale: u32,
-    /// `tcp_friendliness`: keep at least the window Reno would have (default on).
-    pub tcp_friendliness: bool,
-    /// `hystart`: hybrid slow start (default on).
-    pub hystart: bool,
-    /// `hystart_detect`: 1 ACK train, 2 delay increase, 3 both (default).
-    pub hystart_detect: u32,
-    /// `hystart_low_window`: HyStart acts only from this cwnd on, packets (16).
-    pub hystart_low_window: u32,
-    /// `hystart_ack_delta_us`: ACKs closer than this form a train, microseconds (2000).
-    pub hystart_ack_delta_us: u32,
-    /// TCPTuner's alpha: W_max is multiplied by it at every loss; 1 for `cubic`.
-    pub alpha: f64,
-}
-
-impl Default for CubicConfig {
-    fn default() -> Self {
-        CubicConfig {
-            fast_convergence: true,
-            beta: 0.7,
-            initial_ssthresh: 0,
-            bic_scale: 41,
-            tcp_friendliness: true,
-            hystart: true,
-            hystart_detect: HYSTART_ACK_TRAIN | HYSTART_DELAY,
-            hystart_low_window: 16,
-            hystart_ack_delta_us: 2000,
-            alpha: 1.0,
-        }
-    }
-}
-
 /// Constants Linux precomputes in `cubictcp_register()` from the tunables; here they are
 /// recomputed whenever an input changes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,9 +91,15 @@ pub struct Derived {
 }
 
 impl Derived {
+    /// From the configuration alone (`cubic`, `tuner`).
     pub fn of(cfg: &CubicConfig) -> Derived {
-        let beta = ((cfg.beta * BETA_SCALE as f64).round() as u32).clamp(1, BETA_SCALE);
-        let alpha = ((cfg.alpha * ALPHA_SCALE as f64).round() as u32).clamp(1, 2 * ALPHA_SCALE);
+        Derived::with_beta(cfg, cfg.beta)
+    }
+
+    /// With a per-flow `beta` in place of `cfg.beta` (CUBIC-FIT's 1 - b(N)).
+    pub fn with_beta(cfg: &CubicConfig, beta: f64) -> Derived {
+        let beta = fixed_point(beta, BETA_SCALE, BETA_SCALE);
+        let alpha = fixed_point(cfg.alpha, ALPHA_SCALE, 2 * ALPHA_SCALE);
         // beta = 1: no decrease, alpha_aimd = 0, the Reno estimate never grows.
         let beta_scale = if beta == BETA_SCALE {
             u32::MAX
@@ -189,15 +154,20 @@ pub struct CubicState {
     pub curr_rtt: u32,
 }
 
-/// CUBIC's machinery, shared by `cubic`, `tuner` and `cubic-fit`.
+/// CUBIC's machinery, shared by `cubic`, `tuner` and `cubic-fit`: the configuration,
+/// which only [`CubicCore::apply_param`] changes, and the per-flow state.
 #[derive(Clone, Debug)]
 pub struct CubicCore {
-    pub cfg: CubicConfig,
-    pub derived: Derived,
-    pub st: CubicState,
-    /// Virtual flows in 1/1024ths (CUBIC-FIT); [`N_ONE`] for `cubic` and `tuner`. Scales
-    /// the cubic's time axis and the Reno estimate's growth.
-    pub n: u32,
+    cfg: CubicConfig,
+    /// Per flow: CUBIC-FIT's decrease factor 1 - b(N), in place of `cfg.beta`; `None` for
+    /// `cubic` and `tuner`.
+    flow_beta: Option<f64>,
+    /// Per flow: virtual flows in 1/1024ths (CUBIC-FIT); [`N_ONE`] for `cubic` and
+    /// `tuner`. Scales the cubic's time axis and the Reno estimate's growth.
+    n: u32,
+    /// Recomputed from `cfg` and `flow_beta` whenever either changes.
+    derived: Derived,
+    st: CubicState,
     /// Jiffies of the ACK that emptied the pipe (our stand-in for `lsndtime`).
     last_drain: Option<u32>,
     /// The last ACK found the sender in slow start (for reporting `in_hystart` only).
@@ -210,122 +180,70 @@ impl Default for CubicCore {
     }
 }
 
-/// The parameters of `cubic`, with tcp_cubic.c's names and defaults.
-pub const CUBIC_PARAMS: &[ParamSpec] = &[
-    ParamSpec::switch(
-        "fast_convergence",
-        true,
-        "lower W_max further when a loss comes before the last W_max",
-    ),
-    ParamSpec::float_open_min(
-        "beta",
-        0.7,
-        0.0,
-        1.0,
-        "",
-        "multiplicative decrease factor: cwnd -> beta * cwnd (kernel: 717/1024)",
-    ),
-    ParamSpec::int(
-        "initial_ssthresh",
-        0,
-        0,
-        0x7fff_ffff,
-        "packets",
-        "initial slow-start threshold, 0 = none; used only with hystart off",
-    ),
-    ParamSpec::int(
-        "bic_scale",
-        41,
-        1,
-        1024,
-        "1/1024",
-        "C in 1/1024ths relative to a 100 ms RTT (41: C = 0.4)",
-    ),
-    ParamSpec::switch("tcp_friendliness", true, "never grow slower than the Reno estimate"),
-    ParamSpec::switch(
-        "hystart",
-        true,
-        "hybrid slow start (leave slow start before the first loss)",
-    ),
-    ParamSpec::int(
-        "hystart_detect",
-        3,
-        0,
-        3,
-        "",
-        "HyStart detectors: 1 ACK train, 2 delay increase, 3 both",
-    ),
-    ParamSpec::int(
-        "hystart_low_window",
-        16,
-        0,
-        1_000_000,
-        "packets",
-        "HyStart acts only when cwnd is at least this",
-    ),
-    ParamSpec::int(
-        "hystart_ack_delta_us",
-        2000,
-        0,
-        1_000_000,
-        "us",
-        "ACKs closer than this count as one train",
-    ),
-];
-
-fn on(v: f64) -> bool {
-    v != 0.0
-}
+/// The parameters of `cubic`: every tunable in [`crate::cubic_config::TUNABLES`] but
+/// TCPTuner's alpha.
+pub const CUBIC_PARAMS: &[ParamSpec] = params_of!(Variant::Cubic);
 
 impl CubicCore {
     pub fn new(cfg: CubicConfig) -> CubicCore {
         let derived = Derived::of(&cfg);
         CubicCore {
             cfg,
+            flow_beta: None,
+            n: N_ONE,
             derived,
             st: CubicState::default(),
-            n: N_ONE,
             last_drain: None,
             in_slow_start: true,
         }
     }
 
-    /// The current value of a parameter (`alpha` included; wrappers list what they expose).
-    pub fn param(&self, name: &str) -> Option<f64> {
-        let b = |x: bool| if x { 1.0 } else { 0.0 };
-        let c = &self.cfg;
-        Some(match name {
-            "fast_convergence" => b(c.fast_convergence),
-            "beta" => c.beta,
-            "initial_ssthresh" => c.initial_ssthresh as f64,
-            "bic_scale" => c.bic_scale as f64,
-            "tcp_friendliness" => b(c.tcp_friendliness),
-            "hystart" => b(c.hystart),
-            "hystart_detect" => c.hystart_detect as f64,
-            "hystart_low_window" => c.hystart_low_window as f64,
-            "hystart_ack_delta_us" => c.hystart_ack_delta_us as f64,
-            "alpha" => c.alpha,
-            _ => return None,
-        })
+    pub fn config(&self) -> &CubicConfig {
+        &self.cfg
     }
 
-    /// Sets a parameter (already validated) and recomputes the derived constants.
+    pub fn derived(&self) -> &Derived {
+        &self.derived
+    }
+
+    pub fn state(&self) -> &CubicState {
+        &self.st
+    }
+
+    /// For tests that start from a given state.
+    #[cfg(test)]
+    pub(crate) fn state_mut(&mut self) -> &mut CubicState {
+        &mut self.st
+    }
+
+    /// Virtual flows in 1/1024ths ([`N_ONE`] = one flow).
+    pub fn n(&self) -> u32 {
+        self.n
+    }
+
+    /// CUBIC-FIT: this flow runs as `n` (1/1024ths) virtual flows with decrease factor
+    /// `beta`; the configuration is untouched.
+    pub fn set_virtual_flows(&mut self, n: u32, beta: f64) {
+        self.n = n;
+        self.flow_beta = Some(beta);
+        self.derive();
+    }
+
+    fn derive(&mut self) {
+        self.derived = Derived::with_beta(&self.cfg, self.flow_beta.unwrap_or(self.cfg.beta));
+    }
+
+    /// The current value of a tunable (`alpha` included; wrappers list what they expose).
+    pub fn param(&self, name: &str) -> Option<f64> {
+        tunable(name).map(|t| (t.get)(&self.cfg))
+    }
+
+    /// Sets a tunable (already validated) and recomputes the derived constants.
     pub fn apply_param(&mut self, name: &str, value: f64) {
-        let c = &mut self.cfg;
-        match name {
-            "fast_convergence" => c.fast_convergence = on(value),
-            "beta" => c.beta = value,
-            "initial_ssthresh" => c.initial_ssthresh = value as u32,
-            "bic_scale" => c.bic_scale = value as u32,
-            "tcp_friendliness" => c.tcp_friendliness = on(value),
-            "hystart" => c.hystart = on(value),
-            "hystart_detect" => c.hystart_detect = value as u32,
-            "hystart_low_window" => c.hystart_low_window = value as u32,
-            "hystart_ack_delta_us" => c.hystart_ack_delta_us = value as u32,
-            "alpha" => c.alpha = value,
-            _ => return,
+        if let Some(t) = tunable(name) {
+            (t.set)(&mut self.cfg, value);
+            self.derive();
         }
-        self.derived = Derived::of(&self.cfg);
     }
 
     /// `bictcp_reset`: clears everything up to the HyStart round fields, and `found`.
@@ -649,7 +567,7 @@ pub(crate) use forward_to_cubic_core;
 /// Linux's `cubic`.
 #[derive(Clone, Debug)]
 pub struct Cubic {
-    pub core: CubicCore,
+    pub(crate) core: CubicCore,
     /// The timer frequency seen at init (for reporting epoch_start in seconds).
     hz: u32,
 }

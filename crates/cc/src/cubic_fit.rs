@@ -30,7 +30,8 @@
 //! alpha = 1/10, else `dec = (N q / (max - min)) * 2 max / avg`; `N = max(1024, N + 1024 -
 //! dec)`; RTTs capped at 2^26 us there.
 
-use crate::cubic::{CubicConfig, CubicCore, Derived, CUBIC_PARAMS, N_ONE};
+use crate::cubic::{CubicConfig, CubicCore, N_ONE};
+use crate::cubic_config::{params_of, Variant};
 use crate::params::ParamSpec;
 use crate::registry::AlgorithmInfo;
 use crate::{AckSample, CaEvent, CaState, CongestionControl, TcpState};
@@ -40,13 +41,16 @@ pub const UPDATE_INTERVAL_US: u64 = 500_000;
 /// Upper bound on N (virtual flows), a safety cap of ours: keeps every product in range.
 pub const N_MAX: u32 = 1000;
 
-/// The switches of the CUBIC framework that still apply (C and b are CUBIC-FIT's own).
-pub const FIT_PARAMS: &[ParamSpec] = &[CUBIC_PARAMS[0], CUBIC_PARAMS[4], CUBIC_PARAMS[5]];
+/// The switches of the CUBIC framework that still apply (C and b are CUBIC-FIT's own):
+/// the tunables [`crate::cubic_config::TUNABLES`] marks [`InFit::Settable`].
+///
+/// [`InFit::Settable`]: crate::cubic_config::InFit::Settable
+pub const FIT_PARAMS: &[ParamSpec] = params_of!(Variant::CubicFit);
 
 /// CUBIC-FIT.
 #[derive(Clone, Debug)]
 pub struct CubicFit {
-    pub core: CubicCore,
+    pub(crate) core: CubicCore,
     hz: u32,
     /// Smallest and largest RTT sample of the flow, microseconds (0: none yet).
     pub rtt_min_us: u32,
@@ -78,12 +82,11 @@ impl Default for CubicFit {
     }
 }
 
-/// Installs N (1/1024ths) in the core: time scale, and b = 4/(19N+1) as beta = 1 - b.
+/// Installs N (1/1024ths) in the core's per-flow state: time scale, and b = 4/(19N+1) as
+/// beta = 1 - b.
 fn set_n(core: &mut CubicCore, n: u32) {
-    core.n = n;
-    let n = n as f64 / N_ONE as f64;
-    core.cfg.beta = (19.0 * n - 3.0) / (19.0 * n + 1.0);
-    core.derived = Derived::of(&core.cfg);
+    let nf = n as f64 / N_ONE as f64;
+    core.set_virtual_flows(n, (19.0 * nf - 3.0) / (19.0 * nf + 1.0));
 }
 
 /// Eq. 6 in integers: the next N (1/1024ths) from the period's mean RTT and the flow's
@@ -121,12 +124,12 @@ impl CubicFit {
 
     /// N, the number of virtual flows.
     pub fn n(&self) -> f64 {
-        self.core.n as f64 / N_ONE as f64
+        self.core.n() as f64 / N_ONE as f64
     }
 
     /// b = 4 / (19N + 1), the multiplicative decrease.
     pub fn b(&self) -> f64 {
-        4.0 * N_ONE as f64 / (19.0 * self.core.n as f64 + N_ONE as f64)
+        4.0 * N_ONE as f64 / (19.0 * self.core.n() as f64 + N_ONE as f64)
     }
 
     fn sample(&mut self, now_us: u64, rtt: u32) {
@@ -140,8 +143,8 @@ impl CubicFit {
             self.rtt_avg_us = avg as u32;
             self.alpha =
                 if max == 0 { 0.0 } else { ((max - min) as f64 / (2.0 * max as f64)).min(0.1) };
-            let n = next_n(self.core.n, avg, min, max);
-            if n != self.core.n {
+            let n = next_n(self.core.n(), avg, min, max);
+            if n != self.core.n() {
                 set_n(&mut self.core, n);
             }
             self.period_start_us = now_us;
@@ -160,7 +163,7 @@ impl CongestionControl for CubicFit {
     /// W_max as CUBIC (fast convergence with 1 - b/2), then cwnd (1 - b) exactly.
     fn ssthresh(&mut self, tp: &TcpState) -> u32 {
         self.core.on_loss(tp.snd_cwnd);
-        let n19 = 19 * self.core.n as u64;
+        let n19 = 19 * self.core.n() as u64;
         let s = tp.snd_cwnd as u64 * (n19 - 3 * N_ONE as u64) / (n19 + N_ONE as u64);
         (s as u32).max(2)
     }
@@ -186,9 +189,7 @@ impl CongestionControl for CubicFit {
         FIT_PARAMS.iter().find(|p| p.name == name).and_then(|_| self.core.param(name))
     }
     fn apply_param(&mut self, name: &str, value: f64) {
-        let n = self.core.n;
         self.core.apply_param(name, value);
-        set_n(&mut self.core, n);
     }
     fn inspect(&self, report: &mut dyn FnMut(&'static str, f64)) {
         self.core.inspect(self.hz, report);
@@ -296,17 +297,17 @@ mod tests {
     fn the_curve_runs_n_times_faster() {
         let mut fit = CubicFit::default();
         set_n(&mut fit.core, 3 * N_ONE);
-        fit.core.cfg.tcp_friendliness = false;
+        fit.apply_param("tcp_friendliness", 0.0);
         let mut plain = Cubic::default();
-        plain.core.cfg.tcp_friendliness = false;
+        plain.apply_param("tcp_friendliness", 0.0);
         for c in [&mut fit.core, &mut plain.core] {
-            c.st.last_max_cwnd = 1000;
+            c.state_mut().last_max_cwnd = 1000;
         }
         let mut tp = ca_state(800);
         tp.now_us = 10_000_000;
         fit.cong_avoid(&mut tp.clone(), 1);
         plain.cong_avoid(&mut tp.clone(), 1);
-        assert_eq!(fit.core.st.bic_k, plain.core.st.bic_k);
+        assert_eq!(fit.core.state().bic_k, plain.core.state().bic_k);
         // 1 s into the epoch for CUBIC-FIT is 3 s for plain CUBIC.
         let mut a = tp.clone();
         a.now_us += 1_000_000;
@@ -314,8 +315,22 @@ mod tests {
         let mut b = tp.clone();
         b.now_us += 3_000_000;
         plain.cong_avoid(&mut b, 1);
-        let (cf, cp) = (fit.core.st.cnt as i64, plain.core.st.cnt as i64);
+        let (cf, cp) = (fit.core.state().cnt as i64, plain.core.state().cnt as i64);
         assert!((cf - cp).abs() <= 1 + cp / 50, "cnt {cf} vs {cp}");
+    }
+
+    /// N and the beta it gives are per-flow state: the configuration stays as set.
+    #[test]
+    fn n_leaves_the_configuration_alone() {
+        let (mut f, mut tp) = fresh();
+        feed(&mut f, &mut tp, 5000, |_| 100_000);
+        assert_eq!(f.n(), 11.0);
+        assert_eq!(f.core.config(), &CubicConfig::default());
+        let beta_11 = (1024.0 * (19.0 * 11.0 - 3.0) / (19.0 * 11.0 + 1.0_f64)).round() as u32;
+        assert_eq!(f.core.derived().beta, beta_11);
+        f.apply_param("hystart", 0.0);
+        assert!(!f.core.config().hystart);
+        assert_eq!((f.n(), f.core.derived().beta), (11.0, beta_11), "a setting keeps N's beta");
     }
 
     #[test]

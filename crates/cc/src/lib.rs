@@ -12,7 +12,8 @@
 //! Layout: [`tcp`] holds the helpers every algorithm shares (Linux's `tcp_cong.c`:
 //! `tcp_slow_start`, `tcp_cong_avoid_ai`, `tcp_reno_*`); [`params`] the tunable-parameter
 //! descriptions; [`registry`] the enum over all built-in algorithms used on the hot path;
-//! one file per algorithm beside them.
+//! one file per algorithm beside them. [`cubic_config`] describes, once, the tunables that
+//! `cubic`, `tuner`, `cubic-fit` and the kernel crate's eBPF maps share.
 
 pub mod params;
 pub mod registry;
@@ -22,6 +23,7 @@ pub mod bic;
 pub mod compound;
 pub mod cubic;
 pub mod cubic_2008;
+pub mod cubic_config;
 pub mod cubic_fit;
 pub mod cubic_knobs;
 pub mod cubic_rfc9438;

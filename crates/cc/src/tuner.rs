@@ -14,36 +14,19 @@
 //! `bictcp_undo_cwnd` using `loss_cwnd`); we apply alpha to the current kernel's CUBIC so
 //! that `tuner` with alpha = 1 is exactly `cubic`.
 
-use crate::cubic::{forward_to_cubic_core, CubicConfig, CubicCore, CUBIC_PARAMS};
+use crate::cubic::{forward_to_cubic_core, CubicConfig, CubicCore};
+use crate::cubic_config::{params_of, Variant};
 use crate::params::ParamSpec;
 use crate::registry::AlgorithmInfo;
 use crate::CongestionControl;
 
-/// `cubic`'s parameters plus `alpha`.
-pub const TUNER_PARAMS: &[ParamSpec] = &[
-    ParamSpec::float_open_min(
-        "alpha",
-        1.0,
-        0.0,
-        2.0,
-        "",
-        "W_max multiplier at each loss (TCPTuner's alpha/512)",
-    ),
-    CUBIC_PARAMS[0],
-    CUBIC_PARAMS[1],
-    CUBIC_PARAMS[2],
-    CUBIC_PARAMS[3],
-    CUBIC_PARAMS[4],
-    CUBIC_PARAMS[5],
-    CUBIC_PARAMS[6],
-    CUBIC_PARAMS[7],
-    CUBIC_PARAMS[8],
-];
+/// Every tunable in [`crate::cubic_config::TUNABLES`]: `cubic`'s parameters plus `alpha`.
+pub const TUNER_PARAMS: &[ParamSpec] = params_of!(Variant::Tuner);
 
 /// TCPTuner: CUBIC with alpha.
 #[derive(Clone, Debug)]
 pub struct Tuner {
-    pub core: CubicCore,
+    pub(crate) core: CubicCore,
     hz: u32,
 }
 
@@ -74,15 +57,13 @@ impl CongestionControl for Tuner {
 mod tests {
     use super::*;
     use crate::cubic::tests::ca_state;
-    use crate::cubic::Cubic;
+    use crate::cubic::{Cubic, CUBIC_PARAMS};
     use crate::replay::{replay, Event};
 
     #[test]
-    fn params_are_cubics_plus_alpha() {
-        assert_eq!(TUNER_PARAMS.len(), CUBIC_PARAMS.len() + 1);
-        for p in CUBIC_PARAMS {
-            assert!(TUNER_PARAMS.contains(p));
-        }
+    fn params_are_alpha_then_cubics() {
+        assert_eq!(TUNER_PARAMS[0].name, "alpha");
+        assert_eq!(&TUNER_PARAMS[1..], CUBIC_PARAMS);
     }
 
     #[test]
@@ -92,7 +73,7 @@ mod tests {
             t.apply_param("alpha", alpha);
             let tp = ca_state(1000);
             let ssthresh = t.ssthresh(&tp);
-            assert_eq!(t.core.st.last_max_cwnd, expect, "alpha {alpha}");
+            assert_eq!(t.core.state().last_max_cwnd, expect, "alpha {alpha}");
             assert_eq!(ssthresh, 1000 * 717 / 1024, "alpha does not touch the decrease");
         }
     }
@@ -102,16 +83,16 @@ mod tests {
     #[test]
     fn beta_change_recomputes_beta_scale() {
         let mut t = Tuner::default();
-        assert_eq!(t.core.derived.beta_scale, 15);
+        assert_eq!(t.core.derived().beta_scale, 15);
         t.apply_param("beta", 0.25);
-        assert_eq!(t.core.derived.beta, 256);
-        assert_eq!(t.core.derived.beta_scale, 8 * (1024 + 256) / 3 / (1024 - 256));
+        assert_eq!(t.core.derived().beta, 256);
+        assert_eq!(t.core.derived().beta_scale, 8 * (1024 + 256) / 3 / (1024 - 256));
         let tp = ca_state(1000);
         assert_eq!(t.ssthresh(&tp), 250);
         t.apply_param("beta", 1.0);
         assert_eq!(t.ssthresh(&ca_state(1000)), 1000, "beta = 1: no decrease");
         assert_eq!(
-            t.core.derived.beta_scale,
+            t.core.derived().beta_scale,
             u32::MAX,
             "beta = 1: Reno estimate frozen, no division by zero"
         );

@@ -94,11 +94,20 @@ static struct cclab_fit_stats *fit_stats_get(void)
 #endif
 
 static const struct cclab_fit_params fit_defaults = {
-	.fast_convergence = 1, .tcp_friendliness = 1, .hystart = 1,
-	.hystart_detect = HYSTART_ACK_TRAIN | HYSTART_DELAY, .hystart_low_window = 16,
-	.hystart_ack_delta_us = 2000, .initial_ssthresh = 0, .bic_scale = 41,
+	.fast_convergence = 1, .initial_ssthresh = 0, .bic_scale = 41, .tcp_friendliness = 1,
+	.hystart = 1, .hystart_detect = HYSTART_ACK_TRAIN | HYSTART_DELAY,
+	.hystart_low_window = 16, .hystart_ack_delta_us = 2000,
 	.update_interval_us = 500000, .n_max = 1000 * CCLAB_N_SCALE,
 };
+
+#ifdef CCLAB_HOST
+/* For the parameter test in crates/kernel/src/algo.rs: the defaults above and their size. */
+const void *cclab_host_fit_defaults(__u32 *size)
+{
+	*size = sizeof(fit_defaults);
+	return &fit_defaults;
+}
+#endif
 
 static __always_inline const struct cclab_fit_params *params(void)
 {

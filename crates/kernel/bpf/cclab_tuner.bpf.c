@@ -49,11 +49,20 @@ static const struct cclab_tuner_params *tuner_params_get(void)
 /* Linux CUBIC's defaults; used only if the map could not be read, which cannot happen
  * for a one-entry array, but older verifiers require the NULL check (see knobs()). */
 static const struct cclab_tuner_params tuner_defaults = {
-	.alpha = 512, .beta = 717, .fast_convergence = 1, .tcp_friendliness = 1,
-	.hystart = 1, .hystart_detect = HYSTART_ACK_TRAIN | HYSTART_DELAY,
-	.hystart_low_window = 16, .hystart_ack_delta_us = 2000, .initial_ssthresh = 0,
-	.bic_scale = 41,
+	.alpha = 512, .fast_convergence = 1, .beta = 717, .initial_ssthresh = 0,
+	.bic_scale = 41, .tcp_friendliness = 1, .hystart = 1,
+	.hystart_detect = HYSTART_ACK_TRAIN | HYSTART_DELAY, .hystart_low_window = 16,
+	.hystart_ack_delta_us = 2000,
 };
+
+#ifdef CCLAB_HOST
+/* For the parameter test in crates/kernel/src/algo.rs: the defaults above and their size. */
+const void *cclab_host_tuner_defaults(__u32 *size)
+{
+	*size = sizeof(tuner_defaults);
+	return &tuner_defaults;
+}
+#endif
 
 static __always_inline void knobs(struct cubic_knobs *k)
 {

@@ -1,44 +1,65 @@
 //! The algorithms this crate loads into the kernel, their tunables and the fixed-point
-//! layout of the maps that hold them (`bpf/cclab_params.h`, mirrored here field for field).
+//! layout of the maps that hold them (`bpf/cclab_params.h`).
 //!
-//! Parameter names, defaults and ranges are [`ParamSpec`]s, as everywhere in cclab, so
-//! `cclab kernel set` refuses exactly what a scenario file would. Values are written to the
-//! map in the units Linux and TCPTuner use: beta in 1/1024, alpha in 1/512 (both rounded
-//! to nearest), switches as 0/1, N in 1/1024.
+//! Parameter names, defaults, ranges and fixed points come from crates/cc's description of
+//! CUBIC's tunables ([`cclab_cc::cubic_config::TUNABLES`]), so `cclab kernel set` refuses
+//! exactly what a scenario file would, and the map layout is derived from it: the C
+//! structs must list the same fields in the same order with the same defaults, which the
+//! tests below check against the header and the C code compiled for the host. Values are
+//! written to the map in the units Linux and TCPTuner use: beta in 1/1024, alpha in 1/512
+//! (both rounded to nearest), switches as 0/1, N in 1/1024.
 
 use crate::error::Error;
+use cclab_cc::cubic::N_ONE;
+use cclab_cc::cubic_config::{CubicTunable, InFit, TUNABLES};
+use cclab_cc::cubic_fit::{N_MAX, UPDATE_INTERVAL_US};
 use cclab_cc::{ParamKind, ParamSpec};
 
-/// The fields of `struct cclab_tuner_params` (bpf/cclab_params.h), in order, with their
-/// defaults as stored (Linux tcp_cubic.c's module parameters plus TCPTuner's alpha).
-const TUNER_FIELDS: &[(&str, u32)] = &[
-    ("alpha", 512),
-    ("beta", 717),
-    ("fast_convergence", 1),
-    ("tcp_friendliness", 1),
-    ("hystart", 1),
-    ("hystart_detect", 3),
-    ("hystart_low_window", 16),
-    ("hystart_ack_delta_us", 2000),
-    ("initial_ssthresh", 0),
-    ("bic_scale", 41),
-];
+/// One `__u32` of a parameter map.
+#[derive(Clone, Copy, Debug)]
+pub enum Field {
+    /// A CUBIC tunable, stored in its fixed point.
+    Tunable(&'static CubicTunable),
+    /// A constant of the algorithm that users cannot set.
+    Constant { name: &'static str, value: u32 },
+}
 
-/// The fields of `struct cclab_fit_params`, in order, with their defaults as stored. Only
-/// those crates/cc lists in `cubic_fit::FIT_PARAMS` can be set; the rest are fixed at
-/// Linux CUBIC's defaults and the paper's 500 ms (and crates/cc's cap of 1000 flows).
-const FIT_FIELDS: &[(&str, u32)] = &[
-    ("fast_convergence", 1),
-    ("tcp_friendliness", 1),
-    ("hystart", 1),
-    ("hystart_detect", 3),
-    ("hystart_low_window", 16),
-    ("hystart_ack_delta_us", 2000),
-    ("initial_ssthresh", 0),
-    ("bic_scale", 41),
-    ("update_interval_us", 500_000),
-    ("n_max", 1000 * 1024),
-];
+impl Field {
+    pub fn name(&self) -> &'static str {
+        match self {
+            Field::Tunable(t) => t.spec.name,
+            Field::Constant { name, .. } => name,
+        }
+    }
+
+    /// The word stored before anyone changes it.
+    pub fn default_word(&self) -> u32 {
+        match self {
+            Field::Tunable(t) => t.to_fixed(t.spec.default),
+            Field::Constant { value, .. } => *value,
+        }
+    }
+}
+
+/// `struct cclab_tuner_params`: every CUBIC tunable, in crates/cc's order.
+fn tuner_fields() -> Vec<Field> {
+    TUNABLES.iter().map(Field::Tunable).collect()
+}
+
+/// `struct cclab_fit_params`: the CUBIC tunables CUBIC-FIT takes from its configuration
+/// (not alpha, which it does not have, nor beta, which it derives from N per flow), then
+/// the period of the N update (the paper's 500 ms) and the cap on N (crates/cc's 1000
+/// flows, in 1/1024). Only those crates/cc lists in `cubic_fit::FIT_PARAMS` can be set;
+/// the rest keep their defaults.
+fn fit_fields() -> Vec<Field> {
+    let tunables = TUNABLES.iter().filter(|t| t.in_fit != InFit::NotConfig).map(Field::Tunable);
+    tunables
+        .chain([
+            Field::Constant { name: "update_interval_us", value: UPDATE_INTERVAL_US as u32 },
+            Field::Constant { name: "n_max", value: N_MAX * N_ONE },
+        ])
+        .collect()
+}
 
 /// A loadable algorithm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -86,11 +107,11 @@ impl Algo {
         }
     }
 
-    /// The map value's fields in order, with their stored defaults.
-    pub fn fields(self) -> &'static [(&'static str, u32)] {
+    /// The map value's fields, in order.
+    pub fn fields(self) -> Vec<Field> {
         match self {
-            Algo::Tuner => TUNER_FIELDS,
-            Algo::CubicFit => FIT_FIELDS,
+            Algo::Tuner => tuner_fields(),
+            Algo::CubicFit => fit_fields(),
         }
     }
 
@@ -129,13 +150,21 @@ impl Algo {
 
     /// The default map words.
     pub fn default_words(self) -> Vec<u32> {
-        self.fields().iter().map(|f| f.1).collect()
+        self.fields().iter().map(Field::default_word).collect()
+    }
+
+    /// The word index and description of tunable `name` in the map.
+    fn tunable_field(self, name: &str) -> Option<(usize, &'static CubicTunable)> {
+        self.fields().into_iter().enumerate().find_map(|(i, f)| match f {
+            Field::Tunable(t) if t.spec.name == name => Some((i, t)),
+            _ => None,
+        })
     }
 
     /// Writes `value` (in user units, validated) for parameter `name` into `words`.
     pub fn put(self, words: &mut [u32], name: &str, value: f64) {
-        if let Some(i) = self.fields().iter().position(|f| f.0 == name) {
-            words[i] = to_fixed(name, value);
+        if let Some((i, t)) = self.tunable_field(name) {
+            words[i] = t.to_fixed(value);
         }
     }
 
@@ -144,12 +173,8 @@ impl Algo {
         self.params()
             .iter()
             .map(|p| {
-                let i = self
-                    .fields()
-                    .iter()
-                    .position(|f| f.0 == p.name)
-                    .expect("every spec has a field");
-                (p.name, from_fixed(p.name, words.get(i).copied().unwrap_or(0)))
+                let (i, t) = self.tunable_field(p.name).expect("every parameter has a field");
+                (p.name, t.from_fixed(words.get(i).copied().unwrap_or(0)))
             })
             .collect()
     }
@@ -167,25 +192,8 @@ impl Algo {
     pub fn check(self, name: &str, value: f64) -> Result<f64, Error> {
         let spec = self.spec(name)?;
         let v = spec.check(self.name(), value).map_err(|e| Error::Param(e.to_string()))?;
-        Ok(from_fixed(name, to_fixed(name, v)))
-    }
-}
-
-/// User value -> map word: beta in 1/1024 and alpha in 1/512, rounded and kept in
-/// [1, 1024] exactly as crates/cc's `Derived::of`; switches and integers as they are.
-fn to_fixed(name: &str, v: f64) -> u32 {
-    match name {
-        "alpha" => ((v * 512.0).round() as u32).clamp(1, 1024),
-        "beta" => ((v * 1024.0).round() as u32).clamp(1, 1024),
-        _ => v.round() as u32,
-    }
-}
-
-fn from_fixed(name: &str, w: u32) -> f64 {
-    match name {
-        "alpha" => w as f64 / 512.0,
-        "beta" => w as f64 / 1024.0,
-        _ => w as f64,
+        let (_, t) = self.tunable_field(spec.name).expect("every parameter has a field");
+        Ok(t.from_fixed(t.to_fixed(v)))
     }
 }
 
@@ -253,18 +261,39 @@ mod tests {
     #[test]
     fn defaults_are_crates_cc_defaults_in_linux_fixed_point() {
         for a in Algo::ALL {
-            let w = a.default_words();
-            for (name, v) in a.values(&w) {
+            for (name, v) in a.values(&a.default_words()) {
                 let spec = a.spec(name).unwrap();
-                assert_eq!(
-                    v,
-                    from_fixed(name, to_fixed(name, spec.default)),
-                    "{} {name}",
-                    a.name()
-                );
+                assert!((v - spec.default).abs() <= 0.5 / 1024.0, "{} {name}", a.name());
             }
         }
-        assert_eq!(Algo::Tuner.default_words(), vec![512, 717, 1, 1, 1, 3, 16, 2000, 0, 41]);
+        // alpha, fast_convergence, beta, initial_ssthresh, bic_scale, tcp_friendliness,
+        // hystart, hystart_detect, hystart_low_window, hystart_ack_delta_us
+        assert_eq!(Algo::Tuner.default_words(), vec![512, 1, 717, 0, 41, 1, 1, 3, 16, 2000]);
+    }
+
+    /// The fields of a C struct in bpf/cclab_params.h, in order.
+    fn c_fields(header: &str, name: &str) -> Vec<String> {
+        let start = header.find(&format!("struct {name} {{")).expect("struct in header");
+        let body = &header[start..start + header[start..].find("};").expect("end of struct")];
+        body.lines()
+            .filter_map(|l| l.trim().strip_prefix("__u32 "))
+            .map(|l| l.split(';').next().unwrap().trim().to_string())
+            .collect()
+    }
+
+    /// bpf/cclab_params.h and the C defaults (cclab_tuner.bpf.c, cclab_cubic_fit.bpf.c,
+    /// compiled for the host) hold the fields derived from crates/cc, in the same order,
+    /// with the same defaults.
+    #[test]
+    fn c_structs_and_defaults_match_crates_cc() {
+        let header = include_str!("../bpf/cclab_params.h");
+        for (a, c_struct) in
+            [(Algo::Tuner, "cclab_tuner_params"), (Algo::CubicFit, "cclab_fit_params")]
+        {
+            let names: Vec<_> = a.fields().iter().map(|f| f.name()).collect();
+            assert_eq!(c_fields(header, c_struct), names, "{c_struct}");
+            assert_eq!(crate::host::c_defaults(a), a.default_words(), "{} defaults", a.name());
+        }
     }
 
     #[test]

@@ -69,6 +69,23 @@ extern "C" {
     fn cclab_fit_acked(sk: *mut HostSock, sample: *const AckSampleC);
     fn cclab_fit_undo_cwnd(sk: *mut HostSock) -> u32;
     fn cclab_host_fit_beta(n: u32) -> u32;
+    fn cclab_host_tuner_defaults(size: *mut u32) -> *const u32;
+    fn cclab_host_fit_defaults(size: *mut u32) -> *const u32;
+}
+
+/// The parameter words the C code falls back to (`tuner_defaults`, `fit_defaults`), as
+/// many as its struct holds.
+pub fn c_defaults(algo: Algo) -> Vec<u32> {
+    let mut size = 0u32;
+    // SAFETY: the functions return a pointer to a static const struct of `size` bytes,
+    // all __u32 fields, and write only `size`.
+    unsafe {
+        let words = match algo {
+            Algo::Tuner => cclab_host_tuner_defaults(&mut size),
+            Algo::CubicFit => cclab_host_fit_defaults(&mut size),
+        };
+        std::slice::from_raw_parts(words, size as usize / 4).to_vec()
+    }
 }
 
 /// CUBIC-FIT's beta (1/1024) for N (1/1024), as the C code computes it.
