@@ -99,6 +99,11 @@ pub fn check(
         } else if let Some((name, _)) = f.params.first() {
             return bad(format!("flows[{i}] ({}): params.{name}: the testbed cannot set per-flow parameters of kernel algorithms", f.name));
         }
+        // Both transports: the kernel gets rto_min and initcwnd on the flow's route, the
+        // user-space sender runs the simulator's TCP with them.
+        if let Err((name, why)) = f.tcp.check_limits() {
+            return bad(format!("flows[{i}] ({}): tcp.{name} = {why}", f.name));
+        }
         if f.rtt < cfg.bottleneck.delay.saturating_mul(2) {
             return bad(format!(
                 "flows[{i}] ({}): rtt {} is less than twice the bottleneck delay {}",
@@ -771,6 +776,15 @@ mod tests {
         let e = check(&c, &[Transport::Udp], &avail).unwrap_err().to_string();
         assert!(e.contains("flows[0]") && e.contains("nosuch"), "{e}");
         assert!(check(&config(&[("reno", 40)]), &k(2), &avail).is_err());
+        // The TCP-level limits of scenario files hold here too, for both transports.
+        let mut c = config(&[("reno", 40)]);
+        c.flows[0].tcp.init_cwnd = 1001;
+        let e = check(&c, &[Transport::Udp], &avail).unwrap_err().to_string();
+        assert!(e.contains("tcp.init_cwnd = 1001") && e.contains("1 to 1000 segments"), "{e}");
+        c.flows[0].tcp.init_cwnd = 10;
+        c.flows[0].tcp.rto_min = Duration::from_secs(61);
+        let e = check(&c, &k(1), &avail).unwrap_err().to_string();
+        assert!(e.contains("tcp.rto_min = 61s") && e.contains("1ms to 60s"), "{e}");
         let many: Vec<(&str, u64)> = vec![("cubic", 40); MAX_FLOWS + 1];
         assert!(check(&config(&many), &k(MAX_FLOWS + 1), &avail)
             .unwrap_err()

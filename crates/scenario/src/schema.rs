@@ -7,6 +7,7 @@
 use crate::doc::{line_of, Node, Span, Val};
 use crate::ScenarioError;
 use cclab_cc::registry::{info_of, spec_of};
+use cclab_cc::tcp_limits::{INITCWND, MSS, RTO_MIN_MS};
 use cclab_cc::{LossRecovery, ParamError, ParamKind};
 use cclab_sim::{
     Buffer, CodelConfig, CrossConfig, CrossKind, DelayedAck, FlowConfig, LinkConfig, LinkRate,
@@ -595,13 +596,14 @@ fn flow_entry(
     }
 
     let mut tcp = TcpConfig::default();
-    if let Some(d) = f.duration("rto_min", Duration::from_millis(1), Duration::from_secs(60))? {
+    let (rto_lo, rto_hi) = cclab_sim::rto_min_range();
+    if let Some(d) = f.duration("rto_min", rto_lo, rto_hi)? {
         tcp.rto_min = d;
     }
-    if let Some(n) = f.int("initcwnd", 1, 1000)? {
+    if let Some(n) = f.int("initcwnd", INITCWND.min as i64, INITCWND.max as i64)? {
         tcp.init_cwnd = n as u32;
     }
-    if let Some(n) = f.int("mss", 88, 9000)? {
+    if let Some(n) = f.int("mss", MSS.min as i64, MSS.max as i64)? {
         tcp.mss = n as u32;
     }
     if let Some(b) = f.bool("delayed_ack")? {
@@ -1075,21 +1077,25 @@ fn change_entry(
                         ))
                     }
                 };
-                // The simulator's live range (cclab_sim: whole milliseconds, 1 to 60000).
-                if !(1.0..=60_000.0).contains(&ms) || ms.fract() != 0.0 {
-                    return Err(ctx.bad(v, &field, format!("out of range for {who}; allowed: a whole number of milliseconds from 1ms to 60s")));
+                // Live changes take whole milliseconds.
+                let (lo, hi) = cclab_sim::rto_min_range();
+                if !(RTO_MIN_MS.min as f64..=RTO_MIN_MS.max as f64).contains(&ms)
+                    || ms.fract() != 0.0
+                {
+                    return Err(ctx.bad(v, &field, format!("out of range for {who}; allowed: a whole number of milliseconds from {lo} to {hi}")));
                 }
                 ms
             }
             "initcwnd" => match &v.val {
-                Val::Int(i) if (1..=1000).contains(i) => *i as f64,
+                Val::Int(i) if u64::try_from(*i).is_ok_and(|n| INITCWND.contains(n)) => *i as f64,
                 _ => {
                     return Err(ctx.bad(
                         v,
                         &field,
                         format!(
-                        "out of range for {who}; allowed: a whole number in [1, 1000] (segments)"
-                    ),
+                            "out of range for {who}; allowed: a whole number in [{}, {}] ({})",
+                            INITCWND.min, INITCWND.max, INITCWND.unit
+                        ),
                     ))
                 }
             },

@@ -1,6 +1,7 @@
 //! What a simulation is made of: plain data, already validated by whoever built it
 //! (the scenario crate turns TOML into these, with errors naming the field).
 
+use cclab_cc::tcp_limits::{TcpLimit, INITCWND, MSS, RTO_MIN_MS};
 use cclab_cc::LossRecovery;
 use cclab_units::{Duration, Rate, Time};
 use std::sync::Arc;
@@ -181,6 +182,38 @@ impl Default for TcpConfig {
     }
 }
 
+impl TcpConfig {
+    /// Checks mss, init_cwnd and rto_min against [`cclab_cc::tcp_limits`] (and rto_min
+    /// against rto_max); the error names the field and says what is allowed.
+    pub fn check_limits(&self) -> Result<(), (&'static str, String)> {
+        let whole = |field, limit: &TcpLimit, v: u64| {
+            if limit.contains(v) {
+                Ok(())
+            } else {
+                Err((field, format!("{v}: allowed {}", limit.allowed())))
+            }
+        };
+        whole("mss", &MSS, self.mss as u64)?;
+        whole("init_cwnd", &INITCWND, self.init_cwnd as u64)?;
+        let (lo, hi) = rto_min_range();
+        if self.rto_min < lo || self.rto_min > hi || self.rto_min > self.rto_max {
+            return Err((
+                "rto_min",
+                format!(
+                    "{}: allowed {lo} to {hi}, at most rto_max ({})",
+                    self.rto_min, self.rto_max
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The allowed `rto_min` ([`RTO_MIN_MS`]) as durations.
+pub fn rto_min_range() -> (Duration, Duration) {
+    (Duration::from_millis(RTO_MIN_MS.min), Duration::from_millis(RTO_MIN_MS.max))
+}
+
 /// Receiver delayed-ACK policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DelayedAck {
@@ -232,4 +265,4 @@ pub struct ParamChange {
 /// TCP-level parameters that can change on a running flow (TCPTuner's `ip route` ones),
 /// accepted by `set_param` and `ParamChange` besides the algorithm's own parameters.
 /// `rto_min` is in milliseconds, `initcwnd` in segments.
-pub const TCP_PARAMS: &[&str] = &["rto_min", "initcwnd"];
+pub const TCP_PARAMS: &[&str] = &[RTO_MIN_MS.name, INITCWND.name];

@@ -28,6 +28,7 @@ use crate::rng::{stream, Rng};
 use crate::tcp::{Ack, Segment, TcpReceiver, TcpSender};
 use crate::trace::LinkSchedule;
 use crate::wheel::{Timed, Wheel};
+use cclab_cc::tcp_limits::{TcpLimit, INITCWND, RTO_MIN_MS};
 use cclab_cc::{Algorithm, CongestionControl};
 use cclab_units::{Duration, Time};
 use std::cmp::Ordering;
@@ -365,21 +366,7 @@ pub fn validate(cfg: &SimConfig) -> Result<(), SimError> {
             return Err(err(field("bytes"), "0: a finite transfer needs at least one byte"));
         }
         let t = &f.tcp;
-        if !(64..=65_000).contains(&t.mss) {
-            return Err(err(field("tcp.mss"), format!("{}: allowed 64..=65000 bytes", t.mss)));
-        }
-        if !(1..=100_000).contains(&t.init_cwnd) {
-            return Err(err(
-                field("tcp.init_cwnd"),
-                format!("{}: allowed 1..=100000 segments", t.init_cwnd),
-            ));
-        }
-        if t.rto_min == Duration::ZERO || t.rto_min > t.rto_max {
-            return Err(err(
-                field("tcp.rto_min"),
-                format!("{}: must be positive and at most rto_max ({})", t.rto_min, t.rto_max),
-            ));
-        }
+        t.check_limits().map_err(|(name, why)| err(field(&format!("tcp.{name}")), why))?;
         if t.rto_initial == Duration::ZERO {
             return Err(err(field("tcp.rto_initial"), "0s: must be positive"));
         }
@@ -433,22 +420,18 @@ pub fn validate(cfg: &SimConfig) -> Result<(), SimError> {
     Ok(())
 }
 
-/// Allowed range of TCP-level live parameters.
-const RTO_MIN_MS: (f64, f64) = (1.0, 60_000.0);
-const INITCWND: (f64, f64) = (1.0, 1000.0);
-
 fn check_param(flow: usize, f: &FlowConfig, name: &str, v: f64) -> Result<(), SimError> {
     let field = format!("flows[{flow}].{name}");
-    let range = |(lo, hi): (f64, f64), unit: &str| {
-        if v.is_finite() && v >= lo && v <= hi && v.fract() == 0.0 {
+    let range = |limit: TcpLimit| {
+        if v.is_finite() && v.fract() == 0.0 && v >= 0.0 && limit.contains(v as u64) {
             Ok(())
         } else {
-            Err(err(&field, format!("flow {flow} (\"{}\"): parameter \"{name}\" = {v} is out of range; allowed: an integer in [{lo}, {hi}] {unit}", f.name)))
+            Err(err(&field, format!("flow {flow} (\"{}\"): parameter \"{name}\" = {v} is out of range; allowed: an integer in [{}, {}] {}", f.name, limit.min, limit.max, limit.unit)))
         }
     };
     match name {
-        "rto_min" => range(RTO_MIN_MS, "ms"),
-        "initcwnd" => range(INITCWND, "segments"),
+        "rto_min" => range(RTO_MIN_MS),
+        "initcwnd" => range(INITCWND),
         _ => {
             let mut alg = Algorithm::new(&f.cc).map_err(|e| err(&field, e.to_string()))?;
             alg.set_param(name, v).map_err(|e| {

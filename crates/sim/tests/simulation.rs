@@ -103,11 +103,11 @@ fn bad_configurations_are_refused_with_the_field_value_and_allowed_range() {
             "flows[0].params.beta",
             "no parameter \"beta\"",
         ),
-        (Box::new(|c| c.flows[0].tcp.mss = 10), "flows[0].tcp.mss", "allowed 64..=65000"),
+        (Box::new(|c| c.flows[0].tcp.mss = 10), "flows[0].tcp.mss", "allowed 88 to 9000 bytes"),
         (
             Box::new(|c| c.flows[0].tcp.init_cwnd = 0),
             "flows[0].tcp.init_cwnd",
-            "allowed 1..=100000",
+            "allowed 1 to 1000 segments",
         ),
         (
             Box::new(|c| c.bottleneck.buffer = Buffer::Packets(0)),
