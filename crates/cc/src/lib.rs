@@ -12,12 +12,15 @@
 //! Layout: [`tcp`] holds the helpers every algorithm shares (Linux's `tcp_cong.c`:
 //! `tcp_slow_start`, `tcp_cong_avoid_ai`, `tcp_reno_*`); [`params`] the tunable-parameter
 //! descriptions; [`registry`] the enum over all built-in algorithms used on the hot path;
-//! one file per algorithm beside them. [`cubic_config`] describes, once, the tunables that
-//! `cubic`, `tuner`, `cubic-fit` and the kernel crate's eBPF maps share.
+//! [`tcp_limits`] the allowed values of the TCP-level settings (`rto_min`, `initcwnd`,
+//! `mss`) for every crate; one file per algorithm beside them. [`cubic_config`] describes,
+//! once, the tunables that `cubic`, `tuner`, `cubic-fit` and the kernel crate's eBPF maps
+//! share.
 
 pub mod params;
 pub mod registry;
 pub mod tcp;
+pub mod tcp_limits;
 
 pub mod bic;
 pub mod compound;

@@ -5,6 +5,7 @@ use crate::algo::{parse_value, show_value, Algo};
 use crate::error::Error;
 use crate::loader::{self, Kernel};
 use crate::route::{RouteChange, Routes};
+use cclab_cc::tcp_limits::{TcpLimit, INITCWND, RTO_MIN_MS};
 use clap::{Args as ClapArgs, Subcommand};
 
 /// Real kernel: cclab's algorithms as eBPF struct_ops, tuned live (root).
@@ -104,6 +105,30 @@ pub fn parse_changes(algo: Algo, changes: &[String]) -> Result<Vec<(String, f64)
         .collect()
 }
 
+/// `--rto-min` (rounded up to whole milliseconds, as routes hold it) and `--initcwnd`,
+/// checked against the TCP-level limits the rest of cclab uses.
+pub fn route_change(rto_min: Option<&str>, initcwnd: Option<u64>) -> Result<RouteChange, Error> {
+    let out_of_range = |flag: &str, value: &dyn std::fmt::Display, limit: &TcpLimit| {
+        Error::Param(format!("{flag} = {value} is out of range; allowed: {}", limit.allowed()))
+    };
+    let rto_min_ms = match rto_min {
+        Some(t) => {
+            let d = cclab_units::parse_duration(t)
+                .map_err(|e| Error::Param(format!("--rto-min: {e}")))?;
+            let ms = d.as_nanos().div_ceil(1_000_000);
+            if !RTO_MIN_MS.contains(ms) {
+                return Err(out_of_range("--rto-min", &t, &RTO_MIN_MS));
+            }
+            Some(ms)
+        }
+        None => None,
+    };
+    if let Some(c) = initcwnd.filter(|c| !INITCWND.contains(*c)) {
+        return Err(out_of_range("--initcwnd", &c, &INITCWND));
+    }
+    Ok(RouteChange { rto_min_ms, initcwnd })
+}
+
 pub fn run(args: Args) -> Result<(), Error> {
     let k = Kernel::default();
     match args.cmd {
@@ -177,27 +202,7 @@ pub fn run(args: Args) -> Result<(), Error> {
                     println!("restored {d}");
                 }
             } else if rto_min.is_some() || initcwnd.is_some() {
-                let rto_min_ms = match rto_min {
-                    Some(t) => {
-                        let d = cclab_units::parse_duration(&t)
-                            .map_err(|e| Error::Param(format!("--rto-min: {e}")))?;
-                        let ms = d.as_nanos().div_ceil(1_000_000);
-                        if ms == 0 || ms > 120_000 {
-                            return Err(Error::Param(format!(
-                                "--rto-min = {t} is out of range; allowed: 1ms to 120s"
-                            )));
-                        }
-                        Some(ms)
-                    }
-                    None => None,
-                };
-                if initcwnd == Some(0) || initcwnd.is_some_and(|c| c > 10_000) {
-                    return Err(Error::Param(format!(
-                        "--initcwnd = {} is out of range; allowed: 1 to 10000",
-                        initcwnd.unwrap()
-                    )));
-                }
-                let (changed, skipped) = r.set(RouteChange { rto_min_ms, initcwnd })?;
+                let (changed, skipped) = r.set(route_change(rto_min.as_deref(), initcwnd)?)?;
                 for c in changed {
                     println!("changed {}", c.dst);
                 }
@@ -257,5 +262,19 @@ mod tests {
         assert!(e.contains("cclab_cubic_fit has no parameter \"beta\""), "{e}");
         let e = Algo::parse("bbr2").unwrap_err().to_string();
         assert!(e.contains("cclab_tuner") && e.contains("cclab_cubic_fit"), "{e}");
+    }
+
+    /// The same limits as scenario files: rto_min 1 ms to 60 s, initcwnd 1 to 1000.
+    #[test]
+    fn route_changes_take_the_tcp_limits() {
+        let c = route_change(Some("200us"), Some(1000)).unwrap();
+        assert_eq!((c.rto_min_ms, c.initcwnd), (Some(1), Some(1000)), "rounded up to 1 ms");
+        assert_eq!(route_change(Some("60s"), None).unwrap().rto_min_ms, Some(60_000));
+        let e = route_change(Some("61s"), None).unwrap_err().to_string();
+        assert!(e.contains("--rto-min = 61s") && e.contains("1 to 60000 ms"), "{e}");
+        let e = route_change(None, Some(1001)).unwrap_err().to_string();
+        assert!(e.contains("--initcwnd = 1001") && e.contains("1 to 1000 segments"), "{e}");
+        assert!(route_change(None, Some(0)).is_err());
+        assert!(route_change(Some("0s"), None).is_err());
     }
 }

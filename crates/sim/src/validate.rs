@@ -10,6 +10,9 @@
 
 use crate::config::*;
 use crate::error::SimError;
+use cclab_cc::tcp_limits::{
+    INITCWND as LIMITS_INITCWND, MSS as LIMITS_MSS, RTO_MIN_MS as LIMITS_RTO_MIN,
+};
 use cclab_cc::{Algorithm, ParamError};
 use cclab_units::{Duration, Rate, Time};
 use std::fmt::Display;
@@ -37,14 +40,16 @@ pub const MAX_BUFFER_PACKETS: u64 = 100_000_000;
 pub const BUFFER_BYTES: (u64, u64) = (1500, 1_000_000_000_000);
 /// Largest finite transfer.
 pub const MAX_FLOW_BYTES: u64 = 1_000_000_000_000_000;
-/// Segment sizes: Linux's `TCP_MIN_MSS` to a jumbo frame.
-pub const MSS: (u32, u32) = (88, 9000);
+/// Segment sizes (cclab_cc::tcp_limits, the one table of TCP-level limits).
+pub const MSS: (u32, u32) = (LIMITS_MSS.min as u32, LIMITS_MSS.max as u32);
 /// UDP packet sizes on the wire: IP and UDP headers alone to a jumbo frame.
 pub const PACKET_BYTES: (u32, u32) = (28, 9000);
 /// TCP-level limits, the same for a flow's configuration and a change on a running flow
-/// (TCPTuner's `ip route` parameters).
-pub const RTO_MIN: (Duration, Duration) = (Duration::from_millis(1), Duration::from_secs(60));
-pub const INIT_CWND: (u32, u32) = (1, 1000);
+/// (TCPTuner's `ip route` parameters), from cclab_cc::tcp_limits, which `cclab kernel
+/// route` and the testbed also use.
+pub const RTO_MIN: (Duration, Duration) =
+    (Duration::from_millis(LIMITS_RTO_MIN.min), Duration::from_millis(LIMITS_RTO_MIN.max));
+pub const INIT_CWND: (u32, u32) = (LIMITS_INITCWND.min as u32, LIMITS_INITCWND.max as u32);
 /// Largest receiver window in bytes.
 pub const MAX_RWND: u64 = 1 << 40;
 
