@@ -22,6 +22,7 @@ use crate::forwarder::{
 use crate::spec::parse_direction;
 use crate::stats::DirectionStats;
 use crate::{netns, EmuError, EmuNet, ADDR_A, ADDR_B};
+use cclab_units::json::Json;
 use cclab_units::{parse_duration, Duration};
 use clap::{Args, Subcommand};
 use std::io::Write;
@@ -398,25 +399,31 @@ pub fn print_summary(fwd: &Forwarder, out: &mut dyn Write) {
 }
 
 fn summary_json(fwd: &Forwarder) -> String {
-    let mut s = format!("{{\n  \"duration_s\": {:.6},\n", fwd.elapsed().as_secs_f64());
-    for (i, name) in ["uplink", "downlink"].iter().enumerate() {
-        let d = &fwd.dirs[i].stats;
-        let us = |x: Duration| x.as_nanos() as f64 / 1e3;
-        s += &format!(
-            "  \"{name}\": {{\"arrived_packets\": {}, \"delivered_packets\": {}, \"delivered_bytes\": {}, \"queue_drops\": {}, \"random_losses\": {}, \"write_errors\": {}, \"lateness_us\": {{\"p50\": {:.1}, \"p99\": {:.1}, \"max\": {:.1}}}}}{}\n",
-            d.arrived_packets,
-            d.delivered_packets,
-            d.delivered_bytes,
-            d.queue_drops,
-            d.random_losses,
-            d.write_errors,
-            us(d.lateness.quantile(0.5)),
-            us(d.lateness.quantile(0.99)),
-            us(d.lateness.max()),
-            if i == 0 { "," } else { "" }
-        );
-    }
-    s + "}\n"
+    let us = |x: Duration| Json::f(x.as_nanos() as f64 / 1e3, 1);
+    let direction = |d: &DirectionStats| {
+        Json::Obj(vec![
+            ("arrived_packets", Json::u(d.arrived_packets)),
+            ("delivered_packets", Json::u(d.delivered_packets)),
+            ("delivered_bytes", Json::u(d.delivered_bytes)),
+            ("queue_drops", Json::u(d.queue_drops)),
+            ("random_losses", Json::u(d.random_losses)),
+            ("write_errors", Json::u(d.write_errors)),
+            (
+                "lateness_us",
+                Json::Obj(vec![
+                    ("p50", us(d.lateness.quantile(0.5))),
+                    ("p99", us(d.lateness.quantile(0.99))),
+                    ("max", us(d.lateness.max())),
+                ]),
+            ),
+        ])
+    };
+    Json::Obj(vec![
+        ("duration_s", Json::f(fwd.elapsed().as_secs_f64(), 6)),
+        ("uplink", direction(&fwd.dirs[0].stats)),
+        ("downlink", direction(&fwd.dirs[1].stats)),
+    ])
+    .render()
 }
 
 /// Restores default signal handling when the run ends, however it ends.

@@ -12,6 +12,7 @@
 //! namespace) in the state directory; `restore` puts them back, including "unset".
 
 use crate::error::Error;
+use cclab_units::json::Json;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
@@ -156,19 +157,22 @@ impl Routes {
         if path.exists() {
             return Ok(()); // keep the first originals until restore
         }
-        let saved: Vec<Value> = routes
+        let saved = routes
             .iter()
             .filter(|r| r.unsupported.is_none())
             .map(|r| {
-                serde_json::json!({
-                    "dst": r.dst, "metric": r.json.get("metric"), "tos": r.json.get("tos"),
-                    "rto_min_ms": r.rto_min_ms, "initcwnd": r.initcwnd,
-                })
+                Json::Obj(vec![
+                    ("dst", Json::s(&r.dst)),
+                    ("metric", scalar(r.json.get("metric"))),
+                    ("tos", scalar(r.json.get("tos"))),
+                    ("rto_min_ms", Json::from(r.rto_min_ms)),
+                    ("initcwnd", Json::from(r.initcwnd)),
+                ])
             })
             .collect();
         std::fs::create_dir_all(&self.state_dir)
             .map_err(|e| Error::io(format!("creating {}", self.state_dir.display()), e))?;
-        std::fs::write(&path, serde_json::to_string_pretty(&saved).unwrap())
+        std::fs::write(&path, Json::Arr(saved).render())
             .map_err(|e| Error::io(format!("writing {}", path.display()), e))
     }
 
@@ -205,6 +209,15 @@ impl Routes {
         std::fs::remove_file(&path)
             .map_err(|e| Error::io(format!("removing {}", path.display()), e))?;
         Ok(done)
+    }
+}
+
+/// A number or string from `ip -j` output, written back as it came (anything else: null).
+fn scalar(v: Option<&Value>) -> Json {
+    match v {
+        Some(Value::Number(n)) => Json::Num(n.to_string()),
+        Some(Value::String(s)) => Json::s(s),
+        _ => Json::Null,
     }
 }
 
@@ -322,6 +335,26 @@ mod tests {
         assert_eq!((r.rto_min_ms, r.initcwnd, r.unsupported.clone()), (Some(50), Some(20), None));
         let a = change_args(&r, "main", Some(10), None).join(" ");
         assert_eq!(a, "route change 198.18.10.0/24 via 198.18.9.2 dev v0 proto boot scope global table main mtu 1400 rto_min 10ms");
+    }
+
+    /// What restore reads back: the route's key (dst, metric, tos) and our two values.
+    #[test]
+    fn originals_are_saved_as_restore_reads_them() {
+        let dir = std::env::temp_dir().join(format!("cclab-route-test-{}", std::process::id()));
+        let routes = Routes { state_dir: dir.clone(), ..Routes::default() };
+        let j: Value = serde_json::from_str(
+            r#"{"dst":"198.18.10.0/24","dev":"v0","metric":100,"metrics":[{"rto_min":50}]}"#,
+        )
+        .unwrap();
+        routes.save_originals(&[route_info(j.clone())]).unwrap();
+        let text = std::fs::read_to_string(routes.state_file()).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let saved: Vec<Value> = serde_json::from_str(&text).unwrap();
+        assert_eq!(saved.len(), 1, "{text}");
+        let s = &saved[0];
+        assert_eq!((s["dst"].as_str(), s["metric"].as_u64()), (Some("198.18.10.0/24"), Some(100)));
+        assert!(s["tos"].is_null() && s["initcwnd"].is_null(), "{text}");
+        assert_eq!(s["rto_min_ms"].as_u64(), Some(50));
     }
 
     #[test]

@@ -8,10 +8,14 @@
 //! - time: `ns`, `us`, `ms`, `s` (e.g. `"20ms"`, `"1.5s"`)
 //! - rate: `bps`, `Kbps`, `Mbps`, `Gbps` (decimal SI: 1 Kbps = 1000 bit/s)
 //! - size: `B`, `KB`, `MB`, `GB` (decimal SI: 1 KB = 1000 bytes, as iperf and mahimahi use)
+//!
+//! Written out: [`json`], the JSON writer every crate uses, with fixed decimals and key
+//! order so that result files are byte-identical run after run.
 
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 
+pub mod json;
 mod parse;
 pub use parse::{parse_bytes, parse_duration, parse_rate, UnitError};
 
