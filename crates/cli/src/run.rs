@@ -2,7 +2,7 @@
 //! write the results folder and print the summary table.
 
 use crate::progress::Progress;
-use crate::results::{self, Perf, Recorder, Staging};
+use crate::results::{self, Clock, Perf, Recorder, Staging};
 use cclab_scenario::Scenario;
 use cclab_sim::Simulation;
 use cclab_units::Time;
@@ -69,34 +69,11 @@ pub fn main(args: Args) -> Result<(), String> {
     let wall_s = started.elapsed().as_secs_f64();
     progress.finish(total_s);
     let report = sim.report();
-    rec.finish()?;
-
     let perf = Perf {
+        clock: Clock::Simulated { events: report.events },
+        run_s: report.duration.as_secs_f64(),
         wall_s,
-        simulated_s: report.duration.as_secs_f64(),
-        events: report.events,
         packets: report.link.delivered_packets,
     };
-    let dir = staging.path();
-    let write = |name: &str, text: &str| {
-        std::fs::write(dir.join(name), text)
-            .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
-    };
-    write("summary.json", &results::summary_json(&scn, &report).render())?;
-    write("perf.json", &perf.json().render())?;
-    let plots = rec.plots(&scn);
-    for (name, svg) in &plots {
-        write(name, svg)?;
-    }
-    write("report.html", &results::report_html(&scn, &report, &plots))?;
-    let replaced = staging.commit()?;
-
-    crate::format::out(&results::table(&scn, &report));
-    crate::format::outln(&perf.line());
-    crate::format::outln(&format!(
-        "results: {}{}",
-        out.display(),
-        if replaced { " (replaced the earlier results there)" } else { "" }
-    ));
-    Ok(())
+    results::finish(staging, &mut rec, &scn, &report, &perf)
 }

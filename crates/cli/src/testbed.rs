@@ -2,9 +2,10 @@
 //! written into the same results folder as `cclab run`, so the two can be compared.
 
 use crate::progress::Progress;
-use crate::results::{self, Recorder, Staging};
+use crate::results::{self, Clock, Perf, Recorder, Staging};
 use cclab_emu::testbed::Transport;
 use std::path::PathBuf;
+use std::time::Instant;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -51,25 +52,19 @@ pub fn main(args: Args) -> Result<(), String> {
         Some(t) => vec![t; scn.config.flows.len()],
         None => scn.transports.clone(),
     };
+    let started = Instant::now();
     let report = cclab_emu::testbed::run_with(&scn.config, &transports, &mut rec, &mut |t| {
         progress.update(t.as_secs_f64(), total_s)
     })
     .map_err(|e| e.to_string())?;
+    // Namespace and emulator setup and teardown included: the command's real cost.
+    let wall_s = started.elapsed().as_secs_f64();
     progress.finish(total_s);
-    rec.finish()?;
-    let dir = staging.path();
-    let write = |name: &str, text: &str| {
-        std::fs::write(dir.join(name), text)
-            .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
+    let perf = Perf {
+        clock: Clock::RealTime,
+        run_s: report.duration.as_secs_f64(),
+        wall_s,
+        packets: report.link.delivered_packets,
     };
-    write("summary.json", &results::summary_json(&scn, &report).render())?;
-    let plots = rec.plots(&scn);
-    for (name, svg) in &plots {
-        write(name, svg)?;
-    }
-    write("report.html", &results::report_html(&scn, &report, &plots))?;
-    staging.commit()?;
-    print!("{}", results::table(&scn, &report));
-    println!("results: {}", out.display());
-    Ok(())
+    results::finish(staging, &mut rec, &scn, &report, &perf)
 }
