@@ -1,7 +1,8 @@
-//! The results folder of a run: what is recorded while the simulation goes on
-//! ([`Recorder`], an [`Observer`]) and the files written at the end (summary.json,
-//! perf.json, flows.csv, queue.csv, four SVG plots, report.html), plus the terminal
-//! table. Everything except perf.json is a function of the scenario and seed only.
+//! The results folder of a run, simulated (`cclab run`) or on the testbed (`cclab testbed
+//! run`): what is recorded while the run goes on ([`Recorder`], an [`Observer`]) and the
+//! files written at the end by [`finish`] (summary.json, perf.json, flows.csv, queue.csv,
+//! four SVG plots, report.html), plus the terminal table. Everything except perf.json is
+//! a function of the scenario and seed only (for simulated runs).
 //!
 //! Files are written into a staging folder beside the destination and renamed into
 //! place at the end ([`Staging`]), so a failed run never leaves half-written results and
@@ -304,7 +305,7 @@ fn opt(x: Option<f64>, decimals: usize) -> Json {
 }
 
 /// summary.json: a function of the scenario and seed only (no wall-clock figures).
-pub fn summary_json(scn: &Scenario, r: &Report, m: &RunMetrics) -> Json {
+fn summary_json(scn: &Scenario, r: &Report, m: &RunMetrics) -> Json {
     let cfg = &scn.config;
     let goodputs: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
     let flows = r
@@ -382,39 +383,112 @@ pub fn summary_json(scn: &Scenario, r: &Report, m: &RunMetrics) -> Json {
     ])
 }
 
+/// How a run kept time.
+pub enum Clock {
+    /// The simulator's virtual clock, advanced by `events` events.
+    Simulated { events: u64 },
+    /// Real time through the emulator (the testbed): no event queue.
+    RealTime,
+}
+
 /// Wall-clock figures of one run (perf.json and the terminal).
 pub struct Perf {
+    pub clock: Clock,
+    /// Scenario time the run covered, seconds (simulated, or emulated in real time).
+    pub run_s: f64,
+    /// Wall-clock time the run took, seconds.
     pub wall_s: f64,
-    pub simulated_s: f64,
-    pub events: u64,
+    /// Packets the bottleneck delivered.
     pub packets: u64,
 }
 
 impl Perf {
+    /// Per wall-clock second.
+    fn per_s(&self, x: u64) -> f64 {
+        if self.wall_s > 0.0 {
+            x as f64 / self.wall_s
+        } else {
+            0.0
+        }
+    }
+
     pub fn json(&self) -> Json {
-        let per = |x: u64| if self.wall_s > 0.0 { x as f64 / self.wall_s } else { 0.0 };
-        Json::Obj(vec![
-            ("simulated_s", Json::f(self.simulated_s, 9)),
-            ("wall_s", Json::f(self.wall_s, 6)),
-            ("events", Json::u(self.events)),
-            ("events_per_s", Json::f(per(self.events), 0)),
-            ("bottleneck_packets", Json::u(self.packets)),
-            ("packets_per_s", Json::f(per(self.packets), 0)),
-        ])
+        let mut keys = match self.clock {
+            Clock::Simulated { .. } => vec![("simulated_s", Json::f(self.run_s, 9))],
+            Clock::RealTime => vec![("emulated_s", Json::f(self.run_s, 9))],
+        };
+        keys.push(("wall_s", Json::f(self.wall_s, 6)));
+        if let Clock::Simulated { events } = self.clock {
+            keys.push(("events", Json::u(events)));
+            keys.push(("events_per_s", Json::f(self.per_s(events), 0)));
+        }
+        keys.push(("bottleneck_packets", Json::u(self.packets)));
+        keys.push(("packets_per_s", Json::f(self.per_s(self.packets), 0)));
+        Json::Obj(keys)
     }
 
     pub fn line(&self) -> String {
-        let per = |x: u64| if self.wall_s > 0.0 { x as f64 / self.wall_s } else { 0.0 };
-        format!(
-            "simulated {} s in {:.3} s wall: {} events ({:.2} M events/s), {} bottleneck packets ({:.2} M packets/s)",
-            num(self.simulated_s, 3),
-            self.wall_s,
-            self.events,
-            per(self.events) / 1e6,
-            self.packets,
-            per(self.packets) / 1e6
-        )
+        let (run_s, wall_s, packets) = (num(self.run_s, 3), self.wall_s, self.packets);
+        match self.clock {
+            Clock::Simulated { events } => format!(
+                "simulated {run_s} s in {wall_s:.3} s wall: {events} events ({:.2} M events/s), {packets} bottleneck packets ({:.2} M packets/s)",
+                self.per_s(events) / 1e6,
+                self.per_s(packets) / 1e6
+            ),
+            Clock::RealTime => format!(
+                "emulated {run_s} s in {wall_s:.3} s wall: {packets} bottleneck packets ({:.0} packets/s)",
+                self.per_s(packets)
+            ),
+        }
     }
+}
+
+/// The end of every run, simulated or on the testbed: flushes the time series, writes
+/// summary.json, perf.json, the plots, report.html and the `extra` (name, text) files
+/// beside them, then moves the folder into place. Returns whether that replaced earlier
+/// results there.
+pub fn finish(
+    staging: Staging,
+    rec: &mut Recorder,
+    run: (&Scenario, &Report, &RunMetrics),
+    perf: &Perf,
+    extra: &[(&str, String)],
+) -> Result<bool, String> {
+    let (scn, report, metrics) = run;
+    rec.finish()?;
+    let dir = staging.path();
+    let write = |name: &str, text: &str| {
+        std::fs::write(dir.join(name), text)
+            .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
+    };
+    write("summary.json", &summary_json(scn, report, metrics).render())?;
+    write("perf.json", &perf.json().render())?;
+    let plots = rec.plots(scn);
+    for (name, svg) in &plots {
+        write(name, svg)?;
+    }
+    write("report.html", &report_html(scn, report, &plots))?;
+    for (name, text) in extra {
+        write(name, text)?;
+    }
+    staging.commit()
+}
+
+/// What a run prints when it is done: the table, the perf line and where the results are.
+pub fn print_finished(
+    run: (&Scenario, &Report, &RunMetrics),
+    perf: &Perf,
+    dest: &Path,
+    replaced: bool,
+) {
+    let (scn, report, metrics) = run;
+    crate::format::out(&table(scn, report, metrics));
+    crate::format::outln(&perf.line());
+    crate::format::outln(&format!(
+        "results: {}{}",
+        dest.display(),
+        if replaced { " (replaced the earlier results there)" } else { "" }
+    ));
 }
 
 /// The per-flow table and the link line, as printed on the terminal. The window goodput,
@@ -626,7 +700,7 @@ pub(crate) fn goodput_points(p: &[(f64, u64)], window: f64) -> Vec<(f64, f64)> {
 }
 
 /// report.html: the summary table and the plots in one self-contained page.
-pub fn report_html(scn: &Scenario, r: &Report, plots: &[(&'static str, String)]) -> String {
+fn report_html(scn: &Scenario, r: &Report, plots: &[(&'static str, String)]) -> String {
     let mut h = String::new();
     h.push_str("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab: ");
     h.push_str(&xml(&scn.name));

@@ -3,7 +3,7 @@
 //! [`crate::sweep`], which runs every point through [`execute`].
 
 use crate::progress::Progress;
-use crate::results::{self, Perf, Recorder, Staging};
+use crate::results::{self, Clock, Perf, Recorder, Staging};
 use cclab_scenario::metrics::{run_metrics, FlowSeries, RunMetrics, Tee};
 use cclab_scenario::{Loaded, Scenario};
 use cclab_sim::{Report, Simulation};
@@ -66,13 +66,7 @@ pub fn main(args: Args) -> Result<(), String> {
     };
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(&scn.name));
     let done = execute(&scn, &file, &out, &[], true)?;
-    crate::format::out(&results::table(&scn, &done.report, &done.metrics));
-    crate::format::outln(&done.perf.line());
-    crate::format::outln(&format!(
-        "results: {}{}",
-        out.display(),
-        if done.replaced { " (replaced the earlier results there)" } else { "" }
-    ));
+    results::print_finished((&scn, &done.report, &done.metrics), &done.perf, &out, done.replaced);
     Ok(())
 }
 
@@ -122,7 +116,6 @@ pub fn execute(
         p.finish(total_s);
     }
     let report = sim.report();
-    rec.finish()?;
     let sent: Vec<u64> = (0..scn.config.flows.len())
         .map(|i| {
             let s = sim.sender(i);
@@ -132,26 +125,11 @@ pub fn execute(
     let metrics = run_metrics(&scn.config, &scn.metrics, &report, &series, Some(&sent));
 
     let perf = Perf {
+        clock: Clock::Simulated { events: report.events },
+        run_s: report.duration.as_secs_f64(),
         wall_s,
-        simulated_s: report.duration.as_secs_f64(),
-        events: report.events,
         packets: report.link.delivered_packets,
     };
-    let dir = staging.path();
-    let write = |name: &str, text: &str| {
-        std::fs::write(dir.join(name), text)
-            .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
-    };
-    write("summary.json", &results::summary_json(scn, &report, &metrics).render())?;
-    write("perf.json", &perf.json().render())?;
-    let plots = rec.plots(scn);
-    for (name, svg) in &plots {
-        write(name, svg)?;
-    }
-    write("report.html", &results::report_html(scn, &report, &plots))?;
-    for (name, text) in extra {
-        write(name, text)?;
-    }
-    let replaced = staging.commit()?;
+    let replaced = results::finish(staging, &mut rec, (scn, &report, &metrics), &perf, extra)?;
     Ok(Finished { report, metrics, perf, replaced })
 }

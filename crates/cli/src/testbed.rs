@@ -2,10 +2,11 @@
 //! written into the same results folder as `cclab run`, so the two can be compared.
 
 use crate::progress::Progress;
-use crate::results::{self, Recorder, Staging};
+use crate::results::{self, Clock, Perf, Recorder, Staging};
 use cclab_emu::testbed::Transport;
 use cclab_scenario::metrics::{run_metrics, FlowSeries, Tee};
 use std::path::PathBuf;
+use std::time::Instant;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -54,28 +55,25 @@ pub fn main(args: Args) -> Result<(), String> {
         None => scn.transports.clone(),
     };
     cclab_emu::netns::reap();
+    let started = Instant::now();
     let mut both = Tee(&mut rec, &mut series);
     let report = cclab_emu::testbed::run_with(&scn.config, &transports, &mut both, &mut |t| {
         progress.update(t.as_secs_f64(), total_s)
     })
     .map_err(|e| e.to_string())?;
+    // Namespace and emulator setup and teardown included: the command's real cost.
+    let wall_s = started.elapsed().as_secs_f64();
     progress.finish(total_s);
-    rec.finish()?;
     // Real TCP's bytes sent are not counted here, so no send rate.
     let metrics = run_metrics(&scn.config, &scn.metrics, &report, &series, None);
-    let dir = staging.path();
-    let write = |name: &str, text: &str| {
-        std::fs::write(dir.join(name), text)
-            .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
+    let perf = Perf {
+        clock: Clock::RealTime,
+        run_s: report.duration.as_secs_f64(),
+        wall_s,
+        packets: report.link.delivered_packets,
     };
-    write("summary.json", &results::summary_json(&scn, &report, &metrics).render())?;
-    let plots = rec.plots(&scn);
-    for (name, svg) in &plots {
-        write(name, svg)?;
-    }
-    write("report.html", &results::report_html(&scn, &report, &plots))?;
-    staging.commit()?;
-    print!("{}", results::table(&scn, &report, &metrics));
-    println!("results: {}", out.display());
+    let run = (&scn, &report, &metrics);
+    let replaced = results::finish(staging, &mut rec, run, &perf, &[])?;
+    results::print_finished(run, &perf, &out, replaced);
     Ok(())
 }

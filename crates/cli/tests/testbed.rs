@@ -47,9 +47,17 @@ fn per_flow_transport_mixes_kernel_and_udp_flows() {
     );
     let o = run_in(dir.path(), &["testbed", "run", "mixed.toml", "--out", "tb"]);
     assert!(o.status.success(), "{}", stderr(&o));
-    for f in ["summary.json", "flows.csv", "queue.csv", "cwnd.svg", "report.html"] {
+    for f in ["summary.json", "perf.json", "flows.csv", "queue.csv", "cwnd.svg", "report.html"] {
         assert!(dir.path().join("tb").join(f).exists(), "{f} missing");
     }
+    // perf.json with what a real-time run has: no simulator events.
+    let perf = std::fs::read_to_string(dir.path().join("tb/perf.json")).unwrap();
+    let p: serde_json::Value = serde_json::from_str(&perf).unwrap();
+    assert_eq!(p["emulated_s"].as_f64(), Some(4.0), "{perf}");
+    assert!(p["wall_s"].as_f64().unwrap() >= 4.0, "{perf}");
+    assert!(p["bottleneck_packets"].as_u64().unwrap() > 1000, "{perf}");
+    assert!(p.get("events").is_none() && p.get("simulated_s").is_none(), "{perf}");
+    assert!(stdout(&o).contains("emulated 4 s in"), "{}", stdout(&o));
     let summary = std::fs::read_to_string(dir.path().join("tb/summary.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&summary).unwrap();
     let flows = v["flows"].as_array().unwrap();
