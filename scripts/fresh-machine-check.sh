@@ -52,9 +52,10 @@ install_packages "mmdebstrap"
 # The Debian archive and security URIs this machine's apt uses (deb822 or one-line form);
 # the fresh root file system gets the same.
 host_apt_uri() {
-    local pattern="$1"
-    cat /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list /etc/apt/sources.list 2>/dev/null \
-        | grep -v '^[[:space:]]*#' | grep -oE '(https?|file)://[^ ]*' | grep -E "$pattern" | head -n 1
+    local pattern="$1" f
+    for f in /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list /etc/apt/sources.list; do
+        [ -f "$f" ] && grep -v '^[[:space:]]*#' "$f"
+    done | grep -oE '(https?|file)://[^ ]*' | grep -E "$pattern" | head -n 1 || true
 }
 DEBIAN_URI="$(host_apt_uri '/debian/?$')"
 DEBIAN_URI="${DEBIAN_URI:-http://deb.debian.org/debian}"
