@@ -121,7 +121,13 @@ else
 fi
 flock -u 9
 
-WORK="$(mktemp -d /var/tmp/cclab-fresh.XXXXXX)"
+# Each run works in /var/tmp/cclab-fresh.<pid>. A run killed with SIGKILL never ran its trap:
+# its mounts went with its mount namespace, and its directory is removed here.
+for old in /var/tmp/cclab-fresh.*; do
+    [ -d "$old" ] && ! kill -0 "${old##*.}" 2>/dev/null && rm -rf "$old"
+done
+WORK="/var/tmp/cclab-fresh.$$"
+rm -rf "$WORK"
 ROOT="$WORK/root"
 cleanup() {
     umount -R "$ROOT" 2>/dev/null || umount -R -l "$ROOT" 2>/dev/null || true
@@ -164,9 +170,16 @@ status=0
 in_fresh "bash scripts/run-default.sh" 2>&1 | tee "$LOG" || status=$?
 echo "== run-default.sh exited $status after $((SECONDS - started)) s"
 
+passed=0
 failed=0
 check() {
-    if eval "$2"; then echo "ok: $1"; else echo "FAILED: $1"; failed=1; fi
+    if eval "$2"; then
+        echo "ok: $1"
+        passed=$((passed + 1))
+    else
+        echo "FAILED: $1"
+        failed=$((failed + 1))
+    fi
 }
 check "run-default.sh exits 0" '[ "$status" = 0 ]'
 check "the summary table printed" 'grep -qE "^flow +name +cc +goodput" "$LOG"'
@@ -183,9 +196,5 @@ if [ "$RUN_TESTS" = 1 ]; then
     check "test.sh exits 0" '[ "$test_status" = 0 ]'
 fi
 
-if [ "$failed" = 0 ]; then
-    echo "== fresh-machine check passed"
-else
-    echo "== fresh-machine check FAILED"
-fi
-exit "$failed"
+echo "fresh-machine-check: $passed passed, $failed failed"
+[ "$failed" = 0 ]
