@@ -145,8 +145,10 @@ mount --rbind /dev "$ROOT/dev"
 cp -L /etc/resolv.conf "$ROOT/etc/resolv.conf"
 # This machine's locally trusted CA certificates, as its image has them (the network here
 # may inspect TLS); Debian's ca-certificates adds them to the store when set-up installs it.
-mkdir -p "$ROOT/usr/local/share/ca-certificates"
-cp -a /usr/local/share/ca-certificates/. "$ROOT/usr/local/share/ca-certificates/"
+if [ -d /usr/local/share/ca-certificates ]; then
+    mkdir -p "$ROOT/usr/local/share/ca-certificates"
+    cp -a /usr/local/share/ca-certificates/. "$ROOT/usr/local/share/ca-certificates/"
+fi
 
 COMMIT="$(git -C "$REPO" rev-parse HEAD)"
 if [ -n "$(git -C "$REPO" status --porcelain --untracked-files=no)" ]; then
