@@ -1,29 +1,44 @@
-# The system packages cclab's build and tests need, in one place. Sourced by test.sh and
-# run-default.sh; add to PACKAGES here (the kernel and emulator work need the BPF tools).
-PACKAGES="build-essential curl ca-certificates clang llvm libbpf-dev bpftool iproute2 libelf-dev zlib1g-dev pkg-config"
-# What building and running the simulator alone needs (scripts/run-default.sh).
-BUILD_PACKAGES="build-essential curl ca-certificates pkg-config"
+# The Debian packages cclab needs, in one place. Sourced by run-default.sh and test.sh, which
+# install whatever of their list is missing (install_packages checks each package).
+#
+# PACKAGES: building cclab and running any of its commands. `cargo build -p cclab` builds
+# every crate, the kernel one included, so this is more than the simulator alone needs;
+# scripts/fresh-machine-check.sh proves the list complete on a clean Debian 12.
+#   build-essential                C compiler and make (the cc crate, libbpf's Makefile)
+#   pkg-config libelf-dev zlib1g-dev   libbpf-sys, which builds libbpf from source
+#   clang libbpf-dev bpftool       the BPF programs (crates/kernel/build.rs): clang -target
+#                                  bpf, <bpf/bpf_helpers.h>, vmlinux.h from the kernel's BTF
+#   iproute2                       `ip` and `tc`, which the root commands (emu, testbed,
+#                                  udp, kernel route) and their tests run
+#   curl ca-certificates           rustup when cargo is missing; cargo's HTTPS to crates.io
+PACKAGES="build-essential pkg-config libelf-dev zlib1g-dev clang libbpf-dev bpftool iproute2 curl ca-certificates"
+# TEST_PACKAGES: what only scripts/test.sh adds to PACKAGES (empty today: the tests run
+# nothing beyond the tools above and the toolchain's rustfmt and clippy).
+TEST_PACKAGES=""
 
-# Installs the given packages (default: PACKAGES) with apt-get when any is missing
-# (needs root; skipped without apt-get).
+# Installs those of the given packages (default: PACKAGES) that are missing, with apt-get
+# (needs root; without apt-get it only names them).
 install_packages() {
-    local wanted="${1:-$PACKAGES}"
-    if ! command -v apt-get >/dev/null 2>&1; then
-        echo "apt-get not found; install these yourself if something is missing: $wanted" >&2
-        return 0
-    fi
-    local missing=""
+    local wanted="${1:-$PACKAGES}" missing="" p
     for p in $wanted; do
         dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
     done
-    if [ -n "$missing" ]; then
-        echo "installing:$missing" >&2
-        apt-get update -qq
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing
+    [ -n "$missing" ] || return 0
+    if ! command -v apt-get >/dev/null 2>&1; then
+        echo "apt-get not found; install these yourself if something fails:$missing" >&2
+        return 0
     fi
+    if [ "$(id -u)" != 0 ]; then
+        echo "missing Debian packages:$missing; run this as root, or: sudo apt-get install$missing" >&2
+        return 1
+    fi
+    echo "installing:$missing" >&2
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing
 }
 
-# Installs Rust with rustup when cargo is missing, and puts cargo on PATH.
+# Puts cargo on PATH: rustup's usual place ($HOME/.cargo/bin) when it is there, else a fresh
+# install with rustup.
 ensure_cargo() {
     if ! command -v cargo >/dev/null 2>&1 && [ -x "$HOME/.cargo/bin/cargo" ]; then
         export PATH="$HOME/.cargo/bin:$PATH"

@@ -5,9 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
-if ! command -v cc >/dev/null 2>&1 || ! command -v curl >/dev/null 2>&1; then
-    install_packages "$BUILD_PACKAGES"
-fi
+install_packages "$PACKAGES"
 ensure_cargo
 cargo build --release --quiet -p cclab
 exec ./target/release/cclab run "$@"

@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
-install_packages
+install_packages "$PACKAGES $TEST_PACKAGES"
 ensure_cargo
 
 echo "== cargo fmt --check"
