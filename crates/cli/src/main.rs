@@ -14,6 +14,7 @@ mod plot;
 mod progress;
 mod results;
 mod run;
+mod serve;
 mod testbed;
 
 #[derive(Parser)]
@@ -46,6 +47,8 @@ enum Command {
     Udp(cclab_emu::cli::UdpArgs),
     /// Two results folders side by side with their differences, and overlay plots.
     Compare(compare::Args),
+    /// The web lab: edit, run, watch and tune scenarios in a browser (http://127.0.0.1:7878).
+    Serve(serve::Args),
 }
 
 fn main() -> ExitCode {
@@ -62,6 +65,7 @@ fn main() -> ExitCode {
         Command::Testbed(a) => testbed::main(a),
         Command::Udp(a) => cclab_emu::cli::run_udp(&a).map_err(|e| e.to_string()),
         Command::Compare(a) => compare::main(a),
+        Command::Serve(a) => serve::main(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
