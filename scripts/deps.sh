@@ -3,6 +3,9 @@
 PACKAGES="build-essential curl ca-certificates clang llvm libbpf-dev bpftool iproute2 libelf-dev zlib1g-dev pkg-config"
 # What building and running the simulator alone needs (scripts/run-default.sh).
 BUILD_PACKAGES="build-essential curl ca-certificates pkg-config"
+# The web lab's browser test (scripts/web-browser-test.sh): Debian's headless Chromium,
+# and venv for the Playwright it installs from PyPI. Test-time only.
+PACKAGES="$PACKAGES chromium python3-venv"
 
 # Installs the given packages (default: PACKAGES) with apt-get when any is missing
 # (needs root; skipped without apt-get).

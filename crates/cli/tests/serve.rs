@@ -403,6 +403,7 @@ fn a_run_streams_its_history_then_frames_to_the_end() {
             break m["summary"].clone();
         }
     };
+    eprintln!("{frames} frames");
     // 120 s at 100x is 1.2 s of wall time: about 24 frames of 50 ms.
     assert!(frames >= 10, "{frames} frames");
     assert!((990..=1001).contains(&buckets), "{buckets} buckets");

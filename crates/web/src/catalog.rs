@@ -240,6 +240,23 @@ mod tests {
         assert_eq!(bare_traces("rate = \"1Mbps\""), "rate = \"1Mbps\"");
     }
 
+    /// The TCP parameters described here take exactly the values the simulator takes.
+    #[test]
+    fn tcp_parameter_ranges_match_the_simulator() {
+        let text = "duration = \"1s\"\n[bottleneck]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n[[flows]]\ncc = \"reno\"\nrtt = \"10ms\"\n";
+        let scn = cclab_scenario::parse_str(text, "t.toml", None, "t", &[]).unwrap();
+        let mut sim = cclab_sim::Simulation::new(scn.config).unwrap();
+        assert_eq!(TCP_PARAM_SPECS.map(|p| p.name), cclab_sim::TCP_PARAMS);
+        for p in TCP_PARAM_SPECS {
+            for ok in [p.min, p.max, p.default] {
+                assert!(sim.set_param(0, p.name, ok).is_ok(), "{} = {ok}", p.name);
+            }
+            for bad in [p.min - 1.0, p.max + 1.0, p.min + 0.5] {
+                assert!(sim.set_param(0, p.name, bad).is_err(), "{} = {bad}", p.name);
+            }
+        }
+    }
+
     #[test]
     fn trace_names_are_bare() {
         assert!(valid_trace_name("12mbps.trace"));

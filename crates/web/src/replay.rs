@@ -12,7 +12,7 @@ use cclab_cc::ParamKind;
 /// A duration in the largest unit that keeps it exact ("30s", "1500ms", "5000000001ns").
 pub fn exact_duration(ns: u64) -> String {
     for (unit, size) in [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
-        if ns % size == 0 {
+        if ns.is_multiple_of(size) {
             return format!("{}{unit}", ns / size);
         }
     }

@@ -25,6 +25,7 @@ export class LiveRun {
   }
 
   receive(msg) {
+    this.messages = (this.messages || 0) + 1;
     if (msg.type === "hello") this.hello(msg);
     else if (msg.type === "frame") this.frame(msg);
     else if (msg.type === "save") this.onSave(msg.save);
