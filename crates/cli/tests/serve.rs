@@ -767,3 +767,50 @@ fn a_hundred_runs_in_a_row_keep_server_memory_flat() {
     let (_, v) = s.get("/api/runs");
     assert!(v["runs"].as_array().unwrap().len() <= 32, "at most 32 runs are kept");
 }
+
+/// Root with BPF (run under `flock /tmp/cclab-root.lock`): the kernel panel loads
+/// cclab_tuner, rewrites its tunables map (read back with `cclab kernel get`) and
+/// unloads it, leaving nothing pinned.
+#[test]
+fn kernel_panel_loads_tunes_and_unloads_a_bpf_algorithm() {
+    if !cclab_kernel::loader::is_root() || cclab_kernel::bpf_unavailable().is_some() {
+        eprintln!("skipped: needs root and cclab's BPF programs");
+        return;
+    }
+    let s = Server::start(&[]);
+    let (_, v) = s.get("/api/kernel");
+    assert_eq!(v["ready"], true, "{v}");
+    let act = |action: &str, body: Value| {
+        s.call(
+            "POST",
+            &format!("/api/kernel/{action}"),
+            &[("X-Cclab-Token", &s.token)],
+            body.to_string().as_bytes(),
+        )
+    };
+    let (st, v) = act("load", json!({ "algorithm": "cclab_tuner" }));
+    assert_eq!(st, 200, "{v}");
+    let tuner = |v: &Value| {
+        v["algorithms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == "cclab_tuner")
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(tuner(&v)["loaded"], true);
+    assert!(v["available"].as_array().unwrap().iter().any(|a| a == "cclab_tuner"));
+    let (st, v) = act("set", json!({ "algorithm": "cclab_tuner", "name": "beta", "value": 0.5 }));
+    assert_eq!(st, 200, "{v}");
+    let got =
+        String::from_utf8(cclab().args(["kernel", "get", "cclab_tuner"]).output().unwrap().stdout)
+            .unwrap();
+    assert!(got.contains("beta = 0.5"), "{got}");
+    let (st, v) = act("set", json!({ "algorithm": "cclab_tuner", "name": "beta", "value": 3 }));
+    assert!(st == 400 && v["error"].as_str().unwrap().contains("beta"), "{v}");
+    let (st, v) = act("unload", json!({ "algorithm": "cclab_tuner" }));
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(tuner(&v)["loaded"], false);
+    assert!(!std::path::Path::new("/sys/fs/bpf/cclab/cclab_tuner").exists());
+}
