@@ -12,9 +12,10 @@
 #                                  udp, kernel route) and their tests run
 #   curl ca-certificates           rustup when cargo is missing; cargo's HTTPS to crates.io
 PACKAGES="build-essential pkg-config libelf-dev zlib1g-dev clang libbpf-dev bpftool iproute2 curl ca-certificates"
-# TEST_PACKAGES: what only scripts/test.sh adds to PACKAGES (empty today: the tests run
-# nothing beyond the tools above and the toolchain's rustfmt and clippy).
-TEST_PACKAGES=""
+# TEST_PACKAGES: what only scripts/test.sh adds to PACKAGES: the web lab's browser test
+# (scripts/web-browser-test.sh) drives Debian's headless Chromium with Playwright, which it
+# installs from PyPI into a virtual environment (python3-venv).
+TEST_PACKAGES="chromium python3-venv"
 
 # Installs those of the given packages (default: PACKAGES) that are missing, with apt-get
 # (needs root; without apt-get it only names them).

@@ -13,4 +13,6 @@ echo "== cargo clippy (warnings are errors)"
 cargo clippy --workspace --all-targets --release --quiet -- -D warnings
 echo "== cargo test --workspace --release"
 cargo test --workspace --release --no-fail-fast
+echo "== the web lab in headless Chromium"
+bash scripts/web-browser-test.sh
 echo "== all tests passed"

@@ -17,6 +17,7 @@ mod reproduce;
 mod reproduce_spec;
 mod results;
 mod run;
+mod serve;
 mod sweep;
 mod sweep_html;
 mod sweep_table;
@@ -54,6 +55,8 @@ enum Command {
     Compare(compare::Args),
     /// Run the seed papers' experiments and set cclab's numbers beside the papers'.
     Reproduce(reproduce::Args),
+    /// The web lab: edit, run, watch and tune scenarios in a browser (http://127.0.0.1:7878).
+    Serve(serve::Args),
 }
 
 fn main() -> ExitCode {
@@ -71,6 +74,7 @@ fn main() -> ExitCode {
         Command::Udp(a) => cclab_emu::cli::run_udp(&a).map_err(|e| e.to_string()),
         Command::Compare(a) => compare::main(a),
         Command::Reproduce(a) => reproduce::main(a),
+        Command::Serve(a) => serve::main(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

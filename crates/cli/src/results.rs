@@ -305,7 +305,7 @@ fn opt(x: Option<f64>, decimals: usize) -> Json {
 }
 
 /// summary.json: a function of the scenario and seed only (no wall-clock figures).
-fn summary_json(scn: &Scenario, r: &Report, m: &RunMetrics) -> Json {
+pub fn summary_json(scn: &Scenario, r: &Report, m: &RunMetrics) -> Json {
     let cfg = &scn.config;
     let goodputs: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
     let flows = r

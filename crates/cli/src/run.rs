@@ -4,7 +4,7 @@
 
 use crate::progress::Progress;
 use crate::results::{self, Clock, Perf, Recorder, Staging};
-use cclab_scenario::metrics::{run_metrics, FlowSeries, RunMetrics, Tee};
+use cclab_scenario::metrics::{run_metrics, sent_bytes, FlowSeries, RunMetrics, Tee};
 use cclab_scenario::{Loaded, Scenario};
 use cclab_sim::{Report, Simulation};
 use cclab_units::Time;
@@ -116,13 +116,7 @@ pub fn execute(
         p.finish(total_s);
     }
     let report = sim.report();
-    let sent: Vec<u64> = (0..scn.config.flows.len())
-        .map(|i| {
-            let s = sim.sender(i);
-            (s.snd_nxt() as u64 + s.stats.retransmits) * s.mss() as u64
-        })
-        .collect();
-    let metrics = run_metrics(&scn.config, &scn.metrics, &report, &series, Some(&sent));
+    let metrics = run_metrics(&scn.config, &scn.metrics, &report, &series, Some(&sent_bytes(&sim)));
 
     let perf = Perf {
         clock: Clock::Simulated { events: report.events },

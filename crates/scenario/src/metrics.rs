@@ -5,7 +5,7 @@
 //! timing of each flow's losses), and [`run_metrics`], which puts them together.
 
 use crate::metrics_spec::{MetricsSpec, Reference};
-use cclab_sim::{FlowConfig, FlowSample, Observer, QueueSample, Report, SimConfig};
+use cclab_sim::{FlowConfig, FlowSample, Observer, QueueSample, Report, SimConfig, Simulation};
 use cclab_units::Time;
 
 /// Jain's fairness index (Jain, Chiu & Hawe, DEC-TR-301, 1984):
@@ -240,6 +240,17 @@ pub struct GroupShare {
 
 /// Puts the metrics of a run together. `sent_bytes` per flow is known for simulated
 /// runs (the sender's counters) and not for real TCP (`None`).
+/// Payload bytes each flow's sender transmitted, retransmissions included (the send rate's
+/// numerator), read from a simulation at its end.
+pub fn sent_bytes(sim: &Simulation) -> Vec<u64> {
+    (0..sim.flow_count())
+        .map(|i| {
+            let s = sim.sender(i);
+            (s.snd_nxt() as u64 + s.stats.retransmits) * s.mss() as u64
+        })
+        .collect()
+}
+
 pub fn run_metrics(
     cfg: &SimConfig,
     spec: &MetricsSpec,

@@ -308,6 +308,11 @@ impl Simulation {
         &self.flows[i].sender
     }
 
+    /// How many flows the simulation has (`count` expanded).
+    pub fn flow_count(&self) -> usize {
+        self.flows.len()
+    }
+
     /// Flow `i`'s display name.
     pub fn flow_name(&self, i: usize) -> &str {
         &self.flows[i].name

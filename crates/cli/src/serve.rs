@@ -1,0 +1,101 @@
+//! `cclab serve`: the web lab (crates/web), with this binary's own results writer lent to
+//! it, so a run saved from the page is the folder `cclab run` writes for its scenario and
+//! a comparison is what `cclab compare` writes.
+
+use cclab_scenario::metrics::RunMetrics;
+use cclab_scenario::Scenario;
+use cclab_sim::Report;
+use cclab_web::{Config, Limits, ResultFiles};
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Port to listen on (0 picks a free one).
+    #[arg(long, default_value_t = 7878)]
+    pub port: u16,
+    /// Address to listen on. Anything but a loopback address exposes the lab to the
+    /// network; to use it from another machine, forward the port over SSH instead.
+    #[arg(long, default_value = "127.0.0.1")]
+    pub bind: IpAddr,
+    /// Open the page in the default browser (xdg-open).
+    #[arg(long)]
+    pub open: bool,
+    /// The server's results folder: saved runs, comparisons, uploaded traces.
+    #[arg(long, default_value = "results")]
+    pub results: PathBuf,
+    /// Ready scenarios [default: the repository's scenarios/ folder, found from here or
+    /// from the binary].
+    #[arg(long)]
+    pub scenarios: Option<PathBuf>,
+    /// Stop a run nobody has watched for this many seconds (unless it is to be saved).
+    #[arg(long, default_value_t = 15)]
+    pub idle_stop: u64,
+    /// Runs going at once.
+    #[arg(long, default_value_t = 4)]
+    pub max_runs: usize,
+}
+
+/// The results writer of this binary.
+struct CliResults;
+
+impl ResultFiles for CliResults {
+    fn summary_json(&self, scn: &Scenario, report: &Report, metrics: &RunMetrics) -> String {
+        crate::results::summary_json(scn, report, metrics).render()
+    }
+    fn cc_columns(&self, scn: &Scenario) -> Vec<&'static str> {
+        crate::results::cc_columns(scn)
+    }
+    fn run(&self, scenario: &Path, out: &Path) -> Result<(), String> {
+        crate::run::main(crate::run::Args {
+            scenario: Some(scenario.to_path_buf()),
+            out: Some(out.to_path_buf()),
+            seed: None,
+            set: vec![],
+            jobs: None,
+        })
+    }
+    fn compare(&self, a: &Path, b: &Path, out: &Path) -> Result<(), String> {
+        crate::compare::main(crate::compare::Args {
+            a: a.to_path_buf(),
+            b: b.to_path_buf(),
+            out: Some(out.to_path_buf()),
+        })
+    }
+}
+
+pub fn main(args: Args) -> Result<(), String> {
+    if !args.bind.is_loopback() {
+        eprintln!("warning: --bind {} makes the lab reachable from the network (anyone who can reach this address can run simulations); prefer SSH port forwarding: ssh -L 7878:127.0.0.1:7878 HOST", args.bind);
+    }
+    let scenarios = args.scenarios.clone().or_else(|| cclab_web::catalog::find_beside("scenarios"));
+    let mut trace_dirs: Vec<PathBuf> = scenarios.iter().map(|s| s.join("traces")).collect();
+    trace_dirs.extend(cclab_web::catalog::find_beside("shared/traces"));
+    trace_dirs.retain(|d| d.is_dir());
+    let limits = Limits {
+        idle_stop: std::time::Duration::from_secs(args.idle_stop.max(1)),
+        max_active_runs: args.max_runs.max(1),
+        ..Limits::default()
+    };
+    let config = Config {
+        bind: args.bind,
+        port: args.port,
+        results: args.results.clone(),
+        scenarios,
+        trace_dirs,
+        token: cclab_web::server::new_token(),
+        limits,
+        results_writer: Arc::new(CliResults),
+    };
+    let open = args.open;
+    cclab_web::serve(config, |url| {
+        crate::format::outln(&format!("cclab lab: {url}"));
+        crate::format::outln(
+            "(the token in the URL is needed for kernel actions; Ctrl-C stops the server)",
+        );
+        if open {
+            let _ = std::process::Command::new("xdg-open").arg(url).spawn();
+        }
+    })
+}

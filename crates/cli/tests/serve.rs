@@ -1,0 +1,816 @@
+//! `cclab serve`: every API endpoint through the real binary, with each bad input, the
+//! request guard, concurrent clients, a client that vanishes mid-stream, live changes
+//! that a saved scenario replays byte for byte, and a hundred runs with flat memory.
+
+mod common;
+
+use common::{cclab, repo, TempDir};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+/// A `cclab serve` child on a free port with its own results folder.
+struct Server {
+    child: Child,
+    addr: String,
+    token: String,
+    results: TempDir,
+}
+
+impl Server {
+    fn start(extra: &[&str]) -> Server {
+        let results = TempDir::new("serve");
+        let mut child = cclab()
+            .args(["serve", "--port", "0", "--results"])
+            .arg(results.path())
+            .arg("--scenarios")
+            .arg(repo().join("scenarios"))
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start cclab serve");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let url = line.trim().strip_prefix("cclab lab: http://").expect(&line).to_string();
+        let (addr, token) = url.split_once("/?token=").unwrap();
+        Server { child, addr: addr.to_string(), token: token.to_string(), results }
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn get(&self, path: &str) -> (u16, Value) {
+        self.call("GET", path, &[], b"")
+    }
+
+    fn post(&self, path: &str, body: &Value) -> (u16, Value) {
+        self.call(
+            "POST",
+            path,
+            &[("Content-Type", "application/json")],
+            body.to_string().as_bytes(),
+        )
+    }
+
+    fn post_text(&self, path: &str, body: &str) -> (u16, Value) {
+        self.call("POST", path, &[("Content-Type", "text/plain")], body.as_bytes())
+    }
+
+    fn call(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &[u8],
+    ) -> (u16, Value) {
+        let (status, _, bytes) = http(&self.addr, method, path, headers, body);
+        let v = serde_json::from_slice(&bytes)
+            .unwrap_or(Value::String(String::from_utf8_lossy(&bytes).into()));
+        (status, v)
+    }
+
+    /// Starts a run of `toml` and returns its id.
+    fn run(&self, toml: &str, speed: &str) -> u64 {
+        let (s, v) = self.post("/api/runs", &json!({ "toml": toml, "speed": speed }));
+        assert_eq!(s, 201, "{v}");
+        v["id"].as_u64().unwrap()
+    }
+
+    /// Polls a run until its state is `state` (or fails after `secs`).
+    fn wait_state(&self, id: u64, state: &str, secs: u64) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let (_, v) = self.get(&format!("/api/runs/{id}"));
+            if v["state"] == state {
+                return v;
+            }
+            assert!(Instant::now() < deadline, "run {id} never became {state}: {v}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn rss_kb(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
+        let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// One HTTP/1.1 request (Connection: close): (status, headers, body).
+fn http(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, String, Vec<u8>) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let mut req = format!(
+        "{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        req.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).unwrap();
+    s.write_all(body).unwrap();
+    let mut raw = Vec::new();
+    s.read_to_end(&mut raw).unwrap();
+    let split = raw.windows(4).position(|w| w == b"\r\n\r\n").expect("a whole response");
+    let head = String::from_utf8_lossy(&raw[..split]).to_string();
+    let mut body = raw[split + 4..].to_vec();
+    if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
+        body = dechunk(&body);
+    }
+    let status = head.split_whitespace().nth(1).unwrap().parse().unwrap();
+    (status, head, body)
+}
+
+fn dechunk(mut b: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    loop {
+        let eol = b.windows(2).position(|w| w == b"\r\n").unwrap();
+        let n = usize::from_str_radix(std::str::from_utf8(&b[..eol]).unwrap().trim(), 16).unwrap();
+        if n == 0 {
+            return out;
+        }
+        out.extend_from_slice(&b[eol + 2..eol + 2 + n]);
+        b = &b[eol + 4 + n..];
+    }
+}
+
+type Ws = tungstenite::WebSocket<TcpStream>;
+
+fn ws_connect(addr: &str, id: u64, origin: Option<&str>) -> Result<Ws, String> {
+    let stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut req = tungstenite::client::IntoClientRequest::into_client_request(format!(
+        "ws://{addr}/api/runs/{id}/live"
+    ))
+    .unwrap();
+    if let Some(o) = origin {
+        req.headers_mut().insert("Origin", o.parse().unwrap());
+    }
+    tungstenite::client(req, stream).map(|(ws, _)| ws).map_err(|e| e.to_string())
+}
+
+fn ws_next(ws: &mut Ws) -> Value {
+    loop {
+        match ws.read().expect("a message") {
+            tungstenite::Message::Text(t) => return serde_json::from_str(t.as_str()).unwrap(),
+            _ => continue,
+        }
+    }
+}
+
+/// TCPTuner's scenario (seed 004), shortened.
+fn tuner(duration: &str) -> String {
+    std::fs::read_to_string(repo().join("scenarios/seeds/004-tuner-vs-cubic.toml"))
+        .unwrap()
+        .replace("duration = \"60s\"", &format!("duration = \"{duration}\""))
+}
+
+const SMALL: &str = "duration = \"2s\"\n[bottleneck]\nrate = \"10Mbps\"\ndelay = \"10ms\"\n[[flows]]\ncc = \"cubic\"\nrtt = \"40ms\"\n[[flows]]\ncc = \"reno\"\nrtt = \"40ms\"\n";
+
+#[test]
+fn algorithms_and_scenarios_are_listed() {
+    let s = Server::start(&[]);
+    let (st, v) = s.get("/api/algorithms");
+    assert_eq!(st, 200);
+    let tuner = v["algorithms"].as_array().unwrap().iter().find(|a| a["name"] == "tuner").unwrap();
+    let beta = tuner["params"].as_array().unwrap().iter().find(|p| p["name"] == "beta").unwrap();
+    assert_eq!(
+        (beta["min"].as_f64(), beta["max"].as_f64(), beta["min_exclusive"].as_bool()),
+        (Some(0.0), Some(1.0), Some(true))
+    );
+    assert!(beta["doc"].as_str().unwrap().len() > 10 && beta["allowed"] == "a number in (0, 1]");
+    let names: Vec<&str> =
+        v["tcp_params"].as_array().unwrap().iter().map(|p| p["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["rto_min", "initcwnd"]);
+    let listed = String::from_utf8(cclab().arg("algorithms").output().unwrap().stdout).unwrap();
+    for a in v["algorithms"].as_array().unwrap() {
+        assert!(listed.contains(a["name"].as_str().unwrap()));
+    }
+    let (st, v) = s.get("/api/scenarios");
+    assert_eq!(st, 200);
+    let list = v["scenarios"].as_array().unwrap();
+    assert!(list.iter().any(|x| x["id"] == "seeds/004-tuner-vs-cubic.toml"));
+    let high = list.iter().find(|x| x["id"] == "seeds/002-tahoe-vs-cubic-high-bdp.toml").unwrap();
+    assert!(high["toml"].as_str().unwrap().contains("trace = \"5.65mbps.trace\""), "{high}");
+    // Every ready scenario checks as the page would send it.
+    for x in list {
+        let (st, v) = s.post("/api/scenarios/check", &json!({ "toml": x["toml"] }));
+        assert!(
+            st == 200 || v["error"].as_str().unwrap().contains("allows at most"),
+            "{}: {v}",
+            x["id"]
+        );
+    }
+    let (st, v) = s.get("/api/traces");
+    assert_eq!(st, 200);
+    assert!(v["traces"].as_array().unwrap().iter().any(|t| t["name"] == "5.65mbps.trace"));
+    let (st, v) = s.get("/api/nothing");
+    assert_eq!((st, v["error"].as_str().unwrap().contains("no such")), (404, true));
+    let (st, _) = s.get("/api/runs/77");
+    assert_eq!(st, 404);
+    let (st, v) = s.get("/api/runs/x");
+    assert!(st == 404 && v["error"].as_str().unwrap().contains("no run x"));
+}
+
+/// Each bad scenario gets, over HTTP, the line `cclab run` prints (without "error: ").
+#[test]
+fn a_bad_scenario_gets_the_cli_message() {
+    let s = Server::start(&[]);
+    let dir = TempDir::new("serve-bad");
+    let cases = [
+        SMALL.replace("rtt = \"40ms\"\n[[flows]]", "rtt = \"abc\"\n[[flows]]"),
+        SMALL.replace("cc = \"reno\"", "cc = \"cubik\""),
+        SMALL.replace("[[flows]]\ncc = \"reno\"", "[[flows]]\ncolour = 1\ncc = \"reno\""),
+        SMALL.replace("delay = \"10ms\"", "delay = \"30ms\""),
+        SMALL.replace("duration = \"2s\"", "duration = 2s"),
+        format!("{SMALL}[[changes]]\nat = \"1s\"\nflow = 1\nset = {{ beta = 0.5 }}\n"),
+        format!("{SMALL}[sweep]\n"),
+    ];
+    for toml in &cases {
+        let file = dir.write("exp.toml", toml);
+        let out = cclab()
+            .current_dir(dir.path())
+            .arg("run")
+            .arg(&file)
+            .arg("--out")
+            .arg(dir.path().join("r"))
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        let cli = String::from_utf8(out.stderr)
+            .unwrap()
+            .trim()
+            .strip_prefix("error: ")
+            .unwrap()
+            .replace(&file.display().to_string(), "exp.toml");
+        let (st, v) = s.call("POST", "/api/runs?file=exp.toml&speed=max", &[], toml.as_bytes());
+        assert_eq!(st, 400, "{v}");
+        assert_eq!(v["error"].as_str().unwrap(), cli);
+        let (st, v) = s.post("/api/scenarios/check", &json!({ "toml": toml, "file": "exp.toml" }));
+        assert_eq!((st, v["error"].as_str().unwrap()), (400, cli.as_str()));
+    }
+    // A JSON scenario is read as the same file would be.
+    let (st, v) = s.post("/api/runs", &json!({ "scenario": { "duration": "1s", "bottleneck": { "rate": "10Mbps", "delay": "10ms" }, "flows": [{ "cc": "reno", "rtt": "1ms" }] } }));
+    assert_eq!(st, 400);
+    assert!(v["error"].as_str().unwrap().contains("flows[0].rtt = \"1ms\""), "{v}");
+    assert_eq!(v["field"], "flows[0].rtt");
+    // Malformed requests.
+    for (body, needle) in [
+        (json!({ "toml": SMALL, "colour": 1 }), "unknown field `colour`"),
+        (json!({ "toml": SMALL, "scenario": {} }), "exactly one of"),
+        (json!({ "toml": SMALL, "speed": "7x" }), "speed: \"7x\""),
+        (json!({ "toml": SMALL, "file": "../x.toml" }), "file: \"../x.toml\""),
+        (json!({ "scenario": [1, 2] }), "expected a JSON object"),
+    ] {
+        let (st, v) = s.post("/api/runs", &body);
+        assert_eq!(st, 400, "{body}");
+        assert!(v["error"].as_str().unwrap().contains(needle), "{body}: {v}");
+    }
+    let (st, v) =
+        s.call("POST", "/api/runs", &[("Content-Type", "application/json")], b"{not json");
+    assert!(st == 400 && v["error"].as_str().unwrap().starts_with("request body:"), "{v}");
+    let (st, v) = s.call("POST", "/api/runs", &[], &[0xff, 0xfe]);
+    assert!(st == 400 && v["error"].as_str().unwrap().contains("not UTF-8"), "{v}");
+    let (st, v) = s.call("POST", "/api/runs?colour=1", &[], SMALL.as_bytes());
+    assert!(
+        st == 400 && v["error"].as_str().unwrap().contains("colour: unknown query parameter"),
+        "{v}"
+    );
+}
+
+/// Traces are named by file name from the ready folders or uploads; a path never reads
+/// a file (the error would quote its first line).
+#[test]
+fn traces_are_named_only_from_the_ready_folders_or_uploads() {
+    let s = Server::start(&[]);
+    let with = |t: &str| SMALL.replace("rate = \"10Mbps\"", &format!("trace = \"{t}\""));
+    for path in ["/etc/passwd", "../traces/5.65mbps.trace", "../../../../etc/passwd", "nope.trace"]
+    {
+        let (st, v) = s.post_text("/api/scenarios/check", &with(path));
+        assert_eq!(st, 400);
+        let e = v["error"].as_str().unwrap();
+        assert!(
+            e.contains("bottleneck.trace") && e.contains("never a path") && !e.contains("root:"),
+            "{e}"
+        );
+    }
+    let (st, v) = s.post_text("/api/scenarios/check", &with("5.65mbps.trace"));
+    assert_eq!(st, 200, "{v}");
+    let id = s.run(&with("5.65mbps.trace"), "max");
+    s.wait_state(id, "finished", 30);
+    // Uploads: a valid trace under a plain name, then used by name.
+    let (st, v) = s.call("POST", "/api/traces?name=mine.trace", &[], b"1\n2\n3\n4\n");
+    assert_eq!(st, 200, "{v}");
+    assert!(s.results.path().join(".traces/mine.trace").is_file());
+    let (st, v) = s.post_text("/api/scenarios/check", &with("mine.trace"));
+    assert_eq!(st, 200, "{v}");
+    for (q, body, status, needle) in [
+        ("name=mine.trace", "1\n", 409, "exists"),
+        ("name=../x.trace", "1\n", 400, "name: \"../x.trace\""),
+        ("name=bad.trace", "root:x:0:0\n", 400, "not a mahimahi trace"),
+        ("", "1\n", 400, "name: missing"),
+    ] {
+        let (st, v) = s.call("POST", &format!("/api/traces?{q}"), &[], body.as_bytes());
+        assert_eq!(st, status, "{q}: {v}");
+        assert!(v["error"].as_str().unwrap().contains(needle), "{q}: {v}");
+    }
+}
+
+#[test]
+fn live_runs_are_limited_with_the_limit_named() {
+    let s = Server::start(&["--max-runs", "2"]);
+    for (toml, needle) in [
+        (
+            SMALL.replace("cc = \"reno\"", "cc = \"reno\"\ncount = 100"),
+            "101 flows with count expanded: a live run in cclab serve allows at most 100 flows",
+        ),
+        (SMALL.replace("cc = \"reno\"", "cc = \"reno\"\ncount = 9999"), "at most 100 flows"),
+        (SMALL.replace("duration = \"2s\"", "duration = \"7200s\""), "duration = 7200s"),
+        (
+            SMALL
+                .replace("buffer", "x")
+                .replace("delay = \"10ms\"", "delay = \"10ms\"\nbuffer = \"200000pkt\""),
+            "200000 packets",
+        ),
+        (SMALL.replace("rate = \"10Mbps\"", "rate = \"20Gbps\""), "bottleneck.rate"),
+    ] {
+        let (st, v) = s.post("/api/runs", &json!({ "toml": toml, "speed": "max" }));
+        assert_eq!(st, 400, "{v}");
+        assert!(v["error"].as_str().unwrap().contains(needle), "{v}");
+    }
+    let big = "x".repeat(2 << 20);
+    let (st, _) = s.call("POST", "/api/runs", &[], big.as_bytes());
+    assert_eq!(st, 413);
+    // At most two runs going at once.
+    let long = tuner("600s");
+    let a = s.run(&long, "realtime");
+    let b = s.run(&long, "realtime");
+    let (st, v) = s.post("/api/runs", &json!({ "toml": long }));
+    assert_eq!(st, 429, "{v}");
+    assert!(v["error"].as_str().unwrap().contains("at most 2 at once"));
+    s.post(&format!("/api/runs/{a}/control"), &json!({ "action": "stop" }));
+    s.wait_state(a, "stopped", 10);
+    let c = s.run(&long, "realtime");
+    for id in [b, c] {
+        s.post(&format!("/api/runs/{id}/control"), &json!({ "action": "stop" }));
+    }
+    // The server still serves.
+    assert_eq!(s.get("/api/algorithms").0, 200);
+}
+
+#[test]
+fn a_run_streams_its_history_then_frames_to_the_end() {
+    let s = Server::start(&[]);
+    let id = s.run(&tuner("120s"), "100x");
+    let mut ws = ws_connect(&s.addr, id, None).unwrap();
+    let hello = ws_next(&mut ws);
+    assert_eq!(hello["type"], "hello");
+    assert_eq!(hello["bucket_s"].as_f64().unwrap(), 0.12);
+    let cols: Vec<&str> =
+        hello["columns"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+    assert!(cols.contains(&"w_max") && cols.contains(&"origin") && cols.contains(&"k"), "{cols:?}");
+    let mut buckets = hello["buckets"].as_array().unwrap().len();
+    let mut frames = 0;
+    let summary = loop {
+        let m = ws_next(&mut ws);
+        if m["type"] != "frame" {
+            continue;
+        }
+        frames += 1;
+        buckets += m["buckets"].as_array().unwrap().len();
+        if m["state"] == "finished" {
+            break m["summary"].clone();
+        }
+    };
+    eprintln!("{frames} frames");
+    // 120 s at 100x is 1.2 s of wall time: about 24 frames of 50 ms.
+    assert!(frames >= 10, "{frames} frames");
+    assert!((990..=1001).contains(&buckets), "{buckets} buckets");
+    assert_eq!(summary["flows"].as_array().unwrap().len(), 2);
+    let status = s.get(&format!("/api/runs/{id}")).1;
+    assert_eq!(status["state"], "finished");
+    assert_eq!(status["summary"], summary);
+    // A client joining after the end gets the whole history in its hello.
+    let mut late = ws_connect(&s.addr, id, None).unwrap();
+    let hello = ws_next(&mut late);
+    assert_eq!(hello["buckets"].as_array().unwrap().len(), buckets);
+}
+
+#[test]
+fn control_pauses_resumes_changes_speed_and_stops() {
+    let s = Server::start(&[]);
+    let id = s.run(&tuner("600s"), "10x");
+    let ctl = |body: Value| s.post(&format!("/api/runs/{id}/control"), &body);
+    assert_eq!(ctl(json!({ "action": "pause" })).0, 200);
+    let paused = s.wait_state(id, "paused", 5);
+    std::thread::sleep(Duration::from_millis(300));
+    assert_eq!(
+        s.get(&format!("/api/runs/{id}")).1["now_s"],
+        paused["now_s"],
+        "a paused run stands still"
+    );
+    assert_eq!(ctl(json!({ "action": "resume" })).0, 200);
+    s.wait_state(id, "running", 5);
+    assert_eq!(ctl(json!({ "action": "speed", "speed": "max" })).0, 200);
+    for (body, needle) in [
+        (json!({ "action": "fly" }), "action: \"fly\": allowed: pause, resume, stop, speed"),
+        (json!({ "action": "speed", "speed": "7x" }), "speed: \"7x\": allowed"),
+        (json!({ "action": "speed" }), "speed: missing"),
+        (json!({ "action": "pause", "speed": "10x" }), "speed: only with"),
+        (json!({ "act": "pause" }), "unknown field `act`"),
+    ] {
+        let (st, v) = ctl(body.clone());
+        assert_eq!(st, 400, "{body}");
+        assert!(v["error"].as_str().unwrap().contains(needle), "{body}: {v}");
+    }
+    let id2 = s.run(&tuner("600s"), "realtime");
+    s.post(&format!("/api/runs/{id2}/control"), &json!({ "action": "stop" }));
+    let v = s.wait_state(id2, "stopped", 5);
+    assert_eq!(v["reason"], "stopped by a client");
+    let (st, v) = s.post(&format!("/api/runs/{id2}/control"), &json!({ "action": "resume" }));
+    assert!(st == 409 && v["error"].as_str().unwrap().contains("stopped"), "{v}");
+    let (st, v) = s.post(&format!("/api/runs/{id2}/save"), &json!({}));
+    assert!(st == 409 && v["error"].as_str().unwrap().contains("only a whole run"), "{v}");
+}
+
+#[test]
+fn parameter_changes_apply_live_and_bad_ones_name_the_field_value_and_range() {
+    let s = Server::start(&[]);
+    let id = s.run(&tuner("600s"), "10x");
+    let set = |body: Value| s.post(&format!("/api/runs/{id}/params"), &body);
+    let (st, v) = set(json!({ "flow": 1, "name": "beta", "value": 0.3 }));
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(v["change"]["name"], "beta");
+    for (body, field, needle) in [
+        (
+            json!({ "flow": 1, "name": "beta", "value": 3 }),
+            "flows[1].beta",
+            "\"beta\" = 3 is out of range; allowed: a number in (0, 1]",
+        ),
+        (
+            json!({ "flow": 1, "name": "beta", "value": 0 }),
+            "flows[1].beta",
+            "allowed: a number in (0, 1]",
+        ),
+        (json!({ "flow": 0, "name": "colour", "value": 1 }), "flows[0].colour", "colour"),
+        (json!({ "flow": 9, "name": "beta", "value": 0.5 }), "flow", "9: there are 2 flows"),
+        (
+            json!({ "flow": 1, "name": "rto_min", "value": 0 }),
+            "flows[1].rto_min",
+            "allowed: an integer in [1, 60000] ms",
+        ),
+        (
+            json!({ "flow": 1, "name": "initcwnd", "value": 2.5 }),
+            "flows[1].initcwnd",
+            "allowed: an integer in [1, 1000] segments",
+        ),
+        (json!({ "flow": -1, "name": "beta", "value": 0.5 }), "flow", "-1: a flow index"),
+        (json!({ "flow": 1, "name": "beta", "value": "x" }), "value", "\"x\": a number"),
+    ] {
+        let (st, v) = set(body.clone());
+        assert_eq!(st, 400, "{body}: {v}");
+        assert_eq!(v["field"], field, "{body}: {v}");
+        assert!(v["error"].as_str().unwrap().contains(needle), "{body}: {v}");
+    }
+    let (st, v) = set(json!({ "flow": 1, "name": "beta" }));
+    assert!(st == 400 && v["error"].as_str().unwrap().contains("missing field `value`"), "{v}");
+    let (st, _) = set(json!({ "flow": 1, "name": "fast_convergence", "value": false }));
+    assert_eq!(st, 200);
+    let status = s.get(&format!("/api/runs/{id}")).1;
+    assert_eq!(
+        status["changes"].as_array().unwrap().len(),
+        2,
+        "only the accepted changes are recorded"
+    );
+    s.post(&format!("/api/runs/{id}/control"), &json!({ "action": "stop" }));
+}
+
+/// The heart of "save": a run tuned live, saved, replays byte for byte with `cclab run`.
+#[test]
+fn a_saved_run_replays_its_live_changes_byte_for_byte() {
+    let s = Server::start(&[]);
+    let id = s.run(&tuner("40s"), "10x");
+    let set = |flow: u64, name: &str, value: Value| {
+        let (st, v) = s.post(
+            &format!("/api/runs/{id}/params"),
+            &json!({ "flow": flow, "name": name, "value": value }),
+        );
+        assert_eq!(st, 200, "{v}");
+        std::thread::sleep(Duration::from_millis(150));
+    };
+    set(1, "beta", json!(0.3));
+    set(1, "alpha", json!(1.5));
+    set(0, "rto_min", json!(50));
+    set(1, "fast_convergence", json!(false));
+    set(0, "initcwnd", json!(4));
+    let (st, v) = s.post(&format!("/api/runs/{id}/save"), &json!({ "name": "tuned" }));
+    assert_eq!((st, &v["state"]), (202, &json!("pending")), "{v}");
+    s.post(&format!("/api/runs/{id}/control"), &json!({ "action": "speed", "speed": "max" }));
+    let status = s.wait_state(id, "finished", 60);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while s.get(&format!("/api/runs/{id}")).1["save"]["state"] != "saved" {
+        assert!(Instant::now() < deadline, "{}", s.get(&format!("/api/runs/{id}")).1);
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let saved = s.results.path().join("tuned");
+    for f in [
+        "summary.json",
+        "perf.json",
+        "flows.csv",
+        "queue.csv",
+        "cwnd.svg",
+        "goodput.svg",
+        "queue.svg",
+        "rtt.svg",
+        "report.html",
+        "scenario.toml",
+    ] {
+        assert!(saved.join(f).is_file(), "{f}");
+    }
+    let scenario = std::fs::read_to_string(saved.join("scenario.toml")).unwrap();
+    assert_eq!(scenario.matches("[[changes]]").count(), 5, "{scenario}");
+    let replay = TempDir::new("serve-replay");
+    let out = cclab()
+        .arg("run")
+        .arg(saved.join("scenario.toml"))
+        .arg("--out")
+        .arg(replay.path().join("r"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let a = std::fs::read(saved.join("summary.json")).unwrap();
+    let b = std::fs::read(replay.path().join("r/summary.json")).unwrap();
+    assert_eq!(a, b, "cclab run of the saved scenario gives the saved summary.json");
+    let live: Value = serde_json::from_slice(&a).unwrap();
+    assert_eq!(status["summary"], live, "the live run's summary is the saved one");
+    // Without the changes the run differs: they were applied.
+    let plain = TempDir::new("serve-plain");
+    let f = plain.write("scenario.toml", &tuner("40s"));
+    cclab().arg("run").arg(&f).arg("--out").arg(plain.path().join("r")).output().unwrap();
+    assert_ne!(std::fs::read(plain.path().join("r/summary.json")).unwrap(), a);
+    let (st, v) = s.post(&format!("/api/runs/{id}/save"), &json!({ "name": "again" }));
+    assert!(st == 409 && v["error"].as_str().unwrap().contains("already saved"), "{v}");
+}
+
+#[test]
+fn saved_runs_are_listed_downloaded_and_compared_inside_the_results_folder() {
+    let s = Server::start(&[]);
+    for (name, cc) in [("a", "cubic"), ("b", "reno")] {
+        let id = s.run(&SMALL.replace("cc = \"cubic\"", &format!("cc = \"{cc}\"")), "max");
+        s.wait_state(id, "finished", 30);
+        let (st, v) = s.post(&format!("/api/runs/{id}/save"), &json!({ "name": name }));
+        assert_eq!(st, 201, "{v}");
+        assert_eq!(v["saved"]["identical"], true);
+    }
+    let (st, v) = s.post("/api/runs/1/save", &json!({ "name": "b" }));
+    assert!(st == 409 && v["error"].as_str().unwrap().contains("exists"), "{v}");
+    let (_, v) = s.get("/api/saved");
+    let names: Vec<&str> =
+        v["saved"].as_array().unwrap().iter().map(|x| x["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["a", "b"]);
+    let (st, head, body) = http(&s.addr, "GET", "/api/saved/a/files/summary.json", &[], b"");
+    assert_eq!(st, 200);
+    assert!(head.contains("application/json"));
+    assert_eq!(body, std::fs::read(s.results.path().join("a/summary.json")).unwrap());
+    let (_, head, _) = http(&s.addr, "GET", "/api/saved/a/files/report.html?download=1", &[], b"");
+    assert!(
+        head.contains("attachment; filename=\"report.html\"") && head.contains("sandbox"),
+        "{head}"
+    );
+    std::fs::write(s.results.path().join("secret.txt"), "no").unwrap();
+    for path in [
+        "/api/saved/..%2F..%2Fetc/files/passwd",
+        "/api/saved/a/files/..%2F..%2Fsecret.txt",
+        "/api/saved/a/files/..%2Fsecret.txt",
+        "/api/saved/.compare",
+        "/api/saved/..",
+        "/api/saved/zzz/files/summary.json",
+    ] {
+        let (st, _, body) = http(&s.addr, "GET", path, &[], b"");
+        assert!(st == 400 || st == 404, "{path}: {st}");
+        assert!(!String::from_utf8_lossy(&body).contains("no\""), "{path}");
+    }
+    for name in ["../x", ".hidden", "a/b", ""] {
+        let (st, v) = s.post("/api/runs/1/save", &json!({ "name": name }));
+        assert!(st == 400 || st == 409, "{name}: {v}");
+    }
+    let (st, v) = s.post("/api/compare", &json!({ "a": "a", "b": "b" }));
+    assert_eq!(st, 200, "{v}");
+    assert!(v["compare"].is_object());
+    let (st, head, _) = http(&s.addr, "GET", "/api/compare/a/b/files/compare.html", &[], b"");
+    assert!(st == 200 && head.contains("text/html"));
+    for (body, status) in [
+        (json!({ "a": "a", "b": "zzz" }), 404),
+        (json!({ "a": "../a", "b": "b" }), 400),
+        (json!({ "a": "a" }), 400),
+    ] {
+        assert_eq!(s.post("/api/compare", &body).0, status, "{body}");
+    }
+}
+
+#[test]
+fn host_origin_and_token_are_checked() {
+    let s = Server::start(&[]);
+    let host = |h: &str| s.call("GET", "/api/algorithms", &[("Host", h)], b"").0;
+    assert_eq!(host("evil.example:7878"), 403);
+    assert_eq!(host("127.0.0.1.nip.io"), 403);
+    assert_eq!(host(&format!("localhost:{}", s.addr.split(':').nth(1).unwrap())), 200);
+    assert_eq!(host("127.0.0.1:9999"), 200, "a forwarded port keeps the name");
+    let toml_json = json!({ "toml": SMALL, "speed": "max" }).to_string();
+    let post_from = |origin: &str| {
+        s.call(
+            "POST",
+            "/api/runs",
+            &[("Content-Type", "application/json"), ("Origin", origin)],
+            toml_json.as_bytes(),
+        )
+    };
+    let (st, v) = post_from("http://evil.example");
+    assert!(st == 403 && v["error"].as_str().unwrap().contains("Origin"), "{v}");
+    assert_eq!(post_from("null").0, 403);
+    assert_eq!(post_from(&format!("http://{}", s.addr)).0, 201);
+    let (st, _) = s.call("GET", "/api/runs", &[("Origin", "http://evil.example")], b"");
+    assert_eq!(
+        st, 200,
+        "reading needs no origin check (the browser keeps the answer from the other site)"
+    );
+    let err = ws_connect(&s.addr, 1, Some("http://evil.example")).unwrap_err();
+    assert!(err.contains("403"), "{err}");
+    assert!(ws_connect(&s.addr, 1, Some(&format!("http://{}", s.addr))).is_ok());
+    // Kernel actions need the token; with it, a bad request is refused before any action.
+    let body = json!({ "algorithm": "cubik" }).to_string();
+    let (st, v) = s.call(
+        "POST",
+        "/api/kernel/load",
+        &[("Content-Type", "application/json")],
+        body.as_bytes(),
+    );
+    assert!(st == 401 && v["error"].as_str().unwrap().contains("token"), "{v}");
+    let (st, _) = s.call("POST", "/api/kernel/load", &[("X-Cclab-Token", "00")], body.as_bytes());
+    assert_eq!(st, 401);
+    let (st, v) =
+        s.call("POST", "/api/kernel/load", &[("X-Cclab-Token", &s.token)], body.as_bytes());
+    assert!(st == 400 && v["field"] == "algorithm", "{v}");
+    let (st, v) = s.get("/api/kernel");
+    assert_eq!(st, 200);
+    assert!(v["missing"].is_array() && v["algorithms"].as_array().unwrap().len() == 2, "{v}");
+}
+
+#[test]
+fn concurrent_clients_each_watch_their_own_runs() {
+    let s = Server::start(&[]);
+    let handles: Vec<_> = (1..=4u64)
+        .map(|seed| {
+            let addr = s.addr.clone();
+            std::thread::spawn(move || {
+                let toml = format!(
+                    "seed = {seed}\n{}",
+                    SMALL.replace("rate = \"10Mbps\"", "rate = \"10Mbps\"\nloss = 0.01")
+                );
+                let body = json!({ "toml": toml, "speed": "100x" }).to_string();
+                let (st, _, b) = http(
+                    &addr,
+                    "POST",
+                    "/api/runs",
+                    &[("Content-Type", "application/json")],
+                    body.as_bytes(),
+                );
+                assert_eq!(st, 201);
+                let id = serde_json::from_slice::<Value>(&b).unwrap()["id"].as_u64().unwrap();
+                let mut ws = ws_connect(&addr, id, None).unwrap();
+                loop {
+                    let m = ws_next(&mut ws);
+                    if m["state"] == "finished" && m["summary"].is_object() {
+                        return (
+                            id,
+                            m["summary"]["seed"].as_u64().unwrap(),
+                            m["summary"]["flows"][0]["delivered_bytes"].clone(),
+                        );
+                    }
+                }
+            })
+        })
+        .collect();
+    let mut results: Vec<_> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+    results.sort_by_key(|r| r.1);
+    assert_eq!(results.iter().map(|r| r.1).collect::<Vec<_>>(), [1, 2, 3, 4]);
+    let ids: std::collections::BTreeSet<u64> = results.iter().map(|r| r.0).collect();
+    assert_eq!(ids.len(), 4);
+    assert_ne!(results[0].2, results[1].2, "each client got its own run (different seeds)");
+}
+
+#[test]
+fn a_client_that_vanishes_mid_stream_stops_its_run_unless_it_is_to_be_saved() {
+    let s = Server::start(&["--idle-stop", "1"]);
+    let id = s.run(&tuner("600s"), "realtime");
+    let mut ws = ws_connect(&s.addr, id, None).unwrap();
+    assert_eq!(ws_next(&mut ws)["type"], "hello");
+    ws_next(&mut ws);
+    // Gone without a close frame, as a killed tab; nothing asks about the run after.
+    drop(ws);
+    std::thread::sleep(Duration::from_millis(2500));
+    let v = s.get(&format!("/api/runs/{id}")).1;
+    assert_eq!(v["state"], "stopped", "{v}");
+    assert!(v["reason"].as_str().unwrap().contains("no client watched it"), "{v}");
+    // A run to be saved is left to finish.
+    let id = s.run(&tuner("20s"), "10x");
+    s.post(&format!("/api/runs/{id}/save"), &json!({ "name": "kept" }));
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(s.get(&format!("/api/runs/{id}")).1["state"], "finished");
+    assert!(s.results.path().join("kept/summary.json").is_file());
+    assert_eq!(s.get("/api/algorithms").0, 200);
+}
+
+/// A hundred runs one after the other, each watched to the end: the server forgets
+/// finished runs beyond its limit, so its memory levels off.
+#[test]
+fn a_hundred_runs_in_a_row_keep_server_memory_flat() {
+    let s = Server::start(&[]);
+    let mut rss = Vec::new();
+    for i in 0..100 {
+        let id = s.run(&tuner("10s"), "max");
+        let mut ws = ws_connect(&s.addr, id, None).unwrap();
+        while ws_next(&mut ws)["state"] != "finished" {}
+        drop(ws);
+        if i % 10 == 9 {
+            std::thread::sleep(Duration::from_millis(200));
+            rss.push(s.rss_kb());
+        }
+    }
+    eprintln!("server RSS every 10 runs (kB): {rss:?}");
+    // Once 32 runs are kept (from run 32 on) memory levels off; allocator arenas make
+    // single readings vary by a few MB either way.
+    let settled = rss[3..5].iter().max().unwrap();
+    let late = rss[5..].iter().max().unwrap();
+    assert!(*late < settled + 16 * 1024, "RSS grew from {settled} kB to {late} kB: {rss:?}");
+    let (_, v) = s.get("/api/runs");
+    assert!(v["runs"].as_array().unwrap().len() <= 32, "at most 32 runs are kept");
+}
+
+/// Root with BPF (run under `flock /tmp/cclab-root.lock`): the kernel panel loads
+/// cclab_tuner, rewrites its tunables map (read back with `cclab kernel get`) and
+/// unloads it, leaving nothing pinned.
+#[test]
+fn kernel_panel_loads_tunes_and_unloads_a_bpf_algorithm() {
+    if !cclab_kernel::loader::is_root() || cclab_kernel::bpf_unavailable().is_some() {
+        eprintln!("skipped: needs root and cclab's BPF programs");
+        return;
+    }
+    let s = Server::start(&[]);
+    let (_, v) = s.get("/api/kernel");
+    assert_eq!(v["ready"], true, "{v}");
+    let act = |action: &str, body: Value| {
+        s.call(
+            "POST",
+            &format!("/api/kernel/{action}"),
+            &[("X-Cclab-Token", &s.token)],
+            body.to_string().as_bytes(),
+        )
+    };
+    let (st, v) = act("load", json!({ "algorithm": "cclab_tuner" }));
+    assert_eq!(st, 200, "{v}");
+    let tuner = |v: &Value| {
+        v["algorithms"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["name"] == "cclab_tuner")
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(tuner(&v)["loaded"], true);
+    assert!(v["available"].as_array().unwrap().iter().any(|a| a == "cclab_tuner"));
+    let (st, v) = act("set", json!({ "algorithm": "cclab_tuner", "name": "beta", "value": 0.5 }));
+    assert_eq!(st, 200, "{v}");
+    let got =
+        String::from_utf8(cclab().args(["kernel", "get", "cclab_tuner"]).output().unwrap().stdout)
+            .unwrap();
+    assert!(got.contains("beta = 0.5"), "{got}");
+    let (st, v) = act("set", json!({ "algorithm": "cclab_tuner", "name": "beta", "value": 3 }));
+    assert!(st == 400 && v["error"].as_str().unwrap().contains("beta"), "{v}");
+    let (st, v) = act("unload", json!({ "algorithm": "cclab_tuner" }));
+    assert_eq!(st, 200, "{v}");
+    assert_eq!(tuner(&v)["loaded"], false);
+    assert!(!std::path::Path::new("/sys/fs/bpf/cclab/cclab_tuner").exists());
+}

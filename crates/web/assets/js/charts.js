@@ -1,0 +1,198 @@
+// Line charts on a canvas: time on x (0 to the run's duration), one y axis with "nice"
+// ticks, solid or dashed series, vertical markers for parameter changes, and optional
+// bars on a second axis (drops). Drawn at the screen's pixel ratio; a chart redraws only
+// when asked, and the page asks at most once per animation frame.
+
+const PALETTE = ["#2563eb", "#e4572e", "#17a398", "#f0a202", "#7b2cbf", "#d1495b",
+  "#4d908e", "#577590", "#b5838d", "#43aa8b"];
+
+export function flowColor(i) {
+  return PALETTE[i % PALETTE.length];
+}
+
+/** About `count` round tick values covering [lo, hi]. */
+export function niceTicks(lo, hi, count = 5) {
+  if (!(hi > lo)) hi = lo + 1;
+  const raw = (hi - lo) / count;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((s) => s >= raw) || 10 * mag;
+  const ticks = [];
+  const top = Math.ceil(hi / step - 1e-9) * step;
+  for (let v = Math.ceil(lo / step) * step; v <= top + step * 1e-9; v += step) ticks.push(+v.toFixed(10));
+  return { ticks, step };
+}
+
+function fmt(v) {
+  if (Math.abs(v) >= 1000) return `${(v / 1000).toFixed(v % 1000 === 0 ? 0 : 1)}k`;
+  return `${+v.toFixed(2)}`;
+}
+
+export class Chart {
+  constructor(canvas, { title, yLabel, y2Label }) {
+    this.canvas = canvas;
+    this.title = title;
+    this.yLabel = yLabel;
+    this.y2Label = y2Label;
+    this.xMax = 1;
+    this.series = [];
+    this.markers = [];
+    this.bars = null;
+    this.pad = { l: 48, r: 12, t: 40, b: 30 };
+  }
+
+  /** series: [{name, color, points: [[t, y], ...], dash, width}] */
+  set(data) {
+    Object.assign(this, data);
+  }
+
+  resize() {
+    const r = this.canvas.getBoundingClientRect();
+    const dpr = window.devicePixelRatio || 1;
+    const w = Math.max(1, Math.round(r.width * dpr));
+    const h = Math.max(1, Math.round(r.height * dpr));
+    if (this.canvas.width !== w || this.canvas.height !== h) {
+      this.canvas.width = w;
+      this.canvas.height = h;
+    }
+    return { w: r.width, h: r.height, dpr };
+  }
+
+  yRange() {
+    let hi = 0;
+    for (const s of this.series) for (const p of s.points) if (p[1] > hi && Number.isFinite(p[1])) hi = p[1];
+    return niceTicks(0, hi > 0 ? hi * 1.05 : 1);
+  }
+
+  draw() {
+    const { w, h, dpr } = this.resize();
+    const g = this.canvas.getContext("2d");
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, w, h);
+    const box = { x: this.pad.l, y: this.pad.t, w: w - this.pad.l - this.pad.r, h: h - this.pad.t - this.pad.b };
+    const { ticks } = this.yRange();
+    const yMax = ticks[ticks.length - 1] || 1;
+    const X = (t) => box.x + (t / this.xMax) * box.w;
+    const Y = (v) => box.y + box.h - (v / yMax) * box.h;
+    this.drawFrame(g, box, ticks, X, Y);
+    if (this.bars) this.drawBars(g, box, X);
+    this.drawMarkers(g, box, X);
+    g.save();
+    g.beginPath();
+    g.rect(box.x, box.y - 1, box.w, box.h + 2);
+    g.clip();
+    for (const s of this.series) this.drawSeries(g, s, X, Y);
+    g.restore();
+    this.drawLegend(g, box);
+  }
+
+  drawFrame(g, box, ticks, X, Y) {
+    g.font = "600 12px system-ui, sans-serif";
+    g.fillStyle = "#1d2433";
+    g.textBaseline = "alphabetic";
+    g.fillText(this.title, box.x, 15);
+    g.font = "11px system-ui, sans-serif";
+    g.strokeStyle = "#eef1f5";
+    g.fillStyle = "#667085";
+    g.lineWidth = 1;
+    g.textAlign = "right";
+    g.textBaseline = "middle";
+    for (const v of ticks) {
+      const y = Math.round(Y(v)) + 0.5;
+      g.beginPath(); g.moveTo(box.x, y); g.lineTo(box.x + box.w, y); g.stroke();
+      g.fillText(fmt(v), box.x - 6, y);
+    }
+    g.textAlign = "center";
+    g.textBaseline = "top";
+    for (const t of niceTicks(0, this.xMax, 6).ticks) {
+      if (t > this.xMax) continue;
+      g.fillText(fmt(t), X(t), box.y + box.h + 5);
+    }
+    g.fillText("time (s)", box.x + box.w / 2, box.y + box.h + 17);
+    g.save();
+    g.translate(11, box.y + box.h / 2);
+    g.rotate(-Math.PI / 2);
+    g.textBaseline = "middle";
+    g.fillText(this.yLabel, 0, 0);
+    g.restore();
+    g.strokeStyle = "#c9d1dd";
+    g.strokeRect(box.x + 0.5, box.y + 0.5, box.w, box.h);
+  }
+
+  drawSeries(g, s, X, Y) {
+    if (!s.points.length) return;
+    g.strokeStyle = s.color;
+    g.lineWidth = s.width || 1.5;
+    g.setLineDash(s.dash || []);
+    g.globalAlpha = s.alpha || 1;
+    g.beginPath();
+    let pen = false;
+    for (const [t, v] of s.points) {
+      if (v === null || !Number.isFinite(v)) { pen = false; continue; }
+      const x = X(t), y = Y(v);
+      if (pen) g.lineTo(x, y); else g.moveTo(x, y);
+      pen = true;
+    }
+    g.stroke();
+    g.setLineDash([]);
+    g.globalAlpha = 1;
+  }
+
+  drawBars(g, box, X) {
+    const { points, color, label } = this.bars;
+    let hi = 0;
+    for (const [, v] of points) hi = Math.max(hi, v);
+    const { ticks } = niceTicks(0, hi > 0 ? hi : 1, 3);
+    const top = ticks[ticks.length - 1] || 1;
+    const bw = Math.max(1, box.w / Math.max(points.length, 200));
+    g.fillStyle = color;
+    g.globalAlpha = 0.55;
+    for (const [t, v] of points) {
+      if (v <= 0) continue;
+      const hgt = (v / top) * box.h * 0.35;
+      g.fillRect(X(t) - bw / 2, box.y + box.h - hgt, bw, hgt);
+    }
+    g.globalAlpha = 1;
+    g.fillStyle = color;
+    g.font = "11px system-ui, sans-serif";
+    g.textAlign = "left";
+    g.textBaseline = "middle";
+    g.textAlign = "right";
+    g.fillText(`${label} per bucket (bars, max ${fmt(top)})`, box.x + box.w - 4, box.y + 10);
+  }
+
+  drawMarkers(g, box, X) {
+    g.font = "10px system-ui, sans-serif";
+    g.textAlign = "left";
+    g.textBaseline = "top";
+    for (const m of this.markers) {
+      const x = Math.round(X(m.t)) + 0.5;
+      g.strokeStyle = m.color || "#98a2b3";
+      g.setLineDash([3, 3]);
+      g.beginPath(); g.moveTo(x, box.y); g.lineTo(x, box.y + box.h); g.stroke();
+      g.setLineDash([]);
+      g.fillStyle = m.color || "#475467";
+      g.fillText(m.label, x + 3, box.y + 3);
+    }
+  }
+
+  /** The legend on its own row under the title, wrapping at the chart's width. */
+  drawLegend(g, box) {
+    g.font = "11px system-ui, sans-serif";
+    g.textBaseline = "middle";
+    g.textAlign = "left";
+    let x = box.x;
+    const y = 28;
+    for (const s of this.series.filter((s) => s.legend !== false)) {
+      const wText = g.measureText(s.name).width;
+      if (x + wText + 22 > box.x + box.w) break;
+      g.strokeStyle = s.color;
+      g.lineWidth = 2;
+      g.setLineDash(s.dash || []);
+      g.beginPath(); g.moveTo(x, y); g.lineTo(x + 14, y); g.stroke();
+      g.setLineDash([]);
+      g.fillStyle = "#475467";
+      g.fillText(s.name, x + 17, y);
+      x += wText + 30;
+    }
+  }
+}

@@ -1,0 +1,337 @@
+// The scenario form: edits a scenario document (the JSON shape of a scenario file) and
+// shows the server's errors beside the field they name, in the CLI's words. Every input
+// carries its field path (data-field="flows[1].rtt"), the same path errors use.
+
+import { toToml } from "./toml.js";
+import { flowColor } from "./charts.js";
+
+const QDISC_KEYS = {
+  droptail: [],
+  red: ["min_th", "max_th", "max_p", "weight", "gentle"],
+  codel: ["target", "interval"],
+  fq_codel: ["target", "interval"],
+  pie: ["target", "tupdate", "alpha", "beta"],
+};
+const LOSS_KEYS = { bernoulli: ["p"], gilbert: ["p_good_to_bad", "p_bad_to_good", "loss_good", "loss_bad"] };
+const FLOW_FIELDS = [
+  ["name", "name", "text", "default: the algorithm"],
+  ["rtt", "RTT", "text", "e.g. 80ms"],
+  ["count", "count", "int", "1"],
+  ["start", "start", "text", "0s"],
+  ["stop", "stop", "text", "end of run"],
+  ["bytes", "bytes", "text", "bulk"],
+  ["rto_min", "rto_min", "text", "200ms"],
+  ["initcwnd", "initcwnd", "int", "10"],
+];
+const FLOW_KNOWN = ["cc", "params", ...FLOW_FIELDS.map((f) => f[0])];
+const CROSS_FIELDS = [
+  ["rate", "rate", "text", "1Mbps"],
+  ["count", "count", "int", "1"],
+  ["start", "start", "text", "0s"],
+  ["stop", "stop", "text", "end of run"],
+  ["packet_size", "packet size", "text", "1500B"],
+  ["mean_on", "mean on", "text", "500ms"],
+  ["mean_off", "mean off", "text", "500ms"],
+];
+
+/** Splits "flows[1].params.beta" into ["flows", 1, "params", "beta"]. */
+export function parsePath(path) {
+  const out = [];
+  for (const part of path.split(".")) {
+    const m = part.match(/^([^[\]]+)((?:\[\d+\])*)$/);
+    if (!m) { out.push(part); continue; }
+    out.push(m[1]);
+    for (const idx of m[2].matchAll(/\[(\d+)\]/g)) out.push(Number(idx[1]));
+  }
+  return out;
+}
+
+function setPath(doc, path, v) {
+  const keys = parsePath(path);
+  let o = doc;
+  for (const k of keys.slice(0, -1)) {
+    if (o[k] === undefined || o[k] === null || typeof o[k] !== "object") o[k] = {};
+    o = o[k];
+  }
+  const last = keys[keys.length - 1];
+  if (v === undefined) delete o[last]; else o[last] = v;
+}
+
+function getPath(doc, path) {
+  let o = doc;
+  for (const k of parsePath(path)) {
+    if (o === undefined || o === null) return undefined;
+    o = o[k];
+  }
+  return o;
+}
+
+/** An input's text as a document value: numbers where the field takes numbers, text
+ *  otherwise (a bad number stays text, so the server names it). */
+function parseValue(type, text) {
+  const t = text.trim();
+  if (t === "") return undefined;
+  if (type === "int" && /^-?\d+$/.test(t)) return Number(t);
+  if (type === "num" && t !== "" && !Number.isNaN(Number(t))) return Number(t);
+  if (type === "buffer" && /^\d+$/.test(t)) return Number(t);
+  if (type === "bool" && (t === "true" || t === "false")) return t === "true";
+  return t;
+}
+
+function shown(v) {
+  if (v === undefined || v === null) return "";
+  if (typeof v === "object") return JSON.stringify(v);
+  return String(v);
+}
+
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null) continue;
+    if (k === "class") e.className = v;
+    else if (k === "text") e.textContent = v;
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) if (c) e.append(c);
+  return e;
+}
+
+export class ScenarioForm {
+  /** `onChange(toml)` is called after every edit. */
+  constructor(root, { algorithms, traces, onChange }) {
+    this.root = root;
+    this.algorithms = algorithms;
+    this.traces = traces;
+    this.onChange = onChange;
+    this.doc = { bottleneck: {}, flows: [] };
+    root.addEventListener("input", (ev) => this.edited(ev.target));
+    root.addEventListener("change", (ev) => this.edited(ev.target, true));
+    root.addEventListener("click", (ev) => this.clicked(ev));
+  }
+
+  toml() {
+    return toToml(this.doc);
+  }
+
+  load(doc) {
+    this.doc = structuredClone(doc || {});
+    if (!this.doc.bottleneck) this.doc.bottleneck = {};
+    if (!Array.isArray(this.doc.flows)) this.doc.flows = [];
+    this.render();
+  }
+
+  algorithm(name) {
+    return this.algorithms.find((a) => a.name === name);
+  }
+
+  edited(input, committed = false) {
+    const field = input.dataset.field;
+    if (!field) return;
+    if (input.dataset.type === "link") return this.switchLink(input.value);
+    if (input.dataset.type === "kind") return this.switchKind(field, input.value);
+    setPath(this.doc, field, parseValue(input.dataset.type, input.value));
+    if (committed && input.dataset.rerender) this.render();
+    this.onChange(this.toml());
+  }
+
+  switchLink(v) {
+    const b = this.doc.bottleneck;
+    if (v === "rate") { delete b.trace; b.rate = b.rate || "10Mbps"; } else { delete b.rate; b.trace = v; }
+    this.render();
+    this.onChange(this.toml());
+  }
+
+  /** A qdisc or loss model chosen by kind: a plain name, or a table with the kind. */
+  switchKind(field, kind) {
+    const table = field.endsWith("qdisc") ? kind !== "droptail" && kind !== "" : kind === "gilbert";
+    let v;
+    if (kind === "") v = undefined;
+    else if (field.endsWith("loss")) v = kind === "gilbert" ? { kind } : 0.0;
+    else v = table ? { kind } : kind;
+    setPath(this.doc, field, v);
+    this.render();
+    this.onChange(this.toml());
+  }
+
+  clicked(ev) {
+    const b = ev.target.closest("button[data-act]");
+    if (!b) return;
+    ev.preventDefault();
+    const i = Number(b.dataset.index);
+    const act = b.dataset.act;
+    if (act === "add-flow") this.doc.flows.push({ cc: "cubic", rtt: "80ms" });
+    if (act === "del-flow") this.doc.flows.splice(i, 1);
+    if (act === "add-cross") (this.doc.cross = this.doc.cross || []).push({ kind: "cbr", rate: "1Mbps" });
+    if (act === "del-cross") this.doc.cross.splice(i, 1);
+    if (act === "del-change") this.doc.changes.splice(i, 1);
+    this.render();
+    this.onChange(this.toml());
+  }
+
+  input(field, type, placeholder, extra = {}) {
+    return el("input", {
+      "data-field": field, "data-type": type, value: shown(getPath(this.doc, field)),
+      placeholder, "aria-label": field, ...extra,
+    });
+  }
+
+  row(label, control, field) {
+    return el("div", { class: "field", "data-for": field },
+      el("label", { text: label }), control, el("div", { class: "msg", "data-msg": field }));
+  }
+
+  render() {
+    const sections = [this.runSection(), this.bottleneckSection(), this.flowsSection(),
+      this.crossSection(), this.changesSection()];
+    this.root.replaceChildren(...sections.filter(Boolean));
+  }
+
+  runSection() {
+    return el("fieldset", {}, el("legend", { text: "Run" }),
+      this.row("name", this.input("name", "text", "the file's name"), "name"),
+      this.row("duration", this.input("duration", "text", "e.g. 60s"), "duration"),
+      this.row("seed", this.input("seed", "int", "1"), "seed"),
+      this.row("sampling", this.input("sample_interval", "text", "10ms"), "sample_interval"));
+  }
+
+  bottleneckSection() {
+    const b = this.doc.bottleneck;
+    const link = el("select", { "data-field": "bottleneck.link", "data-type": "link", "aria-label": "link" },
+      el("option", { value: "rate", text: "constant rate" }),
+      ...this.traces.map((t) => el("option", { value: t.name, text: `trace: ${t.name}` })));
+    link.value = b.trace !== undefined ? b.trace : "rate";
+    const rows = [el("legend", { text: "Bottleneck" }), this.row("link", link, "bottleneck.trace")];
+    if (b.trace === undefined) rows.push(this.row("rate", this.input("bottleneck.rate", "text", "e.g. 12Mbps"), "bottleneck.rate"));
+    rows.push(
+      this.row("delay", this.input("bottleneck.delay", "text", "one way, e.g. 10ms"), "bottleneck.delay"),
+      this.row("buffer", this.input("bottleneck.buffer", "buffer", "1bdp, 100pkt, 120KB"), "bottleneck.buffer"),
+      ...this.kindRows("bottleneck.qdisc", "qdisc", Object.keys(QDISC_KEYS), QDISC_KEYS, "droptail"),
+      ...this.lossRows());
+    return el("fieldset", {}, ...rows);
+  }
+
+  /** A kind selector and, for table forms, one input per key. */
+  kindRows(field, label, kinds, keysOf, plain) {
+    const v = getPath(this.doc, field);
+    const kind = typeof v === "object" && v ? v.kind : v || "";
+    const sel = el("select", { "data-field": field, "data-type": "kind", "aria-label": field },
+      el("option", { value: "", text: `default (${plain})` }), ...kinds.map((k) => el("option", { value: k, text: k })));
+    sel.value = kind;
+    const rows = [this.row(label, sel, field)];
+    if (v && typeof v === "object") {
+      for (const key of keysOf[kind] || []) {
+        const type = key === "gentle" ? "text" : ["target", "interval", "tupdate"].includes(key) ? "text" : "num";
+        rows.push(this.row(`  ${key}`, this.input(`${field}.${key}`, type, "default"), `${field}.${key}`));
+      }
+    }
+    return rows;
+  }
+
+  lossRows() {
+    const v = this.doc.bottleneck.loss;
+    const kind = v === undefined ? "" : typeof v === "object" ? v.kind : "bernoulli";
+    const sel = el("select", { "data-field": "bottleneck.loss", "data-type": "kind", "aria-label": "loss model" },
+      el("option", { value: "", text: "none" }), el("option", { value: "bernoulli", text: "random (Bernoulli)" }),
+      el("option", { value: "gilbert", text: "bursts (Gilbert-Elliott)" }));
+    sel.value = kind;
+    const rows = [this.row("loss", sel, "bottleneck.loss.kind")];
+    if (typeof v === "number" || typeof v === "string") {
+      rows.push(this.row("  p", this.input("bottleneck.loss", "num", "0.01"), "bottleneck.loss"));
+    } else if (v && typeof v === "object") {
+      for (const key of LOSS_KEYS[v.kind] || []) {
+        rows.push(this.row(`  ${key}`, this.input(`bottleneck.loss.${key}`, "num", ""), `bottleneck.loss.${key}`));
+      }
+    }
+    return rows;
+  }
+
+  flowsSection() {
+    const items = this.doc.flows.map((f, i) => this.flowItem(f, i));
+    return el("fieldset", {}, el("legend", { text: "Flows" }), ...items,
+      el("div", { class: "msg", "data-msg": "flows" }),
+      el("button", { class: "add small", "data-act": "add-flow", text: "+ flow" }));
+  }
+
+  flowItem(f, i) {
+    const p = `flows[${i}]`;
+    const cc = el("select", { "data-field": `${p}.cc`, "data-type": "text", "data-rerender": "1", "aria-label": `${p}.cc` },
+      ...this.algorithms.map((a) => el("option", { value: a.name, text: a.name })));
+    cc.value = f.cc || "";
+    const head = el("div", { class: "item-head" },
+      el("span", {}, el("span", { class: "dot", style: `background:${flowColor(i)}` }), `flow ${i}`),
+      el("button", { class: "small", "data-act": "del-flow", "data-index": i, text: "remove" }));
+    const rows = [head, this.row("algorithm", cc, `${p}.cc`)];
+    for (const [key, label, type, ph] of FLOW_FIELDS) rows.push(this.row(label, this.input(`${p}.${key}`, type, ph), `${p}.${key}`));
+    rows.push(this.paramsBlock(f, p));
+    const other = Object.keys(f).filter((k) => !FLOW_KNOWN.includes(k));
+    if (other.length) rows.push(el("div", { class: "other", text: other.map((k) => `${k} = ${shown(f[k])}`).join("; ") }));
+    return el("div", { class: "item", "data-for": p }, ...rows);
+  }
+
+  /** One input per parameter of the flow's algorithm, defaults as placeholders. */
+  paramsBlock(f, p) {
+    const algo = this.algorithm(f.cc);
+    const specs = algo ? algo.params : [];
+    const det = el("details", { class: "params" }, el("summary", { text: `parameters (${specs.length})` }));
+    if (f.params && Object.keys(f.params).length) det.open = true;
+    for (const s of specs) {
+      const field = `${p}.params.${s.name}`;
+      const type = s.kind === "bool" ? "bool" : s.kind === "int" ? "int" : "num";
+      const shownDefault = s.kind === "bool" ? String(s.default !== 0) : `${s.default}`;
+      const input = this.input(field, type, shownDefault, { title: `${s.doc}; allowed: ${s.allowed}${s.unit ? ` (${s.unit})` : ""}` });
+      det.append(this.row(s.name, input, field));
+    }
+    det.append(el("div", { class: "msg", "data-msg": `${p}.params` }));
+    return det;
+  }
+
+  crossSection() {
+    const items = (this.doc.cross || []).map((c, i) => {
+      const p = `cross[${i}]`;
+      const kind = el("select", { "data-field": `${p}.kind`, "data-type": "text", "aria-label": `${p}.kind` },
+        ...["cbr", "poisson", "exponential"].map((k) => el("option", { value: k, text: k })));
+      kind.value = c.kind || "cbr";
+      const rows = [el("div", { class: "item-head" }, el("span", { text: `source ${i}` }),
+        el("button", { class: "small", "data-act": "del-cross", "data-index": i, text: "remove" })),
+      this.row("kind", kind, `${p}.kind`)];
+      for (const [key, label, type, ph] of CROSS_FIELDS) rows.push(this.row(label, this.input(`${p}.${key}`, type, ph), `${p}.${key}`));
+      return el("div", { class: "item", "data-for": p }, ...rows);
+    });
+    return el("fieldset", {}, el("legend", { text: "Cross traffic (UDP)" }), ...items,
+      el("button", { class: "add small", "data-act": "add-cross", text: "+ source" }));
+  }
+
+  changesSection() {
+    const changes = this.doc.changes || [];
+    if (!changes.length) return null;
+    const items = changes.map((c, i) => el("div", { class: "item", "data-for": `changes[${i}]` },
+      el("div", { class: "item-head" }, el("span", { text: `at ${c.at}: flow ${c.flow} ${shown(c.set)}` }),
+        el("button", { class: "small", "data-act": "del-change", "data-index": i, text: "remove" })),
+      el("div", { class: "msg", "data-msg": `changes[${i}]` })));
+    return el("fieldset", {}, el("legend", { text: "Scheduled changes" }), ...items);
+  }
+
+  /** Shows a server error beside the field it names (or the nearest enclosing one);
+   *  returns false when no field matched, so the caller shows it above the form. */
+  showError(err) {
+    this.clearErrors();
+    const field = (err && err.field) || "";
+    const parts = parsePath(field);
+    for (let n = parts.length; n > 0; n--) {
+      const path = parts.slice(0, n).reduce((acc, k) => (typeof k === "number" ? `${acc}[${k}]` : acc ? `${acc}.${k}` : k), "");
+      const msg = this.root.querySelector(`[data-msg="${CSS.escape(path)}"]`);
+      if (msg) {
+        msg.textContent = err.error;
+        const input = this.root.querySelector(`[data-field="${CSS.escape(path)}"]`);
+        if (input) input.classList.add("bad");
+        return true;
+      }
+    }
+    return false;
+  }
+
+  clearErrors() {
+    for (const m of this.root.querySelectorAll(".msg")) m.textContent = "";
+    for (const b of this.root.querySelectorAll(".bad")) b.classList.remove("bad");
+  }
+}

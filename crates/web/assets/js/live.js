@@ -1,0 +1,156 @@
+// A run as the page sees it: what its WebSocket sent (the server's decimated buckets,
+// events and live table), and the series the charts draw from it. The server sends at
+// most about a thousand buckets per run, so this stays the same size however long the
+// run; back-off events are capped here as on the server.
+
+import { openLive } from "./api.js";
+
+const MAX_BACKOFFS = 2000;
+
+export class LiveRun {
+  constructor(id, { onUpdate, onSave, onClose }) {
+    this.id = id;
+    this.onUpdate = onUpdate;
+    this.onSave = onSave;
+    this.seq = -1;
+    this.buckets = [];
+    this.events = [];
+    this.tip = null;
+    this.ws = openLive(id, (m) => this.receive(m), onClose);
+  }
+
+  close() {
+    this.ws.onclose = null;
+    this.ws.close();
+  }
+
+  receive(msg) {
+    this.messages = (this.messages || 0) + 1;
+    if (msg.type === "hello") this.hello(msg);
+    else if (msg.type === "frame") this.frame(msg);
+    else if (msg.type === "save") this.onSave(msg.save);
+    this.onUpdate(this);
+  }
+
+  hello(m) {
+    Object.assign(this, {
+      seq: m.seq, name: m.name, flows: m.flows, columns: m.columns, bucketS: m.bucket_s,
+      duration: m.duration_s, buckets: m.buckets, tip: m.tip, events: m.events, table: m.table,
+      state: m.state, reason: m.reason, now: m.now_s, speed: m.speed, summary: m.summary,
+    });
+  }
+
+  frame(m) {
+    if (m.seq <= this.seq) return; // already in the hello
+    this.seq = m.seq;
+    this.buckets.push(...m.buckets);
+    this.events.push(...m.events);
+    this.capEvents();
+    Object.assign(this, { tip: m.tip, table: m.table, state: m.state, reason: m.reason, now: m.now_s, speed: m.speed });
+    if (m.summary) this.summary = m.summary;
+  }
+
+  capEvents() {
+    let extra = this.events.filter((e) => e.kind === "backoff").length - MAX_BACKOFFS;
+    if (extra > 0) this.events = this.events.filter((e) => !(e.kind === "backoff" && extra-- > 0));
+  }
+
+  /** Buckets with the tip (the bucket being filled) at the end. */
+  all() {
+    return this.tip ? [...this.buckets, this.tip] : this.buckets;
+  }
+
+  /** cwnd through each bucket's extremes in the order they came, so peaks survive. */
+  cwnd(flow) {
+    const pts = [];
+    const half = (this.bucketS || 0) / 2;
+    for (const b of this.all()) {
+      const f = b.f[flow];
+      if (!f) { pts.push([b.t, null]); continue; }
+      const [first, second] = f.lo_first ? [f.lo, f.hi] : [f.hi, f.lo];
+      pts.push([b.t - half, first], [b.t, second]);
+    }
+    return pts;
+  }
+
+  series(flow, pick) {
+    return this.all().map((b) => [b.t, b.f[flow] ? pick(b.f[flow]) : null]);
+  }
+
+  ssthresh(flow) {
+    return this.series(flow, (f) => (f.ss === null ? null : f.ss));
+  }
+
+  rtt(flow) {
+    return this.series(flow, (f) => f.rtt);
+  }
+
+  /** Throughput in Mbit/s from delivered bytes between consecutive buckets. */
+  throughput(flow) {
+    const out = [];
+    let prev = null;
+    for (const b of this.all()) {
+      const f = b.f[flow];
+      if (!f) { prev = null; out.push([b.t, null]); continue; }
+      if (prev && b.t > prev.t) out.push([b.t, ((f.delivered - prev.d) * 8) / (b.t - prev.t) / 1e6]);
+      prev = { t: b.t, d: f.delivered };
+    }
+    return out;
+  }
+
+  queue() {
+    return this.all().map((b) => [b.t, b.q.hi]);
+  }
+
+  /** Drops per bucket (the server sends the running total). */
+  drops() {
+    const out = [];
+    let prev = 0;
+    for (const b of this.all()) {
+      out.push([b.t, b.q.drops - prev]);
+      prev = b.q.drops;
+    }
+    return out;
+  }
+
+  /** The latest values of flow `i`: cwnd and the algorithm's variables by name. */
+  latest(flow) {
+    const all = this.all();
+    for (let k = all.length - 1; k >= 0; k--) {
+      const f = all[k].f[flow];
+      if (!f) continue;
+      const cc = {};
+      (this.columns || []).forEach((name, j) => { cc[name] = f.cc[j]; });
+      return { t: all[k].t, cwnd: f.last, ssthresh: f.ss, cc };
+    }
+    return null;
+  }
+
+  backoffs(flow) {
+    return this.events.filter((e) => e.kind === "backoff" && e.flow === flow);
+  }
+
+  changes() {
+    return this.events.filter((e) => e.kind === "change");
+  }
+}
+
+/** CUBIC's target W(t) = origin + C (t - epoch_start + delay_min - K)^3 (Linux
+ *  bictcp_update, t evaluated one min RTT ahead), for the current epoch of a flow whose
+ *  algorithm reports origin, k, epoch_start and delay_min_us; null otherwise. */
+export function cubicCurve(latest, params, now, until) {
+  const cc = latest && latest.cc;
+  if (!cc || cc.origin == null || cc.k == null || !cc.epoch_start) return null;
+  const scale = params && params.bic_scale !== undefined ? params.bic_scale : 41;
+  const C = (scale * 10) / 1024;
+  const d = (cc.delay_min_us || 0) / 1e6;
+  const pts = [];
+  const end = Math.max(now, Math.min(until, now + Math.max(cc.k, 1)));
+  const steps = 120;
+  for (let i = 0; i <= steps; i++) {
+    const t = cc.epoch_start + ((end - cc.epoch_start) * i) / steps;
+    const x = t - cc.epoch_start + d - cc.k;
+    pts.push([t, cc.origin + C * x * x * x]);
+  }
+  return pts;
+}

@@ -1,0 +1,129 @@
+// Tune live: the controls of the selected flow, generated from its algorithm's parameter
+// descriptions (name, unit, range, default, meaning as a tooltip). TCPTuner's controls
+// come first (alpha, beta, fast convergence, TCP friendliness, then the route's rto_min
+// and initcwnd), then every other parameter. A change is applied to the running flow at
+// the current simulated time; a refusal is shown beside the control.
+
+const TCPTUNER_FIRST = ["alpha", "beta", "fast_convergence", "tcp_friendliness"];
+/** Slider ends for ranges too wide to slide through (the number box takes the rest). */
+const SLIDER_MAX = { rto_min: 1000, initcwnd: 100 };
+
+function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") e.className = v;
+    else if (k === "text") e.textContent = v;
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) if (c) e.append(c);
+  return e;
+}
+
+function step(spec) {
+  if (spec.kind !== "float") return 1;
+  const span = (SLIDER_MAX[spec.name] || spec.max) - spec.min;
+  return 10 ** Math.floor(Math.log10(span / 100));
+}
+
+/** Controls in TCPTuner's order: its four first, the TCP pair, then the rest. */
+export function orderedSpecs(algo, tcpParams) {
+  const params = algo ? algo.params : [];
+  const first = TCPTUNER_FIRST.map((n) => params.find((p) => p.name === n)).filter(Boolean);
+  const rest = params.filter((p) => !TCPTUNER_FIRST.includes(p.name));
+  return [...first, ...tcpParams.map((p) => ({ ...p, tcp: true })), ...rest];
+}
+
+export class TunePanel {
+  constructor({ root, select, note, algorithms, tcpParams, apply }) {
+    Object.assign(this, { root, select, note, algorithms, tcpParams, apply });
+    this.values = {}; // "flow.name" -> current value
+    select.addEventListener("change", () => this.render());
+  }
+
+  /** A new run: its flows in the selector, values from the scenario. */
+  setRun(flows) {
+    this.flows = flows;
+    this.values = {};
+    for (const f of flows) {
+      for (const [k, v] of Object.entries(f.params || {})) this.values[`${f.id}.${k}`] = v;
+      this.values[`${f.id}.rto_min`] = f.rto_min_ms;
+      this.values[`${f.id}.initcwnd`] = f.initcwnd;
+    }
+    this.select.replaceChildren(...flows.map((f) => el("option", { value: f.id, text: `${f.id}: ${f.name} (${f.cc})` })));
+    const tunable = flows.find((f) => f.cc === "tuner") || flows[0];
+    if (tunable) this.select.value = tunable.id;
+    this.note.textContent = "Changes apply to the running flow at the current simulated time and are marked on the charts.";
+    this.render();
+  }
+
+  selected() {
+    return Number(this.select.value);
+  }
+
+  render() {
+    const flow = this.flows && this.flows[this.selected()];
+    if (!flow) { this.root.replaceChildren(); return; }
+    const algo = this.algorithms.find((a) => a.name === flow.cc);
+    this.measured = el("div", { class: "measured", id: "measured" }, "no back-off yet");
+    const knobs = orderedSpecs(algo, this.tcpParams).map((s) => this.knob(flow.id, s));
+    this.root.replaceChildren(this.measured, ...knobs);
+  }
+
+  current(flow, spec) {
+    const v = this.values[`${flow}.${spec.name}`];
+    return v === undefined ? spec.default : v;
+  }
+
+  knob(flow, spec) {
+    const value = this.current(flow, spec);
+    const tip = `${spec.doc}. Allowed: ${spec.allowed}${spec.unit ? ` ${spec.unit}` : ""}; default ${spec.default}.`;
+    const msg = el("div", { class: "msg" });
+    const head = el("div", { class: "knob-head" }, el("label", { title: tip, text: spec.name }),
+      el("span", { class: "unit", text: spec.unit || "" }));
+    const box = el("div", { class: `knob${spec.tcp ? " tcp" : ""}`, "data-param": spec.name }, head);
+    if (spec.kind === "bool") {
+      const cb = el("input", { type: "checkbox", id: `tune-${spec.name}`, title: tip });
+      cb.checked = value !== 0 && value !== false;
+      cb.addEventListener("change", () => this.send(flow, spec, cb.checked ? 1 : 0, msg));
+      box.append(el("label", { class: "switch" }, cb, spec.doc));
+    } else {
+      box.append(this.slider(flow, spec, value, tip, msg));
+    }
+    box.append(msg);
+    return box;
+  }
+
+  slider(flow, spec, value, tip, msg) {
+    const st = step(spec);
+    const lo = spec.min_exclusive ? spec.min + st : spec.min;
+    const hi = Math.min(spec.max, SLIDER_MAX[spec.name] || spec.max);
+    const range = el("input", { type: "range", id: `tune-slider-${spec.name}`, min: lo, max: hi, step: st, value, title: tip });
+    const num = el("input", { type: "number", id: `tune-${spec.name}`, step: st, value, title: tip });
+    range.addEventListener("input", () => { num.value = range.value; });
+    range.addEventListener("change", () => this.send(flow, spec, Number(range.value), msg));
+    num.addEventListener("change", () => this.send(flow, spec, Number(num.value), msg));
+    return el("div", { class: "knob-row" }, range, num);
+  }
+
+  async send(flow, spec, value, msg) {
+    msg.textContent = "";
+    try {
+      await this.apply(flow, spec.name, value);
+      this.values[`${flow}.${spec.name}`] = value;
+    } catch (e) {
+      msg.textContent = e.message;
+    }
+  }
+
+  /** The selected flow's last back-off, measured from the run's own samples. */
+  showBackoff(run) {
+    if (!this.measured || !run) return;
+    const list = run.backoffs(this.selected());
+    const b = list[list.length - 1];
+    this.measured.innerHTML = "";
+    if (!b) { this.measured.textContent = "no back-off yet"; return; }
+    this.measured.append("last back-off at ", el("b", { text: `${b.t.toFixed(2)} s` }), ": cwnd ",
+      el("b", { text: String(b.cwnd) }), " \u2192 ssthresh ", el("b", { text: String(b.ssthresh) }),
+      " = ", el("b", { id: "measured-ratio", text: b.ratio.toFixed(3) }), " \u00d7 cwnd");
+  }
+}

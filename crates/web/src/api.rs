@@ -1,0 +1,480 @@
+//! The API handlers (README, "The web lab": every endpoint with its body and answers).
+//! Bodies are read as bytes and parsed here, so that every bad one gets a JSON error
+//! naming the field rather than a framework's plain-text rejection.
+
+use crate::error::{ApiError, ApiResult};
+use crate::intake;
+use crate::live::{Command, Speed, State as RunState};
+use crate::runs::{Run, SaveState};
+use crate::server::{file_response, Shared};
+use crate::store::check_name;
+use axum::body::Bytes;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use tokio::sync::broadcast::error::RecvError;
+
+type Answer = ApiResult<Json<Value>>;
+
+/// A JSON body of type T, or a 400 that says what is wrong with it.
+fn body<T: DeserializeOwned>(bytes: &[u8]) -> ApiResult<T> {
+    serde_json::from_slice(bytes).map_err(|e| ApiError::bad(format!("request body: {e}")))
+}
+
+/// Runs blocking work (file system, kernel, result writing) off the async threads.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> ApiResult<T> + Send + 'static,
+) -> ApiResult<T> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| ApiError::internal(format!("the task failed: {e}")))?
+}
+
+pub async fn algorithms() -> Json<Value> {
+    Json(crate::catalog::algorithms_json())
+}
+
+pub async fn scenarios(State(app): State<Shared>) -> Json<Value> {
+    let list: Vec<Value> = app
+        .cfg
+        .scenarios
+        .as_deref()
+        .map(crate::catalog::ready_scenarios)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|r| json!({ "id": r.id, "group": r.group, "description": r.description, "toml": r.toml }))
+        .collect();
+    let folder = app.cfg.scenarios.as_ref().map(|p| p.display().to_string());
+    Json(json!({ "folder": folder, "scenarios": list }))
+}
+
+pub async fn traces(State(app): State<Shared>) -> Json<Value> {
+    let list: Vec<Value> = app
+        .store
+        .traces
+        .list()
+        .into_iter()
+        .map(|(name, origin, bytes)| json!({ "name": name, "origin": origin, "bytes": bytes }))
+        .collect();
+    Json(json!({ "traces": list }))
+}
+
+pub async fn upload_trace(
+    State(app): State<Shared>,
+    Query(q): Query<BTreeMap<String, String>>,
+    bytes: Bytes,
+) -> Answer {
+    only_keys(&q, &["name"])?;
+    let name = q
+        .get("name")
+        .cloned()
+        .ok_or_else(|| ApiError::field("name", "missing: give ?name=my-link.trace"))?;
+    let store = app.store.clone();
+    blocking(move || store.upload_trace(&name, &bytes)).await.map(Json)
+}
+
+/// Refuses query keys other than `allowed`.
+fn only_keys(q: &BTreeMap<String, String>, allowed: &[&str]) -> ApiResult<()> {
+    match q.keys().find(|k| !allowed.contains(&k.as_str())) {
+        Some(k) => Err(ApiError::field(
+            k,
+            format!("unknown query parameter; allowed: {}", allowed.join(", ")),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The JSON form of a scenario request.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ScenarioBody {
+    /// Scenario text (TOML).
+    toml: Option<String>,
+    /// Or the scenario as a JSON document of the same shape.
+    scenario: Option<Value>,
+    /// The file name errors use (default scenario.toml).
+    file: Option<String>,
+    /// realtime, 10x, 100x or max (runs only; default realtime).
+    speed: Option<String>,
+}
+
+/// Scenario text, file label and speed from a request: JSON (`ScenarioBody`) when the
+/// content type says so, otherwise the body is TOML and `?file=&speed=` are in the query.
+fn scenario_request(
+    headers: &HeaderMap,
+    q: &BTreeMap<String, String>,
+    bytes: &[u8],
+) -> ApiResult<(String, String, Option<String>)> {
+    let json_body = headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|t| t.starts_with("application/json"));
+    if json_body {
+        only_keys(q, &[])?;
+        let b: ScenarioBody = body(bytes)?;
+        let text = match (b.toml, b.scenario) {
+            (Some(t), None) => t,
+            (None, Some(doc)) => intake::json_to_toml(&doc)?,
+            _ => return Err(ApiError::bad("request body: give exactly one of \"toml\" (the scenario text) and \"scenario\" (a JSON document)")),
+        };
+        return Ok((text, intake::file_label(b.file.as_deref())?, b.speed));
+    }
+    only_keys(q, &["file", "speed"])?;
+    let text = std::str::from_utf8(bytes).map_err(|e| {
+        ApiError::bad(format!(
+            "request body: not UTF-8 text (invalid byte at offset {})",
+            e.valid_up_to()
+        ))
+    })?;
+    Ok((
+        text.to_string(),
+        intake::file_label(q.get("file").map(String::as_str))?,
+        q.get("speed").cloned(),
+    ))
+}
+
+/// `POST /api/scenarios/check`: validates without running; answers the parsed document
+/// (for the page's form) and the expanded flows.
+pub async fn check_scenario(
+    State(app): State<Shared>,
+    headers: HeaderMap,
+    Query(q): Query<BTreeMap<String, String>>,
+    bytes: Bytes,
+) -> Answer {
+    let (text, file, _) = scenario_request(&headers, &q, &bytes)?;
+    let doc = intake::toml_to_json(&text).unwrap_or(Value::Null);
+    let checked = intake::check(&text, &file, &app.store.traces, &app.cfg.limits)
+        .map_err(|e| e.with("doc", doc.clone()))?;
+    let flows: Vec<Value> = checked
+        .scenario
+        .config
+        .flows
+        .iter()
+        .map(|f| json!({ "name": f.name, "cc": f.cc }))
+        .collect();
+    Ok(Json(
+        json!({ "ok": true, "name": checked.scenario.name, "doc": doc, "toml": text, "flows": flows }),
+    ))
+}
+
+pub async fn list_runs(State(app): State<Shared>) -> Json<Value> {
+    Json(json!({ "runs": app.runs.list() }))
+}
+
+/// `POST /api/runs`: checks the scenario and starts it.
+pub async fn create_run(
+    State(app): State<Shared>,
+    headers: HeaderMap,
+    Query(q): Query<BTreeMap<String, String>>,
+    bytes: Bytes,
+) -> ApiResult<Response> {
+    let (text, file, speed) = scenario_request(&headers, &q, &bytes)?;
+    let speed = match speed {
+        None => Speed::Times(1.0),
+        Some(s) => Speed::parse(&s).map_err(|m| ApiError::field("speed", m))?,
+    };
+    let app2 = app.clone();
+    let run = blocking(move || {
+        let checked = intake::check(&text, &file, &app2.store.traces, &app2.cfg.limits)?;
+        app2.runs.create(checked, speed)
+    })
+    .await?;
+    Ok((StatusCode::CREATED, Json(run.status_json())).into_response())
+}
+
+pub async fn run_status(State(app): State<Shared>, Path(id): Path<String>) -> Answer {
+    Ok(Json(app.runs.get(&id)?.status_json()))
+}
+
+/// `GET /api/runs/{id}/scenario`: the scenario with the live changes so far.
+pub async fn run_scenario(
+    State(app): State<Shared>,
+    Path(id): Path<String>,
+) -> ApiResult<Response> {
+    let run = app.runs.get(&id)?;
+    let changes = run.feed.lock().unwrap().changes.clone();
+    let text = crate::replay::scenario_with_changes(&run.checked, &changes)?;
+    Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ControlBody {
+    action: String,
+    speed: Option<String>,
+}
+
+/// `POST /api/runs/{id}/control`: `{"action": "pause"|"resume"|"stop"|"speed", "speed": "10x"}`.
+pub async fn control(State(app): State<Shared>, Path(id): Path<String>, bytes: Bytes) -> Answer {
+    let run = app.runs.get(&id)?;
+    let b: ControlBody = body(&bytes)?;
+    let cmd = match (b.action.as_str(), b.speed) {
+        ("pause", None) => Command::Pause,
+        ("resume", None) => Command::Resume,
+        ("stop", None) => Command::Stop,
+        ("speed", Some(s)) => {
+            Command::Speed(Speed::parse(&s).map_err(|m| ApiError::field("speed", m))?)
+        }
+        ("speed", None) => {
+            return Err(ApiError::field("speed", "missing: give realtime, 10x, 100x or max"))
+        }
+        ("pause" | "resume" | "stop", Some(_)) => {
+            return Err(ApiError::field("speed", "only with \"action\": \"speed\""))
+        }
+        (other, _) => {
+            return Err(ApiError::field(
+                "action",
+                format!("\"{other}\": allowed: pause, resume, stop, speed"),
+            ))
+        }
+    };
+    run.send(cmd)?;
+    Ok(Json(json!({ "ok": true })))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ParamBody {
+    flow: Value,
+    name: String,
+    value: Value,
+}
+
+/// `POST /api/runs/{id}/params`: `{"flow": 1, "name": "beta", "value": 0.3}`; the change
+/// applies at the current simulated time and is recorded for `save`.
+pub async fn params(State(app): State<Shared>, Path(id): Path<String>, bytes: Bytes) -> Answer {
+    let run = app.runs.get(&id)?;
+    let b: ParamBody = body(&bytes)?;
+    let flow = b.flow.as_u64().ok_or_else(|| {
+        ApiError::field("flow", format!("{}: a flow index, a whole number from 0", b.flow))
+    })?;
+    let value = match &b.value {
+        Value::Bool(v) => *v as u8 as f64,
+        Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
+        other => {
+            return Err(ApiError::field(
+                "value",
+                format!("{other}: a number, or true/false for a switch"),
+            ))
+        }
+    };
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    run.send(Command::SetParam { flow: flow as usize, name: b.name, value, reply })?;
+    let applied = answer
+        .await
+        .map_err(|_| ApiError::conflict(format!("run {id} ended before the change applied")))?;
+    let change = applied.map_err(|e| {
+        ApiError::field(&e.field, e.message.clone()).with("error", format!("{e}").into())
+    })?;
+    Ok(Json(json!({ "ok": true, "change": change, "at_s": change.at_ns as f64 / 1e9 })))
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct SaveBody {
+    name: Option<String>,
+}
+
+/// `POST /api/runs/{id}/save` (`{"name": ...}` optional): saves a finished run now, or
+/// marks a running one to be saved when it finishes (202); a stopped run cannot be saved.
+pub async fn save(
+    State(app): State<Shared>,
+    Path(id): Path<String>,
+    bytes: Bytes,
+) -> ApiResult<Response> {
+    let run = app.runs.get(&id)?;
+    let b: SaveBody = if bytes.is_empty() { SaveBody::default() } else { body(&bytes)? };
+    let name = b.name.unwrap_or_else(|| format!("{}-run{}", run.checked.scenario.name, run.id));
+    check_name("name", &name)?;
+    if app.store.dir.join(&name).exists() {
+        return Err(ApiError::conflict(format!(
+            "a saved run \"{name}\" exists; choose another name"
+        )));
+    }
+    {
+        let mut save = run.save.lock().unwrap();
+        if let SaveState::Saved(_) | SaveState::Pending(_) = &*save {
+            return Err(ApiError::conflict(format!("run {id} is already saved (or to be saved)")));
+        }
+        match run.state() {
+            RunState::Stopped => {
+                return Err(ApiError::conflict(format!("run {id} was stopped before its end; only a whole run can be saved (start it again and let it finish)")))
+            }
+            RunState::Running | RunState::Paused => {
+                *save = SaveState::Pending(name.clone());
+                return Ok((StatusCode::ACCEPTED, Json(json!({ "state": "pending", "name": name }))).into_response());
+            }
+            RunState::Finished => *save = SaveState::Pending(name.clone()),
+        }
+    }
+    let run2 = run.clone();
+    blocking(move || {
+        run2.save_if_asked();
+        Ok(())
+    })
+    .await?;
+    let outcome = run.save_json();
+    if outcome["state"] == "saved" {
+        Ok((StatusCode::CREATED, Json(outcome)).into_response())
+    } else {
+        *run.save.lock().unwrap() = SaveState::None;
+        let msg = outcome["error"].as_str().unwrap_or("saving failed").to_string();
+        Err(ApiError::internal(msg))
+    }
+}
+
+pub async fn saved_list(State(app): State<Shared>) -> Answer {
+    let store = app.store.clone();
+    blocking(move || Ok(Json(json!({ "saved": store.list() })))).await
+}
+
+pub async fn saved_detail(State(app): State<Shared>, Path(name): Path<String>) -> Answer {
+    let store = app.store.clone();
+    blocking(move || store.detail(&name).map(Json)).await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileQuery {
+    download: Option<u8>,
+}
+
+async fn send_file(
+    path: ApiResult<std::path::PathBuf>,
+    name: &str,
+    download: bool,
+) -> ApiResult<Response> {
+    let path = path?;
+    let shown = name.to_string();
+    let bytes = blocking(move || {
+        std::fs::read(&path).map_err(|e| ApiError::internal(format!("cannot read {shown}: {e}")))
+    })
+    .await?;
+    Ok(file_response(bytes, crate::store::content_type(name), download.then_some(name)))
+}
+
+pub async fn saved_file(
+    State(app): State<Shared>,
+    Path((name, file)): Path<(String, String)>,
+    Query(q): Query<FileQuery>,
+) -> ApiResult<Response> {
+    let path = app.store.file(&name, &file);
+    send_file(path, &file, q.download == Some(1)).await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CompareBody {
+    a: String,
+    b: String,
+}
+
+/// `POST /api/compare` `{"a": NAME, "b": NAME}`: what `cclab compare` shows.
+pub async fn compare(State(app): State<Shared>, bytes: Bytes) -> Answer {
+    let b: CompareBody = body(&bytes)?;
+    check_name("a", &b.a)?;
+    check_name("b", &b.b)?;
+    let store = app.store.clone();
+    blocking(move || store.compare(&b.a, &b.b).map(Json)).await
+}
+
+pub async fn compare_file(
+    State(app): State<Shared>,
+    Path((a, b, file)): Path<(String, String, String)>,
+    Query(q): Query<FileQuery>,
+) -> ApiResult<Response> {
+    let path = app.store.compare_file(&a, &b, &file);
+    send_file(path, &file, q.download == Some(1)).await
+}
+
+pub async fn kernel_status() -> Answer {
+    blocking(|| Ok(Json(crate::kernel::status()))).await
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KernelBody {
+    algorithm: String,
+    name: Option<String>,
+    value: Option<f64>,
+}
+
+/// `POST /api/kernel/{load|unload|set}` (token needed; see the server module).
+pub async fn kernel_action(Path(action): Path<String>, bytes: Bytes) -> Answer {
+    let b: KernelBody = body(&bytes)?;
+    blocking(move || match (action.as_str(), b.name, b.value) {
+        ("load", None, None) => crate::kernel::load(&b.algorithm, true),
+        ("unload", None, None) => crate::kernel::load(&b.algorithm, false),
+        ("set", Some(name), Some(value)) => crate::kernel::set(&b.algorithm, &name, value),
+        ("set", _, _) => Err(ApiError::bad("set needs \"name\" and \"value\"")),
+        ("load" | "unload", _, _) => Err(ApiError::bad("load and unload take only \"algorithm\"")),
+        (other, _, _) => Err(ApiError::not_found(format!(
+            "no kernel action \"{other}\"; allowed: load, unload, set"
+        ))),
+    })
+    .await
+    .map(Json)
+}
+
+/// `GET /api/runs/{id}/live`: the WebSocket of a run (see [`stream`]).
+pub async fn live(
+    State(app): State<Shared>,
+    Path(id): Path<String>,
+    ws: WebSocketUpgrade,
+) -> ApiResult<Response> {
+    let run = app.runs.get(&id)?;
+    let max = app.cfg.limits.max_clients_per_run;
+    if run.clients.load(Ordering::SeqCst) >= max {
+        return Err(ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("run {id} has {max} clients watching (the most)"),
+        ));
+    }
+    Ok(ws.on_upgrade(move |socket| stream(socket, run)))
+}
+
+/// Sends the run's `hello` (everything so far), then every frame; a client that falls
+/// behind gets a fresh `hello` instead of the frames it missed.
+async fn stream(mut socket: WebSocket, run: Arc<Run>) {
+    run.clients.fetch_add(1, Ordering::SeqCst);
+    let (mut hello, mut rx) = {
+        let feed = run.feed.lock().unwrap();
+        (Some(run.hello(&feed)), feed.tx.subscribe())
+    };
+    loop {
+        if let Some(text) = hello.take() {
+            if socket.send(Message::Text(text.into())).await.is_err() {
+                break;
+            }
+        }
+        tokio::select! {
+            msg = rx.recv() => match msg {
+                Ok(text) => {
+                    if socket.send(Message::Text(text.to_string().into())).await.is_err() {
+                        break;
+                    }
+                }
+                Err(RecvError::Lagged(_)) => {
+                    let feed = run.feed.lock().unwrap();
+                    hello = Some(run.hello(&feed));
+                    rx = feed.tx.subscribe();
+                }
+                Err(RecvError::Closed) => break,
+            },
+            incoming = socket.recv() => match incoming {
+                None | Some(Err(_)) | Some(Ok(Message::Close(_))) => break,
+                Some(Ok(_)) => {}
+            },
+        }
+    }
+    run.clients.fetch_sub(1, Ordering::SeqCst);
+    run.touch();
+}

@@ -1,0 +1,79 @@
+//! The one error an API call answers with: an HTTP status and a JSON body
+//! `{"error": "<one line>", ...}`. Scenario errors carry the CLI's fields (file, line,
+//! field, value, message) so the page can put the message beside the field.
+
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use cclab_scenario::ScenarioError;
+use serde_json::{json, Value};
+
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub body: Value,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, message: impl Into<String>) -> ApiError {
+        ApiError { status, body: json!({ "error": message.into() }) }
+    }
+    pub fn bad(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, message)
+    }
+    pub fn not_found(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::NOT_FOUND, message)
+    }
+    pub fn conflict(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::CONFLICT, message)
+    }
+    pub fn forbidden(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::FORBIDDEN, message)
+    }
+    pub fn internal(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, message)
+    }
+
+    /// A 400 naming a field: `{"error": "<field>: <message>", "field": ...}`.
+    pub fn field(field: &str, message: impl Into<String>) -> ApiError {
+        let message = message.into();
+        ApiError {
+            status: StatusCode::BAD_REQUEST,
+            body: json!({ "error": format!("{field}: {message}"), "field": field, "message": message }),
+        }
+    }
+
+    /// A bad scenario, worded exactly as `cclab run` prints it (without "error: ").
+    pub fn scenario(e: &ScenarioError) -> ApiError {
+        ApiError {
+            status: StatusCode::BAD_REQUEST,
+            body: json!({
+                "error": e.to_string(),
+                "file": e.file,
+                "line": e.line,
+                "field": e.field,
+                "value": e.value,
+                "message": e.message,
+            }),
+        }
+    }
+
+    /// Adds a key to the body (e.g. the parsed document beside a scenario error).
+    pub fn with(mut self, key: &str, value: Value) -> ApiError {
+        if let Value::Object(m) = &mut self.body {
+            m.insert(key.to_string(), value);
+        }
+        self
+    }
+
+    pub fn message(&self) -> &str {
+        self.body["error"].as_str().unwrap_or("")
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (self.status, axum::Json(self.body)).into_response()
+    }
+}
+
+pub type ApiResult<T> = Result<T, ApiError>;

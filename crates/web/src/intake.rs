@@ -1,0 +1,121 @@
+//! A scenario from a request: TOML text, or JSON (a document of the same shape, turned
+//! into TOML first), read with `cclab_scenario` exactly as `cclab run` reads a file, so a
+//! bad one gets the CLI's message. Before that, `bottleneck.trace` must be the bare name
+//! of a ready or uploaded trace ([`crate::catalog`]); after it, the live-run limits apply.
+
+use crate::catalog::Traces;
+use crate::error::{ApiError, ApiResult};
+use crate::limits::Limits;
+use cclab_scenario::doc::{self, Val};
+use cclab_scenario::{Scenario, ScenarioError};
+use cclab_sim::Simulation;
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// How errors name a scenario that came without a file name.
+pub const DEFAULT_FILE: &str = "scenario.toml";
+
+/// A scenario read from a request, checked and ready to run.
+pub struct Checked {
+    pub scenario: Scenario,
+    /// The text as it will be saved (TOML; JSON input is converted).
+    pub toml: String,
+    /// The name errors use for it (`scenario.toml`, or the client's `file`).
+    pub file: String,
+    /// The trace file it names, if any (copied beside a saved scenario).
+    pub trace: Option<PathBuf>,
+}
+
+/// The file name errors use: the client's, if it is a plain file name.
+pub fn file_label(file: Option<&str>) -> ApiResult<String> {
+    match file {
+        None => Ok(DEFAULT_FILE.to_string()),
+        Some(f) if crate::catalog::valid_trace_name(f) => Ok(f.to_string()),
+        Some(f) => Err(ApiError::field(
+            "file",
+            format!("\"{f}\": a plain file name such as exp.toml (letters, digits, '.', '_', '-')"),
+        )),
+    }
+}
+
+/// JSON scenario document to TOML text (the same shape: tables, arrays, strings with units).
+pub fn json_to_toml(doc: &Value) -> ApiResult<String> {
+    if !doc.is_object() {
+        return Err(ApiError::field(
+            "scenario",
+            "expected a JSON object shaped like a scenario file",
+        ));
+    }
+    let clean = drop_nulls(doc);
+    toml::to_string(&clean)
+        .map_err(|e| ApiError::field("scenario", format!("cannot be written as TOML: {e}")))
+}
+
+/// TOML has no null: a null value means "not set".
+fn drop_nulls(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), drop_nulls(v)))
+                .collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(drop_nulls).collect()),
+        other => other.clone(),
+    }
+}
+
+/// TOML text to a JSON document of the same shape, for the page's form (None when the
+/// text is not TOML; the scenario check reports why).
+pub fn toml_to_json(text: &str) -> Option<Value> {
+    let table: toml::Table = text.parse().ok()?;
+    serde_json::to_value(table).ok()
+}
+
+/// Reads, checks and limits a scenario given as TOML text.
+pub fn check(text: &str, file: &str, traces: &Traces, limits: &Limits) -> ApiResult<Checked> {
+    let trace = trace_of(text, file, traces)?;
+    let base_dir = trace.as_ref().and_then(|p| p.parent());
+    let stem = file.strip_suffix(".toml").unwrap_or(file);
+    let scenario = cclab_scenario::parse_str(text, file, base_dir, stem, &[])
+        .map_err(|e| ApiError::scenario(&e))?;
+    // The simulator's own checks, worded as `cclab run` words them.
+    if let Err(e) = cclab_sim::validate(&scenario.config) {
+        return Err(ApiError::field(&e.field, e.message.clone())
+            .with("error", format!("{file}: {e}").into()));
+    }
+    limits.check(&scenario, file)?;
+    Ok(Checked { scenario, toml: text.to_string(), file: file.to_string(), trace })
+}
+
+/// Builds the simulation of a checked scenario.
+pub fn simulation(c: &Checked) -> ApiResult<Simulation> {
+    Simulation::new(c.scenario.config.clone()).map_err(|e| {
+        ApiError::field(&e.field, e.message.clone())
+            .with("error", format!("{}: {e}", c.file).into())
+    })
+}
+
+/// The trace file a scenario names, refusing anything but a known bare name. A text that
+/// does not parse is left to the scenario parser, which says why.
+fn trace_of(text: &str, file: &str, traces: &Traces) -> ApiResult<Option<PathBuf>> {
+    let Ok(root) = doc::parse(text) else { return Ok(None) };
+    let Some(node) = root.get("bottleneck").and_then(|b| b.get("trace")) else { return Ok(None) };
+    let Val::Str(name) = &node.val else { return Ok(None) };
+    if let Some(path) = traces.find(name) {
+        return Ok(Some(path));
+    }
+    let names = traces.names();
+    let known = if names.is_empty() { "none".to_string() } else { names.join(", ") };
+    let e = ScenarioError {
+        file: file.to_string(),
+        line: node.span.as_ref().map(|s| doc::line_of(text, s.start)),
+        from_override: false,
+        field: "bottleneck.trace".to_string(),
+        value: Some(node.show()),
+        message: format!(
+            "over HTTP a trace is named by its file name, from the ready trace folders or uploaded through the page (never a path); known traces: {known}"
+        ),
+    };
+    Err(ApiError::scenario(&e))
+}

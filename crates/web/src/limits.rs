@@ -1,0 +1,105 @@
+//! What one server accepts, so that no request can exhaust the machine: live runs are
+//! smaller than what `cclab run` allows (it runs one scenario and exits; the server runs
+//! several for as long as it lives). Each limit is named in its refusal and in the README.
+
+use crate::error::ApiError;
+use cclab_scenario::Scenario;
+use cclab_sim::{Buffer, LinkRate};
+use cclab_units::{Duration, Rate};
+
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Runs running or paused at once (each takes a thread and up to a core).
+    pub max_active_runs: usize,
+    /// Runs kept in memory at once, finished ones included (the oldest finished go first).
+    pub max_kept_runs: usize,
+    /// Flows after `count` is expanded.
+    pub max_flows: usize,
+    /// Cross-traffic sources after `count` is expanded.
+    pub max_cross: usize,
+    pub max_duration: Duration,
+    pub max_rate: Rate,
+    /// Bottleneck buffer in full-sized packets: bounds the packets a run holds.
+    pub max_buffer_packets: u64,
+    /// WebSocket clients watching one run.
+    pub max_clients_per_run: usize,
+    /// Request bodies (scenarios, parameter changes).
+    pub max_body_bytes: usize,
+    /// Uploaded trace files.
+    pub max_trace_bytes: usize,
+    /// A run nobody watches (no WebSocket, no request about it) for this long is stopped,
+    /// unless it is to be saved when it finishes.
+    pub idle_stop: std::time::Duration,
+    /// A finished run nobody asked about for this long is dropped from memory.
+    pub keep_finished: std::time::Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_active_runs: 4,
+            max_kept_runs: 32,
+            max_flows: 100,
+            max_cross: 100,
+            max_duration: Duration::from_secs(3600),
+            max_rate: Rate(10_000_000_000),
+            max_buffer_packets: 100_000,
+            max_clients_per_run: 8,
+            max_body_bytes: 1 << 20,
+            max_trace_bytes: 16 << 20,
+            idle_stop: std::time::Duration::from_secs(15),
+            keep_finished: std::time::Duration::from_secs(600),
+        }
+    }
+}
+
+impl Limits {
+    /// Refuses a valid scenario that is too big for a live run, naming the field, the
+    /// value and the limit.
+    pub fn check(&self, scn: &Scenario, file: &str) -> Result<(), ApiError> {
+        let cfg = &scn.config;
+        let refuse = |field: &str, value: String, limit: String| {
+            let message = format!("{value}: a live run in cclab serve allows at most {limit} (cclab run takes bigger scenarios)");
+            ApiError::field(field, message.clone())
+                .with("error", format!("{file}: {field} = {message}").into())
+        };
+        if cfg.flows.len() > self.max_flows {
+            return Err(refuse(
+                "flows",
+                format!("{} flows with count expanded", cfg.flows.len()),
+                format!("{} flows", self.max_flows),
+            ));
+        }
+        if cfg.cross.len() > self.max_cross {
+            return Err(refuse(
+                "cross",
+                format!("{} sources with count expanded", cfg.cross.len()),
+                format!("{} sources", self.max_cross),
+            ));
+        }
+        if cfg.duration > self.max_duration {
+            return Err(refuse(
+                "duration",
+                cfg.duration.to_string(),
+                self.max_duration.to_string(),
+            ));
+        }
+        if let LinkRate::Constant(r) = cfg.bottleneck.rate {
+            if r > self.max_rate {
+                return Err(refuse("bottleneck.rate", r.to_string(), self.max_rate.to_string()));
+            }
+        }
+        let packets = match cfg.bottleneck.buffer {
+            Buffer::Packets(p) => p,
+            Buffer::Bytes(b) => b / 1500,
+        };
+        if packets > self.max_buffer_packets {
+            return Err(refuse(
+                "bottleneck.buffer",
+                format!("{packets} packets"),
+                format!("{} packets", self.max_buffer_packets),
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,98 @@
+//! The scenario a saved run writes: the text the client sent, with every live change
+//! appended as a `[[changes]]` entry at the instant where a re-run applies it exactly as
+//! the live run did (see [`crate::live`]), so `cclab run` on the saved file gives the same
+//! summary.json bytes.
+
+use crate::catalog::param_kind;
+use crate::error::{ApiError, ApiResult};
+use crate::intake::Checked;
+use crate::live::LiveChange;
+use cclab_cc::ParamKind;
+
+/// A duration in the largest unit that keeps it exact ("30s", "1500ms", "5000000001ns").
+pub fn exact_duration(ns: u64) -> String {
+    for (unit, size) in [("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)] {
+        if ns.is_multiple_of(size) {
+            return format!("{}{unit}", ns / size);
+        }
+    }
+    format!("{ns}ns")
+}
+
+/// A parameter value as a scenario file writes it: booleans as true/false, whole numbers
+/// as integers, `rto_min` as a duration, other numbers in Rust's shortest form that reads
+/// back to the same f64.
+fn value_text(kind: Option<ParamKind>, name: &str, v: f64) -> String {
+    match (kind, name) {
+        (_, "rto_min") => format!("\"{}ms\"", v as u64),
+        (Some(ParamKind::Bool), _) => (v != 0.0).to_string(),
+        (Some(ParamKind::Int), _) => format!("{}", v as i64),
+        _ => format!("{v:?}"),
+    }
+}
+
+/// The `[[changes]]` entries for the live changes, as TOML text.
+fn changes_text(c: &Checked, changes: &[LiveChange]) -> String {
+    let mut out = String::from(
+        "\n# Changes made live in cclab serve. Each applies one nanosecond after the instant it\n\
+         # was made at, after every event of that instant, so this file replays the run exactly.\n",
+    );
+    for ch in changes {
+        let cc = &c.scenario.config.flows[ch.flow].cc;
+        let value = value_text(param_kind(cc, &ch.name), &ch.name, ch.value);
+        out.push_str(&format!(
+            "[[changes]]\nat = \"{}\"\nflow = {}\nset = {{ {} = {value} }}\n",
+            exact_duration(ch.at_ns),
+            ch.flow,
+            ch.name
+        ));
+    }
+    out
+}
+
+/// The scenario text of a run with its live changes, checked to read back with every
+/// change in place.
+pub fn scenario_with_changes(c: &Checked, changes: &[LiveChange]) -> ApiResult<String> {
+    if changes.is_empty() {
+        return Ok(c.toml.clone());
+    }
+    let mut text = c.toml.clone();
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&changes_text(c, changes));
+    let base = c.trace.as_ref().and_then(|p| p.parent());
+    let stem = c.file.strip_suffix(".toml").unwrap_or(&c.file);
+    let read = cclab_scenario::parse_str(&text, &c.file, base, stem, &[])
+        .map_err(|e| ApiError::internal(format!("the saved scenario does not read back: {e}")))?;
+    let expected = c.scenario.config.changes.len() + changes.len();
+    if read.config.changes.len() != expected {
+        return Err(ApiError::internal(format!(
+            "the saved scenario reads back with {} changes instead of {expected}",
+            read.config.changes.len()
+        )));
+    }
+    Ok(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_stay_exact() {
+        assert_eq!(exact_duration(30_000_000_000), "30s");
+        assert_eq!(exact_duration(1_500_000_000), "1500ms");
+        assert_eq!(exact_duration(5_000_000_001), "5000000001ns");
+        assert_eq!(exact_duration(0), "0s");
+    }
+
+    #[test]
+    fn values_read_back_as_written() {
+        assert_eq!(value_text(Some(ParamKind::Float), "beta", 0.3), "0.3");
+        assert_eq!(value_text(Some(ParamKind::Float), "alpha", 1.0), "1.0");
+        assert_eq!(value_text(Some(ParamKind::Bool), "fast_convergence", 0.0), "false");
+        assert_eq!(value_text(Some(ParamKind::Int), "initcwnd", 4.0), "4");
+        assert_eq!(value_text(Some(ParamKind::Int), "rto_min", 50.0), "\"50ms\"");
+    }
+}

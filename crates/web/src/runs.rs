@@ -1,0 +1,289 @@
+//! The runs a server holds: each [`Run`] is the checked scenario, the channel to its
+//! thread and what the thread published ([`Feed`]). [`Runs`] creates them within the
+//! limits, finds them by id, and forgets finished ones nobody asks about.
+
+use crate::error::{ApiError, ApiResult};
+use crate::intake::{self, Checked};
+use crate::limits::Limits;
+use crate::live::{Command, Feed, Runner, Speed, State};
+use crate::store::Store;
+use crate::ResultFiles;
+use axum::http::StatusCode;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::mpsc::Sender;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Whether a run is to be saved, and how that went.
+#[derive(Clone, Debug)]
+pub enum SaveState {
+    None,
+    /// Saved under this name when the run finishes.
+    Pending(String),
+    Saved(Value),
+    Failed(String),
+}
+
+pub struct Run {
+    pub id: u64,
+    pub checked: Checked,
+    /// The algorithms' variables reported per flow (`cc_*` columns of flows.csv).
+    pub columns: Vec<&'static str>,
+    pub bucket_ns: u64,
+    pub results: Arc<dyn ResultFiles>,
+    pub store: Arc<Store>,
+    cmd: Mutex<Sender<Command>>,
+    pub feed: Mutex<Feed>,
+    /// WebSocket clients watching.
+    pub clients: AtomicUsize,
+    /// Last time a client asked about the run or left it.
+    interest: Mutex<Instant>,
+    pub save: Mutex<SaveState>,
+    idle_stop: Duration,
+}
+
+impl Run {
+    /// Someone asked about the run: it is not abandoned.
+    pub fn touch(&self) {
+        *self.interest.lock().unwrap() = Instant::now();
+    }
+
+    fn idle(&self) -> Duration {
+        self.interest.lock().unwrap().elapsed()
+    }
+
+    /// How long nobody has watched the run, if that is past the limit and the run is not
+    /// to be saved (a run to be saved is left to finish).
+    pub fn abandoned(&self) -> Option<Duration> {
+        let pending = matches!(*self.save.lock().unwrap(), SaveState::Pending(_));
+        let idle = self.idle();
+        (self.clients.load(Ordering::SeqCst) == 0 && !pending && idle > self.idle_stop)
+            .then_some(idle)
+    }
+
+    pub fn state(&self) -> State {
+        self.feed.lock().unwrap().state
+    }
+
+    /// Sends a command to the run's thread.
+    pub fn send(&self, cmd: Command) -> ApiResult<()> {
+        let state = self.state();
+        if !state.active() {
+            return Err(ApiError::conflict(format!(
+                "run {} is {}; it takes no more commands",
+                self.id,
+                json!(state).as_str().unwrap_or("over")
+            )));
+        }
+        self.cmd
+            .lock()
+            .unwrap()
+            .send(cmd)
+            .map_err(|_| ApiError::conflict(format!("run {} has ended", self.id)))
+    }
+
+    /// Called by the run's thread when the run finishes: saves it if a client asked.
+    pub fn save_if_asked(&self) {
+        let name = match &*self.save.lock().unwrap() {
+            SaveState::Pending(n) => n.clone(),
+            _ => return,
+        };
+        let outcome = match self.store.save(self, &name) {
+            Ok(v) => SaveState::Saved(v),
+            Err(e) => SaveState::Failed(e.message().to_string()),
+        };
+        *self.save.lock().unwrap() = outcome;
+        let feed = self.feed.lock().unwrap();
+        let _ = feed
+            .tx
+            .send(Arc::from(json!({ "type": "save", "save": self.save_json() }).to_string()));
+    }
+
+    pub fn save_json(&self) -> Value {
+        match &*self.save.lock().unwrap() {
+            SaveState::None => Value::Null,
+            SaveState::Pending(n) => json!({ "state": "pending", "name": n }),
+            SaveState::Saved(v) => json!({ "state": "saved", "saved": v }),
+            SaveState::Failed(e) => json!({ "state": "failed", "error": e }),
+        }
+    }
+
+    /// The run's flows as the page lists them.
+    fn flows_json(&self) -> Vec<Value> {
+        let cfg = &self.checked.scenario.config;
+        cfg.flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let params: serde_json::Map<String, Value> =
+                    f.params.iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+                json!({
+                    "id": i,
+                    "name": f.name,
+                    "cc": f.cc,
+                    "params": params,
+                    "rtt_ms": f.rtt.as_millis_f64(),
+                    "start_s": f.start.as_secs_f64(),
+                    "rto_min_ms": f.tcp.rto_min.as_millis_f64(),
+                    "initcwnd": f.tcp.init_cwnd,
+                })
+            })
+            .collect()
+    }
+
+    /// `GET /api/runs/{id}`.
+    pub fn status_json(&self) -> Value {
+        let feed = self.feed.lock().unwrap();
+        let scn = &self.checked.scenario;
+        json!({
+            "id": self.id,
+            "name": scn.name,
+            "file": self.checked.file,
+            "state": feed.state,
+            "reason": feed.reason,
+            "now_s": feed.now.as_secs_f64(),
+            "duration_s": scn.config.duration.as_secs_f64(),
+            "speed": feed.speed.label(),
+            "flows": self.flows_json(),
+            "changes": feed.changes,
+            "table": feed.table,
+            "summary": feed.summary.as_deref().and_then(|s| serde_json::from_str::<Value>(s).ok()),
+            "save": self.save_json(),
+            "clients": self.clients.load(Ordering::SeqCst),
+        })
+    }
+
+    /// The first WebSocket message: the run and everything published so far.
+    pub fn hello(&self, feed: &Feed) -> String {
+        let cfg = &self.checked.scenario.config;
+        json!({
+            "type": "hello",
+            "seq": feed.seq,
+            "id": self.id,
+            "name": self.checked.scenario.name,
+            "state": feed.state,
+            "reason": feed.reason,
+            "now_s": feed.now.as_secs_f64(),
+            "duration_s": cfg.duration.as_secs_f64(),
+            "speed": feed.speed.label(),
+            "bucket_s": self.bucket_ns as f64 / 1e9,
+            "columns": self.columns,
+            "flows": self.flows_json(),
+            "buckets": feed.buckets,
+            "tip": feed.tip,
+            "events": feed.events,
+            "table": feed.table,
+            "summary": feed.summary.as_deref().and_then(|s| serde_json::from_str::<Value>(s).ok()),
+        })
+        .to_string()
+    }
+}
+
+/// Every run the server holds.
+pub struct Runs {
+    map: Mutex<BTreeMap<u64, Arc<Run>>>,
+    next: AtomicU64,
+    pub limits: Limits,
+    pub results: Arc<dyn ResultFiles>,
+    pub store: Arc<Store>,
+}
+
+impl Runs {
+    pub fn new(limits: Limits, results: Arc<dyn ResultFiles>, store: Arc<Store>) -> Runs {
+        Runs { map: Mutex::new(BTreeMap::new()), next: AtomicU64::new(1), limits, results, store }
+    }
+
+    /// Starts a run of a checked scenario on its own thread.
+    pub fn create(&self, checked: Checked, speed: Speed) -> ApiResult<Arc<Run>> {
+        let sim = intake::simulation(&checked)?;
+        self.evict();
+        let mut map = self.map.lock().unwrap();
+        let active = map.values().filter(|r| r.state().active()).count();
+        if active >= self.limits.max_active_runs {
+            return Err(ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!("{active} runs are going (at most {} at once); stop one or wait for one to finish", self.limits.max_active_runs),
+            ));
+        }
+        while map.len() >= self.limits.max_kept_runs {
+            let oldest = map.iter().find(|(_, r)| !r.state().active()).map(|(id, _)| *id);
+            match oldest {
+                Some(id) => map.remove(&id),
+                None => break,
+            };
+        }
+        let id = self.next.fetch_add(1, Ordering::SeqCst);
+        let cfg = &checked.scenario.config;
+        let bucket_ns =
+            crate::decimate::bucket_width(cfg.duration.as_nanos(), cfg.sample_interval.as_nanos());
+        let (tx, rx) = std::sync::mpsc::channel();
+        let run = Arc::new(Run {
+            id,
+            columns: self.results.cc_columns(&checked.scenario),
+            checked,
+            bucket_ns,
+            results: self.results.clone(),
+            store: self.store.clone(),
+            cmd: Mutex::new(tx),
+            feed: Mutex::new(Feed::new(speed)),
+            clients: AtomicUsize::new(0),
+            interest: Mutex::new(Instant::now()),
+            save: Mutex::new(SaveState::None),
+            idle_stop: self.limits.idle_stop,
+        });
+        let runner = Runner::new(run.clone(), sim, rx, speed);
+        std::thread::Builder::new()
+            .name(format!("cclab-run-{id}"))
+            .spawn(move || runner.run())
+            .map_err(|e| ApiError::internal(format!("cannot start a thread for the run: {e}")))?;
+        map.insert(id, run.clone());
+        Ok(run)
+    }
+
+    /// The run with this id (a request about it counts as interest).
+    pub fn get(&self, id: &str) -> ApiResult<Arc<Run>> {
+        let parsed: Option<u64> = id.parse().ok();
+        let run = parsed.and_then(|n| self.map.lock().unwrap().get(&n).cloned());
+        let run = run.ok_or_else(|| {
+            ApiError::not_found(format!(
+                "no run {id}: runs are numbered from 1, and a finished run is forgotten {} s after anyone last asked about it",
+                self.limits.keep_finished.as_secs()
+            ))
+        })?;
+        run.touch();
+        Ok(run)
+    }
+
+    pub fn list(&self) -> Vec<Value> {
+        let map = self.map.lock().unwrap();
+        map.values()
+            .map(|r| {
+                let feed = r.feed.lock().unwrap();
+                json!({
+                    "id": r.id,
+                    "name": r.checked.scenario.name,
+                    "state": feed.state,
+                    "now_s": feed.now.as_secs_f64(),
+                    "duration_s": r.checked.scenario.config.duration.as_secs_f64(),
+                })
+            })
+            .collect()
+    }
+
+    /// Forgets finished runs that nobody watches or asked about for `keep_finished`.
+    pub fn evict(&self) {
+        let keep = self.limits.keep_finished;
+        self.map.lock().unwrap().retain(|_, r| {
+            r.state().active() || r.clients.load(Ordering::SeqCst) > 0 || r.idle() < keep
+        });
+    }
+
+    /// Stops every run (at shutdown).
+    pub fn stop_all(&self) {
+        for r in self.map.lock().unwrap().values() {
+            let _ = r.send(Command::Stop);
+        }
+    }
+}

@@ -1,0 +1,227 @@
+//! The server's results folder: saved runs (each a normal results folder, written by the
+//! `cclab run` writer, plus the scenario that reproduces it), comparisons and uploaded
+//! traces. Names from requests are checked to be plain names, and only regular files
+//! directly inside a saved run's folder are served: nothing outside the folder is read or
+//! written.
+
+use crate::catalog::{valid_trace_name, Traces};
+use crate::error::{ApiError, ApiResult};
+use crate::runs::Run;
+use crate::ResultFiles;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// Sub-folder of the results folder holding comparisons.
+const COMPARE_DIR: &str = ".compare";
+/// Sub-folder holding uploaded traces.
+pub const UPLOAD_DIR: &str = ".traces";
+
+pub struct Store {
+    pub dir: PathBuf,
+    pub traces: Traces,
+    results: Arc<dyn ResultFiles>,
+}
+
+/// A saved run's name: 1 to 64 letters, digits, '.', '_', '-', starting with a letter
+/// or digit (so never "..", never hidden, never a path).
+pub fn check_name(field: &str, name: &str) -> ApiResult<()> {
+    let ok = (1..=64).contains(&name.len())
+        && name.starts_with(|c: char| c.is_ascii_alphanumeric())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c));
+    if ok {
+        Ok(())
+    } else {
+        Err(ApiError::field(field, format!("\"{name}\": allowed: 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit")))
+    }
+}
+
+/// Regular files directly in `dir` (no folders, no symbolic links), sorted.
+fn files_in(dir: &Path) -> Vec<(String, u64)> {
+    let mut out: Vec<(String, u64)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| {
+            let meta = std::fs::symlink_metadata(e.path()).ok()?;
+            let name = e.file_name().to_str()?.to_string();
+            (meta.is_file() && !name.starts_with('.')).then_some((name, meta.len()))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn files_json(dir: &Path) -> Vec<Value> {
+    files_in(dir).into_iter().map(|(n, size)| json!({ "name": n, "bytes": size })).collect()
+}
+
+/// The content type a file is served with.
+pub fn content_type(file: &str) -> &'static str {
+    match file.rsplit('.').next() {
+        Some("json") => "application/json",
+        Some("csv") => "text/csv; charset=utf-8",
+        Some("svg") => "image/svg+xml",
+        Some("html") => "text/html; charset=utf-8",
+        Some("toml") | Some("trace") | Some("txt") => "text/plain; charset=utf-8",
+        _ => "application/octet-stream",
+    }
+}
+
+impl Store {
+    pub fn new(dir: PathBuf, ready_traces: Vec<PathBuf>, results: Arc<dyn ResultFiles>) -> Store {
+        let traces = Traces { ready: ready_traces, uploads: dir.join(UPLOAD_DIR) };
+        Store { dir, traces, results }
+    }
+
+    fn saved_dir(&self, name: &str) -> ApiResult<PathBuf> {
+        check_name("name", name)?;
+        let dir = self.dir.join(name);
+        let real = std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir());
+        if real && dir.join("summary.json").is_file() {
+            Ok(dir)
+        } else {
+            Err(ApiError::not_found(format!("no saved run \"{name}\"")))
+        }
+    }
+
+    /// `GET /api/saved`: every results folder in the folder.
+    pub fn list(&self) -> Vec<Value> {
+        let mut names: Vec<String> = std::fs::read_dir(&self.dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|e| e.file_name().to_str().map(str::to_string))
+            .filter(|n| check_name("name", n).is_ok() && self.saved_dir(n).is_ok())
+            .collect();
+        names.sort();
+        names.iter().filter_map(|n| self.detail(n).ok()).collect()
+    }
+
+    /// `GET /api/saved/{name}`: the summary and the files.
+    pub fn detail(&self, name: &str) -> ApiResult<Value> {
+        let dir = self.saved_dir(name)?;
+        let summary = std::fs::read_to_string(dir.join("summary.json"))
+            .ok()
+            .and_then(|s| serde_json::from_str::<Value>(&s).ok())
+            .unwrap_or(Value::Null);
+        Ok(json!({ "name": name, "summary": summary, "files": files_json(&dir) }))
+    }
+
+    /// The path of one file of a saved run (or of a comparison, `compare` = (a, b)).
+    pub fn file(&self, name: &str, file: &str) -> ApiResult<PathBuf> {
+        let dir = self.saved_dir(name)?;
+        Self::file_in(&dir, file)
+    }
+
+    fn file_in(dir: &Path, file: &str) -> ApiResult<PathBuf> {
+        if files_in(dir).iter().any(|(n, _)| n == file) {
+            Ok(dir.join(file))
+        } else {
+            Err(ApiError::not_found(format!("no file \"{file}\" here")))
+        }
+    }
+
+    /// Saves a finished run under `name`: writes its scenario with the live changes, runs
+    /// it with the `cclab run` writer into the folder, and checks that the replay's
+    /// summary.json is byte for byte the live run's.
+    pub fn save(&self, run: &Run, name: &str) -> ApiResult<Value> {
+        check_name("name", name)?;
+        let dest = self.dir.join(name);
+        if std::fs::symlink_metadata(&dest).is_ok() {
+            return Err(ApiError::conflict(format!(
+                "a saved run \"{name}\" exists; choose another name"
+            )));
+        }
+        let (summary, changes) = {
+            let feed = run.feed.lock().unwrap();
+            (feed.summary.clone(), feed.changes.clone())
+        };
+        let summary = summary.ok_or_else(|| ApiError::conflict("the run has not finished"))?;
+        let text = crate::replay::scenario_with_changes(&run.checked, &changes)?;
+        let work = self.dir.join(format!(".save-{}-{}", run.id, std::process::id()));
+        let _ = std::fs::remove_dir_all(&work);
+        let io = |what: &str, e: std::io::Error| ApiError::internal(format!("{what}: {e}"));
+        std::fs::create_dir_all(&work).map_err(|e| io("cannot create the work folder", e))?;
+        let outcome = self.write_saved(run, &work, &text, &dest);
+        let _ = std::fs::remove_dir_all(&work);
+        outcome?;
+        let written = std::fs::read_to_string(dest.join("summary.json")).unwrap_or_default();
+        if written != summary {
+            return Err(ApiError::internal(format!(
+                "saved as \"{name}\", but its replay's summary.json differs from the live run's (a bug; please report it with the folder)"
+            )));
+        }
+        Ok(json!({ "name": name, "identical": true, "files": files_json(&dest) }))
+    }
+
+    /// The scenario (and its trace) in `work`, run by the results writer into `dest`,
+    /// then copied beside the results.
+    fn write_saved(&self, run: &Run, work: &Path, text: &str, dest: &Path) -> ApiResult<()> {
+        let io = |what: &str, e: std::io::Error| ApiError::internal(format!("{what}: {e}"));
+        let file = &run.checked.file;
+        std::fs::write(work.join(file), text).map_err(|e| io("cannot write the scenario", e))?;
+        let mut copies = vec![file.clone()];
+        if let Some(trace) = &run.checked.trace {
+            let tname = trace.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
+            std::fs::copy(trace, work.join(&tname)).map_err(|e| io("cannot copy the trace", e))?;
+            copies.push(tname);
+        }
+        self.results.run(&work.join(file), dest).map_err(ApiError::internal)?;
+        for name in copies {
+            std::fs::copy(work.join(&name), dest.join(&name))
+                .map_err(|e| io("cannot copy the scenario beside the results", e))?;
+        }
+        Ok(())
+    }
+
+    fn compare_dir(&self, a: &str, b: &str) -> PathBuf {
+        self.dir.join(COMPARE_DIR).join(format!("{a}--{b}"))
+    }
+
+    /// `POST /api/compare`: `cclab compare` of two saved runs, into `.compare/A--B`.
+    pub fn compare(&self, a: &str, b: &str) -> ApiResult<Value> {
+        let (da, db) = (self.saved_dir(a)?, self.saved_dir(b)?);
+        let out = self.compare_dir(a, b);
+        let _ = std::fs::remove_dir_all(&out);
+        std::fs::create_dir_all(out.parent().unwrap_or(&self.dir))
+            .map_err(|e| ApiError::internal(format!("cannot create the comparison folder: {e}")))?;
+        self.results.compare(&da, &db, &out).map_err(ApiError::bad)?;
+        let report = std::fs::read_to_string(out.join("compare.json"))
+            .ok()
+            .and_then(|s| serde_json::from_str::<Value>(&s).ok())
+            .unwrap_or(Value::Null);
+        Ok(json!({ "a": a, "b": b, "compare": report, "files": files_json(&out) }))
+    }
+
+    pub fn compare_file(&self, a: &str, b: &str, file: &str) -> ApiResult<PathBuf> {
+        check_name("a", a)?;
+        check_name("b", b)?;
+        Self::file_in(&self.compare_dir(a, b), file)
+    }
+
+    /// `POST /api/traces?name=...`: a mahimahi trace kept among the uploads.
+    pub fn upload_trace(&self, name: &str, body: &[u8]) -> ApiResult<Value> {
+        if !valid_trace_name(name) {
+            return Err(ApiError::field("name", format!("\"{name}\": a plain file name such as my-link.trace (letters, digits, '.', '_', '-')")));
+        }
+        if self.traces.find(name).is_some() {
+            return Err(ApiError::conflict(format!(
+                "a trace \"{name}\" exists; choose another name"
+            )));
+        }
+        let text = std::str::from_utf8(body).map_err(|_| {
+            ApiError::field(
+                "trace",
+                "not UTF-8 text; a mahimahi trace is one whole number of milliseconds per line",
+            )
+        })?;
+        let trace = cclab_sim::Trace::parse(text)
+            .map_err(|e| ApiError::field("trace", format!("not a mahimahi trace: {e}")))?;
+        let dir = &self.traces.uploads;
+        std::fs::create_dir_all(dir)
+            .and_then(|_| std::fs::write(dir.join(name), text))
+            .map_err(|e| ApiError::internal(format!("cannot keep the trace: {e}")))?;
+        Ok(json!({ "name": name, "mean_rate_bps": trace.mean_rate().0 }))
+    }
+}
