@@ -222,6 +222,11 @@ fn algorithms_and_scenarios_are_listed() {
             x["id"]
         );
     }
+    // Sweeps and papers' expected values are not single runs: not listed, and refused.
+    assert!(list.iter().all(|x| !x["id"].as_str().unwrap().ends_with(".expected.toml")));
+    let sweep = format!("{SMALL}[sweep]\n\"flows[0].rtt\" = [\"40ms\", \"80ms\"]\n");
+    let (st, v) = s.post("/api/scenarios/check", &json!({ "toml": sweep }));
+    assert!(st == 400 && v["error"].as_str().unwrap().contains("[sweep]"), "{st} {v}");
     let (st, v) = s.get("/api/traces");
     assert_eq!(st, 200);
     assert!(v["traces"].as_array().unwrap().iter().any(|t| t["name"] == "5.65mbps.trace"));
@@ -245,7 +250,6 @@ fn a_bad_scenario_gets_the_cli_message() {
         SMALL.replace("delay = \"10ms\"", "delay = \"30ms\""),
         SMALL.replace("duration = \"2s\"", "duration = 2s"),
         format!("{SMALL}[[changes]]\nat = \"1s\"\nflow = 1\nset = {{ beta = 0.5 }}\n"),
-        format!("{SMALL}[sweep]\n"),
     ];
     for toml in &cases {
         let file = dir.write("exp.toml", toml);
@@ -466,7 +470,7 @@ fn parameter_changes_apply_live_and_bad_ones_name_the_field_value_and_range() {
         (
             json!({ "flow": 1, "name": "beta", "value": 3 }),
             "flows[1].beta",
-            "\"beta\" = 3 is out of range; allowed: a number in (0, 1]",
+            "flows[1].beta = 3: out of range for flow 1 (tuner); allowed: a number in (0, 1]",
         ),
         (
             json!({ "flow": 1, "name": "beta", "value": 0 }),
@@ -474,16 +478,16 @@ fn parameter_changes_apply_live_and_bad_ones_name_the_field_value_and_range() {
             "allowed: a number in (0, 1]",
         ),
         (json!({ "flow": 0, "name": "colour", "value": 1 }), "flows[0].colour", "colour"),
-        (json!({ "flow": 9, "name": "beta", "value": 0.5 }), "flow", "9: there are 2 flows"),
+        (json!({ "flow": 9, "name": "beta", "value": 0.5 }), "flow", "flow = 9: out of range"),
         (
             json!({ "flow": 1, "name": "rto_min", "value": 0 }),
             "flows[1].rto_min",
-            "allowed: an integer in [1, 60000] ms",
+            "allowed: a whole number of milliseconds from 1ms to 60s",
         ),
         (
             json!({ "flow": 1, "name": "initcwnd", "value": 2.5 }),
             "flows[1].initcwnd",
-            "allowed: an integer in [1, 1000] segments",
+            "allowed: a whole number in [1, 1000] (segments)",
         ),
         (json!({ "flow": -1, "name": "beta", "value": 0.5 }), "flow", "-1: a flow index"),
         (json!({ "flow": 1, "name": "beta", "value": "x" }), "value", "\"x\": a number"),

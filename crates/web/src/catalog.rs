@@ -110,6 +110,11 @@ pub struct Ready {
     pub toml: String,
 }
 
+/// Whether a scenario file has a `[sweep]` table.
+fn is_sweep(text: &str) -> bool {
+    text.parse::<toml::Table>().is_ok_and(|t| t.contains_key("sweep"))
+}
+
 /// The ready scenarios, sorted by id. Their `trace = "../traces/x.trace"` lines are
 /// rewritten to the bare file name, the form HTTP accepts.
 pub fn ready_scenarios(dir: &Path) -> Vec<Ready> {
@@ -128,6 +133,12 @@ pub fn ready_scenarios(dir: &Path) -> Vec<Ready> {
         for path in files {
             let Ok(text) = std::fs::read_to_string(&path) else { continue };
             let file = path.file_name().and_then(|f| f.to_str()).unwrap_or_default();
+            // A sweep is many runs (`cclab run` or `cclab reproduce` run it) and an
+            // `.expected.toml` holds a paper's values, not a scenario: neither is one run
+            // the lab can start.
+            if file.ends_with(".expected.toml") || is_sweep(&text) {
+                continue;
+            }
             let id = if group.is_empty() { file.to_string() } else { format!("{group}/{file}") };
             out.push(Ready {
                 id,
