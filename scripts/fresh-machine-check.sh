@@ -9,7 +9,8 @@
 #   bash scripts/fresh-machine-check.sh [--rebuild] [--test]
 #
 # --rebuild  build the cached base root file system again (Debian + toolchain)
-# --test     afterwards also run `bash scripts/test.sh` in the same root file system
+# --test     afterwards also run `bash scripts/test.sh` in the same root file system (with
+#            shared/traces copied beside the clone from $CCLAB_SHARED, default ../shared)
 #
 # Needs root (mounts, chroot) and mmdebstrap (installed with apt-get when missing). The base
 # is cached in $CCLAB_FRESH_CACHE (default /var/cache/cclab-fresh), keyed by the suite, the
@@ -155,6 +156,12 @@ if [ -n "$(git -C "$REPO" status --porcelain --untracked-files=no)" ]; then
     echo "fresh-machine-check: note: uncommitted changes are not checked; checking $COMMIT" >&2
 fi
 git clone --quiet --no-checkout "$REPO" "$ROOT/root/cclab"
+# Some tests read the mahimahi traces in shared/traces beside the clone, where CI has them.
+SHARED="${CCLAB_SHARED:-$REPO/../shared}"
+if [ "$RUN_TESTS" = 1 ] && [ -d "$SHARED/traces" ]; then
+    mkdir -p "$ROOT/root/shared"
+    cp -a "$SHARED/traces" "$ROOT/root/shared/"
+fi
 git -C "$ROOT/root/cclab" checkout --quiet --detach "$COMMIT"
 
 # Runs a command in the fresh system as a new root login would see it: a clean environment
