@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The Debian packages cclab needs, in one place. Sourced by run-default.sh and test.sh, which
 # install whatever of their list is missing (install_packages checks each package).
 #
@@ -14,6 +15,7 @@
 PACKAGES="build-essential pkg-config libelf-dev zlib1g-dev clang libbpf-dev bpftool iproute2 curl ca-certificates"
 # TEST_PACKAGES: what only scripts/test.sh adds to PACKAGES (empty today: the tests run
 # nothing beyond the tools above and the toolchain's rustfmt and clippy).
+# shellcheck disable=SC2034 # used by test.sh, which sources this file
 TEST_PACKAGES=""
 
 # Installs those of the given packages (default: PACKAGES) that are missing, with apt-get
@@ -34,6 +36,7 @@ install_packages() {
     fi
     echo "installing:$missing" >&2
     apt-get update -qq
+    # shellcheck disable=SC2086 # one argument per package
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing
 }
 
