@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # The Debian packages cclab needs, in one place. Sourced by run-default.sh and test.sh, which
 # install whatever of their list is missing (install_packages checks each package).
 #
@@ -15,6 +16,7 @@ PACKAGES="build-essential pkg-config libelf-dev zlib1g-dev clang libbpf-dev bpft
 # TEST_PACKAGES: what only scripts/test.sh adds to PACKAGES: the web lab's browser test
 # (scripts/web-browser-test.sh) drives Debian's headless Chromium with Playwright, which it
 # installs from PyPI into a virtual environment (python3-venv).
+# shellcheck disable=SC2034 # used by test.sh, which sources this file
 TEST_PACKAGES="chromium python3-venv"
 
 # Installs those of the given packages (default: PACKAGES) that are missing, with apt-get
@@ -35,6 +37,7 @@ install_packages() {
     fi
     echo "installing:$missing" >&2
     apt-get update -qq
+    # shellcheck disable=SC2086 # one argument per package
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing
 }
 
