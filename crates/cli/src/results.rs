@@ -17,6 +17,7 @@ use cclab_sim::{FlowSample, Observer, QueueSample, Report};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Flows listed in the terminal table at most (summary.json has all of them).
 pub(crate) const MAX_TABLE_FLOWS: usize = 20;
@@ -60,7 +61,11 @@ impl Staging {
         std::fs::create_dir_all(&parent)
             .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
         recover_killed_runs(&parent, name, dest);
-        let tmp = parent.join(format!(".{name}.partial-{}", std::process::id()));
+        // The counter keeps two results of the same name written at once by one process
+        // (the lab server saving two runs) out of each other's staging folders.
+        static STAGED: AtomicU64 = AtomicU64::new(0);
+        let n = STAGED.fetch_add(1, Ordering::Relaxed);
+        let tmp = parent.join(format!(".{name}.partial-{}-{n}", std::process::id()));
         if tmp.exists() {
             let _ = std::fs::remove_dir_all(&tmp);
         }
@@ -99,8 +104,8 @@ impl Staging {
 }
 
 /// Tidies up after runs of the same destination that were killed outright (no `Drop`):
-/// their staging folders `.NAME.partial-PID` are removed once process PID is gone, and
-/// earlier results that a killed run had moved aside (`.NAME.partial-PID.old`) go back
+/// their staging folders `.NAME.partial-PID-N` are removed once process PID is gone, and
+/// earlier results that a killed run had moved aside (`.NAME.partial-PID-N.old`) go back
 /// into place if nothing replaced them, so a kill never loses what was already written.
 fn recover_killed_runs(parent: &Path, name: &str, dest: &Path) {
     let prefix = format!(".{name}.partial-");
@@ -108,10 +113,11 @@ fn recover_killed_runs(parent: &Path, name: &str, dest: &Path) {
     for entry in entries.flatten() {
         let file = entry.file_name();
         let Some(rest) = file.to_str().and_then(|f| f.strip_prefix(&prefix)) else { continue };
-        let (pid, moved_aside) = match rest.strip_suffix(".old") {
-            Some(pid) => (pid, true),
+        let (tag, moved_aside) = match rest.strip_suffix(".old") {
+            Some(tag) => (tag, true),
             None => (rest, false),
         };
+        let pid = tag.split('-').next().unwrap_or_default();
         let Ok(pid) = pid.parse::<u32>() else { continue };
         if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
             continue; // ours, or a run still going
@@ -745,4 +751,30 @@ fn report_html(scn: &Scenario, r: &Report, plots: &[(&'static str, String)]) -> 
     }
     h.push_str("</body></html>\n");
     h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Staging;
+
+    /// The lab server once saved one run twice at the same moment (the run's thread and
+    /// the client's request); both wrote into `.NAME.partial-PID` and one removed the
+    /// other's folder. Two stagings of one destination in one process must not share it.
+    #[test]
+    fn two_stagings_of_one_destination_in_one_process_do_not_share_a_folder() {
+        let parent = std::env::temp_dir().join(format!("cclab-staging-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&parent);
+        let dest = parent.join("out");
+        let a = Staging::new(&dest).unwrap();
+        let b = Staging::new(&dest).unwrap();
+        assert_ne!(a.path(), b.path());
+        std::fs::write(a.path().join("summary.json"), "a").unwrap();
+        std::fs::write(b.path().join("summary.json"), "b").unwrap();
+        assert!(!a.commit().unwrap(), "the first commit creates the folder");
+        assert!(b.commit().unwrap(), "the second replaces it, whole");
+        assert_eq!(std::fs::read_to_string(dest.join("summary.json")).unwrap(), "b");
+        let left: Vec<_> = std::fs::read_dir(&parent).unwrap().flatten().collect();
+        assert_eq!(left.len(), 1, "only the results folder is left");
+        std::fs::remove_dir_all(&parent).unwrap();
+    }
 }

@@ -280,8 +280,9 @@ fn leftovers_of_a_killed_run_are_tidied_and_moved_aside_results_come_back() {
     let earlier = read(&dir.path().join("keep/summary.json"));
     // What a run with pid 4194304 (above any Linux pid_max, so never alive) killed between
     // its two renames leaves: its staging folder, and "keep" moved aside.
-    std::fs::create_dir(dir.path().join(".keep.partial-4194304")).unwrap();
-    std::fs::rename(dir.path().join("keep"), dir.path().join(".keep.partial-4194304.old")).unwrap();
+    std::fs::create_dir(dir.path().join(".keep.partial-4194304-0")).unwrap();
+    std::fs::rename(dir.path().join("keep"), dir.path().join(".keep.partial-4194304-0.old"))
+        .unwrap();
     // A run that fails validation writes nothing, but the earlier results are back.
     let o = run_in(dir.path(), &["run", &scn, "--out", "keep", "--set", "flows[0].cc=cubik"]);
     assert_eq!(o.status.code(), Some(1));

@@ -41,6 +41,9 @@ pub struct Run {
     /// Last time a client asked about the run or left it.
     interest: Mutex<Instant>,
     pub save: Mutex<SaveState>,
+    /// Held while the run is being saved: the run's thread (when it finishes) and a
+    /// client's `save` (when it already had) may both ask at once, and only one may write.
+    saving: Mutex<()>,
     idle_stop: Duration,
 }
 
@@ -84,8 +87,10 @@ impl Run {
             .map_err(|_| ApiError::conflict(format!("run {} has ended", self.id)))
     }
 
-    /// Called by the run's thread when the run finishes: saves it if a client asked.
+    /// Saves the run if a client asked. Called by the run's thread when the run finishes
+    /// and by `save` for a finished run; whoever comes second finds it saved and returns.
     pub fn save_if_asked(&self) {
+        let _one_at_a_time = self.saving.lock().unwrap();
         let name = match &*self.save.lock().unwrap() {
             SaveState::Pending(n) => n.clone(),
             _ => return,
@@ -231,6 +236,7 @@ impl Runs {
             clients: AtomicUsize::new(0),
             interest: Mutex::new(Instant::now()),
             save: Mutex::new(SaveState::None),
+            saving: Mutex::new(()),
             idle_stop: self.limits.idle_stop,
         });
         let runner = Runner::new(run.clone(), sim, rx, speed);
