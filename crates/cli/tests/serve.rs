@@ -818,3 +818,45 @@ fn kernel_panel_loads_tunes_and_unloads_a_bpf_algorithm() {
     assert_eq!(tuner(&v)["loaded"], false);
     assert!(!std::path::Path::new("/sys/fs/bpf/cclab/cclab_tuner").exists());
 }
+
+/// Root with TUN (run under `flock /tmp/cclab-root.lock`): a testbed run from the kernel
+/// panel streams real TCP's samples and leaves no namespace behind.
+#[test]
+fn a_testbed_run_streams_real_tcp_and_leaves_nothing_behind() {
+    if !cclab_kernel::loader::is_root() || !std::path::Path::new("/dev/net/tun").exists() {
+        eprintln!("skipped: needs root and /dev/net/tun");
+        return;
+    }
+    let s = Server::start(&[]);
+    let toml = "duration = \"3s\"\n[bottleneck]\nrate = \"10Mbps\"\ndelay = \"10ms\"\n[[flows]]\ncc = \"cubic\"\nrtt = \"40ms\"\n";
+    let body = json!({ "toml": toml }).to_string();
+    let (st, v) = s.call(
+        "POST",
+        "/api/kernel/runs",
+        &[("X-Cclab-Token", &s.token), ("Content-Type", "application/json")],
+        body.as_bytes(),
+    );
+    assert_eq!(st, 201, "{v}");
+    let id = v["id"].as_u64().unwrap();
+    let mut ws = ws_connect(&s.addr, id, None).unwrap();
+    let mut cwnd_seen = false;
+    let summary = loop {
+        let m = ws_next(&mut ws);
+        for b in m["buckets"].as_array().into_iter().flatten() {
+            cwnd_seen |= b["f"][0]["hi"].as_u64().unwrap_or(0) > 0;
+        }
+        if m["state"] == "finished" {
+            break m["summary"].clone();
+        }
+        assert_ne!(m["state"], "stopped", "{m}");
+    };
+    assert!(cwnd_seen, "TCP_INFO cwnd samples arrived");
+    assert!(summary["flows"][0]["goodput_bps"].as_f64().unwrap() > 5e6, "{summary}");
+    let (st, _) = s.post(&format!("/api/runs/{id}/control"), &json!({ "action": "pause" }));
+    assert_eq!(st, 409);
+    let ns = String::from_utf8(
+        std::process::Command::new("ip").args(["netns", "list"]).output().unwrap().stdout,
+    )
+    .unwrap();
+    assert!(!ns.contains(&format!("cclab-{}-", s.pid())), "{ns}");
+}

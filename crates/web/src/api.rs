@@ -266,6 +266,9 @@ pub async fn params(State(app): State<Shared>, Path(id): Path<String>, bytes: By
             ))
         }
     };
+    if run.testbed {
+        run.send(Command::Stop)?; // refused with the reason
+    }
     let (reply, answer) = tokio::sync::oneshot::channel();
     run.send(Command::SetParam { flow: flow as usize, name: b.name, value, reply })?;
     let applied = answer
@@ -291,6 +294,9 @@ pub async fn save(
     bytes: Bytes,
 ) -> ApiResult<Response> {
     let run = app.runs.get(&id)?;
+    if run.testbed {
+        return Err(ApiError::conflict("a testbed run is not replayed by the simulator; save real runs with cclab testbed run SCENARIO --out DIR"));
+    }
     let b: SaveBody = if bytes.is_empty() { SaveBody::default() } else { body(&bytes)? };
     let name = b.name.unwrap_or_else(|| format!("{}-run{}", run.checked.scenario.name, run.id));
     check_name("name", &name)?;
@@ -422,6 +428,27 @@ pub async fn kernel_action(Path(action): Path<String>, bytes: Bytes) -> Answer {
     })
     .await
     .map(Json)
+}
+
+/// `POST /api/kernel/runs` (token needed): the scenario (as for `POST /api/runs`) on
+/// real TCP through the emulator, streamed like a simulated run.
+pub async fn kernel_run(
+    State(app): State<Shared>,
+    headers: HeaderMap,
+    Query(q): Query<BTreeMap<String, String>>,
+    bytes: Bytes,
+) -> ApiResult<Response> {
+    let (text, file, speed) = scenario_request(&headers, &q, &bytes)?;
+    if speed.is_some() {
+        return Err(ApiError::field("speed", "a testbed run goes in real time"));
+    }
+    let app2 = app.clone();
+    let run = blocking(move || {
+        let checked = intake::check(&text, &file, &app2.store.traces, &app2.cfg.limits)?;
+        app2.runs.create_testbed(checked)
+    })
+    .await?;
+    Ok((StatusCode::CREATED, Json(run.status_json())).into_response())
 }
 
 /// `GET /api/runs/{id}/live`: the WebSocket of a run (see [`stream`]).

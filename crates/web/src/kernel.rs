@@ -55,6 +55,7 @@ pub fn status() -> Value {
     json!({
         "ready": missing.is_empty(),
         "missing": missing,
+        "testbed_missing": crate::testbed::missing(),
         "available": loader::available().unwrap_or_default(),
         "default": loader::current_default().ok(),
         "algorithms": Algo::ALL.iter().map(|a| algo_json(&k, *a)).collect::<Vec<_>>(),

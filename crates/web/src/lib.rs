@@ -20,7 +20,8 @@
 //! - [`live`] and [`decimate`]: the run threads; [`runs`]: the table of runs;
 //! - [`replay`]: the scenario text a saved run writes, with the live changes as
 //!   `[[changes]]` that reproduce it exactly; [`store`]: the server's results folder;
-//! - [`kernel`]: the real-kernel panel (cclab's BPF algorithms and testbed runs);
+//! - [`kernel`]: the real-kernel panel (cclab's BPF algorithms); [`testbed`]: runs on real
+//!   TCP through the emulator, streamed like simulated ones;
 //! - `assets/`: the page (HTML, CSS, JavaScript modules, canvas charts written here),
 //!   built into the binary with `include_str!`: no CDN, no npm, nothing fetched at run time.
 //!
@@ -44,6 +45,7 @@ pub mod replay;
 pub mod runs;
 pub mod server;
 pub mod store;
+pub mod testbed;
 
 use cclab_scenario::Scenario;
 use cclab_sim::Report;

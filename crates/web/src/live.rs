@@ -403,37 +403,53 @@ impl Runner {
         self.run.save_if_asked();
     }
 
-    /// Sends a frame: the buckets and events since the last one, the tip, the table, and
-    /// the state (`outcome` ends the run).
+    /// Sends a frame (see [`publish`]); `outcome` ends the run.
     fn publish(&mut self, outcome: Option<(State, Option<String>)>) {
         self.last_frame = Instant::now();
-        let (buckets, events) = self.dec.take();
         let table = live_table(&self.sim.report());
-        let mut feed = self.run.feed.lock().unwrap();
-        feed.absorb(&buckets, &events);
-        feed.now = self.sim.now();
-        feed.speed = self.speed;
-        feed.tip = self.dec.tip().cloned();
-        feed.table = table;
-        feed.state = if self.paused { State::Paused } else { State::Running };
-        if let Some((state, reason)) = outcome {
-            feed.state = state;
-            feed.reason = reason;
-        }
-        feed.seq += 1;
-        let frame = json!({
-            "type": "frame",
-            "seq": feed.seq,
-            "state": feed.state,
-            "reason": feed.reason,
-            "now_s": feed.now.as_secs_f64(),
-            "speed": feed.speed.label(),
-            "buckets": buckets,
-            "tip": feed.tip,
-            "events": events,
-            "table": feed.table,
-            "summary": feed.summary.as_deref().and_then(|s| serde_json::from_str::<Value>(s).ok()),
-        });
-        let _ = feed.tx.send(Arc::from(frame.to_string()));
+        let state = if self.paused { State::Paused } else { State::Running };
+        let (state, reason) = outcome.unwrap_or((state, None));
+        let frame = Frame { now: self.sim.now(), speed: self.speed, table, state, reason };
+        publish(&self.run, &mut self.dec, frame);
     }
+}
+
+/// What a frame says besides the new buckets and events.
+pub struct Frame {
+    pub now: Time,
+    pub speed: Speed,
+    pub table: Value,
+    pub state: State,
+    pub reason: Option<String>,
+}
+
+/// Sends a frame: the buckets and events since the last one, the tip, the table and the
+/// state; keeps them in the run's feed for clients that join later.
+pub fn publish(run: &Run, dec: &mut Decimator, f: Frame) {
+    let (buckets, events) = dec.take();
+    let mut feed = run.feed.lock().unwrap();
+    feed.absorb(&buckets, &events);
+    feed.now = f.now;
+    feed.speed = f.speed;
+    feed.tip = dec.tip().cloned();
+    if !f.table.is_null() {
+        feed.table = f.table;
+    }
+    feed.state = f.state;
+    feed.reason = f.reason;
+    feed.seq += 1;
+    let frame = json!({
+        "type": "frame",
+        "seq": feed.seq,
+        "state": feed.state,
+        "reason": feed.reason,
+        "now_s": feed.now.as_secs_f64(),
+        "speed": feed.speed.label(),
+        "buckets": buckets,
+        "tip": feed.tip,
+        "events": events,
+        "table": feed.table,
+        "summary": feed.summary.as_deref().and_then(|s| serde_json::from_str::<Value>(s).ok()),
+    });
+    let _ = feed.tx.send(Arc::from(frame.to_string()));
 }

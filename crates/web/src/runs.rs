@@ -28,6 +28,8 @@ pub enum SaveState {
 
 pub struct Run {
     pub id: u64,
+    /// Real TCP through the emulator ([`crate::testbed`]) rather than the simulator.
+    pub testbed: bool,
     pub checked: Checked,
     /// The algorithms' variables reported per flow (`cc_*` columns of flows.csv).
     pub columns: Vec<&'static str>,
@@ -72,6 +74,9 @@ impl Run {
 
     /// Sends a command to the run's thread.
     pub fn send(&self, cmd: Command) -> ApiResult<()> {
+        if self.testbed {
+            return Err(ApiError::conflict(format!("run {} is a testbed run: it goes in real time to its end and cannot be paused, sped up, stopped or retuned from here (kernel algorithms are tuned in the kernel panel)", self.id)));
+        }
         let state = self.state();
         if !state.active() {
             return Err(ApiError::conflict(format!(
@@ -144,6 +149,7 @@ impl Run {
         let scn = &self.checked.scenario;
         json!({
             "id": self.id,
+            "testbed": self.testbed,
             "name": scn.name,
             "file": self.checked.file,
             "state": feed.state,
@@ -200,9 +206,40 @@ impl Runs {
         Runs { map: Mutex::new(BTreeMap::new()), next: AtomicU64::new(1), limits, results, store }
     }
 
-    /// Starts a run of a checked scenario on its own thread.
+    /// Starts a simulated run of a checked scenario on its own thread.
     pub fn create(&self, checked: Checked, speed: Speed) -> ApiResult<Arc<Run>> {
         let sim = intake::simulation(&checked)?;
+        self.insert(checked, speed, false, move |run, rx| Runner::new(run, sim, rx, speed).run())
+    }
+
+    /// Starts a testbed run (real TCP through the emulator) of a checked scenario.
+    pub fn create_testbed(&self, checked: Checked) -> ApiResult<Arc<Run>> {
+        let missing = crate::testbed::missing();
+        if !missing.is_empty() {
+            return Err(ApiError::conflict(missing.join("; ")));
+        }
+        let cfg = &checked.scenario.config;
+        let limit = crate::testbed::MAX_DURATION;
+        if cfg.duration > limit || cfg.flows.len() > crate::testbed::MAX_FLOWS {
+            return Err(ApiError::field("duration", format!("{} and {} flows: a testbed run from the page lasts at most {limit} with at most {} flows (it cannot be stopped; cclab testbed run takes longer ones)", cfg.duration, cfg.flows.len(), crate::testbed::MAX_FLOWS)));
+        }
+        if self.map.lock().unwrap().values().any(|r| r.testbed && r.state().active()) {
+            return Err(ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "a testbed run is going; one runs at a time",
+            ));
+        }
+        self.insert(checked, Speed::Times(1.0), true, |run, _rx| crate::testbed::run(run))
+    }
+
+    /// Makes room, registers the run and starts its thread with `body`.
+    fn insert(
+        &self,
+        checked: Checked,
+        speed: Speed,
+        testbed: bool,
+        body: impl FnOnce(Arc<Run>, std::sync::mpsc::Receiver<Command>) + Send + 'static,
+    ) -> ApiResult<Arc<Run>> {
         self.evict();
         let mut map = self.map.lock().unwrap();
         let active = map.values().filter(|r| r.state().active()).count();
@@ -226,6 +263,7 @@ impl Runs {
         let (tx, rx) = std::sync::mpsc::channel();
         let run = Arc::new(Run {
             id,
+            testbed,
             columns: self.results.cc_columns(&checked.scenario),
             checked,
             bucket_ns,
@@ -239,10 +277,10 @@ impl Runs {
             saving: Mutex::new(()),
             idle_stop: self.limits.idle_stop,
         });
-        let runner = Runner::new(run.clone(), sim, rx, speed);
+        let thread_run = run.clone();
         std::thread::Builder::new()
             .name(format!("cclab-run-{id}"))
-            .spawn(move || runner.run())
+            .spawn(move || body(thread_run, rx))
             .map_err(|e| ApiError::internal(format!("cannot start a thread for the run: {e}")))?;
         map.insert(id, run.clone());
         Ok(run)

@@ -78,6 +78,7 @@ fn router(app: Shared) -> Router {
         .route("/api/compare", post(api::compare))
         .route("/api/compare/{a}/{b}/files/{file}", get(api::compare_file))
         .route("/api/kernel", get(api::kernel_status))
+        .route("/api/kernel/runs", post(api::kernel_run))
         .route("/api/kernel/{action}", post(api::kernel_action))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(limit))

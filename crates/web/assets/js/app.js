@@ -83,23 +83,31 @@ function setupScenario(scenarios, traces) {
 
 // ----- running -----
 
-async function start() {
+/** Watches a run the server has started (simulated or on the testbed). */
+function attachRun(status) {
   if (lab.run) lab.run.close();
+  lab.form.clearErrors();
+  showScenarioError(null);
+  lab.status = status;
+  lab.run = new LiveRun(status.id, {
+    onUpdate: () => requestDraw(),
+    onSave: (s) => lab.results.saved(s),
+    onClose: () => requestDraw(),
+  });
+  lab.tune.setRun(status.flows, status.testbed);
+  $("save-note").textContent = "";
+}
+
+/** Starts the scenario in the simulator, or (`path` = /api/kernel/runs) on the testbed. */
+async function start(path = "/api/runs") {
   $("start").disabled = true;
   try {
-    const status = await post("/api/runs", { toml: lab.toml, file: lab.file, speed: lab.speed });
-    lab.form.clearErrors();
-    showScenarioError(null);
-    lab.status = status;
-    lab.run = new LiveRun(status.id, {
-      onUpdate: () => { requestDraw(); },
-      onSave: (s) => lab.results.saved(s),
-      onClose: () => { requestDraw(); },
-    });
-    lab.tune.setRun(status.flows);
-    $("save-note").textContent = "";
+    const body = { toml: lab.toml, file: lab.file };
+    if (path === "/api/runs") body.speed = lab.speed;
+    attachRun(await post(path, body));
   } catch (e) {
     showScenarioError(e.body && e.body.error ? e.body : { error: e.message });
+    throw e;
   } finally {
     $("start").disabled = false;
   }
@@ -115,7 +123,7 @@ async function control(action, extra = {}) {
 }
 
 function setupControls() {
-  $("start").addEventListener("click", start);
+  $("start").addEventListener("click", () => start().catch(() => {}));
   $("pause").addEventListener("click", () => control(lab.run && lab.run.state === "paused" ? "resume" : "pause"));
   $("stop").addEventListener("click", () => control("stop"));
   for (const b of document.querySelectorAll("#speed button")) {
@@ -223,7 +231,7 @@ function drawStatus() {
   $("pause").disabled = !active;
   $("pause").textContent = state === "paused" ? "Resume" : "Pause";
   $("stop").disabled = !active;
-  $("save").disabled = !run || state === "stopped";
+  $("save").disabled = !run || state === "stopped" || (lab.status && lab.status.testbed);
   $("clock").textContent = run && run.duration ? `${(run.now || 0).toFixed(1)} / ${run.duration} s \u00b7 ${run.speed}` : "";
 }
 
@@ -264,7 +272,7 @@ async function init() {
   });
   $("tune-flow").addEventListener("change", () => { requestDraw(); });
   lab.results = new Results(() => lab.run);
-  lab.kernel = new KernelPanel($("kernel-body"));
+  lab.kernel = new KernelPanel($("kernel-body"), () => start("/api/kernel/runs"));
   window.addEventListener("resize", () => { requestDraw(); });
   const first = lab.scenarios.find((s) => s.id === "default.toml") || lab.scenarios[0];
   if (first) { $("picker").value = first.id; await pickScenario(first.id); }

@@ -16,8 +16,10 @@ function el(tag, attrs = {}, ...children) {
 }
 
 export class KernelPanel {
-  constructor(root) {
+  /** `runTestbed()` starts the current scenario on the testbed (rejects with the error). */
+  constructor(root, runTestbed) {
     this.root = root;
+    this.runTestbed = runTestbed;
     document.getElementById("kernel-refresh").addEventListener("click", () => this.refresh());
   }
 
@@ -38,6 +40,7 @@ export class KernelPanel {
     parts.push(el("p", { class: "note", text: `kernel algorithms: ${s.available.join(", ") || "unknown"}; default ${s.default || "?"}` }));
     if (!token) parts.push(el("p", { class: "note", text: "Open the URL the server printed (it carries the token) to act on the kernel." }));
     for (const a of s.algorithms) parts.push(this.algo(a, s.ready));
+    parts.push(this.testbed(s.testbed_missing));
     this.root.replaceChildren(...parts);
   }
 
@@ -52,6 +55,18 @@ export class KernelPanel {
       for (const p of a.params) box.append(this.param(a.name, p, msg));
     }
     box.append(msg);
+    return box;
+  }
+
+  /** Runs the scenario on real TCP through the emulator, charted like a simulated run. */
+  testbed(missing) {
+    const box = el("div", { class: "kernel-algo" });
+    const msg = el("div", { class: "msg" });
+    const btn = el("button", { class: "small", id: "testbed-run", text: "Run scenario on the testbed" });
+    btn.disabled = missing.length > 0 || !token;
+    btn.addEventListener("click", () => { msg.textContent = ""; this.runTestbed().catch((e) => { msg.textContent = e.message; }); });
+    box.append(el("div", { class: "knob-head" }, el("b", { text: "Testbed" }), btn),
+      el("p", { class: "note", text: missing.length ? missing.join("; ") : "real TCP between namespaces through the emulated link, sampled from TCP_INFO; real time, at most 60 s" }), msg);
     return box;
   }
 

@@ -41,8 +41,9 @@ export class TunePanel {
   }
 
   /** A new run: its flows in the selector, values from the scenario. */
-  setRun(flows) {
+  setRun(flows, testbed = false) {
     this.flows = flows;
+    this.testbed = testbed;
     this.values = {};
     for (const f of flows) {
       for (const [k, v] of Object.entries(f.params || {})) this.values[`${f.id}.${k}`] = v;
@@ -52,7 +53,9 @@ export class TunePanel {
     this.select.replaceChildren(...flows.map((f) => el("option", { value: f.id, text: `${f.id}: ${f.name} (${f.cc})` })));
     const tunable = flows.find((f) => f.cc === "tuner") || flows[0];
     if (tunable) this.select.value = tunable.id;
-    this.note.textContent = "Changes apply to the running flow at the current simulated time and are marked on the charts.";
+    this.note.textContent = testbed
+      ? "A testbed run uses the kernel's TCP: tune a loaded cclab BPF algorithm in the Real kernel panel."
+      : "Changes apply to the running flow at the current simulated time and are marked on the charts.";
     this.render();
   }
 
@@ -62,7 +65,7 @@ export class TunePanel {
 
   render() {
     const flow = this.flows && this.flows[this.selected()];
-    if (!flow) { this.root.replaceChildren(); return; }
+    if (!flow || this.testbed) { this.root.replaceChildren(); return; }
     const algo = this.algorithms.find((a) => a.name === flow.cc);
     this.measured = el("div", { class: "measured", id: "measured" }, "no back-off yet");
     const knobs = orderedSpecs(algo, this.tcpParams).map((s) => this.knob(flow.id, s));
