@@ -36,17 +36,8 @@ pub fn millis(ns: u64) -> String {
     }
 }
 
-/// Writes to stdout, ignoring a closed pipe (`cclab algorithms | head` must not panic).
-pub fn out(text: &str) {
-    use std::io::Write;
-    let mut o = std::io::stdout().lock();
-    let _ = o.write_all(text.as_bytes()).and_then(|_| o.flush());
-}
-
-/// [`out`] with a newline.
-pub fn outln(text: &str) {
-    out(&format!("{text}\n"));
-}
+/// Printing that ignores a closed pipe (`cclab algorithms | head` must not panic).
+pub use cclab_units::stdout::{out, outln};
 
 /// Escapes text for XML and HTML.
 pub fn xml(s: &str) -> String {

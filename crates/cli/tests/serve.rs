@@ -772,6 +772,10 @@ fn a_hundred_runs_in_a_row_keep_server_memory_flat() {
     assert!(v["runs"].as_array().unwrap().len() <= 32, "at most 32 runs are kept");
 }
 
+/// The tests that load, tune or unload cclab's BPF algorithms share the kernel's one copy
+/// of each; they take turns.
+static KERNEL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Root with BPF (run under `flock /tmp/cclab-root.lock`): the kernel panel loads
 /// cclab_tuner, rewrites its tunables map (read back with `cclab kernel get`) and
 /// unloads it, leaving nothing pinned.
@@ -781,6 +785,7 @@ fn kernel_panel_loads_tunes_and_unloads_a_bpf_algorithm() {
         eprintln!("skipped: needs root and cclab's BPF programs");
         return;
     }
+    let _kernel = KERNEL.lock().unwrap_or_else(|e| e.into_inner());
     let s = Server::start(&[]);
     let (_, v) = s.get("/api/kernel");
     assert_eq!(v["ready"], true, "{v}");
@@ -859,4 +864,98 @@ fn a_testbed_run_streams_real_tcp_and_leaves_nothing_behind() {
     )
     .unwrap();
     assert!(!ns.contains(&format!("cclab-{}-", s.pid())), "{ns}");
+}
+
+/// `cclab kernel get cclab_tuner`'s output.
+fn kernel_get_tuner() -> String {
+    let out = cclab().args(["kernel", "get", "cclab_tuner"]).output().unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The routes of every namespace the server `pid` made.
+fn server_routes(pid: u32) -> String {
+    let ip = |args: &[&str]| {
+        String::from_utf8(std::process::Command::new("ip").args(args).output().unwrap().stdout)
+            .unwrap()
+    };
+    let prefix = format!("cclab-{pid}-");
+    let mut routes = String::new();
+    for ns in ip(&["netns", "list"]).lines().filter_map(|l| l.split_whitespace().next()) {
+        if ns.starts_with(&prefix) {
+            routes += &ip(&["-n", ns, "route", "show"]);
+        }
+    }
+    routes
+}
+
+/// Root with BPF and TUN (run under `flock /tmp/cclab-root.lock`): a testbed run of a
+/// `tuner` flow runs the kernel's cclab_tuner with the scenario's beta; moving the beta
+/// slider rewrites the BPF map and the rto_min slider the flow's route while it runs;
+/// stopping it ends it early, puts the map back and leaves no namespace behind.
+#[test]
+fn a_testbed_run_is_retuned_live_and_stopped_leaving_nothing_behind() {
+    if !cclab_kernel::loader::is_root()
+        || cclab_kernel::bpf_unavailable().is_some()
+        || !std::path::Path::new("/dev/net/tun").exists()
+    {
+        eprintln!("skipped: needs root, /dev/net/tun and cclab's BPF programs");
+        return;
+    }
+    let _kernel = KERNEL.lock().unwrap_or_else(|e| e.into_inner());
+    let s = Server::start(&[]);
+    let act = |action: &str, body: Value| {
+        let path = format!("/api/kernel/{action}");
+        s.call("POST", &path, &[("X-Cclab-Token", &s.token)], body.to_string().as_bytes())
+    };
+    assert_eq!(act("load", json!({ "algorithm": "cclab_tuner" })).0, 200);
+    assert_eq!(
+        act("set", json!({ "algorithm": "cclab_tuner", "name": "beta", "value": 0.5 })).0,
+        200
+    );
+    let toml = "duration = \"20s\"\n[bottleneck]\nrate = \"10Mbps\"\ndelay = \"10ms\"\n[[flows]]\ncc = \"tuner\"\nrtt = \"40ms\"\nparams = { beta = 0.75 }\n";
+    let body = json!({ "toml": toml }).to_string();
+    let headers = [("X-Cclab-Token", s.token.as_str()), ("Content-Type", "application/json")];
+    let (st, v) = s.call("POST", "/api/kernel/runs", &headers, body.as_bytes());
+    assert_eq!(st, 201, "{v}");
+    let id = v["id"].as_u64().unwrap();
+    s.wait_state(id, "running", 10);
+    assert!(
+        kernel_get_tuner().contains("beta = 0.75"),
+        "the scenario's beta: {}",
+        kernel_get_tuner()
+    );
+    let params = |name: &str, value: Value| {
+        s.post(
+            &format!("/api/runs/{id}/params"),
+            &json!({ "flow": 0, "name": name, "value": value }),
+        )
+    };
+    let (st, v) = params("beta", json!(0.25));
+    assert_eq!(st, 200, "{v}");
+    assert!(kernel_get_tuner().contains("beta = 0.25"), "{}", kernel_get_tuner());
+    let (st, v) = params("rto_min", json!(50));
+    assert_eq!(st, 200, "{v}");
+    assert!(
+        server_routes(s.pid()).contains("rto_min lock 50ms")
+            || server_routes(s.pid()).contains("rto_min 50ms"),
+        "{}",
+        server_routes(s.pid())
+    );
+    let (st, v) = params("beta", json!(3));
+    assert!(st == 400 && v["error"].as_str().unwrap().contains("beta"), "{v}");
+    let (st, v) = params("initcwnd", json!(0));
+    assert!(st == 400 && v["error"].as_str().unwrap().contains("initcwnd"), "{v}");
+    let (st, _) = s.post(&format!("/api/runs/{id}/control"), &json!({ "action": "pause" }));
+    assert_eq!(st, 409, "real TCP cannot be paused");
+    let started = Instant::now();
+    let (st, v) = s.post(&format!("/api/runs/{id}/control"), &json!({ "action": "stop" }));
+    assert_eq!(st, 200, "{v}");
+    let v = s.wait_state(id, "stopped", 10);
+    assert!(started.elapsed() < Duration::from_secs(8), "stopped early, not at its 20 s end");
+    let names: Vec<&str> =
+        v["changes"].as_array().unwrap().iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["beta", "rto_min"], "the changes that applied are recorded: {v}");
+    assert!(kernel_get_tuner().contains("beta = 0.5"), "put back: {}", kernel_get_tuner());
+    assert!(server_routes(s.pid()).is_empty(), "namespaces left: {}", server_routes(s.pid()));
+    assert_eq!(act("unload", json!({ "algorithm": "cclab_tuner" })).0, 200);
 }

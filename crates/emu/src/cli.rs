@@ -23,6 +23,7 @@ use crate::spec::parse_direction;
 use crate::stats::DirectionStats;
 use crate::{netns, EmuError, EmuNet, ADDR_A, ADDR_B};
 use cclab_units::json::Json;
+use cclab_units::stdout::outln;
 use cclab_units::{parse_duration, Duration};
 use clap::{Args, Subcommand};
 use std::io::Write;
@@ -120,13 +121,13 @@ pub fn run(args: &EmuArgs) -> Result<i32, EmuError> {
             netns::preflight()?;
             let removed = netns::cleanup(*all);
             for n in &removed.namespaces {
-                println!("removed namespace {n}");
+                outln(&format!("removed namespace {n}"));
             }
             for (pid, command) in &removed.processes {
-                println!("killed process {pid} ({command}) that was still inside");
+                outln(&format!("killed process {pid} ({command}) that was still inside"));
             }
             if removed.line().is_none() {
-                println!("no stale cclab namespaces");
+                outln("no stale cclab namespaces");
             }
             if !removed.failed.is_empty() {
                 return Err(EmuError::Setup(format!(
@@ -327,7 +328,7 @@ pub fn run_udp(args: &UdpArgs) -> Result<(), EmuError> {
     let h = crate::harness::Harness::start_with(&up, &down, 1, true)?;
     let r = crate::udp::run_flow(&h, &flow)?;
     let fwd = h.finish()?;
-    println!(
+    outln(&format!(
         "cclab emu udp: {} over {}: delivered {} B, goodput {:.3} Mbit/s, {} retransmits, {} timeouts{}",
         args.cc,
         args.duration,
@@ -336,7 +337,7 @@ pub fn run_udp(args: &UdpArgs) -> Result<(), EmuError> {
         r.retransmits,
         r.timeouts,
         r.completed_at.map(|t| format!(", completed at {:.3} s", t.as_secs_f64())).unwrap_or_default()
-    );
+    ));
     print_summary(&fwd, &mut std::io::stdout());
     if let Some(p) = &args.csv {
         let mut text = String::from(

@@ -29,6 +29,7 @@ pub mod bench;
 pub mod cli;
 pub mod forwarder;
 pub mod harness;
+pub mod kernel_algos;
 pub mod model;
 pub mod netns;
 pub mod spec;

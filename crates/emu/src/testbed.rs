@@ -17,25 +17,32 @@
 //! the [`crate::udp`] drivers), for algorithms the kernel lacks; it is sampled from the
 //! algorithm's own state.
 //!
-//! Not yet supported (a clear error, never a silent substitute): per-flow parameters of
-//! kernel algorithms and scheduled parameter changes (kernel modules'
-//! parameters are global; the BPF algorithms' tuning lives in `cclab-kernel`), and more
-//! than [`MAX_FLOWS`] flows.
+//! cclab's BPF algorithms run under their kernel names with the scenario's parameters
+//! ([`crate::kernel_algos`]); a caller can retune them and the routes while a run goes
+//! ([`run_steered`]).
+//!
+//! Not yet supported (a clear error, never a silent substitute): parameters of the
+//! kernel's own algorithms (Linux's `cubic` has module parameters, global and not
+//! cclab's to change), scheduled parameter changes, and more than [`MAX_FLOWS`] flows.
 
 use crate::forwarder::monotonic_ns;
 use crate::harness::{Harness, Side};
+use crate::kernel_algos::{kernel_name, set_live, tunable, RunTunables};
 use crate::tcpinfo::{tcp_info, TcpInfo};
 use crate::{DirectionConfig, EmuError};
+use cclab_cc::tcp_limits::{INITCWND, RTO_MIN_MS};
 use cclab_sim::cross::{CrossSource, CrossStep};
 use cclab_sim::hist::Histogram;
 use cclab_sim::rng::{stream, Rng};
 use cclab_sim::trace::LinkSchedule;
 use cclab_sim::{
-    FlowReport, FlowSample, LinkReport, Observer, QueueSample, Report, RttSummary, SimConfig,
+    FlowConfig, FlowReport, FlowSample, LinkReport, Observer, QueueSample, Report, RttSummary,
+    SimConfig,
 };
 use cclab_units::{Duration, Time};
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream, UdpSocket};
+use std::ops::ControlFlow;
 use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
@@ -91,14 +98,14 @@ pub fn check(
     for (i, f) in cfg.flows.iter().enumerate() {
         if transports[i] == Transport::Udp {
             // cclab's own algorithms: the configuration's check covered them.
-        } else if !available.iter().any(|a| a == &f.cc) {
+        } else if !available.iter().any(|a| a == kernel_name(&f.cc)) {
             return bad(format!(
-                "flows[{i}] ({}): algorithm \"{}\" is not available in this kernel (available: {}); load it first (cclab kernel) or use the simulator",
+                "flows[{i}] ({}): algorithm \"{}\" is not available in this kernel (available: {}); load it first (cclab kernel load) or use the simulator",
                 f.name,
-                f.cc,
+                kernel_name(&f.cc),
                 available.join(" ")
             ));
-        } else if let Some((name, _)) = f.params.first() {
+        } else if let Some((name, _)) = f.params.first().filter(|_| !tunable(&f.cc)) {
             return bad(format!("flows[{i}] ({}): params.{name}: the testbed cannot set per-flow parameters of kernel algorithms", f.name));
         }
     }
@@ -164,8 +171,26 @@ pub fn run_with(
     obs: &mut dyn Observer,
     progress: &mut dyn FnMut(Time),
 ) -> Result<Report, EmuError> {
+    run_steered(cfg, transports, obs, &mut |t, _| {
+        progress(t);
+        ControlFlow::Continue(())
+    })
+}
+
+/// Runs the scenario on real kernel TCP like [`run_with`], letting `steer` act at every
+/// sample instant: change a flow's route ([`Steering::set_route`]) or end the run there
+/// (`Break`). A run ended early reports on the time it ran, and leaves nothing behind
+/// either way.
+pub fn run_steered(
+    cfg: &SimConfig,
+    transports: &[Transport],
+    obs: &mut dyn Observer,
+    steer: &mut dyn FnMut(Time, &mut Steering<'_>) -> ControlFlow<()>,
+) -> Result<Report, EmuError> {
     crate::netns::preflight()?;
     check(cfg, transports, &kernel_algorithms())?;
+    let kernel: Vec<bool> = transports.iter().map(|t| *t == Transport::Kernel).collect();
+    let _tunables = RunTunables::apply(&cfg.flows, &kernel)?;
     let (up, down) = path(cfg);
     let h = Harness::start_with(&up, &down, cfg.seed, true)?;
     add_flow_routes(&h, cfg)?;
@@ -174,26 +199,103 @@ pub fn run_with(
     threads.start_receivers(&h, cfg, transports, clock)?;
     let sockets = threads.start_senders(&h, cfg, transports, clock);
     let mut sampler = Sampler::new(cfg, transports, sockets);
-    let sampled = sampler.run(&h, &threads.shared, clock, obs, progress);
+    let mut steering =
+        Steering { ns: h.net().a.name().to_string(), routes: flow_routes(cfg), flows: &cfg.flows };
+    let sampled = sampler.run(&h, &threads.shared, clock, obs, &mut |t| steer(t, &mut steering));
     threads.wind_down(sampled.is_ok());
     let fwd = h.finish()?;
     sampled?;
     Ok(sampler.report(cfg, transports, &threads.shared, &fwd.dirs[crate::UPLINK].stats))
 }
 
+/// What a caller may change on a running testbed: each flow's route metrics and the
+/// parameters of cclab's BPF algorithms.
+pub struct Steering<'a> {
+    /// The senders' namespace, where the flows' routes are.
+    ns: String,
+    /// Each flow's `rto_min` (ms) and `initcwnd` as its route has them now.
+    routes: Vec<(u64, u32)>,
+    flows: &'a [FlowConfig],
+}
+
+impl Steering<'_> {
+    /// Sets a running flow's parameter: `rto_min` (ms) or `initcwnd` on its route, or a
+    /// parameter of its BPF algorithm (which every flow of that algorithm shares).
+    pub fn set_param(&mut self, flow: usize, name: &str, value: f64) -> Result<(), EmuError> {
+        let whole = || {
+            (value.fract() == 0.0 && value >= 0.0 && value <= u32::MAX as f64)
+                .then_some(value as u32)
+                .ok_or_else(|| EmuError::Config(format!("{name}: {value} is not a whole number")))
+        };
+        match name {
+            "rto_min" => self.set_route(flow, Some(u64::from(whole()?)), None),
+            "initcwnd" => self.set_route(flow, None, Some(whole()?)),
+            _ => {
+                let f = self.flows.get(flow).ok_or_else(|| {
+                    EmuError::Config(format!("flow {flow}: the run has {} flows", self.flows.len()))
+                })?;
+                set_live(flow, f, name, value)
+            }
+        }
+    }
+
+    /// Sets flow `flow`'s `rto_min` and/or `initcwnd` on its route (`ip route change`),
+    /// as TCPTuner did. Linux reads `rto_min` from the route whenever it computes an RTO
+    /// (`tcp_rto_min`, include/net/tcp.h), so a running connection picks it up once its
+    /// cached route is checked again; `initcwnd` is read only when a window starts
+    /// (`tcp_init_cwnd`: at the connection's start and after idle).
+    pub fn set_route(
+        &mut self,
+        flow: usize,
+        rto_min_ms: Option<u64>,
+        initcwnd: Option<u32>,
+    ) -> Result<(), EmuError> {
+        let flows = self.routes.len();
+        let route = self
+            .routes
+            .get_mut(flow)
+            .ok_or_else(|| EmuError::Config(format!("flow {flow}: the run has {flows} flows")))?;
+        let limits = [(rto_min_ms, RTO_MIN_MS), (initcwnd.map(u64::from), INITCWND)];
+        for (value, limit) in limits {
+            if let Some(v) = value.filter(|v| !limit.contains(*v)) {
+                return Err(EmuError::Config(format!(
+                    "{}: {v} is out of range ({})",
+                    limit.name,
+                    limit.allowed()
+                )));
+            }
+        }
+        let new = (rto_min_ms.unwrap_or(route.0), initcwnd.unwrap_or(route.1));
+        ip_batch(&self.ns, &route_command("change", flow, new))?;
+        *route = new;
+        Ok(())
+    }
+}
+
+/// Each flow's `rto_min` in whole milliseconds (rounded up, at least 1) and `initcwnd`.
+fn flow_routes(cfg: &SimConfig) -> Vec<(u64, u32)> {
+    cfg.flows
+        .iter()
+        .map(|f| (f.tcp.rto_min.as_nanos().div_ceil(1_000_000).max(1), f.tcp.init_cwnd))
+        .collect()
+}
+
+/// The `ip route` line (for `ip -batch`) of flow `i` with `rto_min` ms and `initcwnd`.
+fn route_command(verb: &str, i: usize, (rto_min_ms, initcwnd): (u64, u32)) -> String {
+    format!(
+        "route {verb} {}/32 dev {} rto_min {rto_min_ms}ms initcwnd {initcwnd}\n",
+        flow_addr(i),
+        crate::TUN_NAME
+    )
+}
+
 /// One address and route per flow: `rto_min` and `initcwnd` as `ip route` sets them.
 fn add_flow_routes(h: &Harness, cfg: &SimConfig) -> Result<(), EmuError> {
     let mut b_cmds = String::new();
     let mut a_cmds = String::new();
-    for (i, f) in cfg.flows.iter().enumerate() {
+    for (i, route) in flow_routes(cfg).into_iter().enumerate() {
         b_cmds += &format!("addr add {}/32 dev {}\n", flow_addr(i), crate::TUN_NAME);
-        a_cmds += &format!(
-            "route add {}/32 dev {} rto_min {}ms initcwnd {}\n",
-            flow_addr(i),
-            crate::TUN_NAME,
-            f.tcp.rto_min.as_nanos().div_ceil(1_000_000).max(1),
-            f.tcp.init_cwnd
-        );
+        a_cmds += &route_command("add", i, route);
     }
     ip_batch(h.net().b.name(), &b_cmds)?;
     ip_batch(h.net().a.name(), &a_cmds)
@@ -369,7 +471,7 @@ impl Sampler {
         shared: &[Arc<FlowShared>],
         clock: Clock,
         obs: &mut dyn Observer,
-        progress: &mut dyn FnMut(Time),
+        steer: &mut dyn FnMut(Time) -> ControlFlow<()>,
     ) -> Result<(), EmuError> {
         let mut tick = Time::ZERO;
         loop {
@@ -395,8 +497,10 @@ impl Sampler {
                 bytes: g.queue_bytes.load(Ordering::Relaxed),
                 drops: g.drops.load(Ordering::Relaxed),
             });
-            progress(t);
-            if tick >= self.end {
+            if steer(t).is_break() {
+                self.end = t;
+            }
+            if t >= self.end {
                 self.delivered = (
                     g.delivered_packets.load(Ordering::Relaxed),
                     g.delivered_bytes.load(Ordering::Relaxed),
@@ -611,8 +715,9 @@ fn send(
             return;
         }
     };
-    if let Err(e) = crate::tcpinfo::set_congestion(&s, &f.cc) {
-        let _ = tx.send((i, Err(format!("TCP_CONGESTION {}: {e}", f.cc))));
+    let cc = kernel_name(&f.cc);
+    if let Err(e) = crate::tcpinfo::set_congestion(&s, cc) {
+        let _ = tx.send((i, Err(format!("TCP_CONGESTION {cc}: {e}"))));
         return;
     }
     let _ = s.set_nodelay(true);

@@ -6,6 +6,7 @@ use crate::error::Error;
 use crate::loader::{self, Kernel};
 use crate::route::{RouteChange, Routes};
 use cclab_cc::tcp_limits::{TcpLimit, INITCWND, RTO_MIN_MS};
+use cclab_units::stdout::outln;
 use clap::{Args as ClapArgs, Subcommand};
 
 /// Real kernel: cclab's algorithms as eBPF struct_ops, tuned live (root).
@@ -71,20 +72,18 @@ fn algos(names: &[String]) -> Result<Vec<Algo>, Error> {
 fn print_params(k: &Kernel, algo: Algo) -> Result<(), Error> {
     for (name, v) in k.get(algo)? {
         let spec = algo.spec(name)?;
-        println!("  {name} = {}", show_value(spec, v));
+        outln(&format!("  {name} = {}", show_value(spec, v)));
     }
     if algo == Algo::CubicFit {
         let s = k.fit_stats()?;
         if s.updates == 0 {
-            println!(
-                "  [state] no N update yet (N starts at 1; updates every 500 ms of RTT samples)"
-            );
+            outln("  [state] no N update yet (N starts at 1; updates every 500 ms of RTT samples)");
             return Ok(());
         }
-        println!(
+        outln(&format!(
             "  [state] N = {:.3}  alpha = {:.4}  rtt_min = {} us  rtt_max = {} us  rtt_avg = {} us  samples = {}  updates = {}  cwnd = {}",
             s.n, s.alpha, s.rtt_min_us, s.rtt_max_us, s.rtt_avg_us, s.samples, s.updates, s.cwnd
-        );
+        ));
     }
     Ok(())
 }
@@ -144,13 +143,13 @@ pub fn run(args: Args) -> Result<(), Error> {
             }
             for a in algos {
                 k.load(a)?;
-                println!("loaded {} (pinned at {})", a.name(), k.dir(a).display());
+                outln(&format!("loaded {} (pinned at {})", a.name(), k.dir(a).display()));
             }
         }
         Cmd::List => {
             let avail = loader::available()?;
-            println!("available: {}", avail.join(" "));
-            println!("default: {}", loader::current_default()?);
+            outln(&format!("available: {}", avail.join(" ")));
+            outln(&format!("default: {}", loader::current_default()?));
             for a in Algo::ALL {
                 let s = k.status(a);
                 let state = match (s.pinned, s.registered) {
@@ -159,7 +158,7 @@ pub fn run(args: Args) -> Result<(), Error> {
                     (false, true) => "registered by something else (not cclab's pins)",
                     (false, false) => "not loaded",
                 };
-                println!("{}: {state}", a.name());
+                outln(&format!("{}: {state}", a.name()));
                 if s.pinned {
                     print_params(&k, a)?;
                 }
@@ -167,54 +166,54 @@ pub fn run(args: Args) -> Result<(), Error> {
         }
         Cmd::Get { algo } => {
             let a = Algo::parse(&algo)?;
-            println!("{}:", a.name());
+            outln(&format!("{}:", a.name()));
             print_params(&k, a)?;
         }
         Cmd::Set { algo, changes } => {
             let a = Algo::parse(&algo)?;
             let parsed = parse_changes(a, &changes)?;
             for (name, v) in k.set(a, &parsed)? {
-                println!("{}: {name} = {}", a.name(), show_value(a.spec(name)?, v));
+                outln(&format!("{}: {name} = {}", a.name(), show_value(a.spec(name)?, v)));
             }
         }
         Cmd::Unload { algos: names } => {
             for a in algos(&names)? {
                 if k.unload(a)? {
-                    println!("unloaded {}", a.name());
+                    outln(&format!("unloaded {}", a.name()));
                 } else {
-                    println!("{} was not loaded", a.name());
+                    outln(&format!("{} was not loaded", a.name()));
                 }
             }
         }
         Cmd::Default { algo, restore } => {
             if restore {
-                println!("default restored to {}", k.restore_default()?);
+                outln(&format!("default restored to {}", k.restore_default()?));
             } else {
                 let name = algo.unwrap_or_default();
                 let old = k.set_default(&name)?;
-                println!("default: {old} -> {name}");
+                outln(&format!("default: {old} -> {name}"));
             }
         }
         Cmd::Route { rto_min, initcwnd, dst, table, netns, restore } => {
             let r = Routes { table, dst, netns, ..Routes::default() };
             if restore {
                 for d in r.restore()? {
-                    println!("restored {d}");
+                    outln(&format!("restored {d}"));
                 }
             } else if rto_min.is_some() || initcwnd.is_some() {
                 let (changed, skipped) = r.set(route_change(rto_min.as_deref(), initcwnd)?)?;
                 for c in changed {
-                    println!("changed {}", c.dst);
+                    outln(&format!("changed {}", c.dst));
                 }
                 for (d, why) in skipped {
-                    println!("skipped {d}: {why}");
+                    outln(&format!("skipped {d}: {why}"));
                 }
             } else {
                 for ri in r.list()? {
                     let show = |v: Option<u64>, unit: &str| {
                         v.map(|x| format!("{x}{unit}")).unwrap_or_else(|| "-".into())
                     };
-                    println!(
+                    outln(&format!(
                         "{}{}{}  rto_min {}  initcwnd {}{}",
                         ri.dst,
                         ri.gateway.as_deref().map(|g| format!(" via {g}")).unwrap_or_default(),
@@ -225,7 +224,7 @@ pub fn run(args: Args) -> Result<(), Error> {
                             .as_deref()
                             .map(|w| format!("  (cannot change: {w})"))
                             .unwrap_or_default()
-                    );
+                    ));
                 }
             }
         }

@@ -17,6 +17,7 @@ use std::ops::{Add, AddAssign, Sub};
 
 pub mod json;
 mod parse;
+pub mod stdout;
 pub use parse::{parse_bytes, parse_duration, parse_rate, UnitError};
 
 /// A point in time: nanoseconds since the start of a run (virtual or wall clock).

@@ -266,9 +266,6 @@ pub async fn params(State(app): State<Shared>, Path(id): Path<String>, bytes: By
             ))
         }
     };
-    if run.testbed {
-        run.send(Command::Stop)?; // refused with the reason
-    }
     let (reply, answer) = tokio::sync::oneshot::channel();
     run.send(Command::SetParam { flow: flow as usize, name: b.name, value, reply })?;
     let applied = answer

@@ -6,28 +6,30 @@
 //! names a path. (A trace that fails to parse has its first line quoted in the error, so
 //! an arbitrary path would let any web client read any file the server can.)
 
+use cclab_cc::tcp_limits::{INITCWND, RTO_MIN_MS};
 use cclab_cc::{ParamKind, ParamSpec, ALGORITHMS};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
 /// The TCP-level parameters a running flow accepts besides its algorithm's
-/// (`cclab_sim::TCP_PARAMS`), with the ranges the simulator checks (engine.rs
-/// `check_param`; a test keeps the two in step).
+/// (`cclab_sim::TCP_PARAMS`), with their ranges from the one table of them
+/// (`cclab_cc::tcp_limits`) and Linux's defaults (tests keep both in step with the
+/// simulator).
 pub const TCP_PARAM_SPECS: [ParamSpec; 2] = [
     ParamSpec::int(
-        "rto_min",
+        RTO_MIN_MS.name,
         200,
-        1,
-        60_000,
-        "ms",
+        RTO_MIN_MS.min,
+        RTO_MIN_MS.max,
+        RTO_MIN_MS.unit,
         "minimum retransmission timeout (ip route rto_min)",
     ),
     ParamSpec::int(
-        "initcwnd",
+        INITCWND.name,
         10,
-        1,
-        1000,
-        "segments",
+        INITCWND.min,
+        INITCWND.max,
+        INITCWND.unit,
         "initial congestion window, used at start and after idle (ip route initcwnd)",
     ),
 ];
@@ -258,6 +260,9 @@ mod tests {
         let scn = cclab_scenario::parse_str(text, "t.toml", None, "t", &[]).unwrap();
         let mut sim = cclab_sim::Simulation::new(scn.config).unwrap();
         assert_eq!(TCP_PARAM_SPECS.map(|p| p.name), cclab_sim::TCP_PARAMS);
+        let tcp = cclab_sim::TcpConfig::default();
+        assert_eq!(TCP_PARAM_SPECS[0].default, tcp.rto_min.as_millis_f64());
+        assert_eq!(TCP_PARAM_SPECS[1].default, f64::from(tcp.init_cwnd));
         for p in TCP_PARAM_SPECS {
             for ok in [p.min, p.max, p.default] {
                 assert!(sim.set_param(0, p.name, ok).is_ok(), "{} = {ok}", p.name);

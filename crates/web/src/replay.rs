@@ -56,11 +56,17 @@ pub fn scenario_with_changes(c: &Checked, changes: &[LiveChange]) -> ApiResult<S
     if changes.is_empty() {
         return Ok(c.toml.clone());
     }
+    let added = changes_text(c, changes);
     let mut text = c.toml.clone();
     if !text.ends_with('\n') {
         text.push('\n');
     }
-    text.push_str(&changes_text(c, changes));
+    text.push_str(&added);
+    if toml::from_str::<toml::Table>(&text).is_err() {
+        // The client's file already has `changes` in another form (an inline array), to
+        // which tables cannot be appended: write the document anew with them added.
+        text = merged(&c.toml, &added)?;
+    }
     let base = c.trace.as_ref().and_then(|p| p.parent());
     let stem = c.file.strip_suffix(".toml").unwrap_or(&c.file);
     let read = cclab_scenario::parse_str(&text, &c.file, base, stem, &[])
@@ -73,6 +79,20 @@ pub fn scenario_with_changes(c: &Checked, changes: &[LiveChange]) -> ApiResult<S
         )));
     }
     Ok(text)
+}
+
+/// The document `doc` with the `[[changes]]` entries of `added` appended to its own
+/// `changes`, written anew (values kept, comments and layout not).
+fn merged(doc: &str, added: &str) -> ApiResult<String> {
+    let bad = |e: &dyn std::fmt::Display| ApiError::internal(format!("saving the changes: {e}"));
+    let mut doc: toml::Table = toml::from_str(doc).map_err(|e| bad(&e))?;
+    let added: toml::Table = toml::from_str(added).map_err(|e| bad(&e))?;
+    let new = added.get("changes").and_then(|v| v.as_array()).cloned().unwrap_or_default();
+    match doc.entry("changes").or_insert_with(|| toml::Value::Array(vec![])) {
+        toml::Value::Array(a) => a.extend(new),
+        other => return Err(bad(&format!("`changes` is {}, not a list", other.type_str()))),
+    }
+    toml::to_string(&doc).map_err(|e| bad(&e))
 }
 
 #[cfg(test)]
@@ -94,5 +114,20 @@ mod tests {
         assert_eq!(value_text(Some(ParamKind::Bool), "fast_convergence", 0.0), "false");
         assert_eq!(value_text(Some(ParamKind::Int), "initcwnd", 4.0), "4");
         assert_eq!(value_text(Some(ParamKind::Int), "rto_min", 50.0), "\"50ms\"");
+    }
+
+    /// A client's file with its own `changes` as an inline array once made saving fail
+    /// with a 500: tables cannot be appended to it.
+    #[test]
+    fn live_changes_join_a_scenarios_inline_changes() {
+        let text = "duration = \"10s\"\nchanges = [{ at = \"2s\", flow = 0, set = { beta = 0.5 } }]\n[bottleneck]\nrate = \"10Mbps\"\ndelay = \"5ms\"\n[[flows]]\ncc = \"tuner\"\nrtt = \"20ms\"\n";
+        let scenario = cclab_scenario::parse_str(text, "s.toml", None, "s", &[]).unwrap();
+        assert_eq!(scenario.config.changes.len(), 1);
+        let checked = Checked { scenario, toml: text.into(), file: "s.toml".into(), trace: None };
+        let live = LiveChange { at_ns: 4_000_000_001, flow: 0, name: "beta".into(), value: 0.3 };
+        let saved = scenario_with_changes(&checked, &[live]).unwrap();
+        let read = cclab_scenario::parse_str(&saved, "s.toml", None, "s", &[]).unwrap();
+        assert_eq!(read.config.changes.len(), 2, "{saved}");
+        assert_eq!(read.config.duration, checked.scenario.config.duration);
     }
 }

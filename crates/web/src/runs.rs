@@ -74,8 +74,8 @@ impl Run {
 
     /// Sends a command to the run's thread.
     pub fn send(&self, cmd: Command) -> ApiResult<()> {
-        if self.testbed {
-            return Err(ApiError::conflict(format!("run {} is a testbed run: it goes in real time to its end and cannot be paused, sped up, stopped or retuned from here (kernel algorithms are tuned in the kernel panel)", self.id)));
+        if self.testbed && matches!(cmd, Command::Pause | Command::Resume | Command::Speed(_)) {
+            return Err(ApiError::conflict(format!("run {} is a testbed run: real TCP goes in real time, so it cannot be paused or sped up (it can be stopped and retuned)", self.id)));
         }
         let state = self.state();
         if !state.active() {
@@ -221,7 +221,7 @@ impl Runs {
         let cfg = &checked.scenario.config;
         let limit = crate::testbed::MAX_DURATION;
         if cfg.duration > limit || cfg.flows.len() > crate::testbed::MAX_FLOWS {
-            return Err(ApiError::field("duration", format!("{} and {} flows: a testbed run from the page lasts at most {limit} with at most {} flows (it cannot be stopped; cclab testbed run takes longer ones)", cfg.duration, cfg.flows.len(), crate::testbed::MAX_FLOWS)));
+            return Err(ApiError::field("duration", format!("{} and {} flows: a testbed run from the page lasts at most {limit} with at most {} flows (cclab testbed run takes longer ones)", cfg.duration, cfg.flows.len(), crate::testbed::MAX_FLOWS)));
         }
         if self.map.lock().unwrap().values().any(|r| r.testbed && r.state().active()) {
             return Err(ApiError::new(
@@ -229,7 +229,7 @@ impl Runs {
                 "a testbed run is going; one runs at a time",
             ));
         }
-        self.insert(checked, Speed::Times(1.0), true, |run, _rx| crate::testbed::run(run))
+        self.insert(checked, Speed::Times(1.0), true, crate::testbed::run)
     }
 
     /// Makes room, registers the run and starts its thread with `body`.

@@ -3,19 +3,26 @@
 //! every sample interval and streamed through the same decimation, feed and WebSocket as
 //! a simulated run, so the page charts it the same way.
 //!
-//! The testbed runs in real time to its end: it cannot be paused, sped up or stopped
-//! (the emulator has no stop hook yet), so its runs are kept short ([`MAX_DURATION`]),
-//! and one goes at a time. Its namespaces and TUN devices belong to the emulator's
-//! harness, which removes them when the run ends. Parameters of a running kernel
-//! algorithm are changed through the kernel panel (`cclab kernel set` rewrites the loaded
-//! BPF algorithm's tunables for every flow using it).
+//! The testbed runs in real time: it cannot be paused or sped up, but it can be stopped
+//! (from the page, or when no client watches it), and retuned while it runs: the flow's
+//! `rto_min` and `initcwnd` on its route, and the parameters of cclab's BPF algorithms in
+//! their tunables map (shared by every flow of that algorithm, as in `cclab kernel set`;
+//! the run puts the earlier values back when it ends). Changes are marked on the charts.
+//! Runs are kept short ([`MAX_DURATION`]) and one goes at a time. Its namespaces, TUN
+//! devices and routes belong to the emulator's harness, which removes them when the run
+//! ends, however it ends.
 
 use crate::decimate::Decimator;
-use crate::live::{live_table, publish, Frame, Speed, State};
+use crate::live::{live_table, publish, Command, Frame, LiveChange, Speed, State};
 use crate::runs::Run;
-use cclab_sim::{FlowSample, Observer, QueueSample};
+use cclab_emu::testbed::Steering;
+use cclab_scenario::metrics::{run_metrics, FlowSeries, Tee};
+use cclab_sim::{FlowSample, Observer, QueueSample, SimError};
 use cclab_units::{Duration, Time};
 use serde_json::Value;
+use std::cell::RefCell;
+use std::ops::ControlFlow;
+use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -38,6 +45,8 @@ struct Publisher<'a> {
     dec: Decimator,
     now: Time,
     last: Instant,
+    /// Live changes applied since the last sample, to be marked on the charts.
+    marks: &'a RefCell<Vec<LiveChange>>,
 }
 
 impl Publisher<'_> {
@@ -56,25 +65,85 @@ impl Observer for Publisher<'_> {
     fn queue_sample(&mut self, s: &QueueSample) {
         self.now = self.now.max(s.time);
         self.dec.queue_sample(s);
+        for c in self.marks.borrow_mut().drain(..) {
+            self.dec.live_change(Time(c.at_ns), c.flow, &c.name, c.value);
+        }
         if self.last.elapsed() >= std::time::Duration::from_millis(50) {
             self.frame(State::Running, None, Value::Null);
         }
     }
 }
 
-/// The testbed run's thread: runs the scenario and publishes as it goes.
-pub fn run(run: Arc<Run>) {
+/// Applies the commands a client sent since the last sample; `Break` (with the reason)
+/// ends the run.
+fn obey(
+    run: &Run,
+    rx: &Receiver<Command>,
+    now: Time,
+    steering: &mut Steering<'_>,
+    marks: &RefCell<Vec<LiveChange>>,
+) -> ControlFlow<String> {
+    if let Some(idle) = run.abandoned() {
+        return ControlFlow::Break(format!("no client watched it for {} s", idle.as_secs()));
+    }
+    while let Ok(cmd) = rx.try_recv() {
+        match cmd {
+            Command::Stop => return ControlFlow::Break("stopped by a client".into()),
+            Command::SetParam { flow, name, value, reply } => {
+                let answer = match steering.set_param(flow, &name, value) {
+                    Ok(()) => {
+                        let change = LiveChange { at_ns: now.as_nanos(), flow, name, value };
+                        run.feed.lock().unwrap().changes.push(change.clone());
+                        marks.borrow_mut().push(change.clone());
+                        Ok(change)
+                    }
+                    Err(e) => Err(SimError::new(
+                        format!("flows[{flow}].{name}"),
+                        value.to_string(),
+                        e.to_string(),
+                    )),
+                };
+                let _ = reply.send(answer);
+            }
+            // Refused by `Run::send` before they get here: real time cannot be paused.
+            Command::Pause | Command::Resume | Command::Speed(_) => {}
+        }
+    }
+    ControlFlow::Continue(())
+}
+
+/// The testbed run's thread: runs the scenario and publishes as it goes, obeying the
+/// run's commands at every sample.
+pub fn run(run: Arc<Run>, rx: Receiver<Command>) {
     let scn = &run.checked.scenario;
     let dec = Decimator::new(scn.config.flows.len(), run.columns.clone(), run.bucket_ns);
-    let mut p = Publisher { run: &run, dec, now: Time::ZERO, last: Instant::now() };
-    let outcome = cclab_emu::testbed::run_with(&scn.config, &scn.transports, &mut p, &mut |_| {});
+    let marks = RefCell::new(Vec::new());
+    let mut p = Publisher { run: &run, dec, now: Time::ZERO, last: Instant::now(), marks: &marks };
+    let mut series = FlowSeries::new(&scn.config, &scn.metrics);
+    let mut stopped = None;
+    let outcome = {
+        let mut steer =
+            |t: Time, steering: &mut Steering<'_>| match obey(&run, &rx, t, steering, &marks) {
+                ControlFlow::Break(why) => {
+                    stopped = Some(why);
+                    ControlFlow::Break(())
+                }
+                ControlFlow::Continue(()) => ControlFlow::Continue(()),
+            };
+        let mut both = Tee(&mut p, &mut series);
+        cclab_emu::testbed::run_steered(&scn.config, &scn.transports, &mut both, &mut steer)
+    };
     p.dec.flush();
-    match outcome {
-        Ok(report) => {
-            let summary = run.results.summary_json(scn, &report);
+    match (outcome, stopped) {
+        (Ok(report), None) => {
+            let metrics = run_metrics(&scn.config, &scn.metrics, &report, &series, None);
+            let summary = run.results.summary_json(scn, &report, &metrics);
             run.feed.lock().unwrap().summary = Some(summary);
             p.frame(State::Finished, None, live_table(&report));
         }
-        Err(e) => p.frame(State::Stopped, Some(format!("the testbed failed: {e}")), Value::Null),
+        (Ok(report), Some(why)) => p.frame(State::Stopped, Some(why), live_table(&report)),
+        (Err(e), _) => {
+            p.frame(State::Stopped, Some(format!("the testbed failed: {e}")), Value::Null)
+        }
     }
 }

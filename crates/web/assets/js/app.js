@@ -228,10 +228,11 @@ function drawStatus() {
   pill.textContent = run && run.reason ? `${state}: ${run.reason}` : state;
   pill.className = `pill ${state}`;
   const active = state === "running" || state === "paused";
-  $("pause").disabled = !active;
+  const testbed = Boolean(lab.status && lab.status.testbed);
+  $("pause").disabled = !active || testbed; // real TCP cannot be paused
   $("pause").textContent = state === "paused" ? "Resume" : "Pause";
   $("stop").disabled = !active;
-  $("save").disabled = !run || state === "stopped" || (lab.status && lab.status.testbed);
+  $("save").disabled = !run || state === "stopped" || testbed;
   $("clock").textContent = run && run.duration ? `${(run.now || 0).toFixed(1)} / ${run.duration} s \u00b7 ${run.speed}` : "";
 }
 

@@ -33,6 +33,9 @@ export function orderedSpecs(algo, tcpParams) {
   return [...first, ...tcpParams.map((p) => ({ ...p, tcp: true })), ...rest];
 }
 
+/** The algorithms with a BPF build whose parameters a testbed run can change. */
+const BPF_ALGORITHMS = ["tuner", "cubic-fit"];
+
 export class TunePanel {
   constructor({ root, select, note, algorithms, tcpParams, apply }) {
     Object.assign(this, { root, select, note, algorithms, tcpParams, apply });
@@ -54,7 +57,7 @@ export class TunePanel {
     const tunable = flows.find((f) => f.cc === "tuner") || flows[0];
     if (tunable) this.select.value = tunable.id;
     this.note.textContent = testbed
-      ? "A testbed run uses the kernel's TCP: tune a loaded cclab BPF algorithm in the Real kernel panel."
+      ? "Real TCP: rto_min and initcwnd change the flow's route; the parameters of cclab's BPF algorithms (tuner, cubic-fit) change their kernel map, shared by every flow using it, until the run ends."
       : "Changes apply to the running flow at the current simulated time and are marked on the charts.";
     this.render();
   }
@@ -65,8 +68,10 @@ export class TunePanel {
 
   render() {
     const flow = this.flows && this.flows[this.selected()];
-    if (!flow || this.testbed) { this.root.replaceChildren(); return; }
-    const algo = this.algorithms.find((a) => a.name === flow.cc);
+    if (!flow) { this.root.replaceChildren(); return; }
+    // On the testbed only cclab's BPF algorithms have parameters cclab can change.
+    const kernelOwn = this.testbed && !BPF_ALGORITHMS.includes(flow.cc);
+    const algo = kernelOwn ? null : this.algorithms.find((a) => a.name === flow.cc);
     this.measured = el("div", { class: "measured", id: "measured" }, "no back-off yet");
     const knobs = orderedSpecs(algo, this.tcpParams).map((s) => this.knob(flow.id, s));
     this.root.replaceChildren(this.measured, ...knobs);

@@ -1,0 +1,148 @@
+//! A scenario's algorithms as the real kernel runs them on the testbed.
+//!
+//! cclab's own algorithms with a BPF build (`tuner`, `cubic-fit`; see `cclab_kernel::Algo`)
+//! run in the kernel under their registered names (`cclab_tuner`, `cclab_cubic_fit`), so
+//! one scenario file runs in the simulator and on the testbed alike.
+//!
+//! Their parameters live in one BPF map per algorithm, shared by every connection using it
+//! (as TCPTuner's module parameters were). A run therefore sets each such algorithm's map
+//! to its flows' parameters over the defaults — the values the simulator would use — and
+//! puts the earlier values back when it ends ([`RunTunables`]). Flows of one algorithm
+//! must agree on its parameters; the kernel cannot give them different ones.
+
+use crate::EmuError;
+use cclab_kernel::{Algo, Kernel};
+use cclab_sim::FlowConfig;
+
+/// The name the kernel knows the algorithm `cc` by: cclab's BPF build of it where there
+/// is one, else `cc` itself (`cubic`, `reno`, ...).
+pub fn kernel_name(cc: &str) -> &str {
+    match Algo::parse(cc) {
+        Ok(a) => a.name(),
+        Err(_) => cc,
+    }
+}
+
+/// Whether the kernel can run `cc` with per-run parameters (cclab's BPF algorithms).
+pub fn tunable(cc: &str) -> bool {
+    Algo::parse(cc).is_ok()
+}
+
+/// Parameter values by name, as `cclab_kernel::Kernel::set` takes them.
+type Params = Vec<(String, f64)>;
+
+/// The full parameter set a flow asks of its BPF algorithm: the defaults with the flow's
+/// own values over them.
+fn wanted(algo: Algo, flow: &FlowConfig) -> Params {
+    algo.params()
+        .iter()
+        .map(|p| {
+            let own = flow.params.iter().find(|(n, _)| n == p.name).map(|(_, v)| *v);
+            (p.name.to_string(), own.unwrap_or(p.default))
+        })
+        .collect()
+}
+
+/// The BPF algorithms' parameters for the length of one run; dropping it restores the
+/// values the maps had before.
+pub struct RunTunables {
+    restore: Vec<(Algo, Params)>,
+}
+
+impl RunTunables {
+    /// Sets every BPF algorithm used by a kernel flow (`kernel[i]`) to its flows'
+    /// parameters. Errors name the flow whose parameters disagree with an earlier one's.
+    pub fn apply(flows: &[FlowConfig], kernel: &[bool]) -> Result<RunTunables, EmuError> {
+        let mut chosen: Vec<(Algo, usize, Params)> = Vec::new();
+        for (i, f) in flows.iter().enumerate() {
+            let Ok(algo) = Algo::parse(&f.cc) else { continue };
+            if !kernel[i] {
+                continue;
+            }
+            let want = wanted(algo, f);
+            match chosen.iter().find(|(a, ..)| *a == algo) {
+                Some((_, j, first)) if *first != want => {
+                    return Err(EmuError::Config(format!(
+                        "flows[{i}].params: {} has one set of parameters for every connection in the kernel, and flows[{j}] asks for others; give them the same parameters, or run one of them with transport = \"udp\"",
+                        algo.name()
+                    )))
+                }
+                Some(_) => {}
+                None => chosen.push((algo, i, want)),
+            }
+        }
+        let mut tunables = RunTunables { restore: Vec::new() };
+        let k = Kernel::default();
+        for (algo, _, want) in chosen {
+            let before = k.get(algo).map_err(|e| EmuError::Setup(e.to_string()))?;
+            k.set(algo, &want).map_err(|e| EmuError::Config(e.to_string()))?;
+            let before = before.into_iter().map(|(n, v)| (n.to_string(), v)).collect();
+            tunables.restore.push((algo, before));
+        }
+        Ok(tunables)
+    }
+}
+
+impl Drop for RunTunables {
+    fn drop(&mut self) {
+        let k = Kernel::default();
+        for (algo, before) in &self.restore {
+            let _ = k.set(*algo, before);
+        }
+    }
+}
+
+/// Changes one parameter of flow `flow`'s BPF algorithm while it runs (for every
+/// connection using that algorithm; [`RunTunables`] restores it at the end).
+pub fn set_live(flow: usize, f: &FlowConfig, name: &str, value: f64) -> Result<(), EmuError> {
+    let algo = Algo::parse(&f.cc).map_err(|_| {
+        EmuError::Config(format!(
+            "flows[{flow}] runs the kernel's own {}, whose parameters cclab cannot change; cclab's BPF algorithms (cclab_tuner, cclab_cubic_fit) can be retuned while they run",
+            f.cc
+        ))
+    })?;
+    Kernel::default()
+        .set(algo, &[(name.to_string(), value)])
+        .map(|_| ())
+        .map_err(|e| EmuError::Config(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flow(cc: &str, params: &[(&str, f64)]) -> FlowConfig {
+        FlowConfig {
+            name: cc.to_string(),
+            cc: cc.to_string(),
+            params: params.iter().map(|(n, v)| (n.to_string(), *v)).collect(),
+            rtt: cclab_units::Duration::from_millis(40),
+            start: cclab_units::Time::ZERO,
+            stop: None,
+            bytes: None,
+            tcp: cclab_sim::TcpConfig::default(),
+        }
+    }
+
+    #[test]
+    fn cclabs_algorithms_run_under_their_kernel_names() {
+        assert_eq!(kernel_name("tuner"), "cclab_tuner");
+        assert_eq!(kernel_name("cubic-fit"), "cclab_cubic_fit");
+        assert_eq!(kernel_name("cubic"), "cubic");
+        assert!(tunable("tuner") && !tunable("cubic"));
+    }
+
+    /// Refused before anything in the kernel is touched, so no root is needed.
+    #[test]
+    fn flows_of_one_bpf_algorithm_must_agree_on_its_parameters() {
+        let flows = [flow("tuner", &[("beta", 0.5)]), flow("cubic", &[]), flow("tuner", &[])];
+        let e = RunTunables::apply(&flows, &[true, true, true]).err().unwrap().to_string();
+        assert!(e.contains("flows[2].params") && e.contains("flows[0]"), "{e}");
+        // A flow without parameters asks for the defaults.
+        let tuner = Algo::Tuner;
+        let beta = |f: &FlowConfig| wanted(tuner, f).into_iter().find(|(n, _)| n == "beta");
+        let default = tuner.params().iter().find(|p| p.name == "beta").unwrap().default;
+        assert_eq!(beta(&flows[2]), Some(("beta".to_string(), default)));
+        assert_eq!(beta(&flows[0]), Some(("beta".to_string(), 0.5)));
+    }
+}
