@@ -94,6 +94,45 @@ def move_beta(page):
     return change["t"]
 
 
+OVERLAY_TOML = """name = "overlay"
+duration = "3s"
+[bottleneck]
+rate = "10Mbps"
+delay = "10ms"
+buffer = "60kB"
+[[flows]]
+cc = "cubic"
+rtt = "40ms"
+"""
+
+
+def check_simulated_and_real_overlay(page):
+    """As root with TUN: the same scenario simulated, then on the testbed; the charts of
+    the real run carry the simulated run's series, dashed, on the same axes."""
+    if os.geteuid() != 0 or not os.path.exists("/dev/net/tun"):
+        print("overlay of simulated and real runs: skipped (needs root and /dev/net/tun)")
+        return
+    page.click('.tabs button[data-tab="toml"]')
+    page.fill("#toml", OVERLAY_TOML)
+    wait_for(page, "() => window.lab.toml.includes('name = \"overlay\"')", what="the TOML tab's scenario")
+    page.wait_for_timeout(500)  # the check after the last edit
+    page.click('#speed button[data-speed="max"]')
+    page.click("#start")
+    wait_for(page, "() => window.lab.run && !window.lab.run.testbed && window.lab.run.state === 'finished'",
+             what="the simulated run to finish")
+    wait_for(page, "() => { const b = document.querySelector('#testbed-run'); return b && !b.disabled; }",
+             what="the kernel panel's testbed button")
+    page.click("#testbed-run")
+    wait_for(page, "() => window.lab.run && window.lab.run.testbed && window.lab.run.state === 'finished'",
+             timeout=60_000, what="the testbed run to finish")
+    names = page.evaluate("window.lab.charts.cwnd.series.map(s => s.name)")
+    dashed = page.evaluate("window.lab.charts.cwnd.series.filter(s => s.name.endsWith('(simulated)') && s.dash).length")
+    points = page.evaluate("window.lab.charts.tput.series.filter(s => s.name.endsWith('(simulated)'))[0].points.length")
+    print(f"real run charted with the simulated one: {names}")
+    assert dashed == 1 and points > 10, names
+    shot(page, "5-real-over-simulated.png")
+
+
 def heap_mb(page):
     return page.evaluate("() => { window.gc(); return performance.memory.usedJSHeapSize / 1e6; }")
 
@@ -169,6 +208,7 @@ def main():
         wait_for(page, "() => document.querySelectorAll('#saved li').length > 0", what="the saved list")
         shot(page, "3-finished-and-saved.png")
         check_ten_flows_stay_smooth_and_flat(page)
+        check_simulated_and_real_overlay(page)
         assert not errors, f"errors in the page: {errors}"
         browser.close()
     print("browser test passed")

@@ -11,7 +11,7 @@ import { Results } from "./results.js";
 import { KernelPanel } from "./kernel.js";
 
 const $ = (id) => document.getElementById(id);
-const lab = { run: null, speed: "100x", file: "scenario.toml", toml: "" };
+const lab = { run: null, speed: "100x", file: "scenario.toml", toml: "", last: {} };
 window.lab = lab;
 
 /** Calls `f` once things have been quiet for `ms`. */
@@ -83,9 +83,12 @@ function setupScenario(scenarios, traces) {
 
 // ----- running -----
 
-/** Watches a run the server has started (simulated or on the testbed). */
-function attachRun(status) {
-  if (lab.run) lab.run.close();
+/** Watches a run the server has started (simulated or on the testbed) of `toml`. */
+function attachRun(status, toml) {
+  if (lab.run) {
+    lab.run.close();
+    lab.last[lab.run.testbed ? "real" : "simulated"] = lab.run;
+  }
   lab.form.clearErrors();
   showScenarioError(null);
   lab.status = status;
@@ -94,6 +97,7 @@ function attachRun(status) {
     onSave: (s) => lab.results.saved(s),
     onClose: () => requestDraw(),
   });
+  Object.assign(lab.run, { toml, testbed: Boolean(status.testbed) });
   lab.tune.setRun(status.flows, status.testbed);
   $("save-note").textContent = "";
 }
@@ -104,7 +108,7 @@ async function start(path = "/api/runs") {
   try {
     const body = { toml: lab.toml, file: lab.file };
     if (path === "/api/runs") body.speed = lab.speed;
-    attachRun(await post(path, body));
+    attachRun(await post(path, body), lab.toml);
   } catch (e) {
     showScenarioError(e.body && e.body.error ? e.body : { error: e.message });
     throw e;
@@ -176,15 +180,31 @@ function markers(run) {
   return run.changes().slice(-30).map((c) => ({ t: c.t, label: `f${c.flow} ${c.name}=${+c.value.toFixed(4)}`, color: c.source === "live" ? "#b54708" : "#475467" }));
 }
 
+/** The latest run of the other kind (real beside simulated) of the same scenario text,
+ *  drawn dashed on the same axes, or null. */
+function otherRun(run) {
+  const other = lab.last[run.testbed ? "simulated" : "real"];
+  return other && other.toml === run.toml && other.flows ? other : null;
+}
+
+/** A run's series again, dashed and labelled with its kind, for the overlay. */
+function overlay(other, series) {
+  const kind = other.testbed ? "real" : "simulated";
+  return series.map((s) => ({ ...s, name: `${s.name} (${kind})`, dash: [6, 3], width: 1 }));
+}
+
 function drawCharts() {
   const run = lab.run;
   const c = lab.charts;
   if (run && run.flows) {
-    const common = { xMax: run.duration, markers: markers(run) };
-    c.cwnd.set({ ...common, series: cwndSeries(run) });
-    c.tput.set({ ...common, series: flowSeries(run, (i) => run.throughput(i)) });
-    c.queue.set({ ...common, series: [{ name: "queue (max per bucket)", color: "#344054", points: run.queue() }], bars: { points: run.drops(), color: "#d92d20", label: "drops" } });
-    c.rtt.set({ ...common, series: flowSeries(run, (i) => run.rtt(i)) });
+    const other = otherRun(run);
+    const both = (pick) => [...pick(run), ...(other ? overlay(other, pick(other)) : [])];
+    const xMax = Math.max(run.duration, other ? other.duration : 0);
+    const common = { xMax, markers: markers(run) };
+    c.cwnd.set({ ...common, series: [...cwndSeries(run), ...(other ? overlay(other, flowSeries(other, (i) => other.cwnd(i))) : [])] });
+    c.tput.set({ ...common, series: both((r) => flowSeries(r, (i) => r.throughput(i))) });
+    c.queue.set({ ...common, series: both((r) => [{ name: "queue (max per bucket)", color: "#344054", points: r.queue() }]), bars: { points: run.drops(), color: "#d92d20", label: "drops" } });
+    c.rtt.set({ ...common, series: both((r) => flowSeries(r, (i) => r.rtt(i))) });
   }
   for (const ch of Object.values(c)) ch.draw();
 }
