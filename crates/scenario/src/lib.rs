@@ -12,6 +12,7 @@
 //!
 //! Not here: running simulations (crates/sim), writing result files (crates/cli).
 
+mod arrivals;
 pub mod doc;
 mod error;
 mod fields;

@@ -231,10 +231,11 @@ pub struct FlowMetrics {
 pub struct GroupShare {
     pub name: String,
     pub flows: usize,
+    /// The group's delivered bytes over the whole run, as a rate.
     pub goodput_bps: f64,
-    /// Fraction of the total goodput, 0..1.
+    /// Fraction of all bytes delivered, 0..1.
     pub share: f64,
-    /// The group's mean goodput per flow over the reference's.
+    /// The mean of its flows' goodputs (each while active) over the reference's.
     pub throughput_ratio: Option<f64>,
 }
 
@@ -300,9 +301,12 @@ pub fn run_metrics(
             }
         })
         .collect();
-    let mut groups = group_shares(&groups_of, &goodputs);
+    let mut groups = group_shares(&groups_of, report, cfg.duration.as_secs_f64());
     for g in &mut groups {
-        g.throughput_ratio = ratio_to_reference(g.goodput_bps / g.flows as f64, None);
+        // Like each flow's ratio: the members' goodputs while active, averaged.
+        let members: Vec<f64> =
+            (0..goodputs.len()).filter(|&i| groups_of[i] == g.name).map(|i| goodputs[i]).collect();
+        g.throughput_ratio = mean(&members).and_then(|m| ratio_to_reference(m, None));
     }
     RunMetrics {
         flows,
@@ -317,10 +321,17 @@ pub fn run_metrics(
 }
 
 /// Each group's flows, goodput and share of the total, in order of first appearance.
-fn group_shares(groups_of: &[String], goodputs: &[f64]) -> Vec<GroupShare> {
+/// A group's goodput is its flows' delivered bytes over the whole run, and its share is
+/// of all bytes delivered: flows active for part of the run (staggered starts, finite
+/// transfers such as web-like traffic) count for the bytes they moved, not for their
+/// rate while active (a hundred short transfers would otherwise add up to more than the
+/// link).
+fn group_shares(groups_of: &[String], report: &Report, duration_s: f64) -> Vec<GroupShare> {
+    let rate = |bytes: u64| if duration_s > 0.0 { bytes as f64 * 8.0 / duration_s } else { 0.0 };
+    let goodputs: Vec<f64> = report.flows.iter().map(|f| rate(f.delivered_bytes)).collect();
     let total: f64 = goodputs.iter().sum();
     let mut groups: Vec<GroupShare> = Vec::new();
-    for (g, &goodput) in groups_of.iter().zip(goodputs) {
+    for (g, &goodput) in groups_of.iter().zip(&goodputs) {
         match groups.iter_mut().find(|x| x.name == *g) {
             Some(x) => {
                 x.flows += 1;

@@ -113,6 +113,7 @@ const FLOW: &[&str] = &[
     "recovery",
     "transport",
     "enabled",
+    "arrivals",
 ];
 /// The simulator's names of flow fields whose scenario keys differ.
 const FLOW_KEYS: &[(&str, &str)] = &[
@@ -131,6 +132,8 @@ const CHANGE: &[&str] = &["at", "flow", "set"];
 struct FlowEntry<'a> {
     flow: FlowConfig,
     count: u64,
+    /// Web-like traffic (`arrivals`): each transfer's start and size, `count` of them.
+    transfers: Option<Vec<(Time, u64)>>,
     transport: Transport,
     node: &'a Node,
 }
@@ -164,7 +167,7 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
         top.missing("bottleneck", "a [bottleneck] section with rate (or trace) and delay")
     })?;
     // Flows first (the BDP buffer needs the largest RTT), checked on the bottleneck after.
-    let entries = flow_entries(&top, duration)?;
+    let entries = flow_entries(&top, duration, seed)?;
     // Disabled entries (count 0) do not size the buffer: the run is as if they were absent.
     let max_rtt =
         entries.iter().filter(|e| e.count > 0).map(|e| e.flow.rtt).max().unwrap_or(Duration::ZERO);
@@ -196,6 +199,7 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
 fn flow_entries<'a>(
     top: &Fields<'a, '_>,
     duration: Duration,
+    seed: u64,
 ) -> Result<Vec<FlowEntry<'a>>, ScenarioError> {
     let ctx = top.ctx;
     let tables = top.tables("flows")?;
@@ -207,6 +211,12 @@ fn flow_entries<'a>(
     for (i, t) in tables.iter().enumerate() {
         let path = format!("flows[{i}]");
         let mut entry = flow_entry(ctx, &path, t, duration)?;
+        let f = Fields::new(ctx, &path, t, FLOW)?;
+        if f.get("arrivals").is_some() {
+            let transfers = crate::arrivals::read(&f, &entry.flow, duration, seed, i as u64)?;
+            entry.count = transfers.len() as u64;
+            entry.transfers = Some(transfers);
+        }
         // `enabled = false` keeps the entry (checked all the same) out of the run, so one
         // file serves "alone" and "paired" runs (--set flows[1].enabled=false).
         if !Fields::new(ctx, &path, t, FLOW)?.bool("enabled")?.unwrap_or(true) {
@@ -279,9 +289,13 @@ fn expand(entries: Vec<FlowEntry>) -> (Vec<FlowConfig>, Vec<Transport>) {
     let mut flows: Vec<FlowConfig> = Vec::new();
     let mut transports = Vec::new();
     for entry in entries {
-        for _ in 0..entry.count {
+        for k in 0..entry.count as usize {
             let id = flows.len();
             let mut f = entry.flow.clone();
+            if let Some(&(start, bytes)) = entry.transfers.as_ref().and_then(|t| t.get(k)) {
+                // A transfer runs to its end; `stop` only closed the window of arrivals.
+                (f.start, f.bytes, f.stop) = (start, Some(bytes), None);
+            }
             if entry.count != 1 || f.name.is_empty() {
                 f.name = format!("{}#{id}", if f.name.is_empty() { &f.cc } else { &f.name });
             }
@@ -366,7 +380,7 @@ fn flow_entry<'a>(
         bytes,
         tcp,
     };
-    Ok(FlowEntry { flow, count, transport, node: t })
+    Ok(FlowEntry { flow, count, transfers: None, transport, node: t })
 }
 
 /// `params = { ... }`: the algorithm's parameters by its own names.

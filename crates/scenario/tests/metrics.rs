@@ -108,8 +108,11 @@ fn mean_cwnd_send_rate_completion_time_and_groups() {
     assert_eq!(m.flows[2].throughput_ratio, Some(1.0)); // 3 / mean(4, 2)
     let names: Vec<(&str, usize)> = m.groups.iter().map(|g| (g.name.as_str(), g.flows)).collect();
     assert_eq!(names, [("cubic", 2), ("test", 1)]);
-    assert!((m.groups[0].share - 6.0 / 9.0).abs() < 1e-12);
-    assert!((m.groups[1].share - 3.0 / 9.0).abs() < 1e-12);
+    // Shares are of the bytes delivered (7.5 MB and 1 MB), not of the goodputs while
+    // active: the test flow ran 4 of the 10 s.
+    assert!((m.groups[0].share - 7.5 / 8.5).abs() < 1e-12);
+    assert!((m.groups[1].share - 1.0 / 8.5).abs() < 1e-12);
+    assert!((m.groups[1].goodput_bps - 0.8e6).abs() < 1e-6);
     assert_eq!(m.groups[1].throughput_ratio, Some(1.0));
     assert_eq!(m.min_max_ratio, Some(0.5));
     assert_eq!(m.reference.as_deref(), Some("cubic"));

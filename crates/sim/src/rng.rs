@@ -24,6 +24,8 @@ pub mod stream {
     pub const LOSS: u64 = 1;
     pub const QUEUE: u64 = 2;
     pub const CROSS: u64 = 3;
+    /// Web-like transfers drawn when a scenario is read (`arrivals`).
+    pub const WEB: u64 = 4;
     pub const TEST: u64 = 99;
 }
 
