@@ -348,18 +348,60 @@ fn match_flows<'a>(
         .collect()
 }
 
-/// Per-flow (time s, cwnd packets) and (time s, delivered bytes) from flows.csv, for the
+/// Per-flow (time s, cwnd packets) and (time s, delivered bytes) from the series, for the
 /// flows whose id is below `max_id`, indexed by id.
 struct FlowSeries {
     cwnd: Vec<Vec<(f64, f64)>>,
     delivered: Vec<Vec<(f64, u64)>>,
 }
 
+/// The series from flows.csv, or from flows.parquet where the run wrote Parquet.
+fn load_flows(dir: &Path, max_id: usize) -> Result<FlowSeries, String> {
+    let parquet = dir.join("flows.parquet");
+    if !dir.join("flows.csv").exists() && parquet.exists() {
+        return load_flows_parquet(&parquet, max_id);
+    }
+    load_flows_csv(dir, max_id)
+}
+
+fn load_flows_parquet(path: &Path, max_id: usize) -> Result<FlowSeries, String> {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let bad = |e: &dyn std::fmt::Display| format!("{}: cannot read: {e}", path.display());
+    let file = std::fs::File::open(path).map_err(|e| bad(&e))?;
+    let reader = SerializedFileReader::new(file).map_err(|e| bad(&e))?;
+    let schema = reader.metadata().file_metadata().schema_descr_ptr();
+    let col = |name: &str| {
+        schema
+            .columns()
+            .iter()
+            .position(|c| c.name() == name)
+            .ok_or_else(|| format!("{}: no column {name}", path.display()))
+    };
+    let (ct, cf, cc, cd) =
+        (col("time_s")?, col("flow")?, col("cwnd_pkts")?, col("delivered_bytes")?);
+    let mut out =
+        FlowSeries { cwnd: vec![Vec::new(); max_id], delivered: vec![Vec::new(); max_id] };
+    for row in reader.get_row_iter(None).map_err(|e| bad(&e))? {
+        let row = row.map_err(|e| bad(&e))?;
+        use parquet::record::RowAccessor;
+        let flow = row.get_long(cf).map_err(|e| bad(&e))? as usize;
+        if flow >= max_id {
+            continue;
+        }
+        let t = row.get_double(ct).map_err(|e| bad(&e))?;
+        let cwnd = row.get_long(cc).map_err(|e| bad(&e))? as f64;
+        let delivered = row.get_long(cd).map_err(|e| bad(&e))? as u64;
+        out.cwnd[flow].push((t, cwnd));
+        out.delivered[flow].push((t, delivered));
+    }
+    Ok(out)
+}
+
 fn load_flows_csv(dir: &Path, max_id: usize) -> Result<FlowSeries, String> {
     let path = dir.join("flows.csv");
     let text = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => {
-            format!("{}: missing (needed for the plots)", path.display())
+            format!("{}: missing, and no flows.parquet either (needed for the plots; the run was written with --series none?)", path.display())
         }
         _ => format!("{}: cannot read: {e}", path.display()),
     })?;
@@ -430,8 +472,8 @@ fn overlay_plots(
 ) -> Result<Vec<(&'static str, String)>, String> {
     let shown: Vec<_> = pairs.iter().take(MAX_OVERLAY_FLOWS).collect();
     let max_id = shown.iter().map(|(fa, fb)| fa.id.max(fb.id) as usize + 1).max().unwrap_or(0);
-    let sa = load_flows_csv(&a.dir, max_id)?;
-    let sb = load_flows_csv(&b.dir, max_id)?;
+    let sa = load_flows(&a.dir, max_id)?;
+    let sb = load_flows(&b.dir, max_id)?;
     let x_max = a.duration_s.max(b.duration_s);
     let x_max = if x_max.is_finite() && x_max > 0.0 { x_max } else { 1.0 };
     let window = x_max / 100.0;

@@ -17,6 +17,7 @@ mod reproduce;
 mod reproduce_spec;
 mod results;
 mod run;
+mod series;
 mod serve;
 mod sweep;
 mod sweep_html;
@@ -104,6 +105,18 @@ fn bad_command_line(e: clap::Error) -> ExitCode {
     let text = e.render().to_string();
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("bad command line").trim();
     let first = first.strip_prefix("error: ").unwrap_or(first);
-    let _ = writeln!(std::io::stderr(), "error: {first} (see cclab --help)");
+    // A value outside a fixed set: say which values are allowed.
+    let allowed = text
+        .lines()
+        .map(str::trim)
+        .find(|l| l.starts_with("[possible values:"))
+        .map(|l| {
+            format!(
+                "; allowed: {}",
+                l.trim_start_matches("[possible values:").trim_end_matches(']').trim()
+            )
+        })
+        .unwrap_or_default();
+    let _ = writeln!(std::io::stderr(), "error: {first}{allowed} (see cclab --help)");
     ExitCode::from(2)
 }

@@ -162,6 +162,7 @@ fn run_sweep(
         &path.display().to_string(),
         &out.join(stem),
         jobs.map(|j| j as usize),
+        crate::series::SeriesFormat::Auto,
     )?;
     done.result()?;
     Ok((plan, done.table))

@@ -1,7 +1,8 @@
 //! The results folder of a run, simulated (`cclab run`) or on the testbed (`cclab testbed
 //! run`): what is recorded while the run goes on ([`Recorder`], an [`Observer`]) and the
-//! files written at the end by [`finish`] (summary.json, perf.json, flows.csv, queue.csv,
-//! four SVG plots, report.html), plus the terminal table. Everything except perf.json is
+//! files written at the end by [`finish`] (summary.json, perf.json, the time series
+//! flows.csv and queue.csv or their Parquet form ([`crate::series`]), four SVG plots,
+//! report.html), plus the terminal table. Everything except perf.json is
 //! a function of the scenario and seed only (for simulated runs).
 //!
 //! Files are written into a staging folder beside the destination and renamed into
@@ -10,12 +11,11 @@
 
 use crate::format::{csv_num, millis, num, secs, xml, Json};
 use crate::plot::{Chart, Series};
+use crate::series::{Kind, SeriesFile, SeriesFormat, Value};
 use cclab_cc::{Algorithm, CongestionControl, ALGORITHMS};
 use cclab_scenario::metrics::{jain, RunMetrics};
 use cclab_scenario::Scenario;
 use cclab_sim::{FlowSample, Observer, QueueSample, Report};
-use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -152,13 +152,14 @@ struct PlotPoint {
 
 /// Records the time series while the simulation runs.
 pub struct Recorder {
-    flows_csv: BufWriter<File>,
-    queue_csv: BufWriter<File>,
+    flows: SeriesFile,
+    queue: SeriesFile,
     /// Internal-variable names of the algorithms in this scenario, in a fixed order.
     cc_columns: Vec<&'static str>,
     cc_values: Vec<Option<f64>>,
     line: String,
-    error: Option<std::io::Error>,
+    values: Vec<Value>,
+    error: Option<String>,
     stride: u64,
     flow_seen: Vec<u64>,
     plot: Vec<Vec<PlotPoint>>,
@@ -193,32 +194,44 @@ fn column_name(name: &str) -> String {
 }
 
 impl Recorder {
-    pub fn new(dir: &Path, scn: &Scenario) -> Result<Recorder, String> {
-        let open = |name: &str| {
-            File::create(dir.join(name))
-                .map(BufWriter::new)
-                .map_err(|e| format!("cannot create {}: {e}", dir.join(name).display()))
-        };
-        let mut flows_csv = open("flows.csv")?;
-        let mut queue_csv = open("queue.csv")?;
+    /// Starts the series files in `dir` in `format` (`auto` decided by the run's size).
+    pub fn new(dir: &Path, scn: &Scenario, format: SeriesFormat) -> Result<Recorder, String> {
+        let cfg = &scn.config;
+        let samples = cfg.duration.as_nanos() / cfg.sample_interval.as_nanos().max(1);
+        let format = format.resolve(samples.saturating_mul(cfg.flows.len() as u64));
         let cc_columns = cc_columns(scn);
-        let mut header =
-            "time_s,flow,cwnd_pkts,ssthresh_pkts,srtt_ms,inflight_pkts,delivered_bytes".to_string();
-        for c in &cc_columns {
-            header.push(',');
-            header.push_str(&column_name(c));
-        }
-        let werr = |e: std::io::Error| format!("cannot write results: {e}");
-        writeln!(flows_csv, "{header}").map_err(werr)?;
-        writeln!(queue_csv, "time_s,packets,bytes,drops").map_err(werr)?;
-        let samples = scn.config.duration.as_nanos() / scn.config.sample_interval.as_nanos().max(1);
-        let nplot = scn.config.flows.len().min(MAX_PLOT_FLOWS);
+        let mut flow_cols: Vec<(String, Kind)> = [
+            ("time_s", Kind::Double),
+            ("flow", Kind::Int),
+            ("cwnd_pkts", Kind::Int),
+            ("ssthresh_pkts", Kind::Int),
+            ("srtt_ms", Kind::Double),
+            ("inflight_pkts", Kind::Int),
+            ("delivered_bytes", Kind::Int),
+        ]
+        .iter()
+        .map(|(n, k)| (n.to_string(), *k))
+        .collect();
+        flow_cols.extend(cc_columns.iter().map(|c| (column_name(c), Kind::OptionalDouble)));
+        let queue_cols: Vec<(String, Kind)> = [
+            ("time_s", Kind::Double),
+            ("packets", Kind::Int),
+            ("bytes", Kind::Int),
+            ("drops", Kind::Int),
+        ]
+        .iter()
+        .map(|(n, k)| (n.to_string(), *k))
+        .collect();
+        let flows = SeriesFile::create(dir, "flows", format, &flow_cols)?;
+        let queue = SeriesFile::create(dir, "queue", format, &queue_cols)?;
+        let nplot = cfg.flows.len().min(MAX_PLOT_FLOWS);
         Ok(Recorder {
-            flows_csv,
-            queue_csv,
+            flows,
+            queue,
             cc_values: vec![None; cc_columns.len()],
             cc_columns,
             line: String::with_capacity(256),
+            values: Vec::with_capacity(flow_cols.len()),
             error: None,
             stride: samples.div_ceil(MAX_PLOT_SAMPLES).max(1),
             flow_seen: vec![0; nplot],
@@ -228,24 +241,22 @@ impl Recorder {
         })
     }
 
-    /// Flushes the CSV files; reports the first write error, if any happened.
+    /// Closes the series files; reports the first write error, if any happened.
     pub fn finish(&mut self) -> Result<(), String> {
         if let Some(e) = self.error.take() {
-            return Err(format!("cannot write results: {e}"));
+            return Err(e);
         }
-        self.flows_csv
-            .flush()
-            .and_then(|_| self.queue_csv.flush())
-            .map_err(|e| format!("cannot write results: {e}"))
+        self.flows.finish()?;
+        self.queue.finish()
     }
 
-    fn write_line(&mut self, queue: bool) {
+    /// Writes the row in `line` / `values` to the flow or queue file.
+    fn write_row(&mut self, queue: bool) {
         if self.error.is_some() {
             return;
         }
-        self.line.push('\n');
-        let w = if queue { &mut self.queue_csv } else { &mut self.flows_csv };
-        if let Err(e) = w.write_all(self.line.as_bytes()) {
+        let file = if queue { &mut self.queue } else { &mut self.flows };
+        if let Err(e) = file.row(&self.line, &self.values) {
             self.error = Some(e);
         }
     }
@@ -253,32 +264,48 @@ impl Recorder {
 
 impl Observer for Recorder {
     fn flow_sample(&mut self, s: &FlowSample) {
-        use std::fmt::Write as _;
-        self.line.clear();
-        let _ = write!(
-            self.line,
-            "{},{},{},{},{},{},{}",
-            secs(s.time.as_nanos()),
-            s.flow,
-            s.cwnd_pkts,
-            s.ssthresh_pkts,
-            millis(s.srtt.as_nanos()),
-            s.inflight_pkts,
-            s.delivered_bytes
-        );
         self.cc_values.iter_mut().for_each(|v| *v = None);
         for (name, v) in &s.cc {
             if let Some(i) = self.cc_columns.iter().position(|c| c == name) {
                 self.cc_values[i] = Some(*v);
             }
         }
-        for v in &self.cc_values {
-            self.line.push(',');
-            if let Some(v) = v {
-                self.line.push_str(&csv_num(*v, 6));
+        self.line.clear();
+        if self.flows.wants_text() {
+            use std::fmt::Write as _;
+            let _ = write!(
+                self.line,
+                "{},{},{},{},{},{},{}",
+                secs(s.time.as_nanos()),
+                s.flow,
+                s.cwnd_pkts,
+                s.ssthresh_pkts,
+                millis(s.srtt.as_nanos()),
+                s.inflight_pkts,
+                s.delivered_bytes
+            );
+            for v in &self.cc_values {
+                self.line.push(',');
+                if let Some(v) = v {
+                    self.line.push_str(&csv_num(*v, 6));
+                }
             }
         }
-        self.write_line(false);
+        self.values.clear();
+        if self.flows.wants_values() {
+            self.values.extend([
+                Value::Double(s.time.as_secs_f64()),
+                Value::Int(s.flow as i64),
+                Value::Int(i64::from(s.cwnd_pkts)),
+                Value::Int(i64::from(s.ssthresh_pkts)),
+                Value::Double(s.srtt.as_millis_f64()),
+                Value::Int(i64::from(s.inflight_pkts)),
+                Value::Int(s.delivered_bytes as i64),
+            ]);
+            self.values
+                .extend(self.cc_values.iter().map(|v| v.map_or(Value::Missing, Value::Double)));
+        }
+        self.write_row(false);
         if let Some(seen) = self.flow_seen.get_mut(s.flow) {
             if *seen % self.stride == 0 {
                 self.plot[s.flow].push(PlotPoint {
@@ -293,11 +320,28 @@ impl Observer for Recorder {
     }
 
     fn queue_sample(&mut self, s: &QueueSample) {
-        use std::fmt::Write as _;
         self.line.clear();
-        let _ =
-            write!(self.line, "{},{},{},{}", secs(s.time.as_nanos()), s.packets, s.bytes, s.drops);
-        self.write_line(true);
+        if self.queue.wants_text() {
+            use std::fmt::Write as _;
+            let _ = write!(
+                self.line,
+                "{},{},{},{}",
+                secs(s.time.as_nanos()),
+                s.packets,
+                s.bytes,
+                s.drops
+            );
+        }
+        self.values.clear();
+        if self.queue.wants_values() {
+            self.values.extend([
+                Value::Double(s.time.as_secs_f64()),
+                Value::Int(s.packets as i64),
+                Value::Int(s.bytes as i64),
+                Value::Int(s.drops as i64),
+            ]);
+        }
+        self.write_row(true);
         if self.queue_seen.is_multiple_of(self.stride) {
             self.queue_plot.push((s.time.as_secs_f64(), s.packets as f64));
         }

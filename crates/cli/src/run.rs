@@ -4,6 +4,7 @@
 
 use crate::progress::Progress;
 use crate::results::{self, Clock, Perf, Recorder, Staging};
+use crate::series::SeriesFormat;
 use cclab_scenario::metrics::{run_metrics, sent_bytes, FlowSeries, RunMetrics, Tee};
 use cclab_scenario::{Loaded, Scenario};
 use cclab_sim::{Report, Simulation};
@@ -29,6 +30,10 @@ pub struct Args {
     /// Sweeps: runs at once [default: the number of cores].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
     pub jobs: Option<u64>,
+    /// Time series (flows, queue): csv, parquet, none, or auto (Parquet above 2,000,000
+    /// flow samples).
+    #[arg(long, value_enum, default_value_t = SeriesFormat::Auto)]
+    pub series: SeriesFormat,
 }
 
 /// The `--set` overrides, then `--seed` as one more.
@@ -65,7 +70,7 @@ pub fn main(args: Args) -> Result<(), String> {
         None => load(&args)?,
     };
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(&scn.name));
-    let done = execute(&scn, &file, &out, &[], true)?;
+    let done = execute(&scn, &file, &out, &[], true, args.series)?;
     results::print_finished((&scn, &done.report, &done.metrics), &done.perf, &out, done.replaced);
     Ok(())
 }
@@ -88,10 +93,11 @@ pub fn execute(
     out: &Path,
     extra: &[(&str, String)],
     show_progress: bool,
+    series: SeriesFormat,
 ) -> Result<Finished, String> {
     let mut sim = Simulation::new(scn.config.clone()).map_err(|e| format!("{file}: {e}"))?;
     let staging = Staging::new(out)?;
-    let mut rec = Recorder::new(staging.path(), scn)?;
+    let mut rec = Recorder::new(staging.path(), scn, series)?;
     let mut series = FlowSeries::new(&scn.config, &scn.metrics);
 
     let end = Time(scn.config.duration.as_nanos());

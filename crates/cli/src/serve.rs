@@ -54,6 +54,7 @@ impl ResultFiles for CliResults {
             seed: None,
             set: vec![],
             jobs: None,
+            series: crate::series::SeriesFormat::Auto,
         })
     }
     fn compare(&self, a: &Path, b: &Path, out: &Path) -> Result<(), String> {

@@ -17,6 +17,7 @@
 
 use crate::format::{num, Json};
 use crate::run::{self, Args};
+use crate::series::SeriesFormat;
 use crate::{parquet_file, sweep_html, sweep_table};
 use cclab_scenario::sweep::{Plan, Run};
 use std::io::{IsTerminal, Write};
@@ -30,7 +31,7 @@ const MAX_PRINTED_POINTS: usize = 40;
 
 pub fn main(plan: &Plan, file: &str, args: &Args) -> Result<(), String> {
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(&plan.name));
-    let done = run(plan, file, &out, args.jobs.map(|j| j as usize))?;
+    let done = run(plan, file, &out, args.jobs.map(|j| j as usize), args.series)?;
     crate::format::out(&summary(plan, &done.table));
     crate::format::outln(&format!(
         "sweep: {} runs ({} now, {} done before, {} failed); results: {}",
@@ -70,7 +71,13 @@ impl Done {
 
 /// Runs what is not done yet of `plan` into `out` (`jobs` at once, default the number
 /// of cores) and writes the sweep's tables and page.
-pub fn run(plan: &Plan, file: &str, out: &Path, jobs: Option<usize>) -> Result<Done, String> {
+pub fn run(
+    plan: &Plan,
+    file: &str,
+    out: &Path,
+    jobs: Option<usize>,
+    series: SeriesFormat,
+) -> Result<Done, String> {
     prepare_folder(out, plan)?;
     let points = out.join("points");
     let todo: Vec<usize> =
@@ -79,7 +86,7 @@ pub fn run(plan: &Plan, file: &str, out: &Path, jobs: Option<usize>) -> Result<D
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
         .clamp(1, todo.len().max(1));
     let skipped = plan.runs.len() - todo.len();
-    let failures = run_all(plan, file, &points, &todo, jobs, skipped);
+    let failures = run_all(plan, file, &points, &todo, (jobs, series), skipped);
     let done: Vec<usize> =
         plan.runs.iter().filter(|r| is_done(&points, r)).map(|r| r.index).collect();
 
@@ -183,7 +190,7 @@ fn run_all(
     file: &str,
     points: &Path,
     todo: &[usize],
-    jobs: usize,
+    (jobs, series): (usize, SeriesFormat),
     skipped: usize,
 ) -> Vec<(usize, String)> {
     let next = AtomicUsize::new(0);
@@ -197,7 +204,7 @@ fn run_all(
             s.spawn(move || loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(&k) = todo.get(i) else { break };
-                let _ = tx.send((k, run_one(plan, file, points, &plan.runs[k])));
+                let _ = tx.send((k, run_one(plan, file, points, &plan.runs[k], series)));
             });
         }
         drop(tx);
@@ -225,11 +232,17 @@ fn run_all(
 }
 
 /// One run into `points/<k>/`; a panic is caught and reported as that run's failure.
-fn run_one(plan: &Plan, file: &str, points: &Path, run: &Run) -> Result<(), String> {
+fn run_one(
+    plan: &Plan,
+    file: &str,
+    points: &Path,
+    run: &Run,
+    series: SeriesFormat,
+) -> Result<(), String> {
     let out = points.join(run.index.to_string());
     let extra = [("point.json", point_json(plan, run))];
     let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        run::execute(&run.scenario, file, &out, &extra, false).map(|_| ())
+        run::execute(&run.scenario, file, &out, &extra, false, series).map(|_| ())
     }));
     attempt.unwrap_or_else(|p| {
         let what = p

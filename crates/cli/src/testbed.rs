@@ -46,7 +46,7 @@ pub fn main(args: Args) -> Result<(), String> {
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(format!("{}-testbed", scn.name)));
     let staging = Staging::new(&out)?;
-    let mut rec = Recorder::new(staging.path(), &scn)?;
+    let mut rec = Recorder::new(staging.path(), &scn, crate::series::SeriesFormat::Auto)?;
     let mut series = FlowSeries::new(&scn.config, &scn.metrics);
     let total_s = scn.config.duration.as_secs_f64();
     let mut progress = Progress::new(&scn.name);

@@ -388,3 +388,56 @@ fn a_closed_stdout_is_not_a_panic() {
         assert!(!stderr(&o).contains("panicked"), "{}", stderr(&o));
     }
 }
+
+/// `--series parquet` writes the same samples as the CSV files, typed; `none` writes no
+/// series; the summary is the same whatever the series format, and `compare` reads either.
+#[test]
+fn series_as_parquet_or_none_hold_the_csv_samples_and_change_nothing_else() {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::RowAccessor;
+    let dir = TempDir::new("series");
+    let scn = small("reno-droptail.toml");
+    run_ok(dir.path(), &["run", &scn, "--out", "csv", "--series", "csv"]);
+    run_ok(dir.path(), &["run", &scn, "--out", "pq", "--series", "parquet"]);
+    run_ok(dir.path(), &["run", &scn, "--out", "none", "--series", "none"]);
+    let p = |d: &str, f: &str| dir.path().join(d).join(f);
+    assert!(!p("pq", "flows.csv").exists() && !p("none", "flows.csv").exists());
+    assert!(!p("none", "flows.parquet").exists() && !p("none", "queue.csv").exists());
+    for d in ["pq", "none"] {
+        assert_eq!(read(&p("csv", "summary.json")), read(&p(d, "summary.json")), "{d}");
+        assert_eq!(read(&p("csv", "cwnd.svg")), read(&p(d, "cwnd.svg")), "{d}: plots");
+    }
+    let csv = read(&p("csv", "flows.csv"));
+    let rows: Vec<Vec<f64>> = csv
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').map(|c| c.parse().unwrap_or(f64::NAN)).collect())
+        .collect();
+    let reader =
+        SerializedFileReader::new(std::fs::File::open(p("pq", "flows.parquet")).unwrap()).unwrap();
+    let names: Vec<String> = reader
+        .metadata()
+        .file_metadata()
+        .schema_descr()
+        .columns()
+        .iter()
+        .map(|c| c.name().to_string())
+        .collect();
+    assert_eq!(names.join(","), csv.lines().next().unwrap(), "the CSV's columns");
+    let mut n = 0;
+    for (row, want) in reader.get_row_iter(None).unwrap().zip(&rows) {
+        let row = row.unwrap();
+        assert!((row.get_double(0).unwrap() - want[0]).abs() < 1e-9);
+        assert_eq!(row.get_long(1).unwrap() as f64, want[1]);
+        assert_eq!(row.get_long(2).unwrap() as f64, want[2], "cwnd");
+        assert!((row.get_double(4).unwrap() - want[4]).abs() < 1e-3, "srtt_ms");
+        assert_eq!(row.get_long(6).unwrap() as f64, want[6], "delivered");
+        n += 1;
+    }
+    assert_eq!(n, rows.len());
+    let out = run_ok(dir.path(), &["compare", "csv", "pq", "--out", "cmp"]);
+    assert!(dir.path().join("cmp/cwnd.svg").exists(), "{out}");
+    let o = run_in(dir.path(), &["run", &scn, "--series", "xml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("csv") && stderr(&o).contains("parquet"), "{}", stderr(&o));
+}
