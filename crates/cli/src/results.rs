@@ -689,7 +689,7 @@ impl Recorder {
 /// delivered-byte deltas over a sliding `window` seconds (at least one sample), so the
 /// line shows trends rather than sampling noise. Shared by the run plots and
 /// `cclab compare`.
-pub(crate) fn goodput_points(p: &[(f64, u64)], window: f64) -> Vec<(f64, f64)> {
+pub fn goodput_points(p: &[(f64, u64)], window: f64) -> Vec<(f64, f64)> {
     let mut out = Vec::new();
     let mut j = 0;
     for i in 0..p.len() {
