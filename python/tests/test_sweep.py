@@ -1,0 +1,97 @@
+"""cclab.sweep: the rows of the CLI's sweep.csv, the same on local threads and on a
+local Ray cluster, and no run lost or doubled when a Ray worker is killed."""
+
+import os
+import signal
+import subprocess
+import threading
+import time
+
+import pandas as pd
+import pytest
+
+import cclab
+from conftest import SHORT
+
+GRID = {"flows[0].cc": ["cubic", "reno"], "flows[0].rtt, flows[1].rtt": [["40ms", "60ms"], "80ms"]}
+
+
+def sweep_file(tmp_path, text):
+    path = tmp_path / "sweep.toml"
+    path.write_text(text)
+    return path
+
+
+def test_local_sweep_gives_the_cli_sweep_csv(cli, tmp_path):
+    scn = cclab.Scenario.from_toml(SHORT).set("duration", "2s")
+    df = cclab.sweep(scn, grid=GRID, seeds=2, out=tmp_path / "py", progress=False, jobs=2)
+    text = scn.with_sweep(GRID, 2).to_toml()
+    path = sweep_file(tmp_path, text)
+    status, _, err = cli("run", path, "--set", "duration=2s", "--out", tmp_path / "cli", "--jobs", 2)
+    assert status == 0, err
+    assert (tmp_path / "py" / "sweep.csv").read_bytes() == (tmp_path / "cli" / "sweep.csv").read_bytes()
+    assert (tmp_path / "py" / "sweep.parquet").read_bytes() == (tmp_path / "cli" / "sweep.parquet").read_bytes()
+    cli_df = pd.read_csv(tmp_path / "cli" / "sweep.csv")
+    pd.testing.assert_frame_equal(df, cli_df)
+    assert len(df) == 2 * 2 * 2 * 2  # points x seeds x flows
+    assert sorted(df["run"].unique()) == list(range(8))
+    assert set(df["flows[0].cc"]) == {"cubic", "reno"}
+    # A rerun with the same out finds every run done.
+    again = cclab.sweep(scn, grid=GRID, seeds=2, out=tmp_path / "py", progress=False)
+    pd.testing.assert_frame_equal(again, df)
+
+
+def test_a_file_with_its_own_sweep(cli, tmp_path):
+    text = SHORT.replace('duration = "4s"', 'duration = "2s"') + '[sweep]\n"bottleneck.loss" = [0.0, 0.01]\n'
+    path = sweep_file(tmp_path, text)
+    df = cclab.sweep(cclab.Scenario.from_toml(path), progress=False)
+    cli("run", path, "--out", tmp_path / "cli")
+    pd.testing.assert_frame_equal(df, pd.read_csv(tmp_path / "cli" / "sweep.csv"))
+
+
+@pytest.fixture(scope="module")
+def ray_cluster():
+    ray = pytest.importorskip("ray")
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    yield ray
+    ray.shutdown()
+
+
+def test_ray_and_local_give_identical_frames(ray_cluster, tmp_path):
+    scn = cclab.Scenario.from_toml(SHORT).set("duration", "2s")
+    local = cclab.sweep(scn, grid=GRID, seeds=2, backend="local", progress=False)
+    on_ray = cclab.sweep(scn, grid=GRID, seeds=2, backend="ray", out=tmp_path / "ray", progress=False)
+    pd.testing.assert_frame_equal(local, on_ray)
+    assert sorted(os.listdir(tmp_path / "ray" / "points")) == [str(k) for k in range(8)]
+
+
+def ray_task_pids():
+    """Worker processes running a cclab run right now (Ray titles them ray::TASK)."""
+    out = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout
+    return [int(line.split()[0]) for line in out.splitlines() if "ray::cclab_run_point" in line]
+
+
+def test_a_killed_ray_worker_loses_and_doubles_nothing(ray_cluster):
+    # Runs of about half a second each, so a worker is caught in the middle of one.
+    scn = cclab.Scenario.from_toml(SHORT).set("bottleneck.rate", "200Mbps").set("duration", "8s")
+    grid = {"flows[0].cc": ["cubic", "reno", "vegas"]}
+    killed = []
+
+    def kill_one():
+        deadline = time.monotonic() + 60
+        while not killed and time.monotonic() < deadline:
+            for pid in ray_task_pids():
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+                return
+            time.sleep(0.02)
+
+    killer = threading.Thread(target=kill_one)
+    killer.start()
+    on_ray = cclab.sweep(scn, grid=grid, seeds=2, backend="ray", progress=False)
+    killer.join()
+    assert killed, "no worker was caught running a point"
+    local = cclab.sweep(scn, grid=grid, seeds=2, backend="local", progress=False)
+    pd.testing.assert_frame_equal(local, on_ray)
+    assert sorted(on_ray["run"].unique()) == list(range(6))
+    assert on_ray.groupby("run").size().eq(2).all()  # two flows per run, once each
