@@ -11,8 +11,8 @@ use cclab_cli::{results::Staging, sweep};
 use cclab_scenario::sweep::Plan;
 use cclab_scenario::{Loaded, ScenarioError};
 use cclab_sim::LiveClock;
-use cclab_web::live::LiveChange;
 use cclab_units::Time;
+use cclab_web::live::LiveChange;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use std::path::{Path, PathBuf};
@@ -176,7 +176,8 @@ fn write_folder(dest: &Path, files: &[(String, Vec<u8>)]) -> Result<(), String> 
             return Err(format!("{name:?} is not a results file name"));
         }
         let path = staging.path().join(name);
-        std::fs::write(&path, bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        std::fs::write(&path, bytes)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     staging.commit().map(|_| ())
 }
@@ -307,7 +308,10 @@ impl Simulation {
     /// `[[changes]]` entry that replays it.
     fn set_param(&mut self, py: Python<'_>, flow: usize, name: &str, value: f64) -> PyResult<u64> {
         let clock = &self.clock;
-        let run = self.run.as_mut().ok_or_else(|| run_error(py, "the simulation has finished".to_string()))?;
+        let run = self
+            .run
+            .as_mut()
+            .ok_or_else(|| run_error(py, "the simulation has finished".to_string()))?;
         let at = run
             .set_param(clock, flow, name, value)
             .map_err(pyo3::exceptions::PyValueError::new_err)?;
@@ -328,7 +332,8 @@ impl Simulation {
         self.changes
             .iter()
             .map(|(at_ns, flow, name, value)| {
-                let ch = LiveChange { at_ns: *at_ns, flow: *flow, name: name.clone(), value: *value };
+                let ch =
+                    LiveChange { at_ns: *at_ns, flow: *flow, name: name.clone(), value: *value };
                 cclab_web::replay::change_entry(&flows[*flow].cc, &ch)
             })
             .collect()
@@ -341,10 +346,16 @@ impl Simulation {
 
     /// Writes the results folder for the run so far (summary, plots, report) and ends it.
     fn finish(&mut self, py: Python<'_>) -> PyResult<()> {
-        let run = self.run.take().ok_or_else(|| run_error(py, "the simulation has finished".to_string()))?;
+        let run = self
+            .run
+            .take()
+            .ok_or_else(|| run_error(py, "the simulation has finished".to_string()))?;
         py.allow_threads(|| run.finish(&[])).map(|_| ()).map_err(|e| run_error(py, e))
     }
 }
+
+/// A sweep's run: (run, point, seed, [(field, value)...]).
+type RunRow = (usize, usize, u64, Vec<(String, String)>);
 
 /// A sweep's plan (`cclab.sweep`): every run, validated, and the `cclab run` sweep
 /// runner's own pieces to run one, gather results and write the tables.
@@ -367,9 +378,13 @@ impl SweepPlan {
     }
 
     /// Every run: (run, point, seed, [(field, value)...]).
-    fn runs(&self) -> Vec<(usize, usize, u64, Vec<(String, String)>)> {
+    fn runs(&self) -> Vec<RunRow> {
         let values = |r| {
-            self.plan.values_of(r).into_iter().map(|(f, v)| (f.to_string(), v.to_string())).collect()
+            self.plan
+                .values_of(r)
+                .into_iter()
+                .map(|(f, v)| (f.to_string(), v.to_string()))
+                .collect()
         };
         self.plan.runs.iter().map(|r| (r.index, r.point, r.seed, values(r))).collect()
     }
@@ -398,11 +413,19 @@ impl SweepPlan {
         })?;
         let points = out.join("points");
         let done = py.allow_threads(|| sweep::run_one(&self.plan, &self.file, &points, run));
-        Ok(done.err().map(|e| format!("run {k} ({}) failed: {e}", sweep::describe(&self.plan, run))))
+        Ok(done
+            .err()
+            .map(|e| format!("run {k} ({}) failed: {e}", sweep::describe(&self.plan, run))))
     }
 
     /// Puts run `k`'s files (made elsewhere, e.g. by a Ray worker) in `out/points/k`.
-    fn store(&self, py: Python<'_>, out: PathBuf, k: usize, files: Vec<(String, Vec<u8>)>) -> PyResult<()> {
+    fn store(
+        &self,
+        py: Python<'_>,
+        out: PathBuf,
+        k: usize,
+        files: Vec<(String, Vec<u8>)>,
+    ) -> PyResult<()> {
         write_folder(&out.join("points").join(k.to_string()), &files).map_err(|e| run_error(py, e))
     }
 
