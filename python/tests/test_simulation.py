@@ -11,8 +11,12 @@ import pytest
 import cclab
 from conftest import SHORT, same_files
 
-# About a second of wall time: 200 Mbit/s for 20 s.
-LONG = SHORT.replace('rate = "10Mbps"', 'rate = "200Mbps"').replace('duration = "4s"', 'duration = "20s"')
+# About a second of wall time: 1 Gbit/s for 20 s, without random loss.
+LONG = (
+    SHORT.replace('rate = "10Mbps"', 'rate = "1Gbps"')
+    .replace('duration = "4s"', 'duration = "20s"')
+    .replace("loss = 0.001", "loss = 0.0")
+)
 
 
 def test_stepping_with_a_change_is_the_run_with_a_changes_entry(cli, tmp_path):

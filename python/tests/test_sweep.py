@@ -3,7 +3,6 @@ local Ray cluster, and no run lost or doubled when a Ray worker is killed."""
 
 import os
 import signal
-import subprocess
 import threading
 import time
 
@@ -67,8 +66,18 @@ def test_ray_and_local_give_identical_frames(ray_cluster, tmp_path):
 
 def ray_task_pids():
     """Worker processes running a cclab run right now (Ray titles them ray::TASK)."""
-    out = subprocess.run(["ps", "-eo", "pid=,args="], capture_output=True, text=True).stdout
-    return [int(line.split()[0]) for line in out.splitlines() if "ray::cclab_run_point" in line]
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                cmdline = f.read()
+        except OSError:
+            continue
+        if cmdline.startswith(b"ray::cclab_run_point"):
+            pids.append(int(entry))
+    return pids
 
 
 def test_a_killed_ray_worker_loses_and_doubles_nothing(ray_cluster):
