@@ -104,3 +104,24 @@ def test_a_killed_ray_worker_loses_and_doubles_nothing(ray_cluster):
     pd.testing.assert_frame_equal(local, on_ray)
     assert sorted(on_ray["run"].unique()) == list(range(6))
     assert on_ray.groupby("run").size().eq(2).all()  # two flows per run, once each
+
+
+def test_one_failing_run_is_reported_and_the_others_finish(cli, tmp_path):
+    # Run 2's folder is taken by something that is not a results folder: it is refused
+    # when that run comes to write its results (as in crates/cli/tests/sweep.rs).
+    scn = cclab.Scenario.from_toml(SHORT).set("duration", "2s")
+    for out in ("py", "cli"):
+        (tmp_path / out / "points" / "2").mkdir(parents=True)
+        (tmp_path / out / "sweep.json").write_text("{}\n")
+        (tmp_path / out / "points" / "2" / "notes.txt").write_text("mine\n")
+    with pytest.raises(cclab.SweepError) as caught:
+        cclab.sweep(scn, grid=GRID, seeds=2, out=tmp_path / "py", progress=False)
+    e = caught.value
+    assert len(e.failures) == 1 and e.failures[0].startswith("run 2 (point 1, seed 7: ")
+    assert "is not a cclab results folder" in e.failures[0]
+    assert sorted(e.table["run"].unique()) == [0, 1, 3, 4, 5, 6, 7]
+    assert (tmp_path / "py" / "points" / "2" / "notes.txt").read_text() == "mine\n"
+    path = sweep_file(tmp_path, scn.with_sweep(GRID, 2).to_toml())
+    status, _, err = cli("run", path, "--set", "duration=2s", "--out", tmp_path / "cli")
+    assert status == 1 and e.failures[0].replace(str(tmp_path / "py"), str(tmp_path / "cli")) in err
+    assert (tmp_path / "py" / "sweep.csv").read_bytes() == (tmp_path / "cli" / "sweep.csv").read_bytes()
