@@ -166,6 +166,10 @@ def _run_ray(src: Source, plan: Any, out: str, todo: List[int], bar: Any, max_re
     if not ray.is_initialized():
         ray.init()
     task = ray.remote(max_retries=max_retries)(run_point).options(name="cclab_run_point")
+    # Workers do not share the driver's working folder: trace paths resolve from an
+    # absolute base folder.
+    text, file, base_dir, stem, overrides = src
+    src = (text, file, os.path.abspath(base_dir) if base_dir else None, stem, overrides)
     refs = [task.remote(src, k) for k in todo]
     failures: List[Tuple[int, str]] = []
     try:

@@ -64,6 +64,18 @@ def test_ray_and_local_give_identical_frames(ray_cluster, tmp_path):
     assert sorted(os.listdir(tmp_path / "ray" / "points")) == [str(k) for k in range(8)]
 
 
+def test_ray_finds_traces_named_relative_to_a_relative_file(ray_cluster, monkeypatch):
+    from conftest import REPO
+
+    monkeypatch.chdir(REPO / "scenarios")
+    scn = cclab.Scenario.from_toml("seeds/002-tahoe-vs-cubic-low-bdp.toml").set("duration", "2s")
+    grid = {"flows[1].cc": ["tahoe", "cubic"]}
+    local = cclab.sweep(scn, grid=grid, backend="local", progress=False)
+    on_ray = cclab.sweep(scn, grid=grid, backend="ray", progress=False)
+    pd.testing.assert_frame_equal(local, on_ray)
+    assert len(on_ray) == 4 and (on_ray["flow.goodput_bps"] > 0).all()
+
+
 def ray_task_pids():
     """Worker processes running a cclab run right now (Ray titles them ray::TASK)."""
     pids = []
