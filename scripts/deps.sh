@@ -15,7 +15,9 @@
 PACKAGES="build-essential pkg-config libelf-dev zlib1g-dev clang libbpf-dev bpftool iproute2 curl ca-certificates"
 # TEST_PACKAGES: what only scripts/test.sh adds to PACKAGES: the web lab's browser test
 # (scripts/web-browser-test.sh) drives Debian's headless Chromium with Playwright, which it
-# installs from PyPI into a virtual environment (python3-venv).
+# installs from PyPI into a virtual environment (python3-venv); the Python package's
+# tests (scripts/python-test.sh) build and install it into another (python3-venv too:
+# maturin, PyO3's abi3 build and Ray's wheels need nothing more from Debian).
 # shellcheck disable=SC2034 # used by test.sh, which sources this file
 TEST_PACKAGES="chromium python3-venv"
 

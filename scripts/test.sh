@@ -15,4 +15,6 @@ echo "== cargo test --workspace --release"
 cargo test --workspace --release --no-fail-fast
 echo "== the web lab in headless Chromium"
 bash scripts/web-browser-test.sh
+echo "== the Python package (pip install ./python, pytest, the notebooks)"
+bash scripts/python-test.sh
 echo "== all tests passed"

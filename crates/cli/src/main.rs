@@ -1,28 +1,13 @@
 //! `cclab`: a lab for TCP congestion control. This file only parses the command line and
-//! hands each subcommand to its own module; to add one, declare its module and add a
-//! variant to [`Command`] (its `Args` struct lives in the module) plus one match arm.
+//! hands each subcommand to its own module of the `cclab_cli` library (src/lib.rs); to
+//! add one, declare its module there and add a variant to [`Command`] (its `Args` struct
+//! lives in the module) plus one match arm.
 
 use clap::{Parser, Subcommand};
 use std::io::Write;
 use std::process::ExitCode;
 
-mod algorithms;
-mod bench;
-mod compare;
-mod format;
-mod parquet_file;
-mod plot;
-mod progress;
-mod reproduce;
-mod reproduce_spec;
-mod results;
-mod run;
-mod series;
-mod serve;
-mod sweep;
-mod sweep_html;
-mod sweep_table;
-mod testbed;
+use cclab_cli::{algorithms, bench, compare, reproduce, run, serve, testbed};
 
 #[derive(Parser)]
 #[command(

@@ -250,6 +250,16 @@ impl Recorder {
         self.queue.finish()
     }
 
+    /// Flushes the CSV series so far, for reading while the run goes on (Parquet files
+    /// cannot be read before they are closed).
+    pub fn flush_csv(&mut self) -> Result<(), String> {
+        if let Some(e) = &self.error {
+            return Err(e.clone());
+        }
+        self.flows.flush_csv()?;
+        self.queue.flush_csv()
+    }
+
     /// Writes the row in `line` / `values` to the flow or queue file.
     fn write_row(&mut self, queue: bool) {
         if self.error.is_some() {
@@ -733,7 +743,7 @@ impl Recorder {
 /// delivered-byte deltas over a sliding `window` seconds (at least one sample), so the
 /// line shows trends rather than sampling noise. Shared by the run plots and
 /// `cclab compare`.
-pub(crate) fn goodput_points(p: &[(f64, u64)], window: f64) -> Vec<(f64, f64)> {
+pub fn goodput_points(p: &[(f64, u64)], window: f64) -> Vec<(f64, f64)> {
     let mut out = Vec::new();
     let mut j = 0;
     for i in 0..p.len() {

@@ -7,10 +7,10 @@ use crate::results::{self, Clock, Perf, Recorder, Staging};
 use crate::series::SeriesFormat;
 use cclab_scenario::metrics::{run_metrics, sent_bytes, FlowSeries, RunMetrics, Tee};
 use cclab_scenario::{Loaded, Scenario};
-use cclab_sim::{Report, Simulation};
+use cclab_sim::{LiveClock, Report, Simulation};
 use cclab_units::Time;
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -95,41 +95,133 @@ pub fn execute(
     show_progress: bool,
     series: SeriesFormat,
 ) -> Result<Finished, String> {
-    let mut sim = Simulation::new(scn.config.clone()).map_err(|e| format!("{file}: {e}"))?;
-    let staging = Staging::new(out)?;
-    let mut rec = Recorder::new(staging.path(), scn, series)?;
-    let mut series = FlowSeries::new(&scn.config, &scn.metrics);
-
-    let end = Time(scn.config.duration.as_nanos());
-    let total_s = end.as_secs_f64();
-    // About a thousand steps: fine enough for a smooth bar, coarse enough to cost nothing.
-    let step = (end.as_nanos() / 1000).max(1_000);
     let mut progress = show_progress.then(|| Progress::new(&scn.name));
-    let started = Instant::now();
-    let mut t = 0u64;
-    loop {
-        t = t.saturating_add(step).min(end.as_nanos());
-        let finished = sim.run_until(Time(t), &mut Tee(&mut rec, &mut series));
+    let total_s = scn.config.duration.as_secs_f64();
+    let finished = execute_with(scn, file, (out, series), extra, &mut |now_s| {
         if let Some(p) = &mut progress {
-            p.update(sim.now().as_secs_f64(), total_s);
+            p.update(now_s, total_s);
         }
-        if finished || t >= end.as_nanos() {
-            break;
-        }
-    }
-    let wall_s = started.elapsed().as_secs_f64();
+        Ok(())
+    })?;
     if let Some(p) = &mut progress {
         p.finish(total_s);
     }
-    let report = sim.report();
-    let metrics = run_metrics(&scn.config, &scn.metrics, &report, &series, Some(&sent_bytes(&sim)));
+    Ok(finished)
+}
 
-    let perf = Perf {
-        clock: Clock::Simulated { events: report.events },
-        run_s: report.duration.as_secs_f64(),
-        wall_s,
-        packets: report.link.delivered_packets,
-    };
-    let replaced = results::finish(staging, &mut rec, (scn, &report, &metrics), &perf, extra)?;
-    Ok(Finished { report, metrics, perf, replaced })
+/// [`execute`] with `after_step(simulated seconds)` called between steps instead of the
+/// progress bar; an error from it stops the run (the Python package checks for Ctrl-C
+/// there) and no results folder is written. The results go to `out` with its time
+/// series in the given format.
+pub fn execute_with(
+    scn: &Scenario,
+    file: &str,
+    out: (&Path, SeriesFormat),
+    extra: &[(&str, String)],
+    after_step: &mut dyn FnMut(f64) -> Result<(), String>,
+) -> Result<Finished, String> {
+    let mut run = Running::start(scn, file, out)?;
+    let end = run.end().as_nanos();
+    // About a thousand steps: fine enough for a smooth bar, coarse enough to cost nothing.
+    let step = (end / 1000).max(1_000);
+    let mut t = 0u64;
+    loop {
+        t = t.saturating_add(step).min(end);
+        let finished = run.run_until(Time(t));
+        after_step(run.sim().now().as_secs_f64())?;
+        if finished || t >= end {
+            break;
+        }
+    }
+    run.finish(extra)
+}
+
+/// A run in progress: the simulation, its results folder being staged and what the
+/// metrics need. [`execute_with`] steps it to the end; the Python package's
+/// `Simulation` steps it in pieces and changes parameters between them.
+pub struct Running {
+    scn: Scenario,
+    sim: Simulation,
+    staging: Staging,
+    rec: Recorder,
+    series: FlowSeries,
+    /// Wall time spent in [`Running::run_until`] (perf.json).
+    wall: Duration,
+}
+
+impl Running {
+    /// Builds the simulation and opens the staging folder of `out`, whose time series
+    /// are written in `series` format.
+    pub fn start(
+        scn: &Scenario,
+        file: &str,
+        (out, series): (&Path, SeriesFormat),
+    ) -> Result<Running, String> {
+        let sim = Simulation::new(scn.config.clone()).map_err(|e| format!("{file}: {e}"))?;
+        let staging = Staging::new(out)?;
+        let rec = Recorder::new(staging.path(), scn, series)?;
+        let series = FlowSeries::new(&scn.config, &scn.metrics);
+        Ok(Running { scn: scn.clone(), sim, staging, rec, series, wall: Duration::ZERO })
+    }
+
+    /// The end of the run (its duration).
+    pub fn end(&self) -> Time {
+        Time(self.scn.config.duration.as_nanos())
+    }
+
+    pub fn sim(&self) -> &Simulation {
+        &self.sim
+    }
+
+    /// Runs every event up to `t` (see [`Simulation::run_until`]); true when finished.
+    pub fn run_until(&mut self, t: Time) -> bool {
+        let started = Instant::now();
+        let finished = self.sim.run_until(t, &mut Tee(&mut self.rec, &mut self.series));
+        self.wall += started.elapsed();
+        finished
+    }
+
+    /// A live change of a flow's parameter now, after every event up to now (the rule
+    /// of [`LiveClock::apply`]); returns the instant, in ns, at which a `[[changes]]`
+    /// entry of a re-run applies it the same way.
+    pub fn set_param(
+        &mut self,
+        clock: &LiveClock,
+        flow: usize,
+        name: &str,
+        value: f64,
+    ) -> Result<u64, String> {
+        let obs = &mut Tee(&mut self.rec, &mut self.series);
+        clock.apply(&mut self.sim, obs, flow, name, value).map_err(|e| e.to_string())
+    }
+
+    /// flows.csv and queue.csv as written so far (flushed), in the staging folder.
+    pub fn series_files(&mut self) -> Result<(PathBuf, PathBuf), String> {
+        self.rec.flush_csv()?;
+        let dir = self.staging.path();
+        Ok((dir.join("flows.csv"), dir.join("queue.csv")))
+    }
+
+    /// Writes the rest of the results folder (summary.json, perf.json, plots, report,
+    /// `extra`) and moves it into place.
+    pub fn finish(mut self, extra: &[(&str, String)]) -> Result<Finished, String> {
+        let scn = &self.scn;
+        let report = self.sim.report();
+        let metrics = run_metrics(
+            &scn.config,
+            &scn.metrics,
+            &report,
+            &self.series,
+            Some(&sent_bytes(&self.sim)),
+        );
+        let perf = Perf {
+            clock: Clock::Simulated { events: report.events },
+            run_s: report.duration.as_secs_f64(),
+            wall_s: self.wall.as_secs_f64(),
+            packets: report.link.delivered_packets,
+        };
+        let replaced =
+            results::finish(self.staging, &mut self.rec, (scn, &report, &metrics), &perf, extra)?;
+        Ok(Finished { report, metrics, perf, replaced })
+    }
 }

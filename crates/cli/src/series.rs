@@ -120,6 +120,15 @@ impl SeriesFile {
         matches!(self, SeriesFile::Parquet(_))
     }
 
+    /// Flushes a CSV file so that what is written so far can be read; other forms
+    /// cannot be read before they are finished.
+    pub fn flush_csv(&mut self) -> Result<(), String> {
+        match self {
+            SeriesFile::Csv(w) => w.flush().map_err(|e| format!("cannot write results: {e}")),
+            _ => Err("the time series are not being written as CSV".into()),
+        }
+    }
+
     /// Writes what is buffered and closes the file.
     pub fn finish(&mut self) -> Result<(), String> {
         match std::mem::replace(self, SeriesFile::None) {

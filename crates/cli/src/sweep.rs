@@ -87,19 +87,30 @@ pub fn run(
         .clamp(1, todo.len().max(1));
     let skipped = plan.runs.len() - todo.len();
     let failures = run_all(plan, file, &points, &todo, (jobs, series), skipped);
-    let done: Vec<usize> =
-        plan.runs.iter().filter(|r| is_done(&points, r)).map(|r| r.index).collect();
-
-    let table = sweep_table::build(plan, &points, &done)?;
-    write_atomic(&out.join("sweep.csv"), table.csv().as_bytes())?;
-    write_atomic(&out.join("sweep.parquet"), &parquet_file::write(&table)?)?;
     let failed: Vec<String> = failures.iter().map(|(_, m)| m.clone()).collect();
-    write_atomic(&out.join("sweep.html"), sweep_html::page(plan, &table, &failed).as_bytes())?;
+    let table = write_tables(plan, out, &failed)?;
     Ok(Done { table, ran: todo.len(), failures, skipped_before: skipped })
 }
 
+/// Reads every run done in `out` and writes sweep.csv, sweep.parquet and sweep.html
+/// (which lists the `failed` runs' messages); returns the table.
+pub fn write_tables(
+    plan: &Plan,
+    out: &Path,
+    failed: &[String],
+) -> Result<sweep_table::Table, String> {
+    let points = out.join("points");
+    let done: Vec<usize> =
+        plan.runs.iter().filter(|r| is_done(&points, r)).map(|r| r.index).collect();
+    let table = sweep_table::build(plan, &points, &done)?;
+    write_atomic(&out.join("sweep.csv"), table.csv().as_bytes())?;
+    write_atomic(&out.join("sweep.parquet"), &parquet_file::write(&table)?)?;
+    write_atomic(&out.join("sweep.html"), sweep_html::page(plan, &table, failed).as_bytes())?;
+    Ok(table)
+}
+
 /// Creates `out` or checks that it is a sweep's folder, then writes `sweep.json`.
-fn prepare_folder(out: &Path, plan: &Plan) -> Result<(), String> {
+pub fn prepare_folder(out: &Path, plan: &Plan) -> Result<(), String> {
     if out.exists() {
         if !out.is_dir() {
             return Err(format!(
@@ -167,7 +178,7 @@ fn point_json(plan: &Plan, run: &Run) -> String {
 }
 
 /// Whether run `run`'s folder is in place, complete, and of this very run.
-fn is_done(points: &Path, run: &Run) -> bool {
+pub fn is_done(points: &Path, run: &Run) -> bool {
     let dir = points.join(run.index.to_string());
     let Ok(text) = std::fs::read_to_string(dir.join("point.json")) else { return false };
     text.contains(&format!("\"fingerprint\": \"{}\"", run.fingerprint))
@@ -232,7 +243,7 @@ fn run_all(
 }
 
 /// One run into `points/<k>/`; a panic is caught and reported as that run's failure.
-fn run_one(
+pub fn run_one(
     plan: &Plan,
     file: &str,
     points: &Path,
@@ -255,7 +266,7 @@ fn run_one(
 }
 
 /// "point 3, seed 2: flows[0].rtt = 10ms, bottleneck.loss = 0.01"
-fn describe(plan: &Plan, run: &Run) -> String {
+pub fn describe(plan: &Plan, run: &Run) -> String {
     let values: Vec<String> =
         plan.values_of(run).into_iter().map(|(f, v)| format!("{f} = {v}")).collect();
     let mut s = format!("point {}, seed {}", run.point, run.seed);

@@ -49,12 +49,18 @@ pub fn load_file(path: &Path, overrides: &[String]) -> Result<Scenario, Scenario
 /// point, validated, before anything runs.
 pub fn load_file_or_sweep(path: &Path, overrides: &[String]) -> Result<Loaded, ScenarioError> {
     let src = read_source(path)?;
-    let ctx = schema::Ctx {
-        file: &src.file,
-        text: &src.text,
-        base_dir: src.dir.as_deref(),
-        default_name: &src.stem,
-    };
+    parse_str_or_sweep(&src.text, &src.file, src.dir.as_deref(), &src.stem, overrides)
+}
+
+/// [`parse_str`] for text that may hold a `[sweep]` (see [`load_file_or_sweep`]).
+pub fn parse_str_or_sweep(
+    text: &str,
+    file: &str,
+    base_dir: Option<&Path>,
+    default_name: &str,
+    overrides: &[String],
+) -> Result<Loaded, ScenarioError> {
+    let ctx = schema::Ctx { file, text, base_dir, default_name };
     let mut root = parse_doc(&ctx, overrides)?;
     match sweep::take(&mut root) {
         Some(table) => sweep::plan(&ctx, root, table).map(Loaded::Sweep),
@@ -70,14 +76,19 @@ pub enum Loaded {
 }
 
 /// A scenario file's text with what errors and relative paths need.
-struct Source {
-    file: String,
-    text: String,
-    dir: Option<PathBuf>,
-    stem: String,
+pub struct Source {
+    /// The path as the user named it (errors name the file so).
+    pub file: String,
+    pub text: String,
+    /// Where relative trace paths are resolved.
+    pub dir: Option<PathBuf>,
+    /// The name when the file has none: the file's stem, made safe for a folder name.
+    pub stem: String,
 }
 
-fn read_source(path: &Path) -> Result<Source, ScenarioError> {
+/// Reads a scenario file (at most [`MAX_FILE_BYTES`], UTF-8), for [`load_file`] and the
+/// Python package, which keeps the text and validates it again after each change.
+pub fn read_source(path: &Path) -> Result<Source, ScenarioError> {
     let file = path.display().to_string();
     let fail = |message: String| ScenarioError {
         file: file.clone(),

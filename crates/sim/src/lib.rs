@@ -48,7 +48,7 @@ pub mod validate;
 mod wheel;
 
 pub use config::*;
-pub use engine::Simulation;
+pub use engine::{LiveClock, Simulation};
 pub use error::SimError;
 pub use output::*;
 pub use validate::{validate, MAX_CROSS, MAX_FLOWS};

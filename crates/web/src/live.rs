@@ -7,21 +7,18 @@
 //! fast as the simulation goes. Steps are sized to take about [`STEP_WALL`] of wall time,
 //! so commands are obeyed within a few milliseconds whatever the scenario.
 //!
-//! A live parameter change is applied between two steps: after every event up to the
-//! current time `t`, before any later one. It is recorded at `t + 1 ns`, where a
-//! `[[changes]]` entry of a re-run falls in the same place (a scheduled change runs before
-//! every event of its instant that the run created; instants where the scenario itself
-//! starts or stops something are stepped over), so the saved scenario replays the run
-//! exactly.
+//! A live parameter change is applied between two steps, by the simulator's rule
+//! ([`LiveClock`]): after every event up to the current time `t`, before any later one,
+//! recorded at `t + 1 ns` where a `[[changes]]` entry of a re-run falls in the same place,
+//! so the saved scenario replays the run exactly.
 
 use crate::decimate::{Bucket, Decimator, Event};
 use crate::runs::Run;
 use cclab_scenario::metrics::{jain, run_metrics, sent_bytes, FlowSeries, Tee};
-use cclab_sim::{Report, SimError, Simulation};
+use cclab_sim::{LiveClock, Report, SimError, Simulation};
 use cclab_units::Time;
 use serde::Serialize;
 use serde_json::{json, Value};
-use std::collections::BTreeSet;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -223,8 +220,8 @@ pub struct Runner {
     /// Simulated nanoseconds per step, adapted to take about STEP_WALL.
     step_ns: u64,
     end_ns: u64,
-    /// Instants at which the scenario itself schedules something (see the module doc).
-    scheduled: BTreeSet<u64>,
+    /// Where a live change lands (see the module doc).
+    live_clock: LiveClock,
     last_frame: Instant,
     paused: bool,
     speed: Speed,
@@ -238,13 +235,7 @@ impl Runner {
         // so a change made before the first step lands after the flows starting at 0.
         let mut series = FlowSeries::new(cfg, &run.checked.scenario.metrics);
         sim.run_until(Time::ZERO, &mut Tee(&mut dec, &mut series));
-        let mut scheduled = BTreeSet::new();
-        for f in &cfg.flows {
-            scheduled.insert(f.start.as_nanos());
-            scheduled.extend(f.stop.map(|s| s.as_nanos()));
-        }
-        scheduled.extend(cfg.cross.iter().map(|c| c.start.as_nanos()));
-        scheduled.extend(cfg.changes.iter().map(|c| c.at.as_nanos()));
+        let live_clock = LiveClock::new(cfg);
         Runner {
             step_ns: cfg.sample_interval.as_nanos().max(1),
             end_ns: cfg.duration.as_nanos(),
@@ -253,7 +244,7 @@ impl Runner {
             dec,
             series,
             clock: Clock::at(0),
-            scheduled,
+            live_clock,
             last_frame: Instant::now(),
             paused: false,
             speed,
@@ -377,17 +368,10 @@ impl Runner {
                 format!("a run takes at most {MAX_CHANGES} live changes"),
             ));
         }
-        let mut t = self.sim.now().as_nanos();
-        while self.scheduled.contains(&(t + 1)) && t + 1 < self.end_ns {
-            self.sim.run_until(Time(t + 1), &mut Tee(&mut self.dec, &mut self.series));
-            t += 1;
-        }
-        if t + 1 > self.end_ns {
-            return Err(SimError::new("run", "", "has reached its end; nothing left to change"));
-        }
-        self.sim.set_param(flow, name, value)?;
-        let change = LiveChange { at_ns: t + 1, flow, name: name.to_string(), value };
-        self.dec.live_change(Time(t), flow, name, value);
+        let obs = &mut Tee(&mut self.dec, &mut self.series);
+        let at_ns = self.live_clock.apply(&mut self.sim, obs, flow, name, value)?;
+        let change = LiveChange { at_ns, flow, name: name.to_string(), value };
+        self.dec.live_change(Time(at_ns - 1), flow, name, value);
         self.run.feed.lock().unwrap().changes.push(change.clone());
         Ok(change)
     }

@@ -39,15 +39,21 @@ fn changes_text(c: &Checked, changes: &[LiveChange]) -> String {
     );
     for ch in changes {
         let cc = &c.scenario.config.flows[ch.flow].cc;
-        let value = value_text(param_kind(cc, &ch.name), &ch.name, ch.value);
-        out.push_str(&format!(
-            "[[changes]]\nat = \"{}\"\nflow = {}\nset = {{ {} = {value} }}\n",
-            exact_duration(ch.at_ns),
-            ch.flow,
-            ch.name
-        ));
+        out.push_str(&change_entry(cc, ch));
     }
     out
+}
+
+/// One live change of a flow running algorithm `cc` as a `[[changes]]` entry (also used
+/// by the Python package's `Simulation.replay_scenario`).
+pub fn change_entry(cc: &str, ch: &LiveChange) -> String {
+    let value = value_text(param_kind(cc, &ch.name), &ch.name, ch.value);
+    format!(
+        "[[changes]]\nat = \"{}\"\nflow = {}\nset = {{ {} = {value} }}\n",
+        exact_duration(ch.at_ns),
+        ch.flow,
+        ch.name
+    )
 }
 
 /// The scenario text of a run with its live changes, checked to read back with every

@@ -22,6 +22,7 @@
 //! delayed ACK) are lazy: a deadline field per flow, and an event only when the deadline
 //! moves earlier than the pending one.
 
+mod live;
 mod net;
 mod report;
 mod sampling;
@@ -35,6 +36,7 @@ use crate::tcp::{Ack, Segment, TcpReceiver, TcpSender};
 use crate::trace::LinkSchedule;
 use crate::validate::{self, apply_param, flow_index_error, TcpChange};
 use cclab_units::{Duration, Time};
+pub use live::LiveClock;
 use net::{Kind, Net};
 
 struct Flow {

@@ -1,0 +1,117 @@
+"""Running scenarios: whole (:func:`run`) or stepped and retuned (:class:`Simulation`)."""
+
+from typing import Any, Dict, List, Optional, Union
+
+import pandas as pd
+
+from . import _cclab
+from .results import Result, new_folder, read_flows_csv, read_queue_csv
+from .scenario import Scenario
+
+Time = Union[str, int, float]
+
+
+def to_ns(t: Time) -> int:
+    """A time as a scenario writes it ("30s", "250ms") or a number of seconds, in ns."""
+    if isinstance(t, str):
+        return _cclab.parse_duration(t)
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or t < 0:
+        raise ValueError(f"{t!r} is not a time: give seconds (a number >= 0) or a string like \"30s\"")
+    return int(round(t * 1e9))
+
+
+def run(scenario: Scenario, seed: Optional[int] = None) -> Result:
+    """Runs ``scenario`` (with ``seed`` in place of its own, like ``cclab run --seed``)
+    to its end and returns its :class:`Result`: the same files, byte for byte (but
+    perf.json's wall-clock figures), as ``cclab run``. The GIL is released while it
+    runs, and Ctrl-C (KeyboardInterrupt) stops it."""
+    scn = scenario.with_seed(seed) if seed is not None else scenario
+    tmp, out = new_folder()
+    try:
+        _cclab.run(scn._source(), out)
+    except BaseException:
+        import shutil
+
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return Result(out, scn, owned=tmp)
+
+
+class Simulation:
+    """A run advanced in steps, with parameters changed between them (TCPTuner-style):
+
+    >>> sim = cclab.Simulation(scenario)
+    >>> sim.run_until("30s")
+    >>> sim.set_param(flow=1, name="beta", value=0.5)
+    >>> sim.run_until("60s")
+    >>> sim.samples()          # flows.csv so far, as a DataFrame
+
+    A change applies after every event up to :attr:`now`; the same run is replayed by
+    a ``[[changes]]`` entry at the instant :meth:`set_param` returns (now + 1 ns, or a
+    little later when the scenario itself schedules something there), see
+    :meth:`replay_scenario`. :meth:`finish` runs to the end and writes the results.
+    """
+
+    def __init__(self, scenario: Scenario, seed: Optional[int] = None) -> None:
+        self.scenario = scenario.with_seed(seed) if seed is not None else scenario.copy()
+        self._tmp, self._out = new_folder()
+        import shutil
+        import weakref
+
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self._tmp, True)
+        self._sim = _cclab.Simulation(self.scenario._source(), self._out)
+
+    def run_until(self, t: Time) -> bool:
+        """Runs every event up to ``t`` (capped at the end; "30s" or seconds); returns
+        True when the run is over. Releases the GIL; Ctrl-C interrupts between steps."""
+        return self._sim.run_until(to_ns(t))
+
+    @property
+    def now(self) -> float:
+        """Simulated time now, seconds."""
+        return self._sim.now_ns / 1e9
+
+    @property
+    def now_ns(self) -> int:
+        return self._sim.now_ns
+
+    def set_param(self, flow: int, name: str, value: float) -> int:
+        """Sets parameter ``name`` of flow ``flow`` (an algorithm's own parameter, or
+        ``rto_min`` in ms / ``initcwnd``) to ``value`` now; returns the instant in ns of
+        the ``[[changes]]`` entry that replays it. A bad flow, name or value raises
+        ValueError naming the field, the value and what is allowed."""
+        return self._sim.set_param(int(flow), name, float(value))
+
+    @property
+    def changes(self) -> List[Dict[str, Any]]:
+        """The changes made so far: ``{"at_ns", "flow", "name", "value"}`` each."""
+        return [
+            {"at_ns": at, "flow": flow, "name": name, "value": value}
+            for at, flow, name, value in self._sim.changes
+        ]
+
+    def replay_scenario(self) -> Scenario:
+        """The scenario with every change so far appended as a ``[[changes]]`` entry:
+        :func:`cclab.run` on it gives this run's results."""
+        text = self.scenario.to_toml().rstrip("\n") + "\n\n" + self._sim.changes_toml()
+        s = self.scenario
+        return Scenario(text, s._file, s._base_dir, s._stem, s._overrides)
+
+    def samples(self) -> pd.DataFrame:
+        """flows.csv so far as a DataFrame (same columns and dtypes as ``Result.flows``)."""
+        flows, _ = self._sim.series_files()
+        return read_flows_csv(flows)
+
+    def queue_samples(self) -> pd.DataFrame:
+        """queue.csv so far as a DataFrame."""
+        _, queue = self._sim.series_files()
+        return read_queue_csv(queue)
+
+    def finish(self) -> Result:
+        """Runs to the end and returns the :class:`Result` (the results folder
+        ``cclab run`` writes for :meth:`replay_scenario`). The simulation then ends."""
+        self.run_until(self._sim.end_ns / 1e9 + 1)
+        self._sim.finish()
+        result = Result(self._out, self.scenario)
+        result._owner = self  # the folder lives as long as the result
+        return result

@@ -1,0 +1,155 @@
+"""Scenarios: read from a TOML file or text, or a dict; changed with the ``--set`` rules."""
+
+import os
+from typing import Any, Dict, List, Optional, Tuple, Union
+
+from . import _cclab
+
+Source = Tuple[str, str, Optional[str], str, List[str]]
+
+
+class Scenario:
+    """A checked cclab scenario (the TOML schema of the README's "Scenario files").
+
+    Make one with :meth:`from_toml`, :meth:`from_dict` or :meth:`default`; change it with
+    :meth:`set`. It is checked on every change by the same code as ``cclab run``: a bad
+    one raises :class:`cclab.ScenarioError`. A scenario with a ``[sweep]`` table is run
+    with :func:`cclab.sweep`.
+
+    Relative trace paths are resolved against the file's folder (for text or a dict:
+    ``base_dir``, default the current folder).
+    """
+
+    def __init__(
+        self,
+        text: str,
+        file: str,
+        base_dir: Optional[str],
+        stem: str,
+        overrides: Optional[List[str]] = None,
+    ) -> None:
+        self._text = text
+        self._file = file
+        self._base_dir = base_dir
+        self._stem = stem
+        self._overrides = list(overrides or [])
+        self._info: Dict[str, Any] = _cclab.check(self._source())
+
+    @classmethod
+    def from_toml(
+        cls, path_or_text: Union[str, "os.PathLike[str]"], base_dir: Optional[str] = None
+    ) -> "Scenario":
+        """A scenario file (a path, or a string naming an existing file or ending in
+        ``.toml``), or TOML text (any other string; errors name it ``<string>``)."""
+        if _is_path(path_or_text):
+            text, file, folder, stem = _cclab.read_file(os.fspath(path_or_text))
+            return cls(text, file, folder, stem)
+        return cls(str(path_or_text), "<string>", base_dir or os.getcwd(), "scenario")
+
+    @classmethod
+    def from_dict(cls, d: Dict[str, Any], base_dir: Optional[str] = None) -> "Scenario":
+        """A scenario from a dict shaped like the TOML file (``{"duration": "30s",
+        "bottleneck": {...}, "flows": [{...}]}``); None values are left out. Errors name
+        the file ``<dict>`` and the lines of :meth:`to_toml`."""
+        return cls(_cclab.toml_document(d), "<dict>", base_dir or os.getcwd(), "scenario")
+
+    @classmethod
+    def default(cls) -> "Scenario":
+        """The built-in default scenario (``cclab run`` without a file)."""
+        text, file, stem = _cclab.default_source()
+        return cls(text, file, None, stem)
+
+    def set(self, field: str, value: Any) -> "Scenario":
+        """Changes one field as ``cclab run --set FIELD=VALUE`` does and returns this
+        scenario. A str is read as ``--set`` reads it (TOML if it is valid TOML, else a
+        string, so ``"20Mbps"`` needs no quotes); other values (int, float, bool, list,
+        dict) are written as TOML. On error the scenario is unchanged."""
+        text = value if isinstance(value, str) else _cclab.toml_value(value)
+        overrides = self._overrides + [f"{field}={text}"]
+        info = _cclab.check((self._text, self._file, self._base_dir, self._stem, overrides))
+        self._overrides, self._info = overrides, info
+        return self
+
+    def copy(self) -> "Scenario":
+        """An independent copy (:meth:`set` changes the scenario it is called on)."""
+        return Scenario(self._text, self._file, self._base_dir, self._stem, self._overrides)
+
+    def to_toml(self) -> str:
+        """The scenario's text as read or made (changes by :meth:`set` are kept apart, in
+        :attr:`overrides`, as ``--set`` keeps them apart from the file)."""
+        return self._text
+
+    @property
+    def overrides(self) -> List[str]:
+        """The ``FIELD=VALUE`` changes made by :meth:`set`, in order."""
+        return list(self._overrides)
+
+    @property
+    def file(self) -> str:
+        return self._file
+
+    @property
+    def name(self) -> str:
+        """The name (the file's ``name``, else its stem): results folders are named so."""
+        return str(self._info.get("name", self._stem))
+
+    @property
+    def seed(self) -> Optional[int]:
+        return self._info.get("seed")
+
+    @property
+    def duration(self) -> float:
+        """The run's length in seconds."""
+        return self._info.get("duration_ns", 0) / 1e9
+
+    @property
+    def sample_interval(self) -> float:
+        """Seconds between time-series samples."""
+        return self._info.get("sample_interval_ns", 0) / 1e9
+
+    @property
+    def flows(self) -> List[Tuple[str, str]]:
+        """Each flow's (name, algorithm), in order (of a sweep's first run)."""
+        return [tuple(f) for f in self._info.get("flows", [])]  # type: ignore[misc]
+
+    @property
+    def is_sweep(self) -> bool:
+        """Whether the scenario has a ``[sweep]`` table."""
+        return bool(self._info["sweep"])
+
+    def with_sweep(self, grid: Dict[str, List[Any]], seeds: Optional[int] = None) -> "Scenario":
+        """A copy with a ``[sweep]`` table: each key of ``grid`` a field path as
+        :meth:`set` takes it (several fields separated by commas move together), each
+        value its list of values; ``seeds`` repeats each point with seeds ``seed``,
+        ``seed+1``, ... (README, "Sweeps")."""
+        if self.is_sweep:
+            raise ValueError(f"{self._file} already has a [sweep] table; pass no grid")
+        lines = ["", "[sweep]"]
+        for key, values in grid.items():
+            if not isinstance(values, (list, tuple)):
+                raise TypeError(f"grid[{key!r}] must be a list of values, not {type(values).__name__}")
+            lines.append(f"{_cclab.toml_value(key)} = {_cclab.toml_value(list(values))}")
+        if seeds is not None:
+            lines.append(f"seeds = {_cclab.toml_value(seeds)}")
+        text = self._text.rstrip("\n") + "\n" + "\n".join(lines) + "\n"
+        return Scenario(text, self._file, self._base_dir, self._stem, self._overrides)
+
+    def with_seed(self, seed: int) -> "Scenario":
+        """A copy with another seed (``cclab run --seed``: applied after every change)."""
+        return self.copy().set("seed", int(seed))
+
+    def _source(self) -> Source:
+        return (self._text, self._file, self._base_dir, self._stem, list(self._overrides))
+
+    def __repr__(self) -> str:
+        flows = ", ".join(f"{n}:{cc}" for n, cc in self.flows)
+        kind = f"sweep of {self._info['runs']} runs, " if self.is_sweep else ""
+        return f"<cclab.Scenario {self.name!r} ({kind}{self.duration:g} s; {flows})>"
+
+
+def _is_path(x: Any) -> bool:
+    if isinstance(x, os.PathLike):
+        return True
+    if not isinstance(x, str) or "\n" in x:
+        return False
+    return x.endswith(".toml") or os.path.isfile(x)

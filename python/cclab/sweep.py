@@ -1,0 +1,189 @@
+"""Sweeps: every point of a ``[sweep]`` on local threads or as Ray tasks, into the same
+results folder and ``sweep.csv`` as ``cclab run`` writes for the sweep file."""
+
+import io
+import os
+import shutil
+import tempfile
+from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
+from typing import Any, Dict, List, Optional, Tuple
+
+import pandas as pd
+
+from . import _cclab
+from ._errors import RunError
+from .scenario import Scenario, Source
+
+
+class SweepError(RunError):
+    """Some runs of a sweep failed: ``failures`` lists their messages (as ``cclab run``
+    prints them) and ``table`` holds the rows of the runs that succeeded."""
+
+    def __init__(self, message: str, failures: List[str], table: pd.DataFrame) -> None:
+        super().__init__(message)
+        self.failures = failures
+        self.table = table
+
+
+def sweep(
+    scenario: Scenario,
+    grid: Optional[Dict[str, List[Any]]] = None,
+    seeds: Optional[int] = None,
+    backend: str = "local",
+    jobs: Optional[int] = None,
+    out: Optional[str] = None,
+    progress: bool = True,
+    max_retries: int = 3,
+) -> pd.DataFrame:
+    """Runs every point of a sweep and returns ``sweep.csv`` as a DataFrame: one row per
+    run and flow (run, point, seed, one column per swept field, the run-level values of
+    summary.json, then ``flow.*``), the same rows whichever backend runs it.
+
+    - ``grid``: ``{field: [values]}`` as a ``[sweep]`` table takes them (README,
+      "Sweeps"); without it, ``scenario`` must have its own ``[sweep]``.
+    - ``seeds``: each point runs with seeds ``seed``, ``seed+1``, ... ``seed+seeds-1``.
+    - ``backend``: ``"local"`` (``jobs`` threads, default the number of cores) or
+      ``"ray"``: one task per run on the cluster ``ray.init()`` connected to (a local
+      one if none), results gathered as they finish; a task whose worker dies is
+      retried up to ``max_retries`` times. Workers need cclab installed and, for
+      scenarios with traces, the trace files at the same paths.
+    - ``out``: keep the sweep's results folder there (``points/<k>/``, sweep.json,
+      sweep.csv, sweep.parquet, sweep.html, as ``cclab run`` writes it); a rerun with
+      the same ``out`` runs only what is missing. Default: a temporary folder, removed.
+    - ``progress``: a tqdm bar (works in notebooks).
+
+    Raises :class:`SweepError` (with the table of the runs that succeeded) when runs
+    fail, and :class:`cclab.ScenarioError` before anything runs for a bad point.
+    """
+    if grid is not None:
+        scenario = scenario.with_sweep(grid, seeds)
+    elif seeds is not None:
+        scenario = scenario.copy().set("sweep.seeds", seeds)
+    if backend not in ("local", "ray"):
+        raise ValueError(f'backend={backend!r}: expected "local" or "ray"')
+    src = scenario._source()
+    plan = _cclab.SweepPlan(src)
+    tmp = None
+    if out is None:
+        tmp = tempfile.mkdtemp(prefix="cclab-sweep-")
+        out = os.path.join(tmp, "sweep")
+    out = os.fspath(out)
+    try:
+        plan.prepare(out)
+        todo = plan.todo(out)
+        total = len(plan.runs())
+        bar = _bar(progress, plan.name, total, total - len(todo))
+        try:
+            if backend == "local":
+                failures = _run_local(plan, out, todo, jobs, bar)
+            else:
+                failures = _run_ray(src, plan, out, todo, bar, max_retries)
+        finally:
+            bar.close()
+        failed = [m for _, m in sorted(failures)]
+        table = read_sweep_csv(plan.finish(out, failed))
+    finally:
+        if tmp is not None:
+            shutil.rmtree(tmp, ignore_errors=True)
+    if failed:
+        raise SweepError(
+            f"{len(failed)} of {total} runs failed: " + "; ".join(failed), failed, table
+        )
+    return table
+
+
+def read_sweep_csv(text: str) -> pd.DataFrame:
+    """sweep.csv's text as a DataFrame (numbers as numbers, empty cells as NaN)."""
+    if not text.strip():
+        return pd.DataFrame()
+    return pd.read_csv(io.StringIO(text), keep_default_na=False, na_values=[""])
+
+
+def _bar(progress: bool, name: str, total: int, initial: int) -> Any:
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, desc=name, unit="run", disable=not progress)
+
+
+def _run_local(plan: Any, out: str, todo: List[int], jobs: Optional[int], bar: Any) -> List[Tuple[int, str]]:
+    """Runs on `jobs` threads (each run releases the GIL). Ctrl-C cancels the runs not
+    started; those going finish first."""
+    jobs = max(1, min(jobs or os.cpu_count() or 1, max(len(todo), 1)))
+    failures: List[Tuple[int, str]] = []
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
+        pending = {pool.submit(plan.run_one, out, k): k for k in todo}
+        while pending:
+            done, _ = wait(pending, timeout=0.2, return_when=FIRST_COMPLETED)
+            for f in done:
+                k = pending.pop(f)
+                msg = f.result()
+                if msg is not None:
+                    failures.append((k, msg))
+                    bar.write(msg)
+                bar.update(1)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+    return failures
+
+
+# One plan per source in each Ray worker process: expanding a sweep checks every point.
+_plans: Dict[Any, Any] = {}
+
+
+def _plan_of(src: Source) -> Any:
+    key = (src[0], src[1], src[2], src[3], tuple(src[4]))
+    if key not in _plans:
+        _plans.clear()
+        _plans[key] = _cclab.SweepPlan(src)
+    return _plans[key]
+
+
+def run_point(src: Source, k: int) -> Tuple[int, Optional[str], List[Tuple[str, bytes]]]:
+    """Ray task body: runs run `k` in a scratch folder on the worker and returns (k,
+    failure message or None, the run folder's files)."""
+    plan = _plan_of(src)
+    scratch = tempfile.mkdtemp(prefix="cclab-point-")
+    try:
+        msg = plan.run_one(scratch, k)
+        if msg is not None:
+            return k, msg, []
+        folder = os.path.join(scratch, "points", str(k))
+        files = []
+        for name in sorted(os.listdir(folder)):
+            with open(os.path.join(folder, name), "rb") as f:
+                files.append((name, f.read()))
+        return k, None, files
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def _run_ray(src: Source, plan: Any, out: str, todo: List[int], bar: Any, max_retries: int) -> List[Tuple[int, str]]:
+    """One Ray task per run; each result is stored in `out/points/k` as it arrives
+    (once: a retried task returns once)."""
+    import ray
+
+    if not ray.is_initialized():
+        ray.init()
+    task = ray.remote(max_retries=max_retries)(run_point).options(name="cclab_run_point")
+    # Workers do not share the driver's working folder: trace paths resolve from an
+    # absolute base folder.
+    text, file, base_dir, stem, overrides = src
+    src = (text, file, os.path.abspath(base_dir) if base_dir else None, stem, overrides)
+    refs = [task.remote(src, k) for k in todo]
+    failures: List[Tuple[int, str]] = []
+    try:
+        while refs:
+            ready, refs = ray.wait(refs, num_returns=1)
+            k, msg, files = ray.get(ready[0])
+            if msg is not None:
+                failures.append((k, msg))
+                bar.write(msg)
+            else:
+                plan.store(out, k, files)
+            bar.update(1)
+    except BaseException:
+        for r in refs:
+            ray.cancel(r)
+        raise
+    return failures

@@ -1,0 +1,124 @@
+"""Every kind of error, with its attributes, as the CLI reports it."""
+
+import pytest
+
+import cclab
+from conftest import SHORT
+
+# (what is wrong, file text): each one the CLI refuses with a line number.
+BAD_FILES = [
+    ("syntax", SHORT.replace('rate = "10Mbps"', 'rate = "10Mbps')),
+    ("unknown field", SHORT.replace('delay = "10ms"', 'delay = "10ms"\ncolour = "red"')),
+    ("unknown algorithm", SHORT.replace('cc = "reno"', 'cc = "renoo"')),
+    ("bad unit", SHORT.replace('rtt = "40ms"', 'rtt = "40 parsecs"')),
+    ("out of range", SHORT.replace("loss = 0.001", "loss = 1.5")),
+    ("bad parameter", SHORT.replace('cc = "cubic"', 'cc = "cubic"\nparams = { beta = 7 }')),
+    ("rtt below the bottleneck delay", SHORT.replace('rtt = "40ms"', 'rtt = "5ms"')),
+    ("bad sweep value", SHORT + '[sweep]\n"flows[0].cc" = ["cubic", "cubik"]\n'),
+    ("bad sweep key", SHORT + '[sweep]\n"flows[9].cc" = ["cubic"]\n'),
+]
+
+
+def cli_error(cli, *args):
+    status, _, err = cli("run", *args)
+    assert status == 1
+    line = err.strip().splitlines()[-1]
+    assert line.startswith("error: ")
+    return line[len("error: "):]
+
+
+@pytest.mark.parametrize("what,text", BAD_FILES, ids=[w for w, _ in BAD_FILES])
+def test_file_errors_carry_the_cli_parts(cli, tmp_path, what, text):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    expected = cli_error(cli, path, "--out", tmp_path / "out")
+    with pytest.raises(cclab.ScenarioError) as caught:
+        cclab.Scenario.from_toml(path)
+    e = caught.value
+    assert str(e) == expected
+    assert e.file == str(path)
+    assert isinstance(e.line, int) and e.line > 0
+    assert f"{e.file}:{e.line}: " in expected
+    assert e.message and expected.endswith(e.message)
+    assert not e.from_override
+    if e.field:
+        assert f"{e.field}" in expected
+    if e.value is not None:
+        assert e.value in expected
+    # The same text passed as a string gives the same parts, named <string>.
+    with pytest.raises(cclab.ScenarioError) as again:
+        cclab.Scenario.from_toml(text)
+    assert (again.value.file, again.value.line, again.value.field, again.value.value, again.value.message) == (
+        "<string>", e.line, e.field, e.value, e.message
+    )
+
+
+def test_field_and_value_attributes(tmp_path):
+    with pytest.raises(cclab.ScenarioError) as caught:
+        cclab.Scenario.from_toml(SHORT.replace('cc = "reno"', 'cc = "renoo"'))
+    e = caught.value
+    assert (e.field, e.value, e.line) == ("flows[1].cc", '"renoo"', 13)
+    assert "unknown algorithm" in e.message and isinstance(e, ValueError)
+
+
+@pytest.mark.parametrize(
+    "field,value",
+    [("flows[0].cc", "cubik"), ("bottleneck.rate", "fast"), ("flows[5].rtt", "10ms"), ("duration", "-1s"), ("no such", "1")],
+)
+def test_set_errors_carry_the_cli_parts(cli, short_file, tmp_path, field, value):
+    expected = cli_error(cli, short_file, "--set", f"{field}={value}", "--out", tmp_path / "out")
+    scn = cclab.Scenario.from_toml(short_file)
+    with pytest.raises(cclab.ScenarioError) as caught:
+        scn.set(field, value)
+    e = caught.value
+    assert str(e) == expected
+    assert e.from_override and e.line is None and e.file == str(short_file)
+    assert scn.overrides == []  # unchanged
+    cclab.run(scn.set("duration", "1s"))
+
+
+def test_missing_file(cli, tmp_path):
+    missing = tmp_path / "nope.toml"
+    expected = cli_error(cli, missing, "--out", tmp_path / "out")
+    with pytest.raises(cclab.ScenarioError) as caught:
+        cclab.Scenario.from_toml(missing)
+    assert str(caught.value) == expected
+    assert caught.value.file == str(missing) and caught.value.line is None
+
+
+def test_dict_errors_name_the_line_of_to_toml():
+    d = {"duration": "3s", "bottleneck": {"rate": "10Mbps", "delay": "5ms"}, "flows": [{"cc": "cubik", "rtt": "20ms"}]}
+    with pytest.raises(cclab.ScenarioError) as caught:
+        cclab.Scenario.from_dict(d)
+    e = caught.value
+    assert e.file == "<dict>" and e.field == "flows[0].cc" and e.value == '"cubik"'
+    text = cclab._cclab.toml_document(d)
+    assert 'cc = "cubik"' in text.splitlines()[e.line - 1]
+    with pytest.raises(TypeError):
+        cclab.Scenario.from_dict({"duration": object()})
+
+
+def test_run_errors():
+    sweep = cclab.Scenario.from_toml(SHORT + '[sweep]\n"flows[0].cc" = ["cubic", "reno"]\n')
+    assert sweep.is_sweep
+    with pytest.raises(cclab.RunError, match=r"\[sweep\]"):
+        cclab.run(sweep)
+    with pytest.raises(ValueError, match="already has a"):
+        cclab.sweep(sweep, grid={"flows[1].cc": ["reno"]})
+
+
+def test_live_change_errors():
+    sim = cclab.Simulation(cclab.Scenario.from_toml(SHORT))
+    sim.run_until("1s")
+    with pytest.raises(ValueError, match=r"flows\[0\]\.beta = 7: .*"):
+        sim.set_param(0, "beta", 7)
+    with pytest.raises(ValueError, match="unknown|no parameter|not a parameter"):
+        sim.set_param(0, "betta", 0.5)
+    with pytest.raises(ValueError, match=r"flow"):
+        sim.set_param(5, "beta", 0.5)
+    with pytest.raises(ValueError, match="parsecs"):
+        sim.run_until("2 parsecs")
+    assert sim.changes == []
+    sim.finish()
+    with pytest.raises(cclab.RunError, match="finished"):
+        sim.run_until("3s")
