@@ -142,7 +142,8 @@ fn run(py: Python<'_>, src: Source, out: PathBuf) -> PyResult<()> {
     let done = py.allow_threads(|| {
         execute_with(&scn, &file, (&out, SeriesFormat::Auto), &[], &mut |_| {
             check_signals(&mut interrupted)
-        }).map(|_| ())
+        })
+        .map(|_| ())
     });
     match (done, interrupted) {
         (_, Some(e)) => Err(e),
@@ -276,7 +277,8 @@ impl Simulation {
         let scn = load_single(py, &src)?;
         let clock = LiveClock::new(&scn.config);
         let step_ns = (scn.config.duration.as_nanos() / 1000).max(1_000);
-        let run = Running::start(&scn, src.file(), (&out, SeriesFormat::Csv)).map_err(|e| run_error(py, e))?;
+        let run = Running::start(&scn, src.file(), (&out, SeriesFormat::Csv))
+            .map_err(|e| run_error(py, e))?;
         Ok(Simulation { run: Some(run), scenario: scn, clock, step_ns, changes: Vec::new() })
     }
 
@@ -415,7 +417,9 @@ impl SweepPlan {
             pyo3::exceptions::PyIndexError::new_err(format!("run {k} is not in the sweep"))
         })?;
         let points = out.join("points");
-        let done = py.allow_threads(|| sweep::run_one(&self.plan, &self.file, &points, run, SeriesFormat::Auto));
+        let done = py.allow_threads(|| {
+            sweep::run_one(&self.plan, &self.file, &points, run, SeriesFormat::Auto)
+        });
         Ok(done
             .err()
             .map(|e| format!("run {k} ({}) failed: {e}", sweep::describe(&self.plan, run))))

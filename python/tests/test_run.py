@@ -122,3 +122,20 @@ def test_a_trace_scenario_from_the_repository(cli, tmp_path):
     cli("run", path, "--set", "duration=3s", "--out", tmp_path / "cli")
     res = cclab.run(cclab.Scenario.from_toml(path).set("duration", "3s"))
     assert open(f"{res.path}/summary.json", "rb").read() == (tmp_path / "cli" / "summary.json").read_bytes()
+
+
+def test_parquet_series_read_as_the_csv_ones(cli, short_file, tmp_path):
+    """A run written with --series parquet (what big runs get by default) gives the same
+    DataFrames, with the same dtypes, as one written as CSV."""
+    from cclab.results import Result
+
+    for fmt in ("csv", "parquet"):
+        status, _, err = cli("run", short_file, "--out", tmp_path / fmt, "--series", fmt)
+        assert status == 0, err
+    assert not (tmp_path / "parquet" / "flows.csv").exists()
+    a, b = Result(str(tmp_path / "csv"), None), Result(str(tmp_path / "parquet"), None)
+    for name in ("flows", "queue"):
+        fa, fb = getattr(a, name), getattr(b, name)
+        assert list(fa.dtypes.astype(str)) == list(fb.dtypes.astype(str)), name
+        # CSV rounds srtt_ms to microseconds and cc_* to 6 decimals; Parquet keeps doubles.
+        pd.testing.assert_frame_equal(fa, fb, check_exact=False, rtol=1e-6, atol=1e-3)
