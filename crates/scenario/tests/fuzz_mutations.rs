@@ -4,7 +4,7 @@
 //! or a proper error (file name, a message, and a line that exists), never a panic.
 //! (The coverage-guided twin is `fuzz/fuzz_targets/scenario_parser.rs`, for cargo-fuzz.)
 
-use cclab_scenario::{parse_str, ScenarioError};
+use cclab_scenario::{parse_str, parse_str_or_sweep, Loaded, ScenarioError};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 
@@ -71,6 +71,15 @@ const TOKENS: &[&str] = &[
     "rtt = \"\"",
     "sample_interval = \"100us\"",
     "1979-05-27T07:32:00Z",
+    "\n[sweep]\nseeds = 2\n\"flows[0].cc\" = [\"reno\", \"cubic\"]\n",
+    "seeds = 0",
+    "seeds = 100000",
+    "\"flows[0].rtt\" = []",
+    "\"flows[7].rtt\" = [\"10ms\"]",
+    "\"bottleneck.rate\" = [\"1Mbps\", 3]",
+    "arrivals = { rate = 5.0 }",
+    "arrivals = { rate = 1e9, shape = 1.0 }",
+    "arrivals = { mean_size = \"0B\" }",
 ];
 
 const OVERRIDES: &[&str] = &[
@@ -214,4 +223,57 @@ fn mutated_scenarios_never_panic_and_always_explain_themselves() {
     eprintln!("{iterations} mutated scenarios: {ok} valid, {err} refused with a message");
     // The mutations must exercise both outcomes, or the test proves little.
     assert!(ok > iterations / 50 && err > iterations / 4, "ok {ok}, err {err}");
+}
+
+/// The same for files that may hold a `[sweep]` (the seeds' experiments): a mutated sweep
+/// is a plan whose every point the simulator accepts, or one clear error, never a panic.
+#[test]
+fn mutated_sweeps_never_panic_and_always_explain_themselves() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let mut files: Vec<_> = std::fs::read_dir(root.join("seeds"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.extension().is_some_and(|e| e == "toml")
+                && !p.to_string_lossy().ends_with(".expected.toml")
+        })
+        .collect();
+    files.sort();
+    let bases: Vec<String> = files.iter().map(|f| std::fs::read_to_string(f).unwrap()).collect();
+    assert!(bases.iter().filter(|b| b.contains("[sweep]")).count() >= 5);
+    let iterations: u64 = std::env::var("FUZZ_ITERATIONS")
+        .ok()
+        .and_then(|s| s.parse::<u64>().ok())
+        .map_or(4_000, |n| n / 10);
+    let (mut plans, mut singles, mut err) = (0u64, 0u64, 0u64);
+    for i in 0..iterations {
+        let mut rng = Rng(0xA076_1D64_78BD_642F ^ (i + 1).wrapping_mul(0xE703_7ED1_A0B4_28DB));
+        let base = &bases[rng.below(bases.len())];
+        let text = mutate(&mut rng, base);
+        let dir = root.join("seeds");
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            parse_str_or_sweep(&text, "fuzz.toml", Some(&dir), "fuzz", &[])
+        }));
+        match result {
+            Err(_) => panic!("iteration {i} panicked on input:\n{text}"),
+            Ok(Ok(Loaded::Sweep(plan))) => {
+                plans += 1;
+                assert!(!plan.runs.is_empty(), "iteration {i}: an empty plan");
+                for run in &plan.runs {
+                    if let Err(e) = cclab_sim::validate(&run.scenario.config) {
+                        panic!("iteration {i}: a point the simulator refuses: {e}\n{text}");
+                    }
+                }
+            }
+            Ok(Ok(Loaded::Single(_))) => singles += 1,
+            Ok(Err(e)) => {
+                err += 1;
+                check_error(&e, &text);
+            }
+        }
+    }
+    eprintln!(
+        "{iterations} mutated sweeps: {plans} plans, {singles} single scenarios, {err} refused"
+    );
+    assert!(plans > iterations / 20 && err > iterations / 10, "plans {plans}, err {err}");
 }
