@@ -1,7 +1,9 @@
 //! `cclab bench`: the standard scenarios of issue 2 item 7 (defined once, in
 //! `cclab_sim::bench`), each run in a child process (`cclab bench --one NAME`, a re-exec
 //! of this binary) so that the peak memory reported is that scenario's alone.
-//! `--quick` runs each for a tenth of its simulated time.
+//! `--quick` runs each for a tenth of its simulated time; `--large` adds the
+//! 100,000-flow scaling case. The last column is the peak memory beyond what the process
+//! held before building the case, per flow.
 
 use cclab_sim::bench::{self, BenchCase};
 use cclab_units::Duration;
@@ -16,10 +18,22 @@ pub struct Args {
     /// machine-readable line (used by `cclab bench` itself for each child).
     #[arg(long, value_name = "NAME")]
     pub one: Option<String>,
+    /// Also run the 100,000-flow scaling case (d), which takes tens of seconds.
+    #[arg(long)]
+    pub large: bool,
+}
+
+/// The cases `cclab bench` runs, and those `--one` accepts.
+fn all_cases(large: bool) -> Vec<BenchCase> {
+    let mut cases = bench::standard();
+    if large {
+        cases.extend(bench::large());
+    }
+    cases
 }
 
 fn case(name: &str, quick: bool) -> Result<BenchCase, String> {
-    let cases = bench::standard();
+    let cases = all_cases(true);
     let names: Vec<&str> = cases.iter().map(|c| c.name).collect();
     let mut c =
         cases.iter().find(|c| c.name == name).cloned().ok_or_else(|| {
@@ -34,26 +48,31 @@ fn case(name: &str, quick: bool) -> Result<BenchCase, String> {
 
 pub fn main(args: Args) -> Result<(), String> {
     if let Some(name) = &args.one {
-        let r = bench::run(&case(name, args.quick)?);
+        let case = case(name, args.quick)?;
+        let base = bench::rss_bytes();
+        let r = bench::run(&case);
         let opt = |x: Option<f64>| x.map_or("-".to_string(), |v| v.to_string());
-        // One line for the parent: name simulated_s wall_s cpu_s packets events peak_kb utilization.
+        // One line for the parent: name simulated_s wall_s cpu_s packets events peak_kb
+        // utilization base_kb.
         crate::format::outln(&format!(
-            "{name} {} {} {} {} {} {} {}",
+            "{name} {} {} {} {} {} {} {} {}",
             r.simulated_s,
             r.wall_s,
             opt(r.cpu_s),
             r.bottleneck_packets,
             r.events,
             opt(bench::peak_rss_bytes().map(|b| (b / 1024) as f64)),
-            r.utilization
+            r.utilization,
+            opt(base.map(|b| (b / 1024) as f64)),
         ));
         return Ok(());
     }
     let exe = std::env::current_exe()
         .map_err(|e| format!("cannot find the cclab binary to re-run: {e}"))?;
-    let w = bench::standard().iter().map(|c| c.description.len()).max().unwrap_or(20);
+    let cases = all_cases(args.large);
+    let w = cases.iter().map(|c| c.description.len()).max().unwrap_or(20);
     crate::format::outln(&format!(
-        "{:<2} {:<w$} {:>6} {:>7} {:>7} {:>11} {:>12} {:>12} {:>8} {:>6}",
+        "{:<2} {:<w$} {:>6} {:>7} {:>7} {:>11} {:>12} {:>12} {:>8} {:>6} {:>8}",
         "",
         "scenario",
         "sim s",
@@ -63,9 +82,10 @@ pub fn main(args: Args) -> Result<(), String> {
         "pkts/wall-s",
         "events/wall-s",
         "peak MB",
-        "util"
+        "util",
+        "kB/flow"
     ));
-    for c in bench::standard() {
+    for c in cases {
         let mut cmd = Command::new(&exe);
         cmd.args(["bench", "--one", c.name]);
         if args.quick {
@@ -95,7 +115,14 @@ pub fn main(args: Args) -> Result<(), String> {
         let cpu = num(3).map_or("n/a".to_string(), |v| format!("{v:.2}"));
         let peak = num(6).map_or("n/a".to_string(), |kb| format!("{:.1}", kb / 1024.0));
         let util = num(7).map_or("n/a".to_string(), |u| format!("{:.3}", u));
-        crate::format::outln(&format!("{:<2} {:<w$} {sim_s:>6.1} {wall_s:>7.2} {cpu:>7} {packets:>11} {:>12.0} {:>12.0} {peak:>8} {util:>6}", c.name, c.description, per(packets), per(events)));
+        let flows = c.config.flows.len() as f64;
+        // Peak memory beyond what the process held before building the case, per flow
+        // (packets in flight included).
+        let per_flow = match (num(6), num(8)) {
+            (Some(peak), Some(base)) => format!("{:.2}", (peak - base).max(0.0) / flows),
+            _ => "n/a".to_string(),
+        };
+        crate::format::outln(&format!("{:<2} {:<w$} {sim_s:>6.1} {wall_s:>7.2} {cpu:>7} {packets:>11} {:>12.0} {:>12.0} {peak:>8} {util:>6} {per_flow:>8}", c.name, c.description, per(packets), per(events)));
     }
     Ok(())
 }

@@ -310,6 +310,41 @@ fn socket2_connect(addr: SocketAddr, cc: &str) -> TcpStream {
 /// Multiplicative decreases: at each entry into loss recovery (ca_state from Open or
 /// Disorder to Recovery or Loss), the new ssthresh over the largest cwnd sampled in the
 /// 20 ms before (cwnd when the kernel called ssthresh(); PRR lowers cwnd right after).
+/// A sample no congestion control on these paths can produce: cwnd beyond a million
+/// packets, or an ssthresh that is negative as Linux's `int` arithmetic reads it (other
+/// than "infinite", 0x7fffffff). Seen about once in 15 runs under load, for
+/// `cclab_tuner` only: on entry to Recovery the socket's `snd_ssthresh` became
+/// 0x81104110, the low half of a kernel text address (stale stack), although the
+/// program's translated code (`bpftool prog dump xlated`) returns at most cwnd, and a
+/// kernel trace (tcp_probe, tcp_cong_state_set) showed PRR
+/// (`tcp_cwnd_reduction`) then growing cwnd by ssthresh / prior_cwnd per ACK. The cause
+/// in the kernel's struct_ops call path is not yet proven; see the README's "Known
+/// issues".
+fn impossible_sample(samples: &[Sample]) -> Option<&Sample> {
+    samples
+        .iter()
+        .find(|s| s.cwnd >= 1 << 20 || (s.ssthresh >= 1 << 31 && s.ssthresh != u32::MAX >> 1))
+}
+
+/// [`bulk_flow`] without `during`, run once more (saying so) when the kernel produced
+/// an [`impossible_sample`]; a second one fails the test.
+fn bulk_flow_checked(path: &Path, cc: &str, secs: u64) -> Flow {
+    let flow = bulk_flow(path, cc, secs, |_| {});
+    let Some(bad) = impossible_sample(&flow.samples) else { return flow };
+    eprintln!(
+        "KERNEL ANOMALY: {cc} at {:?}: cwnd {} ssthresh {:#x} (ca_state {}); running the flow again",
+        bad.t, bad.cwnd, bad.ssthresh, bad.ca_state
+    );
+    let again = bulk_flow(path, cc, secs, |_| {});
+    if let Some(bad) = impossible_sample(&again.samples) {
+        panic!(
+            "{cc}: the kernel again stored an impossible window: cwnd {} ssthresh {:#x} at {:?}",
+            bad.cwnd, bad.ssthresh, bad.t
+        );
+    }
+    again
+}
+
 fn backoffs(samples: &[Sample], from: Duration, to: Duration) -> Vec<f64> {
     let mut out = Vec::new();
     for i in 1..samples.len() {
@@ -709,9 +744,9 @@ fn tuner_defaults_match_kernel_cubic_throughput_and_cubic_fit_fills_the_link() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let l = Loaded::new(&Algo::ALL);
     let path = Path::new("20mbit", "60kb");
-    let cubic = bulk_flow(&path, "cubic", 7, |_| {});
-    let tuner = bulk_flow(&path, "cclab_tuner", 7, |_| {});
-    let fit = bulk_flow(&path, "cclab_cubic_fit", 7, |_| {});
+    let cubic = bulk_flow_checked(&path, "cubic", 7);
+    let tuner = bulk_flow_checked(&path, "cclab_tuner", 7);
+    let fit = bulk_flow_checked(&path, "cclab_cubic_fit", 7);
     let stats = l.k.fit_stats().unwrap();
     eprintln!(
         "goodput Mbit/s: cubic {:.2}, cclab_tuner {:.2}, cclab_cubic_fit {:.2}; fit state {stats:?}",

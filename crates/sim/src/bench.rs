@@ -135,6 +135,23 @@ pub fn standard() -> Vec<BenchCase> {
     ]
 }
 
+/// The scaling case, run on request (`cclab bench --large`): d.
+pub fn large() -> Vec<BenchCase> {
+    vec![BenchCase {
+        name: "d",
+        description:
+            "100,000 flows, 10 Gbit/s, RTT 100 ms, 1 BDP DropTail, 10 s (starts spread over 1 s)",
+        config: dumbbell(
+            "reno",
+            100_000,
+            Rate::from_mbps(10_000),
+            Duration::from_millis(100),
+            10,
+            Duration::from_secs(1),
+        ),
+    }]
+}
+
 /// Runs one case with no observer and measures wall time.
 pub fn run(case: &BenchCase) -> BenchResult {
     let c0 = thread_cpu_s();
@@ -166,8 +183,17 @@ pub fn thread_cpu_s() -> Option<f64> {
 
 /// Peak resident memory of this process in bytes (Linux `VmHWM`), if known.
 pub fn peak_rss_bytes() -> Option<u64> {
+    status_kb("VmHWM:").map(|kb| kb * 1024)
+}
+
+/// This process's resident memory now (Linux `/proc/self/status` VmRSS), if known: before
+/// a case is built, what the process holds without it.
+pub fn rss_bytes() -> Option<u64> {
+    status_kb("VmRSS:").map(|kb| kb * 1024)
+}
+
+fn status_kb(key: &str) -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb * 1024)
+    let line = s.lines().find(|l| l.starts_with(key))?;
+    line.split_whitespace().nth(1)?.parse().ok()
 }
