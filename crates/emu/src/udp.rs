@@ -14,7 +14,7 @@
 use crate::forwarder::monotonic_ns;
 use crate::harness::{Harness, Side};
 use crate::EmuError;
-use cclab_cc::{Algorithm, CongestionControl};
+use cclab_cc::Algorithm;
 use cclab_sim::tcp::{Ack, Segment, TcpReceiver, TcpSender, MAX_SACK_BLOCKS};
 use cclab_sim::{FlowSample, TcpConfig};
 use cclab_units::{Duration, Time};
@@ -141,19 +141,19 @@ fn wait_readable(fd: i32, until_ns: u64) {
 
 /// The sender's state as a sample (delivered bytes: cumulatively acknowledged).
 pub fn sample_of(snd: &TcpSender, flow: usize, now: Time) -> FlowSample {
-    let mut cc = Vec::new();
-    snd.ca.inspect(&mut |k, x| cc.push((k, x)));
-    FlowSample {
+    let mut s = FlowSample {
         time: now,
         flow,
-        cwnd_pkts: snd.tp.snd_cwnd,
-        ssthresh_pkts: snd.tp.snd_ssthresh,
-        srtt: Duration::from_micros(snd.tp.srtt_us() as u64),
-        inflight_pkts: snd.in_flight(),
+        cwnd_pkts: 0,
+        ssthresh_pkts: 0,
+        srtt: Duration::ZERO,
+        inflight_pkts: 0,
         delivered_bytes: snd.snd_una() as u64 * snd.mss() as u64,
-        retransmits: snd.stats.retransmits,
-        cc,
-    }
+        retransmits: 0,
+        cc: Vec::new(),
+    };
+    snd.fill_sample(&mut s);
+    s
 }
 
 /// Serves one flow's receiving end on `sock` until `stop`: ACKs (delayed as the

@@ -4,8 +4,7 @@
 use super::net::Kind;
 use super::{Flow, Simulation};
 use crate::output::{Observer, QueueSample};
-use cclab_cc::CongestionControl;
-use cclab_units::{Duration, Time};
+use cclab_units::Time;
 
 impl Simulation {
     fn flow_active(fl: &Flow, now: Time) -> bool {
@@ -20,17 +19,10 @@ impl Simulation {
                     continue;
                 }
                 let s = &mut self.sample;
-                let tp = &fl.sender.tp;
                 s.time = now;
                 s.flow = i;
-                s.cwnd_pkts = tp.snd_cwnd;
-                s.ssthresh_pkts = tp.snd_ssthresh;
-                s.srtt = Duration::from_micros(tp.srtt_us() as u64);
-                s.inflight_pkts = fl.sender.in_flight();
                 s.delivered_bytes = fl.receiver.delivered_bytes();
-                s.retransmits = fl.sender.stats.retransmits;
-                s.cc.clear();
-                fl.sender.ca.inspect(&mut |k, v| s.cc.push((k, v)));
+                fl.sender.fill_sample(s);
                 obs.flow_sample(s);
             }
         }

@@ -44,6 +44,7 @@
 use super::{Ack, Segment};
 use crate::config::TcpConfig;
 use crate::hist::Histogram;
+use crate::output::FlowSample;
 use cclab_cc::{
     tcp::INFINITE_SSTHRESH, AckFlags, AckSample, Algorithm, CaEvent, CaState, CongestionControl,
     LossRecovery, RateSample, TcpState,
@@ -308,6 +309,19 @@ impl TcpSender {
     }
     pub fn rto(&self) -> Duration {
         self.rto
+    }
+    /// The sender's part of a time-series sample (window, RTT, flight, retransmits, the
+    /// algorithm's variables): the one place a sample reads the sender, for the
+    /// simulator and for cclab's TCP over UDP alike. The caller sets time, flow and the
+    /// delivered bytes, which it counts its own way.
+    pub fn fill_sample(&self, s: &mut FlowSample) {
+        s.cwnd_pkts = self.tp.snd_cwnd;
+        s.ssthresh_pkts = self.tp.snd_ssthresh;
+        s.srtt = Duration::from_micros(self.tp.srtt_us() as u64);
+        s.inflight_pkts = self.in_flight();
+        s.retransmits = self.stats.retransmits;
+        s.cc.clear();
+        self.ca.inspect(&mut |k, v| s.cc.push((k, v)));
     }
     pub fn rto_deadline(&self) -> Option<Time> {
         self.rto_deadline
