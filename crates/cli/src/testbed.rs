@@ -3,9 +3,11 @@
 
 use crate::progress::Progress;
 use crate::results::{self, Clock, Perf, Recorder, Staging};
+use crate::run::Finished;
 use cclab_emu::testbed::Transport;
 use cclab_scenario::metrics::{run_metrics, FlowSeries, Tee};
-use std::path::PathBuf;
+use cclab_scenario::Scenario;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(clap::Args)]
@@ -45,25 +47,47 @@ pub fn main(args: Args) -> Result<(), String> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(format!("{}-testbed", scn.name)));
-    let staging = Staging::new(&out)?;
-    let mut rec = Recorder::new(staging.path(), &scn)?;
-    let mut series = FlowSeries::new(&scn.config, &scn.metrics);
-    let total_s = scn.config.duration.as_secs_f64();
-    let mut progress = Progress::new(&scn.name);
     let transports = match transport {
         Some(t) => vec![t; scn.config.flows.len()],
         None => scn.transports.clone(),
     };
+    let own: Vec<String> = scn.config.flows.iter().map(|f| f.cc.clone()).collect();
+    let done = execute(&scn, &transports, &own, &out, true)?;
+    results::print_finished((&scn, &done.report, &done.metrics), &done.perf, &out, done.replaced);
+    Ok(())
+}
+
+/// Runs `scn` on real TCP through the emulator and writes its results folder `out`, as
+/// [`crate::run::execute`] does for a simulated run. Kernel flow `i` asks the kernel for
+/// the algorithm `kernel_cc[i]` (its own `cc`, or an eBPF twin its caller loaded:
+/// `cclab_emu::testbed::run_twins`).
+pub fn execute(
+    scn: &Scenario,
+    transports: &[Transport],
+    kernel_cc: &[String],
+    out: &Path,
+    show_progress: bool,
+) -> Result<Finished, String> {
+    let staging = Staging::new(out)?;
+    let mut rec = Recorder::new(staging.path(), scn)?;
+    let mut series = FlowSeries::new(&scn.config, &scn.metrics);
+    let total_s = scn.config.duration.as_secs_f64();
+    let mut progress = show_progress.then(|| Progress::new(&scn.name));
     cclab_emu::netns::reap();
     let started = Instant::now();
     let mut both = Tee(&mut rec, &mut series);
-    let report = cclab_emu::testbed::run_with(&scn.config, &transports, &mut both, &mut |t| {
-        progress.update(t.as_secs_f64(), total_s)
-    })
-    .map_err(|e| e.to_string())?;
+    let report =
+        cclab_emu::testbed::run_twins(&scn.config, transports, kernel_cc, &mut both, &mut |t| {
+            if let Some(p) = &mut progress {
+                p.update(t.as_secs_f64(), total_s)
+            }
+        })
+        .map_err(|e| e.to_string())?;
     // Namespace and emulator setup and teardown included: the command's real cost.
     let wall_s = started.elapsed().as_secs_f64();
-    progress.finish(total_s);
+    if let Some(p) = &mut progress {
+        p.finish(total_s);
+    }
     // Real TCP's bytes sent are not counted here, so no send rate.
     let metrics = run_metrics(&scn.config, &scn.metrics, &report, &series, None);
     let perf = Perf {
@@ -72,8 +96,6 @@ pub fn main(args: Args) -> Result<(), String> {
         wall_s,
         packets: report.link.delivered_packets,
     };
-    let run = (&scn, &report, &metrics);
-    let replaced = results::finish(staging, &mut rec, run, &perf, &[])?;
-    results::print_finished(run, &perf, &out, replaced);
-    Ok(())
+    let replaced = results::finish(staging, &mut rec, (scn, &report, &metrics), &perf, &[])?;
+    Ok(Finished { report, metrics, perf, replaced })
 }

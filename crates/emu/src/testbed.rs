@@ -64,18 +64,21 @@ pub fn kernel_algorithms() -> Vec<String> {
 pub use cclab_scenario::Transport;
 
 /// Checks that the testbed can run `cfg` faithfully with the kernel algorithms `available`
-/// and each flow's transport.
+/// and each flow's transport; `kernel_cc[i]` is the algorithm kernel flow `i` asks for
+/// (see [`run_twins`]).
 pub fn check(
     cfg: &SimConfig,
     transports: &[Transport],
+    kernel_cc: &[String],
     available: &[String],
 ) -> Result<(), EmuError> {
     let bad = |m: String| Err(EmuError::Config(m));
     cclab_sim::validate(cfg).map_err(|e| EmuError::Config(e.to_string()))?;
-    if transports.len() != cfg.flows.len() {
+    if transports.len() != cfg.flows.len() || kernel_cc.len() != cfg.flows.len() {
         return bad(format!(
-            "testbed: {} transports for {} flows",
+            "testbed: {} transports and {} kernel algorithms for {} flows",
             transports.len(),
+            kernel_cc.len(),
             cfg.flows.len()
         ));
     }
@@ -91,13 +94,15 @@ pub fn check(
     for (i, f) in cfg.flows.iter().enumerate() {
         if transports[i] == Transport::Udp {
             // cclab's own algorithms: the configuration's check covered them.
-        } else if !available.iter().any(|a| a == &f.cc) {
+        } else if !available.iter().any(|a| a == &kernel_cc[i]) {
             return bad(format!(
                 "flows[{i}] ({}): algorithm \"{}\" is not available in this kernel (available: {}); load it first (cclab kernel) or use the simulator",
                 f.name,
-                f.cc,
+                kernel_cc[i],
                 available.join(" ")
             ));
+        } else if kernel_cc[i] != f.cc {
+            // A twin the caller loaded and tuned: its parameters are the kernel's map.
         } else if let Some((name, _)) = f.params.first() {
             return bad(format!("flows[{i}] ({}): params.{name}: the testbed cannot set per-flow parameters of kernel algorithms", f.name));
         }
@@ -164,15 +169,30 @@ pub fn run_with(
     obs: &mut dyn Observer,
     progress: &mut dyn FnMut(Time),
 ) -> Result<Report, EmuError> {
+    let own: Vec<String> = cfg.flows.iter().map(|f| f.cc.clone()).collect();
+    run_twins(cfg, transports, &own, obs, progress)
+}
+
+/// Like [`run_with`], with kernel flow `i` asking the kernel for `kernel_cc[i]` instead of
+/// its own `cc`: the eBPF twin of a cclab algorithm (`cclab_tuner` for `tuner`), which the
+/// caller has loaded and set to the flow's parameters (they are global to the kernel, so
+/// the testbed cannot set them per flow).
+pub fn run_twins(
+    cfg: &SimConfig,
+    transports: &[Transport],
+    kernel_cc: &[String],
+    obs: &mut dyn Observer,
+    progress: &mut dyn FnMut(Time),
+) -> Result<Report, EmuError> {
     crate::netns::preflight()?;
-    check(cfg, transports, &kernel_algorithms())?;
+    check(cfg, transports, kernel_cc, &kernel_algorithms())?;
     let (up, down) = path(cfg);
     let h = Harness::start_with(&up, &down, cfg.seed, true)?;
     add_flow_routes(&h, cfg)?;
     let clock = Clock::start();
     let mut threads = Threads::new(cfg.flows.len());
     threads.start_receivers(&h, cfg, transports, clock)?;
-    let sockets = threads.start_senders(&h, cfg, transports, clock);
+    let sockets = threads.start_senders(&h, cfg, transports, kernel_cc, clock);
     let mut sampler = Sampler::new(cfg, transports, sockets);
     let sampled = sampler.run(&h, &threads.shared, clock, obs, progress);
     threads.wind_down(sampled.is_ok());
@@ -278,6 +298,7 @@ impl Threads {
         h: &Harness,
         cfg: &SimConfig,
         transports: &[Transport],
+        kernel_cc: &[String],
         clock: Clock,
     ) -> mpsc::Receiver<(usize, Result<TcpStream, String>)> {
         let end = Time::ZERO + cfg.duration;
@@ -287,7 +308,9 @@ impl Threads {
                 (f.clone(), self.shared[i].clone(), self.stop.clone(), sock_tx.clone());
             self.handles.push(match transports[i] {
                 Transport::Kernel => {
-                    h.spawn(Side::A, move || send(i, f, end, move || clock.now(), sh, stop, tx))
+                    let cc = kernel_cc[i].clone();
+                    let now = move || clock.now();
+                    h.spawn(Side::A, move || send(i, f, &cc, end, now, sh, stop, tx))
                 }
                 Transport::Udp => {
                     let interval = Duration::from_millis(1).min(cfg.sample_interval);
@@ -585,10 +608,12 @@ fn receive(
 }
 
 /// Sender of one flow: starts at `f.start`, sends until its size, its stop time or the
-/// end of the run.
+/// end of the run; its socket uses the kernel's algorithm `cc`.
+#[allow(clippy::too_many_arguments)]
 fn send(
     i: usize,
     f: cclab_sim::FlowConfig,
+    cc: &str,
     end: Time,
     now: impl Fn() -> Time,
     sh: Arc<FlowShared>,
@@ -611,8 +636,8 @@ fn send(
             return;
         }
     };
-    if let Err(e) = crate::tcpinfo::set_congestion(&s, &f.cc) {
-        let _ = tx.send((i, Err(format!("TCP_CONGESTION {}: {e}", f.cc))));
+    if let Err(e) = crate::tcpinfo::set_congestion(&s, cc) {
+        let _ = tx.send((i, Err(format!("TCP_CONGESTION {cc}: {e}"))));
         return;
     }
     let _ = s.set_nodelay(true);
@@ -818,6 +843,10 @@ mod tests {
     #[test]
     fn refuses_what_it_cannot_run_faithfully() {
         let avail: Vec<String> = ["reno", "cubic"].iter().map(|s| s.to_string()).collect();
+        let check = |c: &SimConfig, t: &[Transport], a: &[String]| {
+            let own: Vec<String> = c.flows.iter().map(|f| f.cc.clone()).collect();
+            super::check(c, t, &own, a)
+        };
         assert!(
             check(&config(&[("cubic", 40), ("reno", 40)]), &[Transport::Kernel; 2], &avail).is_ok()
         );
@@ -845,6 +874,16 @@ mod tests {
         let e = check(&c, &[Transport::Udp], &avail).unwrap_err().to_string();
         assert!(e.contains("flows[0]") && e.contains("nosuch"), "{e}");
         assert!(check(&config(&[("reno", 40)]), &k(2), &avail).is_err());
+        // An eBPF twin loaded and tuned by the caller carries the flow's parameters.
+        let mut c = config(&[("tuner", 40)]);
+        c.flows[0].params.push(("beta".into(), 0.5));
+        let twin = vec!["cclab_tuner".to_string()];
+        assert!(super::check(&c, &k(1), &twin, &avail)
+            .unwrap_err()
+            .to_string()
+            .contains("\"cclab_tuner\" is not available"));
+        let with_twin: Vec<String> = [&avail[..], &twin[..]].concat();
+        assert!(super::check(&c, &k(1), &twin, &with_twin).is_ok());
         let many: Vec<(&str, u64)> = vec![("cubic", 40); MAX_FLOWS + 1];
         assert!(check(&config(&many), &k(MAX_FLOWS + 1), &avail)
             .unwrap_err()
