@@ -62,6 +62,9 @@ struct RunFigures {
     jain: f64,
     flows: Vec<FlowFigures>,
     cwnd: Vec<Vec<(f64, f64)>>,
+    /// Real runs: the kernel's HyStart exits over the run's CUBIC flows, from kernel.json
+    /// (train detections, their cwnd sum, delay detections, their cwnd sum).
+    hystart: Option<[u64; 4]>,
 }
 
 /// A scenario's simulated run and its real runs, read back from their folders.
@@ -125,7 +128,36 @@ fn figures(run: &Run, starts: &[f64]) -> Result<RunFigures, String> {
             }
         })
         .collect();
-    Ok(RunFigures { jain: run.jain, flows, cwnd: series.cwnd })
+    Ok(RunFigures { jain: run.jain, flows, cwnd: series.cwnd, hystart: kernel_hystart(&run.dir) })
+}
+
+/// The kernel's HyStart counters of a real run (`cclab testbed run`'s kernel.json), if any.
+fn kernel_hystart(dir: &Path) -> Option<[u64; 4]> {
+    let text = std::fs::read_to_string(dir.join("kernel.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let h = &v["hystart"];
+    let get = |k: &str| h[k].as_u64();
+    Some([
+        get("train_detect")?,
+        get("train_cwnd_sum")?,
+        get("delay_detect")?,
+        get("delay_cwnd_sum")?,
+    ])
+}
+
+/// "train 1 (cwnd 135), delay 0" for each real run that has the kernel's counters.
+fn hystart_text(m: &Measured) -> String {
+    let runs: Vec<String> = m
+        .real
+        .iter()
+        .filter_map(|r| r.hystart)
+        .map(|[t, tc, d, dc]| format!("train {t} (cwnd sum {tc}), delay {d} (cwnd sum {dc})"))
+        .collect();
+    if runs.is_empty() {
+        "-".into()
+    } else {
+        runs.join("; ")
+    }
 }
 
 /// The largest cwnd up to the first sample with a finite ssthresh, and that sample's time
@@ -260,6 +292,7 @@ fn scenario_json(m: &Measured, v: &Verdict) -> Json {
                 ("real_max", Json::f(max, 4)),
             ]),
         ),
+        ("kernel_hystart", Json::s(&hystart_text(m))),
         ("goodput_agrees", Json::Str(v.goodput.iter().all(|&b| b).to_string())),
         ("jain_agrees", Json::Str(v.jain.to_string())),
     ])
@@ -394,7 +427,7 @@ fn html(all: &[Measured], verdicts: &[Verdict], charts: &[String]) -> String {
     }
     h.push_str("</table>\n");
     for ((m, v), svg) in all.iter().zip(verdicts).zip(charts) {
-        h.push_str(&format!("<h2 id=\"{s}\">{s}</h2>\n<p>{}</p>\n<p>{} real runs; goodput agrees: {}</p>\n<table><tr><th>flow</th><th class=\"l\">figure</th><th>sim</th><th>real mean [range]</th></tr>\n", xml(&m.why), m.real.len(), v.goodput.iter().map(|&b| yes(b)).collect::<Vec<_>>().join(", "), s = xml(&m.stem)));
+        h.push_str(&format!("<h2 id=\"{s}\">{s}</h2>\n<p>{}</p>\n<p>{} real runs; goodput agrees: {}; the kernel's HyStart exits per run: {}</p>\n<table><tr><th>flow</th><th class=\"l\">figure</th><th>sim</th><th>real mean [range]</th></tr>\n", xml(&m.why), m.real.len(), v.goodput.iter().map(|&b| yes(b)).collect::<Vec<_>>().join(", "), xml(&hystart_text(m)), s = xml(&m.stem)));
         for r in scenario_rows(m) {
             h.push_str(&format!(
                 "<tr><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td></tr>\n",

@@ -1,10 +1,11 @@
 //! `cclab testbed run`: a scenario on real TCP through the emulator (cclab-emu's testbed),
 //! written into the same results folder as `cclab run`, so the two can be compared.
 
+use crate::format::Json;
 use crate::progress::Progress;
 use crate::results::{self, Clock, Perf, Recorder, Staging};
 use crate::run::Finished;
-use cclab_emu::testbed::Transport;
+use cclab_emu::testbed::{HystartCounters, Transport};
 use cclab_scenario::metrics::{run_metrics, FlowSeries, Tee};
 use cclab_scenario::Scenario;
 use std::path::{Path, PathBuf};
@@ -76,7 +77,7 @@ pub fn execute(
     cclab_emu::netns::reap();
     let started = Instant::now();
     let mut both = Tee(&mut rec, &mut series);
-    let report =
+    let (report, hystart) =
         cclab_emu::testbed::run_twins(&scn.config, transports, kernel_cc, &mut both, &mut |t| {
             if let Some(p) = &mut progress {
                 p.update(t.as_secs_f64(), total_s)
@@ -96,6 +97,21 @@ pub fn execute(
         wall_s,
         packets: report.link.delivered_packets,
     };
-    let replaced = results::finish(staging, &mut rec, (scn, &report, &metrics), &perf, &[])?;
+    let kernel = kernel_json(&hystart).render();
+    let run = (scn, &report, &metrics);
+    let replaced = results::finish(staging, &mut rec, run, &perf, &[("kernel.json", kernel)])?;
     Ok(Finished { report, metrics, perf, replaced })
+}
+
+/// kernel.json: the kernel's own HyStart counters over the run's kernel CUBIC flows.
+fn kernel_json(c: &HystartCounters) -> Json {
+    Json::Obj(vec![(
+        "hystart",
+        Json::Obj(vec![
+            ("train_detect", Json::u(c.train_detect)),
+            ("train_cwnd_sum", Json::u(c.train_cwnd)),
+            ("delay_detect", Json::u(c.delay_detect)),
+            ("delay_cwnd_sum", Json::u(c.delay_cwnd)),
+        ]),
+    )])
 }

@@ -58,6 +58,9 @@ fn quick_matrix_reports_every_figure_and_agrees_where_stable() {
         assert_eq!(s["real_runs"], 2, "{name}");
         assert!(out.join(name).join("sim/summary.json").is_file());
         assert!(out.join(name).join("real-2/flows.csv").is_file());
+        // The kernel's own HyStart counters, read from the senders' namespace.
+        assert!(out.join(name).join("real-1/kernel.json").is_file());
+        assert!(s["kernel_hystart"].as_str().unwrap().contains("train"), "{name}: {s}");
         let svg = std::fs::read_to_string(out.join(format!("cwnd-{name}.svg"))).unwrap();
         assert!(svg.contains("stroke-dasharray"), "{name}: the real runs are dashed");
         assert!(html.contains(&format!("id=\"{name}\"")), "{name}");

@@ -170,7 +170,46 @@ pub fn run_with(
     progress: &mut dyn FnMut(Time),
 ) -> Result<Report, EmuError> {
     let own: Vec<String> = cfg.flows.iter().map(|f| f.cc.clone()).collect();
-    run_twins(cfg, transports, &own, obs, progress)
+    run_twins(cfg, transports, &own, obs, progress).map(|(report, _)| report)
+}
+
+/// The senders' namespace's HyStart counters at the end of a run (`TcpExt` in
+/// /proc/net/netstat, Linux `LINUX_MIB_TCPHYSTART*`, counted by `hystart_update` in
+/// net/ipv4/tcp_cubic.c): how many slow starts each detector ended, and the sum of the
+/// cwnds it ended them at, over every kernel CUBIC flow of the run (`cclab_tuner` keeps no
+/// such counters). Zero where the kernel has none.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HystartCounters {
+    pub train_detect: u64,
+    pub train_cwnd: u64,
+    pub delay_detect: u64,
+    pub delay_cwnd: u64,
+}
+
+impl HystartCounters {
+    /// Reads them from the text of /proc/net/netstat (a names line, then a values line).
+    pub fn parse(netstat: &str) -> HystartCounters {
+        let lines: Vec<&str> = netstat.lines().collect();
+        let mut c = HystartCounters::default();
+        for pair in lines.windows(2) {
+            let (Some(names), Some(values)) =
+                (pair[0].strip_prefix("TcpExt:"), pair[1].strip_prefix("TcpExt:"))
+            else {
+                continue;
+            };
+            for (name, value) in names.split_whitespace().zip(values.split_whitespace()) {
+                let v = value.parse().unwrap_or(0);
+                match name {
+                    "TCPHystartTrainDetect" => c.train_detect = v,
+                    "TCPHystartTrainCwnd" => c.train_cwnd = v,
+                    "TCPHystartDelayDetect" => c.delay_detect = v,
+                    "TCPHystartDelayCwnd" => c.delay_cwnd = v,
+                    _ => {}
+                }
+            }
+        }
+        c
+    }
 }
 
 /// Like [`run_with`], with kernel flow `i` asking the kernel for `kernel_cc[i]` instead of
@@ -183,7 +222,7 @@ pub fn run_twins(
     kernel_cc: &[String],
     obs: &mut dyn Observer,
     progress: &mut dyn FnMut(Time),
-) -> Result<Report, EmuError> {
+) -> Result<(Report, HystartCounters), EmuError> {
     crate::netns::preflight()?;
     check(cfg, transports, kernel_cc, &kernel_algorithms())?;
     let (up, down) = path(cfg);
@@ -196,9 +235,13 @@ pub fn run_twins(
     let mut sampler = Sampler::new(cfg, transports, sockets);
     let sampled = sampler.run(&h, &threads.shared, clock, obs, progress);
     threads.wind_down(sampled.is_ok());
+    let netstat = h.spawn(Side::A, || std::fs::read_to_string("/proc/thread-self/net/netstat"));
+    let hystart =
+        HystartCounters::parse(&netstat.join().ok().and_then(Result::ok).unwrap_or_default());
     let fwd = h.finish()?;
     sampled?;
-    Ok(sampler.report(cfg, transports, &threads.shared, &fwd.dirs[crate::UPLINK].stats))
+    let report = sampler.report(cfg, transports, &threads.shared, &fwd.dirs[crate::UPLINK].stats);
+    Ok((report, hystart))
 }
 
 /// One address and route per flow: `rto_min` and `initcwnd` as `ip route` sets them.
@@ -889,6 +932,18 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("at most"));
+    }
+
+    #[test]
+    fn hystart_counters_come_from_the_tcpext_lines() {
+        let text = "TcpExt: SyncookiesSent TCPHystartTrainDetect TCPHystartTrainCwnd TCPHystartDelayDetect TCPHystartDelayCwnd\n\
+                    TcpExt: 0 1 135 2 60\nIpExt: InNoRoutes\nIpExt: 0\n";
+        let c = HystartCounters::parse(text);
+        assert_eq!(
+            c,
+            HystartCounters { train_detect: 1, train_cwnd: 135, delay_detect: 2, delay_cwnd: 60 }
+        );
+        assert_eq!(HystartCounters::parse(""), HystartCounters::default());
     }
 
     #[test]
