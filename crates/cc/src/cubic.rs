@@ -17,10 +17,13 @@
 //! use emulated Reno cwnd one RTT in the future") was posted to netdev (v4, August 2024)
 //! but is not in the v6.17-rc3 file, so it is not here either.
 //!
+//! HyStart's rounds are Linux's: `bictcp_hystart_reset` saves `snd_nxt` as `end_seq`, and
+//! `hystart_update` starts the next round on the first ACK whose `snd_una` passes it
+//! (`after(tp->snd_una, ca->end_seq)`), so SACKed segments above a hole and the segments a
+//! timeout marked lost (whose `snd_nxt` stays) keep a round open, as in the kernel.
+//! Sequence numbers count segments here, bytes in Linux.
+//!
 //! Departures from the kernel, each because our [`TcpState`] has no such field:
-//! - HyStart's round marker: Linux ends a round when `snd_una` passes the `snd_nxt` saved
-//!   at the round's start. We count packets instead: a round ends when `tp.delivered`
-//!   exceeds `delivered + packets_in_flight` saved at the round's start.
 //! - `CA_EVENT_TX_START` shifts the epoch by the idle time `now - lsndtime`. We have no
 //!   `lsndtime`; we use the time of the ACK that emptied the pipe (the last ACK before
 //!   idling), which is later than the last send by about one RTT, so the shift is
@@ -146,7 +149,7 @@ pub struct CubicState {
     pub found: bool,
     /// HyStart: start of the round, microseconds (Linux `tcp_mstamp`, 32 bits).
     pub round_start: u32,
-    /// HyStart: the round ends when `delivered` exceeds this (Linux: `end_seq`).
+    /// HyStart: `snd_nxt` when the round began; the round ends once `snd_una` passes it.
     pub end_seq: u32,
     /// HyStart: last time the ACK spacing was below `hystart_ack_delta_us`, microseconds.
     pub last_ack: u32,
@@ -257,13 +260,12 @@ impl CubicCore {
         self.st.found = false;
     }
 
-    /// `bictcp_hystart_reset`: a new round starts now.
+    /// `bictcp_hystart_reset`: a new round starts now and ends with what is sent by now.
     fn hystart_reset(&mut self, tp: &TcpState) {
         let now = tp.now_us as u32;
         self.st.round_start = now;
         self.st.last_ack = now;
-        // Departure: packet count instead of snd_nxt (see module doc).
-        self.st.end_seq = tp.delivered.wrapping_add(tp.packets_in_flight);
+        self.st.end_seq = tp.snd_nxt;
         self.st.curr_rtt = u32::MAX;
         self.st.sample_cnt = 0;
     }
@@ -449,8 +451,8 @@ impl CubicCore {
 
     /// `hystart_update`.
     fn hystart_update(&mut self, tp: &mut TcpState, delay: u32) {
-        // after(snd_una, end_seq), with packet counts.
-        if (tp.delivered.wrapping_sub(self.st.end_seq) as i32) > 0 {
+        // after(tp->snd_una, ca->end_seq)
+        if (tp.snd_una.wrapping_sub(self.st.end_seq) as i32) > 0 {
             self.hystart_reset(tp);
         }
         if tp.snd_cwnd < self.cfg.hystart_low_window {
@@ -859,12 +861,40 @@ pub(crate) mod tests {
         for i in 0..20u32 {
             tp.now_us += 10_000;
             tp.delivered += 1;
+            tp.snd_una += 1;
+            tp.snd_nxt = tp.snd_una + 2;
             c.pkts_acked(
                 &mut tp,
                 &AckSample { pkts_acked: 1, rtt_us: Some(50_000 + i * 10_000), in_flight: 2 },
             );
         }
         assert_eq!(tp.snd_ssthresh, tcp::INFINITE_SSTHRESH);
+    }
+
+    /// Linux's round marker (`end_seq = snd_nxt`): after a timeout `snd_nxt` stays where
+    /// it was, so HyStart's next round starts only once `snd_una` passes it, however few
+    /// packets are in flight (a count of delivered packets would end it at once).
+    #[test]
+    fn hystart_round_after_a_timeout_ends_when_snd_una_passes_the_old_snd_nxt() {
+        let mut c = Cubic::default();
+        let mut tp = TcpState::new(1448, 10);
+        c.init(&mut tp);
+        (tp.snd_una, tp.snd_nxt, tp.packets_in_flight, tp.now_us) = (100, 200, 1, 1_000_000);
+        c.set_state(&mut tp, CaState::Loss);
+        tp.snd_cwnd = 1;
+        let start = c.core.st.round_start;
+        let ack = |c: &mut Cubic, tp: &mut TcpState| {
+            tp.now_us += 1000;
+            tp.snd_una += 1;
+            tp.delivered += 1;
+            c.pkts_acked(tp, &AckSample { pkts_acked: 1, rtt_us: Some(50_000), in_flight: 1 });
+        };
+        while tp.snd_una < 200 {
+            ack(&mut c, &mut tp);
+        }
+        assert_eq!(c.core.st.round_start, start, "the round is still open at snd_una = 200");
+        ack(&mut c, &mut tp);
+        assert_eq!(c.core.st.round_start, tp.now_us as u32, "snd_una 201 passed end_seq");
     }
 
     #[test]

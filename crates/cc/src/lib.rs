@@ -180,6 +180,12 @@ pub struct TcpState {
     pub is_cwnd_limited: bool,
     /// Total packets delivered so far (`tp->delivered`).
     pub delivered: u32,
+    /// Oldest unacknowledged segment (`tp->snd_una`), counted in segments where Linux
+    /// counts bytes; SACKed segments above a hole do not move it.
+    pub snd_una: u32,
+    /// Next segment to send (`tp->snd_nxt`), in segments; it does not move back when a
+    /// timeout marks everything lost.
+    pub snd_nxt: u32,
     /// Loss recovery state (`icsk_ca_state`).
     pub ca_state: CaState,
 }
@@ -203,6 +209,8 @@ impl TcpState {
             max_packets_out: 0,
             is_cwnd_limited: true,
             delivered: 0,
+            snd_una: 0,
+            snd_nxt: 0,
             ca_state: CaState::Open,
         }
     }

@@ -4,14 +4,15 @@
 //! eBPF C twin of each algorithm; the two traces must be equal.
 //!
 //! The sender modelled here is deliberately minimal and fully determined by the events:
-//! it always has a full window in flight (after every ACK, `packets_in_flight = cwnd`), a
-//! loss reduces cwnd to ssthresh at once (the end result of PRR), and the first ACK after
-//! a loss or timeout ends recovery.
+//! it always has a full window in flight (after every ACK, `packets_in_flight = cwnd`, and
+//! `snd_nxt` reaches `snd_una + packets_in_flight`, never moving back, so a timeout leaves
+//! it where it was as Linux does), a loss reduces cwnd to ssthresh at once (the end result
+//! of PRR), and the first ACK after a loss or timeout ends recovery. ACKs are cumulative.
 //!
 //! Event format (one entry of the returned trace per event):
 //! - `Advance { us }`: the clock moves forward.
 //! - `Ack { acked, rtt_us }`: one ACK for `acked` packets with an optional RTT sample:
-//!   `delivered += acked`, srtt/min-RTT updated as Linux does (srtt += rtt - srtt/8, kept
+//!   `delivered += acked` and `snd_una += acked`, srtt/min-RTT updated as Linux does (srtt += rtt - srtt/8, kept
 //!   eight times larger), then [`CaState::Open`] if recovering (`set_state`), then
 //!   `pkts_acked` (in-flight before the ACK), `in_ack_event`, `cong_avoid`.
 //! - `AckRound { rtt_us, duration_us }`: shorthand for one round: as many `Ack { 1,
@@ -63,6 +64,7 @@ pub fn replay_with(
 ) -> Vec<(u32, u32)> {
     algo.init(tp);
     tp.packets_in_flight = tp.snd_cwnd;
+    fill_window(tp);
     replay_with_noinit(algo, tp, events)
 }
 
@@ -113,12 +115,14 @@ pub fn replay_with_noinit(
                     tp.ca_state = CaState::Open;
                 }
                 tp.packets_in_flight = tp.snd_cwnd;
+                fill_window(tp);
             }
             Event::Idle { us } => {
                 tp.packets_in_flight = 0;
                 tp.now_us += us;
                 algo.cwnd_event(tp, CaEvent::TxStart);
                 tp.packets_in_flight = tp.snd_cwnd;
+                fill_window(tp);
             }
             Event::Set { name, value } => algo.apply_param(name, value),
         }
@@ -127,8 +131,17 @@ pub fn replay_with_noinit(
     trace
 }
 
+/// The sender sends what the window allows: `snd_nxt` up to `snd_una + packets_in_flight`.
+fn fill_window(tp: &mut TcpState) {
+    let top = tp.snd_una.wrapping_add(tp.packets_in_flight);
+    if (top.wrapping_sub(tp.snd_nxt) as i32) > 0 {
+        tp.snd_nxt = top;
+    }
+}
+
 fn ack(algo: &mut dyn CongestionControl, tp: &mut TcpState, acked: u32, rtt_us: Option<u32>) {
     tp.delivered = tp.delivered.wrapping_add(acked);
+    tp.snd_una = tp.snd_una.wrapping_add(acked);
     if let Some(rtt) = rtt_us {
         // tcp_rtt_estimator(): srtt is kept << 3; first sample sets it.
         tp.srtt_us = if tp.srtt_us == 0 { rtt << 3 } else { tp.srtt_us - (tp.srtt_us >> 3) + rtt };
@@ -147,6 +160,7 @@ fn ack(algo: &mut dyn CongestionControl, tp: &mut TcpState, acked: u32, rtt_us: 
     );
     algo.cong_avoid(tp, acked);
     tp.packets_in_flight = tp.snd_cwnd;
+    fill_window(tp);
 }
 
 #[cfg(test)]

@@ -31,30 +31,30 @@ pub struct Args {
 }
 
 /// One flow of a summary.json.
-struct FlowSummary {
-    id: u64,
-    name: String,
-    cc: String,
-    goodput_bps: f64,
-    retransmits: f64,
-    rtt_p50_ms: f64,
-    rtt_p95_ms: f64,
-    rtt_p99_ms: f64,
+pub(crate) struct FlowSummary {
+    pub id: u64,
+    pub name: String,
+    pub cc: String,
+    pub goodput_bps: f64,
+    pub retransmits: f64,
+    pub rtt_p50_ms: f64,
+    pub rtt_p95_ms: f64,
+    pub rtt_p99_ms: f64,
 }
 
-/// What `compare` needs of one results folder.
-struct Run {
+/// What `compare` (and `cclab fidelity`) needs of one results folder.
+pub(crate) struct Run {
     /// The folder's own name, used for labels and the default output folder.
-    name: String,
-    dir: PathBuf,
-    scenario: String,
-    seed: u64,
-    duration_s: f64,
-    utilization: f64,
-    drops: f64,
-    mean_queue_packets: f64,
-    jain: f64,
-    flows: Vec<FlowSummary>,
+    pub name: String,
+    pub dir: PathBuf,
+    pub scenario: String,
+    pub seed: u64,
+    pub duration_s: f64,
+    pub utilization: f64,
+    pub drops: f64,
+    pub mean_queue_packets: f64,
+    pub jain: f64,
+    pub flows: Vec<FlowSummary>,
 }
 
 /// One compared quantity: its JSON key, its label in the table, the decimals of the JSON
@@ -230,7 +230,7 @@ fn folder_name(dir: &Path) -> String {
 }
 
 /// Reads the summary.json of a results folder; every error names the file and the field.
-fn load_summary(dir: &Path) -> Result<Run, String> {
+pub(crate) fn load_summary(dir: &Path) -> Result<Run, String> {
     if !dir.exists() {
         return Err(format!("{}: no such results folder", dir.display()));
     }
@@ -348,15 +348,16 @@ fn match_flows<'a>(
         .collect()
 }
 
-/// Per-flow (time s, cwnd packets) and (time s, delivered bytes) from the series, for the
-/// flows whose id is below `max_id`, indexed by id.
-struct FlowSeries {
-    cwnd: Vec<Vec<(f64, f64)>>,
-    delivered: Vec<Vec<(f64, u64)>>,
+/// Per-flow (time s, cwnd packets), (time s, ssthresh packets) and (time s, delivered
+/// bytes) from the series, for the flows whose id is below `max_id`, indexed by id.
+pub(crate) struct FlowSeries {
+    pub cwnd: Vec<Vec<(f64, f64)>>,
+    pub ssthresh: Vec<Vec<(f64, f64)>>,
+    pub delivered: Vec<Vec<(f64, u64)>>,
 }
 
 /// The series from flows.csv, or from flows.parquet where the run wrote Parquet.
-fn load_flows(dir: &Path, max_id: usize) -> Result<FlowSeries, String> {
+pub(crate) fn load_flows(dir: &Path, max_id: usize) -> Result<FlowSeries, String> {
     let parquet = dir.join("flows.parquet");
     if !dir.join("flows.csv").exists() && parquet.exists() {
         return load_flows_parquet(&parquet, max_id);
@@ -377,10 +378,18 @@ fn load_flows_parquet(path: &Path, max_id: usize) -> Result<FlowSeries, String> 
             .position(|c| c.name() == name)
             .ok_or_else(|| format!("{}: no column {name}", path.display()))
     };
-    let (ct, cf, cc, cd) =
-        (col("time_s")?, col("flow")?, col("cwnd_pkts")?, col("delivered_bytes")?);
-    let mut out =
-        FlowSeries { cwnd: vec![Vec::new(); max_id], delivered: vec![Vec::new(); max_id] };
+    let (ct, cf, cc, cs, cd) = (
+        col("time_s")?,
+        col("flow")?,
+        col("cwnd_pkts")?,
+        col("ssthresh_pkts")?,
+        col("delivered_bytes")?,
+    );
+    let mut out = FlowSeries {
+        cwnd: vec![Vec::new(); max_id],
+        ssthresh: vec![Vec::new(); max_id],
+        delivered: vec![Vec::new(); max_id],
+    };
     for row in reader.get_row_iter(None).map_err(|e| bad(&e))? {
         let row = row.map_err(|e| bad(&e))?;
         use parquet::record::RowAccessor;
@@ -390,8 +399,10 @@ fn load_flows_parquet(path: &Path, max_id: usize) -> Result<FlowSeries, String> 
         }
         let t = row.get_double(ct).map_err(|e| bad(&e))?;
         let cwnd = row.get_long(cc).map_err(|e| bad(&e))? as f64;
+        let ssthresh = row.get_long(cs).map_err(|e| bad(&e))? as f64;
         let delivered = row.get_long(cd).map_err(|e| bad(&e))? as u64;
         out.cwnd[flow].push((t, cwnd));
+        out.ssthresh[flow].push((t, ssthresh));
         out.delivered[flow].push((t, delivered));
     }
     Ok(out)
@@ -417,8 +428,12 @@ fn load_flows_csv(dir: &Path, max_id: usize) -> Result<FlowSeries, String> {
     };
     let (ct, cf, cc, cd) =
         (col("time_s")?, col("flow")?, col("cwnd_pkts")?, col("delivered_bytes")?);
-    let mut out =
-        FlowSeries { cwnd: vec![Vec::new(); max_id], delivered: vec![Vec::new(); max_id] };
+    let cs = col("ssthresh_pkts")?;
+    let mut out = FlowSeries {
+        cwnd: vec![Vec::new(); max_id],
+        ssthresh: vec![Vec::new(); max_id],
+        delivered: vec![Vec::new(); max_id],
+    };
     for (n, line) in lines.enumerate() {
         if line.trim().is_empty() {
             continue;
@@ -443,11 +458,15 @@ fn load_flows_csv(dir: &Path, max_id: usize) -> Result<FlowSeries, String> {
             .ok()
             .filter(|t: &f64| t.is_finite())
             .ok_or_else(|| bad(ct, "a time in seconds"))?;
-        let cwnd: f64 = cell(cc)
-            .parse()
-            .ok()
-            .filter(|x: &f64| x.is_finite())
-            .ok_or_else(|| bad(cc, "a number of packets"))?;
+        let packets = |c: usize| -> Result<f64, String> {
+            cell(c)
+                .parse()
+                .ok()
+                .filter(|x: &f64| x.is_finite())
+                .ok_or_else(|| bad(c, "a number of packets"))
+        };
+        let cwnd = packets(cc)?;
+        out.ssthresh[flow].push((t, packets(cs)?));
         let delivered: u64 = cell(cd).parse().map_err(|_| bad(cd, "a whole number of bytes"))?;
         out.cwnd[flow].push((t, cwnd));
         out.delivered[flow].push((t, delivered));

@@ -5,6 +5,8 @@
 pub mod algorithms;
 pub mod bench;
 pub mod compare;
+pub mod fidelity;
+pub mod fidelity_report;
 pub mod format;
 pub mod parquet_file;
 pub mod plot;

@@ -7,7 +7,7 @@ use clap::{Parser, Subcommand};
 use std::io::Write;
 use std::process::ExitCode;
 
-use cclab_cli::{algorithms, bench, compare, reproduce, run, serve, testbed};
+use cclab_cli::{algorithms, bench, compare, fidelity, reproduce, run, serve, testbed};
 
 #[derive(Parser)]
 #[command(
@@ -41,6 +41,8 @@ enum Command {
     Compare(compare::Args),
     /// Run the seed papers' experiments and set cclab's numbers beside the papers'.
     Reproduce(reproduce::Args),
+    /// Multi-flow scenarios in the simulator and on the real kernel, side by side (root).
+    Fidelity(fidelity::Args),
     /// The web lab: edit, run, watch and tune scenarios in a browser (http://127.0.0.1:7878).
     Serve(serve::Args),
 }
@@ -60,6 +62,7 @@ fn main() -> ExitCode {
         Command::Udp(a) => cclab_emu::cli::run_udp(&a).map_err(|e| e.to_string()),
         Command::Compare(a) => compare::main(a),
         Command::Reproduce(a) => reproduce::main(a),
+        Command::Fidelity(a) => fidelity::main(a),
         Command::Serve(a) => serve::main(a),
     };
     match result {

@@ -116,22 +116,28 @@ pub fn main(args: Args) -> Result<(), String> {
     }
 }
 
-/// The seeds' folder: `--seeds`, else `scenarios/seeds` here, else beside the binary's
-/// repository (target/<profile>/cclab), else where this source was built.
+/// The seeds' folder: `--seeds`, else `scenarios/seeds` (see [`repo_folder`]).
 fn seeds_dir(given: Option<&Path>) -> Result<PathBuf, String> {
+    repo_folder(given, "scenarios/seeds", "--seeds")
+}
+
+/// A folder of the repository: `given` (the option `flag`), else `rel` here, else beside
+/// the binary's repository (target/<profile>/cclab), else where this source was built.
+pub(crate) fn repo_folder(given: Option<&Path>, rel: &str, flag: &str) -> Result<PathBuf, String> {
     if let Some(d) = given {
         return Ok(d.to_path_buf());
     }
-    let mut candidates = vec![PathBuf::from("scenarios/seeds")];
+    let mut candidates = vec![PathBuf::from(rel)];
     if let Ok(exe) = std::env::current_exe() {
         if let Some(repo) = exe.parent().and_then(Path::parent).and_then(Path::parent) {
-            candidates.push(repo.join("scenarios/seeds"));
+            candidates.push(repo.join(rel));
         }
     }
-    candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/seeds"));
-    candidates.into_iter().find(|c| c.is_dir()).ok_or_else(|| {
-        "cannot find scenarios/seeds; run from the repository or give --seeds DIR".to_string()
-    })
+    candidates.push(Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(rel));
+    candidates
+        .into_iter()
+        .find(|c| c.is_dir())
+        .ok_or_else(|| format!("cannot find {rel}; run from the repository or give {flag} DIR"))
 }
 
 /// Runs one scenario's sweep into `out/<stem>/` and returns its plan and table.

@@ -1,11 +1,16 @@
 //! `cclab testbed run`: a scenario on real TCP through the emulator (cclab-emu's testbed),
 //! written into the same results folder as `cclab run`, so the two can be compared.
 
+use crate::format::Json;
 use crate::progress::Progress;
 use crate::results::{self, Clock, Perf, Recorder, Staging};
-use cclab_emu::testbed::Transport;
+use crate::run::Finished;
+use cclab_emu::testbed::{HystartCounters, Steering, Transport};
 use cclab_scenario::metrics::{run_metrics, FlowSeries, Tee};
-use std::path::PathBuf;
+use cclab_scenario::Scenario;
+use cclab_units::Time;
+use std::ops::ControlFlow;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(clap::Args)]
@@ -45,25 +50,46 @@ pub fn main(args: Args) -> Result<(), String> {
         .out
         .clone()
         .unwrap_or_else(|| PathBuf::from("results").join(format!("{}-testbed", scn.name)));
-    let staging = Staging::new(&out)?;
-    let mut rec = Recorder::new(staging.path(), &scn, crate::series::SeriesFormat::Auto)?;
-    let mut series = FlowSeries::new(&scn.config, &scn.metrics);
-    let total_s = scn.config.duration.as_secs_f64();
-    let mut progress = Progress::new(&scn.name);
     let transports = match transport {
         Some(t) => vec![t; scn.config.flows.len()],
         None => scn.transports.clone(),
     };
+    let done = execute(&scn, &transports, &out, true)?;
+    results::print_finished((&scn, &done.report, &done.metrics), &done.perf, &out, done.replaced);
+    Ok(())
+}
+
+/// Runs `scn` on real TCP through the emulator and writes its results folder `out`, as
+/// [`crate::run::execute`] does for a simulated run. cclab's BPF algorithms must be loaded
+/// (`cclab kernel load`); the testbed runs them with the flows' parameters.
+pub fn execute(
+    scn: &Scenario,
+    transports: &[Transport],
+    out: &Path,
+    show_progress: bool,
+) -> Result<Finished, String> {
+    let staging = Staging::new(out)?;
+    let mut rec = Recorder::new(staging.path(), scn, crate::series::SeriesFormat::Auto)?;
+    let mut series = FlowSeries::new(&scn.config, &scn.metrics);
+    let total_s = scn.config.duration.as_secs_f64();
+    let mut progress = show_progress.then(|| Progress::new(&scn.name));
     cclab_emu::netns::reap();
     let started = Instant::now();
     let mut both = Tee(&mut rec, &mut series);
-    let report = cclab_emu::testbed::run_with(&scn.config, &transports, &mut both, &mut |t| {
-        progress.update(t.as_secs_f64(), total_s)
-    })
-    .map_err(|e| e.to_string())?;
+    let steer = &mut |t: Time, _: &mut Steering<'_>| {
+        if let Some(p) = &mut progress {
+            p.update(t.as_secs_f64(), total_s)
+        }
+        ControlFlow::Continue(())
+    };
+    let (report, hystart) =
+        cclab_emu::testbed::run_steered(&scn.config, transports, &mut both, steer)
+            .map_err(|e| e.to_string())?;
     // Namespace and emulator setup and teardown included: the command's real cost.
     let wall_s = started.elapsed().as_secs_f64();
-    progress.finish(total_s);
+    if let Some(p) = &mut progress {
+        p.finish(total_s);
+    }
     // Real TCP's bytes sent are not counted here, so no send rate.
     let metrics = run_metrics(&scn.config, &scn.metrics, &report, &series, None);
     let perf = Perf {
@@ -72,8 +98,21 @@ pub fn main(args: Args) -> Result<(), String> {
         wall_s,
         packets: report.link.delivered_packets,
     };
-    let run = (&scn, &report, &metrics);
-    let replaced = results::finish(staging, &mut rec, run, &perf, &[])?;
-    results::print_finished(run, &perf, &out, replaced);
-    Ok(())
+    let kernel = kernel_json(&hystart).render();
+    let run = (scn, &report, &metrics);
+    let replaced = results::finish(staging, &mut rec, run, &perf, &[("kernel.json", kernel)])?;
+    Ok(Finished { report, metrics, perf, replaced })
+}
+
+/// kernel.json: the kernel's own HyStart counters over the run's kernel CUBIC flows.
+fn kernel_json(c: &HystartCounters) -> Json {
+    Json::Obj(vec![(
+        "hystart",
+        Json::Obj(vec![
+            ("train_detect", Json::u(c.train_detect)),
+            ("train_cwnd_sum", Json::u(c.train_cwnd)),
+            ("delay_detect", Json::u(c.delay_detect)),
+            ("delay_cwnd_sum", Json::u(c.delay_cwnd)),
+        ]),
+    )])
 }

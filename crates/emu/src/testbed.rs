@@ -171,22 +171,62 @@ pub fn run_with(
     obs: &mut dyn Observer,
     progress: &mut dyn FnMut(Time),
 ) -> Result<Report, EmuError> {
-    run_steered(cfg, transports, obs, &mut |t, _| {
+    let steer = &mut |t, _: &mut Steering<'_>| {
         progress(t);
         ControlFlow::Continue(())
-    })
+    };
+    run_steered(cfg, transports, obs, steer).map(|(report, _)| report)
+}
+
+/// The senders' namespace's HyStart counters at the end of a run (`TcpExt` in
+/// /proc/net/netstat, Linux `LINUX_MIB_TCPHYSTART*`, counted by `hystart_update` in
+/// net/ipv4/tcp_cubic.c): how many slow starts each detector ended, and the sum of the
+/// cwnds it ended them at, over every kernel CUBIC flow of the run (`cclab_tuner` keeps no
+/// such counters). Zero where the kernel has none.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HystartCounters {
+    pub train_detect: u64,
+    pub train_cwnd: u64,
+    pub delay_detect: u64,
+    pub delay_cwnd: u64,
+}
+
+impl HystartCounters {
+    /// Reads them from the text of /proc/net/netstat (a names line, then a values line).
+    pub fn parse(netstat: &str) -> HystartCounters {
+        let lines: Vec<&str> = netstat.lines().collect();
+        let mut c = HystartCounters::default();
+        for pair in lines.windows(2) {
+            let (Some(names), Some(values)) =
+                (pair[0].strip_prefix("TcpExt:"), pair[1].strip_prefix("TcpExt:"))
+            else {
+                continue;
+            };
+            for (name, value) in names.split_whitespace().zip(values.split_whitespace()) {
+                let v = value.parse().unwrap_or(0);
+                match name {
+                    "TCPHystartTrainDetect" => c.train_detect = v,
+                    "TCPHystartTrainCwnd" => c.train_cwnd = v,
+                    "TCPHystartDelayDetect" => c.delay_detect = v,
+                    "TCPHystartDelayCwnd" => c.delay_cwnd = v,
+                    _ => {}
+                }
+            }
+        }
+        c
+    }
 }
 
 /// Runs the scenario on real kernel TCP like [`run_with`], letting `steer` act at every
 /// sample instant: change a flow's route ([`Steering::set_route`]) or end the run there
 /// (`Break`). A run ended early reports on the time it ran, and leaves nothing behind
-/// either way.
+/// either way. Also returns the kernel's HyStart counters of the run.
 pub fn run_steered(
     cfg: &SimConfig,
     transports: &[Transport],
     obs: &mut dyn Observer,
     steer: &mut dyn FnMut(Time, &mut Steering<'_>) -> ControlFlow<()>,
-) -> Result<Report, EmuError> {
+) -> Result<(Report, HystartCounters), EmuError> {
     crate::netns::preflight()?;
     check(cfg, transports, &kernel_algorithms())?;
     let kernel: Vec<bool> = transports.iter().map(|t| *t == Transport::Kernel).collect();
@@ -203,9 +243,13 @@ pub fn run_steered(
         Steering { ns: h.net().a.name().to_string(), routes: flow_routes(cfg), flows: &cfg.flows };
     let sampled = sampler.run(&h, &threads.shared, clock, obs, &mut |t| steer(t, &mut steering));
     threads.wind_down(sampled.is_ok());
+    let netstat = h.spawn(Side::A, || std::fs::read_to_string("/proc/thread-self/net/netstat"));
+    let hystart =
+        HystartCounters::parse(&netstat.join().ok().and_then(Result::ok).unwrap_or_default());
     let fwd = h.finish()?;
     sampled?;
-    Ok(sampler.report(cfg, transports, &threads.shared, &fwd.dirs[crate::UPLINK].stats))
+    let report = sampler.report(cfg, transports, &threads.shared, &fwd.dirs[crate::UPLINK].stats);
+    Ok((report, hystart))
 }
 
 /// What a caller may change on a running testbed: each flow's route metrics and the
@@ -689,7 +733,8 @@ fn receive(
 }
 
 /// Sender of one flow: starts at `f.start`, sends until its size, its stop time or the
-/// end of the run.
+/// end of the run; its socket uses the kernel's algorithm `cc`.
+#[allow(clippy::too_many_arguments)]
 fn send(
     i: usize,
     f: cclab_sim::FlowConfig,
@@ -923,6 +968,7 @@ mod tests {
     #[test]
     fn refuses_what_it_cannot_run_faithfully() {
         let avail: Vec<String> = ["reno", "cubic"].iter().map(|s| s.to_string()).collect();
+        let check = |c: &SimConfig, t: &[Transport], a: &[String]| super::check(c, t, a);
         assert!(
             check(&config(&[("cubic", 40), ("reno", 40)]), &[Transport::Kernel; 2], &avail).is_ok()
         );
@@ -950,11 +996,33 @@ mod tests {
         let e = check(&c, &[Transport::Udp], &avail).unwrap_err().to_string();
         assert!(e.contains("flows[0]") && e.contains("nosuch"), "{e}");
         assert!(check(&config(&[("reno", 40)]), &k(2), &avail).is_err());
+        // A `tuner` flow runs as the kernel's cclab_tuner (which must be loaded), with its
+        // parameters.
+        let mut c = config(&[("tuner", 40)]);
+        c.flows[0].params.push(("beta".into(), 0.5));
+        assert!(check(&c, &k(1), &avail)
+            .unwrap_err()
+            .to_string()
+            .contains("\"cclab_tuner\" is not available"));
+        let with_twin: Vec<String> = [&avail[..], &["cclab_tuner".to_string()]].concat();
+        assert!(check(&c, &k(1), &with_twin).is_ok());
         let many: Vec<(&str, u64)> = vec![("cubic", 40); MAX_FLOWS + 1];
         assert!(check(&config(&many), &k(MAX_FLOWS + 1), &avail)
             .unwrap_err()
             .to_string()
             .contains("at most"));
+    }
+
+    #[test]
+    fn hystart_counters_come_from_the_tcpext_lines() {
+        let text = "TcpExt: SyncookiesSent TCPHystartTrainDetect TCPHystartTrainCwnd TCPHystartDelayDetect TCPHystartDelayCwnd\n\
+                    TcpExt: 0 1 135 2 60\nIpExt: InNoRoutes\nIpExt: 0\n";
+        let c = HystartCounters::parse(text);
+        assert_eq!(
+            c,
+            HystartCounters { train_detect: 1, train_cwnd: 135, delay_detect: 2, delay_cwnd: 60 }
+        );
+        assert_eq!(HystartCounters::parse(""), HystartCounters::default());
     }
 
     #[test]

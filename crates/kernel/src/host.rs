@@ -7,8 +7,8 @@
 //! cwnd, ssthresh and the cwnd counter back. Where crates/cc models a kernel field it does
 //! not have, the wrapper feeds the C code the same model, so only algorithm code is
 //! compared:
-//! - `snd_una` = packets delivered, `snd_nxt` = delivered + in flight (crates/cc's HyStart
-//!   round marker counts packets);
+//! - `snd_una` and `snd_nxt` are crates/cc's, in segments (Linux counts bytes; HyStart only
+//!   compares them);
 //! - `lsndtime` = the jiffies of the last ACK that emptied the pipe (crates/cc's stand-in);
 //! - `sk_pacing_rate` = what `tcp_update_pacing_rate()` would set, computed as crates/cc's
 //!   cubic does; no pacing qdisc; 64 KiB GSO.
@@ -124,8 +124,8 @@ impl HostAlgo {
         s.snd_cwnd_cnt = tp.snd_cwnd_cnt;
         s.snd_cwnd_clamp = tp.snd_cwnd_clamp;
         s.prior_cwnd = tp.prior_cwnd;
-        s.snd_una = tp.delivered;
-        s.snd_nxt = tp.delivered.wrapping_add(tp.packets_in_flight);
+        s.snd_una = tp.snd_una;
+        s.snd_nxt = tp.snd_nxt;
         s.max_packets_out = tp.max_packets_out;
         s.is_cwnd_limited = tp.is_cwnd_limited as u32;
         s.lsndtime = self.last_drain.unwrap_or_else(|| tp.jiffies());

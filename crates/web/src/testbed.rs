@@ -132,6 +132,7 @@ pub fn run(run: Arc<Run>, rx: Receiver<Command>) {
             };
         let mut both = Tee(&mut p, &mut series);
         cclab_emu::testbed::run_steered(&scn.config, &scn.transports, &mut both, &mut steer)
+            .map(|(report, _)| report)
     };
     p.dec.flush();
     match (outcome, stopped) {

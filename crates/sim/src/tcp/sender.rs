@@ -352,6 +352,8 @@ impl TcpSender {
     fn sync_tp(&mut self, now: Time) {
         self.tp.now_us = now.as_micros();
         self.tp.packets_in_flight = self.in_flight();
+        self.tp.snd_una = self.snd_una;
+        self.tp.snd_nxt = self.snd_nxt;
     }
 
     // ----- live settings -----

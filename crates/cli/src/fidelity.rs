@@ -1,0 +1,241 @@
+//! `cclab fidelity`: how flows share a bottleneck in the simulator against the real kernel
+//! (issue 10). Every scenario of the matrix (`scenarios/fidelity/*.toml`, each saying in
+//! its opening comment why it is there) runs once in the simulator and `--runs` times on
+//! real TCP through the emulator (the kernel is not seeded, so real runs differ), each
+//! into an ordinary results folder (`cclab run` and `cclab testbed run`'s own writers).
+//! [`crate::fidelity_report`] then reads those folders back and writes the comparison.
+//!
+//! Layout of `--out` (default `results/fidelity`, `results/fidelity-quick` with `--quick`):
+//! `<scenario>/sim/`, `<scenario>/real-<k>/`, `<scenario>/scenario.toml` (the text that ran,
+//! with its overrides), `cwnd-<scenario>.svg`, `fidelity.json`, `report.html`.
+//!
+//! `tuner` flows run on the kernel as the eBPF twin `cclab_tuner`, whose parameters are
+//! global: this command loads it (unless it is loaded) and afterwards unloads it, also
+//! when a run fails; the testbed writes the flows' parameters into its map for each run
+//! and puts the earlier values back (`cclab_emu::kernel_algos`).
+
+use crate::fidelity_report::{self, Measured};
+use crate::series::SeriesFormat;
+use cclab_emu::testbed::Transport;
+use cclab_kernel::{Algo, Kernel};
+use cclab_scenario::Scenario;
+use std::path::{Path, PathBuf};
+
+/// The `--quick` matrix: short, and the cases the test suite can check.
+const QUICK: &[&str] = &["rtt1-cubic-cubic", "cubic-vs-reno", "rtt4-cubic-cubic"];
+/// `--quick` runs each scenario this long.
+const QUICK_DURATION: &str = "10s";
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// A few short scenarios (the test suite runs this).
+    #[arg(long)]
+    pub quick: bool,
+    /// Real runs per scenario.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=20))]
+    pub runs: u64,
+    /// Output folder [default: results/fidelity, or results/fidelity-quick].
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+    /// Folder of the matrix's scenario files [default: scenarios/fidelity].
+    #[arg(long)]
+    pub scenarios: Option<PathBuf>,
+    /// Rerun only the simulator and rebuild the report from the real runs already in
+    /// --out (no root needed); refused where a scenario's text changed since.
+    #[arg(long)]
+    pub sim_only: bool,
+}
+
+/// One scenario of the matrix: its file, what ran, and why it is in the matrix.
+pub struct Case {
+    pub stem: String,
+    pub file: PathBuf,
+    pub scn: Scenario,
+    /// The file's opening comment.
+    pub why: String,
+    /// The file's text and the overrides applied to it (kept beside the real runs).
+    pub text: String,
+}
+
+pub fn main(args: Args) -> Result<(), String> {
+    let dir = crate::reproduce::repo_folder(
+        args.scenarios.as_deref(),
+        "scenarios/fidelity",
+        "--scenarios",
+    )?;
+    let cases = load_cases(&dir, args.quick)?;
+    let out = args.out.clone().unwrap_or_else(|| {
+        PathBuf::from("results").join(if args.quick { "fidelity-quick" } else { "fidelity" })
+    });
+    prepare_out(&out, args.sim_only)?;
+    if !args.sim_only {
+        real_runs_possible(&cases)?;
+    }
+    let mut measured = Vec::new();
+    for (n, case) in cases.iter().enumerate() {
+        eprintln!("[{}/{}] {}", n + 1, cases.len(), case.stem);
+        let folder = out.join(&case.stem);
+        run_sim(case, &folder)?;
+        if args.sim_only {
+            check_unchanged(case, &folder)?;
+        } else {
+            run_real(case, &folder, args.runs)?;
+        }
+        measured.push(Measured::read(case, &folder)?);
+    }
+    let text = fidelity_report::write(&out, &measured, args.quick)?;
+    crate::format::out(&text);
+    crate::format::outln(&format!("report: {}", out.join("report.html").display()));
+    Ok(())
+}
+
+/// The matrix's scenario files in name order (only [`QUICK`]'s, shortened, with `quick`).
+fn load_cases(dir: &Path, quick: bool) -> Result<Vec<Case>, String> {
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    let stem = |p: &Path| p.file_stem().map(|s| s.to_string_lossy().into_owned());
+    if quick {
+        for q in QUICK {
+            if !files.iter().any(|f| stem(f).as_deref() == Some(q)) {
+                return Err(format!("{}: the quick matrix needs {q}.toml", dir.display()));
+            }
+        }
+        files.retain(|f| stem(f).is_some_and(|s| QUICK.contains(&s.as_str())));
+    }
+    if files.is_empty() {
+        return Err(format!("{}: no scenario files (*.toml)", dir.display()));
+    }
+    let overrides: Vec<String> =
+        if quick { vec![format!("duration=\"{QUICK_DURATION}\"")] } else { Vec::new() };
+    files.iter().map(|f| load_case(f, &overrides)).collect()
+}
+
+fn load_case(file: &Path, overrides: &[String]) -> Result<Case, String> {
+    let source = std::fs::read_to_string(file)
+        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let scn = cclab_scenario::load_file(file, overrides).map_err(|e| e.to_string())?;
+    let why = source
+        .lines()
+        .take_while(|l| l.starts_with('#'))
+        .map(|l| l.trim_start_matches('#').trim())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut text = source.clone();
+    for o in overrides {
+        text.push_str(&format!("# --set {o}\n"));
+    }
+    let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    Ok(Case { stem, file: file.to_path_buf(), scn, why, text })
+}
+
+/// Creates `out`; refuses a folder that is neither empty nor an earlier report's.
+/// `--sim-only` needs an earlier report's folder.
+fn prepare_out(out: &Path, sim_only: bool) -> Result<(), String> {
+    let ours = out.join("fidelity.json").is_file();
+    if sim_only && !ours {
+        return Err(format!(
+            "--sim-only: {} holds no earlier report (fidelity.json); run without --sim-only first",
+            out.display()
+        ));
+    }
+    if out.exists() {
+        let empty = std::fs::read_dir(out).map(|mut d| d.next().is_none()).unwrap_or(false);
+        if !out.is_dir() || (!empty && !ours) {
+            return Err(format!(
+                "{} exists and is not a cclab fidelity folder (no fidelity.json); choose another --out",
+                out.display()
+            ));
+        }
+    }
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))
+}
+
+/// Real runs need root, TUN, and (for `tuner` flows) the BPF programs.
+fn real_runs_possible(cases: &[Case]) -> Result<(), String> {
+    if !cclab_kernel::loader::is_root() {
+        return Err("cclab fidelity runs real TCP between network namespaces: it needs root (--sim-only rebuilds the report from earlier real runs)".into());
+    }
+    if !Path::new("/dev/net/tun").exists() {
+        return Err("cclab fidelity needs /dev/net/tun for the emulator".into());
+    }
+    let twins = cases.iter().any(|c| c.scn.config.flows.iter().any(|f| twin_of(&f.cc).is_some()));
+    if let (true, Some(why)) = (twins, cclab_kernel::bpf_unavailable()) {
+        return Err(format!("the matrix has tuner flows, which run on the kernel as cclab_tuner, but the BPF programs were not built: {why}"));
+    }
+    Ok(())
+}
+
+/// The eBPF twin a cclab algorithm runs as on the kernel, if it has one.
+fn twin_of(cc: &str) -> Option<Algo> {
+    Algo::parse(cc).ok()
+}
+
+fn run_sim(case: &Case, folder: &Path) -> Result<(), String> {
+    let file = case.file.display().to_string();
+    crate::run::execute(&case.scn, &file, &folder.join("sim"), &[], false, SeriesFormat::Auto)
+        .map(|_| ())
+}
+
+/// The real runs of one scenario, after which its text is kept beside them.
+fn run_real(case: &Case, folder: &Path, runs: u64) -> Result<(), String> {
+    let cfg = &case.scn.config;
+    // The testbed runs each twin with the flows' parameters and puts the map back after.
+    let mut twins: Vec<Algo> = cfg.flows.iter().filter_map(|f| twin_of(&f.cc)).collect();
+    twins.dedup();
+    let _loaded = twins.into_iter().map(TwinGuard::load).collect::<Result<Vec<_>, _>>()?;
+    let transports = vec![Transport::Kernel; cfg.flows.len()];
+    for k in 1..=runs {
+        eprintln!("  real run {k}/{runs} ({} s)", cfg.duration.as_secs_f64());
+        let out = folder.join(format!("real-{k}"));
+        crate::testbed::execute(&case.scn, &transports, &out, false)
+            .map_err(|e| format!("{}: real run {k}: {e}", case.stem))?;
+    }
+    let keep = folder.join("scenario.toml");
+    std::fs::write(&keep, &case.text).map_err(|e| format!("cannot write {}: {e}", keep.display()))
+}
+
+/// `--sim-only`: the real runs beside the report must be of this very text.
+fn check_unchanged(case: &Case, folder: &Path) -> Result<(), String> {
+    let keep = folder.join("scenario.toml");
+    match std::fs::read_to_string(&keep) {
+        Ok(t) if t == case.text => Ok(()),
+        Ok(_) => Err(format!(
+            "--sim-only: {} changed since its real runs ({}); rerun without --sim-only",
+            case.file.display(),
+            keep.display()
+        )),
+        Err(_) => {
+            Err(format!("--sim-only: {} has no real runs ({} missing)", case.stem, keep.display()))
+        }
+    }
+}
+
+/// An eBPF twin loaded for the matrix if it was not; dropping it unloads what it loaded.
+struct TwinGuard {
+    algo: Algo,
+    loaded_here: bool,
+}
+
+impl TwinGuard {
+    fn load(algo: Algo) -> Result<TwinGuard, String> {
+        let k = Kernel::default();
+        let loaded_here = !k.is_loaded(algo);
+        if loaded_here {
+            k.load(algo).map_err(|e| e.to_string())?;
+        }
+        Ok(TwinGuard { algo, loaded_here })
+    }
+}
+
+impl Drop for TwinGuard {
+    fn drop(&mut self) {
+        if self.loaded_here {
+            let _ = Kernel::default().unload(self.algo);
+        }
+    }
+}

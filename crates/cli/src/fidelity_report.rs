@@ -1,0 +1,487 @@
+//! The report of `cclab fidelity`: per scenario and flow, the simulated figures beside the
+//! real runs' mean and spread, the agreement verdicts of issue 10's targets, and a cwnd
+//! overlay (simulated solid, real runs dashed). Read back from the runs' results folders
+//! with `cclab compare`'s readers, so the report sees exactly what the files say.
+//!
+//! Figures per flow: goodput, RTT p50 and p95 (summary.json); the slow-start exit (the
+//! first sample whose ssthresh is finite: the largest cwnd up to it, and its time after
+//! the flow's start); loss events (samples whose ssthresh changed to below the previous
+//! sample's cwnd: a reduction, not HyStart's exit) and retransmits. Samples are the
+//! runs' `sample_interval` apart (10 ms unless the scenario says otherwise), on both sides.
+//!
+//! Verdicts (issue 10's targets): a flow's goodput agrees when the simulated value is
+//! within ±10% of the real mean or inside the real runs' range; a scenario's goodput
+//! agrees when every flow's does; Jain agrees within ±0.05 of the real mean; a slow-start
+//! exit cwnd agrees within ±15% of the real mean.
+
+use crate::compare::{load_flows, load_summary, FlowSeries, Run};
+use crate::fidelity::Case;
+use crate::format::{num, xml, Json};
+use crate::plot::{Chart, Series};
+use std::path::Path;
+
+/// Linux `TCP_INFINITE_SSTHRESH`, which the simulator reports too before a first exit.
+const INFINITE_SSTHRESH: f64 = 2147483647.0;
+/// Flows drawn in a scenario's cwnd overlay at most (the legend holds 16 lines).
+const MAX_PLOTTED_FLOWS: usize = 4;
+/// Goodput agreement: relative to the real mean (issue 10).
+const GOODPUT_TOLERANCE: f64 = 0.10;
+/// Jain agreement: absolute (issue 10).
+const JAIN_TOLERANCE: f64 = 0.05;
+/// Slow-start exit cwnd agreement: relative to the real mean (issue 10).
+const SS_EXIT_TOLERANCE: f64 = 0.15;
+
+/// One run's figures for one flow.
+#[derive(Clone, Copy)]
+struct FlowFigures {
+    goodput_bps: f64,
+    rtt_p50_ms: f64,
+    rtt_p95_ms: f64,
+    ss_exit_cwnd: f64,
+    ss_exit_s: f64,
+    loss_events: f64,
+    retransmits: f64,
+}
+
+/// Reads one figure of a flow.
+type Get = fn(&FlowFigures) -> f64;
+
+/// The figures of a flow and how each is shown: key, label, decimals.
+const FIGURES: &[(&str, &str, usize, Get)] = &[
+    ("goodput_bps", "goodput Mbit/s", 0, |f| f.goodput_bps),
+    ("rtt_p50_ms", "RTT p50 ms", 3, |f| f.rtt_p50_ms),
+    ("rtt_p95_ms", "RTT p95 ms", 3, |f| f.rtt_p95_ms),
+    ("ss_exit_cwnd", "slow-start exit cwnd", 0, |f| f.ss_exit_cwnd),
+    ("ss_exit_s", "slow-start exit s", 3, |f| f.ss_exit_s),
+    ("loss_events", "loss events", 0, |f| f.loss_events),
+    ("retransmits", "retransmits", 0, |f| f.retransmits),
+];
+
+/// One run (simulated or real) of a scenario.
+struct RunFigures {
+    jain: f64,
+    flows: Vec<FlowFigures>,
+    cwnd: Vec<Vec<(f64, f64)>>,
+    /// Real runs: the kernel's HyStart exits over the run's CUBIC flows, from kernel.json
+    /// (train detections, their cwnd sum, delay detections, their cwnd sum).
+    hystart: Option<[u64; 4]>,
+}
+
+/// A scenario's simulated run and its real runs, read back from their folders.
+pub struct Measured {
+    stem: String,
+    why: String,
+    duration_s: f64,
+    names: Vec<(String, String)>,
+    sim: RunFigures,
+    real: Vec<RunFigures>,
+}
+
+impl Measured {
+    /// Reads `folder/sim` and every `folder/real-<k>` there is.
+    pub fn read(case: &Case, folder: &Path) -> Result<Measured, String> {
+        let starts: Vec<f64> =
+            case.scn.config.flows.iter().map(|f| f.start.as_secs_f64()).collect();
+        let sim_run = load_summary(&folder.join("sim"))?;
+        let names = sim_run.flows.iter().map(|f| (f.name.clone(), f.cc.clone())).collect();
+        let sim = figures(&sim_run, &starts)?;
+        let mut real = Vec::new();
+        for k in 1.. {
+            let dir = folder.join(format!("real-{k}"));
+            if !dir.is_dir() {
+                break;
+            }
+            real.push(figures(&load_summary(&dir)?, &starts)?);
+        }
+        if real.is_empty() {
+            return Err(format!("{}: no real runs (real-1 missing)", folder.display()));
+        }
+        Ok(Measured {
+            stem: case.stem.clone(),
+            why: case.why.clone(),
+            duration_s: case.scn.config.duration.as_secs_f64(),
+            names,
+            sim,
+            real,
+        })
+    }
+}
+
+fn figures(run: &Run, starts: &[f64]) -> Result<RunFigures, String> {
+    let n = run.flows.len();
+    let series = load_flows(&run.dir, n)?;
+    let flows = run
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let (ss_exit_cwnd, ss_exit_s) =
+                slow_start_exit(&series, i, starts.get(i).copied().unwrap_or(0.0));
+            FlowFigures {
+                goodput_bps: f.goodput_bps,
+                rtt_p50_ms: f.rtt_p50_ms,
+                rtt_p95_ms: f.rtt_p95_ms,
+                ss_exit_cwnd,
+                ss_exit_s,
+                loss_events: loss_events(&series, i) as f64,
+                retransmits: f.retransmits,
+            }
+        })
+        .collect();
+    Ok(RunFigures { jain: run.jain, flows, cwnd: series.cwnd, hystart: kernel_hystart(&run.dir) })
+}
+
+/// The kernel's HyStart counters of a real run (`cclab testbed run`'s kernel.json), if any.
+fn kernel_hystart(dir: &Path) -> Option<[u64; 4]> {
+    let text = std::fs::read_to_string(dir.join("kernel.json")).ok()?;
+    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    let h = &v["hystart"];
+    let get = |k: &str| h[k].as_u64();
+    Some([
+        get("train_detect")?,
+        get("train_cwnd_sum")?,
+        get("delay_detect")?,
+        get("delay_cwnd_sum")?,
+    ])
+}
+
+/// "train 1 (cwnd 135), delay 0" for each real run that has the kernel's counters.
+fn hystart_text(m: &Measured) -> String {
+    let runs: Vec<String> = m
+        .real
+        .iter()
+        .filter_map(|r| r.hystart)
+        .map(|[t, tc, d, dc]| format!("train {t} (cwnd sum {tc}), delay {d} (cwnd sum {dc})"))
+        .collect();
+    if runs.is_empty() {
+        "-".into()
+    } else {
+        runs.join("; ")
+    }
+}
+
+/// The largest cwnd up to the first sample with a finite ssthresh, and that sample's time
+/// after `start`; NaN for a flow that never left slow start.
+fn slow_start_exit(s: &FlowSeries, flow: usize, start: f64) -> (f64, f64) {
+    let mut peak = 0.0f64;
+    for (&(t, cwnd), &(_, ssthresh)) in s.cwnd[flow].iter().zip(&s.ssthresh[flow]) {
+        peak = peak.max(cwnd);
+        if ssthresh < INFINITE_SSTHRESH {
+            return (peak, t - start);
+        }
+    }
+    (f64::NAN, f64::NAN)
+}
+
+/// Samples where ssthresh changed to below the previous sample's cwnd (a window
+/// reduction; HyStart's exit sets ssthresh to cwnd, so it is not counted).
+fn loss_events(s: &FlowSeries, flow: usize) -> usize {
+    let pairs: Vec<(f64, f64)> =
+        s.cwnd[flow].iter().zip(&s.ssthresh[flow]).map(|(c, t)| (c.1, t.1)).collect();
+    pairs.windows(2).filter(|w| w[1].1 != w[0].1 && w[1].1 < w[0].0).count()
+}
+
+/// Mean, smallest and largest of the finite values (NaN when there are none).
+fn spread(xs: impl Iterator<Item = f64>) -> (f64, f64, f64) {
+    let v: Vec<f64> = xs.filter(|x| x.is_finite()).collect();
+    if v.is_empty() {
+        return (f64::NAN, f64::NAN, f64::NAN);
+    }
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    (
+        mean,
+        v.iter().copied().fold(f64::INFINITY, f64::min),
+        v.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+    )
+}
+
+/// Within `tol` of the real mean (relative), or inside the real runs' range.
+fn agrees_rel(sim: f64, (mean, min, max): (f64, f64, f64), tol: f64) -> bool {
+    sim.is_finite()
+        && mean.is_finite()
+        && ((sim - mean).abs() <= tol * mean || (min <= sim && sim <= max))
+}
+
+/// A scenario's verdicts.
+struct Verdict {
+    /// Per flow: goodput agrees.
+    goodput: Vec<bool>,
+    jain: bool,
+    /// Per flow: the slow-start exit cwnd agrees (None: no exit on either side).
+    ss_exit: Vec<Option<bool>>,
+}
+
+fn verdict(m: &Measured) -> Verdict {
+    let real = |i: usize, get: Get| spread(m.real.iter().map(move |r| get(&r.flows[i])));
+    let n = m.sim.flows.len();
+    let goodput = (0..n)
+        .map(|i| {
+            agrees_rel(m.sim.flows[i].goodput_bps, real(i, |f| f.goodput_bps), GOODPUT_TOLERANCE)
+        })
+        .collect();
+    let ss_exit = (0..n)
+        .map(|i| {
+            let (s, r) = (m.sim.flows[i].ss_exit_cwnd, real(i, |f| f.ss_exit_cwnd));
+            (s.is_finite() || r.0.is_finite()).then(|| {
+                s.is_finite() && r.0.is_finite() && (s - r.0).abs() <= SS_EXIT_TOLERANCE * r.0
+            })
+        })
+        .collect();
+    let (jain_mean, _, _) = spread(m.real.iter().map(|r| r.jain));
+    let jain = (m.sim.jain - jain_mean).abs() <= JAIN_TOLERANCE;
+    Verdict { goodput, jain, ss_exit }
+}
+
+/// Writes fidelity.json, report.html and each scenario's cwnd overlay into `out`;
+/// returns the terminal summary.
+pub fn write(out: &Path, all: &[Measured], quick: bool) -> Result<String, String> {
+    let write = |name: &str, text: &str| {
+        std::fs::write(out.join(name), text)
+            .map_err(|e| format!("cannot write {}: {e}", out.join(name).display()))
+    };
+    let verdicts: Vec<Verdict> = all.iter().map(verdict).collect();
+    let mut charts = Vec::new();
+    for m in all {
+        let svg = cwnd_chart(m);
+        write(&format!("cwnd-{}.svg", m.stem), &svg)?;
+        charts.push(svg);
+    }
+    write("fidelity.json", &json(all, &verdicts, quick).render())?;
+    write("report.html", &html(all, &verdicts, &charts))?;
+    Ok(terminal(all, &verdicts))
+}
+
+fn pair_json(m: &Measured, i: usize, decimals: usize, get: Get) -> Json {
+    let (mean, min, max) = spread(m.real.iter().map(|r| get(&r.flows[i])));
+    let runs = m.real.iter().map(|r| Json::f(get(&r.flows[i]), decimals)).collect();
+    Json::Obj(vec![
+        ("sim", Json::f(get(&m.sim.flows[i]), decimals)),
+        ("real_mean", Json::f(mean, decimals)),
+        ("real_min", Json::f(min, decimals)),
+        ("real_max", Json::f(max, decimals)),
+        ("real_runs", Json::Arr(runs)),
+    ])
+}
+
+fn scenario_json(m: &Measured, v: &Verdict) -> Json {
+    let flows = (0..m.sim.flows.len())
+        .map(|i| {
+            let mut items = vec![("name", Json::s(&m.names[i].0)), ("cc", Json::s(&m.names[i].1))];
+            items.extend(FIGURES.iter().map(|(key, _, d, get)| (*key, pair_json(m, i, *d, *get))));
+            items.push(("goodput_agrees", Json::Str(v.goodput[i].to_string())));
+            items.push((
+                "ss_exit_agrees",
+                v.ss_exit[i].map_or(Json::Null, |b| Json::Str(b.to_string())),
+            ));
+            Json::Obj(items)
+        })
+        .collect();
+    let (mean, min, max) = spread(m.real.iter().map(|r| r.jain));
+    Json::Obj(vec![
+        ("name", Json::s(&m.stem)),
+        ("why", Json::s(&m.why)),
+        ("duration_s", Json::f(m.duration_s, 3)),
+        ("real_runs", Json::u(m.real.len() as u64)),
+        ("flows", Json::Arr(flows)),
+        (
+            "jain",
+            Json::Obj(vec![
+                ("sim", Json::f(m.sim.jain, 4)),
+                ("real_mean", Json::f(mean, 4)),
+                ("real_min", Json::f(min, 4)),
+                ("real_max", Json::f(max, 4)),
+            ]),
+        ),
+        ("kernel_hystart", Json::s(&hystart_text(m))),
+        ("goodput_agrees", Json::Str(v.goodput.iter().all(|&b| b).to_string())),
+        ("jain_agrees", Json::Str(v.jain.to_string())),
+    ])
+}
+
+fn json(all: &[Measured], verdicts: &[Verdict], quick: bool) -> Json {
+    let count = |f: &dyn Fn(&Verdict) -> bool| verdicts.iter().filter(|v| f(v)).count() as u64;
+    Json::Obj(vec![
+        ("quick", Json::Str(quick.to_string())),
+        ("rules", Json::s("goodput: within 10% of the real mean or inside the real runs' range, every flow; Jain: within 0.05 of the real mean; slow-start exit cwnd: within 15% of the real mean")),
+        ("scenarios", Json::Arr(all.iter().zip(verdicts).map(|(m, v)| scenario_json(m, v)).collect())),
+        ("counts", Json::Obj(vec![
+            ("scenarios", Json::u(all.len() as u64)),
+            ("goodput_agree", Json::u(count(&|v| v.goodput.iter().all(|&b| b)))),
+            ("jain_agree", Json::u(count(&|v| v.jain))),
+        ])),
+    ])
+}
+
+/// "12.34 [11.9-13.0]": the real mean and range in a figure's display scale.
+fn real_text(m: &Measured, i: usize, get: Get, scale: f64, d: usize) -> String {
+    let (mean, min, max) = spread(m.real.iter().map(|r| get(&r.flows[i])));
+    if !mean.is_finite() {
+        return "-".into();
+    }
+    format!("{} [{}-{}]", num(mean * scale, d), num(min * scale, d), num(max * scale, d))
+}
+
+/// The rows of a scenario: per flow and figure, sim and real mean [range].
+fn scenario_rows(m: &Measured) -> Vec<[String; 4]> {
+    let mut rows = Vec::new();
+    for i in 0..m.sim.flows.len() {
+        for (key, label, _, get) in FIGURES {
+            let (scale, d) = if *key == "goodput_bps" {
+                (1e-6, 2)
+            } else if key.ends_with("_s") || key.ends_with("_ms") {
+                (1.0, 2)
+            } else {
+                (1.0, 0)
+            };
+            let sim = get(&m.sim.flows[i]);
+            let sim = if sim.is_finite() { num(sim * scale, d) } else { "-".into() };
+            rows.push([
+                format!("{} ({})", m.names[i].0, m.names[i].1),
+                label.to_string(),
+                sim,
+                real_text(m, i, *get, scale, d),
+            ]);
+        }
+    }
+    rows
+}
+
+fn yes(b: bool) -> &'static str {
+    if b {
+        "yes"
+    } else {
+        "no"
+    }
+}
+
+/// One line per scenario: goodput per flow sim / real mean, Jain, verdicts.
+fn terminal(all: &[Measured], verdicts: &[Verdict]) -> String {
+    let mut s = String::from("scenario                  goodput Mbit/s per flow, sim / real mean            Jain sim / real   agrees: goodput Jain\n");
+    for (m, v) in all.iter().zip(verdicts) {
+        let flows: Vec<String> = (0..m.sim.flows.len())
+            .map(|i| {
+                let (mean, _, _) = spread(m.real.iter().map(|r| r.flows[i].goodput_bps));
+                format!("{}/{}", num(m.sim.flows[i].goodput_bps * 1e-6, 1), num(mean * 1e-6, 1))
+            })
+            .collect();
+        let (jain, _, _) = spread(m.real.iter().map(|r| r.jain));
+        s.push_str(&format!(
+            "{:<25} {:<50} {:>5} / {:<9} {:>7} {:>4}\n",
+            m.stem,
+            flows.join("  "),
+            num(m.sim.jain, 3),
+            num(jain, 3),
+            yes(v.goodput.iter().all(|&b| b)),
+            yes(v.jain)
+        ));
+    }
+    let g = verdicts.iter().filter(|v| v.goodput.iter().all(|&b| b)).count();
+    let j = verdicts.iter().filter(|v| v.jain).count();
+    s.push_str(&format!(
+        "goodput agrees on {g} of {n} scenarios, Jain on {j} of {n}\n",
+        n = all.len()
+    ));
+    s
+}
+
+/// Simulated flows solid, each real run's dashed in the flow's colour.
+fn cwnd_chart(m: &Measured) -> String {
+    let shown = m.sim.flows.len().min(MAX_PLOTTED_FLOWS);
+    let per_flow = 1 + m.real.len();
+    let mut series = Vec::new();
+    for i in 0..shown {
+        series
+            .push(Series { name: format!("sim {}", m.names[i].0), points: m.sim.cwnd[i].clone() });
+        for (k, r) in m.real.iter().enumerate() {
+            series.push(Series {
+                name: format!("real {} {}", k + 1, m.names[i].0),
+                points: r.cwnd[i].clone(),
+            });
+        }
+    }
+    let note = if shown < m.sim.flows.len() {
+        format!("first {shown} of {} flows; simulated solid, real dashed", m.sim.flows.len())
+    } else {
+        "simulated solid, real runs dashed".to_string()
+    };
+    let chart = Chart {
+        title: &m.stem,
+        x_label: "time (s)",
+        y_label: "cwnd (packets)",
+        x_max: m.duration_s,
+        series,
+        note: Some(note),
+    };
+    chart.render_styled(&|s| (s / per_flow, s % per_flow != 0))
+}
+
+fn html(all: &[Measured], verdicts: &[Verdict], charts: &[String]) -> String {
+    let mut h = String::from("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab fidelity</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:1000px}table{border-collapse:collapse;margin:1em 0}td,th{padding:3px 10px;border-bottom:1px solid #ccc;text-align:right}td:first-child,th:first-child,td.l{text-align:left}</style></head><body>\n<h1>Simulator against the real kernel: how flows share a link</h1>\n");
+    h.push_str("<p>Per flow: simulated, and the real runs' mean [range]. Goodput agrees within 10% of the real mean or inside the real range (every flow); Jain within 0.05; slow-start exit cwnd within 15%.</p>\n<table><tr><th>scenario</th><th>goodput agrees</th><th>Jain sim</th><th>Jain real</th><th>Jain agrees</th></tr>\n");
+    for (m, v) in all.iter().zip(verdicts) {
+        let (mean, min, max) = spread(m.real.iter().map(|r| r.jain));
+        h.push_str(&format!(
+            "<tr><td><a href=\"#{s}\">{s}</a></td><td>{}</td><td>{}</td><td>{} [{}-{}]</td><td>{}</td></tr>\n",
+            yes(v.goodput.iter().all(|&b| b)), num(m.sim.jain, 3), num(mean, 3), num(min, 3), num(max, 3), yes(v.jain), s = xml(&m.stem)
+        ));
+    }
+    h.push_str("</table>\n");
+    for ((m, v), svg) in all.iter().zip(verdicts).zip(charts) {
+        h.push_str(&format!("<h2 id=\"{s}\">{s}</h2>\n<p>{}</p>\n<p>{} real runs; goodput agrees: {}; the kernel's HyStart exits per run: {}</p>\n<table><tr><th>flow</th><th class=\"l\">figure</th><th>sim</th><th>real mean [range]</th></tr>\n", xml(&m.why), m.real.len(), v.goodput.iter().map(|&b| yes(b)).collect::<Vec<_>>().join(", "), xml(&hystart_text(m)), s = xml(&m.stem)));
+        for r in scenario_rows(m) {
+            h.push_str(&format!(
+                "<tr><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td></tr>\n",
+                xml(&r[0]),
+                xml(&r[1]),
+                xml(&r[2]),
+                xml(&r[3])
+            ));
+        }
+        h.push_str("</table>\n<div>\n");
+        h.push_str(svg);
+        h.push_str("</div>\n");
+    }
+    h.push_str("</body></html>\n");
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn series(samples: &[(f64, f64, f64)]) -> FlowSeries {
+        FlowSeries {
+            cwnd: vec![samples.iter().map(|s| (s.0, s.1)).collect()],
+            ssthresh: vec![samples.iter().map(|s| (s.0, s.2)).collect()],
+            delivered: vec![Vec::new()],
+        }
+    }
+
+    #[test]
+    fn slow_start_exit_is_the_peak_before_the_first_finite_ssthresh() {
+        let inf = INFINITE_SSTHRESH;
+        // A loss exit: cwnd peaked at 80, then ssthresh 56 and cwnd cut.
+        let s =
+            series(&[(1.0, 10.0, inf), (1.01, 40.0, inf), (1.02, 80.0, inf), (1.03, 57.0, 56.0)]);
+        let (cwnd, after) = slow_start_exit(&s, 0, 1.0);
+        assert_eq!(cwnd, 80.0);
+        assert!((after - 0.03).abs() < 1e-9, "{after}");
+        // HyStart's exit: ssthresh = cwnd, no reduction, so no loss event.
+        let s =
+            series(&[(0.0, 10.0, inf), (0.01, 30.0, 30.0), (0.02, 31.0, 30.0), (0.03, 20.0, 21.0)]);
+        assert_eq!(slow_start_exit(&s, 0, 0.0), (30.0, 0.01));
+        assert_eq!(loss_events(&s, 0), 1);
+        let never = series(&[(0.0, 10.0, inf), (0.01, 20.0, inf)]);
+        assert!(slow_start_exit(&never, 0, 0.0).0.is_nan());
+        assert_eq!(loss_events(&never, 0), 0);
+    }
+
+    #[test]
+    fn agreement_is_within_the_tolerance_or_the_real_range() {
+        assert!(agrees_rel(10.5, (10.0, 9.9, 10.1), 0.10));
+        assert!(!agrees_rel(11.5, (10.0, 9.9, 10.1), 0.10));
+        assert!(agrees_rel(14.0, (10.0, 6.0, 14.0), 0.10));
+        assert!(!agrees_rel(f64::NAN, (10.0, 6.0, 14.0), 0.10));
+        assert_eq!(spread([1.0, f64::NAN, 3.0].into_iter()), (2.0, 1.0, 3.0));
+    }
+}

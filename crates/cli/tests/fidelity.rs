@@ -1,0 +1,115 @@
+//! `cclab fidelity` through the binary. The quick matrix needs root and /dev/net/tun (it
+//! runs real TCP through the emulator) and skips with a printed reason elsewhere; run it
+//! under `flock /tmp/cclab-root.lock` beside the other root tests. The refusals need
+//! nothing.
+
+mod common;
+use common::*;
+use serde_json::Value;
+
+fn real_runs_unavailable() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { geteuid() } != 0 {
+        return Some("not root".into());
+    }
+    if !std::path::Path::new("/dev/net/tun").exists() {
+        return Some("no /dev/net/tun".into());
+    }
+    None
+}
+
+extern "C" {
+    fn geteuid() -> u32;
+}
+
+fn scenario<'a>(report: &'a Value, name: &str) -> &'a Value {
+    report["scenarios"]
+        .as_array()
+        .and_then(|a| a.iter().find(|s| s["name"] == name))
+        .unwrap_or_else(|| panic!("{name} missing from fidelity.json"))
+}
+
+/// The quick matrix (3 scenarios, 10 s, 2 real runs each): every file of the report, every
+/// figure for every flow, and agreement where it is stable run after run (the link's total
+/// goodput; Jain of two CUBIC flows at one RTT). The flows' shares are in the report but
+/// not asserted: they are issue 10's open departures.
+#[test]
+fn quick_matrix_reports_every_figure_and_agrees_where_stable() {
+    if let Some(why) = real_runs_unavailable() {
+        eprintln!("SKIPPED: cclab fidelity needs root and TUN: {why}");
+        return;
+    }
+    let dir = TempDir::new("fidelity");
+    let out = dir.path().join("fid");
+    let o = cclab()
+        .current_dir(repo())
+        .args(["fidelity", "--quick", "--runs", "2", "--out"])
+        .arg(&out)
+        .output()
+        .expect("run cclab");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).contains("goodput agrees on"), "{}", stdout(&o));
+    let report: Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("fidelity.json")).unwrap()).unwrap();
+    assert_eq!(report["counts"]["scenarios"], 3);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for name in ["rtt1-cubic-cubic", "cubic-vs-reno", "rtt4-cubic-cubic"] {
+        let s = scenario(&report, name);
+        assert_eq!(s["real_runs"], 2, "{name}");
+        assert!(out.join(name).join("sim/summary.json").is_file());
+        assert!(out.join(name).join("real-2/flows.csv").is_file());
+        // The kernel's own HyStart counters, read from the senders' namespace.
+        assert!(out.join(name).join("real-1/kernel.json").is_file());
+        assert!(s["kernel_hystart"].as_str().unwrap().contains("train"), "{name}: {s}");
+        let svg = std::fs::read_to_string(out.join(format!("cwnd-{name}.svg"))).unwrap();
+        assert!(svg.contains("stroke-dasharray"), "{name}: the real runs are dashed");
+        assert!(html.contains(&format!("id=\"{name}\"")), "{name}");
+        for f in s["flows"].as_array().unwrap() {
+            for key in ["goodput_bps", "rtt_p50_ms", "rtt_p95_ms", "ss_exit_cwnd", "ss_exit_s"] {
+                assert!(f[key]["sim"].as_f64().is_some(), "{name} {key}: {f}");
+                assert_eq!(f[key]["real_runs"].as_array().unwrap().len(), 2, "{name} {key}");
+                assert!(f[key]["real_mean"].as_f64().is_some(), "{name} {key}: {f}");
+            }
+        }
+    }
+    // Stable run after run: the link's total goodput in every scenario (within 5%), and
+    // two identical CUBIC flows sharing it fairly on both sides (Jain within 0.05). The
+    // split between different flows is not (cubic-vs-reno's Reno flow: 6.8 simulated
+    // against 7.4 to 7.9 real over 10 s runs), nor are the RTT-ratio cases.
+    for name in ["rtt1-cubic-cubic", "cubic-vs-reno", "rtt4-cubic-cubic"] {
+        let flows = scenario(&report, name)["flows"].as_array().unwrap().clone();
+        let total = |key: &str| -> f64 {
+            flows.iter().map(|f| f["goodput_bps"][key].as_f64().unwrap()).sum()
+        };
+        let (sim, real) = (total("sim"), total("real_mean"));
+        assert!((sim - real).abs() <= 0.05 * real, "{name}: total goodput {sim} against {real}");
+    }
+    let same = scenario(&report, "rtt1-cubic-cubic");
+    assert_eq!(same["jain_agrees"], "true", "{same}");
+}
+
+#[test]
+fn refusals_name_what_is_wrong() {
+    let dir = TempDir::new("fidelity-bad");
+    let o = run_in(dir.path(), &["fidelity", "--runs", "0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--runs"), "{}", stderr(&o));
+
+    let scenarios = repo().join("scenarios/fidelity");
+    let scenarios = scenarios.to_str().unwrap();
+    let o = run_in(dir.path(), &["fidelity", "--sim-only", "--scenarios", scenarios]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--sim-only") && stderr(&o).contains("no earlier report"));
+
+    dir.write("notes.txt", "mine");
+    let o = run_in(dir.path(), &["fidelity", "--out", ".", "--scenarios", scenarios]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("not a cclab fidelity folder"), "{}", stderr(&o));
+    assert!(dir.path().join("notes.txt").is_file());
+
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let o = run_in(dir.path(), &["fidelity", "--scenarios", "empty"]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("no scenario files"), "{}", stderr(&o));
+}
