@@ -356,7 +356,7 @@ fn bench_one_reports_its_figures() {
     let dir = TempDir::new("bench");
     let out = run_ok(dir.path(), &["bench", "--one", "a", "--quick"]);
     let f: Vec<&str> = out.split_whitespace().collect();
-    assert_eq!(f.len(), 8, "{out}");
+    assert_eq!(f.len(), 9, "{out}");
     assert_eq!(f[0], "a");
     assert_eq!(f[1].parse::<f64>().unwrap(), 6.0, "a tenth of 60 s");
     // 100 Mbit/s for 6 s is at most 50,000 full packets; a working sender gets near it.
@@ -366,6 +366,9 @@ fn bench_one_reports_its_figures() {
     assert!(f[6].parse::<f64>().unwrap() > 0.0, "peak memory in kB");
     let util: f64 = f[7].parse().unwrap();
     assert!(util > 0.8 && util <= 1.0, "utilisation {util}");
+    // What the process held before the case was built: some, and no more than the peak.
+    let base: f64 = f[8].parse().unwrap();
+    assert!(base > 0.0 && base <= f[6].parse::<f64>().unwrap(), "base {base} kB");
 }
 
 #[test]
