@@ -6,17 +6,6 @@ mod common;
 use common::*;
 use std::path::Path;
 
-const FILES: &[&str] = &[
-    "summary.json",
-    "perf.json",
-    "flows.csv",
-    "queue.csv",
-    "cwnd.svg",
-    "goodput.svg",
-    "queue.svg",
-    "rtt.svg",
-    "report.html",
-];
 /// Everything that must depend only on the scenario and seed (not perf.json).
 const DETERMINISTIC: &[&str] = &[
     "summary.json",
@@ -60,7 +49,7 @@ fn a_run_writes_every_result_file_with_the_documented_fields() {
     let dir = TempDir::new("files");
     let out = run_ok(dir.path(), &["run", &small("reno-droptail.toml"), "--out", "res"]);
     let res = dir.path().join("res");
-    for f in FILES {
+    for f in RESULT_FILES {
         assert!(res.join(f).is_file(), "{f} missing");
     }
     // The terminal table and the perf line.
@@ -251,13 +240,17 @@ fn a_failed_run_leaves_earlier_results_intact() {
     let dir = TempDir::new("intact");
     let scn = small("reno-droptail.toml");
     run_ok(dir.path(), &["run", &scn, "--out", "keep"]);
-    let before: Vec<Vec<u8>> =
-        FILES.iter().map(|f| std::fs::read(dir.path().join("keep").join(f)).unwrap()).collect();
+    let before: Vec<Vec<u8>> = RESULT_FILES
+        .iter()
+        .map(|f| std::fs::read(dir.path().join("keep").join(f)).unwrap())
+        .collect();
     // Fails validation after the output folder was chosen.
     let o = run_in(dir.path(), &["run", &scn, "--out", "keep", "--set", "flows[0].cc=cubik"]);
     assert_eq!(o.status.code(), Some(1));
-    let after: Vec<Vec<u8>> =
-        FILES.iter().map(|f| std::fs::read(dir.path().join("keep").join(f)).unwrap()).collect();
+    let after: Vec<Vec<u8>> = RESULT_FILES
+        .iter()
+        .map(|f| std::fs::read(dir.path().join("keep").join(f)).unwrap())
+        .collect();
     assert!(before == after, "earlier results changed by a failed run");
     // A successful re-run replaces them, says so, and leaves no staging folders behind.
     let out = run_ok(dir.path(), &["run", &scn, "--out", "keep", "--set", "duration=1s"]);

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{cclab, repo, TempDir};
+use common::{cclab, repo, TempDir, RESULT_FILES};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -538,18 +538,7 @@ fn a_saved_run_replays_its_live_changes_byte_for_byte() {
         std::thread::sleep(Duration::from_millis(50));
     }
     let saved = s.results.path().join("tuned");
-    for f in [
-        "summary.json",
-        "perf.json",
-        "flows.csv",
-        "queue.csv",
-        "cwnd.svg",
-        "goodput.svg",
-        "queue.svg",
-        "rtt.svg",
-        "report.html",
-        "scenario.toml",
-    ] {
+    for f in RESULT_FILES.iter().chain(&["scenario.toml"]) {
         assert!(saved.join(f).is_file(), "{f}");
     }
     let scenario = std::fs::read_to_string(saved.join("scenario.toml")).unwrap();

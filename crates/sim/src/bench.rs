@@ -92,6 +92,19 @@ fn dumbbell(
     }
 }
 
+/// The scaling cases' path: `n` flows on 10 Gbit/s, RTT 100 ms, 10 s, starts spread over
+/// the first second.
+fn many_flows(n: usize) -> SimConfig {
+    dumbbell(
+        "reno",
+        n,
+        Rate::from_mbps(10_000),
+        Duration::from_millis(100),
+        10,
+        Duration::from_secs(1),
+    )
+}
+
 /// The three standard cases, in order a, b, c.
 pub fn standard() -> Vec<BenchCase> {
     vec![
@@ -123,14 +136,7 @@ pub fn standard() -> Vec<BenchCase> {
             name: "c",
             description:
                 "10,000 flows, 10 Gbit/s, RTT 100 ms, 1 BDP DropTail, 10 s (starts spread over 1 s)",
-            config: dumbbell(
-                "reno",
-                10_000,
-                Rate::from_mbps(10_000),
-                Duration::from_millis(100),
-                10,
-                Duration::from_secs(1),
-            ),
+            config: many_flows(10_000),
         },
     ]
 }
@@ -141,14 +147,7 @@ pub fn large() -> Vec<BenchCase> {
         name: "d",
         description:
             "100,000 flows, 10 Gbit/s, RTT 100 ms, 1 BDP DropTail, 10 s (starts spread over 1 s)",
-        config: dumbbell(
-            "reno",
-            100_000,
-            Rate::from_mbps(10_000),
-            Duration::from_millis(100),
-            10,
-            Duration::from_secs(1),
-        ),
+        config: many_flows(100_000),
     }]
 }
 

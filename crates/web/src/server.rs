@@ -47,6 +47,7 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("js/tune.js", include_str!("../assets/js/tune.js"), "text/javascript; charset=utf-8"),
     ("js/results.js", include_str!("../assets/js/results.js"), "text/javascript; charset=utf-8"),
     ("js/kernel.js", include_str!("../assets/js/kernel.js"), "text/javascript; charset=utf-8"),
+    ("js/dom.js", include_str!("../assets/js/dom.js"), "text/javascript; charset=utf-8"),
 ];
 const INDEX: &str = include_str!("../assets/index.html");
 /// The page may load only its own files and talk only to its own server.

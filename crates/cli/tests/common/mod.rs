@@ -6,6 +6,19 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// The files of a results folder written with CSV series (`cclab run`).
+pub const RESULT_FILES: &[&str] = &[
+    "summary.json",
+    "perf.json",
+    "flows.csv",
+    "queue.csv",
+    "cwnd.svg",
+    "goodput.svg",
+    "queue.svg",
+    "rtt.svg",
+    "report.html",
+];
+
 pub fn cclab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_cclab"))
 }

@@ -2,6 +2,7 @@
 // shows the server's errors beside the field they name, in the CLI's words. Every input
 // carries its field path (data-field="flows[1].rtt"), the same path errors use.
 
+import { el } from "./dom.js";
 import { toToml } from "./toml.js";
 import { flowColor } from "./charts.js";
 
@@ -82,18 +83,6 @@ function shown(v) {
   if (v === undefined || v === null) return "";
   if (typeof v === "object") return JSON.stringify(v);
   return String(v);
-}
-
-function el(tag, attrs = {}, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (v === undefined || v === null) continue;
-    if (k === "class") e.className = v;
-    else if (k === "text") e.textContent = v;
-    else e.setAttribute(k, v);
-  }
-  for (const c of children) if (c) e.append(c);
-  return e;
 }
 
 export class ScenarioForm {

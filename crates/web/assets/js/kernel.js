@@ -2,18 +2,8 @@
 // unload, and their tunables rewritten live in the kernel's map (`cclab kernel set`).
 // When the server cannot act, it lists exactly what is missing.
 
+import { el } from "./dom.js";
 import { get, post, token } from "./api.js";
-
-function el(tag, attrs = {}, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === "class") e.className = v;
-    else if (k === "text") e.textContent = v;
-    else e.setAttribute(k, v);
-  }
-  for (const c of children) if (c) e.append(c);
-  return e;
-}
 
 export class KernelPanel {
   /** `runTestbed()` starts the current scenario on the testbed (rejects with the error). */

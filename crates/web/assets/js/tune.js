@@ -3,21 +3,11 @@
 // come first (alpha, beta, fast convergence, TCP friendliness, then the route's rto_min
 // and initcwnd), then every other parameter. A change is applied to the running flow at
 // the current simulated time; a refusal is shown beside the control.
+import { el } from "./dom.js";
 
 const TCPTUNER_FIRST = ["alpha", "beta", "fast_convergence", "tcp_friendliness"];
 /** Slider ends for ranges too wide to slide through (the number box takes the rest). */
 const SLIDER_MAX = { rto_min: 1000, initcwnd: 100 };
-
-function el(tag, attrs = {}, ...children) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs)) {
-    if (k === "class") e.className = v;
-    else if (k === "text") e.textContent = v;
-    else e.setAttribute(k, v);
-  }
-  for (const c of children) if (c) e.append(c);
-  return e;
-}
 
 function step(spec) {
   if (spec.kind !== "float") return 1;

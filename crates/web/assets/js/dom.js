@@ -1,0 +1,15 @@
+// Building page elements: one helper shared by the panels.
+
+/** `tag` with `attrs` (`class`, `text`, or any attribute; null and undefined are left
+ *  out) and `children` appended (falsy ones skipped). */
+export function el(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (v === undefined || v === null) continue;
+    if (k === "class") e.className = v;
+    else if (k === "text") e.textContent = v;
+    else e.setAttribute(k, v);
+  }
+  for (const c of children) if (c) e.append(c);
+  return e;
+}
