@@ -10,14 +10,17 @@ target="${CARGO_TARGET_DIR:-target}"
 cclab="$target/release/cclab"
 artifacts="$target/web-artifacts"
 venv="$target/web-venv"
-[ -x "$cclab" ] || cargo build --release -p cclab --quiet
+cargo build --release -p cclab --quiet  # nothing to do when it is up to date
 [ -x /usr/bin/chromium ] || { echo "web browser test: /usr/bin/chromium is missing (apt-get install chromium)" >&2; exit 1; }
 python=/usr/bin/python3
 [ -x "$python" ] || python=python3
-if ! "$venv/bin/python" -c "import playwright" 2>/dev/null; then
+pin="playwright==1.49.1"
+# Made anew when the pinned version changes, not only when it is missing.
+if [ "$(cat "$venv/.cclab-pins" 2>/dev/null)" != "$pin" ]; then
     rm -rf "$venv"
     "$python" -m venv "$venv"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "playwright==1.49.1"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "$pin"
+    echo "$pin" >"$venv/.cclab-pins"
 fi
 rm -rf "$artifacts"
 mkdir -p "$artifacts"

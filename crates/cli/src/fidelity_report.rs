@@ -21,7 +21,7 @@ use crate::plot::{Chart, Series};
 use std::path::Path;
 
 /// Linux `TCP_INFINITE_SSTHRESH`, which the simulator reports too before a first exit.
-const INFINITE_SSTHRESH: f64 = 2147483647.0;
+const INFINITE_SSTHRESH: f64 = cclab_cc::tcp::INFINITE_SSTHRESH as f64;
 /// Flows drawn in a scenario's cwnd overlay at most (the legend holds 16 lines).
 const MAX_PLOTTED_FLOWS: usize = 4;
 /// Goodput agreement: relative to the real mean (issue 10).

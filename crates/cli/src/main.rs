@@ -94,17 +94,12 @@ fn bad_command_line(e: clap::Error) -> ExitCode {
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("bad command line").trim();
     let first = first.strip_prefix("error: ").unwrap_or(first);
     // A value outside a fixed set: say which values are allowed.
-    let allowed = text
-        .lines()
-        .map(str::trim)
-        .find(|l| l.starts_with("[possible values:"))
-        .map(|l| {
-            format!(
-                "; allowed: {}",
-                l.trim_start_matches("[possible values:").trim_end_matches(']').trim()
-            )
-        })
-        .unwrap_or_default();
+    let allowed = match e.get(clap::error::ContextKind::ValidValue) {
+        Some(clap::error::ContextValue::Strings(values)) => {
+            format!("; allowed: {}", values.join(", "))
+        }
+        _ => String::new(),
+    };
     let _ = writeln!(std::io::stderr(), "error: {first}{allowed} (see cclab --help)");
     ExitCode::from(2)
 }

@@ -266,14 +266,18 @@ impl Steering<'_> {
     /// Sets a running flow's parameter: `rto_min` (ms) or `initcwnd` on its route, or a
     /// parameter of its BPF algorithm (which every flow of that algorithm shares).
     pub fn set_param(&mut self, flow: usize, name: &str, value: f64) -> Result<(), EmuError> {
-        let whole = || {
+        let whole = |unit: &str| {
             (value.fract() == 0.0 && value >= 0.0 && value <= u32::MAX as f64)
                 .then_some(value as u32)
-                .ok_or_else(|| EmuError::Config(format!("{name}: {value} is not a whole number")))
+                .ok_or_else(|| {
+                    EmuError::Config(format!(
+                        "flows[{flow}].{name}: {value} is not a whole number of {unit}"
+                    ))
+                })
         };
         match name {
-            "rto_min" => self.set_route(flow, Some(u64::from(whole()?)), None),
-            "initcwnd" => self.set_route(flow, None, Some(whole()?)),
+            "rto_min" => self.set_route(flow, Some(u64::from(whole(RTO_MIN_MS.unit)?)), None),
+            "initcwnd" => self.set_route(flow, None, Some(whole(INITCWND.unit)?)),
             _ => {
                 let f = self.flows.get(flow).ok_or_else(|| {
                     EmuError::Config(format!("flow {flow}: the run has {} flows", self.flows.len()))
@@ -303,7 +307,7 @@ impl Steering<'_> {
         for (value, limit) in limits {
             if let Some(v) = value.filter(|v| !limit.contains(*v)) {
                 return Err(EmuError::Config(format!(
-                    "{}: {v} is out of range ({})",
+                    "flows[{flow}].{}: {v} is out of range; allowed: {}",
                     limit.name,
                     limit.allowed()
                 )));
@@ -968,7 +972,6 @@ mod tests {
     #[test]
     fn refuses_what_it_cannot_run_faithfully() {
         let avail: Vec<String> = ["reno", "cubic"].iter().map(|s| s.to_string()).collect();
-        let check = |c: &SimConfig, t: &[Transport], a: &[String]| super::check(c, t, a);
         assert!(
             check(&config(&[("cubic", 40), ("reno", 40)]), &[Transport::Kernel; 2], &avail).is_ok()
         );

@@ -35,11 +35,12 @@ const DEFAULT_SHAPE: f64 = 1.2;
 const DEFAULT_MEAN_SEGMENTS: u64 = 10;
 
 /// The transfers of the `[[flows]]` entry read by `f` (index `index` in the file): each
-/// one's start and size in bytes.
+/// one's start and size in bytes. At most `room` + 1 are drawn: one more than fit tells
+/// the caller the scenario has too many flows.
 pub(crate) fn read(
     f: &Fields,
     flow: &FlowConfig,
-    duration: Duration,
+    (duration, room): (Duration, u64),
     seed: u64,
     index: u64,
 ) -> Result<Vec<(Time, u64)>, ScenarioError> {
@@ -80,25 +81,26 @@ pub(crate) fn read(
     }
     let end = flow.stop.map_or(duration.as_nanos(), |s| s.as_nanos().min(duration.as_nanos()));
     let mut rng = Rng::stream(seed, stream::WEB, index);
-    Ok(draw(&mut rng, rate, mean as f64, shape, flow.start.as_nanos(), end))
+    let window = (flow.start.as_nanos(), end);
+    Ok(draw(&mut rng, rate, mean as f64, shape, window, room.saturating_add(1)))
 }
 
-/// Poisson arrivals of `rate` per second in `[from_ns, to_ns)`, each with a Pareto size of
-/// mean `mean` bytes and shape `shape` (at least one byte).
+/// Poisson arrivals of `rate` per second in `[from_ns, to_ns)`, at most `most` of them,
+/// each with a Pareto size of mean `mean` bytes and shape `shape` (at least one byte).
 fn draw(
     rng: &mut Rng,
     rate: f64,
     mean: f64,
     shape: f64,
-    from_ns: u64,
-    to_ns: u64,
+    (from_ns, to_ns): (u64, u64),
+    most: u64,
 ) -> Vec<(Time, u64)> {
     let scale = mean * (shape - 1.0) / shape;
     let mut out = Vec::new();
     let mut t = from_ns as f64;
     loop {
         t += rng.exponential(1e9 / rate);
-        if t >= to_ns as f64 {
+        if t >= to_ns as f64 || out.len() as u64 >= most {
             return out;
         }
         // Inverse transform: 1 - U is in (0, 1], so the size is finite.
@@ -115,7 +117,7 @@ mod tests {
     fn arrivals_and_sizes_follow_their_configured_laws() {
         let mut rng = Rng::stream(7, stream::TEST, 0);
         let (rate, mean, shape) = (50.0, 20_000.0, 2.5);
-        let got = draw(&mut rng, rate, mean, shape, 0, 400_000_000_000);
+        let got = draw(&mut rng, rate, mean, shape, (0, 400_000_000_000), u64::MAX);
         // 20,000 arrivals expected in 400 s; the count's s.d. is about 141.
         assert!((got.len() as f64 - 20_000.0).abs() < 600.0, "{}", got.len());
         assert!(got.windows(2).all(|w| w[0].0 <= w[1].0), "in time order");
@@ -133,7 +135,7 @@ mod tests {
     #[test]
     fn no_arrival_outside_the_window() {
         let mut rng = Rng::stream(1, stream::TEST, 0);
-        let got = draw(&mut rng, 100.0, 1000.0, 1.2, 5_000_000_000, 6_000_000_000);
+        let got = draw(&mut rng, 100.0, 1000.0, 1.2, (5_000_000_000, 6_000_000_000), u64::MAX);
         assert!(got.iter().all(|g| g.0 .0 >= 5_000_000_000 && g.0 .0 < 6_000_000_000));
         assert!(!got.is_empty());
     }

@@ -239,8 +239,6 @@ pub struct GroupShare {
     pub throughput_ratio: Option<f64>,
 }
 
-/// Puts the metrics of a run together. `sent_bytes` per flow is known for simulated
-/// runs (the sender's counters) and not for real TCP (`None`).
 /// Payload bytes each flow's sender transmitted, retransmissions included (the send rate's
 /// numerator), read from a simulation at its end.
 pub fn sent_bytes(sim: &Simulation) -> Vec<u64> {
@@ -252,6 +250,8 @@ pub fn sent_bytes(sim: &Simulation) -> Vec<u64> {
         .collect()
 }
 
+/// Puts the metrics of a run together. `sent_bytes` per flow is known for simulated
+/// runs (the sender's counters) and not for real TCP (`None`).
 pub fn run_metrics(
     cfg: &SimConfig,
     spec: &MetricsSpec,

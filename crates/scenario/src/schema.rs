@@ -213,19 +213,24 @@ fn flow_entries<'a>(
         let mut entry = flow_entry(ctx, &path, t, duration)?;
         let f = Fields::new(ctx, &path, t, FLOW)?;
         if f.get("arrivals").is_some() {
-            let transfers = crate::arrivals::read(&f, &entry.flow, duration, seed, i as u64)?;
+            // Drawing stops past the flows that still fit, so a huge rate is refused
+            // before it takes the memory.
+            let room = (MAX_FLOWS as u64).saturating_sub(total);
+            let transfers =
+                crate::arrivals::read(&f, &entry.flow, (duration, room), seed, i as u64)?;
             entry.count = transfers.len() as u64;
             entry.transfers = Some(transfers);
         }
         // `enabled = false` keeps the entry (checked all the same) out of the run, so one
         // file serves "alone" and "paired" runs (--set flows[1].enabled=false).
-        if !Fields::new(ctx, &path, t, FLOW)?.bool("enabled")?.unwrap_or(true) {
+        if !f.bool("enabled")?.unwrap_or(true) {
             entry.count = 0;
         }
         total += entry.count;
         if total > MAX_FLOWS as u64 {
-            let n = t.get("count").unwrap_or(t);
-            return Err(ctx.bad(n, &format!("{path}.count"), format!("the scenario would have {total} flows or more; at most {MAX_FLOWS} flows fit in memory")));
+            let key = if f.get("arrivals").is_some() { "arrivals" } else { "count" };
+            let n = t.get(key).unwrap_or(t);
+            return Err(ctx.bad(n, &format!("{path}.{key}"), format!("the scenario would have {total} flows or more; at most {MAX_FLOWS} flows fit in memory")));
         }
         entries.push(entry);
     }

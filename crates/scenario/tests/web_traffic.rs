@@ -98,3 +98,12 @@ fn bad_arrivals_name_the_field_the_value_and_what_is_allowed() {
         assert!(e.contains(field) && e.contains(allowed), "{arrivals} {extra}: {e}");
     }
 }
+
+/// Arrivals beyond the flow limit are refused as soon as the limit is passed, not after
+/// drawing them all (10,000 a second for 1,000,000 s would be 10^10 transfers).
+#[test]
+fn arrivals_past_the_flow_limit_are_refused_without_drawing_them_all() {
+    let text = "duration = \"1000000s\"\nsample_interval = \"1000s\"\n[bottleneck]\nrate = \"10Mbps\"\ndelay = \"5ms\"\n[[flows]]\ncc = \"reno\"\nrtt = \"40ms\"\narrivals = { rate = 10000.0 }\n";
+    let e = parse_str(text, "w.toml", None, "w", &[]).unwrap_err().to_string();
+    assert!(e.contains("flows[0].arrivals") && e.contains("at most 1000000 flows"), "{e}");
+}

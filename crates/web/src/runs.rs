@@ -219,9 +219,12 @@ impl Runs {
             return Err(ApiError::conflict(missing.join("; ")));
         }
         let cfg = &checked.scenario.config;
-        let limit = crate::testbed::MAX_DURATION;
-        if cfg.duration > limit || cfg.flows.len() > crate::testbed::MAX_FLOWS {
-            return Err(ApiError::field("duration", format!("{} and {} flows: a testbed run from the page lasts at most {limit} with at most {} flows (cclab testbed run takes longer ones)", cfg.duration, cfg.flows.len(), crate::testbed::MAX_FLOWS)));
+        let (limit, most) = (crate::testbed::MAX_DURATION, crate::testbed::MAX_FLOWS);
+        if cfg.duration > limit {
+            return Err(ApiError::field("duration", format!("{}: a testbed run from the page lasts at most {limit} (cclab testbed run takes longer ones)", cfg.duration)));
+        }
+        if cfg.flows.len() > most {
+            return Err(ApiError::field("flows", format!("{} flows: a testbed run from the page has at most {most} (cclab testbed run takes more)", cfg.flows.len())));
         }
         if self.map.lock().unwrap().values().any(|r| r.testbed && r.state().active()) {
             return Err(ApiError::new(
