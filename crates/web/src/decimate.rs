@@ -77,6 +77,8 @@ pub struct Decimator {
     /// Each flow's previous (cwnd, ssthresh), for back-off detection.
     prev: Vec<Option<(u32, u32)>>,
     flows: usize,
+    /// A flow sample's algorithm variables by column (reused between samples).
+    cc_scratch: Vec<Option<f64>>,
 }
 
 /// Bucket width for a run: the run over [`BUCKETS_PER_RUN`], a whole number of samples.
@@ -96,6 +98,7 @@ impl Decimator {
             events: Vec::new(),
             prev: vec![None; flows],
             flows,
+            cc_scratch: Vec::new(),
         }
     }
 
@@ -162,14 +165,21 @@ impl Decimator {
 impl Observer for Decimator {
     fn flow_sample(&mut self, s: &FlowSample) {
         self.detect_backoff(s);
-        let mut cc = vec![None; self.columns.len()];
+        // The algorithm's variables by column, in a buffer kept between samples (taken
+        // out while the bucket is borrowed): no allocation per sample.
+        let mut cc = std::mem::take(&mut self.cc_scratch);
+        cc.clear();
+        cc.resize(self.columns.len(), None);
         for (name, v) in &s.cc {
             if let Some(i) = self.columns.iter().position(|c| c == name) {
                 cc[i] = Some(*v);
             }
         }
         let b = self.bucket_at(s.time);
-        let Some(slot) = b.f.get_mut(s.flow) else { return };
+        let Some(slot) = b.f.get_mut(s.flow) else {
+            self.cc_scratch = cc;
+            return;
+        };
         let c = s.cwnd_pkts;
         let agg = slot.get_or_insert(FlowAgg {
             lo: c,
@@ -197,7 +207,8 @@ impl Observer for Decimator {
         agg.inflight = s.inflight_pkts;
         agg.delivered = s.delivered_bytes;
         agg.retransmits = s.retransmits;
-        agg.cc = cc;
+        agg.cc.clone_from(&cc);
+        self.cc_scratch = cc;
     }
 
     fn queue_sample(&mut self, s: &QueueSample) {
