@@ -93,6 +93,19 @@ impl Server {
         }
     }
 
+    /// Waits until run `id` has published samples (its clock has moved).
+    fn wait_sampling(&self, id: u64, secs: u64) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        loop {
+            let (_, v) = self.get(&format!("/api/runs/{id}"));
+            if v["now_s"].as_f64().unwrap_or(0.0) > 0.0 {
+                return v;
+            }
+            assert!(Instant::now() < deadline, "run {id} never sampled: {v}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
     fn rss_kb(&self) -> u64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
         let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
@@ -158,23 +171,41 @@ fn dechunk(mut b: &[u8]) -> Vec<u8> {
 type Ws = tungstenite::WebSocket<TcpStream>;
 
 fn ws_connect(addr: &str, id: u64, origin: Option<&str>) -> Result<Ws, String> {
-    let stream = TcpStream::connect(addr).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let mut req = tungstenite::client::IntoClientRequest::into_client_request(format!(
-        "ws://{addr}/api/runs/{id}/live"
-    ))
-    .unwrap();
-    if let Some(o) = origin {
-        req.headers_mut().insert("Origin", o.parse().unwrap());
+    // A socket with a receive timeout returns EINTR, not a restarted call, when the
+    // process is stopped and continued (Linux's sock_intr_errno); try such a handshake again.
+    for _ in 0..3 {
+        let stream = TcpStream::connect(addr).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        let mut req = tungstenite::client::IntoClientRequest::into_client_request(format!(
+            "ws://{addr}/api/runs/{id}/live"
+        ))
+        .unwrap();
+        if let Some(o) = origin {
+            req.headers_mut().insert("Origin", o.parse().unwrap());
+        }
+        match tungstenite::client(req, stream) {
+            Ok((ws, _)) => return Ok(ws),
+            Err(tungstenite::HandshakeError::Failure(tungstenite::Error::Io(e)))
+                if e.kind() == std::io::ErrorKind::Interrupted =>
+            {
+                continue
+            }
+            Err(e) => return Err(e.to_string()),
+        }
     }
-    tungstenite::client(req, stream).map(|(ws, _)| ws).map_err(|e| e.to_string())
+    Err("the handshake was interrupted three times".into())
 }
 
 fn ws_next(ws: &mut Ws) -> Value {
     loop {
-        match ws.read().expect("a message") {
-            tungstenite::Message::Text(t) => return serde_json::from_str(t.as_str()).unwrap(),
-            _ => continue,
+        match ws.read() {
+            Ok(tungstenite::Message::Text(t)) => return serde_json::from_str(t.as_str()).unwrap(),
+            Ok(_) => continue,
+            // See ws_connect: nothing was read, so reading again is safe.
+            Err(tungstenite::Error::Io(e)) if e.kind() == std::io::ErrorKind::Interrupted => {
+                continue
+            }
+            Err(e) => panic!("a message: {e}"),
         }
     }
 }
@@ -765,6 +796,16 @@ fn a_hundred_runs_in_a_row_keep_server_memory_flat() {
 /// of each; they take turns.
 static KERNEL: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
+/// Unloads a BPF algorithm when dropped, so a test that fails midway leaves nothing
+/// pinned (the next test would find the algorithm already loaded).
+struct UnloadAtEnd(&'static str);
+
+impl Drop for UnloadAtEnd {
+    fn drop(&mut self) {
+        let _ = cclab().args(["kernel", "unload", self.0]).output();
+    }
+}
+
 /// Root with BPF (run under `flock /tmp/cclab-root.lock`): the kernel panel loads
 /// cclab_tuner, rewrites its tunables map (read back with `cclab kernel get`) and
 /// unloads it, leaving nothing pinned.
@@ -775,6 +816,7 @@ fn kernel_panel_loads_tunes_and_unloads_a_bpf_algorithm() {
         return;
     }
     let _kernel = KERNEL.lock().unwrap_or_else(|e| e.into_inner());
+    let _unload = UnloadAtEnd("cclab_tuner");
     let s = Server::start(&[]);
     let (_, v) = s.get("/api/kernel");
     assert_eq!(v["ready"], true, "{v}");
@@ -891,6 +933,7 @@ fn a_testbed_run_is_retuned_live_and_stopped_leaving_nothing_behind() {
         return;
     }
     let _kernel = KERNEL.lock().unwrap_or_else(|e| e.into_inner());
+    let _unload = UnloadAtEnd("cclab_tuner");
     let s = Server::start(&[]);
     let act = |action: &str, body: Value| {
         let path = format!("/api/kernel/{action}");
@@ -907,12 +950,11 @@ fn a_testbed_run_is_retuned_live_and_stopped_leaving_nothing_behind() {
     let (st, v) = s.call("POST", "/api/kernel/runs", &headers, body.as_bytes());
     assert_eq!(st, 201, "{v}");
     let id = v["id"].as_u64().unwrap();
-    s.wait_state(id, "running", 10);
-    assert!(
-        kernel_get_tuner().contains("beta = 0.75"),
-        "the scenario's beta: {}",
-        kernel_get_tuner()
-    );
+    // A testbed run is "running" from its start, but sets its parameters only once its
+    // namespaces are up, before its first sample.
+    s.wait_sampling(id, 15);
+    let tuner = kernel_get_tuner();
+    assert!(tuner.contains("beta = 0.75"), "the scenario's beta: {tuner}");
     let params = |name: &str, value: Value| {
         s.post(
             &format!("/api/runs/{id}/params"),
