@@ -160,6 +160,22 @@ fn hystart_text(m: &Measured) -> String {
     }
 }
 
+/// Each real run's HyStart counters (as its kernel.json has them), null where a run has
+/// none.
+fn hystart_json(m: &Measured) -> Json {
+    let run = |h: Option<[u64; 4]>| {
+        h.map_or(Json::Null, |[t, tc, d, dc]| {
+            Json::Obj(vec![
+                ("train_detect", Json::u(t)),
+                ("train_cwnd_sum", Json::u(tc)),
+                ("delay_detect", Json::u(d)),
+                ("delay_cwnd_sum", Json::u(dc)),
+            ])
+        })
+    };
+    Json::Arr(m.real.iter().map(|r| run(r.hystart)).collect())
+}
+
 /// The largest cwnd up to the first sample with a finite ssthresh, and that sample's time
 /// after `start`; NaN for a flow that never left slow start.
 fn slow_start_exit(s: &FlowSeries, flow: usize, start: f64) -> (f64, f64) {
@@ -268,11 +284,8 @@ fn scenario_json(m: &Measured, v: &Verdict) -> Json {
         .map(|i| {
             let mut items = vec![("name", Json::s(&m.names[i].0)), ("cc", Json::s(&m.names[i].1))];
             items.extend(FIGURES.iter().map(|(key, _, d, get)| (*key, pair_json(m, i, *d, *get))));
-            items.push(("goodput_agrees", Json::Str(v.goodput[i].to_string())));
-            items.push((
-                "ss_exit_agrees",
-                v.ss_exit[i].map_or(Json::Null, |b| Json::Str(b.to_string())),
-            ));
+            items.push(("goodput_agrees", Json::Bool(v.goodput[i])));
+            items.push(("ss_exit_agrees", v.ss_exit[i].map_or(Json::Null, Json::Bool)));
             Json::Obj(items)
         })
         .collect();
@@ -292,16 +305,16 @@ fn scenario_json(m: &Measured, v: &Verdict) -> Json {
                 ("real_max", Json::f(max, 4)),
             ]),
         ),
-        ("kernel_hystart", Json::s(&hystart_text(m))),
-        ("goodput_agrees", Json::Str(v.goodput.iter().all(|&b| b).to_string())),
-        ("jain_agrees", Json::Str(v.jain.to_string())),
+        ("kernel_hystart", hystart_json(m)),
+        ("goodput_agrees", Json::Bool(v.goodput.iter().all(|&b| b))),
+        ("jain_agrees", Json::Bool(v.jain)),
     ])
 }
 
 fn json(all: &[Measured], verdicts: &[Verdict], quick: bool) -> Json {
     let count = |f: &dyn Fn(&Verdict) -> bool| verdicts.iter().filter(|v| f(v)).count() as u64;
     Json::Obj(vec![
-        ("quick", Json::Str(quick.to_string())),
+        ("quick", Json::Bool(quick)),
         ("rules", Json::s("goodput: within 10% of the real mean or inside the real runs' range, every flow; Jain: within 0.05 of the real mean; slow-start exit cwnd: within 15% of the real mean")),
         ("scenarios", Json::Arr(all.iter().zip(verdicts).map(|(m, v)| scenario_json(m, v)).collect())),
         ("counts", Json::Obj(vec![

@@ -490,7 +490,7 @@ fn report_json(items: &[Item], quick: bool, wall_s: f64) -> Json {
         })
         .collect();
     Json::Obj(vec![
-        ("quick", Json::Num(quick.to_string())),
+        ("quick", Json::Bool(quick)),
         ("wall_s", Json::f(wall_s, 1)),
         (
             "summary",

@@ -22,6 +22,17 @@ extern "C" {
     fn geteuid() -> u32;
 }
 
+/// Every figure fidelity.json reports per flow.
+const FIGURES: [&str; 7] = [
+    "goodput_bps",
+    "rtt_p50_ms",
+    "rtt_p95_ms",
+    "ss_exit_cwnd",
+    "ss_exit_s",
+    "loss_events",
+    "retransmits",
+];
+
 fn scenario<'a>(report: &'a Value, name: &str) -> &'a Value {
     report["scenarios"]
         .as_array()
@@ -58,14 +69,22 @@ fn quick_matrix_reports_every_figure_and_agrees_where_stable() {
         assert_eq!(s["real_runs"], 2, "{name}");
         assert!(out.join(name).join("sim/summary.json").is_file());
         assert!(out.join(name).join("real-2/flows.csv").is_file());
-        // The kernel's own HyStart counters, read from the senders' namespace.
-        assert!(out.join(name).join("real-1/kernel.json").is_file());
-        assert!(s["kernel_hystart"].as_str().unwrap().contains("train"), "{name}: {s}");
+        // The kernel's own HyStart counters, read from the senders' namespace, reported
+        // run by run as each run's kernel.json has them.
+        for run in 1..=2 {
+            let file = out.join(name).join(format!("real-{run}/kernel.json"));
+            let kernel: Value =
+                serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+            for key in ["train_detect", "train_cwnd_sum", "delay_detect", "delay_cwnd_sum"] {
+                assert!(kernel["hystart"][key].as_u64().is_some(), "{name} run {run}: {kernel}");
+            }
+            assert_eq!(s["kernel_hystart"][run - 1], kernel["hystart"], "{name} run {run}");
+        }
         let svg = std::fs::read_to_string(out.join(format!("cwnd-{name}.svg"))).unwrap();
         assert!(svg.contains("stroke-dasharray"), "{name}: the real runs are dashed");
         assert!(html.contains(&format!("id=\"{name}\"")), "{name}");
         for f in s["flows"].as_array().unwrap() {
-            for key in ["goodput_bps", "rtt_p50_ms", "rtt_p95_ms", "ss_exit_cwnd", "ss_exit_s"] {
+            for key in FIGURES {
                 assert!(f[key]["sim"].as_f64().is_some(), "{name} {key}: {f}");
                 assert_eq!(f[key]["real_runs"].as_array().unwrap().len(), 2, "{name} {key}");
                 assert!(f[key]["real_mean"].as_f64().is_some(), "{name} {key}: {f}");
@@ -85,7 +104,8 @@ fn quick_matrix_reports_every_figure_and_agrees_where_stable() {
         assert!((sim - real).abs() <= 0.05 * real, "{name}: total goodput {sim} against {real}");
     }
     let same = scenario(&report, "rtt1-cubic-cubic");
-    assert_eq!(same["jain_agrees"], "true", "{same}");
+    assert_eq!(same["jain_agrees"], true, "{same}");
+    assert_eq!(report["quick"], true);
 }
 
 #[test]

@@ -24,6 +24,7 @@ pub fn num(x: f64, decimals: usize) -> String {
 /// A JSON value whose objects keep insertion order.
 pub enum Json {
     Null,
+    Bool(bool),
     /// Already formatted (see [`num`]).
     Num(String),
     Str(String),
@@ -54,6 +55,7 @@ impl Json {
         let pad = |out: &mut String, n: usize| out.extend(std::iter::repeat_n(' ', n));
         match self {
             Json::Null => out.push_str("null"),
+            Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
             Json::Num(n) => out.push_str(n),
             Json::Str(s) => escape(out, s),
             Json::Arr(items) if items.is_empty() => out.push_str("[]"),
