@@ -528,6 +528,9 @@ fn parameter_changes_apply_live_and_bad_ones_name_the_field_value_and_range() {
         assert_eq!(v["field"], field, "{body}: {v}");
         assert!(v["error"].as_str().unwrap().contains(needle), "{body}: {v}");
     }
+    // The value at fault is given apart, for the page to show beside the field.
+    let (_, v) = set(json!({ "flow": 1, "name": "beta", "value": 3 }));
+    assert_eq!(v["value"], "3", "{v}");
     let (st, v) = set(json!({ "flow": 1, "name": "beta" }));
     assert!(st == 400 && v["error"].as_str().unwrap().contains("missing field `value`"), "{v}");
     let (st, _) = set(json!({ "flow": 1, "name": "fast_convergence", "value": false }));

@@ -271,9 +271,7 @@ pub async fn params(State(app): State<Shared>, Path(id): Path<String>, bytes: By
     let applied = answer
         .await
         .map_err(|_| ApiError::conflict(format!("run {id} ended before the change applied")))?;
-    let change = applied.map_err(|e| {
-        ApiError::field(&e.field, e.message.clone()).with("error", format!("{e}").into())
-    })?;
+    let change = applied.map_err(|e| ApiError::sim(&e, None))?;
     Ok(Json(json!({ "ok": true, "change": change, "at_s": change.at_ns as f64 / 1e9 })))
 }
 

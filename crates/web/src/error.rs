@@ -5,6 +5,7 @@
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use cclab_scenario::ScenarioError;
+use cclab_sim::SimError;
 use serde_json::{json, Value};
 
 #[derive(Debug)]
@@ -54,6 +55,19 @@ impl ApiError {
                 "value": e.value,
                 "message": e.message,
             }),
+        }
+    }
+
+    /// A 400 from the simulator's checks, worded as `cclab run` prints it (after `file: `
+    /// when one is given), with the field, the value at fault and the message apart.
+    pub fn sim(e: &SimError, file: Option<&str>) -> ApiError {
+        let error = match file {
+            Some(f) => format!("{f}: {e}"),
+            None => e.to_string(),
+        };
+        ApiError {
+            status: StatusCode::BAD_REQUEST,
+            body: json!({ "error": error, "field": e.field, "value": e.value, "message": e.message }),
         }
     }
 

@@ -81,8 +81,7 @@ pub fn check(text: &str, file: &str, traces: &Traces, limits: &Limits) -> ApiRes
         .map_err(|e| ApiError::scenario(&e))?;
     // The simulator's own checks, worded as `cclab run` words them.
     if let Err(e) = cclab_sim::validate(&scenario.config) {
-        return Err(ApiError::field(&e.field, e.message.clone())
-            .with("error", format!("{file}: {e}").into()));
+        return Err(ApiError::sim(&e, Some(file)));
     }
     limits.check(&scenario, file)?;
     Ok(Checked { scenario, toml: text.to_string(), file: file.to_string(), trace })
@@ -90,10 +89,7 @@ pub fn check(text: &str, file: &str, traces: &Traces, limits: &Limits) -> ApiRes
 
 /// Builds the simulation of a checked scenario.
 pub fn simulation(c: &Checked) -> ApiResult<Simulation> {
-    Simulation::new(c.scenario.config.clone()).map_err(|e| {
-        ApiError::field(&e.field, e.message.clone())
-            .with("error", format!("{}: {e}", c.file).into())
-    })
+    Simulation::new(c.scenario.config.clone()).map_err(|e| ApiError::sim(&e, Some(&c.file)))
 }
 
 /// The trace file a scenario names, refusing anything but a known bare name. A text that
