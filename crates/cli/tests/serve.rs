@@ -625,6 +625,16 @@ fn saved_runs_are_listed_downloaded_and_compared_inside_the_results_folder() {
         head.contains("attachment; filename=\"report.html\"") && head.contains("sandbox"),
         "{head}"
     );
+    // A bad ?download= is a JSON error naming it, like every other refusal.
+    let (st, v) = s.get("/api/saved/a/files/report.html?download=yes");
+    assert!(
+        st == 400
+            && v["field"] == "download"
+            && v["error"].as_str().unwrap().contains("\"yes\": allowed: 1 or 0"),
+        "{v}"
+    );
+    let (st, v) = s.get("/api/saved/a/files/report.html?colour=red");
+    assert!(st == 400 && v["field"] == "colour", "{v}");
     std::fs::write(s.results.path().join("secret.txt"), "no").unwrap();
     for path in [
         "/api/saved/..%2F..%2Fetc/files/passwd",

@@ -342,10 +342,14 @@ pub async fn saved_detail(State(app): State<Shared>, Path(name): Path<String>) -
     blocking(move || store.detail(&name).map(Json)).await
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FileQuery {
-    download: Option<u8>,
+/// `?download=1` asks for a file as an attachment; `0` or nothing, to show it inline.
+fn wants_download(q: &BTreeMap<String, String>) -> ApiResult<bool> {
+    only_keys(q, &["download"])?;
+    match q.get("download").map(String::as_str) {
+        None | Some("0") => Ok(false),
+        Some("1") => Ok(true),
+        Some(v) => Err(ApiError::field("download", format!("\"{v}\": allowed: 1 or 0"))),
+    }
 }
 
 async fn send_file(
@@ -365,10 +369,11 @@ async fn send_file(
 pub async fn saved_file(
     State(app): State<Shared>,
     Path((name, file)): Path<(String, String)>,
-    Query(q): Query<FileQuery>,
+    Query(q): Query<BTreeMap<String, String>>,
 ) -> ApiResult<Response> {
+    let download = wants_download(&q)?;
     let path = app.store.file(&name, &file);
-    send_file(path, &file, q.download == Some(1)).await
+    send_file(path, &file, download).await
 }
 
 #[derive(Deserialize)]
@@ -390,10 +395,11 @@ pub async fn compare(State(app): State<Shared>, bytes: Bytes) -> Answer {
 pub async fn compare_file(
     State(app): State<Shared>,
     Path((a, b, file)): Path<(String, String, String)>,
-    Query(q): Query<FileQuery>,
+    Query(q): Query<BTreeMap<String, String>>,
 ) -> ApiResult<Response> {
+    let download = wants_download(&q)?;
     let path = app.store.compare_file(&a, &b, &file);
-    send_file(path, &file, q.download == Some(1)).await
+    send_file(path, &file, download).await
 }
 
 pub async fn kernel_status() -> Answer {
