@@ -7,6 +7,19 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 /// One value: str, bool, int, float, list/tuple or dict (nested as TOML allows).
 pub fn value(v: &Bound<'_, PyAny>) -> PyResult<toml::Value> {
+    value_at(v, "")
+}
+
+/// `child` of the field at `path` (`flows[0]` + `rtt` = `flows[0].rtt`), as errors name it.
+fn join(path: &str, child: &str) -> String {
+    match (path.is_empty(), child.starts_with('[')) {
+        (true, _) | (false, true) => format!("{path}{child}"),
+        (false, false) => format!("{path}.{child}"),
+    }
+}
+
+/// [`value`] of the field at `path`, which errors name (empty for a value on its own).
+fn value_at(v: &Bound<'_, PyAny>, path: &str) -> PyResult<toml::Value> {
     if let Ok(s) = v.downcast::<PyString>() {
         return Ok(toml::Value::String(s.extract()?));
     }
@@ -15,42 +28,69 @@ pub fn value(v: &Bound<'_, PyAny>) -> PyResult<toml::Value> {
         return Ok(toml::Value::Boolean(b.is_true()));
     }
     if let Ok(i) = v.downcast::<PyInt>() {
-        return Ok(toml::Value::Integer(i.extract()?));
+        return i.extract().map(toml::Value::Integer).map_err(|_| {
+            PyTypeError::new_err(format!(
+                "{}{i}: too large for a scenario (allowed: integers from -2^63 to 2^63-1)",
+                at(path)
+            ))
+        });
     }
     if let Ok(f) = v.downcast::<PyFloat>() {
         return Ok(toml::Value::Float(f.value()));
     }
+    let items = |it: &mut dyn Iterator<Item = Bound<'_, PyAny>>| {
+        it.enumerate()
+            .map(|(i, x)| value_at(&x, &join(path, &format!("[{i}]"))))
+            .collect::<PyResult<_>>()
+            .map(toml::Value::Array)
+    };
     if let Ok(l) = v.downcast::<PyList>() {
-        return l.iter().map(|x| value(&x)).collect::<PyResult<_>>().map(toml::Value::Array);
+        return items(&mut l.iter());
     }
     if let Ok(t) = v.downcast::<PyTuple>() {
-        return t.iter().map(|x| value(&x)).collect::<PyResult<_>>().map(toml::Value::Array);
+        return items(&mut t.iter());
     }
     if let Ok(d) = v.downcast::<PyDict>() {
-        return table(d).map(toml::Value::Table);
+        return table(d, path).map(toml::Value::Table);
     }
     Err(PyTypeError::new_err(format!(
-        "{} cannot be written in a scenario (use str, bool, int, float, list or dict)",
+        "{}a value of type {} cannot be written in a scenario (allowed: str, bool, int, float, list or dict)",
+        at(path),
         v.get_type().name()?
     )))
 }
 
-fn table(d: &Bound<'_, PyDict>) -> PyResult<toml::value::Table> {
+/// `"path: "` before an error about the field at `path`, nothing for a value on its own.
+fn at(path: &str) -> String {
+    if path.is_empty() {
+        String::new()
+    } else {
+        format!("{path}: ")
+    }
+}
+
+fn table(d: &Bound<'_, PyDict>, path: &str) -> PyResult<toml::value::Table> {
     let mut t = toml::value::Table::new();
     for (k, v) in d.iter() {
         let key: String = k.extract().map_err(|_| {
-            PyTypeError::new_err(format!("scenario keys are strings, not {}", k.get_type()))
+            PyTypeError::new_err(format!(
+                "{}the key {} is of type {}; scenario keys are strings",
+                at(path),
+                k.repr().map(|r| r.to_string()).unwrap_or_default(),
+                k.get_type().name().map(|n| n.to_string()).unwrap_or_default()
+            ))
         })?;
         if v.is_none() {
             continue; // None leaves the field out (its default)
         }
-        t.insert(key, value(&v)?);
+        let field = join(path, &key);
+        t.insert(key, value_at(&v, &field)?);
     }
     Ok(t)
 }
 
 /// A dict as a TOML document.
 pub fn document(d: &Bound<'_, PyDict>) -> PyResult<String> {
-    toml::to_string(&toml::Value::Table(table(d)?))
+    toml::to_string(&toml::Value::Table(table(d, "")?))
         .map_err(|e| PyTypeError::new_err(format!("cannot write this dict as TOML: {e}")))
 }

@@ -94,8 +94,18 @@ def test_dict_errors_name_the_line_of_to_toml():
     assert e.file == "<dict>" and e.field == "flows[0].cc" and e.value == '"cubik"'
     text = cclab._cclab.toml_document(d)
     assert 'cc = "cubik"' in text.splitlines()[e.line - 1]
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match=r"^duration: a value of type object cannot be written"):
         cclab.Scenario.from_dict({"duration": object()})
+
+
+def test_values_python_cannot_write_name_their_field():
+    d = {"duration": "3s", "flows": [{"cc": "cubic", "rtt": "20ms"}, {"cc": "reno", "params": {"beta": {1, 2}}}]}
+    with pytest.raises(TypeError, match=r"^flows\[1\]\.params\.beta: a value of type set cannot be written in a scenario \(allowed: str, bool, int, float, list or dict\)"):
+        cclab.Scenario.from_dict(d)
+    with pytest.raises(TypeError, match=r"^bottleneck: the key 3 is of type int; scenario keys are strings"):
+        cclab.Scenario.from_dict({"bottleneck": {3: "x"}})
+    with pytest.raises(TypeError, match=r"^flows\[0\]\.bytes: 1267650600228229401496703205376: too large"):
+        cclab.Scenario.from_dict({"flows": [{"bytes": 2**100}]})
 
 
 def test_run_errors():
