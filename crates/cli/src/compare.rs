@@ -8,7 +8,7 @@
 //! Flows are matched by id; folders whose flow sets differ are refused with the
 //! difference named, since a per-flow comparison of different flow sets means nothing.
 
-use crate::format::{num, xml, Json};
+use crate::format::{num, text_table, xml, Json};
 use crate::plot::{Chart, Series};
 use crate::results::{goodput_points, MAX_TABLE_FLOWS};
 use serde_json::Value;
@@ -613,9 +613,6 @@ fn rows(
 fn table(a: &Run, b: &Run, pairs: &[(&FlowSummary, &FlowSummary)]) -> String {
     let shown = if pairs.len() > MAX_TABLE_FLOWS + 4 { MAX_TABLE_FLOWS } else { pairs.len() };
     let rows = rows(a, b, pairs, shown);
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
     let mut out = format!(
         "A = {} (scenario {}, seed {})\nB = {} (scenario {}, seed {})\n\n",
         a.dir.display(),
@@ -625,25 +622,7 @@ fn table(a: &Run, b: &Run, pairs: &[(&FlowSummary, &FlowSummary)]) -> String {
         b.scenario,
         b.seed
     );
-    for (i, row) in rows.iter().enumerate() {
-        let cells: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(c, v)| {
-                if c == 0 {
-                    format!("{v:<w$}", w = widths[c])
-                } else {
-                    format!("{v:>w$}", w = widths[c])
-                }
-            })
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-        if i == 0 {
-            out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1)));
-            out.push('\n');
-        }
-    }
+    out.push_str(&text_table(&rows, 1));
     if shown < pairs.len() {
         out.push_str(&format!(
             "(the first {shown} of {} flows are shown; every flow is in compare.json)\n",

@@ -36,6 +36,32 @@ pub fn millis(ns: u64) -> String {
     }
 }
 
+/// A terminal table: columns padded to their widest cell, the first `left` columns
+/// left-aligned and the rest (numbers) right-aligned, a rule under the header row.
+pub fn text_table(rows: &[Vec<String>], left: usize) -> String {
+    let columns = rows.first().map_or(0, Vec::len);
+    let widths: Vec<usize> = (0..columns)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = String::new();
+    for (i, row) in rows.iter().enumerate() {
+        let cells: Vec<String> = row
+            .iter()
+            .zip(&widths)
+            .enumerate()
+            .map(|(c, (v, w))| if c < left { format!("{v:<w$}") } else { format!("{v:>w$}") })
+            .collect();
+        out.push_str(cells.join("  ").trim_end());
+        out.push('\n');
+        if i == 0 {
+            let rule = widths.iter().sum::<usize>() + 2 * columns.saturating_sub(1);
+            out.push_str(&"-".repeat(rule));
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// Printing that ignores a closed pipe (`cclab algorithms | head` must not panic).
 pub use cclab_units::stdout::{out, outln};
 

@@ -9,7 +9,7 @@
 //! place at the end ([`Staging`]), so a failed run never leaves half-written results and
 //! never touches earlier ones.
 
-use crate::format::{csv_num, millis, num, secs, xml, Json};
+use crate::format::{csv_num, millis, num, secs, text_table, xml, Json};
 use crate::plot::{Chart, Series};
 use crate::series::{Kind, SeriesFile, SeriesFormat, Value};
 use cclab_cc::{Algorithm, CongestionControl, ALGORITHMS};
@@ -580,29 +580,7 @@ pub fn table(scn: &Scenario, r: &Report, m: &RunMetrics) -> String {
         row.extend(extras.iter().map(|(_, value)| value(&m.flows[f.flow])));
         rows.push(row);
     }
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for (i, row) in rows.iter().enumerate() {
-        let cells: Vec<String> = row
-            .iter()
-            .enumerate()
-            .map(|(c, v)| {
-                if c <= 2 {
-                    format!("{v:<w$}", w = widths[c])
-                } else {
-                    format!("{v:>w$}", w = widths[c])
-                }
-            })
-            .collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-        if i == 0 {
-            out.push_str(&"-".repeat(widths.iter().sum::<usize>() + 2 * (widths.len() - 1)));
-            out.push('\n');
-        }
-    }
+    let mut out = text_table(&rows, 3);
     if shown < r.flows.len() {
         let rest = &r.flows[shown..];
         let rest_goodput: f64 = rest.iter().map(|f| f.goodput_bps).sum();
