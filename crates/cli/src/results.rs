@@ -198,7 +198,7 @@ impl Recorder {
     pub fn new(dir: &Path, scn: &Scenario, format: SeriesFormat) -> Result<Recorder, String> {
         let cfg = &scn.config;
         let samples = cfg.duration.as_nanos() / cfg.sample_interval.as_nanos().max(1);
-        let format = format.resolve(samples.saturating_mul(cfg.flows.len() as u64));
+        let format = format.resolve(cfg.max_flow_samples());
         let cc_columns = cc_columns(scn);
         let mut flow_cols: Vec<(String, Kind)> = [
             ("time_s", Kind::Double),

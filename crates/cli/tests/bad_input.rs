@@ -165,14 +165,15 @@ fn absurd_values_are_refused_before_anything_is_allocated() {
         &e,
         &["scen.toml:6:", "bottleneck.buffer = \"0pkt\"", "allowed: 1 to 100000000 packets"],
     );
-    // Time series that would not fit on disk: 100,000 flows sampled every 10 ms for 2 s.
+    // Time series that would not fit on disk: 100,001 flows sampled every 10 ms for 2 s
+    // (201 instants each, 0 s to 2 s).
     let e = error_of(&edit(9, "rtt = \"100ms\"\ncount = 100000"), &[]);
     has_all(
         &e,
         &[
             "scen.toml: sample_interval = \"10ms\"",
             "100001 flows",
-            "would write 20000200 rows",
+            "would write up to 20100201 rows",
             "limit 20000000",
             "use a longer sample_interval",
         ],

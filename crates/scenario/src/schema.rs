@@ -178,9 +178,8 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
         let f = Fields::new(ctx, &format!("flows[{i}]"), entry.node, FLOW)?;
         entry.flow.check(&bottleneck).map_err(|e| f.locate(e, FLOW_KEYS))?;
     }
-    let total = entries.iter().map(|e| e.count).sum();
-    check_series_size(&top, duration, sample_interval, total)?;
     let (flows, transports) = expand(entries);
+    check_series_size(&top, duration, sample_interval, &flows)?;
     let cross = cross_sources(&top, duration)?;
     let mut changes = Vec::new();
     for (i, t) in top.tables("changes")?.iter().enumerate() {
@@ -242,15 +241,15 @@ fn flow_entries<'a>(
     Ok(entries)
 }
 
-/// The time series must fit on disk: `flows` sampled every `sample_interval`.
+/// The time series must fit on disk: each flow sampled every `sample_interval` while it
+/// runs.
 fn check_series_size(
     top: &Fields,
     duration: Duration,
     sample_interval: Duration,
-    flows: u64,
+    flows: &[FlowConfig],
 ) -> Result<(), ScenarioError> {
-    let samples = duration.as_nanos() / sample_interval.as_nanos().max(1);
-    let rows = samples.saturating_mul(flows);
+    let rows = cclab_sim::config::max_flow_samples(flows, duration, sample_interval);
     if rows <= MAX_SERIES_ROWS {
         return Ok(());
     }
@@ -259,7 +258,7 @@ fn check_series_size(
         &n.map_or(Some(0..0), |n| n.span.clone()),
         "sample_interval",
         Some(format!("\"{sample_interval}\"")),
-        format!("{flows} flows sampled every {sample_interval} for {duration} would write {rows} rows (limit {MAX_SERIES_ROWS}); use a longer sample_interval"),
+        format!("{} flows sampled every {sample_interval} while they run (up to {duration}) would write up to {rows} rows (limit {MAX_SERIES_ROWS}); use a longer sample_interval", flows.len()),
     );
     if n.is_none() {
         e.line = None; // the default applies; no line wrote it

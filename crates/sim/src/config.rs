@@ -25,6 +25,32 @@ pub struct SimConfig {
     pub changes: Vec<ParamChange>,
 }
 
+impl SimConfig {
+    /// At most how many flow samples the run's time series holds: each flow is sampled
+    /// every `sample_interval` (from time zero) while it runs, from its start to its stop
+    /// or the end. An upper bound: a finite flow may finish sooner.
+    pub fn max_flow_samples(&self) -> u64 {
+        max_flow_samples(&self.flows, self.duration, self.sample_interval)
+    }
+}
+
+/// [`SimConfig::max_flow_samples`] of these flows in a run of `duration`.
+pub fn max_flow_samples(flows: &[FlowConfig], duration: Duration, interval: Duration) -> u64 {
+    let iv = interval.as_nanos().max(1);
+    flows
+        .iter()
+        .map(|f| {
+            let start = f.start.as_nanos();
+            let end = f.stop.map_or(duration.as_nanos(), |s| s.as_nanos().min(duration.as_nanos()));
+            if end < start {
+                0
+            } else {
+                end / iv - start.div_ceil(iv) + 1
+            }
+        })
+        .fold(0u64, u64::saturating_add)
+}
+
 /// The shared bottleneck link and its queue.
 #[derive(Clone, Debug)]
 pub struct LinkConfig {
@@ -193,3 +219,36 @@ pub struct ParamChange {
 /// accepted by `set_param` and `ParamChange` besides the algorithm's own parameters.
 /// `rto_min` is in milliseconds, `initcwnd` in segments.
 pub const TCP_PARAMS: &[&str] = &["rto_min", "initcwnd"];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_flow_is_counted_only_for_the_instants_it_runs() {
+        let ms = Duration::from_millis;
+        let at = |m: u64| Time::ZERO + ms(m);
+        let mut f = FlowConfig {
+            name: "f".into(),
+            cc: "cubic".into(),
+            params: Vec::new(),
+            rtt: ms(40),
+            start: Time::ZERO,
+            stop: None,
+            bytes: None,
+            tcp: TcpConfig::default(),
+        };
+        let rows = |f: &FlowConfig| max_flow_samples(std::slice::from_ref(f), ms(1000), ms(10));
+        assert_eq!(rows(&f), 101, "0, 10, ..., 1000 ms");
+        f.start = at(995);
+        assert_eq!(rows(&f), 1, "1000 ms only");
+        f.start = at(5);
+        f.stop = Some(at(30));
+        assert_eq!(rows(&f), 3, "10, 20, 30 ms");
+        f.stop = Some(at(2000));
+        assert_eq!(rows(&f), 100, "a stop past the end counts to the end");
+        f.start = at(1001);
+        f.stop = None;
+        assert_eq!(rows(&f), 0, "starts after the end");
+    }
+}
