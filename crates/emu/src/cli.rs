@@ -21,7 +21,7 @@ use crate::forwarder::{
 };
 use crate::spec::parse_direction;
 use crate::stats::DirectionStats;
-use crate::{netns, EmuError, EmuNet, ADDR_A, ADDR_B};
+use crate::{netns, DirectionConfig, EmuError, EmuNet, ADDR_A, ADDR_B};
 use cclab_units::json::Json;
 use cclab_units::stdout::outln;
 use cclab_units::{parse_duration, Duration};
@@ -155,8 +155,16 @@ pub fn main(args: &EmuArgs) -> std::process::ExitCode {
     }
 }
 
-fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
-    // Everything the user wrote is checked before anything is created.
+/// `cclab emu`'s directions, duration and sampling interval, checked before anything
+/// is created.
+struct LinkPlan {
+    up: DirectionConfig,
+    down: DirectionConfig,
+    duration: Option<Duration>,
+    sample: Duration,
+}
+
+fn plan_link(args: &LinkArgs) -> Result<LinkPlan, EmuError> {
     let up = parse_direction("--uplink", &args.uplink)?;
     let down = parse_direction("--downlink", &args.downlink)?;
     let duration = match &args.duration {
@@ -179,6 +187,12 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
             args.sample
         )));
     }
+    Ok(LinkPlan { up, down, duration, sample })
+}
+
+fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
+    // Everything the user wrote is checked before anything is created.
+    let plan = plan_link(args)?;
     netns::preflight()?;
     netns::reap();
 
@@ -186,81 +200,36 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
     install_signal_handlers();
     let restore = SignalGuard;
     let (net, tun_a, tun_b) = EmuNet::create()?;
-    let mut fwd =
-        Forwarder::new(tun_a, tun_b, &up, &down, args.seed, sample, args.log_dir.as_deref())?;
+    let mut fwd = Forwarder::new(
+        tun_a,
+        tun_b,
+        &plan.up,
+        &plan.down,
+        args.seed,
+        plan.sample,
+        args.log_dir.as_deref(),
+    )?;
     fwd.set_realtime(!args.no_realtime);
     wake_on_signal(&fwd);
     if signalled() {
         return Ok(130); // interrupted during setup; the guards remove what exists
     }
 
-    let mut child = None;
-    let mut pidfd = None;
-    if let Some((prog, rest)) = args.command.split_first() {
-        let ns_fd = net.a.fd();
-        let parent = std::process::id() as libc::pid_t;
-        let mut cmd = std::process::Command::new(prog);
-        cmd.args(rest)
-            .env("CCLAB_EMU_LOCAL", ADDR_A.to_string())
-            .env("CCLAB_EMU_REMOTE", ADDR_B.to_string())
-            .env("CCLAB_EMU_NS_A", net.a.name())
-            .env("CCLAB_EMU_NS_B", net.b.name());
-        // SAFETY: between fork and exec only async-signal-safe syscalls run.
-        unsafe {
-            cmd.pre_exec(move || {
-                if libc::setns(ns_fd, libc::CLONE_NEWNET) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                // If this emulator dies outright (SIGKILL), the command gets SIGTERM rather
-                // than running on in a namespace whose link is gone; and if it died before
-                // this line, the command does not start.
-                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0
-                    || libc::getppid() != parent
-                {
-                    return Err(std::io::Error::other("the emulator ended during start-up"));
-                }
-                Ok(())
-            });
+    let child = match args.command.split_first() {
+        Some((prog, rest)) => Some(spawn_in_namespace(&net, prog, rest)?),
+        None => {
+            eprintln!(
+                "cclab emu: {} ({ADDR_A}) <-> {} ({ADDR_B}); run programs with `ip netns exec NAME ...`; Ctrl-C stops",
+                net.a.name(),
+                net.b.name()
+            );
+            None
         }
-        let c = cmd.spawn().map_err(|e| EmuError::Setup(format!("cannot run {prog}: {e}")))?;
-        // SAFETY: pidfd_open on our own child; the result is checked.
-        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, c.id() as libc::c_int, 0) } as i32;
-        if fd < 0 {
-            return Err(EmuError::Setup(format!(
-                "pidfd_open: {}",
-                std::io::Error::last_os_error()
-            )));
-        }
-        // SAFETY: fd was just returned by pidfd_open.
-        pidfd = Some(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) });
-        child = Some(c);
-    } else {
-        eprintln!(
-            "cclab emu: {} ({ADDR_A}) <-> {} ({ADDR_B}); run programs with `ip netns exec NAME ...`; Ctrl-C stops",
-            net.a.name(),
-            net.b.name()
-        );
-    }
+    };
+    let raw_pidfd = child.as_ref().map(|(_, fd)| std::os::fd::AsRawFd::as_raw_fd(fd));
+    let result = fwd.run(plan.duration, raw_pidfd);
 
-    let raw_pidfd = pidfd.as_ref().map(std::os::fd::AsRawFd::as_raw_fd);
-    let result = fwd.run(duration, raw_pidfd);
-
-    let mut code = 0;
-    if let Some(mut c) = child {
-        if c.try_wait().ok().flatten().is_none() {
-            // Stopped by a signal, the duration or an error: end the command too.
-            // SAFETY: signalling our own child.
-            unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-            while c.try_wait().ok().flatten().is_none() && std::time::Instant::now() < deadline {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
-            let _ = c.kill();
-        }
-        if let Ok(st) = c.wait() {
-            code = st.code().unwrap_or_else(|| 128 + st.signal().unwrap_or(0));
-        }
-    }
+    let mut code = child.map_or(0, |(c, _)| end_command(c));
     if signalled() && code == 0 {
         code = 130;
     }
@@ -277,6 +246,63 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
     drop(net);
     drop(restore);
     result.map(|_| code)
+}
+
+/// Starts `prog rest...` in the namespace of side A, with the link's addresses in its
+/// environment; returns it with a pidfd, so the forwarder's loop ends when it exits.
+fn spawn_in_namespace(
+    net: &EmuNet,
+    prog: &str,
+    rest: &[String],
+) -> Result<(std::process::Child, std::os::fd::OwnedFd), EmuError> {
+    let ns_fd = net.a.fd();
+    let parent = std::process::id() as libc::pid_t;
+    let mut cmd = std::process::Command::new(prog);
+    cmd.args(rest)
+        .env("CCLAB_EMU_LOCAL", ADDR_A.to_string())
+        .env("CCLAB_EMU_REMOTE", ADDR_B.to_string())
+        .env("CCLAB_EMU_NS_A", net.a.name())
+        .env("CCLAB_EMU_NS_B", net.b.name());
+    // SAFETY: between fork and exec only async-signal-safe syscalls run.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::setns(ns_fd, libc::CLONE_NEWNET) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // If this emulator dies outright (SIGKILL), the command gets SIGTERM rather
+            // than running on in a namespace whose link is gone; and if it died before
+            // this line, the command does not start.
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 || libc::getppid() != parent
+            {
+                return Err(std::io::Error::other("the emulator ended during start-up"));
+            }
+            Ok(())
+        });
+    }
+    let c = cmd.spawn().map_err(|e| EmuError::Setup(format!("cannot run {prog}: {e}")))?;
+    // SAFETY: pidfd_open on our own child; the result is checked.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, c.id() as libc::c_int, 0) } as i32;
+    if fd < 0 {
+        return Err(EmuError::Setup(format!("pidfd_open: {}", std::io::Error::last_os_error())));
+    }
+    // SAFETY: fd was just returned by pidfd_open.
+    let pidfd = unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) };
+    Ok((c, pidfd))
+}
+
+/// Ends the command if it still runs (the link stopped by a signal, its duration or an
+/// error: SIGTERM, then SIGKILL after 2 s) and returns its exit code as a shell gives it.
+fn end_command(mut c: std::process::Child) -> i32 {
+    if c.try_wait().ok().flatten().is_none() {
+        // SAFETY: signalling our own child.
+        unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        while c.try_wait().ok().flatten().is_none() && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        let _ = c.kill();
+    }
+    c.wait().map_or(0, |st| st.code().unwrap_or_else(|| 128 + st.signal().unwrap_or(0)))
 }
 
 pub fn run_udp(args: &UdpArgs) -> Result<(), EmuError> {
