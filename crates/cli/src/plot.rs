@@ -69,8 +69,6 @@ impl Chart<'_> {
     /// `style`, e.g. `cclab compare` draws a flow in one colour, solid for run A and
     /// dashed for run B.
     pub fn render_styled(&self, style: &dyn Fn(usize) -> (usize, bool)) -> String {
-        let pw = W - LEFT - RIGHT;
-        let ph = H - TOP - BOTTOM;
         let x_max = if self.x_max > 0.0 { self.x_max } else { 1.0 };
         let y_data = self
             .series
@@ -80,11 +78,19 @@ impl Chart<'_> {
             .fold(0.0f64, f64::max);
         let y_step = tick_step(if y_data > 0.0 { y_data * 1.05 } else { 1.0 });
         let y_max = ((if y_data > 0.0 { y_data * 1.05 } else { 1.0 }) / y_step).ceil() * y_step;
-        let x_step = tick_step(x_max);
-        let sx = |x: f64| LEFT + x / x_max * pw;
-        let sy = |y: f64| TOP + ph - (y / y_max).clamp(0.0, 1.0) * ph;
-
+        let area = Area { x_max, y_max };
         let mut s = String::new();
+        self.write_frame(&mut s, &area, y_step);
+        for (i, ser) in self.series.iter().enumerate() {
+            write_series(&mut s, &area, i, ser, style(i));
+        }
+        s.push_str("</svg>\n");
+        s
+    }
+
+    /// The picture around the data: title, note, grid with tick labels, axes' labels.
+    fn write_frame(&self, s: &mut String, area: &Area, y_step: f64) {
+        let (pw, ph) = (PLOT_W, PLOT_H);
         let _ = writeln!(
             s,
             r#"<svg xmlns="http://www.w3.org/2000/svg" width="{W}" height="{H}" viewBox="0 0 {W} {H}" font-family="sans-serif" font-size="12">"#
@@ -103,10 +109,9 @@ impl Chart<'_> {
                 xml(note)
             );
         }
-        // Grid and ticks.
         let mut y = 0.0;
-        while y <= y_max + y_step * 1e-9 {
-            let py = sy(y);
+        while y <= area.y_max + y_step * 1e-9 {
+            let py = area.sy(y);
             let _ = writeln!(
                 s,
                 r##"<line x1="{LEFT}" y1="{py:.1}" x2="{:.1}" y2="{py:.1}" stroke="#ddd"/><text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"##,
@@ -117,9 +122,10 @@ impl Chart<'_> {
             );
             y += y_step;
         }
+        let x_step = tick_step(area.x_max);
         let mut x = 0.0;
-        while x <= x_max + x_step * 1e-9 {
-            let px = sx(x);
+        while x <= area.x_max + x_step * 1e-9 {
+            let px = area.sx(x);
             let _ = writeln!(
                 s,
                 r##"<line x1="{px:.1}" y1="{TOP}" x2="{px:.1}" y2="{:.1}" stroke="#eee"/><text x="{px:.1}" y="{:.1}" text-anchor="middle">{}</text>"##,
@@ -146,41 +152,56 @@ impl Chart<'_> {
             TOP + ph / 2.0,
             xml(self.y_label)
         );
+    }
+}
 
-        for (i, ser) in self.series.iter().enumerate() {
-            let (c, dashed) = style(i);
-            let colour = COLOURS[c % COLOURS.len()];
-            let dash = if dashed { r#" stroke-dasharray="6,3""# } else { "" };
-            let stride = ser.points.len().div_ceil(MAX_POINTS).max(1);
-            let mut pts = String::new();
-            for (j, &(px, py)) in ser.points.iter().enumerate() {
-                if (j % stride == 0 || j + 1 == ser.points.len())
-                    && px.is_finite()
-                    && py.is_finite()
-                {
-                    let _ = write!(pts, "{:.1},{:.1} ", sx(px), sy(py));
-                }
-            }
-            let _ = writeln!(
-                s,
-                r#"<polyline fill="none" stroke="{colour}" stroke-width="1.3"{dash} points="{}"/>"#,
-                pts.trim_end()
-            );
-            let ly = TOP + 10.0 + i as f64 * 18.0;
-            if ly < H - BOTTOM {
-                let lx = W - RIGHT + 14.0;
-                let _ = writeln!(
-                    s,
-                    r#"<line x1="{lx}" y1="{ly:.1}" x2="{}" y2="{ly:.1}" stroke="{colour}" stroke-width="2"{dash}/><text x="{}" y="{:.1}">{}</text>"#,
-                    lx + 22.0,
-                    lx + 28.0,
-                    ly + 4.0,
-                    xml(&ser.name)
-                );
-            }
+/// Width and height of the plotting area inside the margins.
+const PLOT_W: f64 = W - LEFT - RIGHT;
+const PLOT_H: f64 = H - TOP - BOTTOM;
+
+/// The data's ranges, mapped onto the plotting area.
+struct Area {
+    x_max: f64,
+    y_max: f64,
+}
+
+impl Area {
+    fn sx(&self, x: f64) -> f64 {
+        LEFT + x / self.x_max * PLOT_W
+    }
+    fn sy(&self, y: f64) -> f64 {
+        TOP + PLOT_H - (y / self.y_max).clamp(0.0, 1.0) * PLOT_H
+    }
+}
+
+/// Series `i` as a polyline (at most [`MAX_POINTS`] points) and its legend entry, in
+/// palette colour `c`, dashed or not.
+fn write_series(s: &mut String, area: &Area, i: usize, ser: &Series, (c, dashed): (usize, bool)) {
+    let colour = COLOURS[c % COLOURS.len()];
+    let dash = if dashed { r#" stroke-dasharray="6,3""# } else { "" };
+    let stride = ser.points.len().div_ceil(MAX_POINTS).max(1);
+    let mut pts = String::new();
+    for (j, &(px, py)) in ser.points.iter().enumerate() {
+        if (j % stride == 0 || j + 1 == ser.points.len()) && px.is_finite() && py.is_finite() {
+            let _ = write!(pts, "{:.1},{:.1} ", area.sx(px), area.sy(py));
         }
-        s.push_str("</svg>\n");
-        s
+    }
+    let _ = writeln!(
+        s,
+        r#"<polyline fill="none" stroke="{colour}" stroke-width="1.3"{dash} points="{}"/>"#,
+        pts.trim_end()
+    );
+    let ly = TOP + 10.0 + i as f64 * 18.0;
+    if ly < H - BOTTOM {
+        let lx = W - RIGHT + 14.0;
+        let _ = writeln!(
+            s,
+            r#"<line x1="{lx}" y1="{ly:.1}" x2="{}" y2="{ly:.1}" stroke="{colour}" stroke-width="2"{dash}/><text x="{}" y="{:.1}">{}</text>"#,
+            lx + 22.0,
+            lx + 28.0,
+            ly + 4.0,
+            xml(&ser.name)
+        );
     }
 }
 
