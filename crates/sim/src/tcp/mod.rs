@@ -8,7 +8,11 @@
 //! With a fixed MSS per flow this loses nothing congestion control can see and keeps the
 //! SACK scoreboard a ring of per-segment records.
 
+mod rate;
 mod receiver;
+mod recovery;
+mod rtt;
+mod scoreboard;
 mod sender;
 
 pub use receiver::TcpReceiver;
