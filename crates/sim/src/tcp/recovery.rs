@@ -358,3 +358,153 @@ impl TcpSender {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::TcpConfig;
+    use crate::tcp::{Ack, MAX_SACK_BLOCKS};
+    use cclab_cc::Algorithm;
+
+    const MS: u64 = 1_000_000;
+
+    fn reducing(prior_cwnd: u32, ssthresh: u32) -> TcpState {
+        let mut tp = TcpState::new(1448, 10);
+        tp.prior_cwnd = prior_cwnd;
+        tp.snd_ssthresh = ssthresh;
+        tp
+    }
+
+    #[test]
+    fn prr_sends_one_segment_per_two_delivered_when_halving() {
+        // RFC 6937: cwnd 20 halved to ssthresh 10, one segment lost (19 in flight). Each
+        // ACK delivers one segment; PRR sends ceil(delivered * 10 / 20) in all.
+        let tp = reducing(20, 10);
+        let mut prr = Prr::default();
+        let (mut in_flight, mut sent) = (19, 0);
+        for k in 1..=18u32 {
+            in_flight -= 1;
+            let cwnd = prr.cwnd(&tp, in_flight, 1, 0, false).unwrap();
+            let now_sent = cwnd.saturating_sub(in_flight);
+            prr.out += now_sent;
+            sent += now_sent;
+            in_flight += now_sent;
+            if k <= 16 {
+                assert_eq!(sent, k.div_ceil(2), "after {k} ACKs");
+            }
+        }
+        assert_eq!((sent, in_flight), (9, 10), "in flight ends at ssthresh");
+    }
+
+    #[test]
+    fn prr_grows_back_to_ssthresh_but_not_beyond_after_heavy_loss() {
+        let tp = reducing(20, 10);
+        let mut prr = Prr { delivered: 0, out: 1 };
+        // 4 in flight, well below ssthresh: send what was delivered, plus one on an ACK
+        // that advanced snd_una without new losses.
+        assert_eq!(prr.cwnd(&tp, 4, 2, 0, true), Some(4 + 3));
+        prr.out += 3;
+        assert_eq!(prr.cwnd(&tp, 8, 5, 0, true), Some(10), "capped at ssthresh");
+        // A new loss takes away the extra segment.
+        let mut prr = Prr { delivered: 0, out: 1 };
+        assert_eq!(prr.cwnd(&tp, 4, 2, 1, true), Some(4 + 2));
+    }
+
+    #[test]
+    fn prr_forces_the_first_retransmission_and_ignores_empty_acks() {
+        let tp = reducing(20, 10);
+        let mut prr = Prr::default();
+        assert_eq!(prr.cwnd(&tp, 19, 0, 0, false), None, "nothing delivered");
+        assert_eq!(prr.delivered, 0);
+        // Far above ssthresh, one delivery is worth half a segment, rounded up: the fast
+        // retransmit goes out at once.
+        assert_eq!(prr.cwnd(&tp, 30, 1, 0, false), Some(31));
+        assert_eq!(prr.cwnd(&reducing(0, 10), 19, 1, 0, false), None, "no reduction");
+    }
+
+    #[test]
+    fn undo_needs_an_echo_older_than_the_first_retransmission_once() {
+        let armed = Undo { prior_ssthresh: 20, marker: true, retrans_stamp: Some(Time(100 * MS)) };
+        assert!(armed.clone().was_spurious(Time(90 * MS)));
+        assert!(!armed.clone().was_spurious(Time(100 * MS)), "echoes the retransmission");
+        assert!(!armed.clone().was_spurious(Time::ZERO), "no timestamp echoed");
+        assert!(!Undo { retrans_stamp: None, ..armed }.was_spurious(Time(90 * MS)));
+        let mut once = armed;
+        assert!(once.was_spurious(Time(90 * MS)));
+        assert!(!once.was_spurious(Time(90 * MS)), "the chance is used up");
+    }
+
+    fn sender(recovery: LossRecovery) -> TcpSender {
+        let cfg = TcpConfig { init_cwnd: 10, recovery: Some(recovery), ..Default::default() };
+        let mut s = TcpSender::new(0, Algorithm::new("reno").unwrap(), cfg, None);
+        s.start(Time(MS));
+        assert_eq!(s.transmit(Time(MS), &mut |_| {}), 10);
+        s
+    }
+
+    fn ack(cum: u32, blocks: &[(u32, u32)], tsecr: Time) -> Ack {
+        let mut sacks = [(0, 0); MAX_SACK_BLOCKS];
+        sacks[..blocks.len()].copy_from_slice(blocks);
+        Ack { flow: 0, ack: cum, sacks, n_sacks: blocks.len() as u8, tsecr }
+    }
+
+    fn sent_by(s: &mut TcpSender, now: Time) -> Vec<u32> {
+        let mut seqs = Vec::new();
+        s.transmit(now, &mut |seg| seqs.push(seg.seq));
+        seqs
+    }
+
+    #[test]
+    fn sack_recovery_ends_at_ssthresh_or_is_undone_when_the_original_arrived() {
+        for (echo, undone) in [(Time(150 * MS), false), (Time(MS), true)] {
+            let mut s = sender(LossRecovery::Sack);
+            // Segment 0 is missing and three above it are SACKed: it is lost.
+            s.on_ack(Time(100 * MS), &ack(0, &[(1, 4)], Time(MS)));
+            assert_eq!(s.tp().ca_state, CaState::Recovery);
+            assert_eq!((s.tp().snd_ssthresh, s.tp().prior_cwnd), (5, 10));
+            assert_eq!(sent_by(&mut s, Time(100 * MS))[0], 0, "the hole goes first");
+            // Everything acknowledged; the ACK echoes the retransmission's timestamp, or
+            // the original's (it was only delayed).
+            s.on_ack(Time(200 * MS), &ack(s.snd_nxt(), &[], echo));
+            assert_eq!(s.tp().ca_state, CaState::Open);
+            assert_eq!(s.stats().undos, undone as u64);
+            // The same ACK then grows the window (8 segments newly acknowledged: 0 and
+            // 4..=10). Without undo: cwnd = ssthresh = 5, then congestion avoidance adds
+            // one. With undo: ssthresh and cwnd as before recovery, then slow start.
+            let (cwnd, ssthresh) = if undone { (10 + 8, INFINITE_SSTHRESH) } else { (5 + 1, 5) };
+            assert_eq!((s.tp().snd_cwnd, s.tp().snd_ssthresh), (cwnd, ssthresh));
+            s.check_invariants().unwrap();
+        }
+    }
+
+    #[test]
+    fn newreno_counts_duplicate_acks_and_enters_recovery_on_the_third() {
+        let mut s = sender(LossRecovery::NewReno);
+        for n in 1..=3 {
+            s.on_ack(Time((100 + n) * MS), &ack(0, &[], Time(MS)));
+            assert_eq!((s.rec.dupacks, s.sacked_out()), (n as u32, n as u32));
+            assert_eq!(s.tp().delivered, n as u32, "each duplicate ACK delivers one");
+        }
+        assert_eq!(s.tp().ca_state, CaState::Recovery);
+        assert_eq!(s.lost_out(), 1, "the head is marked lost at once");
+        assert_eq!(sent_by(&mut s, Time(104 * MS))[0], 0);
+        // A partial ACK (up to 5) counts one delivery per new segment, less the three
+        // already counted, and marks the next hole lost.
+        s.on_ack(Time(200 * MS), &ack(5, &[], Time(MS)));
+        assert_eq!(s.tp().delivered, 3 + 2);
+        assert_eq!((s.rec.dupacks, s.tp().ca_state, s.lost_out()), (0, CaState::Recovery, 1));
+        s.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn tahoe_goes_back_to_one_segment_on_the_third_duplicate_ack() {
+        let mut s = sender(LossRecovery::Tahoe);
+        for n in 1..=3 {
+            s.on_ack(Time((100 + n) * MS), &ack(0, &[], Time(MS)));
+        }
+        assert_eq!(s.tp().ca_state, CaState::Loss);
+        assert_eq!((s.tp().snd_cwnd, s.tp().snd_ssthresh), (1, 5));
+        assert_eq!((s.lost_out(), s.sacked_out()), (10, 0), "go-back-N");
+        assert_eq!(sent_by(&mut s, Time(104 * MS)), [0]);
+    }
+}

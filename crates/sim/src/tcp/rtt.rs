@@ -257,4 +257,87 @@ mod tests {
         assert_eq!(samples(&t, false, 990), (None, None), "a duplicate ACK measures nothing");
         assert_eq!(samples(&t, true, 1000), (Some(1), Some(1)), "at least 1 us");
     }
+
+    /// One millisecond in microseconds (the estimator's unit).
+    const MSU: u64 = 1000;
+
+    fn cfg(rto_min_ms: u64, rto_max_ms: u64) -> TcpConfig {
+        TcpConfig {
+            rto_min: Duration::from_millis(rto_min_ms),
+            rto_max: Duration::from_millis(rto_max_ms),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn first_sample_sets_srtt_and_rto_is_srtt_plus_four_deviations() {
+        // RFC 6298 2.2: SRTT = R, RTTVAR = R/2, RTO = SRTT + 4 RTTVAR = 3R.
+        let mut e = RttEstimator::new(Duration::from_secs(1));
+        let mut srtt = 0;
+        e.on_sample(&mut srtt, 100 * MSU, 0, 10, &cfg(20, 60_000));
+        assert_eq!(srtt, 8 * 100_000, "Linux keeps srtt scaled by 8");
+        assert_eq!(e.rto(), Duration::from_millis(300));
+    }
+
+    #[test]
+    fn rto_min_enters_through_rttvar() {
+        // A 10 ms path with rto_min 200 ms: RTO = srtt + rto_min, not max(3R, rto_min).
+        let mut e = RttEstimator::new(Duration::from_secs(1));
+        let mut srtt = 0;
+        e.on_sample(&mut srtt, 10 * MSU, 0, 10, &cfg(200, 60_000));
+        assert_eq!(e.rto(), Duration::from_millis(210));
+    }
+
+    #[test]
+    fn later_samples_smooth_srtt_and_a_jump_raises_the_variation() {
+        let mut e = RttEstimator::new(Duration::from_secs(1));
+        let mut srtt = 0;
+        let c = cfg(200, 60_000);
+        e.on_sample(&mut srtt, 100 * MSU, 0, 10, &c);
+        // 300 ms: srtt += (300 - 100) / 8 = 125 ms; mdev = 200 + (200 - 200/4) = 350 ms
+        // (scaled by 4), which becomes rttvar at once.
+        e.on_sample(&mut srtt, 300 * MSU, 0, 10, &c);
+        assert_eq!(srtt >> 3, 125_000);
+        assert_eq!(e.rto(), Duration::from_millis(125 + 350));
+        // A sample equal to srtt leaves it, and rttvar holds within the window.
+        e.on_sample(&mut srtt, 125 * MSU, 5, 10, &c);
+        assert_eq!((srtt >> 3, e.rto()), (125_000, Duration::from_millis(475)));
+        // Once snd_una passes a window's end, rttvar decays a quarter of the way toward
+        // the largest deviation seen in that window, floored at rto_min. The first window
+        // saw 350 ms: no decay; the next only smaller ones, so rttvar heads for 200 ms.
+        e.on_sample(&mut srtt, 125 * MSU, 11, 20, &c);
+        assert_eq!(e.rto(), Duration::from_millis(475));
+        e.on_sample(&mut srtt, 125 * MSU, 21, 30, &c);
+        assert_eq!(e.rto(), Duration::from_micros(125_000 + 350_000 - (350_000 - 200_000) / 4));
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_rto_max_and_a_sample_clears_it() {
+        let mut e = RttEstimator::new(Duration::from_millis(300));
+        e.back_off(Duration::from_millis(1000));
+        assert_eq!(e.rto(), Duration::from_millis(600));
+        e.back_off(Duration::from_millis(1000));
+        assert_eq!(e.rto(), Duration::from_millis(1000));
+        let mut srtt = 0;
+        e.on_sample(&mut srtt, 100 * MSU, 0, 1, &cfg(20, 1000));
+        assert_eq!(e.rto(), Duration::from_millis(300));
+        // rto_max also caps the computed value.
+        e.on_sample(&mut srtt, 5000 * MSU, 0, 1, &cfg(20, 1000));
+        assert_eq!(e.rto(), Duration::from_millis(1000));
+    }
+
+    #[test]
+    fn min_rtt_keeps_the_lowest_sample_for_ten_seconds() {
+        let mut e = RttEstimator::new(Duration::from_secs(1));
+        let mut min = u32::MAX;
+        e.update_min_rtt(&mut min, Time(0), 50 * MSU);
+        e.update_min_rtt(&mut min, Time(5 * 1_000_000_000), 60 * MSU);
+        assert_eq!(min, 50_000);
+        e.update_min_rtt(&mut min, Time(9 * 1_000_000_000), 40 * MSU);
+        assert_eq!(min, 40_000, "a lower sample restarts the window");
+        e.update_min_rtt(&mut min, Time(19 * 1_000_000_000), 70 * MSU);
+        assert_eq!(min, 40_000, "exactly 10 s old: still valid");
+        e.update_min_rtt(&mut min, Time(19 * 1_000_000_000 + 1), 70 * MSU);
+        assert_eq!(min, 70_000, "expired: the new sample replaces it");
+    }
 }

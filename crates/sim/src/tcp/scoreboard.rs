@@ -437,3 +437,137 @@ impl Scoreboard {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tcp::MAX_SACK_BLOCKS;
+
+    /// A scoreboard with segments `0..n` sent, segment `i` at `i` ms.
+    fn board(n: u32) -> Scoreboard {
+        let mut b = Scoreboard::default();
+        for i in 0..n {
+            b.push(SegInfo { sent: i as u64 * 1_000_000, ..Default::default() });
+        }
+        b
+    }
+
+    fn ack(cum: u32, blocks: &[(u32, u32)]) -> Ack {
+        let mut sacks = [(0, 0); MAX_SACK_BLOCKS];
+        sacks[..blocks.len()].copy_from_slice(blocks);
+        Ack {
+            flow: 0,
+            ack: cum,
+            sacks,
+            n_sacks: blocks.len() as u8,
+            tsecr: cclab_units::Time::ZERO,
+        }
+    }
+
+    /// SACK-tags `a`'s blocks; returns the newly SACKed segment numbers.
+    fn tag(b: &mut Scoreboard, a: &Ack) -> Vec<u32> {
+        let mut seen = Vec::new();
+        let n = b.tag_sacks(a, &mut |seq, _| seen.push(seq));
+        assert_eq!(n as usize, seen.len());
+        seen
+    }
+
+    #[test]
+    fn three_sacked_segments_above_a_hole_make_it_lost() {
+        let mut b = board(10);
+        assert_eq!(tag(&mut b, &ack(0, &[(3, 5)])), [3, 4]);
+        b.mark_lost_by_sacks();
+        assert_eq!(b.lost_out(), 0, "two SACKed above: not yet lost");
+        assert_eq!(tag(&mut b, &ack(0, &[(5, 6), (3, 5)])), [5]);
+        b.mark_lost_by_sacks();
+        // Segments 0, 1 and 2 each have three SACKed above them (3, 4 and 5).
+        assert_eq!((b.sacked_out(), b.lost_out()), (3, 3));
+        assert_eq!(b.in_flight(), 10 - 3 - 3);
+        assert_eq!(b.next_lost(), Some(0));
+        b.retransmit(0, SegInfo::default());
+        assert_eq!((b.retrans_out(), b.in_flight()), (1, 5));
+        assert_eq!(b.next_lost(), Some(1));
+        b.check(true).unwrap();
+    }
+
+    #[test]
+    fn overlapping_blocks_tag_each_segment_once_and_merge() {
+        let mut b = board(12);
+        assert_eq!(tag(&mut b, &ack(0, &[(2, 5)])), [2, 3, 4]);
+        assert_eq!(tag(&mut b, &ack(0, &[(3, 7)])), [5, 6]);
+        assert_eq!(tag(&mut b, &ack(0, &[(8, 9)])), [8]);
+        assert_eq!(b.sacked_ranges, [(2, 7), (8, 9)]);
+        // A block bridging the two ranges tags only the gap and leaves one range.
+        assert_eq!(tag(&mut b, &ack(0, &[(1, 10)])), [1, 7, 9]);
+        assert_eq!(b.sacked_ranges, [(1, 10)]);
+        // Blocks below the cumulative ACK or beyond snd_nxt are clipped.
+        assert_eq!(tag(&mut b, &ack(1, &[(0, 20)])), [10, 11]);
+        assert_eq!(b.sacked_out(), 11);
+        b.check(true).unwrap();
+    }
+
+    #[test]
+    fn cumulative_ack_removes_segments_and_counts_only_unsacked_ones() {
+        let mut b = board(8);
+        tag(&mut b, &ack(0, &[(2, 4), (5, 6)]));
+        b.mark_lost(0);
+        b.retransmit(0, SegInfo::default());
+        let mut removed = Vec::new();
+        let acked = b.clean(4, &mut |info| removed.push(info.flags));
+        assert_eq!(acked, 2, "segments 0 and 1; 2 and 3 were SACKed before");
+        assert_eq!(removed.len(), 4);
+        assert_eq!(removed[0] & (LOST | RETRANS | EVER_RETRANS), LOST | RETRANS | EVER_RETRANS);
+        assert_eq!((b.snd_una(), b.packets_out()), (4, 4));
+        assert_eq!((b.sacked_out(), b.lost_out(), b.retrans_out()), (1, 0, 0));
+        assert_eq!(b.sacked_ranges, [(5, 6)]);
+        b.check(true).unwrap();
+    }
+
+    #[test]
+    fn timeout_marks_every_unsacked_segment_and_undo_clears_the_marks() {
+        let mut b = board(6);
+        tag(&mut b, &ack(0, &[(4, 5)]));
+        b.mark_lost(1);
+        b.retransmit(1, SegInfo::default());
+        b.mark_all_lost();
+        assert_eq!((b.lost_out(), b.retrans_out(), b.sacked_out()), (5, 0, 1));
+        assert_eq!(b.in_flight(), 0);
+        // Go-back-N: retransmission restarts from the lowest segment.
+        assert_eq!(b.next_lost(), Some(0));
+        b.check(true).unwrap();
+        b.clear_loss_marks();
+        assert_eq!((b.lost_out(), b.retrans_out(), b.in_flight()), (0, 0, 5));
+        assert_eq!(b.next_lost(), None);
+        b.check(true).unwrap();
+    }
+
+    #[test]
+    fn duplicate_acks_stand_in_for_sacks_without_sack() {
+        let mut b = board(4);
+        for _ in 0..6 {
+            b.add_reno_sack();
+        }
+        assert_eq!(b.sacked_out(), 4, "never more than is outstanding");
+        // An ACK for 3 segments: one filled the hole, two were counted as duplicates.
+        b.clean(3, &mut |_| {});
+        assert_eq!(b.remove_reno_sacks(3), 1);
+        assert_eq!(b.sacked_out(), 2);
+        b.limit_reno_sacked();
+        assert_eq!(b.sacked_out(), 1, "limited to the one segment outstanding");
+        b.reset_reno_sacks();
+        assert_eq!(b.sacked_out(), 0);
+    }
+
+    #[test]
+    fn the_check_finds_a_counter_out_of_step() {
+        let mut b = board(5);
+        tag(&mut b, &ack(0, &[(1, 4)]));
+        b.check(true).unwrap();
+        b.lost_out += 1;
+        assert_eq!(b.check(true).unwrap_err(), "lost_out 1 but 0 segments lost");
+        b.lost_out -= 1;
+        b.scan_sacked = 2;
+        b.scan = 2;
+        assert!(b.check(true).unwrap_err().starts_with("scan_sacked 2 but 1 SACKed"));
+    }
+}
