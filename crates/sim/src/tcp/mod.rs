@@ -55,3 +55,13 @@ impl Ack {
         &self.sacks[..self.n_sacks as usize]
     }
 }
+
+#[cfg(test)]
+impl Ack {
+    /// A hand-made ACK for unit tests: cumulative `ack`, up to three SACK `blocks`.
+    fn hand_made(ack: u32, blocks: &[(u32, u32)], tsecr: Time) -> Ack {
+        let mut sacks = [(0, 0); MAX_SACK_BLOCKS];
+        sacks[..blocks.len()].copy_from_slice(blocks);
+        Ack { flow: 0, ack, sacks, n_sacks: blocks.len() as u8, tsecr }
+    }
+}

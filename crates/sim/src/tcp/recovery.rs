@@ -363,7 +363,7 @@ impl TcpSender {
 mod tests {
     use super::*;
     use crate::config::TcpConfig;
-    use crate::tcp::{Ack, MAX_SACK_BLOCKS};
+    use crate::tcp::Ack;
     use cclab_cc::Algorithm;
 
     const MS: u64 = 1_000_000;
@@ -443,9 +443,7 @@ mod tests {
     }
 
     fn ack(cum: u32, blocks: &[(u32, u32)], tsecr: Time) -> Ack {
-        let mut sacks = [(0, 0); MAX_SACK_BLOCKS];
-        sacks[..blocks.len()].copy_from_slice(blocks);
-        Ack { flow: 0, ack: cum, sacks, n_sacks: blocks.len() as u8, tsecr }
+        Ack::hand_made(cum, blocks, tsecr)
     }
 
     fn sent_by(s: &mut TcpSender, now: Time) -> Vec<u32> {

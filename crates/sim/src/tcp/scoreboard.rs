@@ -441,7 +441,6 @@ impl Scoreboard {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tcp::MAX_SACK_BLOCKS;
 
     /// A scoreboard with segments `0..n` sent, segment `i` at `i` ms.
     fn board(n: u32) -> Scoreboard {
@@ -453,15 +452,7 @@ mod tests {
     }
 
     fn ack(cum: u32, blocks: &[(u32, u32)]) -> Ack {
-        let mut sacks = [(0, 0); MAX_SACK_BLOCKS];
-        sacks[..blocks.len()].copy_from_slice(blocks);
-        Ack {
-            flow: 0,
-            ack: cum,
-            sacks,
-            n_sacks: blocks.len() as u8,
-            tsecr: cclab_units::Time::ZERO,
-        }
+        Ack::hand_made(cum, blocks, cclab_units::Time::ZERO)
     }
 
     /// SACK-tags `a`'s blocks; returns the newly SACKed segment numbers.

@@ -3,12 +3,12 @@
 //! splits those files; this one holds the connection, sending, the order of ACK
 //! processing and the retransmission timer, and the parts hold the rest:
 //!
-//! - [`scoreboard`](super::scoreboard): outstanding segments, SACK ranges, lost and
-//!   retransmitted marks, RFC 6675 loss detection.
-//! - [`recovery`](super::recovery): the recovery state machine (`tcp_fastretrans_alert`),
-//!   PRR, undo, NewReno and Tahoe.
-//! - [`rtt`](super::rtt): RTT samples, the RFC 6298 estimator and RTO, min RTT.
-//! - [`rate`](super::rate): delivery-rate sampling (tcp_rate.c).
+//! - `scoreboard.rs`: outstanding segments, SACK ranges, lost and retransmitted marks,
+//!   RFC 6675 loss detection.
+//! - `recovery.rs`: the recovery state machine (`tcp_fastretrans_alert`), PRR, undo,
+//!   NewReno and Tahoe.
+//! - `rtt.rs`: RTT samples, the RFC 6298 estimator and RTO, min RTT.
+//! - `rate.rs`: delivery-rate sampling (tcp_rate.c).
 //!
 //! ACK processing runs in `tcp_ack()`'s order: SACK tagging, cumulative ACK
 //! (`tcp_clean_rtx_queue`: RTT sample, `pkts_acked`), `in_ack_event` (after the cleanup,
@@ -177,11 +177,6 @@ impl TcpSender {
     #[inline]
     pub fn tp(&self) -> &TcpState {
         &self.tp
-    }
-    /// The congestion-control algorithm.
-    #[inline]
-    pub fn ca(&self) -> &Algorithm {
-        &self.ca
     }
     /// The algorithm, to change its parameters on a running flow.
     #[inline]
