@@ -866,9 +866,9 @@ fn send_udp(
         }
     });
     mark(&sh.stopped, now());
-    sh.retransmits.store(snd.stats.retransmits, Ordering::Relaxed);
-    sh.timeouts.store(snd.stats.timeouts, Ordering::Relaxed);
-    if let Some(t) = snd.stats.completed_at {
+    sh.retransmits.store(snd.stats().retransmits, Ordering::Relaxed);
+    sh.timeouts.store(snd.stats().timeouts, Ordering::Relaxed);
+    if let Some(t) = snd.stats().completed_at {
         mark(&sh.completed, t);
     }
 }

@@ -291,9 +291,9 @@ pub fn run_flow(h: &Harness, flow: &UdpFlow) -> Result<UdpRun, EmuError> {
         drive_sender(&s, &mut snd, origin, end, interval, &sstop, &mut |snd, now| {
             run.samples.push(sample_of(snd, 0, now))
         });
-        run.retransmits = snd.stats.retransmits;
-        run.timeouts = snd.stats.timeouts;
-        run.completed_at = snd.stats.completed_at;
+        run.retransmits = snd.stats().retransmits;
+        run.timeouts = snd.stats().timeouts;
+        run.completed_at = snd.stats().completed_at;
         Ok(run)
     });
     let run = sender.join().map_err(|_| EmuError::Setup("the UDP sender panicked".into()))?;

@@ -245,7 +245,7 @@ pub fn sent_bytes(sim: &Simulation) -> Vec<u64> {
     (0..sim.flow_count())
         .map(|i| {
             let s = sim.sender(i);
-            (s.snd_nxt() as u64 + s.stats.retransmits) * s.mss() as u64
+            (s.snd_nxt() as u64 + s.stats().retransmits) * s.mss() as u64
         })
         .collect()
 }

@@ -70,28 +70,32 @@ fn run_model(cc: &str, recovery: Option<LossRecovery>, seed: u64, steps: usize) 
 
     let check = |s: &TcpSender, prev_state: CaState, prev_undos: u64, step: usize| {
         s.check_invariants().unwrap_or_else(|e| panic!("{ctx} step {step}: {e}"));
-        assert!(s.tp.snd_cwnd >= 1, "{ctx} step {step}: cwnd 0");
+        assert!(s.tp().snd_cwnd >= 1, "{ctx} step {step}: cwnd 0");
         assert!(
-            s.tp.snd_ssthresh >= min_ssthresh(cc),
+            s.tp().snd_ssthresh >= min_ssthresh(cc),
             "{ctx} step {step}: ssthresh {}",
-            s.tp.snd_ssthresh
+            s.tp().snd_ssthresh
         );
-        assert!(s.tp.snd_cwnd < 10_000_000, "{ctx} step {step}: cwnd {} runaway", s.tp.snd_cwnd);
+        assert!(
+            s.tp().snd_cwnd < 10_000_000,
+            "{ctx} step {step}: cwnd {} runaway",
+            s.tp().snd_cwnd
+        );
         assert!(s.in_flight() <= s.packets_out(), "{ctx} step {step}: in_flight > packets_out");
         // A loss response leaves cwnd >= 2; an undo restores the window from before it,
         // which may legitimately have been 1 (right after an RTO).
         if prev_state == CaState::Recovery
-            && s.tp.ca_state == CaState::Open
+            && s.tp().ca_state == CaState::Open
             && !tahoe
-            && s.stats.undos == prev_undos
+            && s.stats().undos == prev_undos
         {
-            assert!(s.tp.snd_cwnd >= 2, "{ctx} step {step}: cwnd {} after fast recovery (ssthresh {}, prior_cwnd {}, in_flight {})", s.tp.snd_cwnd, s.tp.snd_ssthresh, s.tp.prior_cwnd, s.in_flight());
+            assert!(s.tp().snd_cwnd >= 2, "{ctx} step {step}: cwnd {} after fast recovery (ssthresh {}, prior_cwnd {}, in_flight {})", s.tp().snd_cwnd, s.tp().snd_ssthresh, s.tp().prior_cwnd, s.in_flight());
         }
     };
 
     for step in 0..steps {
-        let prev_state = s.tp.ca_state;
-        let prev_undos = s.stats.undos;
+        let prev_state = s.tp().ca_state;
+        let prev_undos = s.stats().undos;
         match rng.below(100) {
             // Deliver a data segment: usually the oldest, sometimes a later one (reordering).
             0..=39 if !fwd.is_empty() => {
@@ -124,7 +128,7 @@ fn run_model(cc: &str, recovery: Option<LossRecovery>, seed: u64, steps: usize) 
                 }
             }
             // A parameter changes on the running flow.
-            90..=92 => random_param(&mut rng, &mut s.ca),
+            90..=92 => random_param(&mut rng, s.ca_mut()),
             93 => s.set_rto_min(Duration::from_millis(1 + rng.below(1000))),
             94 => s.set_init_cwnd(1 + rng.below(100) as u32),
             _ => {}
@@ -133,7 +137,7 @@ fn run_model(cc: &str, recovery: Option<LossRecovery>, seed: u64, steps: usize) 
         // may legitimately restart cwnd at min(cwnd, initcwnd), which can be 1.
         check(&s, prev_state, prev_undos, step);
         s.transmit(now, &mut |seg| fwd.push_back(seg));
-        check(&s, s.tp.ca_state, s.stats.undos, step);
+        check(&s, s.tp().ca_state, s.stats().undos, step);
     }
 
     // Lossless drain: the application stops, and everything sent must be acknowledged.
@@ -143,8 +147,8 @@ fn run_model(cc: &str, recovery: Option<LossRecovery>, seed: u64, steps: usize) 
         if s.snd_una() >= target {
             return;
         }
-        let prev_state = s.tp.ca_state;
-        let prev_undos = s.stats.undos;
+        let prev_state = s.tp().ca_state;
+        let prev_undos = s.stats().undos;
         if !fwd.is_empty() {
             let seg = fwd.pop_front().unwrap();
             if let Some(a) = r.on_data(now, &seg) {
@@ -165,13 +169,13 @@ fn run_model(cc: &str, recovery: Option<LossRecovery>, seed: u64, steps: usize) 
         }
         check(&s, prev_state, prev_undos, steps + step);
         s.transmit(now, &mut |seg| fwd.push_back(seg));
-        check(&s, s.tp.ca_state, s.stats.undos, steps + step);
+        check(&s, s.tp().ca_state, s.stats().undos, steps + step);
     }
     panic!(
         "{ctx}: flow did not recover: snd_una {} target {target}, state {:?}, cwnd {}, in_flight {}, sacked {}, lost {}, retrans {}, rto at {:?}, now {now:?}, rcv_nxt {}",
         s.snd_una(),
-        s.tp.ca_state,
-        s.tp.snd_cwnd,
+        s.tp().ca_state,
+        s.tp().snd_cwnd,
         s.in_flight(),
         s.sacked_out(),
         s.lost_out(),

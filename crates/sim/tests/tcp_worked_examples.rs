@@ -68,7 +68,7 @@ impl Harness {
     }
 
     fn cwnd(&self) -> u32 {
-        self.s.tp.snd_cwnd
+        self.s.tp().snd_cwnd
     }
 }
 
@@ -94,12 +94,12 @@ fn tahoe_drops_cwnd_to_one_on_the_third_duplicate_ack_and_slow_starts() {
     assert_eq!(h.s.snd_una(), 12);
     h.ack(&acks[2]);
     h.ack(&acks[3]);
-    assert_eq!(h.s.tp.ca_state, CaState::Disorder);
+    assert_eq!(h.s.tp().ca_state, CaState::Disorder);
     let before = h.cwnd();
     let sent = h.ack(&acks[4]); // third duplicate ACK
-    assert_eq!(h.s.tp.snd_ssthresh, before / 2, "ssthresh = cwnd/2 from the algorithm");
+    assert_eq!(h.s.tp().snd_ssthresh, before / 2, "ssthresh = cwnd/2 from the algorithm");
     assert_eq!(h.cwnd(), 1, "Tahoe: cwnd to one segment");
-    assert_eq!(h.s.tp.ca_state, CaState::Loss);
+    assert_eq!(h.s.tp().ca_state, CaState::Loss);
     assert_eq!(sent, vec![12], "retransmits the hole and nothing else");
     // Later duplicates do not inflate the window (no fast recovery).
     for a in &acks[5..] {
@@ -111,10 +111,10 @@ fn tahoe_drops_cwnd_to_one_on_the_third_duplicate_ack_and_slow_starts() {
     let acks = h.deliver_all_but(&[]);
     assert_eq!(acks.last().unwrap().ack, 36);
     h.ack(acks.last().unwrap());
-    assert_eq!(h.s.tp.ca_state, CaState::Open);
+    assert_eq!(h.s.tp().ca_state, CaState::Open);
     // Slow start counts ACKed segments (Linux tcp_slow_start): 1 + 24 reaches ssthresh,
     // and the 14 left over buy one more segment in congestion avoidance (w = 11).
-    assert_eq!(h.s.tp.snd_ssthresh, 11);
+    assert_eq!(h.s.tp().snd_ssthresh, 11);
     assert_eq!(h.cwnd(), 12);
 }
 
@@ -127,33 +127,33 @@ fn newreno_stays_in_recovery_across_partial_acks_and_retransmits_each_hole() {
     let mut retrans = vec![];
     let mut cwnd_at_loss = 0;
     for a in &acks {
-        if h.s.tp.ca_state != CaState::Recovery {
+        if h.s.tp().ca_state != CaState::Recovery {
             cwnd_at_loss = h.cwnd();
         }
         retrans.extend(h.ack(a).into_iter().filter(|&s| s < 30));
     }
-    assert_eq!(h.s.tp.ca_state, CaState::Recovery);
+    assert_eq!(h.s.tp().ca_state, CaState::Recovery);
     assert_eq!(retrans, vec![12], "NewReno ignores SACK: only the first hole is retransmitted");
-    assert_eq!(h.s.tp.snd_ssthresh, cwnd_at_loss / 2);
+    assert_eq!(h.s.tp().snd_ssthresh, cwnd_at_loss / 2);
     // The retransmission of 12 arrives: a partial ACK up to 20.
     let acks = h.deliver_all_but(&[]);
     let partial = acks.iter().find(|a| a.ack == 20).expect("partial ACK");
     let sent = h.ack(partial);
-    assert_eq!(h.s.tp.ca_state, CaState::Recovery, "a partial ACK does not end recovery");
+    assert_eq!(h.s.tp().ca_state, CaState::Recovery, "a partial ACK does not end recovery");
     assert!(sent.contains(&20), "the next hole is retransmitted at once: {sent:?}");
     // Deliver everything: the full ACK ends recovery with cwnd = ssthresh.
     let acks = h.deliver_all_but(&[]);
     for a in &acks {
         h.ack(a);
     }
-    assert_eq!(h.s.tp.ca_state, CaState::Open);
-    let ssthresh = h.s.tp.snd_ssthresh;
+    assert_eq!(h.s.tp().ca_state, CaState::Open);
+    let ssthresh = h.s.tp().snd_ssthresh;
     assert!(
         h.cwnd() >= ssthresh && h.cwnd() <= ssthresh + 1,
         "cwnd {} after recovery, ssthresh {ssthresh}",
         h.cwnd()
     );
-    assert_eq!(h.s.stats.timeouts, 0);
+    assert_eq!(h.s.stats().timeouts, 0);
 }
 
 #[test]
@@ -171,25 +171,25 @@ fn newreno_partial_acks_take_no_rtt_sample_from_segments_sent_rounds_ago() {
     for a in &acks {
         h.ack(a);
     }
-    assert_eq!(h.s.tp.ca_state, CaState::Recovery);
+    assert_eq!(h.s.tp().ca_state, CaState::Recovery);
     // A round trip here is ROUND plus the harness's 1 ms per ACK processed (at most 20 ACKs
     // a round), so no real sample exceeds 120 ms; a sample from a segment sent a round
     // earlier would be over 200 ms.
     let longest_round_trip = ROUND + Duration::from_millis(20);
     let mut partial_acks = vec![];
-    while h.s.tp.ca_state == CaState::Recovery {
+    while h.s.tp().ca_state == CaState::Recovery {
         h.now += ROUND;
         let acks = h.deliver_all_but(&[]);
         partial_acks.push(acks.last().unwrap().ack);
         for a in &acks {
             h.ack(a);
-            let srtt = Duration::from_micros(h.s.tp.srtt_us() as u64);
+            let srtt = Duration::from_micros(h.s.tp().srtt_us() as u64);
             assert!(srtt <= longest_round_trip, "srtt {srtt:?} after ACK {}", a.ack);
         }
     }
     assert_eq!(partial_acks.len(), 3, "one hole repaired per round: {partial_acks:?}");
     assert_eq!(&partial_acks[..2], &[17, 22]);
-    let largest_sample_us = h.s.stats.rtt_us.quantile(1.0);
+    let largest_sample_us = h.s.stats().rtt_us.quantile(1.0);
     assert!(
         largest_sample_us <= longest_round_trip.as_micros() as f64,
         "an RTT sample of {largest_sample_us} us"
@@ -204,14 +204,14 @@ fn sack_recovery_repairs_two_holes_in_one_round_with_prr() {
     let mut sent_in_recovery = vec![];
     let mut delivered_in_recovery = 0;
     for a in &acks {
-        let in_recovery = h.s.tp.ca_state == CaState::Recovery;
+        let in_recovery = h.s.tp().ca_state == CaState::Recovery;
         let sent = h.ack(a);
-        if in_recovery || h.s.tp.ca_state == CaState::Recovery {
+        if in_recovery || h.s.tp().ca_state == CaState::Recovery {
             delivered_in_recovery += in_recovery as u32;
             sent_in_recovery.extend(sent);
         }
     }
-    assert_eq!(h.s.tp.ca_state, CaState::Recovery);
+    assert_eq!(h.s.tp().ca_state, CaState::Recovery);
     assert!(
         sent_in_recovery.contains(&12) && sent_in_recovery.contains(&20),
         "{sent_in_recovery:?}"
@@ -219,7 +219,7 @@ fn sack_recovery_repairs_two_holes_in_one_round_with_prr() {
     // PRR (RFC 6937): while in_flight > ssthresh, sending follows
     // ceil(prr_delivered * ssthresh / prior_cwnd), so about half of what is delivered
     // (ssthresh = prior_cwnd / 2), and at least the one forced fast retransmit.
-    let ratio = h.s.tp.snd_ssthresh as f64 / h.s.tp.prior_cwnd as f64;
+    let ratio = h.s.tp().snd_ssthresh as f64 / h.s.tp().prior_cwnd as f64;
     let expected = ((delivered_in_recovery + 1) as f64 * ratio).ceil() as usize;
     assert!(
         sent_in_recovery.len().abs_diff(expected) <= 1,
@@ -231,8 +231,8 @@ fn sack_recovery_repairs_two_holes_in_one_round_with_prr() {
     for a in &acks {
         h.ack(a);
     }
-    assert_eq!(h.s.tp.ca_state, CaState::Open);
-    assert_eq!(h.s.stats.retransmits, 2);
+    assert_eq!(h.s.tp().ca_state, CaState::Open);
+    assert_eq!(h.s.stats().retransmits, 2);
     assert!(h.cwnd() >= 10, "cwnd = ssthresh at the end of recovery, then growth");
 }
 
@@ -252,13 +252,13 @@ fn rto_backs_off_exponentially_then_go_back_n() {
         h.s.on_rto(h.now);
         h.s.check_invariants().unwrap();
         expected = expected.saturating_mul(2);
-        assert_eq!(h.s.stats.timeouts, k);
+        assert_eq!(h.s.stats().timeouts, k);
         assert_eq!(h.s.rto(), expected, "backoff doubles");
         assert_eq!(h.cwnd(), 1);
-        assert_eq!(h.s.tp.ca_state, CaState::Loss);
+        assert_eq!(h.s.tp().ca_state, CaState::Loss);
         assert_eq!(h.send(), vec![10], "go-back-N starts at snd_una");
     }
-    assert_eq!(h.s.tp.snd_ssthresh, 10, "ssthresh set once, not halved again on repeated RTOs");
+    assert_eq!(h.s.tp().snd_ssthresh, 10, "ssthresh set once, not halved again on repeated RTOs");
     // The retransmission gets through; slow start resends the rest.
     let acks = h.deliver_all_but(&[]);
     let sent = h.ack(&acks[0]);
@@ -278,8 +278,8 @@ fn spurious_rto_is_undone_when_the_original_ack_arrives() {
     assert_eq!(h.cwnd(), 1);
     h.send();
     h.ack(&acks[0]);
-    assert_eq!(h.s.stats.undos, 1);
-    assert_eq!(h.s.tp.ca_state, CaState::Open);
+    assert_eq!(h.s.stats().undos, 1);
+    assert_eq!(h.s.tp().ca_state, CaState::Open);
     assert!(h.cwnd() >= cwnd, "cwnd restored: {} vs {cwnd}", h.cwnd());
 }
 
@@ -308,6 +308,6 @@ fn finite_transfer_sends_a_short_last_segment_and_completes() {
     }
     s.on_ack(Time(2_000_000), &last.unwrap());
     assert_eq!(r.delivered_bytes(), 3000);
-    assert_eq!(s.stats.completed_at, Some(Time(2_000_000)));
+    assert_eq!(s.stats().completed_at, Some(Time(2_000_000)));
     assert_eq!(s.rto_deadline(), None);
 }

@@ -149,7 +149,7 @@ impl Simulation {
     pub fn set_param(&mut self, flow: usize, name: &str, value: f64) -> Result<(), SimError> {
         let n = self.flows.len();
         let s = &mut self.flows.get_mut(flow).ok_or_else(|| flow_index_error(flow, n))?.sender;
-        let change = apply_param(flow, &mut s.ca, name, value)
+        let change = apply_param(flow, s.ca_mut(), name, value)
             .map_err(|e| e.within(&format!("flows[{flow}]")))?;
         match change {
             Some(TcpChange::RtoMin(d)) => s.set_rto_min(d),

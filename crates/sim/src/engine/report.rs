@@ -35,7 +35,7 @@ impl Simulation {
             .enumerate()
             .map(|(i, fl)| {
                 let delivered = fl.receiver.delivered_bytes();
-                let st = &fl.sender.stats;
+                let st = fl.sender.stats();
                 FlowReport {
                     flow: i,
                     delivered_bytes: delivered,

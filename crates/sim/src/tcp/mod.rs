@@ -8,7 +8,11 @@
 //! With a fixed MSS per flow this loses nothing congestion control can see and keeps the
 //! SACK scoreboard a ring of per-segment records.
 
+mod rate;
 mod receiver;
+mod recovery;
+mod rtt;
+mod scoreboard;
 mod sender;
 
 pub use receiver::TcpReceiver;
@@ -49,5 +53,15 @@ pub struct Ack {
 impl Ack {
     pub fn sack_blocks(&self) -> &[(u32, u32)] {
         &self.sacks[..self.n_sacks as usize]
+    }
+}
+
+#[cfg(test)]
+impl Ack {
+    /// A hand-made ACK for unit tests: cumulative `ack`, up to three SACK `blocks`.
+    fn hand_made(ack: u32, blocks: &[(u32, u32)], tsecr: Time) -> Ack {
+        let mut sacks = [(0, 0); MAX_SACK_BLOCKS];
+        sacks[..blocks.len()].copy_from_slice(blocks);
+        Ack { flow: 0, ack, sacks, n_sacks: blocks.len() as u8, tsecr }
     }
 }
