@@ -44,13 +44,50 @@ fn text_of(cell: &Cell) -> Option<&str> {
     }
 }
 
+/// A Parquet error as the results' writers report it.
+pub(crate) fn err(e: parquet::errors::ParquetError) -> String {
+    format!("cannot write Parquet: {e}")
+}
+
+/// One column of a schema: name, physical type, required or optional, logical type.
+pub(crate) type Field<'a> = (&'a str, Physical, Repetition, Option<LogicalType>);
+
+/// The schema (`name`, a flat list of columns) and writer properties every cclab Parquet
+/// file uses: `compression`, and the writer's name and version in `created_by`.
+pub(crate) fn schema_and_properties(
+    name: &str,
+    fields: &[Field],
+    compression: Compression,
+    dictionary: bool,
+) -> Result<(Arc<Type>, Arc<WriterProperties>), String> {
+    let fields = fields
+        .iter()
+        .map(|(column, physical, repetition, logical)| {
+            Type::primitive_type_builder(column, *physical)
+                .with_repetition(*repetition)
+                .with_logical_type(logical.clone())
+                .build()
+                .map(Arc::new)
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(err)?;
+    let schema = Arc::new(Type::group_type_builder(name).with_fields(fields).build().map_err(err)?);
+    let props = Arc::new(
+        WriterProperties::builder()
+            .set_compression(compression)
+            .set_dictionary_enabled(dictionary)
+            .set_created_by(format!("cclab {}", env!("CARGO_PKG_VERSION")))
+            .build(),
+    );
+    Ok((schema, props))
+}
+
 /// The table as Parquet bytes.
 pub fn write(table: &Table) -> Result<Vec<u8>, String> {
-    let err = |e: parquet::errors::ParquetError| format!("cannot write Parquet: {e}");
     let kinds: Vec<Kind> = (0..table.columns.len())
         .map(|c| kind_of(table, c, (3..table.key_columns).contains(&c)))
         .collect();
-    let fields = table
+    let fields: Vec<Field> = table
         .columns
         .iter()
         .zip(&kinds)
@@ -61,23 +98,11 @@ pub fn write(table: &Table) -> Result<Vec<u8>, String> {
                 Kind::Text => Physical::BYTE_ARRAY,
             };
             let logical = (*kind == Kind::Text).then_some(LogicalType::String);
-            Type::primitive_type_builder(name, physical)
-                .with_repetition(Repetition::OPTIONAL)
-                .with_logical_type(logical)
-                .build()
-                .map(Arc::new)
+            (name.as_str(), physical, Repetition::OPTIONAL, logical)
         })
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(err)?;
-    let schema =
-        Arc::new(Type::group_type_builder("sweep").with_fields(fields).build().map_err(err)?);
-    let props = Arc::new(
-        WriterProperties::builder()
-            .set_compression(Compression::UNCOMPRESSED)
-            .set_dictionary_enabled(false)
-            .set_created_by(format!("cclab {}", env!("CARGO_PKG_VERSION")))
-            .build(),
-    );
+        .collect();
+    let (schema, props) =
+        schema_and_properties("sweep", &fields, Compression::UNCOMPRESSED, false)?;
     let mut buf = Vec::new();
     let mut writer = SerializedFileWriter::new(&mut buf, schema, props).map_err(err)?;
     let mut group = writer.next_row_group().map_err(err)?;

@@ -7,15 +7,13 @@
 //! The Parquet files are written as the run goes, a row group at a time, so memory stays
 //! bounded whatever the run's length.
 
+use crate::parquet_file::{err as parquet_err, schema_and_properties, Field};
 use parquet::basic::{Compression, Repetition, Type as Physical};
 use parquet::data_type::{DoubleType, Int64Type};
-use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
-use parquet::schema::types::Type;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
-use std::sync::Arc;
 
 /// How the time series are written (`--series`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
@@ -153,13 +151,9 @@ pub struct ParquetSeries {
     rows: usize,
 }
 
-fn parquet_err(e: parquet::errors::ParquetError) -> String {
-    format!("cannot write Parquet: {e}")
-}
-
 impl ParquetSeries {
     fn new(file: File, name: &str, columns: &[(String, Kind)]) -> Result<ParquetSeries, String> {
-        let fields = columns
+        let fields: Vec<Field> = columns
             .iter()
             .map(|(name, kind)| {
                 let (physical, repetition) = match kind {
@@ -167,22 +161,10 @@ impl ParquetSeries {
                     Kind::Double => (Physical::DOUBLE, Repetition::REQUIRED),
                     Kind::OptionalDouble => (Physical::DOUBLE, Repetition::OPTIONAL),
                 };
-                Type::primitive_type_builder(name, physical)
-                    .with_repetition(repetition)
-                    .build()
-                    .map(Arc::new)
+                (name.as_str(), physical, repetition, None)
             })
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(parquet_err)?;
-        let schema = Arc::new(
-            Type::group_type_builder(name).with_fields(fields).build().map_err(parquet_err)?,
-        );
-        let props = Arc::new(
-            WriterProperties::builder()
-                .set_compression(Compression::SNAPPY)
-                .set_created_by(format!("cclab {}", env!("CARGO_PKG_VERSION")))
-                .build(),
-        );
+            .collect();
+        let (schema, props) = schema_and_properties(name, &fields, Compression::SNAPPY, true)?;
         let writer =
             SerializedFileWriter::new(BufWriter::new(file), schema, props).map_err(parquet_err)?;
         let columns = columns
