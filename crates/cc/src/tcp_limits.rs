@@ -18,9 +18,9 @@ impl TcpLimit {
         value >= self.min && value <= self.max
     }
 
-    /// The range in words, e.g. "1 to 1000 segments".
+    /// The range in words, e.g. "a whole number from 1 to 1000 segments".
     pub fn allowed(&self) -> String {
-        format!("{} to {} {}", self.min, self.max, self.unit)
+        format!("a whole number from {} to {} {}", self.min, self.max, self.unit)
     }
 }
 
@@ -45,7 +45,7 @@ mod tests {
     fn ranges_are_inclusive_and_say_their_unit() {
         assert!(INITCWND.contains(1) && INITCWND.contains(1000));
         assert!(!INITCWND.contains(0) && !INITCWND.contains(1001));
-        assert_eq!(RTO_MIN_MS.allowed(), "1 to 60000 ms");
-        assert_eq!(MSS.allowed(), "88 to 9000 bytes");
+        assert_eq!(RTO_MIN_MS.allowed(), "a whole number from 1 to 60000 ms");
+        assert_eq!(MSS.allowed(), "a whole number from 88 to 9000 bytes");
     }
 }

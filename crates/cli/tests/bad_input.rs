@@ -183,9 +183,15 @@ fn absurd_values_are_refused_before_anything_is_allocated() {
 #[test]
 fn tcp_settings_follow_the_simulators_limits() {
     let e = error_of(&edit(9, "rtt = \"100ms\"\nmss = 50"), &[]);
-    has_all(&e, &["scen.toml:10:", "flows[0].mss = 50", "allowed: 88 to 9000 bytes"]);
+    has_all(
+        &e,
+        &["scen.toml:10:", "flows[0].mss = 50", "allowed: a whole number from 88 to 9000 bytes"],
+    );
     let e = error_of(&edit(9, "rtt = \"100ms\"\ninitcwnd = -3"), &[]);
-    has_all(&e, &["scen.toml:10:", "flows[0].initcwnd = -3", "a whole number in [1, 1000]"]);
+    has_all(
+        &e,
+        &["scen.toml:10:", "flows[0].initcwnd = -3", "a whole number from 1 to 1000 segments"],
+    );
     let e = error_of(&edit(9, "rtt = \"100ms\"\nrto_min = \"90s\""), &[]);
     has_all(&e, &["scen.toml:10:", "flows[0].rto_min = \"90s\"", "allowed: 1ms to 60s"]);
     let e = error_of(&edit(9, "rtt = \"100ms\"\nstop = \"0s\""), &[]);
@@ -310,20 +316,16 @@ fn parameter_changes_are_validated_before_the_run() {
             "changes[0].set.initcwnd",
             "= 0",
             "flow 1 (tahoe)",
-            "allowed: a whole number in [1, 1000]",
+            "allowed: a whole number from 1 to 1000 segments",
         ],
     );
     let e = error_of(&with("at = \"1s\"\nflow = 0\nset = { rto_min = \"0.1ms\" }"), &[]);
     has_all(
         &e,
-        &[
-            "changes[0].set.rto_min",
-            "\"0.1ms\"",
-            "allowed: a whole number of milliseconds from 1ms to 60s",
-        ],
+        &["changes[0].set.rto_min", "\"0.1ms\"", "allowed: a whole number from 1 to 60000 ms"],
     );
     let e = error_of(&with("at = \"1s\"\nflow = 0\nset = { rto_min = 2.5 }"), &[]);
-    has_all(&e, &["changes[0].set.rto_min", "2.5", "whole number of milliseconds"]);
+    has_all(&e, &["changes[0].set.rto_min", "2.5", "a whole number from 1 to 60000 ms"]);
     let e = error_of(&with("at = \"1s\"\nflow = 2\nset = { initcwnd = 5 }"), &[]);
     has_all(&e, &["scen.toml:15:", "changes[0].flow", "= 2", "whole number in [0, 1]"]);
     let e = error_of(&with("at = \"3s\"\nflow = 0\nset = { initcwnd = 5 }"), &[]);

@@ -513,12 +513,12 @@ fn parameter_changes_apply_live_and_bad_ones_name_the_field_value_and_range() {
         (
             json!({ "flow": 1, "name": "rto_min", "value": 0 }),
             "flows[1].rto_min",
-            "allowed: a whole number of milliseconds from 1ms to 60s",
+            "allowed: a whole number from 1 to 60000 ms",
         ),
         (
             json!({ "flow": 1, "name": "initcwnd", "value": 2.5 }),
             "flows[1].initcwnd",
-            "allowed: a whole number in [1, 1000] (segments)",
+            "allowed: a whole number from 1 to 1000 segments",
         ),
         (json!({ "flow": -1, "name": "beta", "value": 0.5 }), "flow", "-1: a flow index"),
         (json!({ "flow": 1, "name": "beta", "value": "x" }), "value", "\"x\": a number"),

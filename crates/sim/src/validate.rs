@@ -228,14 +228,10 @@ impl FlowConfig {
 impl TcpConfig {
     pub fn check(&self) -> Result<(), SimError> {
         if !(MSS.0..=MSS.1).contains(&self.mss) {
-            return Err(out_of_range("mss", self.mss, format!("{} to {} bytes", MSS.0, MSS.1)));
+            return Err(out_of_range("mss", self.mss, LIMITS_MSS.allowed()));
         }
         if !(INIT_CWND.0..=INIT_CWND.1).contains(&self.init_cwnd) {
-            return Err(out_of_range(
-                "init_cwnd",
-                self.init_cwnd,
-                format!("a whole number in [{}, {}] (segments)", INIT_CWND.0, INIT_CWND.1),
-            ));
+            return Err(out_of_range("init_cwnd", self.init_cwnd, LIMITS_INITCWND.allowed()));
         }
         time_in("rto_min", self.rto_min, RTO_MIN.0, RTO_MIN.1)?;
         if self.rto_min > self.rto_max {
@@ -347,17 +343,14 @@ pub fn apply_param(
     };
     match name {
         "rto_min" => {
-            let (lo, hi) = (RTO_MIN.0.as_nanos() / 1_000_000, RTO_MIN.1.as_nanos() / 1_000_000);
-            if !whole_in(lo, hi) {
-                let (lo, hi) = RTO_MIN;
-                return refuse(&format!("a whole number of milliseconds from {lo} to {hi}"));
+            if !whole_in(LIMITS_RTO_MIN.min, LIMITS_RTO_MIN.max) {
+                return refuse(&LIMITS_RTO_MIN.allowed());
             }
             Ok(Some(TcpChange::RtoMin(Duration::from_millis(value as u64))))
         }
         "initcwnd" => {
-            let (lo, hi) = INIT_CWND;
-            if !whole_in(lo as u64, hi as u64) {
-                return refuse(&format!("a whole number in [{lo}, {hi}] (segments)"));
+            if !whole_in(LIMITS_INITCWND.min, LIMITS_INITCWND.max) {
+                return refuse(&LIMITS_INITCWND.allowed());
             }
             Ok(Some(TcpChange::InitCwnd(value as u32)))
         }
