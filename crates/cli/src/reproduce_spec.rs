@@ -16,7 +16,8 @@
 //! x = "flows[0].rtt"                        # optional: one item per value of this field
 //! value = "fairness.jain"                   # a sweep.csv column ...
 //! group = "cubic"                           # ... per-flow columns: of this group (or flow = name)
-//! agg = "mean"                              # over those flows: mean, sum, min, max or jain
+//! agg = "mean"                              # over those flows: mean, sum, min, max, jain or
+//!                                           # min_max (smallest over largest)
 //! scale = 1.0                               # multiplies the value (units)
 //! rule = { kind = "absolute", agree = 0.02, roughly = 0.05 }
 //! why = "why cclab differs, when it does"
@@ -30,7 +31,11 @@
 //! A claim the paper makes without a number is a series with `claim = ">="` (or `>`,
 //! `<=`, `<`), `bound = 0.8` or `than = { where = {...}, value = ..., factor = 1 }` (the
 //! same value under other conditions), `margin` (relative slack for "roughly") and
-//! `paper_text`. A ratio the paper reports between two conditions is a series with
+//! `paper_text`; `at = ["42ms", ...]` limits a series to those values of the figure's `x`
+//! (a claim the paper makes for part of the axis only). A figure with `x` may list
+//! `curves = [{ name = "CUBIC", where = { "flows[0].cc" = "cubic" } }, ...]`: its chart
+//! then draws cclab's figure-level `value` for each curve at every x (the paper's lines),
+//! whatever its claims compare. A ratio the paper reports between two conditions is a series with
 //! `divide_by = { where = {...}, flow = ... }`. Figure-level fields are defaults that a
 //! series may override.
 
@@ -56,6 +61,15 @@ pub struct Figure {
     pub y_label: String,
     pub plots: Vec<String>,
     pub series: Vec<Series>,
+    /// The chart's cclab lines when they are not the series (see the module doc).
+    pub curves: Vec<Curve>,
+}
+
+/// One line of a figure's chart: the figure's value over the runs matching `select`.
+pub struct Curve {
+    pub name: String,
+    pub select: Vec<(String, String)>,
+    pub value: ValueSpec,
 }
 
 pub struct Series {
@@ -68,6 +82,9 @@ pub struct Series {
     pub paper: Paper,
     pub rule: Rule,
     pub why: Option<String>,
+    /// `at = [...]`: the values of the figure's `x` this series is judged at (all when
+    /// `None`).
+    pub at: Option<Vec<String>>,
 }
 
 /// Which number a set of runs gives.
@@ -87,6 +104,8 @@ pub enum Agg {
     Min,
     Max,
     Jain,
+    /// The smallest over the largest (a throughput ratio between flows, at most 1).
+    MinMax,
 }
 
 /// What the paper reports.
@@ -239,10 +258,12 @@ impl Reader<'_> {
             Some("min") => Agg::Min,
             Some("max") => Agg::Max,
             Some("jain") => Agg::Jain,
+            Some("min_max") => Agg::MinMax,
             Some(other) => {
-                return Err(
-                    self.err(t, &format!("agg = {other:?}; allowed: mean, sum, min, max, jain"))
-                )
+                return Err(self.err(
+                    t,
+                    &format!("agg = {other:?}; allowed: mean, sum, min, max, jain, min_max"),
+                ))
             }
         };
         let scale = match t.get("scale") {
@@ -305,6 +326,43 @@ impl Reader<'_> {
             "relative" => Ok(Some(Rule::Relative { agree, roughly })),
             _ => Err(self.err(r, &format!("rule kind = {kind:?}; allowed: absolute, relative"))),
         }
+    }
+
+    /// `at = ["42ms", ...]`: x values as the sweep labels them; only with the figure's `x`.
+    fn at(&self, s: &Node, f: &Node) -> Result<Option<Vec<String>>, String> {
+        let Some(n) = s.get("at") else { return Ok(None) };
+        if f.get("x").is_none() {
+            return Err(self.err(n, "at limits a series to values of x; the figure has no x"));
+        }
+        let Val::Array(items) = &n.val else {
+            return Err(self.err(n, "at must be a list of x values such as [\"42ms\", \"82ms\"]"));
+        };
+        let label = |i: &Node| match &i.val {
+            Val::Str(s) => s.clone(),
+            _ => i.show(),
+        };
+        Ok(Some(items.iter().map(label).collect()))
+    }
+
+    /// `curves = [{ name, where }, ...]`, each drawn with the figure's `value`.
+    fn curves(&self, f: &Node, value: Option<&ValueSpec>) -> Result<Vec<Curve>, String> {
+        let Some(n) = f.get("curves") else { return Ok(Vec::new()) };
+        let Val::Array(items) = &n.val else {
+            return Err(self.err(n, "curves must be a list of { name = ..., where = {...} }"));
+        };
+        let (Some(value), Some(_)) = (value, f.get("x")) else {
+            return Err(self.err(n, "curves need the figure's x and value"));
+        };
+        items
+            .iter()
+            .map(|c| {
+                Ok(Curve {
+                    name: self.need_str(c, "name")?,
+                    select: self.select(c)?,
+                    value: value.clone(),
+                })
+            })
+            .collect()
     }
 
     fn paper(&self, t: &Node) -> Result<Option<Paper>, String> {
@@ -412,6 +470,7 @@ fn figure(r: &Reader, f: &Node) -> Result<Figure, String> {
             paper,
             rule,
             why: r.str(s, "why")?.or(r.str(f, "why")?),
+            at: r.at(s, f)?,
         });
     }
     let plots = match f.get("plots") {
@@ -424,6 +483,7 @@ fn figure(r: &Reader, f: &Node) -> Result<Figure, String> {
             .collect::<Result<_, _>>()?,
         _ => Vec::new(),
     };
+    let curves = r.curves(f, base_value.as_ref())?;
     Ok(Figure {
         id: r.need_str(f, "id")?,
         source: r.need_str(f, "source")?,
@@ -434,5 +494,6 @@ fn figure(r: &Reader, f: &Node) -> Result<Figure, String> {
         y_label: r.str(f, "y_label")?.unwrap_or_default(),
         plots,
         series,
+        curves,
     })
 }
