@@ -454,7 +454,7 @@ fn figure(r: &Reader, f: &Node) -> Result<Figure, String> {
             };
         let mut select = base_select.clone();
         select.extend(r.select(s)?);
-        let divide_by = match s.get("divide_by") {
+        let divide_by = match s.get("divide_by").or(f.get("divide_by")) {
             Some(d) => Some(Bound::Other {
                 select: r.select(d)?,
                 value: r.value(d, Some(&value))?,
