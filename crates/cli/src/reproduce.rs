@@ -620,7 +620,7 @@ fn figure_chart(
     x: &str,
     labels: &[String],
 ) -> String {
-    let (pos, _) = x_positions(labels);
+    let (pos, axis, shown) = paper_axis(f, x, labels);
     let mut lines = curve_lines(f, plan, table, x, labels, &pos);
     for (si, s) in f.series.iter().enumerate() {
         let at = |label: &str| labels.iter().position(|l| l == label).map(|i| pos[i]);
@@ -649,8 +649,24 @@ fn figure_chart(
             });
         }
     }
-    let label_rows: Vec<Vec<String>> = labels.iter().map(|l| vec![l.clone()]).collect();
-    chart(&f.y_label, x, &label_rows, &lines)
+    let label_rows: Vec<Vec<String>> = shown.into_iter().map(|l| vec![l]).collect();
+    chart(&f.y_label, &axis, &label_rows, &lines)
+}
+
+/// The chart's x positions, axis name and tick labels: the paper's axis (`x_axis`,
+/// `x_at`) when it places every swept value, else the swept field itself.
+fn paper_axis(f: &Figure, x: &str, labels: &[String]) -> (Vec<f64>, String, Vec<String>) {
+    if let Some((name, at)) = &f.x_axis {
+        let placed: Vec<f64> = labels
+            .iter()
+            .filter_map(|l| at.iter().find(|(k, _)| k == l).map(|(_, v)| *v))
+            .collect();
+        if placed.len() == labels.len() {
+            let ticks = placed.iter().map(|v| num(*v, 3)).collect();
+            return (placed, name.clone(), ticks);
+        }
+    }
+    (x_positions(labels).0, x.to_string(), labels.to_vec())
 }
 
 /// cclab's line per curve of `f`: the mean and 95% interval over the runs at each x.

@@ -35,7 +35,8 @@
 //! (a claim the paper makes for part of the axis only). A figure with `x` may list
 //! `curves = [{ name = "CUBIC", where = { "flows[0].cc" = "cubic" } }, ...]`: its chart
 //! then draws cclab's figure-level `value` for each curve at every x (the paper's lines),
-//! whatever its claims compare. A ratio the paper reports between two conditions is a series with
+//! whatever its claims compare. `x_axis = "RTT ratio"` with `x_at = { "82ms" = 1.98, ... }`
+//! draws the chart against the paper's axis where it is a function of the swept field. A ratio the paper reports between two conditions is a series with
 //! `divide_by = { where = {...}, flow = ... }`. Figure-level fields are defaults that a
 //! series may override.
 
@@ -63,6 +64,8 @@ pub struct Figure {
     pub series: Vec<Series>,
     /// The chart's cclab lines when they are not the series (see the module doc).
     pub curves: Vec<Curve>,
+    /// The paper's x axis: its name and the position of each swept x value on it.
+    pub x_axis: Option<(String, Vec<(String, f64)>)>,
 }
 
 /// One line of a figure's chart: the figure's value over the runs matching `select`.
@@ -484,6 +487,19 @@ fn figure(r: &Reader, f: &Node) -> Result<Figure, String> {
         _ => Vec::new(),
     };
     let curves = r.curves(f, base_value.as_ref())?;
+    let x_axis = match (r.str(f, "x_axis")?, f.get("x_at")) {
+        (None, None) => None,
+        (Some(name), Some(Node { val: Val::Table(entries), .. })) => Some((
+            name,
+            entries
+                .iter()
+                .map(|(k, _, v)| Ok((k.clone(), r.num(v, "x_at")?)))
+                .collect::<Result<_, String>>()?,
+        )),
+        _ => {
+            return Err(r.err(f, "x_axis = \"name\" and x_at = { x value = position } go together"))
+        }
+    };
     Ok(Figure {
         id: r.need_str(f, "id")?,
         source: r.need_str(f, "source")?,
@@ -495,5 +511,6 @@ fn figure(r: &Reader, f: &Node) -> Result<Figure, String> {
         plots,
         series,
         curves,
+        x_axis,
     })
 }
