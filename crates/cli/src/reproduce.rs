@@ -656,14 +656,14 @@ fn figure_chart(
 /// The chart's x positions, axis name and tick labels: the paper's axis (`x_axis`,
 /// `x_at`) when it places every swept value, else the swept field itself.
 fn paper_axis(f: &Figure, x: &str, labels: &[String]) -> (Vec<f64>, String, Vec<String>) {
-    if let Some((name, at)) = &f.x_axis {
+    if let Some(axis) = &f.x_axis {
         let placed: Vec<f64> = labels
             .iter()
-            .filter_map(|l| at.iter().find(|(k, _)| k == l).map(|(_, v)| *v))
+            .filter_map(|l| axis.at.iter().find(|(k, _)| k == l).map(|(_, v)| *v))
             .collect();
         if placed.len() == labels.len() {
             let ticks = placed.iter().map(|v| num(*v, 3)).collect();
-            return (placed, name.clone(), ticks);
+            return (placed, axis.name.clone(), ticks);
         }
     }
     (x_positions(labels).0, x.to_string(), labels.to_vec())

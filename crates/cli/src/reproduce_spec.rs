@@ -64,8 +64,13 @@ pub struct Figure {
     pub series: Vec<Series>,
     /// The chart's cclab lines when they are not the series (see the module doc).
     pub curves: Vec<Curve>,
-    /// The paper's x axis: its name and the position of each swept x value on it.
-    pub x_axis: Option<(String, Vec<(String, f64)>)>,
+    pub x_axis: Option<PaperAxis>,
+}
+
+/// The paper's x axis: its name and the position of each swept x value on it.
+pub struct PaperAxis {
+    pub name: String,
+    pub at: Vec<(String, f64)>,
 }
 
 /// One line of a figure's chart: the figure's value over the runs matching `select`.
@@ -368,6 +373,20 @@ impl Reader<'_> {
             .collect()
     }
 
+    /// `x_axis = "name"` with `x_at = { x value = position }`: the paper's x axis.
+    fn x_axis(&self, f: &Node) -> Result<Option<PaperAxis>, String> {
+        match (self.str(f, "x_axis")?, f.get("x_at")) {
+            (None, None) => Ok(None),
+            (Some(name), Some(Node { val: Val::Table(entries), .. })) => {
+                let at = entries.iter().map(|(k, _, v)| Ok((k.clone(), self.num(v, "x_at")?)));
+                Ok(Some(PaperAxis { name, at: at.collect::<Result<_, String>>()? }))
+            }
+            _ => {
+                Err(self.err(f, "x_axis = \"name\" and x_at = { x value = position } go together"))
+            }
+        }
+    }
+
     fn paper(&self, t: &Node) -> Result<Option<Paper>, String> {
         if let Some(text) = self.str(t, "paper_text")? {
             if t.get("claim").is_some() {
@@ -487,19 +506,7 @@ fn figure(r: &Reader, f: &Node) -> Result<Figure, String> {
         _ => Vec::new(),
     };
     let curves = r.curves(f, base_value.as_ref())?;
-    let x_axis = match (r.str(f, "x_axis")?, f.get("x_at")) {
-        (None, None) => None,
-        (Some(name), Some(Node { val: Val::Table(entries), .. })) => Some((
-            name,
-            entries
-                .iter()
-                .map(|(k, _, v)| Ok((k.clone(), r.num(v, "x_at")?)))
-                .collect::<Result<_, String>>()?,
-        )),
-        _ => {
-            return Err(r.err(f, "x_axis = \"name\" and x_at = { x value = position } go together"))
-        }
-    };
+    let x_axis = r.x_axis(f)?;
     Ok(Figure {
         id: r.need_str(f, "id")?,
         source: r.need_str(f, "source")?,
