@@ -80,8 +80,8 @@ pub fn main(args: Args) -> Result<(), String> {
                 Ok((plan, table)) => figure_items(e, f, plan, table)?,
                 Err(msg) => not_run(e, f, msg),
             };
-            if let Ok((plan, _)) = &sweeps[&f.scenario] {
-                html.push_str(&figure_html(f, &fig_items, plan, &out));
+            if let Ok((plan, table)) = &sweeps[&f.scenario] {
+                html.push_str(&figure_html(f, &fig_items, plan, table, &out));
             }
             items.extend(fig_items);
         }
@@ -211,6 +211,11 @@ fn figure_items(e: &Expected, f: &Figure, plan: &Plan, table: &Table) -> Result<
     let mut items = Vec::new();
     for (si, s) in f.series.iter().enumerate() {
         for x in x_values(f, plan)? {
+            if let (Some(at), Some(x)) = (&s.at, &x) {
+                if !at.contains(x) {
+                    continue; // the paper makes this series' claim elsewhere on the axis
+                }
+            }
             let paper = match (&s.paper, &x) {
                 (Paper::Value(v), _) => Some(*v),
                 (Paper::ByX(list), Some(x)) => match list.iter().find(|(k, _)| k == x) {
@@ -358,6 +363,14 @@ fn aggregate(xs: &[f64], agg: Agg) -> Option<f64> {
         Agg::Min => xs.iter().copied().fold(f64::INFINITY, f64::min),
         Agg::Max => xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
         Agg::Jain => cclab_scenario::metrics::jain(xs),
+        Agg::MinMax => {
+            let max = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            let min = xs.iter().copied().fold(f64::INFINITY, f64::min);
+            if max <= 0.0 {
+                return None;
+            }
+            min / max
+        }
     })
 }
 
@@ -542,7 +555,7 @@ fn short(s: &str, n: usize) -> String {
 
 /// One figure: its setup, a chart in the paper's shape (paper dashed, cclab solid with
 /// 95% intervals) when it has an x axis, the embedded result plots, and its items.
-fn figure_html(f: &Figure, items: &[Item], plan: &Plan, out: &Path) -> String {
+fn figure_html(f: &Figure, items: &[Item], plan: &Plan, table: &Table, out: &Path) -> String {
     let mut h = format!(
         "<h3>{} ({}, {})</h3>\n<p>{}</p>\n",
         xml(&f.source),
@@ -552,7 +565,7 @@ fn figure_html(f: &Figure, items: &[Item], plan: &Plan, out: &Path) -> String {
     );
     if let (Some(x), Ok(xs)) = (&f.x, x_values(f, plan)) {
         let labels: Vec<String> = xs.into_iter().flatten().collect();
-        h.push_str(&figure_chart(f, items, x, &labels));
+        h.push_str(&figure_chart(f, items, plan, table, x, &labels));
     }
     for s in &f.series {
         for plot in &f.plots {
@@ -597,11 +610,18 @@ fn figure_html(f: &Figure, items: &[Item], plan: &Plan, out: &Path) -> String {
     h
 }
 
-/// The figure's chart: per series the paper's values dashed and cclab's solid, against
-/// the swept `x`.
-fn figure_chart(f: &Figure, items: &[Item], x: &str, labels: &[String]) -> String {
-    let (pos, _) = x_positions(labels);
-    let mut lines = Vec::new();
+/// The figure's chart: per series the paper's values dashed and cclab's solid (or, with
+/// `curves`, cclab's value per curve), against the swept `x`.
+fn figure_chart(
+    f: &Figure,
+    items: &[Item],
+    plan: &Plan,
+    table: &Table,
+    x: &str,
+    labels: &[String],
+) -> String {
+    let (pos, axis, shown) = paper_axis(f, x, labels);
+    let mut lines = curve_lines(f, plan, table, x, labels, &pos);
     for (si, s) in f.series.iter().enumerate() {
         let at = |label: &str| labels.iter().position(|l| l == label).map(|i| pos[i]);
         let mine: Vec<&Item> = items.iter().filter(|i| i.series == si).collect();
@@ -620,15 +640,63 @@ fn figure_chart(f: &Figure, items: &[Item], x: &str, labels: &[String]) -> Strin
                 dashed: true,
             });
         }
+        if f.curves.is_empty() {
+            lines.push(Line {
+                name: format!("{name} (cclab)"),
+                points: cclab,
+                colour: Some(si),
+                dashed: false,
+            });
+        }
+    }
+    let label_rows: Vec<Vec<String>> = shown.into_iter().map(|l| vec![l]).collect();
+    chart(&f.y_label, &axis, &label_rows, &lines)
+}
+
+/// The chart's x positions, axis name and tick labels: the paper's axis (`x_axis`,
+/// `x_at`) when it places every swept value, else the swept field itself.
+fn paper_axis(f: &Figure, x: &str, labels: &[String]) -> (Vec<f64>, String, Vec<String>) {
+    if let Some(axis) = &f.x_axis {
+        let placed: Vec<f64> = labels
+            .iter()
+            .filter_map(|l| axis.at.iter().find(|(k, _)| k == l).map(|(_, v)| *v))
+            .collect();
+        if placed.len() == labels.len() {
+            let ticks = placed.iter().map(|v| num(*v, 3)).collect();
+            return (placed, axis.name.clone(), ticks);
+        }
+    }
+    (x_positions(labels).0, x.to_string(), labels.to_vec())
+}
+
+/// cclab's line per curve of `f`: the mean and 95% interval over the runs at each x.
+fn curve_lines(
+    f: &Figure,
+    plan: &Plan,
+    table: &Table,
+    x: &str,
+    labels: &[String],
+    pos: &[f64],
+) -> Vec<Line> {
+    let colours = f.series.len();
+    let mut lines = Vec::new();
+    for (ci, c) in f.curves.iter().enumerate() {
+        let mut points = Vec::new();
+        for (label, p) in labels.iter().zip(pos) {
+            let select = overlay(&c.select, &[(x.to_string(), label.clone())]);
+            let stat = samples(f, plan, table, &select, &c.value).ok().and_then(|v| mean_ci95(&v));
+            if let Some((mean, ci)) = stat {
+                points.push((*p, mean, ci));
+            }
+        }
         lines.push(Line {
-            name: format!("{name} (cclab)"),
-            points: cclab,
-            colour: Some(si),
+            name: format!("{} (cclab)", c.name),
+            points,
+            colour: Some(colours + ci),
             dashed: false,
         });
     }
-    let label_rows: Vec<Vec<String>> = labels.iter().map(|l| vec![l.clone()]).collect();
-    chart(&f.y_label, x, &label_rows, &lines)
+    lines
 }
 
 fn page(body: &str, items: &[Item], quick: bool) -> String {

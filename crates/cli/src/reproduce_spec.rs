@@ -16,7 +16,8 @@
 //! x = "flows[0].rtt"                        # optional: one item per value of this field
 //! value = "fairness.jain"                   # a sweep.csv column ...
 //! group = "cubic"                           # ... per-flow columns: of this group (or flow = name)
-//! agg = "mean"                              # over those flows: mean, sum, min, max or jain
+//! agg = "mean"                              # over those flows: mean, sum, min, max, jain or
+//!                                           # min_max (smallest over largest)
 //! scale = 1.0                               # multiplies the value (units)
 //! rule = { kind = "absolute", agree = 0.02, roughly = 0.05 }
 //! why = "why cclab differs, when it does"
@@ -30,7 +31,12 @@
 //! A claim the paper makes without a number is a series with `claim = ">="` (or `>`,
 //! `<=`, `<`), `bound = 0.8` or `than = { where = {...}, value = ..., factor = 1 }` (the
 //! same value under other conditions), `margin` (relative slack for "roughly") and
-//! `paper_text`. A ratio the paper reports between two conditions is a series with
+//! `paper_text`; `at = ["42ms", ...]` limits a series to those values of the figure's `x`
+//! (a claim the paper makes for part of the axis only). A figure with `x` may list
+//! `curves = [{ name = "CUBIC", where = { "flows[0].cc" = "cubic" } }, ...]`: its chart
+//! then draws cclab's figure-level `value` for each curve at every x (the paper's lines),
+//! whatever its claims compare. `x_axis = "RTT ratio"` with `x_at = { "82ms" = 1.98, ... }`
+//! draws the chart against the paper's axis where it is a function of the swept field. A ratio the paper reports between two conditions is a series with
 //! `divide_by = { where = {...}, flow = ... }`. Figure-level fields are defaults that a
 //! series may override.
 
@@ -56,6 +62,22 @@ pub struct Figure {
     pub y_label: String,
     pub plots: Vec<String>,
     pub series: Vec<Series>,
+    /// The chart's cclab lines when they are not the series (see the module doc).
+    pub curves: Vec<Curve>,
+    pub x_axis: Option<PaperAxis>,
+}
+
+/// The paper's x axis: its name and the position of each swept x value on it.
+pub struct PaperAxis {
+    pub name: String,
+    pub at: Vec<(String, f64)>,
+}
+
+/// One line of a figure's chart: the figure's value over the runs matching `select`.
+pub struct Curve {
+    pub name: String,
+    pub select: Vec<(String, String)>,
+    pub value: ValueSpec,
 }
 
 pub struct Series {
@@ -68,6 +90,9 @@ pub struct Series {
     pub paper: Paper,
     pub rule: Rule,
     pub why: Option<String>,
+    /// `at = [...]`: the values of the figure's `x` this series is judged at (all when
+    /// `None`).
+    pub at: Option<Vec<String>>,
 }
 
 /// Which number a set of runs gives.
@@ -87,6 +112,8 @@ pub enum Agg {
     Min,
     Max,
     Jain,
+    /// The smallest over the largest (a throughput ratio between flows, at most 1).
+    MinMax,
 }
 
 /// What the paper reports.
@@ -239,10 +266,12 @@ impl Reader<'_> {
             Some("min") => Agg::Min,
             Some("max") => Agg::Max,
             Some("jain") => Agg::Jain,
+            Some("min_max") => Agg::MinMax,
             Some(other) => {
-                return Err(
-                    self.err(t, &format!("agg = {other:?}; allowed: mean, sum, min, max, jain"))
-                )
+                return Err(self.err(
+                    t,
+                    &format!("agg = {other:?}; allowed: mean, sum, min, max, jain, min_max"),
+                ))
             }
         };
         let scale = match t.get("scale") {
@@ -304,6 +333,57 @@ impl Reader<'_> {
             "absolute" => Ok(Some(Rule::Absolute { agree, roughly })),
             "relative" => Ok(Some(Rule::Relative { agree, roughly })),
             _ => Err(self.err(r, &format!("rule kind = {kind:?}; allowed: absolute, relative"))),
+        }
+    }
+
+    /// `at = ["42ms", ...]`: x values as the sweep labels them; only with the figure's `x`.
+    fn at(&self, s: &Node, f: &Node) -> Result<Option<Vec<String>>, String> {
+        let Some(n) = s.get("at") else { return Ok(None) };
+        if f.get("x").is_none() {
+            return Err(self.err(n, "at limits a series to values of x; the figure has no x"));
+        }
+        let Val::Array(items) = &n.val else {
+            return Err(self.err(n, "at must be a list of x values such as [\"42ms\", \"82ms\"]"));
+        };
+        let label = |i: &Node| match &i.val {
+            Val::Str(s) => s.clone(),
+            _ => i.show(),
+        };
+        Ok(Some(items.iter().map(label).collect()))
+    }
+
+    /// `curves = [{ name, where }, ...]`, each drawn with the figure's `value`.
+    fn curves(&self, f: &Node, value: Option<&ValueSpec>) -> Result<Vec<Curve>, String> {
+        let Some(n) = f.get("curves") else { return Ok(Vec::new()) };
+        let Val::Array(items) = &n.val else {
+            return Err(self.err(n, "curves must be a list of { name = ..., where = {...} }"));
+        };
+        let (Some(value), Some(_)) = (value, f.get("x")) else {
+            return Err(self.err(n, "curves need the figure's x and value"));
+        };
+        items
+            .iter()
+            .map(|c| {
+                Ok(Curve {
+                    name: self.need_str(c, "name")?,
+                    select: self.select(c)?,
+                    value: value.clone(),
+                })
+            })
+            .collect()
+    }
+
+    /// `x_axis = "name"` with `x_at = { x value = position }`: the paper's x axis.
+    fn x_axis(&self, f: &Node) -> Result<Option<PaperAxis>, String> {
+        match (self.str(f, "x_axis")?, f.get("x_at")) {
+            (None, None) => Ok(None),
+            (Some(name), Some(Node { val: Val::Table(entries), .. })) => {
+                let at = entries.iter().map(|(k, _, v)| Ok((k.clone(), self.num(v, "x_at")?)));
+                Ok(Some(PaperAxis { name, at: at.collect::<Result<_, String>>()? }))
+            }
+            _ => {
+                Err(self.err(f, "x_axis = \"name\" and x_at = { x value = position } go together"))
+            }
         }
     }
 
@@ -396,7 +476,7 @@ fn figure(r: &Reader, f: &Node) -> Result<Figure, String> {
             };
         let mut select = base_select.clone();
         select.extend(r.select(s)?);
-        let divide_by = match s.get("divide_by") {
+        let divide_by = match s.get("divide_by").or(f.get("divide_by")) {
             Some(d) => Some(Bound::Other {
                 select: r.select(d)?,
                 value: r.value(d, Some(&value))?,
@@ -412,6 +492,7 @@ fn figure(r: &Reader, f: &Node) -> Result<Figure, String> {
             paper,
             rule,
             why: r.str(s, "why")?.or(r.str(f, "why")?),
+            at: r.at(s, f)?,
         });
     }
     let plots = match f.get("plots") {
@@ -424,6 +505,8 @@ fn figure(r: &Reader, f: &Node) -> Result<Figure, String> {
             .collect::<Result<_, _>>()?,
         _ => Vec::new(),
     };
+    let curves = r.curves(f, base_value.as_ref())?;
+    let x_axis = r.x_axis(f)?;
     Ok(Figure {
         id: r.need_str(f, "id")?,
         source: r.need_str(f, "source")?,
@@ -434,5 +517,7 @@ fn figure(r: &Reader, f: &Node) -> Result<Figure, String> {
         y_label: r.str(f, "y_label")?.unwrap_or_default(),
         plots,
         series,
+        curves,
+        x_axis,
     })
 }

@@ -29,6 +29,23 @@ const STABLE: &[(&str, &str)] = &[
     ("004-fig6/new flow's goodput", "differs"),
     // A 1 MB transfer at beta = 1 takes well under half the time of beta = 0.2 at 1% loss.
     ("004-fig7-trend/beta 1.0", "agrees"),
+    // Two CUBIC flows with the same RTT share evenly long before 200 s.
+    ("001-fig4/fair share after 200 s", "agrees"),
+    // CUBIC's window growth does not depend on RTT, Reno's does: at an RTT ratio of 10 the
+    // 162 ms CUBIC flow keeps several times what the 162 ms TCP-SACK flow keeps.
+    ("001-fig9a/CUBIC above TCP-SACK/16ms", "agrees"),
+    // ... and cclab's TCP-SACK keeps well under 1/10 of the short flow's goodput there.
+    ("001-fig9a/TCP-SACK: the inverse of the RTT ratio/16ms", "differs"),
+    // BIC-TCP's 162 ms flow is nearly starved next to a 16 ms one.
+    ("001-fig9a/BIC-TCP below CUBIC/16ms", "agrees"),
+    ("001-fig9b/HSTCP fills the link/16ms", "agrees"),
+    // Four CUBIC flows keep a 400 Mbit/s, 160 ms link busy from their first seconds.
+    ("001-fig10a/CUBIC fills the link/160ms", "agrees"),
+    ("001-fig10b/TCP-SACK fills the link/10Mbps", "agrees"),
+    // At 400 Mbit/s and 10 ms BIC-TCP is far past its TCP mode (14 packets).
+    ("001-fig10b-trend/BIC-TCP", "agrees"),
+    // A lower beta means a deeper sawtooth, so a smaller mean window, as the approximation.
+    ("004-fig4/alpha 1, beta 0.5", "agrees"),
 ];
 
 const ITEM_KEYS: &[&str] = &[
@@ -69,7 +86,7 @@ fn reproduce_quick_covers_every_seed_with_the_documented_report() {
     let json: serde_json::Value = serde_json::from_str(&text).unwrap();
     assert_eq!(json["quick"], serde_json::Value::Bool(true));
     let items = json["items"].as_array().unwrap();
-    assert!(items.len() >= 60, "{} items", items.len());
+    assert!(items.len() >= 200, "{} items", items.len());
     for item in items {
         let obj = item.as_object().unwrap();
         let keys: Vec<&str> = obj.keys().map(String::as_str).collect();
@@ -104,6 +121,12 @@ fn reproduce_quick_covers_every_seed_with_the_documented_report() {
     let html = std::fs::read_to_string(dir.path().join("rep/reproduce.html")).unwrap();
     assert!(html.contains("Table I") && html.contains("(paper)") && html.contains("(cclab)"));
     assert!(html.matches("<svg").count() >= 10);
+    // Figures with curves chart one cclab line per protocol, whatever their claims compare.
+    assert!(html.contains("HSTCP (cclab)") && html.contains("TCP-SACK with BIC-TCP (cclab)"));
+    // A series with `at` is judged only at those x values.
+    let ids: Vec<&str> = items.iter().filter_map(|i| i["id"].as_str()).collect();
+    assert!(ids.contains(&"001-fig8a/16 ms: TCP-SACK at least CUBIC/16ms"));
+    assert!(!ids.iter().any(|i| i.starts_with("001-fig8a/16 ms: TCP-SACK at least CUBIC/4")));
     // Each experiment's sweep is a normal sweep folder.
     assert!(dir.path().join("rep/000-fairness/sweep.csv").is_file());
 }
@@ -119,4 +142,99 @@ fn reproduce_refuses_an_unknown_seed() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("no expected values for seed \"999\""), "{}", stderr(&o));
+}
+
+/// A tiny seed made for the test: two flows on a short sweep, so the expected values'
+/// `agg = "min_max"`, `at` and `curves` can be checked against sweep.csv by hand.
+const TINY_SCENARIO: &str = r#"
+name = "900-tiny"
+duration = "4s"
+[bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+buffer = "1bdp"
+[[flows]]
+name = "a"
+cc = "reno"
+rtt = "20ms"
+[[flows]]
+name = "b"
+cc = "cubic"
+rtt = "40ms"
+[sweep]
+"flows[0].rtt" = ["20ms", "60ms"]
+"#;
+
+const TINY_EXPECTED: &str = r#"
+seed = "900"
+title = "test seed"
+[[figure]]
+id = "900-ratio"
+source = "Fig. 1"
+page = "p. 1"
+setup = "two flows"
+scenario = "900-tiny.toml"
+x = "flows[0].rtt"
+value = "flow.goodput_bps"
+agg = "min_max"
+curves = [{ name = "both flows", where = {} }]
+[[figure.series]]
+name = "only at 60 ms"
+at = ["60ms"]
+claim = "<="
+bound = 1.0
+paper_text = "the smaller flow gets at most the larger's goodput"
+"#;
+
+#[test]
+fn reproduce_series_at_part_of_the_axis_with_min_max_and_curves() {
+    let dir = TempDir::new("reproduce-tiny");
+    dir.write("900-tiny.toml", TINY_SCENARIO);
+    dir.write("900.expected.toml", TINY_EXPECTED);
+    let o = cclab()
+        .current_dir(dir.path())
+        .args(["reproduce", "--out", "rep", "--seeds", "."])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(dir.path().join("rep/reproduce.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let items = json["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{items:?}");
+    assert_eq!(items[0]["id"], "900-ratio/only at 60 ms/60ms");
+    assert_eq!(items[0]["verdict"], "agrees");
+    // cclab's value is the smaller goodput over the larger in the 60 ms run.
+    let csv = std::fs::read_to_string(dir.path().join("rep/900-tiny/sweep.csv")).unwrap();
+    let mut lines = csv.lines();
+    let head: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| head.iter().position(|h| *h == name).unwrap();
+    let goodputs: Vec<f64> = lines
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|r| r[col("flows[0].rtt")] == "60ms")
+        .map(|r| r[col("flow.goodput_bps")].parse().unwrap())
+        .collect();
+    assert_eq!(goodputs.len(), 2);
+    let want = goodputs[0].min(goodputs[1]) / goodputs[0].max(goodputs[1]);
+    let got = items[0]["cclab"].as_f64().unwrap();
+    assert!((got - want).abs() < 1e-5, "{got} against {want}");
+    let html = std::fs::read_to_string(dir.path().join("rep/reproduce.html")).unwrap();
+    assert!(html.contains("both flows (cclab)"));
+}
+
+#[test]
+fn reproduce_refuses_at_without_x() {
+    let dir = TempDir::new("reproduce-at");
+    dir.write("900-tiny.toml", TINY_SCENARIO);
+    dir.write("900.expected.toml", &TINY_EXPECTED.replace("x = \"flows[0].rtt\"\n", ""));
+    let o = cclab()
+        .current_dir(dir.path())
+        .args(["reproduce", "--out", "rep", "--seeds", "."])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("900.expected.toml") && err.contains("at limits a series to values of x"),
+        "{err}"
+    );
 }
