@@ -36,8 +36,8 @@ use cclab_sim::hist::Histogram;
 use cclab_sim::rng::{stream, Rng};
 use cclab_sim::trace::LinkSchedule;
 use cclab_sim::{
-    FlowConfig, FlowReport, FlowSample, LinkReport, Observer, QueueSample, Report, RttSummary,
-    SimConfig,
+    Direction, FlowConfig, FlowReport, FlowSample, LinkReport, Observer, QueueSample, Report,
+    RttSummary, SimConfig,
 };
 use cclab_units::{Duration, Time};
 use std::io::{Read, Write};
@@ -111,6 +111,24 @@ pub fn check(
     }
     if !cfg.changes.is_empty() {
         return bad("testbed: scheduled parameter changes are not supported on kernel flows".into());
+    }
+    check_one_way(cfg).map_err(EmuError::Config)
+}
+
+/// The testbed's downlink carries ACKs only, with no rate limit: it has no reverse
+/// bottleneck for reverse traffic to queue at (the simulator has one).
+fn check_one_way(cfg: &SimConfig) -> Result<(), String> {
+    let refuse = |field: String, value: &str| {
+        Err(format!("testbed: {field} = {value}: the testbed sends traffic forward only (allowed: direction = \"forward\", no reverse_rate); run reverse traffic in the simulator"))
+    };
+    if let Some(r) = cfg.bottleneck.reverse_rate {
+        return refuse("bottleneck.reverse_rate".into(), &r.to_string());
+    }
+    if let Some(i) = cfg.flows.iter().position(|f| f.direction == Direction::Reverse) {
+        return refuse(format!("flows[{i}].direction"), "\"reverse\"");
+    }
+    if let Some(i) = cfg.cross.iter().position(|c| c.direction == Direction::Reverse) {
+        return refuse(format!("cross[{i}].direction"), "\"reverse\"");
     }
     Ok(())
 }
@@ -666,6 +684,7 @@ impl Sampler {
             },
             flows,
             events: 0,
+            reverse_link: None,
         }
     }
 }
@@ -948,6 +967,7 @@ mod tests {
                 buffer: Buffer::Packets(50),
                 qdisc: Qdisc::DropTail,
                 loss: LossModel::None,
+                reverse_rate: None,
             },
             flows: flows
                 .iter()
@@ -961,6 +981,7 @@ mod tests {
                     stop: None,
                     bytes: None,
                     tcp: TcpConfig::default(),
+                    direction: cclab_sim::Direction::Forward,
                 })
                 .collect(),
             cross: vec![],
@@ -1014,6 +1035,20 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("at most"));
+    }
+
+    #[test]
+    fn reverse_traffic_is_refused_by_name() {
+        let avail: Vec<String> = vec!["cubic".to_string()];
+        let k = vec![Transport::Kernel; 2];
+        let mut c = config(&[("cubic", 40), ("cubic", 40)]);
+        c.flows[1].direction = Direction::Reverse;
+        let e = check(&c, &k, &avail).unwrap_err().to_string();
+        assert!(e.contains("flows[1].direction = \"reverse\"") && e.contains("allowed"), "{e}");
+        let mut c = config(&[("cubic", 40), ("cubic", 40)]);
+        c.bottleneck.reverse_rate = Some(cclab_units::Rate::from_mbps(5));
+        let e = check(&c, &k, &avail).unwrap_err().to_string();
+        assert!(e.contains("bottleneck.reverse_rate"), "{e}");
     }
 
     #[test]

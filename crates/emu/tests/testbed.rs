@@ -28,6 +28,7 @@ fn flow(cc: &str, i: usize, bytes: Option<u64>) -> FlowConfig {
         stop: None,
         bytes,
         tcp: TcpConfig::default(),
+        direction: cclab_sim::Direction::Forward,
     }
 }
 
@@ -41,6 +42,7 @@ fn scenario(flows: Vec<FlowConfig>, secs: u64) -> SimConfig {
             buffer: Buffer::Bytes(50_000),
             qdisc: Qdisc::DropTail,
             loss: LossModel::None,
+            reverse_rate: None,
         },
         flows,
         cross: vec![],
@@ -175,6 +177,7 @@ fn udp_cross_traffic_takes_its_share_of_the_bottleneck() {
             packet_bytes: 1500,
             start: Time::ZERO,
             stop: None,
+            direction: cclab_sim::Direction::Forward,
         });
     }
     let mut rec = Rec::default();
