@@ -193,8 +193,7 @@ impl Net {
         match p {
             Packet::Data(seg) if seg.flow < self.n_flows => {
                 let at = self.now + self.delay;
-                let pipe = &mut self.pipes[dir as usize];
-                if pipe.is_empty() {
+                if self.pipes[dir as usize].is_empty() {
                     self.schedule(at, Kind::Arrive(dir));
                 }
                 self.pipes[dir as usize].push_back((at.0, seg));
