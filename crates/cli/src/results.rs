@@ -314,15 +314,19 @@ impl Recorder {
         }
     }
 
+    /// The series of a queue target, if the run has it.
+    fn queue_series(&mut self, target: Target) -> Option<&mut QueueSeries> {
+        match target {
+            Target::ReverseQueue => self.reverse_queue.as_mut(),
+            _ => Some(&mut self.queue),
+        }
+    }
+
     /// One queue sample: a row of its file and, every `stride` samples, a plot point.
     fn queue_row(&mut self, s: &QueueSample, target: Target) {
+        let Some(q) = self.queue_series(target) else { return };
+        let (text, values) = (q.file.wants_text(), q.file.wants_values());
         self.line.clear();
-        let file = match target {
-            Target::ReverseQueue => self.reverse_queue.as_ref().map(|q| &q.file),
-            _ => Some(&self.queue.file),
-        };
-        let Some(file) = file else { return };
-        let (text, values) = (file.wants_text(), file.wants_values());
         if text {
             use std::fmt::Write as _;
             let _ = write!(
@@ -345,10 +349,7 @@ impl Recorder {
         }
         self.write_row(target);
         let stride = self.stride;
-        let q = match target {
-            Target::ReverseQueue => self.reverse_queue.as_mut().expect("checked above"),
-            _ => &mut self.queue,
-        };
+        let q = self.queue_series(target).expect("present above");
         if q.seen.is_multiple_of(stride) {
             q.plot.push((s.time.as_secs_f64(), s.packets as f64));
         }

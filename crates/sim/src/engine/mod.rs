@@ -15,11 +15,12 @@
 //! bottleneck serves the other direction (`link.rs`: its own queue with the same buffer
 //! and discipline, the forward rate or `reverse_rate`, no random loss). Every ACK then
 //! crosses the bottleneck opposite to its flow's data before its path back: a forward
-//! flow's ACKs queue at the reverse bottleneck behind the reverse data (the ACK compression
-//! of two-way traffic: Zhang, Shenker and Clark, SIGCOMM 1991), a reverse flow's at the forward one. The
-//! mirror image of the forward path: data reaches its receiver `delay` after leaving its
-//! bottleneck, an ACK its sender `rtt - delay` after leaving its own, so base RTTs stay
-//! `rtt`. Without reverse traffic no ACK queues anywhere, as before.
+//! flow's ACKs queue at the reverse bottleneck behind the reverse data (the ACK
+//! compression of two-way traffic: Zhang, Shenker and Clark, SIGCOMM 1991), a reverse
+//! flow's at the forward one. It is the mirror image of the forward path: data reaches
+//! its receiver `delay` after leaving its bottleneck, an ACK its sender `rtt - delay`
+//! after leaving its own, so base RTTs stay `rtt`. Without reverse traffic no ACK queues
+//! anywhere, as before.
 //!
 //! Speed: events are 24-byte entries ordered by (time, insertion sequence), kept in a
 //! binary heap, except per-flow timers (RTO, delayed ACK), which sit in a calendar queue
