@@ -15,7 +15,7 @@ use crate::series::{Kind, SeriesFile, SeriesFormat, Value};
 use cclab_cc::{Algorithm, CongestionControl, ALGORITHMS};
 use cclab_scenario::metrics::{jain, RunMetrics};
 use cclab_scenario::Scenario;
-use cclab_sim::{FlowSample, Observer, QueueSample, Report};
+use cclab_sim::{FlowSample, LinkReport, Observer, QueueSample, Report};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -153,7 +153,9 @@ struct PlotPoint {
 /// Records the time series while the simulation runs.
 pub struct Recorder {
     flows: SeriesFile,
-    queue: SeriesFile,
+    queue: QueueSeries,
+    /// The reverse bottleneck's queue, in runs that model it.
+    reverse_queue: Option<QueueSeries>,
     /// Internal-variable names of the algorithms in this scenario, in a fixed order.
     cc_columns: Vec<&'static str>,
     cc_values: Vec<Option<f64>>,
@@ -163,8 +165,36 @@ pub struct Recorder {
     stride: u64,
     flow_seen: Vec<u64>,
     plot: Vec<Vec<PlotPoint>>,
-    queue_seen: u64,
-    queue_plot: Vec<(f64, f64)>,
+}
+
+/// One bottleneck queue's time series: its file, and the points kept for the plot.
+struct QueueSeries {
+    file: SeriesFile,
+    seen: u64,
+    plot: Vec<(f64, f64)>,
+}
+
+impl QueueSeries {
+    fn create(
+        dir: &Path,
+        name: &str,
+        format: SeriesFormat,
+        cols: &[(String, Kind)],
+    ) -> Result<QueueSeries, String> {
+        Ok(QueueSeries {
+            file: SeriesFile::create(dir, name, format, cols)?,
+            seen: 0,
+            plot: Vec::new(),
+        })
+    }
+}
+
+/// Which series file a row goes to.
+#[derive(Clone, Copy)]
+enum Target {
+    Flows,
+    Queue,
+    ReverseQueue,
 }
 
 /// The `cc_*` column names for a scenario: the union over the algorithms it uses, in the
@@ -223,11 +253,17 @@ impl Recorder {
         .map(|(n, k)| (n.to_string(), *k))
         .collect();
         let flows = SeriesFile::create(dir, "flows", format, &flow_cols)?;
-        let queue = SeriesFile::create(dir, "queue", format, &queue_cols)?;
+        let queue = QueueSeries::create(dir, "queue", format, &queue_cols)?;
+        let reverse_queue = if cfg.has_reverse_link() {
+            Some(QueueSeries::create(dir, "reverse_queue", format, &queue_cols)?)
+        } else {
+            None
+        };
         let nplot = cfg.flows.len().min(MAX_PLOT_FLOWS);
         Ok(Recorder {
             flows,
             queue,
+            reverse_queue,
             cc_values: vec![None; cc_columns.len()],
             cc_columns,
             line: String::with_capacity(256),
@@ -236,8 +272,6 @@ impl Recorder {
             stride: samples.div_ceil(MAX_PLOT_SAMPLES).max(1),
             flow_seen: vec![0; nplot],
             plot: vec![Vec::new(); nplot],
-            queue_seen: 0,
-            queue_plot: Vec::new(),
         })
     }
 
@@ -247,7 +281,8 @@ impl Recorder {
             return Err(e);
         }
         self.flows.finish()?;
-        self.queue.finish()
+        self.queue.file.finish()?;
+        self.reverse_queue.as_mut().map_or(Ok(()), |q| q.file.finish())
     }
 
     /// Flushes the CSV series so far, for reading while the run goes on (Parquet files
@@ -257,18 +292,68 @@ impl Recorder {
             return Err(e.clone());
         }
         self.flows.flush_csv()?;
-        self.queue.flush_csv()
+        self.queue.file.flush_csv()?;
+        self.reverse_queue.as_mut().map_or(Ok(()), |q| q.file.flush_csv())
     }
 
-    /// Writes the row in `line` / `values` to the flow or queue file.
-    fn write_row(&mut self, queue: bool) {
+    /// Writes the row in `line` / `values` to the file of `target`.
+    fn write_row(&mut self, target: Target) {
         if self.error.is_some() {
             return;
         }
-        let file = if queue { &mut self.queue } else { &mut self.flows };
+        let file = match target {
+            Target::Flows => &mut self.flows,
+            Target::Queue => &mut self.queue.file,
+            Target::ReverseQueue => match &mut self.reverse_queue {
+                Some(q) => &mut q.file,
+                None => return,
+            },
+        };
         if let Err(e) = file.row(&self.line, &self.values) {
             self.error = Some(e);
         }
+    }
+
+    /// The series of a queue target, if the run has it.
+    fn queue_series(&mut self, target: Target) -> Option<&mut QueueSeries> {
+        match target {
+            Target::ReverseQueue => self.reverse_queue.as_mut(),
+            _ => Some(&mut self.queue),
+        }
+    }
+
+    /// One queue sample: a row of its file and, every `stride` samples, a plot point.
+    fn queue_row(&mut self, s: &QueueSample, target: Target) {
+        let Some(q) = self.queue_series(target) else { return };
+        let (text, values) = (q.file.wants_text(), q.file.wants_values());
+        self.line.clear();
+        if text {
+            use std::fmt::Write as _;
+            let _ = write!(
+                self.line,
+                "{},{},{},{}",
+                secs(s.time.as_nanos()),
+                s.packets,
+                s.bytes,
+                s.drops
+            );
+        }
+        self.values.clear();
+        if values {
+            self.values.extend([
+                Value::Double(s.time.as_secs_f64()),
+                Value::Int(s.packets as i64),
+                Value::Int(s.bytes as i64),
+                Value::Int(s.drops as i64),
+            ]);
+        }
+        self.write_row(target);
+        let stride = self.stride;
+        let q = self.queue_series(target).expect("present above");
+        if q.seen.is_multiple_of(stride) {
+            q.plot.push((s.time.as_secs_f64(), s.packets as f64));
+        }
+        q.seen += 1;
     }
 }
 
@@ -315,7 +400,7 @@ impl Observer for Recorder {
             self.values
                 .extend(self.cc_values.iter().map(|v| v.map_or(Value::Missing, Value::Double)));
         }
-        self.write_row(false);
+        self.write_row(Target::Flows);
         if let Some(seen) = self.flow_seen.get_mut(s.flow) {
             if *seen % self.stride == 0 {
                 self.plot[s.flow].push(PlotPoint {
@@ -330,32 +415,11 @@ impl Observer for Recorder {
     }
 
     fn queue_sample(&mut self, s: &QueueSample) {
-        self.line.clear();
-        if self.queue.wants_text() {
-            use std::fmt::Write as _;
-            let _ = write!(
-                self.line,
-                "{},{},{},{}",
-                secs(s.time.as_nanos()),
-                s.packets,
-                s.bytes,
-                s.drops
-            );
-        }
-        self.values.clear();
-        if self.queue.wants_values() {
-            self.values.extend([
-                Value::Double(s.time.as_secs_f64()),
-                Value::Int(s.packets as i64),
-                Value::Int(s.bytes as i64),
-                Value::Int(s.drops as i64),
-            ]);
-        }
-        self.write_row(true);
-        if self.queue_seen.is_multiple_of(self.stride) {
-            self.queue_plot.push((s.time.as_secs_f64(), s.packets as f64));
-        }
-        self.queue_seen += 1;
+        self.queue_row(s, Target::Queue);
+    }
+
+    fn reverse_queue_sample(&mut self, s: &QueueSample) {
+        self.queue_row(s, Target::ReverseQueue);
     }
 }
 
@@ -374,7 +438,7 @@ pub fn summary_json(scn: &Scenario, r: &Report, m: &RunMetrics) -> Json {
         .map(|f| {
             let fc = &cfg.flows[f.flow];
             let fm = &m.flows[f.flow];
-            Json::Obj(vec![
+            let mut o = vec![
                 ("id", Json::u(f.flow as u64)),
                 ("name", Json::s(&fc.name)),
                 ("cc", Json::s(&fc.cc)),
@@ -397,7 +461,11 @@ pub fn summary_json(scn: &Scenario, r: &Report, m: &RunMetrics) -> Json {
                 ("completion_s", opt(fm.completion_s, 6)),
                 ("window_goodput_bps", opt(fm.window_goodput_bps, 0)),
                 ("throughput_ratio", opt(fm.throughput_ratio, 6)),
-            ])
+            ];
+            if r.reverse_link.is_some() {
+                o.push(("direction", Json::s(fc.direction.name())));
+            }
+            Json::Obj(o)
         })
         .collect();
     let groups = m
@@ -413,22 +481,17 @@ pub fn summary_json(scn: &Scenario, r: &Report, m: &RunMetrics) -> Json {
             ])
         })
         .collect();
-    Json::Obj(vec![
+    let mut top = vec![
         ("scenario", Json::s(&scn.name)),
         ("seed", Json::u(cfg.seed)),
         ("duration_s", Json::Num(secs(cfg.duration.as_nanos()))),
-        (
-            "link",
-            Json::Obj(vec![
-                ("rate_bps", Json::f(r.link.capacity_bps, 0)),
-                ("utilization", Json::f(r.link.utilization, 6)),
-                ("delivered_packets", Json::u(r.link.delivered_packets)),
-                ("drops", Json::u(r.link.queue_drops + r.link.random_losses)),
-                ("queue_drops", Json::u(r.link.queue_drops)),
-                ("random_losses", Json::u(r.link.random_losses)),
-                ("mean_queue_packets", Json::f(r.link.mean_queue_packets, 3)),
-            ]),
-        ),
+        ("link", link_json(&r.link)),
+    ];
+    // Only runs with reverse traffic have these keys, so other summaries are unchanged.
+    if let Some(rev) = &r.reverse_link {
+        top.push(("reverse_link", link_json(rev)));
+    }
+    top.extend([
         ("flows", Json::Arr(flows)),
         (
             "fairness",
@@ -440,6 +503,20 @@ pub fn summary_json(scn: &Scenario, r: &Report, m: &RunMetrics) -> Json {
                 ("groups", Json::Arr(groups)),
             ]),
         ),
+    ]);
+    Json::Obj(top)
+}
+
+/// One bottleneck's totals in summary.json.
+fn link_json(l: &LinkReport) -> Json {
+    Json::Obj(vec![
+        ("rate_bps", Json::f(l.capacity_bps, 0)),
+        ("utilization", Json::f(l.utilization, 6)),
+        ("delivered_packets", Json::u(l.delivered_packets)),
+        ("drops", Json::u(l.queue_drops + l.random_losses)),
+        ("queue_drops", Json::u(l.queue_drops)),
+        ("random_losses", Json::u(l.random_losses)),
+        ("mean_queue_packets", Json::f(l.mean_queue_packets, 3)),
     ])
 }
 
@@ -603,6 +680,16 @@ pub fn table(scn: &Scenario, r: &Report, m: &RunMetrics) -> String {
         r.link.mean_queue_packets,
         jain(&goodputs)
     ));
+    if let Some(rev) = &r.reverse_link {
+        out.push_str(&format!(
+            "reverse link: {:.3} Mbit/s, utilisation {:.1}%, {} packets delivered, drops {}, mean queue {:.1} packets\n",
+            rev.capacity_bps / 1e6,
+            rev.utilization * 100.0,
+            rev.delivered_packets,
+            rev.queue_drops,
+            rev.mean_queue_packets
+        ));
+    }
     out.push_str(&metrics_line(m));
     out
 }
@@ -703,8 +790,11 @@ impl Recorder {
         let goodput = series(&|p| {
             goodput_points(&p.iter().map(|q| (q.t, q.delivered)).collect::<Vec<_>>(), window)
         });
-        let queue =
-            vec![Series { name: "bottleneck".to_string(), points: self.queue_plot.clone() }];
+        let mut queue =
+            vec![Series { name: "bottleneck".to_string(), points: self.queue.plot.clone() }];
+        if let Some(rev) = &self.reverse_queue {
+            queue.push(Series { name: "reverse bottleneck".to_string(), points: rev.plot.clone() });
+        }
         let chart = |title, y_label, series, note: Option<String>| {
             Chart { title, x_label: "time (s)", y_label, x_max, series, note }.render()
         };

@@ -386,6 +386,33 @@ fn queue_loss_and_cross_traffic_options() {
 }
 
 #[test]
+fn reverse_traffic_options() {
+    let cross = |body: &str| format!("{BASE}[[cross]]\nkind = \"cbr\"\nrate = \"1Mbps\"\n{body}\n");
+    let e = error_of(&cross("direction = \"backward\""), &[]);
+    has_all(
+        &e,
+        &[
+            "scen.toml:16:",
+            "cross[0].direction = \"backward\"",
+            "allowed: \"forward\" or \"reverse\"",
+        ],
+    );
+    let e = error_of(&cross("direction = 1"), &[]);
+    has_all(&e, &["cross[0].direction = 1", "allowed: \"forward\" or \"reverse\""]);
+    let e = error_of(&edit(9, "rtt = \"100ms\"\ndirection = \"up\""), &[]);
+    has_all(&e, &["scen.toml:10:", "flows[0].direction = \"up\"", "\"forward\" or \"reverse\""]);
+    let e = error_of(BASE, &["--set", "flows[1].direction=sideways"]);
+    has_all(&e, &["flows[1].direction", "sideways", "\"forward\" or \"reverse\""]);
+    let e = error_of(&edit(6, "reverse_rate = \"1bps\""), &[]);
+    has_all(
+        &e,
+        &["scen.toml:6:", "bottleneck.reverse_rate = \"1bps\"", "allowed: 1Kbps to 1000Gbps"],
+    );
+    let e = error_of(&edit(6, "reverse_rate = 5"), &[]);
+    has_all(&e, &["scen.toml:6:", "bottleneck.reverse_rate", "a rate such as"]);
+}
+
+#[test]
 fn names_must_be_safe_folder_names() {
     let e = error_of(&format!("name = \"../../etc\"\n{BASE}"), &[]);
     has_all(&e, &["scen.toml:1:", "name", "\"../../etc\"", "letters, digits"]);

@@ -437,3 +437,32 @@ fn series_as_parquet_or_none_hold_the_csv_samples_and_change_nothing_else() {
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("csv") && stderr(&o).contains("parquet"), "{}", stderr(&o));
 }
+
+#[test]
+fn reverse_traffic_adds_the_reverse_queue_and_link_and_each_flows_direction() {
+    let dir = TempDir::new("reverse");
+    let text = format!(
+        "{BASE}direction = \"reverse\"\n[[cross]]\nkind = \"cbr\"\nrate = \"2Mbps\"\ndirection = \"reverse\"\n"
+    );
+    dir.write("rev.toml", &text);
+    let out = run_ok(dir.path(), &["run", "rev.toml", "--out", "res"]);
+    assert!(out.contains("reverse link: 10.000 Mbit/s"), "{out}");
+    let res = dir.path().join("res");
+    let summary = read(&res.join("summary.json"));
+    in_order(&summary, &["link", "reverse_link", "rate_bps", "utilization", "flows"]);
+    let fwd = summary.find("\"direction\": \"forward\"").expect("flow 0 is forward");
+    let rev = summary.find("\"direction\": \"reverse\"").expect("flow 1 is reverse");
+    assert!(fwd < rev, "{summary}");
+    let queue = read(&res.join("queue.csv"));
+    let reverse = read(&res.join("reverse_queue.csv"));
+    assert!(reverse.starts_with("time_s,packets,bytes,drops\n"), "{reverse}");
+    assert_eq!(reverse.lines().count(), queue.lines().count());
+    // The queue plot shows both bottlenecks.
+    assert!(read(&res.join("queue.svg")).contains("reverse bottleneck"));
+    // A run without reverse traffic has none of it.
+    run_ok(dir.path(), &["run", &small("reno-droptail.toml"), "--out", "plain"]);
+    let plain = dir.path().join("plain");
+    assert!(!plain.join("reverse_queue.csv").exists());
+    let s = read(&plain.join("summary.json"));
+    assert!(!s.contains("reverse_link") && !s.contains("direction"), "{s}");
+}

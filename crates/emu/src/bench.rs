@@ -319,6 +319,7 @@ pub fn agreement_scenario(
         stop: None,
         bytes: None,
         tcp: cclab_sim::TcpConfig::default(),
+        direction: cclab_sim::Direction::Forward,
     };
     cclab_sim::SimConfig {
         duration: Duration::from_secs(secs),
@@ -329,6 +330,7 @@ pub fn agreement_scenario(
             buffer,
             qdisc: cclab_sim::Qdisc::DropTail,
             loss: cclab_sim::LossModel::None,
+            reverse_rate: None,
         },
         flows: (0..flows).map(flow).collect(),
         cross: vec![],

@@ -121,6 +121,7 @@ mod tests {
             stop: None,
             bytes: None,
             tcp: cclab_sim::TcpConfig::default(),
+            direction: cclab_sim::Direction::Forward,
         }
     }
 

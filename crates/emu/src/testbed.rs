@@ -6,7 +6,9 @@
 //! receivers in B. The uplink (A to B) is the bottleneck: the scenario's rate or trace,
 //! buffer, queue discipline, loss and one-way delay. The downlink carries the ACKs with
 //! the rest of each flow's RTT (`rtt - delay`, chosen by the ACK's source address) and no
-//! rate limit. Each flow has its own receiver address in B (198.18.1.x), which also lets
+//! rate limit, except in runs with reverse traffic: then it is the simulator's reverse
+//! bottleneck too (`reverse_rate` or the rate, the same buffer and discipline), reverse
+//! UDP sources send from B through it, and the ACKs queue behind them. Each flow has its own receiver address in B (198.18.1.x), which also lets
 //! its `rto_min` and `initcwnd` be set on its own route, as TCPTuner did with `ip route`.
 //!
 //! Measured, not modelled: cwnd, ssthresh, srtt, inflight and retransmits come from
@@ -21,13 +23,15 @@
 //! ([`crate::kernel_algos`]); a caller can retune them and the routes while a run goes
 //! ([`run_steered`]).
 //!
-//! Not yet supported (a clear error, never a silent substitute): parameters of the
-//! kernel's own algorithms (Linux's `cubic` has module parameters, global and not
-//! cclab's to change), scheduled parameter changes, and more than [`MAX_FLOWS`] flows.
+//! Not yet supported (a clear error, never a silent substitute): reverse TCP flows,
+//! parameters of the kernel's own algorithms (Linux's `cubic` has module parameters,
+//! global and not cclab's to change), scheduled parameter changes, and more than
+//! [`MAX_FLOWS`] flows.
 
-use crate::forwarder::monotonic_ns;
+use crate::forwarder::{monotonic_ns, DirectionGauge};
 use crate::harness::{Harness, Side};
 use crate::kernel_algos::{kernel_name, set_live, tunable, RunTunables};
+use crate::stats::DirectionStats;
 use crate::tcpinfo::{tcp_info, TcpInfo};
 use crate::{DirectionConfig, EmuError};
 use cclab_cc::tcp_limits::{INITCWND, RTO_MIN_MS};
@@ -36,8 +40,8 @@ use cclab_sim::hist::Histogram;
 use cclab_sim::rng::{stream, Rng};
 use cclab_sim::trace::LinkSchedule;
 use cclab_sim::{
-    FlowConfig, FlowReport, FlowSample, LinkReport, Observer, QueueSample, Report, RttSummary,
-    SimConfig,
+    Direction, FlowConfig, FlowReport, FlowSample, LinkRate, LinkReport, Observer, QueueSample,
+    Report, RttSummary, SimConfig,
 };
 use cclab_units::{Duration, Time};
 use std::io::{Read, Write};
@@ -112,11 +116,21 @@ pub fn check(
     if !cfg.changes.is_empty() {
         return bad("testbed: scheduled parameter changes are not supported on kernel flows".into());
     }
-    Ok(())
+    check_one_way(cfg).map_err(EmuError::Config)
+}
+
+/// Reverse UDP sources run (from B through the downlink), reverse TCP flows do not: each
+/// flow's receiver is in B and its sender in A.
+fn check_one_way(cfg: &SimConfig) -> Result<(), String> {
+    match cfg.flows.iter().position(|f| f.direction == Direction::Reverse) {
+        Some(i) => Err(format!("testbed: flows[{i}].direction = \"reverse\": the testbed runs TCP flows forward only (allowed: \"forward\"; reverse [[cross]] sources are allowed); run reverse TCP flows in the simulator")),
+        None => Ok(()),
+    }
 }
 
 /// The emulated path for `cfg`: the bottleneck on the uplink, the ACK path's delay on the
-/// downlink.
+/// downlink, and there the reverse bottleneck in runs that have one (the simulator's:
+/// the same buffer and discipline, `reverse_rate` or the forward rate, no random loss).
 pub fn path(cfg: &SimConfig) -> (DirectionConfig, DirectionConfig) {
     let b = &cfg.bottleneck;
     let up = DirectionConfig {
@@ -131,11 +145,16 @@ pub fn path(cfg: &SimConfig) -> (DirectionConfig, DirectionConfig) {
     let back = |rtt: Duration| rtt.saturating_sub(b.delay);
     let per_source_delay =
         cfg.flows.iter().enumerate().map(|(i, f)| (flow_addr(i), back(f.rtt))).collect();
-    let down = DirectionConfig {
+    let mut down = DirectionConfig {
         delay: cfg.flows.first().map_or(b.delay, |f| back(f.rtt)),
         per_source_delay,
         ..Default::default()
     };
+    if cfg.has_reverse_link() {
+        down.rate = Some(b.reverse_link_rate());
+        down.buffer = b.buffer;
+        down.qdisc = b.qdisc.clone();
+    }
     (up, down)
 }
 
@@ -248,7 +267,8 @@ pub fn run_steered(
         HystartCounters::parse(&netstat.join().ok().and_then(Result::ok).unwrap_or_default());
     let fwd = h.finish()?;
     sampled?;
-    let report = sampler.report(cfg, transports, &threads.shared, &fwd.dirs[crate::UPLINK].stats);
+    let stats = [&fwd.dirs[crate::UPLINK].stats, &fwd.dirs[crate::DOWNLINK].stats];
+    let report = sampler.report(cfg, transports, &threads.shared, stats);
     Ok((report, hystart))
 }
 
@@ -409,9 +429,15 @@ impl Threads {
                 }
             });
         }
-        let (stop, ready) = (self.stop.clone(), ready_tx);
-        self.handles.push(h.spawn(Side::B, move || cross_sink(stop, ready)));
-        for _ in 0..=cfg.flows.len() {
+        let reverse = cfg.cross.iter().any(|c| c.direction == Direction::Reverse);
+        for (side, addr) in [(Side::B, crate::ADDR_B), (Side::A, crate::ADDR_A)] {
+            if side == Side::A && !reverse {
+                continue;
+            }
+            let (stop, ready) = (self.stop.clone(), ready_tx.clone());
+            self.handles.push(h.spawn(side, move || cross_sink(addr, stop, ready)));
+        }
+        for _ in 0..cfg.flows.len() + 1 + usize::from(reverse) {
             match ready_rx.recv_timeout(std::time::Duration::from_secs(5)) {
                 Ok(Ok(())) => {}
                 Ok(Err(e)) => return Err(EmuError::Setup(format!("testbed receiver: {e}"))),
@@ -448,7 +474,11 @@ impl Threads {
         for (i, c) in cfg.cross.iter().enumerate() {
             let src = CrossSource::new(c.clone(), Rng::stream(cfg.seed, stream::CROSS, i as u64));
             let stop = self.stop.clone();
-            self.handles.push(h.spawn(Side::A, move || cross_source(src, end, clock, stop)));
+            let (side, to) = match c.direction {
+                Direction::Forward => (Side::A, crate::ADDR_B),
+                Direction::Reverse => (Side::B, crate::ADDR_A),
+            };
+            self.handles.push(h.spawn(side, move || cross_source(src, to, end, clock, stop)));
         }
         sock_rx
     }
@@ -482,10 +512,10 @@ struct Sampler {
     srtt_us: Vec<Histogram>,
     /// Each kernel flow's last `TCP_INFO` (its retransmits and timeouts at the end).
     last_info: Vec<Option<TcpInfo>>,
-    queue_sum: f64,
-    queue_n: u64,
-    /// Uplink packets and bytes delivered by the end.
-    delivered: (u64, u64),
+    /// The queues of [uplink, downlink]; the downlink's is sampled and reported only in
+    /// runs with a reverse bottleneck.
+    queues: [QueueMeter; 2],
+    reverse: bool,
     /// Bytes each receiver had read by the end.
     received: Vec<u64>,
 }
@@ -505,9 +535,8 @@ impl Sampler {
             socks: (0..n).map(|_| None).collect(),
             srtt_us: vec![Histogram::default(); n],
             last_info: vec![None; n],
-            queue_sum: 0.0,
-            queue_n: 0,
-            delivered: (0, 0),
+            queues: Default::default(),
+            reverse: cfg.has_reverse_link(),
             received: vec![0; n],
         }
     }
@@ -535,24 +564,19 @@ impl Sampler {
             // thread reads them within a few milliseconds of it.
             let t = tick.min(self.end);
             self.sample_flows(t, shared, obs);
-            let g = &h.gauges()[crate::UPLINK];
-            let q = g.queue_packets.load(Ordering::Relaxed);
-            self.queue_sum += q as f64;
-            self.queue_n += 1;
-            obs.queue_sample(&QueueSample {
-                time: t,
-                packets: q,
-                bytes: g.queue_bytes.load(Ordering::Relaxed),
-                drops: g.drops.load(Ordering::Relaxed),
-            });
+            let g = h.gauges();
+            obs.queue_sample(&self.queues[crate::UPLINK].sample(&g[crate::UPLINK], t));
+            if self.reverse {
+                let rev = &mut self.queues[crate::DOWNLINK];
+                obs.reverse_queue_sample(&rev.sample(&g[crate::DOWNLINK], t));
+            }
             if steer(t).is_break() {
                 self.end = t;
             }
             if t >= self.end {
-                self.delivered = (
-                    g.delivered_packets.load(Ordering::Relaxed),
-                    g.delivered_bytes.load(Ordering::Relaxed),
-                );
+                for (q, g) in self.queues.iter_mut().zip(g.iter()) {
+                    q.close(g);
+                }
                 for (r, sh) in self.received.iter_mut().zip(shared) {
                     *r = sh.received.load(Ordering::Relaxed);
                 }
@@ -610,10 +634,8 @@ impl Sampler {
         cfg: &SimConfig,
         transports: &[Transport],
         shared: &[Arc<FlowShared>],
-        uplink: &crate::stats::DirectionStats,
+        stats: [&DirectionStats; 2],
     ) -> Report {
-        let rate = &cfg.bottleneck.rate;
-        let capacity_bytes = LinkSchedule::capacity_bytes(rate, self.end);
         let flows = cfg
             .flows
             .iter()
@@ -648,24 +670,73 @@ impl Sampler {
                 }
             })
             .collect();
-        let (delivered_packets, delivered_bytes) = self.delivered;
+        let [up, down] = &self.queues;
+        let reverse_rate = cfg.bottleneck.reverse_link_rate();
         Report {
             duration: cfg.duration,
-            link: LinkReport {
-                capacity_bps: LinkReport::capacity_bps(rate, cfg.duration, capacity_bytes),
-                utilization: LinkReport::utilization(delivered_bytes, capacity_bytes),
-                delivered_packets,
-                delivered_bytes,
-                queue_drops: uplink.queue_drops,
-                random_losses: uplink.random_losses,
-                mean_queue_packets: if self.queue_n > 0 {
-                    self.queue_sum / self.queue_n as f64
-                } else {
-                    0.0
-                },
-            },
+            link: up.report(&cfg.bottleneck.rate, cfg.duration, self.end, stats[crate::UPLINK]),
+            reverse_link: self.reverse.then(|| {
+                down.report(&reverse_rate, cfg.duration, self.end, stats[crate::DOWNLINK])
+            }),
             flows,
             events: 0,
+        }
+    }
+}
+
+/// One direction's queue, read from the forwarder's gauges at each sample, and what it
+/// delivered by the end.
+#[derive(Default)]
+struct QueueMeter {
+    queue_sum: f64,
+    queue_n: u64,
+    /// Packets and bytes delivered by the end.
+    delivered: (u64, u64),
+}
+
+impl QueueMeter {
+    fn sample(&mut self, g: &DirectionGauge, t: Time) -> QueueSample {
+        let q = g.queue_packets.load(Ordering::Relaxed);
+        self.queue_sum += q as f64;
+        self.queue_n += 1;
+        QueueSample {
+            time: t,
+            packets: q,
+            bytes: g.queue_bytes.load(Ordering::Relaxed),
+            drops: g.drops.load(Ordering::Relaxed),
+        }
+    }
+
+    fn close(&mut self, g: &DirectionGauge) {
+        self.delivered = (
+            g.delivered_packets.load(Ordering::Relaxed),
+            g.delivered_bytes.load(Ordering::Relaxed),
+        );
+    }
+
+    /// The link's totals with the simulator's formulas (`cclab_sim::output`); the mean
+    /// queue is over the samples.
+    fn report(
+        &self,
+        rate: &LinkRate,
+        duration: Duration,
+        end: Time,
+        stats: &DirectionStats,
+    ) -> LinkReport {
+        let capacity_bytes = LinkSchedule::capacity_bytes(rate, end);
+        let (delivered_packets, delivered_bytes) = self.delivered;
+        LinkReport {
+            capacity_bps: LinkReport::capacity_bps(rate, duration, capacity_bytes),
+            utilization: LinkReport::utilization(delivered_bytes, capacity_bytes),
+            delivered_packets,
+            delivered_bytes,
+            queue_drops: stats.queue_drops,
+            random_losses: stats.random_losses,
+            mean_queue_packets: if self.queue_n > 0 {
+                self.queue_sum / self.queue_n as f64
+            } else {
+                0.0
+            },
         }
     }
 }
@@ -873,13 +944,19 @@ fn send_udp(
     }
 }
 
-/// UDP background source through the bottleneck, timed by the simulator's own
-/// generator (`cclab_sim::cross`).
-fn cross_source(mut src: CrossSource, end: Time, clock: Clock, stop: Arc<AtomicBool>) {
+/// UDP background source through the bottleneck of its direction (to the sink at `to`),
+/// timed by the simulator's own generator (`cclab_sim::cross`).
+fn cross_source(
+    mut src: CrossSource,
+    to: Ipv4Addr,
+    end: Time,
+    clock: Clock,
+    stop: Arc<AtomicBool>,
+) {
     let Ok(s) = UdpSocket::bind("0.0.0.0:0") else {
         return;
     };
-    if s.connect((crate::ADDR_B, CROSS_PORT)).is_err() {
+    if s.connect((to, CROSS_PORT)).is_err() {
         return;
     }
     let payload = vec![0u8; (src.config().packet_bytes as usize).saturating_sub(28).max(1)];
@@ -903,9 +980,9 @@ fn cross_source(mut src: CrossSource, end: Time, clock: Clock, stop: Arc<AtomicB
     }
 }
 
-/// Swallows the cross traffic in B.
-fn cross_sink(stop: Arc<AtomicBool>, ready: mpsc::Sender<Result<(), String>>) {
-    let s = match UdpSocket::bind((crate::ADDR_B, CROSS_PORT)) {
+/// Swallows the cross traffic sent to `addr` (B's forward sources, A's reverse ones).
+fn cross_sink(addr: Ipv4Addr, stop: Arc<AtomicBool>, ready: mpsc::Sender<Result<(), String>>) {
+    let s = match UdpSocket::bind((addr, CROSS_PORT)) {
         Ok(s) => s,
         Err(e) => {
             let _ = ready.send(Err(format!("bind cross sink: {e}")));
@@ -948,6 +1025,7 @@ mod tests {
                 buffer: Buffer::Packets(50),
                 qdisc: Qdisc::DropTail,
                 loss: LossModel::None,
+                reverse_rate: None,
             },
             flows: flows
                 .iter()
@@ -961,6 +1039,7 @@ mod tests {
                     stop: None,
                     bytes: None,
                     tcp: TcpConfig::default(),
+                    direction: cclab_sim::Direction::Forward,
                 })
                 .collect(),
             cross: vec![],
@@ -1014,6 +1093,33 @@ mod tests {
             .unwrap_err()
             .to_string()
             .contains("at most"));
+    }
+
+    #[test]
+    fn reverse_flows_are_refused_and_reverse_sources_run_on_the_downlink() {
+        let avail: Vec<String> = vec!["cubic".to_string()];
+        let k = vec![Transport::Kernel; 2];
+        let mut c = config(&[("cubic", 40), ("cubic", 40)]);
+        c.flows[1].direction = Direction::Reverse;
+        let e = check(&c, &k, &avail).unwrap_err().to_string();
+        assert!(e.contains("flows[1].direction = \"reverse\"") && e.contains("allowed"), "{e}");
+        // Reverse UDP sources run: on the downlink, which becomes the reverse bottleneck.
+        let mut c = config(&[("cubic", 40), ("cubic", 40)]);
+        c.bottleneck.reverse_rate = Some(Rate::from_mbps(5));
+        c.cross.push(cclab_sim::CrossConfig {
+            kind: cclab_sim::CrossKind::Cbr,
+            rate: Rate::from_mbps(1),
+            packet_bytes: 1500,
+            start: Time::ZERO,
+            stop: None,
+            direction: Direction::Reverse,
+        });
+        assert!(check(&c, &k, &avail).is_ok());
+        let (up, down) = path(&c);
+        assert!(matches!(down.rate, Some(LinkRate::Constant(r)) if r == Rate::from_mbps(5)));
+        assert_eq!((down.buffer, &down.qdisc), (up.buffer, &up.qdisc));
+        assert_eq!(down.per_source_delay.len(), 2);
+        assert!(path(&config(&[("cubic", 40)])).1.rate.is_none());
     }
 
     #[test]

@@ -192,6 +192,10 @@ impl Observer for Tee<'_> {
         self.0.queue_sample(s);
         self.1.queue_sample(s);
     }
+    fn reverse_queue_sample(&mut self, s: &QueueSample) {
+        self.0.reverse_queue_sample(s);
+        self.1.reverse_queue_sample(s);
+    }
     fn param_changed(&mut self, at: Time, flow: usize, name: &str, value: f64) {
         self.0.param_changed(at, flow, name, value);
         self.1.param_changed(at, flow, name, value);
@@ -427,6 +431,7 @@ mod tests {
             stop: None,
             bytes: None,
             tcp: cclab_sim::TcpConfig::default(),
+            direction: cclab_sim::Direction::Forward,
         }
     }
 

@@ -14,8 +14,8 @@ use cclab_cc::{AlgorithmInfo, LossRecovery, ParamKind, ParamSpec};
 use cclab_sim::qdisc::params::{Range, Value};
 use cclab_sim::validate::{check_times, BUFFER_BYTES, MAX_BUFFER_PACKETS, MAX_CROSS, MAX_FLOWS};
 use cclab_sim::{
-    Buffer, CrossConfig, CrossKind, DelayedAck, FlowConfig, LinkConfig, LinkRate, LossModel,
-    ParamChange, Qdisc, SimConfig, TcpConfig, Trace,
+    Buffer, CrossConfig, CrossKind, DelayedAck, Direction, FlowConfig, LinkConfig, LinkRate,
+    LossModel, ParamChange, Qdisc, SimConfig, TcpConfig, Trace,
 };
 use cclab_units::{parse_bytes, parse_duration, Duration, Rate, Time};
 use std::path::Path;
@@ -95,7 +95,7 @@ const TOP: &[&str] = &[
     "metrics",
     "sweep",
 ];
-const BOTTLENECK: &[&str] = &["rate", "trace", "delay", "buffer", "qdisc", "loss"];
+const BOTTLENECK: &[&str] = &["rate", "trace", "delay", "buffer", "qdisc", "loss", "reverse_rate"];
 const FLOW: &[&str] = &[
     "cc",
     "name",
@@ -114,6 +114,7 @@ const FLOW: &[&str] = &[
     "transport",
     "enabled",
     "arrivals",
+    "direction",
 ];
 /// The simulator's names of flow fields whose scenario keys differ.
 const FLOW_KEYS: &[(&str, &str)] = &[
@@ -124,7 +125,7 @@ const FLOW_KEYS: &[(&str, &str)] = &[
     ("tcp.delayed_ack", "delayed_ack"),
 ];
 const CROSS: &[&str] =
-    &["kind", "rate", "count", "start", "stop", "packet_size", "mean_on", "mean_off"];
+    &["kind", "rate", "count", "start", "stop", "packet_size", "mean_on", "mean_off", "direction"];
 const CROSS_KEYS: &[(&str, &str)] = &[("packet_bytes", "packet_size")];
 const CHANGE: &[&str] = &["at", "flow", "set"];
 
@@ -383,6 +384,7 @@ fn flow_entry<'a>(
         stop: stop.map(|s| Time(s.as_nanos())),
         bytes,
         tcp,
+        direction: direction(&f)?,
     };
     Ok(FlowEntry { flow, count, transfers: None, transport, node: t })
 }
@@ -496,7 +498,20 @@ fn link(f: &Fields, max_rtt: Duration) -> Result<LinkConfig, ScenarioError> {
         None => LossModel::None,
         Some(n) => loss(ctx, n)?,
     };
-    Ok(LinkConfig { rate, delay, buffer, qdisc, loss })
+    let reverse_rate = f.rate("reverse_rate")?;
+    Ok(LinkConfig { rate, delay, buffer, qdisc, loss, reverse_rate })
+}
+
+/// `direction` of a flow or a source: which bottleneck its data crosses (default
+/// forward).
+fn direction(f: &Fields) -> Result<Direction, ScenarioError> {
+    let Some(n) = f.get("direction") else { return Ok(Direction::Forward) };
+    let field = f.field("direction");
+    let name = as_text(f.ctx, n, &field).ok();
+    name.and_then(|s| Direction::named(&s)).ok_or_else(|| {
+        let names: Vec<String> = Direction::NAMES.iter().map(|d| format!("\"{d}\"")).collect();
+        f.ctx.bad(n, &field, format!("allowed: {}", names.join(" or ")))
+    })
 }
 
 fn load_trace(ctx: &Ctx, n: &Node, path: &str) -> Result<Trace, ScenarioError> {
@@ -717,6 +732,7 @@ fn cross_entry(
         packet_bytes: packet_bytes.min(u32::MAX as u64) as u32,
         start: Time(start.as_nanos()),
         stop: stop.map(|s| Time(s.as_nanos())),
+        direction: direction(&f)?,
     };
     c.check().map_err(|e| f.locate(e, CROSS_KEYS))?;
     Ok((c, count))

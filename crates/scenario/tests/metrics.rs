@@ -70,6 +70,7 @@ fn report(goodputs: &[f64], delivered: &[u64], completed: &[Option<u64>]) -> Rep
             })
             .collect(),
         events: 0,
+        reverse_link: None,
     }
 }
 

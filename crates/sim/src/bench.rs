@@ -73,6 +73,7 @@ fn dumbbell(
             stop: None,
             bytes: None,
             tcp: TcpConfig::default(),
+            direction: Direction::Forward,
         })
         .collect();
     SimConfig {
@@ -84,6 +85,7 @@ fn dumbbell(
             buffer: Buffer::Packets(bdp_packets(rate, rtt)),
             qdisc: Qdisc::DropTail,
             loss: LossModel::None,
+            reverse_rate: None,
         },
         flows,
         cross: vec![],

@@ -60,7 +60,62 @@ pub struct LinkConfig {
     /// Queue capacity.
     pub buffer: Buffer,
     pub qdisc: Qdisc,
+    /// Random loss, on the forward direction only.
     pub loss: LossModel,
+    /// Rate of the reverse bottleneck (`None`: the forward `rate`, trace included). It
+    /// exists only in runs with reverse traffic or with this rate set; see
+    /// [`SimConfig::has_reverse_link`].
+    pub reverse_rate: Option<Rate>,
+}
+
+impl LinkConfig {
+    /// How fast the reverse bottleneck serves packets.
+    pub fn reverse_link_rate(&self) -> LinkRate {
+        match self.reverse_rate {
+            Some(r) => LinkRate::Constant(r),
+            None => self.rate.clone(),
+        }
+    }
+}
+
+/// Which way a flow's data or a UDP source's packets cross the dumbbell.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Direction {
+    /// Through the forward bottleneck (`bottleneck`), as the flows' data goes by default.
+    #[default]
+    Forward,
+    /// Through the reverse bottleneck, where the forward flows' ACKs queue too; a reverse
+    /// TCP flow's ACKs cross the forward bottleneck.
+    Reverse,
+}
+
+impl Direction {
+    /// The names a scenario writes, in the order of the variants.
+    pub const NAMES: [&'static str; 2] = ["forward", "reverse"];
+
+    pub fn named(name: &str) -> Option<Direction> {
+        match name {
+            "forward" => Some(Direction::Forward),
+            "reverse" => Some(Direction::Reverse),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+impl SimConfig {
+    /// Whether the run models the reverse bottleneck: when some flow or source goes in
+    /// reverse, or `bottleneck.reverse_rate` is set. Otherwise ACKs return over a plain
+    /// delay, which is what a reverse link that carries only ACKs amounts to, give or take
+    /// each ACK's serialisation time.
+    pub fn has_reverse_link(&self) -> bool {
+        self.bottleneck.reverse_rate.is_some()
+            || self.flows.iter().any(|f| f.direction == Direction::Reverse)
+            || self.cross.iter().any(|c| c.direction == Direction::Reverse)
+    }
 }
 
 /// How fast the bottleneck serves packets.
@@ -124,6 +179,8 @@ pub struct FlowConfig {
     /// Finite transfer size in bytes (`None`: bulk).
     pub bytes: Option<u64>,
     pub tcp: TcpConfig,
+    /// Which way the flow's data goes (its ACKs go the other way).
+    pub direction: Direction,
 }
 
 /// The TCP sender's and receiver's settings (Linux defaults).
@@ -183,7 +240,7 @@ impl Default for DelayedAck {
     }
 }
 
-/// One UDP background source through the bottleneck.
+/// One UDP background source through the bottleneck of its direction.
 #[derive(Clone, Debug, PartialEq)]
 pub struct CrossConfig {
     pub kind: CrossKind,
@@ -193,6 +250,7 @@ pub struct CrossConfig {
     pub packet_bytes: u32,
     pub start: Time,
     pub stop: Option<Time>,
+    pub direction: Direction,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]

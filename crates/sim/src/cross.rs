@@ -94,6 +94,7 @@ mod tests {
             packet_bytes: 1250,
             start: Time::ZERO,
             stop: Some(Time::from_secs_f64(100.0)),
+            direction: crate::config::Direction::Forward,
         };
         CrossSource::new(cfg, Rng::from_seed(9))
     }

@@ -14,6 +14,10 @@ pub trait Observer {
     fn flow_sample(&mut self, _s: &FlowSample) {}
     /// The bottleneck queue at a sampling instant.
     fn queue_sample(&mut self, _s: &QueueSample) {}
+    /// The reverse bottleneck's queue at a sampling instant, right after
+    /// [`queue_sample`](Self::queue_sample); only in runs that model it
+    /// ([`SimConfig::has_reverse_link`](crate::SimConfig::has_reverse_link)).
+    fn reverse_queue_sample(&mut self, _s: &QueueSample) {}
     /// A parameter change took effect on a flow.
     fn param_changed(&mut self, _at: Time, _flow: usize, _name: &str, _value: f64) {}
     /// Whether [`flow_sample`](Self::flow_sample) should be called at all (building a
@@ -36,6 +40,7 @@ impl Observer for NoObserver {
 pub struct Recorder {
     pub flows: Vec<FlowSample>,
     pub queue: Vec<QueueSample>,
+    pub reverse_queue: Vec<QueueSample>,
     pub changes: Vec<(Time, usize, String, f64)>,
 }
 
@@ -45,6 +50,9 @@ impl Observer for Recorder {
     }
     fn queue_sample(&mut self, s: &QueueSample) {
         self.queue.push(s.clone());
+    }
+    fn reverse_queue_sample(&mut self, s: &QueueSample) {
+        self.reverse_queue.push(s.clone());
     }
     fn param_changed(&mut self, at: Time, flow: usize, name: &str, value: f64) {
         self.changes.push((at, flow, name.to_string(), value));
@@ -84,7 +92,10 @@ pub struct QueueSample {
 pub struct Report {
     /// Simulated time covered.
     pub duration: Duration,
+    /// The forward bottleneck.
     pub link: LinkReport,
+    /// The reverse bottleneck, in runs that model it.
+    pub reverse_link: Option<LinkReport>,
     pub flows: Vec<FlowReport>,
     /// Events processed (for speed figures; deterministic for a given scenario and seed).
     pub events: u64,

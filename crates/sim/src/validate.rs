@@ -131,6 +131,9 @@ impl LinkConfig {
             }
             LinkRate::Trace(_) => {}
         }
+        if let Some(r) = self.reverse_rate {
+            rate_in("reverse_rate", r)?;
+        }
         time_in("delay", self.delay, Duration::ZERO, MAX_RTT)?;
         match self.buffer {
             Buffer::Packets(n) if !(1..=MAX_BUFFER_PACKETS).contains(&n) => {

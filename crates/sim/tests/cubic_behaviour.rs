@@ -60,6 +60,7 @@ fn flow(cc: &str, params: &[(&str, f64)], rtt_ms: u64, start_s: f64) -> FlowConf
         stop: None,
         bytes: None,
         tcp: TcpConfig::default(),
+        direction: Direction::Forward,
     }
 }
 
@@ -80,6 +81,7 @@ fn config(
             buffer,
             qdisc: Qdisc::DropTail,
             loss,
+            reverse_rate: None,
         },
         flows,
         cross: vec![],

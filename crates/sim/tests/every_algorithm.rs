@@ -8,8 +8,8 @@
 
 use cclab_cc::ALGORITHMS;
 use cclab_sim::{
-    Buffer, FlowConfig, LinkConfig, LinkRate, LossModel, NoObserver, Qdisc, SimConfig, Simulation,
-    TcpConfig,
+    Buffer, Direction, FlowConfig, LinkConfig, LinkRate, LossModel, NoObserver, Qdisc, SimConfig,
+    Simulation, TcpConfig,
 };
 use cclab_units::{Duration, Rate, Time};
 
@@ -38,6 +38,7 @@ fn scenario(cc: &str, flows: usize) -> SimConfig {
         stop: None,
         bytes: None,
         tcp: TcpConfig::default(),
+        direction: Direction::Forward,
     };
     SimConfig {
         duration: Duration::from_secs(20),
@@ -48,6 +49,7 @@ fn scenario(cc: &str, flows: usize) -> SimConfig {
             buffer: Buffer::Packets(BDP_PACKETS),
             qdisc: Qdisc::DropTail,
             loss: LossModel::None,
+            reverse_rate: None,
         },
         flows: (0..flows).map(flow).collect(),
         cross: vec![],

@@ -32,6 +32,7 @@ fn busy_config(seed: u64) -> SimConfig {
         packet_bytes: 1000,
         start: Time::ZERO,
         stop: None,
+        direction: Direction::Forward,
     };
     cfg.cross = vec![
         cross(CrossKind::Cbr),
@@ -185,6 +186,7 @@ fn bad_configurations_are_refused_with_the_field_value_and_allowed_range() {
                     packet_bytes: 10_000,
                     start: Time::ZERO,
                     stop: None,
+                    direction: Direction::Forward,
                 }]
             }),
             "cross[0].packet_bytes",
@@ -198,6 +200,7 @@ fn bad_configurations_are_refused_with_the_field_value_and_allowed_range() {
                     packet_bytes: 1000,
                     start: Time::from_secs_f64(2.0),
                     stop: Some(Time::from_secs_f64(1.0)),
+                    direction: Direction::Forward,
                 }]
             }),
             "cross[0].stop",
@@ -329,6 +332,7 @@ fn random_loss_models_drop_at_their_rates() {
             packet_bytes: 1250,
             start: Time::ZERO,
             stop: None,
+            direction: Direction::Forward,
         }];
         cfg.bottleneck.loss = model.clone();
         let r = run(cfg);
@@ -352,6 +356,7 @@ fn cross_traffic_sources_send_at_their_mean_rates() {
             packet_bytes: 1500,
             start: Time::from_secs_f64(1.0),
             stop: Some(Time::from_secs_f64(51.0)),
+            direction: Direction::Forward,
         }];
         // Mean over five seeds (one seed's Poisson count has a 0.8% standard deviation).
         let mbps = (1..=5)

@@ -11,6 +11,17 @@
 //! only shifts a sender's clock), and putting it on the return path saves one event per
 //! packet.
 //!
+//! Reverse traffic: in a run with reverse flows or sources (or `reverse_rate`), a second
+//! bottleneck serves the other direction (`link.rs`: its own queue with the same buffer
+//! and discipline, the forward rate or `reverse_rate`, no random loss). Every ACK then
+//! crosses the bottleneck opposite to its flow's data before its path back: a forward
+//! flow's ACKs queue at the reverse bottleneck behind the reverse data (the ACK
+//! compression of two-way traffic: Zhang, Shenker and Clark, SIGCOMM 1991), a reverse
+//! flow's at the forward one. It is the mirror image of the forward path: data reaches
+//! its receiver `delay` after leaving its bottleneck, an ACK its sender `rtt - delay`
+//! after leaving its own, so base RTTs stay `rtt`. Without reverse traffic no ACK queues
+//! anywhere, as before.
+//!
 //! Speed: events are 24-byte entries ordered by (time, insertion sequence), kept in a
 //! binary heap, except per-flow timers (RTO, delayed ACK), which sit in a calendar queue
 //! (`wheel.rs`); the earlier head of the two runs next. Packets never get their
@@ -22,6 +33,7 @@
 //! delayed ACK) are lazy: a deadline field per flow, and an event only when the deadline
 //! moves earlier than the pending one.
 
+mod link;
 mod live;
 mod net;
 mod report;
@@ -36,6 +48,7 @@ use crate::tcp::{Ack, Segment, TcpReceiver, TcpSender};
 use crate::trace::LinkSchedule;
 use crate::validate::{self, apply_param, flow_index_error, TcpChange};
 use cclab_units::{Duration, Time};
+use link::{ack_wire_bytes, Packet};
 pub use live::LiveClock;
 use net::{Kind, Net};
 
@@ -43,8 +56,10 @@ struct Flow {
     name: String,
     sender: TcpSender,
     receiver: TcpReceiver,
-    /// Index of the ACK path (shared by all flows with the same return delay).
-    ack_path: u32,
+    /// Which way the data goes (the ACKs go the other way).
+    direction: Direction,
+    /// IP and TCP header bytes of each packet (an ACK's size, before SACK blocks).
+    header_bytes: u32,
     start: Time,
     stop: Option<Time>,
     started: bool,
@@ -70,7 +85,7 @@ impl Simulation {
     /// Checks `cfg` (see [`crate::validate`](mod@crate::validate)) and builds the run, at time zero.
     pub fn new(cfg: SimConfig) -> Result<Simulation, SimError> {
         validate::check_network(&cfg)?;
-        let (mut net, path_of) = Net::new(&cfg);
+        let mut net = Net::new(&cfg);
         let end = Time(cfg.duration.0);
         let mut flows = Vec::with_capacity(cfg.flows.len());
         for (i, f) in cfg.flows.iter().enumerate() {
@@ -81,7 +96,8 @@ impl Simulation {
                 name: f.name.clone(),
                 sender,
                 receiver,
-                ack_path: path_of[&f.rtt.saturating_sub(cfg.bottleneck.delay)],
+                direction: f.direction,
+                header_bytes: f.tcp.header_bytes,
                 start: f.start,
                 stop: f.stop,
                 started: false,
@@ -161,8 +177,8 @@ impl Simulation {
 
     fn handle(&mut self, kind: Kind, obs: &mut dyn Observer) {
         match kind {
-            Kind::LinkDone => self.net.link_done(),
-            Kind::Arrive => self.arrive(),
+            Kind::LinkDone(dir) => self.net.link_done(dir),
+            Kind::Arrive(dir) => self.arrive(dir),
             Kind::AckArrive(f) => self.ack_arrive(f as usize),
             Kind::Rto(f) => self.rto(f as usize),
             Kind::DelAck(f) => self.delack(f as usize),
@@ -192,7 +208,8 @@ impl Simulation {
         let now = self.net.now;
         let net = &mut self.net;
         let fl = &mut self.flows[f];
-        fl.sender.transmit(now, &mut |seg| net.offer(seg));
+        let dir = fl.direction;
+        fl.sender.transmit(now, &mut |seg| net.offer(dir, Packet::Data(seg)));
         Self::arm_rto(net, fl, f);
     }
 
@@ -205,11 +222,12 @@ impl Simulation {
         }
     }
 
-    fn arrive(&mut self) {
+    fn arrive(&mut self, dir: Direction) {
         let now = self.net.now;
-        let Some((_, seg)) = self.net.pipe.pop_front() else { return };
-        if let Some(&(t, _)) = self.net.pipe.front() {
-            self.net.schedule(Time(t), Kind::Arrive);
+        let pipe = &mut self.net.pipes[dir as usize];
+        let Some((_, seg)) = pipe.pop_front() else { return };
+        if let Some(&(t, _)) = pipe.front() {
+            self.net.schedule(Time(t), Kind::Arrive(dir));
         }
         let f = seg.flow as usize;
         let fl = &mut self.flows[f];
@@ -226,13 +244,15 @@ impl Simulation {
         }
     }
 
+    /// Sends an ACK back: through the bottleneck opposite to the flow's data where one
+    /// is modelled, else straight onto its path.
     fn push_ack(net: &mut Net, fl: &Flow, ack: Ack) {
-        let p = fl.ack_path as usize;
-        let at = net.now + net.ack_paths[p].0;
-        if net.ack_paths[p].1.is_empty() {
-            net.schedule(at, Kind::AckArrive(p as u32));
-        }
-        net.ack_paths[p].1.push_back((at.0, ack));
+        let back = match fl.direction {
+            Direction::Forward if net.rev.is_none() => return net.ack_path_push(ack),
+            Direction::Forward => Direction::Reverse,
+            Direction::Reverse => Direction::Forward,
+        };
+        net.offer(back, Packet::Ack { ack, wire_bytes: ack_wire_bytes(fl.header_bytes, &ack) });
     }
 
     fn ack_arrive(&mut self, p: usize) {
@@ -290,6 +310,7 @@ impl Simulation {
             CrossStep::Stop => {}
             CrossStep::Wait(at) => self.net.schedule(at, Kind::Cross(i as u32)),
             CrossStep::Send { next } => {
+                let dir = self.cross[i].config().direction;
                 let pkt = Segment {
                     flow: self.flows.len() as u32 + i as u32,
                     seq: 0,
@@ -297,7 +318,7 @@ impl Simulation {
                     wire_bytes: self.cross[i].config().packet_bytes,
                     tsval: now,
                 };
-                self.net.offer(pkt);
+                self.net.offer(dir, Packet::Data(pkt));
                 if next < self.end {
                     self.net.schedule(next, Kind::Cross(i as u32));
                 }

@@ -1,13 +1,11 @@
-//! The network under the flows: the event heap and timer wheel, the bottleneck (random
-//! loss, the queue, the link's service schedule), the pipe to the receivers and the ACK
-//! paths back. See the engine's module doc for why only FIFO heads are scheduled.
+//! The network under the flows: the event heap and timer wheel, the bottlenecks (one per
+//! direction, `link.rs`), the pipes to the receivers and the ACK paths back. See the
+//! engine's module doc for why only FIFO heads are scheduled.
 
-use crate::config::{LinkRate, SimConfig};
-use crate::loss::Loss;
-use crate::qdisc::{Queue, QueuedPacket};
+use super::link::{Bottleneck, BottleneckSpec, Packet};
+use crate::config::{Direction, LossModel, SimConfig};
 use crate::rng::{stream, Rng};
 use crate::tcp::{Ack, Segment};
-use crate::trace::LinkSchedule;
 use crate::wheel::{Timed, Wheel};
 use cclab_units::{Duration, Time};
 use std::cmp::Ordering;
@@ -19,21 +17,12 @@ impl Timed for Event {
     }
 }
 
-impl QueuedPacket for Segment {
-    fn size_bytes(&self) -> u32 {
-        self.wire_bytes
-    }
-    fn flow_key(&self) -> u64 {
-        self.flow as u64
-    }
-}
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Kind {
-    /// The bottleneck finished sending its head packet.
-    LinkDone,
-    /// The head of the bottleneck-to-receivers pipe arrives.
-    Arrive,
+    /// The bottleneck of this direction finished sending its head packet.
+    LinkDone(Direction),
+    /// The head of this direction's bottleneck-to-receivers pipe arrives.
+    Arrive(Direction),
     /// The head of ACK path i arrives at its sender.
     AckArrive(u32),
     Rto(u32),
@@ -78,71 +67,68 @@ pub(super) struct Net {
     timers: Wheel<Event>,
     /// ACKs on their way back, one FIFO per distinct return delay: (arrival time, ACK).
     pub(super) ack_paths: Vec<(Duration, VecDeque<(u64, Ack)>)>,
+    /// Each flow's ACK path (an index into `ack_paths`).
+    ack_path_of: Vec<u32>,
     seq: u64,
     pub(super) events: u64,
     pub(super) now: Time,
-    pub(super) queue: Queue<Segment>,
-    queue_rng: Rng,
-    link: LinkSchedule,
+    pub(super) fwd: Bottleneck,
+    /// The reverse bottleneck, in runs that model it.
+    pub(super) rev: Option<Bottleneck>,
     delay: Duration,
-    /// The packet being sent by the bottleneck.
-    in_service: Option<Segment>,
-    /// Bottleneck-to-receivers pipe: (arrival time, packet).
-    pub(super) pipe: VecDeque<(u64, Segment)>,
-    loss: Loss,
-    loss_rng: Rng,
+    /// Bottleneck-to-receivers pipes, forward and reverse: (arrival time, packet).
+    pub(super) pipes: [VecDeque<(u64, Segment)>; 2],
     n_flows: u32,
-    pub(super) delivered_packets: u64,
-    pub(super) delivered_bytes: u64,
-    pub(super) random_losses: u64,
-    /// Integral of queue length (packets) over time, packet-nanoseconds.
-    pub(super) queue_area: u128,
-    pub(super) queue_area_since: Time,
 }
 
 impl Net {
-    /// The network of `cfg`, idle at time zero, and the ACK path of each return delay
-    /// (one per distinct `rtt - delay`, numbered in order of first use).
-    pub(super) fn new(cfg: &SimConfig) -> (Net, BTreeMap<Duration, u32>) {
+    /// The network of `cfg`, idle at time zero. ACK paths: one per distinct return delay
+    /// `rtt - delay`, numbered in order of first use.
+    pub(super) fn new(cfg: &SimConfig) -> Net {
         let b = &cfg.bottleneck;
-        let mean_rate = match &b.rate {
-            LinkRate::Constant(r) => *r,
-            LinkRate::Trace(t) => t.mean_rate(),
-        };
-        let mut queue_rng = Rng::stream(cfg.seed, stream::QUEUE, 0);
-        let queue = Queue::new(&b.qdisc, b.buffer, mean_rate.tx_time(1500), &mut queue_rng);
         let mut path_of: BTreeMap<Duration, u32> = Default::default();
         let mut ack_paths = Vec::new();
+        let mut ack_path_of = Vec::with_capacity(cfg.flows.len());
         for f in &cfg.flows {
             let d = f.rtt.saturating_sub(b.delay);
-            path_of.entry(d).or_insert_with(|| {
+            ack_path_of.push(*path_of.entry(d).or_insert_with(|| {
                 ack_paths.push((d, VecDeque::new()));
                 ack_paths.len() as u32 - 1
-            });
+            }));
         }
-        let net = Net {
+        let fwd = Bottleneck::new(BottleneckSpec {
+            rate: &b.rate,
+            buffer: b.buffer,
+            qdisc: &b.qdisc,
+            loss: b.loss.clone(),
+            queue_rng: Rng::stream(cfg.seed, stream::QUEUE, 0),
+            loss_rng: Rng::stream(cfg.seed, stream::LOSS, 0),
+        });
+        // The same buffer and discipline the other way; no random loss (see LinkConfig).
+        let rev = cfg.has_reverse_link().then(|| {
+            Bottleneck::new(BottleneckSpec {
+                rate: &b.reverse_link_rate(),
+                buffer: b.buffer,
+                qdisc: &b.qdisc,
+                loss: LossModel::None,
+                queue_rng: Rng::stream(cfg.seed, stream::QUEUE, 1),
+                loss_rng: Rng::stream(cfg.seed, stream::LOSS, 1),
+            })
+        });
+        Net {
             heap: BinaryHeap::with_capacity(ack_paths.len() + cfg.cross.len() + 16),
             timers: Wheel::new(),
             ack_paths,
+            ack_path_of,
             seq: 0,
             events: 0,
             now: Time::ZERO,
-            queue,
-            queue_rng,
-            link: LinkSchedule::new(&b.rate),
+            fwd,
+            rev,
             delay: b.delay,
-            in_service: None,
-            pipe: VecDeque::new(),
-            loss: Loss::new(b.loss.clone()),
-            loss_rng: Rng::stream(cfg.seed, stream::LOSS, 0),
+            pipes: [VecDeque::new(), VecDeque::new()],
             n_flows: cfg.flows.len() as u32,
-            delivered_packets: 0,
-            delivered_bytes: 0,
-            random_losses: 0,
-            queue_area: 0,
-            queue_area_since: Time::ZERO,
-        };
-        (net, path_of)
+        }
     }
 
     #[inline]
@@ -180,51 +166,55 @@ impl Net {
         }
     }
 
+    /// The bottleneck of direction `dir` (the reverse one exists whenever something
+    /// is sent that way).
     #[inline]
-    pub(super) fn account_queue(&mut self) {
-        let dt = self.now.0 - self.queue_area_since.0;
-        self.queue_area += self.queue.len_packets() as u128 * dt as u128;
-        self.queue_area_since = self.now;
-    }
-
-    /// A packet arrives at the bottleneck: random loss, then the queue.
-    #[inline]
-    pub(super) fn offer(&mut self, pkt: Segment) {
-        if self.loss.drop_packet(&mut self.loss_rng) {
-            self.random_losses += 1;
-            return;
-        }
-        self.account_queue();
-        if self.queue.enqueue(self.now, pkt, &mut self.queue_rng).is_err() {
-            return;
-        }
-        if self.in_service.is_none() {
-            self.start_service();
+    fn bottleneck(&mut self, dir: Direction) -> &mut Bottleneck {
+        match dir {
+            Direction::Forward => &mut self.fwd,
+            Direction::Reverse => self.rev.as_mut().expect("reverse traffic has a reverse link"),
         }
     }
 
+    /// A packet arrives at the bottleneck of `dir`.
     #[inline]
-    fn start_service(&mut self) {
-        self.account_queue();
-        if let Some(p) = self.queue.dequeue(self.now) {
-            let done = self.link.transmit(self.now, p.wire_bytes as u64);
-            self.in_service = Some(p);
-            self.schedule(done, Kind::LinkDone);
+    pub(super) fn offer(&mut self, dir: Direction, pkt: Packet) {
+        let now = self.now;
+        if let Some(done) = self.bottleneck(dir).offer(now, pkt) {
+            self.schedule(done, Kind::LinkDone(dir));
         }
     }
 
+    /// The bottleneck of `dir` finished its packet: data goes on to its receiver (cross
+    /// traffic ends here), an ACK to its path back; then the next packet starts.
     #[inline]
-    pub(super) fn link_done(&mut self) {
-        let Some(p) = self.in_service.take() else { return };
-        self.delivered_packets += 1;
-        self.delivered_bytes += p.wire_bytes as u64;
-        if p.flow < self.n_flows {
-            let at = self.now + self.delay;
-            if self.pipe.is_empty() {
-                self.schedule(at, Kind::Arrive);
+    pub(super) fn link_done(&mut self, dir: Direction) {
+        let Some(p) = self.bottleneck(dir).finish() else { return };
+        match p {
+            Packet::Data(seg) if seg.flow < self.n_flows => {
+                let at = self.now + self.delay;
+                if self.pipes[dir as usize].is_empty() {
+                    self.schedule(at, Kind::Arrive(dir));
+                }
+                self.pipes[dir as usize].push_back((at.0, seg));
             }
-            self.pipe.push_back((at.0, p));
+            Packet::Data(_) => {}
+            Packet::Ack { ack, .. } => self.ack_path_push(ack),
         }
-        self.start_service();
+        let now = self.now;
+        if let Some(done) = self.bottleneck(dir).start_service(now) {
+            self.schedule(done, Kind::LinkDone(dir));
+        }
+    }
+
+    /// An ACK starts on its flow's path back to the sender (`rtt - delay` long).
+    #[inline]
+    pub(super) fn ack_path_push(&mut self, ack: Ack) {
+        let p = self.ack_path_of[ack.flow as usize] as usize;
+        let at = self.now + self.ack_paths[p].0;
+        if self.ack_paths[p].1.is_empty() {
+            self.schedule(at, Kind::AckArrive(p as u32));
+        }
+        self.ack_paths[p].1.push_back((at.0, ack));
     }
 }

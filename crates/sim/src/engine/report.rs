@@ -1,10 +1,12 @@
 //! The totals of a run so far (final after `run`), measured the way the testbed measures
 //! a real run (the formulas are on the report types, [`crate::output`]).
 
+use super::link::Bottleneck;
 use super::Simulation;
+use crate::config::LinkRate;
 use crate::output::{FlowReport, LinkReport, Report, RttSummary};
 use crate::trace::LinkSchedule;
-use cclab_units::Duration;
+use cclab_units::{Duration, Time};
 
 impl Simulation {
     /// The report as of now (final after `run`).
@@ -18,17 +20,12 @@ impl Simulation {
             LinkSchedule::capacity_bytes(rate, now)
         };
         let net = &self.net;
-        let area = net.queue_area
-            + net.queue.len_packets() as u128 * (now.0 - net.queue_area_since.0) as u128;
-        let link = LinkReport {
-            capacity_bps: LinkReport::capacity_bps(rate, elapsed, capacity_bytes),
-            utilization: LinkReport::utilization(net.delivered_bytes, capacity_bytes),
-            delivered_packets: net.delivered_packets,
-            delivered_bytes: net.delivered_bytes,
-            queue_drops: net.queue.drops(),
-            random_losses: net.random_losses,
-            mean_queue_packets: area as f64 / now.0.max(1) as f64,
-        };
+        let link = link_report(&net.fwd, rate, capacity_bytes, now);
+        let reverse_link = net.rev.as_ref().map(|rev| {
+            let rate = self.cfg.bottleneck.reverse_link_rate();
+            let capacity_bytes = LinkSchedule::capacity_bytes(&rate, now);
+            link_report(rev, &rate, capacity_bytes, now)
+        });
         let flows = self
             .flows
             .iter()
@@ -52,6 +49,19 @@ impl Simulation {
                 }
             })
             .collect();
-        Report { duration: elapsed, link, flows, events: net.events }
+        Report { duration: elapsed, link, reverse_link, flows, events: net.events }
+    }
+}
+
+/// One bottleneck's totals up to `now`, against the `capacity_bytes` its `rate` offered.
+fn link_report(b: &Bottleneck, rate: &LinkRate, capacity_bytes: u64, now: Time) -> LinkReport {
+    LinkReport {
+        capacity_bps: LinkReport::capacity_bps(rate, Duration(now.0), capacity_bytes),
+        utilization: LinkReport::utilization(b.delivered_bytes, capacity_bytes),
+        delivered_packets: b.delivered_packets,
+        delivered_bytes: b.delivered_bytes,
+        queue_drops: b.queue.drops(),
+        random_losses: b.random_losses,
+        mean_queue_packets: b.queue_area(now) as f64 / now.0.max(1) as f64,
     }
 }

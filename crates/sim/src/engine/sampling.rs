@@ -1,9 +1,9 @@
 //! The time series: at every sampling instant, each active flow's state and the
-//! bottleneck queue go to the observer.
+//! bottleneck queue (and the reverse one, where modelled) go to the observer.
 
 use super::net::Kind;
 use super::{Flow, Simulation};
-use crate::output::{Observer, QueueSample};
+use crate::output::Observer;
 use cclab_units::Time;
 
 impl Simulation {
@@ -26,13 +26,10 @@ impl Simulation {
                 obs.flow_sample(s);
             }
         }
-        self.net.account_queue();
-        obs.queue_sample(&QueueSample {
-            time: now,
-            packets: self.net.queue.len_packets(),
-            bytes: self.net.queue.len_bytes(),
-            drops: self.net.queue.drops() + self.net.random_losses,
-        });
+        obs.queue_sample(&self.net.fwd.sample(now));
+        if let Some(rev) = &mut self.net.rev {
+            obs.reverse_queue_sample(&rev.sample(now));
+        }
         let next = now + self.cfg.sample_interval;
         if next <= self.end {
             self.net.schedule(next, Kind::Sample);

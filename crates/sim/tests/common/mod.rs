@@ -18,6 +18,7 @@ pub fn flow(cc: &str, rtt: Duration) -> FlowConfig {
         stop: None,
         bytes: None,
         tcp: TcpConfig::default(),
+        direction: Direction::Forward,
     }
 }
 
@@ -38,6 +39,7 @@ pub fn dumbbell(
             buffer: Buffer::Packets(buffer),
             qdisc: Qdisc::DropTail,
             loss: LossModel::None,
+            reverse_rate: None,
         },
         flows,
         cross: vec![],

@@ -3,9 +3,9 @@
 // [[flows]], [[cross]], [[changes]]. Keys the form does not know are written as they came.
 
 const TOP = ["name", "duration", "seed", "sample_interval"];
-const BOTTLENECK = ["rate", "trace", "delay", "buffer", "qdisc", "loss"];
+const BOTTLENECK = ["rate", "trace", "delay", "buffer", "qdisc", "loss", "reverse_rate"];
 const FLOW = ["name", "cc", "rtt", "count", "start", "stop", "bytes", "params", "rto_min", "initcwnd"];
-const CROSS = ["kind", "rate", "count", "start", "stop", "packet_size", "mean_on", "mean_off"];
+const CROSS = ["kind", "rate", "count", "start", "stop", "packet_size", "mean_on", "mean_off", "direction"];
 
 function quote(s) {
   return JSON.stringify(s); // a TOML basic string escapes like a JSON string

@@ -1,0 +1,178 @@
+//! One bottleneck of the dumbbell, in one direction: random loss, the queue and the
+//! link's service schedule, with the totals its report and samples read. The forward one
+//! always exists; the reverse one only in runs with reverse traffic (see
+//! [`SimConfig::has_reverse_link`](crate::SimConfig::has_reverse_link)). It knows
+//! nothing of events: its methods say when the link will be done, and `Net` schedules.
+
+use crate::config::{Buffer, LinkRate, LossModel, Qdisc};
+use crate::loss::Loss;
+use crate::output::QueueSample;
+use crate::qdisc::{Queue, QueuedPacket};
+use crate::rng::Rng;
+use crate::tcp::{Ack, Segment};
+use crate::trace::LinkSchedule;
+use cclab_units::Time;
+
+/// What crosses a bottleneck: a data segment (a TCP flow's or a UDP source's), or an ACK
+/// with its size on the wire. ACKs queue only at a modelled bottleneck (a forward flow's
+/// at the reverse one, a reverse flow's at the forward one).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Packet {
+    Data(Segment),
+    Ack { ack: Ack, wire_bytes: u32 },
+}
+
+impl QueuedPacket for Packet {
+    fn size_bytes(&self) -> u32 {
+        match self {
+            Packet::Data(s) => s.wire_bytes,
+            Packet::Ack { wire_bytes, .. } => *wire_bytes,
+        }
+    }
+    fn flow_key(&self) -> u64 {
+        match self {
+            Packet::Data(s) => s.flow as u64,
+            Packet::Ack { ack, .. } => ack.flow as u64,
+        }
+    }
+}
+
+/// An ACK's size on the wire: the flow's headers (IP and TCP with timestamps) plus its
+/// SACK option, which Linux writes as two NOPs, kind, length and 8 bytes per block
+/// (`tcp_options_write`, `tcp_established_options` in net/ipv4/tcp_output.c; RFC 2018).
+pub(super) fn ack_wire_bytes(header_bytes: u32, ack: &Ack) -> u32 {
+    match ack.n_sacks {
+        0 => header_bytes,
+        n => header_bytes + 4 + 8 * n as u32,
+    }
+}
+
+/// The queue, the link and the counters of one direction.
+pub(super) struct Bottleneck {
+    pub(super) queue: Queue<Packet>,
+    queue_rng: Rng,
+    link: LinkSchedule,
+    loss: Loss,
+    loss_rng: Rng,
+    /// The packet being sent.
+    in_service: Option<Packet>,
+    pub(super) delivered_packets: u64,
+    pub(super) delivered_bytes: u64,
+    pub(super) random_losses: u64,
+    /// Integral of queue length (packets) over time, packet-nanoseconds.
+    queue_area: u128,
+    queue_area_since: Time,
+}
+
+/// What a bottleneck is built from: its rate, buffer, discipline and loss, and its own
+/// random streams (queue, loss).
+pub(super) struct BottleneckSpec<'a> {
+    pub rate: &'a LinkRate,
+    pub buffer: Buffer,
+    pub qdisc: &'a Qdisc,
+    pub loss: LossModel,
+    pub queue_rng: Rng,
+    pub loss_rng: Rng,
+}
+
+impl Bottleneck {
+    pub(super) fn new(spec: BottleneckSpec) -> Bottleneck {
+        let mean_rate = match spec.rate {
+            LinkRate::Constant(r) => *r,
+            LinkRate::Trace(t) => t.mean_rate(),
+        };
+        let mut queue_rng = spec.queue_rng;
+        let queue = Queue::new(spec.qdisc, spec.buffer, mean_rate.tx_time(1500), &mut queue_rng);
+        Bottleneck {
+            queue,
+            queue_rng,
+            link: LinkSchedule::new(spec.rate),
+            loss: Loss::new(spec.loss),
+            loss_rng: spec.loss_rng,
+            in_service: None,
+            delivered_packets: 0,
+            delivered_bytes: 0,
+            random_losses: 0,
+            queue_area: 0,
+            queue_area_since: Time::ZERO,
+        }
+    }
+
+    #[inline]
+    pub(super) fn account_queue(&mut self, now: Time) {
+        let dt = now.0 - self.queue_area_since.0;
+        self.queue_area += self.queue.len_packets() as u128 * dt as u128;
+        self.queue_area_since = now;
+    }
+
+    /// The queue-length integral up to `now` (packet-nanoseconds).
+    pub(super) fn queue_area(&self, now: Time) -> u128 {
+        self.queue_area
+            + self.queue.len_packets() as u128 * (now.0 - self.queue_area_since.0) as u128
+    }
+
+    /// A packet arrives: random loss, then the queue. Returns when the link will be done
+    /// with the packet it starts sending, if it was idle and now starts.
+    #[inline]
+    pub(super) fn offer(&mut self, now: Time, pkt: Packet) -> Option<Time> {
+        if self.loss.drop_packet(&mut self.loss_rng) {
+            self.random_losses += 1;
+            return None;
+        }
+        self.account_queue(now);
+        if self.queue.enqueue(now, pkt, &mut self.queue_rng).is_err() {
+            return None;
+        }
+        if self.in_service.is_none() {
+            self.start_service(now)
+        } else {
+            None
+        }
+    }
+
+    /// Takes the next packet from the queue into service, if any; returns when it is done.
+    #[inline]
+    pub(super) fn start_service(&mut self, now: Time) -> Option<Time> {
+        self.account_queue(now);
+        let p = self.queue.dequeue(now)?;
+        let done = self.link.transmit(now, p.size_bytes() as u64);
+        self.in_service = Some(p);
+        Some(done)
+    }
+
+    /// The link finished sending its packet: counts it and hands it on.
+    #[inline]
+    pub(super) fn finish(&mut self) -> Option<Packet> {
+        let p = self.in_service.take()?;
+        self.delivered_packets += 1;
+        self.delivered_bytes += p.size_bytes() as u64;
+        Some(p)
+    }
+
+    /// The queue now; drops count overflow, AQM and random loss.
+    pub(super) fn sample(&mut self, now: Time) -> QueueSample {
+        self.account_queue(now);
+        QueueSample {
+            time: now,
+            packets: self.queue.len_packets(),
+            bytes: self.queue.len_bytes(),
+            drops: self.queue.drops() + self.random_losses,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ack_carries_its_sack_blocks_on_the_wire() {
+        let mut ack = Ack { flow: 0, ack: 5, sacks: [(0, 0); 3], n_sacks: 0, tsecr: Time::ZERO };
+        assert_eq!(ack_wire_bytes(52, &ack), 52);
+        ack.n_sacks = 1;
+        assert_eq!(ack_wire_bytes(52, &ack), 64);
+        ack.n_sacks = 3;
+        // 52 + 2 NOPs + kind + length + 3 x 8: the 80-byte ACK Linux sends with three blocks.
+        assert_eq!(ack_wire_bytes(52, &ack), 80);
+    }
+}
