@@ -295,6 +295,7 @@ mod tests {
             stop: None,
             bytes: None,
             tcp: TcpConfig::default(),
+            direction: Direction::Forward,
         };
         let rows = |f: &FlowConfig| max_flow_samples(std::slice::from_ref(f), ms(1000), ms(10));
         assert_eq!(rows(&f), 101, "0, 10, ..., 1000 ms");
