@@ -42,7 +42,7 @@ pub fn main(args: Args) -> Result<(), String> {
         out.push('\n');
     }
     out.push_str(&format!(
-        "Every flow also takes the TCP-level settings rto_min, initcwnd, mss, delayed_ack and rwnd;\n{} can also be changed on a running flow with [[changes]].\n",
+        "Every flow also takes the TCP-level settings rto_min, initcwnd, mss, delayed_ack, handshake and rwnd;\n{} can also be changed on a running flow with [[changes]].\n",
         TCP_PARAMS.join(" and ")
     ));
     crate::format::out(&out);

@@ -109,6 +109,7 @@ const FLOW: &[&str] = &[
     "initcwnd",
     "mss",
     "delayed_ack",
+    "handshake",
     "rwnd",
     "recovery",
     "transport",
@@ -123,6 +124,7 @@ const FLOW_KEYS: &[(&str, &str)] = &[
     ("tcp.rto_min", "rto_min"),
     ("tcp.rwnd", "rwnd"),
     ("tcp.delayed_ack", "delayed_ack"),
+    ("tcp.handshake", "handshake"),
 ];
 const CROSS: &[&str] =
     &["kind", "rate", "count", "start", "stop", "packet_size", "mean_on", "mean_off", "direction"];
@@ -424,6 +426,9 @@ fn tcp_settings(f: &Fields) -> Result<TcpConfig, ScenarioError> {
     }
     if let Some(b) = f.bool("delayed_ack")? {
         tcp.delayed_ack = DelayedAck { enabled: b, ..DelayedAck::default() };
+    }
+    if let Some(b) = f.bool("handshake")? {
+        tcp.handshake = b;
     }
     tcp.rwnd = f.bytes("rwnd")?;
     if let Some((n, r)) = f.string("recovery")? {

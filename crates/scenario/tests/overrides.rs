@@ -183,3 +183,12 @@ fn a_flow_can_be_left_out_from_the_command_line() {
     let e = load_default(&set(&["flows[0].enabled=maybe"])).unwrap_err().to_string();
     assert!(e.contains("flows[0].enabled") && e.contains("expected true or false"), "{e}");
 }
+
+#[test]
+fn the_handshake_is_on_unless_a_flow_turns_it_off() {
+    let s = load_default(&set(&["flows[1].handshake=false"])).unwrap();
+    let on: Vec<bool> = s.config.flows.iter().map(|f| f.tcp.handshake).collect();
+    assert_eq!(on, [true, false]);
+    let e = load_default(&set(&["flows[0].handshake=1"])).unwrap_err().to_string();
+    assert!(e.contains("flows[0].handshake") && e.contains("expected true or false"), "{e}");
+}

@@ -197,6 +197,9 @@ pub struct TcpConfig {
     /// Initial RTO before any RTT sample (RFC 6298: 1 s).
     pub rto_initial: Duration,
     pub delayed_ack: DelayedAck,
+    /// Open the connection with a three-way handshake before sending data, as Linux
+    /// always does (default true); false: data leaves at the flow's start time.
+    pub handshake: bool,
     /// Receiver window in bytes (`None`: large enough never to limit).
     pub rwnd: Option<u64>,
     /// Overrides the algorithm's loss-recovery style (`None`: the algorithm's own).
@@ -216,6 +219,7 @@ impl Default for TcpConfig {
             rto_max: Duration::from_secs(120),
             rto_initial: Duration::from_secs(1),
             delayed_ack: DelayedAck::default(),
+            handshake: true,
             rwnd: None,
             recovery: None,
             header_bytes: 52,

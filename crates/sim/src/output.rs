@@ -124,8 +124,9 @@ pub struct FlowReport {
     pub delivered_bytes: u64,
     /// Goodput over the flow's active time (start to completion or stop or end of run).
     pub goodput_bps: f64,
-    /// Segments retransmitted (fast retransmit and RTO).
+    /// Segments retransmitted (fast retransmit and RTO), SYNs included.
     pub retransmits: u64,
+    /// Retransmission timer expiries, the SYN's included.
     pub timeouts: u64,
     /// RTT samples (each ACK with a valid sample), as percentiles.
     pub rtt: RttSummary,

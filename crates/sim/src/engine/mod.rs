@@ -186,7 +186,7 @@ impl Simulation {
                 let now = self.net.now;
                 let fl = &mut self.flows[f as usize];
                 fl.started = true;
-                fl.sender.start(now);
+                fl.sender.open(now);
                 self.send(f as usize);
             }
             Kind::FlowStop(f) => self.flows[f as usize].sender.close(),

@@ -8,6 +8,7 @@
 //! With a fixed MSS per flow this loses nothing congestion control can see and keeps the
 //! SACK scoreboard a ring of per-segment records.
 
+mod handshake;
 mod rate;
 mod receiver;
 mod recovery;
@@ -34,6 +35,26 @@ pub struct Segment {
     pub tsval: Time,
 }
 
+/// The segment number that marks a SYN (and, in an [`Ack`], a SYN-ACK). Data segments
+/// never reach it: a transfer is capped at `u32::MAX / 2` segments.
+const SYN_SEQ: u32 = u32::MAX;
+
+/// Bytes on the wire of a SYN: IP and TCP headers (40) and the options Linux puts in it
+/// (`tcp_syn_options`: MSS 4, timestamps 10, SACK-permitted 2, window scale 3, padding 1).
+pub const SYN_WIRE_BYTES: u32 = 60;
+
+impl Segment {
+    /// A SYN of `flow` sent at `now` (it carries no data; its TSval is echoed by the SYN-ACK).
+    pub fn syn(flow: u32, now: Time) -> Segment {
+        Segment { flow, seq: SYN_SEQ, payload: 0, wire_bytes: SYN_WIRE_BYTES, tsval: now }
+    }
+
+    #[inline]
+    pub fn is_syn(&self) -> bool {
+        self.seq == SYN_SEQ
+    }
+}
+
 /// Up to three SACK blocks, as fit in a TCP option with timestamps (RFC 2018).
 pub const MAX_SACK_BLOCKS: usize = 3;
 
@@ -51,6 +72,16 @@ pub struct Ack {
 }
 
 impl Ack {
+    /// The SYN-ACK answering a SYN sent at `tsval` (echoed as its TSecr).
+    pub fn syn_ack(flow: u32, tsval: Time) -> Ack {
+        Ack { flow, ack: SYN_SEQ, sacks: [(0, 0); MAX_SACK_BLOCKS], n_sacks: 0, tsecr: tsval }
+    }
+
+    #[inline]
+    pub fn is_syn_ack(&self) -> bool {
+        self.ack == SYN_SEQ
+    }
+
     pub fn sack_blocks(&self) -> &[(u32, u32)] {
         &self.sacks[..self.n_sacks as usize]
     }

@@ -67,8 +67,13 @@ impl TcpReceiver {
     }
 
     /// A data segment arrived; returns the ACK to send now, if any (otherwise the
-    /// delayed-ACK timer may have been armed).
+    /// delayed-ACK timer may have been armed). A SYN is answered at once with a SYN-ACK
+    /// echoing its timestamp, as a listening Linux socket does (`tcp_conn_request`), and
+    /// changes nothing else.
     pub fn on_data(&mut self, now: Time, seg: &Segment) -> Option<Ack> {
+        if seg.is_syn() {
+            return Some(Ack::syn_ack(self.flow, seg.tsval));
+        }
         let had_ooo = !self.ooo.is_empty();
         let s = seg.seq;
         if s < self.rcv_nxt {

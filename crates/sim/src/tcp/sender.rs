@@ -9,6 +9,7 @@
 //!   NewReno and Tahoe.
 //! - `rtt.rs`: RTT samples, the RFC 6298 estimator and RTO, min RTT.
 //! - `rate.rs`: delivery-rate sampling (tcp_rate.c).
+//! - `handshake.rs`: SYN-SENT, its SYN timer and what the SYN-ACK gives the connection.
 //!
 //! ACK processing runs in `tcp_ack()`'s order: SACK tagging, cumulative ACK
 //! (`tcp_clean_rtx_queue`: RTT sample, `pkts_acked`), `in_ack_event` (after the cleanup,
@@ -27,6 +28,7 @@
 //! no pacing, no TSO (every segment is one MSS), no RACK and no tail-loss probe (a lost
 //! retransmission or a tail loss waits for the RTO).
 
+use super::handshake::SynSent;
 use super::rate::{RateBuild, RateSampler};
 use super::recovery::Recovery;
 use super::rtt::{rtt_samples, AckedTimes, RttEstimator};
@@ -81,7 +83,10 @@ pub struct TcpSender {
     last_payload: u32,
     /// The application stopped giving data (the flow's stop time passed).
     app_closed: bool,
+    /// Data may flow: the connection is established (or opened without a handshake).
     started: bool,
+    /// The handshake under way (SYN-SENT), if any.
+    syn: Option<SynSent>,
 
     pub(super) board: Scoreboard,
     pub(super) rec: Recovery,
@@ -127,6 +132,7 @@ impl TcpSender {
             last_payload,
             app_closed: false,
             started: false,
+            syn: None,
             board: Scoreboard::default(),
             rec: Recovery::new(style),
             rate: RateSampler::default(),
@@ -253,12 +259,68 @@ impl TcpSender {
 
     // ----- life cycle -----
 
-    /// The connection starts (handshake not modelled): `init` hook, cwnd = initcwnd.
+    /// The application opens the connection at `now`: with a handshake if the
+    /// configuration asks for one ([`connect`](Self::connect)), else data may flow at
+    /// once ([`start`](Self::start)). The caller then calls [`transmit`](Self::transmit).
+    pub fn open(&mut self, now: Time) {
+        if self.cfg.handshake {
+            self.connect(now);
+        } else {
+            self.start(now);
+        }
+    }
+
+    /// `connect()`: a SYN is due, with the initial RTO on its timer; data waits for the
+    /// SYN-ACK.
+    pub fn connect(&mut self, now: Time) {
+        self.syn = Some(SynSent::new(now, self.cfg.rto_initial));
+    }
+
+    /// Data may flow from `now` without a handshake: `init` hook, cwnd = initcwnd.
     pub fn start(&mut self, now: Time) {
+        self.begin(now, self.cfg.init_cwnd.max(1));
+    }
+
+    /// The connection is established with an initial window of `cwnd` (Linux
+    /// `tcp_init_transfer`, which sets it before `tcp_init_congestion_control`).
+    fn begin(&mut self, now: Time, cwnd: u32) {
         self.started = true;
-        self.tp.snd_cwnd = self.cfg.init_cwnd.max(1);
+        self.tp.snd_cwnd = cwnd;
         self.sync_tp(now);
         self.ca.init(&mut self.tp);
+    }
+
+    /// The SYN-ACK echoing `tsecr` arrives in SYN-SENT: the first RTT sample seeds min
+    /// RTT, srtt and the RTO (as `tcp_ack` does before `tcp_init_transfer`; the
+    /// algorithm, initialised after, is not told of it), and data may flow.
+    fn on_syn_ack(&mut self, now: Time, tsecr: Time) {
+        let Some(syn) = self.syn.take() else { return };
+        let e = syn.established(now, tsecr);
+        self.rtt.update_min_rtt(&mut self.tp.min_rtt_us, now, e.rtt_us);
+        self.rtt.on_sample(&mut self.tp.srtt_us, e.rtt_us, 0, 0, &self.cfg);
+        self.rto_deadline = None;
+        self.begin(now, if e.cwnd_one { 1 } else { self.cfg.init_cwnd.max(1) });
+    }
+
+    /// The SYN's timer expired: retransmit it, or give up as `connect()` does
+    /// (the flow then never sends).
+    fn on_syn_timeout(&mut self) {
+        let Some(syn) = &mut self.syn else { return };
+        if syn.on_timeout(self.cfg.rto_max) {
+            self.stats.timeouts += 1;
+            self.stats.retransmits += 1;
+        } else {
+            self.syn = None;
+        }
+        self.rto_deadline = None;
+    }
+
+    /// Sends the SYN if one is due and arms its timer.
+    fn send_syn(&mut self, now: Time, out: &mut impl FnMut(Segment)) -> u32 {
+        let Some(deadline) = self.syn.as_mut().and_then(|s| s.send_due(now)) else { return 0 };
+        out(Segment::syn(self.flow, now));
+        self.rto_deadline = Some(deadline);
+        1
     }
 
     /// The application stops offering new data; outstanding data is still recovered.
@@ -272,7 +334,10 @@ impl TcpSender {
     /// new data (`tcp_xmit_retransmit_queue`, then `tcp_write_xmit`). Each segment goes to
     /// `out`. Returns the number sent.
     pub fn transmit(&mut self, now: Time, out: &mut impl FnMut(Segment)) -> u32 {
-        if !self.started || self.is_complete() {
+        if !self.started {
+            return self.send_syn(now, out);
+        }
+        if self.is_complete() {
             return 0;
         }
         self.sync_tp(now);
@@ -381,8 +446,14 @@ impl TcpSender {
 
     /// Processes one ACK (Linux `tcp_ack`). The caller then calls [`transmit`](Self::transmit).
     pub fn on_ack(&mut self, now: Time, ack: &Ack) {
-        if !self.started || ack.ack > self.snd_nxt() || ack.ack < self.snd_una() {
-            return; // acknowledges unsent data, or an old ACK
+        if !self.started {
+            if ack.is_syn_ack() {
+                self.on_syn_ack(now, ack.tsecr);
+            }
+            return;
+        }
+        if ack.ack > self.snd_nxt() || ack.ack < self.snd_una() {
+            return; // acknowledges unsent data, an old ACK or a duplicate SYN-ACK
         }
         self.sync_tp(now);
         let prior_in_flight = self.in_flight();
@@ -526,6 +597,10 @@ impl TcpSender {
         match self.rto_deadline {
             Some(d) if d <= now => {}
             _ => return,
+        }
+        if !self.started {
+            self.on_syn_timeout();
+            return;
         }
         if self.packets_out() == 0 {
             self.rto_deadline = None;
