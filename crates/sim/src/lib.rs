@@ -42,6 +42,7 @@ pub mod loss;
 pub mod output;
 pub mod qdisc;
 pub mod rng;
+mod small_queue;
 pub mod tcp;
 pub mod trace;
 pub mod validate;

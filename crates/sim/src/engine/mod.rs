@@ -23,7 +23,7 @@
 //! anywhere, as before.
 //!
 //! Speed: events are 24-byte entries ordered by (time, insertion sequence), kept in a
-//! binary heap, except per-flow timers (RTO, delayed ACK), which sit in a calendar queue
+//! queue that is a sorted `Vec` while small (`small_queue.rs`), except per-flow timers (RTO, delayed ACK), which sit in a calendar queue
 //! (`wheel.rs`); the earlier head of the two runs next. Packets never get their
 //! own heap entry while they sit in a FIFO with a constant delay: the bottleneck
 //! schedules only its head packet's departure, the bottleneck-to-receivers pipe and each

@@ -5,11 +5,12 @@
 use super::link::{Bottleneck, BottleneckSpec, Packet};
 use crate::config::{Direction, LossModel, SimConfig};
 use crate::rng::{stream, Rng};
+use crate::small_queue::SmallQueue;
 use crate::tcp::{Ack, Segment};
 use crate::wheel::{Timed, Wheel};
 use cclab_units::{Duration, Time};
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 impl Timed for Event {
     fn time(&self) -> u64 {
@@ -53,7 +54,7 @@ impl PartialOrd for Event {
     }
 }
 impl Ord for Event {
-    /// Reversed so that `BinaryHeap` (a max-heap) pops the earliest, FIFO among equals.
+    /// Reversed so that a max-queue pops the earliest, FIFO among equals.
     fn cmp(&self, o: &Self) -> Ordering {
         (o.time, o.seq).cmp(&(self.time, self.seq))
     }
@@ -61,7 +62,7 @@ impl Ord for Event {
 
 /// Everything but the flows: the network, the clock and the event heap.
 pub(super) struct Net {
-    heap: BinaryHeap<Event>,
+    heap: SmallQueue<Event>,
     /// Per-flow timers (RTO, delayed ACK) in a calendar queue: there is one or two per
     /// flow, and keeping them out of `heap` keeps the hot heap a few entries deep.
     timers: Wheel<Event>,
@@ -116,7 +117,7 @@ impl Net {
             })
         });
         Net {
-            heap: BinaryHeap::with_capacity(ack_paths.len() + cfg.cross.len() + 16),
+            heap: SmallQueue::new(),
             timers: Wheel::new(),
             ack_paths,
             ack_path_of,
