@@ -33,6 +33,9 @@ pub struct CrossSource {
     /// Mean gap between packets, ns (at the mean rate; exponential sources send faster
     /// while on).
     mean_gap_ns: f64,
+    /// Exponential on/off: the gap while on, `mean_gap_ns * duty`, so that the long-run
+    /// mean is `rate`.
+    on_gap_ns: f64,
     /// Exponential on/off: end of the current on period.
     on_until: Time,
 }
@@ -41,7 +44,13 @@ impl CrossSource {
     /// `rng` is the source's own stream (`stream::CROSS`, its index).
     pub fn new(cfg: CrossConfig, rng: Rng) -> CrossSource {
         let mean_gap_ns = cfg.packet_bytes as f64 * 8.0 * 1e9 / cfg.rate.0 as f64;
-        CrossSource { cfg, rng, mean_gap_ns, on_until: Time::ZERO }
+        let on_gap_ns = match cfg.kind {
+            CrossKind::Exponential { mean_on, mean_off } => {
+                mean_gap_ns * (mean_on.0 as f64 / (mean_on.0 + mean_off.0) as f64)
+            }
+            CrossKind::Cbr | CrossKind::Poisson => mean_gap_ns,
+        };
+        CrossSource { cfg, rng, mean_gap_ns, on_gap_ns, on_until: Time::ZERO }
     }
 
     pub fn config(&self) -> &CrossConfig {
@@ -59,9 +68,7 @@ impl CrossSource {
             CrossKind::Cbr => now + gap(self.mean_gap_ns),
             CrossKind::Poisson => now + gap(self.rng.exponential(self.mean_gap_ns)),
             CrossKind::Exponential { mean_on, mean_off } => {
-                // Sends at rate / duty while on, so the long-run mean is `rate`.
-                let duty = mean_on.0 as f64 / (mean_on.0 + mean_off.0) as f64;
-                let on_gap = gap(self.mean_gap_ns * duty);
+                let on_gap = gap(self.on_gap_ns);
                 if now >= self.on_until {
                     // Start a new on period after an off period (none at the very start).
                     let off = if self.on_until == Time::ZERO && now == self.cfg.start {
