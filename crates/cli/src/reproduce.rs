@@ -684,11 +684,15 @@ fn summary_table(items: &[Item], testbed: bool) -> String {
     out
 }
 
-/// An item's testbed value and verdict, or "-" and why it has none.
+/// An item's testbed value and verdict, or "-" and why it has none (shortened; the JSON
+/// has it whole).
 fn testbed_cells(i: &Item) -> [String; 2] {
     match (i.testbed, i.testbed_verdict) {
         (Some(v), Some(verdict)) => [num(v, 4), verdict.to_string()],
-        _ => ["-".into(), format!("skipped: {}", i.testbed_skipped.as_deref().unwrap_or(""))],
+        _ => {
+            let why = i.testbed_skipped.as_deref().unwrap_or("");
+            ["-".into(), format!("skipped: {}", short(why, 60))]
+        }
     }
 }
 
