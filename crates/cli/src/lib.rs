@@ -13,6 +13,7 @@ pub mod plot;
 pub mod progress;
 pub mod reproduce;
 pub mod reproduce_spec;
+pub mod reproduce_testbed;
 pub mod results;
 pub mod run;
 pub mod series;

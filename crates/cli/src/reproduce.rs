@@ -1,14 +1,17 @@
-//! `cclab reproduce [ID...] [--quick] [--out DIR]`: runs the seeds' experiments (the
+//! `cclab reproduce [ID...] [--quick] [--testbed] [--out DIR]`: runs the seeds' experiments (the
 //! sweeps in `scenarios/seeds/`) and sets cclab's numbers beside the papers' (the
 //! `*.expected.toml` files there, [`crate::reproduce_spec`]), with a verdict per item.
 //!
 //! Writes `DIR/<scenario>/` (each sweep's folder, resumable like any sweep),
 //! `DIR/reproduce.json`, `DIR/reproduce.html` and prints a summary table. `--quick`
 //! applies each expected file's `[quick]` overrides (shorter runs, fewer seeds) for the
-//! test suite; its verdicts are not the full run's.
+//! test suite; its verdicts are not the full run's. `--testbed` (root) runs each point the
+//! testbed can run once more on real kernel TCP ([`crate::reproduce_testbed`]) and adds
+//! its value and verdict beside cclab's.
 
 use crate::format::{num, xml, Json};
 use crate::reproduce_spec::{self, Agg, Bound, Expected, Figure, Paper, Rule, Series, ValueSpec};
+use crate::reproduce_testbed::{self as testbed, Outcome};
 use crate::sweep_html::{chart, mean_ci95, x_positions, Line};
 use crate::sweep_table::{Cell, Table};
 use cclab_scenario::sweep::Plan;
@@ -24,6 +27,11 @@ pub struct Args {
     /// Short runs and one seed per point (for tests); the verdicts are not the full run's.
     #[arg(long)]
     pub quick: bool,
+    /// Also run each point the testbed can run once on real kernel TCP through the
+    /// emulator (needs root and /dev/net/tun; tuner and cubic-fit flows need cclab's BPF
+    /// algorithms loaded) and add its value and verdict beside cclab's.
+    #[arg(long)]
+    pub testbed: bool,
     /// Output folder [default: results/reproduce, or results/reproduce-quick].
     #[arg(long)]
     pub out: Option<PathBuf>,
@@ -56,9 +64,20 @@ struct Item {
     verdict: &'static str,
     rule: String,
     why: Option<String>,
+    /// The selection as pairs (for the testbed's reasons).
+    select_pairs: Vec<(String, String)>,
+    testbed: Option<f64>,
+    testbed_verdict: Option<&'static str>,
+    testbed_skipped: Option<String>,
 }
 
+/// Everything the simulated sweeps gave: per scenario, its plan and table or its error.
+type Sweeps = BTreeMap<String, Result<(Plan, Table), String>>;
+
 pub fn main(args: Args) -> Result<(), String> {
+    if args.testbed {
+        testbed::require_root()?;
+    }
     let dir = seeds_dir(args.seeds.as_deref())?;
     let expected = reproduce_spec::load_all(&dir, &args.ids)?;
     let out = args.out.clone().unwrap_or_else(|| {
@@ -66,36 +85,65 @@ pub fn main(args: Args) -> Result<(), String> {
     });
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let started = std::time::Instant::now();
-    let mut sweeps: BTreeMap<String, Result<(Plan, Table), String>> = BTreeMap::new();
-    let mut items = Vec::new();
-    let mut html = String::new();
+    let mut sweeps: Sweeps = BTreeMap::new();
     for e in &expected {
-        html.push_str(&format!("<h2>Seed {}: {}</h2>\n", xml(&e.seed), xml(&e.title)));
         for f in &e.figures {
             if !sweeps.contains_key(&f.scenario) {
                 let done = run_sweep(&dir, &out, e, &f.scenario, args.quick, args.jobs);
                 sweeps.insert(f.scenario.clone(), done);
             }
-            let fig_items = match &sweeps[&f.scenario] {
+        }
+    }
+    let on_testbed = if args.testbed { Some(run_testbed(&sweeps, &out)?) } else { None };
+    let mut items = Vec::new();
+    let mut html = String::new();
+    for e in &expected {
+        html.push_str(&format!("<h2>Seed {}: {}</h2>\n", xml(&e.seed), xml(&e.title)));
+        for f in &e.figures {
+            let mut fig_items = match &sweeps[&f.scenario] {
                 Ok((plan, table)) => figure_items(e, f, plan, table)?,
                 Err(msg) => not_run(e, f, msg),
             };
+            if let Some(tb) = &on_testbed {
+                add_testbed(e, f, &sweeps, tb, &mut fig_items);
+            }
             if let Ok((plan, table)) = &sweeps[&f.scenario] {
-                html.push_str(&figure_html(f, &fig_items, plan, table, &out));
+                html.push_str(&figure_html(f, &fig_items, plan, table, &out, args.testbed));
             }
             items.extend(fig_items);
         }
     }
     let wall = started.elapsed().as_secs_f64();
+    write_report(&out, &html, &items, (args.quick, args.testbed), wall)?;
+    let mut failed: Vec<String> =
+        sweeps.iter().filter_map(|(k, v)| v.as_ref().err().map(|e| format!("{k}: {e}"))).collect();
+    for (k, o) in on_testbed.iter().flatten() {
+        failed.extend(o.failed.iter().map(|m| format!("{k}: {m}")));
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("some experiments did not run: {}", failed.join("; ")))
+    }
+}
+
+/// Writes reproduce.json and reproduce.html and prints the summary.
+fn write_report(
+    out: &Path,
+    html: &str,
+    items: &[Item],
+    (quick, testbed): (bool, bool),
+    wall: f64,
+) -> Result<(), String> {
     crate::sweep::write_atomic(
         &out.join("reproduce.json"),
-        report_json(&items, args.quick, wall).render().as_bytes(),
+        report_json(items, quick, testbed, wall).render().as_bytes(),
     )?;
     crate::sweep::write_atomic(
         &out.join("reproduce.html"),
-        page(&html, &items, args.quick).as_bytes(),
+        page(html, items, quick, testbed).as_bytes(),
     )?;
-    crate::format::out(&summary_table(&items));
+    crate::format::out(&summary_table(items, testbed));
     let count = |v: &str| items.iter().filter(|i| i.verdict == v).count();
     crate::format::outln(&format!(
         "reproduce: {} items: {} agree, {} roughly, {} differ, {} not run; {} s wall; {}",
@@ -107,12 +155,76 @@ pub fn main(args: Args) -> Result<(), String> {
         num(wall, 1),
         out.join("reproduce.html").display()
     ));
-    let failed: Vec<String> =
-        sweeps.iter().filter_map(|(k, v)| v.as_ref().err().map(|e| format!("{k}: {e}"))).collect();
-    if failed.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("some experiments did not run: {}", failed.join("; ")))
+    if testbed {
+        let tb = |v: &str| items.iter().filter(|i| i.testbed_verdict == Some(v)).count();
+        crate::format::outln(&format!(
+            "testbed: {} agree, {} roughly, {} differ, {} not run on the testbed",
+            tb("agrees"),
+            tb("roughly"),
+            tb("differs"),
+            items.iter().filter(|i| i.testbed.is_none()).count()
+        ));
+    }
+    Ok(())
+}
+
+/// Runs the testbed's share of every sweep that ran in the simulator.
+fn run_testbed(sweeps: &Sweeps, out: &Path) -> Result<BTreeMap<String, Outcome>, String> {
+    let ran: Vec<(&String, &Plan)> =
+        sweeps.iter().filter_map(|(k, v)| v.as_ref().ok().map(|(p, _)| (k, p))).collect();
+    let jobs: Vec<testbed::Job<'_>> = ran
+        .iter()
+        .map(|(scenario, plan)| {
+            let stem = stem_of(scenario);
+            testbed::Job { dir: testbed::folder(out, &stem), stem, plan }
+        })
+        .collect();
+    let outcomes = testbed::run_all(&jobs)?;
+    Ok(ran.into_iter().map(|(k, _)| k.clone()).zip(outcomes).collect())
+}
+
+/// A scenario file's stem: its sweep's folder name.
+fn stem_of(scenario: &str) -> String {
+    Path::new(scenario).file_stem().and_then(|s| s.to_str()).unwrap_or("sweep").to_string()
+}
+
+/// Sets each item's testbed value and verdict (the same rule on the testbed's runs), or
+/// why it has none.
+fn add_testbed(
+    e: &Expected,
+    f: &Figure,
+    sweeps: &Sweeps,
+    testbed: &BTreeMap<String, Outcome>,
+    items: &mut [Item],
+) {
+    let (Ok((plan, _)), Some(o)) = (&sweeps[&f.scenario], testbed.get(&f.scenario)) else {
+        for i in items {
+            i.testbed_skipped = Some("the simulated sweep did not run".to_string());
+        }
+        return;
+    };
+    match figure_items(e, f, plan, &o.table) {
+        Ok(tb) => {
+            for (i, t) in items.iter_mut().zip(tb) {
+                match t.cclab {
+                    Some(v) => {
+                        i.testbed = Some(v);
+                        i.testbed_verdict = Some(t.verdict);
+                    }
+                    None => i.testbed_skipped = Some(testbed::reason(plan, o, &i.select_pairs)),
+                }
+            }
+        }
+        Err(msg) => {
+            for i in items {
+                let why = if o.missing.is_empty() {
+                    msg.clone()
+                } else {
+                    testbed::reason(plan, o, &i.select_pairs)
+                };
+                i.testbed_skipped = Some(why);
+            }
+        }
     }
 }
 
@@ -162,11 +274,10 @@ fn run_sweep(
                 return Err(format!("{}: a reproduction scenario needs a [sweep]", path.display()))
             }
         };
-    let stem = Path::new(scenario).file_stem().and_then(|s| s.to_str()).unwrap_or("sweep");
     let done = crate::sweep::run(
         &plan,
         &path.display().to_string(),
-        &out.join(stem),
+        &out.join(stem_of(scenario)),
         jobs.map(|j| j as usize),
         crate::series::SeriesFormat::Auto,
     )?;
@@ -193,6 +304,10 @@ fn not_run(e: &Expected, f: &Figure, msg: &str) -> Vec<Item> {
         verdict: "not run",
         rule: String::new(),
         why: Some(msg.to_string()),
+        select_pairs: Vec::new(),
+        testbed: None,
+        testbed_verdict: None,
+        testbed_skipped: None,
     }]
 }
 
@@ -249,6 +364,10 @@ fn figure_items(e: &Expected, f: &Figure, plan: &Plan, table: &Table) -> Result<
                 page: f.page.clone(),
                 setup: f.setup.clone(),
                 scenario: f.scenario.clone(),
+                select_pairs: select.clone(),
+                testbed: None,
+                testbed_verdict: None,
+                testbed_skipped: None,
                 select: select
                     .iter()
                     .map(|(k, v)| format!("{k} = {v}"))
@@ -477,12 +596,12 @@ fn opt_str(x: &Option<String>) -> Json {
     x.as_deref().map_or(Json::Num("null".into()), Json::s)
 }
 
-fn report_json(items: &[Item], quick: bool, wall_s: f64) -> Json {
+fn report_json(items: &[Item], quick: bool, testbed: bool, wall_s: f64) -> Json {
     let count = |v: &str| Json::u(items.iter().filter(|i| i.verdict == v).count() as u64);
     let list = items
         .iter()
         .map(|i| {
-            Json::Obj(vec![
+            let mut fields = vec![
                 ("id", Json::s(&i.id)),
                 ("seed", Json::s(&i.seed)),
                 ("figure", Json::s(&i.source)),
@@ -499,11 +618,20 @@ fn report_json(items: &[Item], quick: bool, wall_s: f64) -> Json {
                 ("verdict", Json::s(i.verdict)),
                 ("rule", Json::s(&i.rule)),
                 ("why", opt_str(&i.why)),
-            ])
+            ];
+            if testbed {
+                fields.push(("testbed", opt_num(i.testbed, 6)));
+                fields.push(("testbed_verdict", opt_str(&i.testbed_verdict.map(str::to_string))));
+                fields.push(("testbed_skipped", opt_str(&i.testbed_skipped)));
+            }
+            Json::Obj(fields)
         })
         .collect();
-    Json::Obj(vec![
-        ("quick", Json::Bool(quick)),
+    let mut top = vec![("quick", Json::Bool(quick))];
+    if testbed {
+        top.push(("testbed", Json::Bool(true)));
+    }
+    top.extend([
         ("wall_s", Json::f(wall_s, 1)),
         (
             "summary",
@@ -515,12 +643,18 @@ fn report_json(items: &[Item], quick: bool, wall_s: f64) -> Json {
             ]),
         ),
         ("items", Json::Arr(list)),
-    ])
+    ]);
+    Json::Obj(top)
 }
 
-/// The terminal table: item, paper, cclab, verdict.
-fn summary_table(items: &[Item]) -> String {
-    let mut rows = vec![["item", "paper", "cclab", "verdict"].map(String::from).to_vec()];
+/// The terminal table: item, paper, cclab, verdict (and with `testbed`, its value and
+/// verdict, or why it has none).
+fn summary_table(items: &[Item], testbed: bool) -> String {
+    let mut head = vec!["item", "paper", "cclab", "verdict"];
+    if testbed {
+        head.extend(["testbed", "testbed verdict"]);
+    }
+    let mut rows = vec![head.into_iter().map(String::from).collect::<Vec<_>>()];
     for i in items {
         let paper = match (&i.paper, &i.paper_text) {
             (Some(p), _) => num(*p, 4),
@@ -532,10 +666,15 @@ fn summary_table(items: &[Item]) -> String {
             (Some(c), _) => num(c, 4),
             _ => "-".into(),
         };
-        rows.push(vec![i.id.clone(), paper, cclab, i.verdict.to_string()]);
+        let mut row = vec![i.id.clone(), paper, cclab, i.verdict.to_string()];
+        if testbed {
+            row.extend(testbed_cells(i));
+        }
+        rows.push(row);
     }
-    let widths: Vec<usize> =
-        (0..4).map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0)).collect();
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
     let mut out = String::new();
     for r in &rows {
         let cells: Vec<String> = r.iter().zip(&widths).map(|(v, w)| format!("{v:<w$}")).collect();
@@ -543,6 +682,18 @@ fn summary_table(items: &[Item]) -> String {
         out.push('\n');
     }
     out
+}
+
+/// An item's testbed value and verdict, or "-" and why it has none (shortened; the JSON
+/// has it whole).
+fn testbed_cells(i: &Item) -> [String; 2] {
+    match (i.testbed, i.testbed_verdict) {
+        (Some(v), Some(verdict)) => [num(v, 4), verdict.to_string()],
+        _ => {
+            let why = i.testbed_skipped.as_deref().unwrap_or("");
+            ["-".into(), format!("skipped: {}", short(why, 60))]
+        }
+    }
 }
 
 fn short(s: &str, n: usize) -> String {
@@ -555,7 +706,14 @@ fn short(s: &str, n: usize) -> String {
 
 /// One figure: its setup, a chart in the paper's shape (paper dashed, cclab solid with
 /// 95% intervals) when it has an x axis, the embedded result plots, and its items.
-fn figure_html(f: &Figure, items: &[Item], plan: &Plan, table: &Table, out: &Path) -> String {
+fn figure_html(
+    f: &Figure,
+    items: &[Item],
+    plan: &Plan,
+    table: &Table,
+    out: &Path,
+    testbed: bool,
+) -> String {
     let mut h = format!(
         "<h3>{} ({}, {})</h3>\n<p>{}</p>\n",
         xml(&f.source),
@@ -587,7 +745,14 @@ fn figure_html(f: &Figure, items: &[Item], plan: &Plan, table: &Table, out: &Pat
             }
         }
     }
-    h.push_str("<table><tr><th>item</th><th>paper</th><th>cclab (95% CI)</th><th>verdict</th><th>rule</th><th>why it differs</th></tr>\n");
+    h.push_str(&items_table(items, testbed));
+    h
+}
+
+/// The figure's items as an HTML table (with `testbed`, two more columns).
+fn items_table(items: &[Item], testbed: bool) -> String {
+    let tb_head = if testbed { "<th>testbed</th><th>testbed verdict</th>" } else { "" };
+    let mut h = format!("<table><tr><th>item</th><th>paper</th><th>cclab (95% CI)</th><th>verdict</th>{tb_head}<th>rule</th><th>why it differs</th></tr>\n");
     for i in items {
         let paper = i.paper.map(|p| num(p, 4)).or(i.paper_text.clone()).unwrap_or_default();
         let cclab = match (i.cclab, i.ci95) {
@@ -595,8 +760,15 @@ fn figure_html(f: &Figure, items: &[Item], plan: &Plan, table: &Table, out: &Pat
             (Some(c), None) => num(c, 4),
             _ => "-".into(),
         };
+        let tb = if testbed {
+            let [v, verdict] = testbed_cells(i);
+            let class = i.testbed_verdict.unwrap_or("skipped");
+            format!("<td>{}</td><td class=\"{class}\">{}</td>", xml(&v), xml(&verdict))
+        } else {
+            String::new()
+        };
         h.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td></tr>\n",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td>{tb}<td>{}</td><td>{}</td></tr>\n",
             xml(&i.id),
             xml(&paper),
             xml(&cclab),
@@ -699,8 +871,13 @@ fn curve_lines(
     lines
 }
 
-fn page(body: &str, items: &[Item], quick: bool) -> String {
+fn page(body: &str, items: &[Item], quick: bool, testbed: bool) -> String {
     let count = |v: &str| items.iter().filter(|i| i.verdict == v).count();
+    let body = if testbed {
+        format!("<p>The testbed column: each point run once on real kernel TCP through the emulator, judged by the same rule; skipped where the testbed cannot run the scenario (the reason is given).</p>\n{body}")
+    } else {
+        body.to_string()
+    };
     format!(
         "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab reproduce</title>\n<style>body{{font-family:sans-serif;margin:2em;max-width:1000px}}table{{border-collapse:collapse;margin:1em 0}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}}.agrees{{color:#070}}.roughly{{color:#a60}}.differs{{color:#b00}}</style></head><body>\n<h1>cclab reproduce{}</h1>\n<p>{} items: {} agree, {} roughly, {} differ, {} not run. Paper values dashed, cclab's solid with 95% confidence intervals over seeds.</p>\n{body}</body></html>\n",
         if quick { " (--quick: short runs, not the full verdicts)" } else { "" },

@@ -161,7 +161,7 @@ fn plan_json(plan: &Plan) -> Json {
 }
 
 /// point.json: which run this folder holds.
-fn point_json(plan: &Plan, run: &Run) -> String {
+pub(crate) fn point_json(plan: &Plan, run: &Run) -> String {
     let values = plan
         .values_of(run)
         .into_iter()

@@ -238,3 +238,210 @@ fn reproduce_refuses_at_without_x() {
         "{err}"
     );
 }
+
+/// One CUBIC flow alone on 10 Mbit/s, at two RTTs, 3 s each.
+const TESTBED_SCENARIO: &str = r#"
+name = "900-testbed"
+duration = "3s"
+[bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+buffer = "1bdp"
+[[flows]]
+name = "a"
+cc = "cubic"
+rtt = "20ms"
+[sweep]
+"flows[0].rtt" = ["20ms", "40ms"]
+"#;
+
+const TESTBED_EXPECTED: &str = r#"
+seed = "900"
+title = "testbed seed"
+[[figure]]
+id = "900-util"
+source = "Fig. 1"
+page = "p. 1"
+setup = "one flow"
+scenario = "900-testbed.toml"
+x = "flows[0].rtt"
+value = "link.utilization"
+rule = { kind = "absolute", agree = 0.1, roughly = 0.2 }
+[[figure.series]]
+name = "utilisation"
+paper = { "20ms" = 0.9, "40ms" = 0.9 }
+[[figure]]
+id = "900-goodput"
+source = "Fig. 2"
+page = "p. 2"
+setup = "one flow"
+scenario = "900-testbed.toml"
+where = { "flows[0].rtt" = "20ms" }
+value = "flow.goodput_bps"
+rule = { kind = "relative", agree = 0.1, roughly = 0.3 }
+[[figure.series]]
+name = "goodput"
+paper = 9e6
+"#;
+
+/// A Tahoe flow: the kernel has no Tahoe, so the testbed's own check refuses it.
+const REFUSED_SCENARIO: &str = r#"
+name = "901-tahoe"
+duration = "1s"
+[bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+buffer = "1bdp"
+[[flows]]
+name = "a"
+cc = "tahoe"
+rtt = "20ms"
+[sweep]
+"flows[0].rtt" = ["20ms"]
+"#;
+
+const REFUSED_EXPECTED: &str = r#"
+seed = "901"
+title = "refused seed"
+[[figure]]
+id = "901-util"
+source = "Fig. 1"
+page = "p. 1"
+setup = "one Tahoe flow"
+scenario = "901-tahoe.toml"
+value = "link.utilization"
+rule = { kind = "absolute", agree = 0.1, roughly = 0.2 }
+[[figure.series]]
+name = "utilisation"
+paper = 0.9
+"#;
+
+fn testbed_unavailable() -> Option<String> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc_geteuid() } != 0 {
+        return Some("not root".into());
+    }
+    if !std::path::Path::new("/dev/net/tun").exists() {
+        return Some("no /dev/net/tun".into());
+    }
+    None
+}
+
+extern "C" {
+    #[link_name = "geteuid"]
+    fn libc_geteuid() -> u32;
+}
+
+/// The namespaces cclab made for process `pid` that are still there.
+fn namespaces_of(pid: u32) -> Vec<String> {
+    let prefix = format!("cclab-{pid}-");
+    std::fs::read_dir("/run/netns")
+        .map(|rd| rd.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect::<Vec<_>>())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|n| n.starts_with(&prefix))
+        .collect()
+}
+
+/// `reproduce --testbed --quick` on a hand-made seed: both points of a one-flow sweep run
+/// once on kernel CUBIC (3 s each); every item gets a plausible testbed value and a
+/// verdict by its rule; the Tahoe item is skipped with the testbed's reason; the runs are
+/// a sweep folder that a second call takes as done; no namespace is left.
+#[test]
+fn reproduce_testbed_adds_real_tcp_values_and_skips_what_it_cannot_run() {
+    if let Some(why) = testbed_unavailable() {
+        eprintln!("SKIPPED: reproduce --testbed needs root and TUN: {why}");
+        return;
+    }
+    let dir = TempDir::new("reproduce-testbed");
+    dir.write("900-testbed.toml", TESTBED_SCENARIO);
+    dir.write("900.expected.toml", TESTBED_EXPECTED);
+    dir.write("901-tahoe.toml", REFUSED_SCENARIO);
+    dir.write("901.expected.toml", REFUSED_EXPECTED);
+    let run = || {
+        let child = cclab()
+            .current_dir(dir.path())
+            .args(["reproduce", "--testbed", "--quick", "--out", "rep", "--seeds", "."])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        (pid, child.wait_with_output().unwrap())
+    };
+    let (pid, o) = run();
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(namespaces_of(pid), Vec::<String>::new(), "namespaces left behind");
+    let err = stderr(&o);
+    assert!(
+        err.contains("testbed: 2 runs to do (0 done before, 1 the testbed cannot run)"),
+        "{err}"
+    );
+    let text = std::fs::read_to_string(dir.path().join("rep/reproduce.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(json["testbed"], true);
+    let items = json["items"].as_array().unwrap();
+    let item = |id: &str| items.iter().find(|i| i["id"] == id).unwrap_or_else(|| panic!("{id}"));
+    for id in ["900-util/utilisation/20ms", "900-util/utilisation/40ms"] {
+        let u = item(id)["testbed"].as_f64().unwrap_or_else(|| panic!("{id}: {text}"));
+        assert!(u > 0.3 && u <= 1.0, "{id}: testbed utilisation {u}");
+        let want = if (u - 0.9).abs() <= 0.1 {
+            "agrees"
+        } else if (u - 0.9).abs() <= 0.2 {
+            "roughly"
+        } else {
+            "differs"
+        };
+        assert_eq!(item(id)["testbed_verdict"], want, "{id}");
+        assert!(item(id)["testbed_skipped"].is_null());
+    }
+    let g = item("900-goodput/goodput")["testbed"].as_f64().unwrap();
+    assert!(g > 1e6 && g <= 10e6, "testbed goodput {g} on a 10 Mbit/s link");
+    let refused = item("901-util/utilisation");
+    assert!(refused["testbed"].is_null() && refused["testbed_verdict"].is_null());
+    let why = refused["testbed_skipped"].as_str().unwrap();
+    assert!(why.contains("\"tahoe\" is not available in this kernel"), "{why}");
+    // The testbed's runs are a sweep folder of their own, the simulated one untouched.
+    let csv =
+        std::fs::read_to_string(dir.path().join("rep/900-testbed/testbed/sweep.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("testbed verdict") && out.contains("skipped: flows[0] (a)"), "{out}");
+    let html = std::fs::read_to_string(dir.path().join("rep/reproduce.html")).unwrap();
+    assert!(html.contains("<th>testbed</th>"));
+    // A second call runs nothing again and gives the same testbed values.
+    let (_, again) = run();
+    assert!(again.status.success(), "{}", stderr(&again));
+    let err = stderr(&again);
+    assert!(err.contains("testbed: 0 runs to do (2 done before"), "{err}");
+    let text2 = std::fs::read_to_string(dir.path().join("rep/reproduce.json")).unwrap();
+    let json2: serde_json::Value = serde_json::from_str(&text2).unwrap();
+    for (a, b) in items.iter().zip(json2["items"].as_array().unwrap()) {
+        assert_eq!(a["testbed"], b["testbed"]);
+    }
+}
+
+/// Without root, `--testbed` is refused before anything runs, saying what it needs.
+#[test]
+fn reproduce_testbed_without_root_says_what_it_needs() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc_geteuid() } == 0 {
+        eprintln!("SKIPPED: running as root; the refusal is for other users");
+        return;
+    }
+    let dir = TempDir::new("reproduce-testbed-user");
+    dir.write("901-tahoe.toml", REFUSED_SCENARIO);
+    dir.write("901.expected.toml", REFUSED_EXPECTED);
+    let o = cclab()
+        .current_dir(dir.path())
+        .args(["reproduce", "--testbed", "--quick", "--out", "rep", "--seeds", "."])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(
+        err.contains("--testbed") && err.contains("root") && err.contains("/dev/net/tun"),
+        "{err}"
+    );
+    assert!(!dir.path().join("rep").exists());
+}
