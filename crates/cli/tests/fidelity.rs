@@ -7,21 +7,6 @@ mod common;
 use common::*;
 use serde_json::Value;
 
-fn real_runs_unavailable() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { geteuid() } != 0 {
-        return Some("not root".into());
-    }
-    if !std::path::Path::new("/dev/net/tun").exists() {
-        return Some("no /dev/net/tun".into());
-    }
-    None
-}
-
-extern "C" {
-    fn geteuid() -> u32;
-}
-
 /// Every figure fidelity.json reports per flow.
 const FIGURES: [&str; 7] = [
     "goodput_bps",
@@ -46,7 +31,7 @@ fn scenario<'a>(report: &'a Value, name: &str) -> &'a Value {
 /// not asserted: they are issue 10's open departures.
 #[test]
 fn quick_matrix_reports_every_figure_and_agrees_where_stable() {
-    if let Some(why) = real_runs_unavailable() {
+    if let Some(why) = testbed_unavailable() {
         eprintln!("SKIPPED: cclab fidelity needs root and TUN: {why}");
         return;
     }

@@ -316,22 +316,6 @@ name = "utilisation"
 paper = 0.9
 "#;
 
-fn testbed_unavailable() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc_geteuid() } != 0 {
-        return Some("not root".into());
-    }
-    if !std::path::Path::new("/dev/net/tun").exists() {
-        return Some("no /dev/net/tun".into());
-    }
-    None
-}
-
-extern "C" {
-    #[link_name = "geteuid"]
-    fn libc_geteuid() -> u32;
-}
-
 /// The namespaces cclab made for process `pid` that are still there.
 fn namespaces_of(pid: u32) -> Vec<String> {
     let prefix = format!("cclab-{pid}-");
@@ -424,8 +408,7 @@ fn reproduce_testbed_adds_real_tcp_values_and_skips_what_it_cannot_run() {
 /// Without root, `--testbed` is refused before anything runs, saying what it needs.
 #[test]
 fn reproduce_testbed_without_root_says_what_it_needs() {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc_geteuid() } == 0 {
+    if is_root() {
         eprintln!("SKIPPED: running as root; the refusal is for other users");
         return;
     }

@@ -13,22 +13,6 @@ use std::time::{Duration, Instant};
 /// that leaves a killed run's namespaces on purpose must not overlap another run here.
 static RUNS: Mutex<()> = Mutex::new(());
 
-fn testbed_unavailable() -> Option<String> {
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc_geteuid() } != 0 {
-        return Some("not root".into());
-    }
-    if !std::path::Path::new("/dev/net/tun").exists() {
-        return Some("no /dev/net/tun".into());
-    }
-    None
-}
-
-extern "C" {
-    #[link_name = "geteuid"]
-    fn libc_geteuid() -> u32;
-}
-
 /// A kernel CUBIC flow and a user-space Tahoe flow (the kernel has no Tahoe) share an
 /// emulated 10 Mbit/s link for 4 s; both move data and the link is well used.
 #[test]

@@ -19,6 +19,28 @@ pub const RESULT_FILES: &[&str] = &[
     "report.html",
 ];
 
+/// Whether this process is root.
+pub fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { geteuid() == 0 }
+}
+
+extern "C" {
+    fn geteuid() -> u32;
+}
+
+/// Why real TCP through the emulator cannot run here (it needs root and /dev/net/tun),
+/// or None when it can.
+pub fn testbed_unavailable() -> Option<String> {
+    if !is_root() {
+        return Some("not root".into());
+    }
+    if !Path::new("/dev/net/tun").exists() {
+        return Some("no /dev/net/tun".into());
+    }
+    None
+}
+
 pub fn cclab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_cclab"))
 }
