@@ -93,6 +93,44 @@ fn quick_matrix_reports_every_figure_and_agrees_where_stable() {
     assert_eq!(report["quick"], true);
 }
 
+/// One CUBIC flow alone, 30 Mbit/s, 20 ms, 1 BDP: HyStart's ACK train ends its slow start
+/// at the same cwnd in the kernel (its own counter, kernel.json) as in the simulator.
+/// This is what showed that the testbed once measured a paced sender: its flows were
+/// established under the namespace's default algorithm (BBR here), whose `init` left
+/// `sk_pacing_status` set, and the kernel's exit was 135 against the simulator's 68 (see
+/// `cclab_emu::tcpinfo::connect_with_congestion`). Unpaced, both are near 68.
+#[test]
+fn one_cubic_flow_leaves_slow_start_at_the_simulated_cwnd() {
+    if let Some(why) = testbed_unavailable() {
+        eprintln!("SKIPPED: cclab fidelity needs root and TUN: {why}");
+        return;
+    }
+    let dir = TempDir::new("fidelity-one");
+    std::fs::create_dir(dir.path().join("scenarios")).unwrap();
+    dir.write(
+        "scenarios/one-cubic.toml",
+        "# One CUBIC flow: its slow-start exit, kernel against simulator.\n\
+         duration = \"3s\"\n[bottleneck]\nrate = \"30Mbps\"\ndelay = \"5ms\"\n\
+         buffer = \"1bdp\"\n[[flows]]\ncc = \"cubic\"\nrtt = \"20ms\"\n",
+    );
+    let o = run_in(
+        dir.path(),
+        &["fidelity", "--runs", "2", "--scenarios", "scenarios", "--out", "fid"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("fid/fidelity.json")).unwrap(),
+    )
+    .unwrap();
+    let s = scenario(&report, "one-cubic");
+    for run in s["kernel_hystart"].as_array().unwrap() {
+        assert_eq!(run["train_detect"], 1, "the kernel's exit is the ACK train: {s}");
+    }
+    let exit = &s["flows"][0]["ss_exit_cwnd"];
+    let (sim, real) = (exit["sim"].as_f64().unwrap(), exit["real_mean"].as_f64().unwrap());
+    assert!((sim - real).abs() <= 0.15 * real, "slow-start exit {sim} simulated, {real} real");
+}
+
 #[test]
 fn refusals_name_what_is_wrong() {
     let dir = TempDir::new("fidelity-bad");

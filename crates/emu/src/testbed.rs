@@ -828,18 +828,15 @@ fn send(
         mark(&sh.stopped, now());
         return;
     }
-    let s = match TcpStream::connect((flow_addr(i), PORT)) {
+    let cc = kernel_name(&f.cc);
+    let addr = std::net::SocketAddrV4::new(flow_addr(i), PORT);
+    let s = match crate::tcpinfo::connect_with_congestion(addr, cc) {
         Ok(s) => s,
         Err(e) => {
-            let _ = tx.send((i, Err(format!("connect: {e}"))));
+            let _ = tx.send((i, Err(e.to_string())));
             return;
         }
     };
-    let cc = kernel_name(&f.cc);
-    if let Err(e) = crate::tcpinfo::set_congestion(&s, cc) {
-        let _ = tx.send((i, Err(format!("TCP_CONGESTION {cc}: {e}"))));
-        return;
-    }
     let _ = s.set_nodelay(true);
     let _ = s.set_write_timeout(Some(std::time::Duration::from_millis(20)));
     match s.try_clone() {
