@@ -189,12 +189,24 @@ fn slow_start_exit(s: &FlowSeries, flow: usize, start: f64) -> (f64, f64) {
     (f64::NAN, f64::NAN)
 }
 
-/// Samples where ssthresh changed to below the previous sample's cwnd (a window
-/// reduction; HyStart's exit sets ssthresh to cwnd, so it is not counted).
+/// Window reductions: samples where cwnd falls after it last rose (a peak, then a fall).
+/// Linux lowers cwnd only to reduce it (loss recovery, an RTO, ECN), and a reduction that
+/// takes several samples, as PRR's does, counts once. HyStart's exit (ssthresh = cwnd)
+/// does not lower cwnd, so it is not counted. A rule on ssthresh alone would miss the
+/// reductions that set the same ssthresh as the one before, which steady CUBIC cycles do.
 fn loss_events(s: &FlowSeries, flow: usize) -> usize {
-    let pairs: Vec<(f64, f64)> =
-        s.cwnd[flow].iter().zip(&s.ssthresh[flow]).map(|(c, t)| (c.1, t.1)).collect();
-    pairs.windows(2).filter(|w| w[1].1 != w[0].1 && w[1].1 < w[0].0).count()
+    let mut rising = true;
+    let mut events = 0;
+    for w in s.cwnd[flow].windows(2) {
+        let (before, after) = (w[0].1, w[1].1);
+        if after < before && rising {
+            events += 1;
+        }
+        if after != before {
+            rising = after > before;
+        }
+    }
+    events
 }
 
 /// Mean, smallest and largest of the finite values (NaN when there are none).
@@ -484,6 +496,19 @@ mod tests {
             series(&[(0.0, 10.0, inf), (0.01, 30.0, 30.0), (0.02, 31.0, 30.0), (0.03, 20.0, 21.0)]);
         assert_eq!(slow_start_exit(&s, 0, 0.0), (30.0, 0.01));
         assert_eq!(loss_events(&s, 0), 1);
+        // Two reductions to the same ssthresh, the second over two samples: two events.
+        let cycles = series(&[
+            (0.0, 60.0, 42.0),
+            (0.01, 66.0, 42.0),
+            (0.02, 46.0, 46.0),
+            (0.03, 60.0, 46.0),
+            (0.04, 66.0, 46.0),
+            (0.05, 56.0, 46.0),
+            (0.06, 56.0, 46.0),
+            (0.07, 46.0, 46.0),
+            (0.08, 47.0, 46.0),
+        ]);
+        assert_eq!(loss_events(&cycles, 0), 2);
         let never = series(&[(0.0, 10.0, inf), (0.01, 20.0, inf)]);
         assert!(slow_start_exit(&never, 0, 0.0).0.is_nan());
         assert_eq!(loss_events(&never, 0), 0);
