@@ -5,7 +5,7 @@ use crate::format::Json;
 use crate::progress::Progress;
 use crate::results::{self, Clock, Perf, Recorder, Staging};
 use crate::run::Finished;
-use cclab_emu::testbed::{HystartCounters, Steering, Transport};
+use cclab_emu::testbed::{KernelFacts, Steering, Transport};
 use cclab_scenario::metrics::{run_metrics, FlowSeries, Tee};
 use cclab_scenario::Scenario;
 use cclab_units::Time;
@@ -82,7 +82,7 @@ pub fn execute(
         }
         ControlFlow::Continue(())
     };
-    let (report, hystart) =
+    let (report, facts) =
         cclab_emu::testbed::run_steered(&scn.config, transports, &mut both, steer)
             .map_err(|e| e.to_string())?;
     // Namespace and emulator setup and teardown included: the command's real cost.
@@ -98,21 +98,37 @@ pub fn execute(
         wall_s,
         packets: report.link.delivered_packets,
     };
-    let kernel = kernel_json(&hystart).render();
+    let kernel = kernel_json(&facts).render();
     let run = (scn, &report, &metrics);
     let replaced = results::finish(staging, &mut rec, run, &perf, &[("kernel.json", kernel)])?;
     Ok(Finished { report, metrics, perf, replaced })
 }
 
-/// kernel.json: the kernel's own HyStart counters over the run's kernel CUBIC flows.
-fn kernel_json(c: &HystartCounters) -> Json {
-    Json::Obj(vec![(
-        "hystart",
-        Json::Obj(vec![
-            ("train_detect", Json::u(c.train_detect)),
-            ("train_cwnd_sum", Json::u(c.train_cwnd)),
-            ("delay_detect", Json::u(c.delay_detect)),
-            ("delay_cwnd_sum", Json::u(c.delay_cwnd)),
+/// kernel.json: the kernel's own HyStart counters over the run's kernel CUBIC flows, and
+/// per flow (null for user-space ones) the algorithm its socket ran and the milliseconds
+/// it had data in flight and was held back by the receiver's window or its send buffer.
+fn kernel_json(k: &KernelFacts) -> Json {
+    let c = &k.hystart;
+    let ms = |us: u64| Json::u(us / 1000);
+    let flows = k.flows.iter().map(|f| match f {
+        None => Json::Null,
+        Some(f) => Json::Obj(vec![
+            ("cc", Json::s(&f.cc)),
+            ("busy_ms", ms(f.busy_us)),
+            ("rwnd_limited_ms", ms(f.rwnd_limited_us)),
+            ("sndbuf_limited_ms", ms(f.sndbuf_limited_us)),
         ]),
-    )])
+    });
+    Json::Obj(vec![
+        (
+            "hystart",
+            Json::Obj(vec![
+                ("train_detect", Json::u(c.train_detect)),
+                ("train_cwnd_sum", Json::u(c.train_cwnd)),
+                ("delay_detect", Json::u(c.delay_detect)),
+                ("delay_cwnd_sum", Json::u(c.delay_cwnd)),
+            ]),
+        ),
+        ("flows", Json::Arr(flows.collect())),
+    ])
 }

@@ -98,7 +98,8 @@ fn quick_matrix_reports_every_figure_and_agrees_where_stable() {
 /// This is what showed that the testbed once measured a paced sender: its flows were
 /// established under the namespace's default algorithm (BBR here), whose `init` left
 /// `sk_pacing_status` set, and the kernel's exit was 135 against the simulator's 68 (see
-/// `cclab_emu::tcpinfo::connect_with_congestion`). Unpaced, both are near 68.
+/// `cclab_emu::tcpinfo::connect_with_congestion`). Unpaced, both are near 68. Also what
+/// kernel.json says of each socket: its algorithm and what limited it.
 #[test]
 fn one_cubic_flow_leaves_slow_start_at_the_simulated_cwnd() {
     if let Some(why) = testbed_unavailable() {
@@ -125,6 +126,19 @@ fn one_cubic_flow_leaves_slow_start_at_the_simulated_cwnd() {
     let s = scenario(&report, "one-cubic");
     for run in s["kernel_hystart"].as_array().unwrap() {
         assert_eq!(run["train_detect"], 1, "the kernel's exit is the ACK train: {s}");
+    }
+    // The sockets ran CUBIC, and neither the receiver's window nor the send buffer held
+    // them back: the hosts' buffers do not shape what is measured.
+    for run in 1..=2 {
+        let file = dir.path().join(format!("fid/one-cubic/real-{run}/kernel.json"));
+        let kernel: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+        let flow = &kernel["flows"][0];
+        assert_eq!(flow["cc"], "cubic", "{kernel}");
+        let busy = flow["busy_ms"].as_u64().unwrap();
+        assert!(busy >= 2500, "{kernel}");
+        for limit in ["rwnd_limited_ms", "sndbuf_limited_ms"] {
+            assert!(flow[limit].as_u64().unwrap() * 100 <= busy, "{limit}: {kernel}");
+        }
     }
     let exit = &s["flows"][0]["ss_exit_cwnd"];
     let (sim, real) = (exit["sim"].as_f64().unwrap(), exit["real_mean"].as_f64().unwrap());

@@ -236,16 +236,39 @@ impl HystartCounters {
     }
 }
 
+/// What the kernel says of a run beyond its samples: the senders' HyStart counters and,
+/// per flow on the kernel's TCP, its socket at the end ([`SocketFacts`]; `None` for
+/// user-space flows and flows that never connected).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelFacts {
+    pub hystart: HystartCounters,
+    pub flows: Vec<Option<SocketFacts>>,
+}
+
+/// One kernel flow's socket at the end of its run: the algorithm it ran, read back with
+/// `TCP_CONGESTION`, and how much of the time it had data in flight (`tcpi_busy_time`)
+/// the receiver's window or its own send buffer held it back (`tcpi_rwnd_limited`,
+/// `tcpi_sndbuf_limited`: `tcp_get_info_chrono_stats`, net/ipv4/tcp.c). A flow limited
+/// by either is shaped by the hosts' buffer settings, not by the path under test, so the
+/// testbed would be measuring its own set-up.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SocketFacts {
+    pub cc: String,
+    pub busy_us: u64,
+    pub rwnd_limited_us: u64,
+    pub sndbuf_limited_us: u64,
+}
+
 /// Runs the scenario on real kernel TCP like [`run_with`], letting `steer` act at every
 /// sample instant: change a flow's route ([`Steering::set_route`]) or end the run there
 /// (`Break`). A run ended early reports on the time it ran, and leaves nothing behind
-/// either way. Also returns the kernel's HyStart counters of the run.
+/// either way. Also returns what the kernel says of the run ([`KernelFacts`]).
 pub fn run_steered(
     cfg: &SimConfig,
     transports: &[Transport],
     obs: &mut dyn Observer,
     steer: &mut dyn FnMut(Time, &mut Steering<'_>) -> ControlFlow<()>,
-) -> Result<(Report, HystartCounters), EmuError> {
+) -> Result<(Report, KernelFacts), EmuError> {
     crate::netns::preflight()?;
     check(cfg, transports, &kernel_algorithms())?;
     let kernel: Vec<bool> = transports.iter().map(|t| *t == Transport::Kernel).collect();
@@ -269,7 +292,7 @@ pub fn run_steered(
     sampled?;
     let stats = [&fwd.dirs[crate::UPLINK].stats, &fwd.dirs[crate::DOWNLINK].stats];
     let report = sampler.report(cfg, transports, &threads.shared, stats);
-    Ok((report, hystart))
+    Ok((report, KernelFacts { hystart, flows: sampler.socket_facts() }))
 }
 
 /// What a caller may change on a running testbed: each flow's route metrics and the
@@ -626,6 +649,24 @@ impl Sampler {
             }
             obs.flow_sample(&sample);
         }
+    }
+
+    /// Each kernel flow's [`SocketFacts`], from its last `TCP_INFO` (the busy and limited
+    /// times are running totals) and its socket.
+    fn socket_facts(&self) -> Vec<Option<SocketFacts>> {
+        self.socks
+            .iter()
+            .zip(&self.last_info)
+            .map(|(sock, info)| {
+                let (sock, info) = (sock.as_ref()?, info.as_ref()?);
+                Some(SocketFacts {
+                    cc: crate::tcpinfo::congestion(sock.as_raw_fd()).ok()?,
+                    busy_us: info.busy_time,
+                    rwnd_limited_us: info.rwnd_limited,
+                    sndbuf_limited_us: info.sndbuf_limited,
+                })
+            })
+            .collect()
     }
 
     /// The report of the run, with the simulator's formulas (`cclab_sim::output`).
