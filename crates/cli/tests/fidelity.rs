@@ -98,7 +98,7 @@ fn quick_matrix_reports_every_figure_and_agrees_where_stable() {
 /// This is what showed that the testbed once measured a paced sender: its flows were
 /// established under the namespace's default algorithm (BBR here), whose `init` left
 /// `sk_pacing_status` set, and the kernel's exit was 135 against the simulator's 68 (see
-/// `cclab_emu::tcpinfo::connect_with_congestion`). Unpaced, both are near 68. Also what
+/// `cclab_kernel::socket::connect_with_congestion`). Unpaced, both are near 68. Also what
 /// kernel.json says of each socket: its algorithm and what limited it.
 #[test]
 fn one_cubic_flow_leaves_slow_start_at_the_simulated_cwnd() {

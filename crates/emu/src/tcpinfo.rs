@@ -1,10 +1,9 @@
 //! Linux `struct tcp_info` (include/uapi/linux/tcp.h, as of 6.7) read with
-//! `getsockopt(TCP_INFO)`: how the testbed samples a real flow's cwnd, ssthresh and RTT;
-//! and `TCP_CONGESTION`, how it chooses each flow's algorithm.
+//! `getsockopt(TCP_INFO)`: how the testbed samples a real flow's cwnd, ssthresh and RTT.
+//! How it chooses each flow's algorithm is [`cclab_kernel::socket`].
 //! Fields a kernel does not fill (older kernels return a shorter struct) stay zero.
 
-use std::net::{SocketAddrV4, TcpStream};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::RawFd;
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
@@ -97,87 +96,6 @@ pub fn tcp_info(fd: RawFd) -> std::io::Result<TcpInfo> {
     Ok(info)
 }
 
-/// A TCP connection to `addr` whose congestion control is `cc` from its first packet.
-///
-/// The algorithm is set on the socket before `connect`, never after. A socket that
-/// completes its handshake under the namespace's default algorithm runs that algorithm's
-/// `init` first (`tcp_init_transfer` -> `tcp_init_congestion_control`), and a later
-/// `TCP_CONGESTION` does not undo what it did to the socket. With BBR as the default
-/// (a new network namespace inherits the host's), `bbr_init` sets `sk_pacing_status` to
-/// `SK_PACING_NEEDED` (net/ipv4/tcp_bbr.c), so the flow would go on being paced by TCP
-/// itself (`tcp_needs_internal_pacing`, net/ipv4/tcp_output.c) and CUBIC's HyStart would
-/// use the ACK-train threshold meant for paced flows (`hystart_update`,
-/// net/ipv4/tcp_cubic.c): a different sender from the unpaced one the simulator models.
-pub fn connect_with_congestion(addr: SocketAddrV4, cc: &str) -> std::io::Result<TcpStream> {
-    // SAFETY: socket(2) has no preconditions; a non-negative result is a new descriptor
-    // that nothing else owns, so OwnedFd may close it.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    let socket = unsafe { OwnedFd::from_raw_fd(fd) };
-    set_congestion(socket.as_raw_fd(), cc)
-        .map_err(|e| std::io::Error::new(e.kind(), format!("TCP_CONGESTION {cc}: {e}")))?;
-    let sin = libc::sockaddr_in {
-        sin_family: libc::AF_INET as libc::sa_family_t,
-        sin_port: addr.port().to_be(),
-        sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes(addr.ip().octets()) },
-        sin_zero: [0; 8],
-    };
-    // SAFETY: `sin` is a valid sockaddr_in and the length given is its size.
-    let r = unsafe {
-        libc::connect(
-            socket.as_raw_fd(),
-            &sin as *const libc::sockaddr_in as *const libc::sockaddr,
-            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
-        )
-    };
-    if r != 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(std::io::Error::new(e.kind(), format!("connect to {addr}: {e}")));
-    }
-    Ok(TcpStream::from(socket))
-}
-
-/// Sets a socket's congestion control (Linux TCP_CONGESTION).
-fn set_congestion(fd: RawFd, name: &str) -> std::io::Result<()> {
-    // SAFETY: name bytes and length are valid for the call.
-    let r = unsafe {
-        libc::setsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            name.as_ptr() as *const libc::c_void,
-            name.len() as libc::socklen_t,
-        )
-    };
-    if r != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
-}
-
-/// The congestion control a socket runs (Linux TCP_CONGESTION).
-pub fn congestion(fd: RawFd) -> std::io::Result<String> {
-    let mut name = [0u8; 16];
-    let mut len = name.len() as libc::socklen_t;
-    // SAFETY: `name` and `len` describe a writable buffer of that many bytes.
-    let r = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            name.as_mut_ptr() as *mut libc::c_void,
-            &mut len,
-        )
-    };
-    if r != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    let name = &name[..(len as usize).min(name.len())];
-    Ok(String::from_utf8_lossy(name).trim_end_matches('\0').to_string())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -191,18 +109,6 @@ mod tests {
         assert_eq!(std::mem::offset_of!(TcpInfo, bytes_acked), 120);
         assert_eq!(std::mem::offset_of!(TcpInfo, total_rto), 240);
         assert_eq!(std::mem::size_of::<TcpInfo>(), 248);
-    }
-
-    #[test]
-    fn the_algorithm_is_set_before_the_handshake_and_a_bad_name_is_named() {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        let std::net::SocketAddr::V4(addr) = l.local_addr().unwrap() else {
-            unreachable!("bound to an IPv4 address")
-        };
-        let c = connect_with_congestion(addr, "reno").unwrap();
-        assert_eq!(congestion(c.as_raw_fd()).unwrap(), "reno");
-        let e = connect_with_congestion(addr, "no-such-cc").unwrap_err().to_string();
-        assert!(e.starts_with("TCP_CONGESTION no-such-cc: "), "{e}");
     }
 
     #[test]

@@ -660,7 +660,7 @@ impl Sampler {
             .map(|(sock, info)| {
                 let (sock, info) = (sock.as_ref()?, info.as_ref()?);
                 Some(SocketFacts {
-                    cc: crate::tcpinfo::congestion(sock.as_raw_fd()).ok()?,
+                    cc: cclab_kernel::socket::congestion(sock.as_raw_fd()).ok()?,
                     busy_us: info.busy_time,
                     rwnd_limited_us: info.rwnd_limited,
                     sndbuf_limited_us: info.sndbuf_limited,
@@ -871,7 +871,7 @@ fn send(
     }
     let cc = kernel_name(&f.cc);
     let addr = std::net::SocketAddrV4::new(flow_addr(i), PORT);
-    let s = match crate::tcpinfo::connect_with_congestion(addr, cc) {
+    let s = match cclab_kernel::socket::connect_with_congestion(addr, cc) {
         Ok(s) => s,
         Err(e) => {
             let _ = tx.send((i, Err(e.to_string())));

@@ -25,6 +25,7 @@ pub mod error;
 pub mod host;
 pub mod loader;
 pub mod route;
+pub mod socket;
 
 pub use algo::Algo;
 pub use error::Error;

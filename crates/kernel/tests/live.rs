@@ -16,7 +16,7 @@
 //! names are global, so these tests take one lock and fail with a clear message if a
 //! `cclab kernel load` from outside holds the names.
 
-use cclab_kernel::{Algo, Kernel};
+use cclab_kernel::{socket, Algo, Kernel};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
@@ -224,7 +224,7 @@ fn bulk_flow(path: &Path, cc: &str, secs: u64, mut during: impl FnMut(Duration))
     let samples = Arc::new(Mutex::new(Vec::new()));
     let samples_s = samples.clone();
     let sender = in_netns(&path.a, move || {
-        let s = socket2_connect(addr, &cc_name);
+        let s = connect_with(addr, &cc_name);
         let fd = s.as_raw_fd();
         let sampler_stop = Arc::new(AtomicBool::new(false));
         let ss = sampler_stop.clone();
@@ -265,46 +265,13 @@ fn bulk_flow(path: &Path, cc: &str, secs: u64, mut during: impl FnMut(Duration))
     Flow { goodput_bps: goodput, samples }
 }
 
-/// A connected TCP socket with TCP_CONGESTION set before connect.
-fn socket2_connect(addr: SocketAddr, cc: &str) -> TcpStream {
-    // SAFETY: plain socket syscalls on a fresh fd we own.
-    unsafe {
-        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM, 0);
-        assert!(fd >= 0);
-        let rc = libc::setsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            cc.as_ptr() as *const libc::c_void,
-            cc.len() as libc::socklen_t,
-        );
-        assert_eq!(rc, 0, "setsockopt(TCP_CONGESTION, {cc}): {}", std::io::Error::last_os_error());
-        let SocketAddr::V4(v4) = addr else { unreachable!() };
-        let sin = libc::sockaddr_in {
-            sin_family: libc::AF_INET as u16,
-            sin_port: v4.port().to_be(),
-            sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes(v4.ip().octets()) },
-            sin_zero: [0; 8],
-        };
-        let rc = libc::connect(
-            fd,
-            &sin as *const _ as *const libc::sockaddr,
-            std::mem::size_of::<libc::sockaddr_in>() as u32,
-        );
-        assert_eq!(rc, 0, "connect {addr}: {}", std::io::Error::last_os_error());
-        let mut name = [0u8; 16];
-        let mut len = 16 as libc::socklen_t;
-        libc::getsockopt(
-            fd,
-            libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            name.as_mut_ptr() as *mut libc::c_void,
-            &mut len,
-        );
-        let got = String::from_utf8_lossy(&name).trim_end_matches('\0').to_string();
-        assert_eq!(got, cc, "the socket runs {got}, not {cc}");
-        std::os::fd::FromRawFd::from_raw_fd(fd)
-    }
+/// A connected TCP socket running `cc` from its handshake on, checked by reading it back.
+fn connect_with(addr: SocketAddr, cc: &str) -> TcpStream {
+    let SocketAddr::V4(v4) = addr else { unreachable!("the test paths are IPv4") };
+    let s = socket::connect_with_congestion(v4, cc).unwrap_or_else(|e| panic!("{e}"));
+    let got = socket::congestion(s.as_raw_fd()).expect("TCP_CONGESTION");
+    assert_eq!(got, cc, "the socket runs {got}, not {cc}");
+    s
 }
 
 /// Multiplicative decreases: at each entry into loss recovery (ca_state from Open or
