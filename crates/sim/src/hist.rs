@@ -16,6 +16,7 @@ pub struct Histogram {
     sum: u128,
 }
 
+#[inline]
 fn index_of(v: u64) -> usize {
     if v < SUB {
         return v as usize;
@@ -38,8 +39,22 @@ fn value_of(i: usize) -> f64 {
 }
 
 impl Histogram {
+    #[inline]
     pub fn record(&mut self, v: u64) {
         let i = index_of(v);
+        // Nearly every sample lands in a bucket already stored (below `first`, the
+        // difference wraps and is out of range too).
+        if i.wrapping_sub(self.first) >= self.counts.len() {
+            self.cover(i);
+        }
+        self.counts[i - self.first] += 1;
+        self.n += 1;
+        self.sum += v as u128;
+    }
+
+    /// Grows the stored span to include bucket `i`.
+    #[cold]
+    fn cover(&mut self, i: usize) {
         if self.counts.is_empty() {
             self.first = i;
             self.counts.push(0);
@@ -47,12 +62,9 @@ impl Histogram {
             let grow = self.first - i;
             self.counts.splice(0..0, std::iter::repeat_n(0, grow));
             self.first = i;
-        } else if i >= self.first + self.counts.len() {
+        } else {
             self.counts.resize(i - self.first + 1, 0);
         }
-        self.counts[i - self.first] += 1;
-        self.n += 1;
-        self.sum += v as u128;
     }
 
     pub fn count(&self) -> u64 {

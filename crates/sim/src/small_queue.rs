@@ -20,7 +20,7 @@ const SORTED_MAX: usize = 64;
 const SORTED_AGAIN: usize = 16;
 
 /// A max-queue (like `BinaryHeap`: `pop` returns the greatest entry).
-pub(crate) struct SmallQueue<E: Ord> {
+pub(crate) struct SmallQueue<E: Ord + Copy> {
     /// Ascending, so the greatest entry is last; used while `heap` is empty.
     sorted: Vec<E>,
     /// Holds every entry while `large` (from outgrowing [`SORTED_MAX`] until back to
@@ -29,29 +29,39 @@ pub(crate) struct SmallQueue<E: Ord> {
     large: bool,
 }
 
-impl<E: Ord> SmallQueue<E> {
+impl<E: Ord + Copy> SmallQueue<E> {
     pub(crate) fn new() -> SmallQueue<E> {
         SmallQueue { sorted: Vec::with_capacity(SORTED_MAX), heap: BinaryHeap::new(), large: false }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn push(&mut self, e: E) {
-        if self.large {
-            self.heap.push(e);
-        } else if self.sorted.len() < SORTED_MAX {
-            // Insertion from the end: the bottleneck's next departure, the most frequent
-            // event, is usually the next due and stays last without moving anything.
-            self.sorted.push(e);
-            let mut i = self.sorted.len() - 1;
-            while i > 0 && self.sorted[i - 1] > self.sorted[i] {
-                self.sorted.swap(i - 1, i);
-                i -= 1;
-            }
-        } else {
+        if self.large || self.sorted.len() == SORTED_MAX {
+            return self.push_large(e);
+        }
+        // Insertion from the end: the bottleneck's next departure, the most frequent
+        // event, is usually the next due and stays last without moving anything. Entries
+        // due before `e` move up one place each while `e` stays in registers (a swap per
+        // step, or `Vec::insert`'s call to memmove, sends `e` through memory and back).
+        let v = &mut self.sorted;
+        v.push(e);
+        let mut i = v.len() - 1;
+        while i > 0 && v[i - 1] > e {
+            v[i] = v[i - 1];
+            i -= 1;
+        }
+        v[i] = e;
+    }
+
+    /// Push while the queue is (or is about to become) a heap.
+    #[cold]
+    #[inline(never)]
+    fn push_large(&mut self, e: E) {
+        if !self.large {
             self.large = true;
             self.heap.extend(self.sorted.drain(..));
-            self.heap.push(e);
         }
+        self.heap.push(e);
     }
 
     /// The greatest entry, if any.

@@ -82,8 +82,34 @@ impl Trace {
 /// When the bottleneck can serve bytes: a constant rate, or a trace's opportunities.
 #[derive(Clone, Debug)]
 pub enum LinkSchedule {
-    Constant(Rate),
+    Constant(ConstantRate),
     Trace(TraceCursor),
+}
+
+/// A constant rate with the serialisation time of the last packet size it sent: nearly
+/// every packet on a bottleneck has the size of the one before, so the division in
+/// [`Rate::tx_time`] runs only when the size changes.
+#[derive(Clone, Debug)]
+pub struct ConstantRate {
+    rate: Rate,
+    last_bytes: u64,
+    last_tx: Duration,
+}
+
+impl ConstantRate {
+    pub fn new(rate: Rate) -> ConstantRate {
+        ConstantRate { rate, last_bytes: 0, last_tx: rate.tx_time(0) }
+    }
+
+    /// `rate.tx_time(bytes)`, exactly.
+    #[inline]
+    pub fn tx_time(&mut self, bytes: u64) -> Duration {
+        if bytes != self.last_bytes {
+            self.last_bytes = bytes;
+            self.last_tx = self.rate.tx_time(bytes);
+        }
+        self.last_tx
+    }
 }
 
 /// Position in a looping trace: the current opportunity and the bytes it has left.
@@ -145,7 +171,7 @@ impl TraceCursor {
 impl LinkSchedule {
     pub fn new(rate: &crate::config::LinkRate) -> LinkSchedule {
         match rate {
-            crate::config::LinkRate::Constant(r) => LinkSchedule::Constant(*r),
+            crate::config::LinkRate::Constant(r) => LinkSchedule::Constant(ConstantRate::new(*r)),
             crate::config::LinkRate::Trace(t) => LinkSchedule::Trace(TraceCursor::new(t.clone())),
         }
     }
@@ -153,6 +179,7 @@ impl LinkSchedule {
     /// A packet of `bytes` starts service at `now` (the link is free); returns when its
     /// last byte has left the link. Constant rate: serialisation time. Trace: the
     /// opportunity that delivers its last byte (consuming the opportunities' budgets).
+    #[inline]
     pub fn transmit(&mut self, now: Time, bytes: u64) -> Time {
         match self {
             LinkSchedule::Constant(r) => now + r.tx_time(bytes),
@@ -220,5 +247,15 @@ mod tests {
         assert_eq!(s.transmit(Time(7 * MS), 1500), Time(8 * MS));
         // Long idle: jumps laps.
         assert_eq!(s.transmit(Time(4001 * MS), 1500), Time(4002 * MS));
+    }
+
+    #[test]
+    fn a_constant_rate_remembers_only_what_it_can_reuse() {
+        let r = Rate::from_mbps(7);
+        let mut c = ConstantRate::new(r);
+        for bytes in [1500, 1500, 52, 1500, 0, 64, 64, 9000, 1500] {
+            assert_eq!(c.tx_time(bytes), r.tx_time(bytes), "{bytes} bytes");
+        }
+        assert_eq!(ConstantRate::new(Rate(0)).tx_time(1500), Duration::MAX);
     }
 }

@@ -225,13 +225,17 @@ impl Simulation {
     fn arrive(&mut self, dir: Direction) {
         let now = self.net.now;
         let pipe = &mut self.net.pipes[dir as usize];
-        let Some((_, seg)) = pipe.pop_front() else { return };
+        // The receiver reads the segment where it lies (copying it out first costs more
+        // than the receiver's work: see `ack_arrive`).
+        let Some((_, seg)) = pipe.front() else { return };
+        let f = seg.flow as usize;
+        let fl = &mut self.flows[f];
+        let ack = fl.receiver.on_data(now, seg);
+        pipe.pop_front();
         if let Some(&(t, _)) = pipe.front() {
             self.net.schedule(Time(t), Kind::Arrive(dir));
         }
-        let f = seg.flow as usize;
-        let fl = &mut self.flows[f];
-        match fl.receiver.on_data(now, &seg) {
+        match ack {
             Some(ack) => Self::push_ack(&mut self.net, fl, ack),
             None => {
                 if let Some(d) = fl.receiver.delack_deadline() {
@@ -258,13 +262,15 @@ impl Simulation {
     fn ack_arrive(&mut self, p: usize) {
         let now = self.net.now;
         let path = &mut self.net.ack_paths[p].1;
-        let Some((_, ack)) = path.pop_front() else { return };
+        // The sender reads the ACK where it lies: copying the 56-byte entry out first
+        // went through the stack in pieces and stalled the loads that read it back.
+        let Some((_, ack)) = path.front() else { return };
+        let f = ack.flow as usize;
+        self.flows[f].sender.on_ack(now, ack);
+        path.pop_front();
         if let Some(&(t, _)) = path.front() {
             self.net.schedule(Time(t), Kind::AckArrive(p as u32));
         }
-        let f = ack.flow as usize;
-        let fl = &mut self.flows[f];
-        fl.sender.on_ack(now, &ack);
         self.send(f);
     }
 

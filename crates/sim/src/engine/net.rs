@@ -42,21 +42,42 @@ pub(super) struct Event {
     pub(super) kind: Kind,
 }
 
+impl Event {
+    /// (time, seq) as one number, so that ordering events is a single wide comparison
+    /// (no branch between the two fields).
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        (self.time as u128) << 64 | self.seq as u128
+    }
+
+    #[inline(always)]
+    fn time_of_key(key: u128) -> u64 {
+        (key >> 64) as u64
+    }
+}
+
 impl PartialEq for Event {
     fn eq(&self, o: &Self) -> bool {
-        (self.time, self.seq) == (o.time, o.seq)
+        self.key() == o.key()
     }
 }
 impl Eq for Event {}
 impl PartialOrd for Event {
+    #[inline(always)]
     fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
         Some(self.cmp(o))
+    }
+    /// `a > b`: `a` is due first.
+    #[inline(always)]
+    fn gt(&self, o: &Self) -> bool {
+        self.key() < o.key()
     }
 }
 impl Ord for Event {
     /// Reversed so that a max-queue pops the earliest, FIFO among equals.
+    #[inline(always)]
     fn cmp(&self, o: &Self) -> Ordering {
-        (o.time, o.seq).cmp(&(self.time, self.seq))
+        o.key().cmp(&self.key())
     }
 }
 
@@ -66,6 +87,9 @@ pub(super) struct Net {
     /// Per-flow timers (RTO, delayed ACK) in a calendar queue: there is one or two per
     /// flow, and keeping them out of `heap` keeps the hot heap a few entries deep.
     timers: Wheel<Event>,
+    /// The earliest timer's [`Event::key`] (inner None: no timer), or None when not known:
+    /// kept between pushes and pops so that most events do not ask the wheel.
+    timer_head: Option<Option<u128>>,
     /// ACKs on their way back, one FIFO per distinct return delay: (arrival time, ACK).
     pub(super) ack_paths: Vec<(Duration, VecDeque<(u64, Ack)>)>,
     /// Each flow's ACK path (an index into `ack_paths`).
@@ -119,6 +143,7 @@ impl Net {
         Net {
             heap: SmallQueue::new(),
             timers: Wheel::new(),
+            timer_head: None,
             ack_paths,
             ack_path_of,
             seq: 0,
@@ -137,33 +162,46 @@ impl Net {
         let ev = Event { time: at.0, seq: self.seq, kind };
         self.seq += 1;
         match kind {
-            Kind::Rto(_) | Kind::DelAck(_) => self.timers.push(ev),
+            Kind::Rto(_) | Kind::DelAck(_) => {
+                self.timers.push(ev);
+                self.timer_head = None;
+            }
             _ => self.heap.push(ev),
+        }
+    }
+
+    /// The earliest timer's key, asking the wheel only when it changed.
+    #[inline]
+    fn timer_head(&mut self) -> Option<u128> {
+        match self.timer_head {
+            Some(head) => head,
+            None => {
+                let head = self.timers.peek().map(Event::key);
+                self.timer_head = Some(head);
+                head
+            }
         }
     }
 
     /// Removes and returns the earliest event of both heaps if it is due by `t`.
     #[inline]
     pub(super) fn pop_due(&mut self, t: Time) -> Option<Event> {
-        let h = self.heap.peek().map(|e| (e.time, e.seq));
-        let m = self.timers.peek().map(|e| (e.time, e.seq));
-        let from_timers = match (h, m) {
+        let h = self.heap.peek().map(Event::key);
+        let m = self.timer_head();
+        let (key, from_timers) = match (h, m) {
             (None, None) => return None,
-            (Some(_), None) => false,
-            (None, Some(_)) => true,
-            (Some(a), Some(b)) => b < a,
+            (Some(a), None) => (a, false),
+            (None, Some(b)) => (b, true),
+            (Some(a), Some(b)) => (a.min(b), b < a),
         };
-        let due = |e: Option<(u64, u64)>| e.is_some_and(|(time, _)| time <= t.0);
+        if Event::time_of_key(key) > t.0 {
+            return None;
+        }
         if from_timers {
-            if due(m) {
-                self.timers.pop()
-            } else {
-                None
-            }
-        } else if due(h) {
-            self.heap.pop()
+            self.timer_head = None;
+            self.timers.pop()
         } else {
-            None
+            self.heap.pop()
         }
     }
 

@@ -239,7 +239,7 @@ impl Scoreboard {
             }
         }
         // Forget SACK ranges now below snd_una.
-        if self.snd_una > prior_una {
+        if self.snd_una > prior_una && !self.sacked_ranges.is_empty() {
             let una = self.snd_una;
             self.sacked_ranges.retain_mut(|r| {
                 r.0 = r.0.max(una);

@@ -523,7 +523,8 @@ impl TcpSender {
     ) -> AckDelivery {
         let prior_una = self.snd_una();
         let rate = &mut self.rate;
-        let newly_sacked = if self.rec.style() == LossRecovery::Sack {
+        // An in-order ACK with no SACK blocks skips SACK tagging altogether.
+        let newly_sacked = if ack.n_sacks > 0 && self.rec.style() == LossRecovery::Sack {
             self.board.tag_sacks(ack, &mut |seq, info| {
                 times.newly_sacked(info.flags, seq, info.sent);
                 rate.on_delivered(&info, rb);
