@@ -1,7 +1,7 @@
 //! Line charts as SVG, written by hand: no plotting dependency, and the same data always
 //! gives the same bytes (coordinates rounded to 0.1 px, a fixed palette, no timestamps).
 
-use crate::format::{num, xml};
+use crate::format::{num, push_fixed, xml};
 use std::fmt::Write;
 
 const W: f64 = 820.0;
@@ -183,7 +183,10 @@ fn write_series(s: &mut String, area: &Area, i: usize, ser: &Series, (c, dashed)
     let mut pts = String::new();
     for (j, &(px, py)) in ser.points.iter().enumerate() {
         if (j % stride == 0 || j + 1 == ser.points.len()) && px.is_finite() && py.is_finite() {
-            let _ = write!(pts, "{:.1},{:.1} ", area.sx(px), area.sy(py));
+            push_fixed(&mut pts, area.sx(px), 1);
+            pts.push(',');
+            push_fixed(&mut pts, area.sy(py), 1);
+            pts.push(' ');
         }
     }
     let _ = writeln!(

@@ -9,7 +9,9 @@
 //! place at the end ([`Staging`]), so a failed run never leaves half-written results and
 //! never touches earlier ones.
 
-use crate::format::{csv_num, millis, num, secs, text_table, xml, Json};
+use crate::format::{
+    num, push_csv_num, push_millis, push_secs, push_u64, secs, text_table, xml, Json,
+};
 use crate::plot::{Chart, Series};
 use crate::series::{Kind, SeriesFile, SeriesFormat, Value};
 use cclab_cc::{Algorithm, CongestionControl, ALGORITHMS};
@@ -159,6 +161,8 @@ pub struct Recorder {
     /// Internal-variable names of the algorithms in this scenario, in a fixed order.
     cc_columns: Vec<&'static str>,
     cc_values: Vec<Option<f64>>,
+    /// Per flow, the names its last sample reported and their columns.
+    cc_maps: Vec<CcMap>,
     line: String,
     values: Vec<Value>,
     error: Option<String>,
@@ -195,6 +199,31 @@ enum Target {
     Flows,
     Queue,
     ReverseQueue,
+}
+
+/// Where one flow's `cc_*` values go: the names its algorithm reported (in its own
+/// order) and the column of each. Built on the flow's first sample and reused while the
+/// algorithm keeps reporting the same names, so a sample costs no string comparison.
+#[derive(Clone, Default)]
+struct CcMap {
+    names: Vec<&'static str>,
+    columns: Vec<Option<usize>>,
+}
+
+impl CcMap {
+    /// Whether `cc` reports the same names as this map, compared by address: the names
+    /// are the algorithm's string constants.
+    fn matches(&self, cc: &[(&'static str, f64)]) -> bool {
+        self.names.len() == cc.len()
+            && self.names.iter().zip(cc).all(|(a, (b, _))| std::ptr::eq(*a, *b))
+    }
+
+    fn build(cc: &[(&'static str, f64)], all: &[&'static str]) -> CcMap {
+        CcMap {
+            names: cc.iter().map(|(n, _)| *n).collect(),
+            columns: cc.iter().map(|(n, _)| all.iter().position(|c| c == n)).collect(),
+        }
+    }
 }
 
 /// The `cc_*` column names for a scenario: the union over the algorithms it uses, in the
@@ -266,6 +295,7 @@ impl Recorder {
             reverse_queue,
             cc_values: vec![None; cc_columns.len()],
             cc_columns,
+            cc_maps: vec![CcMap::default(); cfg.flows.len()],
             line: String::with_capacity(256),
             values: Vec::with_capacity(flow_cols.len()),
             error: None,
@@ -322,21 +352,56 @@ impl Recorder {
         }
     }
 
+    /// Sets `cc_values` to the sample's `cc_*` values, in column order.
+    fn fill_cc_values(&mut self, s: &FlowSample) {
+        self.cc_values.iter_mut().for_each(|v| *v = None);
+        let Some(map) = self.cc_maps.get_mut(s.flow) else { return };
+        if !map.matches(&s.cc) {
+            *map = CcMap::build(&s.cc, &self.cc_columns);
+        }
+        for (column, (_, v)) in map.columns.iter().zip(&s.cc) {
+            if let Some(c) = column {
+                self.cc_values[*c] = Some(*v);
+            }
+        }
+    }
+
+    /// The CSV line of a flow sample (without newline) in `line`.
+    fn flow_line(&mut self, s: &FlowSample) {
+        let line = &mut self.line;
+        push_secs(line, s.time.as_nanos());
+        line.push(',');
+        push_u64(line, s.flow as u64);
+        for v in [s.cwnd_pkts, s.ssthresh_pkts] {
+            line.push(',');
+            push_u64(line, u64::from(v));
+        }
+        line.push(',');
+        push_millis(line, s.srtt.as_nanos());
+        line.push(',');
+        push_u64(line, u64::from(s.inflight_pkts));
+        line.push(',');
+        push_u64(line, s.delivered_bytes);
+        for v in &self.cc_values {
+            line.push(',');
+            if let Some(v) = v {
+                push_csv_num(line, *v, 6);
+            }
+        }
+    }
+
     /// One queue sample: a row of its file and, every `stride` samples, a plot point.
     fn queue_row(&mut self, s: &QueueSample, target: Target) {
         let Some(q) = self.queue_series(target) else { return };
         let (text, values) = (q.file.wants_text(), q.file.wants_values());
         self.line.clear();
         if text {
-            use std::fmt::Write as _;
-            let _ = write!(
-                self.line,
-                "{},{},{},{}",
-                secs(s.time.as_nanos()),
-                s.packets,
-                s.bytes,
-                s.drops
-            );
+            let line = &mut self.line;
+            push_secs(line, s.time.as_nanos());
+            for v in [s.packets, s.bytes, s.drops] {
+                line.push(',');
+                push_u64(line, v);
+            }
         }
         self.values.clear();
         if values {
@@ -359,32 +424,10 @@ impl Recorder {
 
 impl Observer for Recorder {
     fn flow_sample(&mut self, s: &FlowSample) {
-        self.cc_values.iter_mut().for_each(|v| *v = None);
-        for (name, v) in &s.cc {
-            if let Some(i) = self.cc_columns.iter().position(|c| c == name) {
-                self.cc_values[i] = Some(*v);
-            }
-        }
+        self.fill_cc_values(s);
         self.line.clear();
         if self.flows.wants_text() {
-            use std::fmt::Write as _;
-            let _ = write!(
-                self.line,
-                "{},{},{},{},{},{},{}",
-                secs(s.time.as_nanos()),
-                s.flow,
-                s.cwnd_pkts,
-                s.ssthresh_pkts,
-                millis(s.srtt.as_nanos()),
-                s.inflight_pkts,
-                s.delivered_bytes
-            );
-            for v in &self.cc_values {
-                self.line.push(',');
-                if let Some(v) = v {
-                    self.line.push_str(&csv_num(*v, 6));
-                }
-            }
+            self.flow_line(s);
         }
         self.values.clear();
         if self.flows.wants_values() {
