@@ -3,10 +3,10 @@
 
 pub use cclab_units::json::{num, Json};
 
-pub use cclab_units::decimal::{push_fixed, push_millis, push_num, push_secs, push_u64};
+pub use cclab_units::decimal::{push_fixed, push_millis, push_num, push_secs, push_u64, text};
 
 /// Appends a number for CSV: like [`num`] but nothing (an empty cell) when not finite.
-pub fn push_csv_num(out: &mut String, x: f64, decimals: usize) {
+pub fn push_csv_num(out: &mut Vec<u8>, x: f64, decimals: usize) {
     if x.is_finite() {
         push_num(out, x, decimals);
     }
@@ -14,9 +14,9 @@ pub fn push_csv_num(out: &mut String, x: f64, decimals: usize) {
 
 /// Integer nanoseconds as exact decimal seconds ("0.01", "12.5", "3").
 pub fn secs(ns: u64) -> String {
-    let mut s = String::new();
+    let mut s = Vec::new();
     push_secs(&mut s, ns);
-    s
+    text(s)
 }
 
 /// A terminal table: columns padded to their widest cell, the first `left` columns
@@ -59,17 +59,17 @@ mod tests {
 
     #[test]
     fn numbers_are_written_the_same_way_every_time() {
-        let mut cell = String::new();
+        let mut cell = Vec::new();
         push_csv_num(&mut cell, f64::INFINITY, 3);
-        assert_eq!(cell, "");
+        assert_eq!(cell, b"");
         push_csv_num(&mut cell, 0.1234567, 6);
-        assert_eq!(cell, "0.123457");
+        assert_eq!(cell, b"0.123457");
         assert_eq!(secs(10_000_000), "0.01");
         assert_eq!(secs(3_000_000_000), "3");
-        let mut ms = String::new();
+        let mut ms = Vec::new();
         push_millis(&mut ms, 100_250_000);
-        ms.push(',');
+        ms.push(b',');
         push_millis(&mut ms, 7);
-        assert_eq!(ms, "100.25,0");
+        assert_eq!(ms, b"100.25,0");
     }
 }

@@ -163,7 +163,7 @@ pub struct Recorder {
     cc_values: Vec<Option<f64>>,
     /// Per flow, the names its last sample reported and their columns.
     cc_maps: Vec<CcMap>,
-    line: String,
+    /// A Parquet row being built (reused).
     values: Vec<Value>,
     error: Option<String>,
     stride: u64,
@@ -191,15 +191,38 @@ impl QueueSeries {
             plot: Vec::new(),
         })
     }
+
+    /// One sample: a row of its file (`values` is scratch space for a Parquet row) and,
+    /// every `stride` samples, a plot point.
+    fn sample(&mut self, s: &QueueSample, values: &mut Vec<Value>, stride: u64) -> Written {
+        let written = if self.file.wants_values() {
+            values.clear();
+            values.extend([
+                Value::Double(s.time.as_secs_f64()),
+                Value::Int(s.packets as i64),
+                Value::Int(s.bytes as i64),
+                Value::Int(s.drops as i64),
+            ]);
+            self.file.values_row(values)
+        } else {
+            self.file.text_row(|out| {
+                push_secs(out, s.time.as_nanos());
+                for v in [s.packets, s.bytes, s.drops] {
+                    out.push(b',');
+                    push_u64(out, v);
+                }
+            })
+        };
+        if self.seen.is_multiple_of(stride) {
+            self.plot.push((s.time.as_secs_f64(), s.packets as f64));
+        }
+        self.seen += 1;
+        written
+    }
 }
 
-/// Which series file a row goes to.
-#[derive(Clone, Copy)]
-enum Target {
-    Flows,
-    Queue,
-    ReverseQueue,
-}
+/// Whether a row was written (or the error that stopped it).
+type Written = Result<(), String>;
 
 /// Where one flow's `cc_*` values go: the names its algorithm reported (in its own
 /// order) and the column of each. Built on the flow's first sample and reused while the
@@ -296,7 +319,6 @@ impl Recorder {
             cc_values: vec![None; cc_columns.len()],
             cc_columns,
             cc_maps: vec![CcMap::default(); cfg.flows.len()],
-            line: String::with_capacity(256),
             values: Vec::with_capacity(flow_cols.len()),
             error: None,
             stride: samples.div_ceil(MAX_PLOT_SAMPLES).max(1),
@@ -326,29 +348,10 @@ impl Recorder {
         self.reverse_queue.as_mut().map_or(Ok(()), |q| q.file.flush_csv())
     }
 
-    /// Writes the row in `line` / `values` to the file of `target`.
-    fn write_row(&mut self, target: Target) {
-        if self.error.is_some() {
-            return;
-        }
-        let file = match target {
-            Target::Flows => &mut self.flows,
-            Target::Queue => &mut self.queue.file,
-            Target::ReverseQueue => match &mut self.reverse_queue {
-                Some(q) => &mut q.file,
-                None => return,
-            },
-        };
-        if let Err(e) = file.row(&self.line, &self.values) {
-            self.error = Some(e);
-        }
-    }
-
-    /// The series of a queue target, if the run has it.
-    fn queue_series(&mut self, target: Target) -> Option<&mut QueueSeries> {
-        match target {
-            Target::ReverseQueue => self.reverse_queue.as_mut(),
-            _ => Some(&mut self.queue),
+    /// Keeps the first write error, which [`Recorder::finish`] reports.
+    fn note(&mut self, written: Written) {
+        if let Err(e) = written {
+            self.error.get_or_insert(e);
         }
     }
 
@@ -366,86 +369,31 @@ impl Recorder {
         }
     }
 
-    /// The CSV line of a flow sample (without newline) in `line`.
-    fn flow_line(&mut self, s: &FlowSample) {
-        let line = &mut self.line;
-        push_secs(line, s.time.as_nanos());
-        line.push(',');
-        push_u64(line, s.flow as u64);
-        for v in [s.cwnd_pkts, s.ssthresh_pkts] {
-            line.push(',');
-            push_u64(line, u64::from(v));
-        }
-        line.push(',');
-        push_millis(line, s.srtt.as_nanos());
-        line.push(',');
-        push_u64(line, u64::from(s.inflight_pkts));
-        line.push(',');
-        push_u64(line, s.delivered_bytes);
-        for v in &self.cc_values {
-            line.push(',');
-            if let Some(v) = v {
-                push_csv_num(line, *v, 6);
-            }
-        }
-    }
-
-    /// One queue sample: a row of its file and, every `stride` samples, a plot point.
-    fn queue_row(&mut self, s: &QueueSample, target: Target) {
-        let Some(q) = self.queue_series(target) else { return };
-        let (text, values) = (q.file.wants_text(), q.file.wants_values());
-        self.line.clear();
-        if text {
-            let line = &mut self.line;
-            push_secs(line, s.time.as_nanos());
-            for v in [s.packets, s.bytes, s.drops] {
-                line.push(',');
-                push_u64(line, v);
-            }
-        }
-        self.values.clear();
-        if values {
-            self.values.extend([
-                Value::Double(s.time.as_secs_f64()),
-                Value::Int(s.packets as i64),
-                Value::Int(s.bytes as i64),
-                Value::Int(s.drops as i64),
-            ]);
-        }
-        self.write_row(target);
-        let stride = self.stride;
-        let q = self.queue_series(target).expect("present above");
-        if q.seen.is_multiple_of(stride) {
-            q.plot.push((s.time.as_secs_f64(), s.packets as f64));
-        }
-        q.seen += 1;
-    }
-}
-
-impl Observer for Recorder {
-    fn flow_sample(&mut self, s: &FlowSample) {
+    /// One flow sample's row of flows.csv or flows.parquet.
+    fn flow_row(&mut self, s: &FlowSample) -> Written {
         self.fill_cc_values(s);
-        self.line.clear();
-        if self.flows.wants_text() {
-            self.flow_line(s);
+        if !self.flows.wants_values() {
+            let cc = &self.cc_values;
+            return self.flows.text_row(|out| flow_line(out, s, cc));
         }
         self.values.clear();
-        if self.flows.wants_values() {
-            self.values.extend([
-                Value::Double(s.time.as_secs_f64()),
-                Value::Int(s.flow as i64),
-                Value::Int(i64::from(s.cwnd_pkts)),
-                Value::Int(i64::from(s.ssthresh_pkts)),
-                Value::Double(s.srtt.as_millis_f64()),
-                Value::Int(i64::from(s.inflight_pkts)),
-                Value::Int(s.delivered_bytes as i64),
-            ]);
-            self.values
-                .extend(self.cc_values.iter().map(|v| v.map_or(Value::Missing, Value::Double)));
-        }
-        self.write_row(Target::Flows);
+        self.values.extend([
+            Value::Double(s.time.as_secs_f64()),
+            Value::Int(s.flow as i64),
+            Value::Int(i64::from(s.cwnd_pkts)),
+            Value::Int(i64::from(s.ssthresh_pkts)),
+            Value::Double(s.srtt.as_millis_f64()),
+            Value::Int(i64::from(s.inflight_pkts)),
+            Value::Int(s.delivered_bytes as i64),
+        ]);
+        self.values.extend(self.cc_values.iter().map(|v| v.map_or(Value::Missing, Value::Double)));
+        self.flows.values_row(&self.values)
+    }
+
+    /// Keeps every `stride`-th sample of the first flows for the plots.
+    fn plot_point(&mut self, s: &FlowSample) {
         if let Some(seen) = self.flow_seen.get_mut(s.flow) {
-            if *seen % self.stride == 0 {
+            if seen.is_multiple_of(self.stride) {
                 self.plot[s.flow].push(PlotPoint {
                     t: s.time.as_secs_f64(),
                     cwnd: s.cwnd_pkts as f64,
@@ -456,13 +404,51 @@ impl Observer for Recorder {
             *seen += 1;
         }
     }
+}
+
+/// A flow sample's line of flows.csv (without newline), its `cc_*` cells from `cc`.
+fn flow_line(out: &mut Vec<u8>, s: &FlowSample, cc: &[Option<f64>]) {
+    push_secs(out, s.time.as_nanos());
+    out.push(b',');
+    push_u64(out, s.flow as u64);
+    for v in [s.cwnd_pkts, s.ssthresh_pkts] {
+        out.push(b',');
+        push_u64(out, u64::from(v));
+    }
+    out.push(b',');
+    push_millis(out, s.srtt.as_nanos());
+    out.push(b',');
+    push_u64(out, u64::from(s.inflight_pkts));
+    out.push(b',');
+    push_u64(out, s.delivered_bytes);
+    for v in cc {
+        out.push(b',');
+        if let Some(v) = v {
+            push_csv_num(out, *v, 6);
+        }
+    }
+}
+
+impl Observer for Recorder {
+    fn flow_sample(&mut self, s: &FlowSample) {
+        let writing = !matches!(self.flows, SeriesFile::None);
+        if writing && self.error.is_none() {
+            let written = self.flow_row(s);
+            self.note(written);
+        }
+        self.plot_point(s);
+    }
 
     fn queue_sample(&mut self, s: &QueueSample) {
-        self.queue_row(s, Target::Queue);
+        let written = self.queue.sample(s, &mut self.values, self.stride);
+        self.note(written);
     }
 
     fn reverse_queue_sample(&mut self, s: &QueueSample) {
-        self.queue_row(s, Target::ReverseQueue);
+        if let Some(q) = &mut self.reverse_queue {
+            let written = q.sample(s, &mut self.values, self.stride);
+            self.note(written);
+        }
     }
 }
 

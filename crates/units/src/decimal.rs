@@ -1,5 +1,6 @@
-//! Number text appended to a buffer without `format!`: the writers of the time series
-//! (hundreds of thousands of rows), the plots and the JSON files go through here.
+//! Number text appended to a byte buffer without `format!`: the writers of the time
+//! series (hundreds of thousands of rows), the plots and the JSON files go through here.
+//! The text is ASCII, so a buffer of it converts to a `String` without checking.
 //!
 //! Every function writes exactly the bytes of the `format!` form it names. The float
 //! forms take an exact integer path whenever the answer is certain and hand the rare
@@ -7,7 +8,7 @@
 //! decimals, NaN or infinity) to the standard library, which rounds the exact binary
 //! value; the tests compare both paths on millions of values.
 
-use std::fmt::Write as _;
+use std::io::Write as _;
 
 /// Decimals the integer path handles: 10^9 times any value it takes stays below 2^53.
 const MAX_FAST_DECIMALS: usize = 9;
@@ -18,7 +19,7 @@ const POW10: [u64; MAX_FAST_DECIMALS + 1] =
 const TWO_POW_52: f64 = 4_503_599_627_370_496.0;
 
 /// Appends `v` as `format!("{v}")` would.
-pub fn push_u64(out: &mut String, mut v: u64) {
+pub fn push_u64(out: &mut Vec<u8>, mut v: u64) {
     let mut buf = [0u8; 20];
     let mut i = buf.len();
     loop {
@@ -29,32 +30,32 @@ pub fn push_u64(out: &mut String, mut v: u64) {
             break;
         }
     }
-    // Only ASCII digits were written.
-    out.push_str(std::str::from_utf8(&buf[i..]).unwrap_or_default());
+    out.extend_from_slice(&buf[i..]);
 }
 
 /// Appends `v` as `format!("{v}")` would.
-pub fn push_i64(out: &mut String, v: i64) {
+pub fn push_i64(out: &mut Vec<u8>, v: i64) {
     if v < 0 {
-        out.push('-');
+        out.push(b'-');
     }
     push_u64(out, v.unsigned_abs());
 }
 
 /// Appends `frac` as exactly `digits` digits, zero-padded on the left.
-fn push_padded(out: &mut String, frac: u64, digits: usize) {
+fn push_padded(out: &mut Vec<u8>, frac: u64, digits: usize) {
     let mut buf = [b'0'; MAX_FAST_DECIMALS];
     let mut v = frac;
     for slot in buf[..digits].iter_mut().rev() {
         *slot = b'0' + (v % 10) as u8;
         v /= 10;
     }
-    out.push_str(std::str::from_utf8(&buf[..digits]).unwrap_or_default());
+    out.extend_from_slice(&buf[..digits]);
 }
 
 /// `|x|` times 10^`decimals`, rounded to the nearest integer, when that rounding is
 /// certain. The product carries at most half an ulp of error, so rounding it gives the
 /// exact value's rounding unless its fractional part lies within that error of one half.
+/// (Truncating casts instead of `fract` and `round`, which are library calls on x86-64.)
 fn scaled(x: f64, decimals: usize) -> Option<u64> {
     if decimals > MAX_FAST_DECIMALS || !x.is_finite() {
         return None;
@@ -63,26 +64,28 @@ fn scaled(x: f64, decimals: usize) -> Option<u64> {
     if p >= TWO_POW_52 {
         return None;
     }
+    let whole = p as u64; // exact: p is below 2^52
+    let fract = p - whole as f64; // exact
     let error = p * f64::EPSILON; // ulp(p) <= p * 2^-52, twice the bound
-    if (p.fract() - 0.5).abs() <= error {
+    if (fract - 0.5).abs() <= error {
         return None;
     }
-    Some(p.round() as u64)
+    Some(if fract > 0.5 { whole + 1 } else { whole })
 }
 
 /// Appends `x` as `format!("{x:.decimals$}")` would (sign of a negative zero kept).
-pub fn push_fixed(out: &mut String, x: f64, decimals: usize) {
+pub fn push_fixed(out: &mut Vec<u8>, x: f64, decimals: usize) {
     let Some(m) = scaled(x, decimals) else {
         let _ = write!(out, "{x:.decimals$}");
         return;
     };
     if x.is_sign_negative() {
-        out.push('-');
+        out.push(b'-');
     }
     let scale = POW10[decimals];
     push_u64(out, m / scale);
     if decimals > 0 {
-        out.push('.');
+        out.push(b'.');
         push_padded(out, m % scale, decimals);
     }
 }
@@ -90,9 +93,15 @@ pub fn push_fixed(out: &mut String, x: f64, decimals: usize) {
 /// Appends [`crate::json::num`]`(x, decimals)`: `x` with at most `decimals` decimals,
 /// trailing zeros and a trailing point removed, `0` for a negative zero, `null` when not
 /// finite.
-pub fn push_num(out: &mut String, x: f64, decimals: usize) {
+pub fn push_num(out: &mut Vec<u8>, x: f64, decimals: usize) {
     if !x.is_finite() {
-        out.push_str("null");
+        out.extend_from_slice(b"null");
+        return;
+    }
+    // Integral values (most of the cc_* columns) skip the scaling.
+    let int = x as i64;
+    if int as f64 == x && int.unsigned_abs() < 1 << 53 {
+        push_i64(out, int);
         return;
     }
     let Some(m) = scaled(x, decimals) else {
@@ -102,40 +111,44 @@ pub fn push_num(out: &mut String, x: f64, decimals: usize) {
         return;
     };
     if m == 0 {
-        out.push('0');
+        out.push(b'0');
         return;
     }
     if x.is_sign_negative() {
-        out.push('-');
+        out.push(b'-');
     }
     push_trimmed(out, m, POW10[decimals], decimals);
 }
 
 /// Trims trailing zeros and a trailing point off the number written from `start`, and
 /// writes a negative zero as `0`.
-fn trim_fraction(out: &mut String, start: usize) {
-    if out[start..].contains('.') {
-        let kept = out.trim_end_matches('0').trim_end_matches('.').len();
-        out.truncate(kept);
+fn trim_fraction(out: &mut Vec<u8>, start: usize) {
+    if out[start..].contains(&b'.') {
+        while out.last() == Some(&b'0') {
+            out.pop();
+        }
+        if out.last() == Some(&b'.') {
+            out.pop();
+        }
     }
-    if &out[start..] == "-0" {
+    if &out[start..] == b"-0" {
         out.truncate(start);
-        out.push('0');
+        out.push(b'0');
     }
 }
 
 /// Appends integer nanoseconds as exact decimal seconds ("0.01", "12.5", "3").
-pub fn push_secs(out: &mut String, ns: u64) {
+pub fn push_secs(out: &mut Vec<u8>, ns: u64) {
     push_trimmed(out, ns, 1_000_000_000, 9);
 }
 
 /// Appends integer nanoseconds as milliseconds with microsecond precision ("100.25").
-pub fn push_millis(out: &mut String, ns: u64) {
+pub fn push_millis(out: &mut Vec<u8>, ns: u64) {
     push_trimmed(out, ns / 1_000, 1_000, 3);
 }
 
 /// `v / scale` with its remainder as up to `digits` decimals, trailing zeros trimmed.
-fn push_trimmed(out: &mut String, v: u64, scale: u64, digits: usize) {
+fn push_trimmed(out: &mut Vec<u8>, v: u64, scale: u64, digits: usize) {
     push_u64(out, v / scale);
     let mut frac = v % scale;
     if frac != 0 {
@@ -144,9 +157,14 @@ fn push_trimmed(out: &mut String, v: u64, scale: u64, digits: usize) {
             frac /= 10;
             digits -= 1;
         }
-        out.push('.');
+        out.push(b'.');
         push_padded(out, frac, digits);
     }
+}
+
+/// The text of a buffer these functions wrote (ASCII, so always valid UTF-8).
+pub fn text(bytes: Vec<u8>) -> String {
+    String::from_utf8(bytes).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -184,12 +202,12 @@ mod tests {
 
     fn check(x: f64) {
         for d in 0..=12 {
-            let mut fixed = String::new();
+            let mut fixed = Vec::new();
             push_fixed(&mut fixed, x, d);
-            assert_eq!(fixed, format!("{x:.d$}"), "push_fixed({x:e}, {d})");
-            let mut num = String::new();
+            assert_eq!(text(fixed), format!("{x:.d$}"), "push_fixed({x:e}, {d})");
+            let mut num = Vec::new();
             push_num(&mut num, x, d);
-            assert_eq!(num, num_by_format(x, d), "push_num({x:e}, {d})");
+            assert_eq!(text(num), num_by_format(x, d), "push_num({x:e}, {d})");
         }
     }
 
@@ -213,6 +231,10 @@ mod tests {
             0.0000015,
             123.4565,
             2147483647.0,
+            -4503599627370496.0,
+            9007199254740992.0,
+            9223372036854775808.0,
+            -9223372036854775808.0,
             4503599627370495.5,
             9007199254740993.0,
             1e300,
@@ -244,27 +266,27 @@ mod tests {
         let mut r = Mix(2);
         for i in 0..100_000u64 {
             let v = if i < 1000 { i } else { r.next() >> (r.next() % 64) };
-            let mut s = String::new();
+            let mut s = Vec::new();
             push_u64(&mut s, v);
-            assert_eq!(s, v.to_string());
+            assert_eq!(s, v.to_string().as_bytes());
             s.clear();
             push_i64(&mut s, v as i64);
-            assert_eq!(s, (v as i64).to_string());
+            assert_eq!(s, (v as i64).to_string().as_bytes());
         }
-        let mut s = String::new();
+        let mut s = Vec::new();
         push_u64(&mut s, u64::MAX);
         push_i64(&mut s, i64::MIN);
-        assert_eq!(s, format!("{}{}", u64::MAX, i64::MIN));
+        assert_eq!(text(s), format!("{}{}", u64::MAX, i64::MIN));
         let cases = [(10_000_000, "0.01", "10"), (3_000_000_000, "3", "3000")];
         for (ns, secs, millis) in cases {
-            let (mut a, mut b) = (String::new(), String::new());
+            let (mut a, mut b) = (Vec::new(), Vec::new());
             push_secs(&mut a, ns);
             push_millis(&mut b, ns);
-            assert_eq!((a.as_str(), b.as_str()), (secs, millis));
+            assert_eq!((text(a), text(b)), (secs.to_string(), millis.to_string()));
         }
-        let (mut a, mut b) = (String::new(), String::new());
+        let (mut a, mut b) = (Vec::new(), Vec::new());
         push_secs(&mut a, 12_500_000_001);
         push_millis(&mut b, 100_250_999);
-        assert_eq!((a.as_str(), b.as_str()), ("12.500000001", "100.25"));
+        assert_eq!((text(a), text(b)), ("12.500000001".to_string(), "100.25".to_string()));
     }
 }

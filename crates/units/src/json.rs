@@ -8,9 +8,9 @@
 /// `x` with at most `decimals` decimals, trailing zeros and a trailing point removed;
 /// non-finite values become `null` (JSON); CSV writers turn that into an empty cell.
 pub fn num(x: f64, decimals: usize) -> String {
-    let mut s = String::new();
+    let mut s = Vec::new();
     crate::decimal::push_num(&mut s, x, decimals);
-    s
+    crate::decimal::text(s)
 }
 
 /// A JSON value whose objects keep insertion order.
