@@ -3,37 +3,20 @@
 
 pub use cclab_units::json::{num, Json};
 
-/// A number for CSV: like [`num`] but empty when not finite.
-pub fn csv_num(x: f64, decimals: usize) -> String {
+pub use cclab_units::decimal::{push_fixed, push_millis, push_num, push_secs, push_u64, text};
+
+/// Appends a number for CSV: like [`num`] but nothing (an empty cell) when not finite.
+pub fn push_csv_num(out: &mut Vec<u8>, x: f64, decimals: usize) {
     if x.is_finite() {
-        num(x, decimals)
-    } else {
-        String::new()
+        push_num(out, x, decimals);
     }
 }
 
 /// Integer nanoseconds as exact decimal seconds ("0.01", "12.5", "3").
 pub fn secs(ns: u64) -> String {
-    let whole = ns / 1_000_000_000;
-    let frac = ns % 1_000_000_000;
-    if frac == 0 {
-        whole.to_string()
-    } else {
-        let f = format!("{frac:09}");
-        format!("{whole}.{}", f.trim_end_matches('0'))
-    }
-}
-
-/// Integer nanoseconds as milliseconds with microsecond precision ("100.25").
-pub fn millis(ns: u64) -> String {
-    let us = ns / 1_000;
-    let (ms, rest) = (us / 1000, us % 1000);
-    if rest == 0 {
-        ms.to_string()
-    } else {
-        let f = format!("{rest:03}");
-        format!("{ms}.{}", f.trim_end_matches('0'))
-    }
+    let mut s = Vec::new();
+    push_secs(&mut s, ns);
+    text(s)
 }
 
 /// A terminal table: columns padded to their widest cell, the first `left` columns
@@ -76,10 +59,17 @@ mod tests {
 
     #[test]
     fn numbers_are_written_the_same_way_every_time() {
-        assert_eq!(csv_num(f64::INFINITY, 3), "");
+        let mut cell = Vec::new();
+        push_csv_num(&mut cell, f64::INFINITY, 3);
+        assert_eq!(cell, b"");
+        push_csv_num(&mut cell, 0.1234567, 6);
+        assert_eq!(cell, b"0.123457");
         assert_eq!(secs(10_000_000), "0.01");
         assert_eq!(secs(3_000_000_000), "3");
-        assert_eq!(millis(100_250_000), "100.25");
-        assert_eq!(millis(7), "0");
+        let mut ms = Vec::new();
+        push_millis(&mut ms, 100_250_000);
+        ms.push(b',');
+        push_millis(&mut ms, 7);
+        assert_eq!(ms, b"100.25,0");
     }
 }

@@ -1,7 +1,7 @@
 //! Line charts as SVG, written by hand: no plotting dependency, and the same data always
 //! gives the same bytes (coordinates rounded to 0.1 px, a fixed palette, no timestamps).
 
-use crate::format::{num, xml};
+use crate::format::{num, push_fixed, text, xml};
 use std::fmt::Write;
 
 const W: f64 = 820.0;
@@ -180,16 +180,19 @@ fn write_series(s: &mut String, area: &Area, i: usize, ser: &Series, (c, dashed)
     let colour = COLOURS[c % COLOURS.len()];
     let dash = if dashed { r#" stroke-dasharray="6,3""# } else { "" };
     let stride = ser.points.len().div_ceil(MAX_POINTS).max(1);
-    let mut pts = String::new();
+    let mut pts = Vec::new();
     for (j, &(px, py)) in ser.points.iter().enumerate() {
         if (j % stride == 0 || j + 1 == ser.points.len()) && px.is_finite() && py.is_finite() {
-            let _ = write!(pts, "{:.1},{:.1} ", area.sx(px), area.sy(py));
+            push_fixed(&mut pts, area.sx(px), 1);
+            pts.push(b',');
+            push_fixed(&mut pts, area.sy(py), 1);
+            pts.push(b' ');
         }
     }
     let _ = writeln!(
         s,
         r#"<polyline fill="none" stroke="{colour}" stroke-width="1.3"{dash} points="{}"/>"#,
-        pts.trim_end()
+        text(pts).trim_end()
     );
     let ly = TOP + 10.0 + i as f64 * 18.0;
     if ly < H - BOTTOM {

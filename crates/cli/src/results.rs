@@ -9,7 +9,9 @@
 //! place at the end ([`Staging`]), so a failed run never leaves half-written results and
 //! never touches earlier ones.
 
-use crate::format::{csv_num, millis, num, secs, text_table, xml, Json};
+use crate::format::{
+    num, push_csv_num, push_millis, push_secs, push_u64, secs, text_table, xml, Json,
+};
 use crate::plot::{Chart, Series};
 use crate::series::{Kind, SeriesFile, SeriesFormat, Value};
 use cclab_cc::{Algorithm, CongestionControl, ALGORITHMS};
@@ -159,7 +161,9 @@ pub struct Recorder {
     /// Internal-variable names of the algorithms in this scenario, in a fixed order.
     cc_columns: Vec<&'static str>,
     cc_values: Vec<Option<f64>>,
-    line: String,
+    /// Per flow, the names its last sample reported and their columns.
+    cc_maps: Vec<CcMap>,
+    /// A Parquet row being built (reused).
     values: Vec<Value>,
     error: Option<String>,
     stride: u64,
@@ -187,14 +191,62 @@ impl QueueSeries {
             plot: Vec::new(),
         })
     }
+
+    /// One sample: a row of its file (`values` is scratch space for a Parquet row) and,
+    /// every `stride` samples, a plot point.
+    fn sample(&mut self, s: &QueueSample, values: &mut Vec<Value>, stride: u64) -> Written {
+        let written = if self.file.wants_values() {
+            values.clear();
+            values.extend([
+                Value::Double(s.time.as_secs_f64()),
+                Value::Int(s.packets as i64),
+                Value::Int(s.bytes as i64),
+                Value::Int(s.drops as i64),
+            ]);
+            self.file.values_row(values)
+        } else {
+            self.file.text_row(|out| {
+                push_secs(out, s.time.as_nanos());
+                for v in [s.packets, s.bytes, s.drops] {
+                    out.push(b',');
+                    push_u64(out, v);
+                }
+            })
+        };
+        if self.seen.is_multiple_of(stride) {
+            self.plot.push((s.time.as_secs_f64(), s.packets as f64));
+        }
+        self.seen += 1;
+        written
+    }
 }
 
-/// Which series file a row goes to.
-#[derive(Clone, Copy)]
-enum Target {
-    Flows,
-    Queue,
-    ReverseQueue,
+/// Whether a row was written (or the error that stopped it).
+type Written = Result<(), String>;
+
+/// Where one flow's `cc_*` values go: the names its algorithm reported (in its own
+/// order) and the column of each. Built on the flow's first sample and reused while the
+/// algorithm keeps reporting the same names, so a sample costs no string comparison.
+#[derive(Clone, Default)]
+struct CcMap {
+    names: Vec<&'static str>,
+    columns: Vec<Option<usize>>,
+}
+
+impl CcMap {
+    /// Whether `cc` reports the same names as this map, compared by address: the names
+    /// are the algorithm's string constants.
+    fn matches(&self, cc: &[(&'static str, f64)]) -> bool {
+        self.names.len() == cc.len()
+            && self.names.iter().zip(cc).all(|(a, (b, _))| std::ptr::eq(*a, *b))
+    }
+
+    fn build(cc: &[(&'static str, f64)], all: &[&'static str]) -> CcMap {
+        CcMap {
+            names: cc.iter().map(|(n, _)| *n).collect(),
+            columns: cc.iter().map(|(n, _)| all.iter().position(|c| c == n)).collect(),
+        }
+    }
 }
 
 /// The `cc_*` column names for a scenario: the union over the algorithms it uses, in the
@@ -266,7 +318,7 @@ impl Recorder {
             reverse_queue,
             cc_values: vec![None; cc_columns.len()],
             cc_columns,
-            line: String::with_capacity(256),
+            cc_maps: vec![CcMap::default(); cfg.flows.len()],
             values: Vec::with_capacity(flow_cols.len()),
             error: None,
             stride: samples.div_ceil(MAX_PLOT_SAMPLES).max(1),
@@ -296,113 +348,52 @@ impl Recorder {
         self.reverse_queue.as_mut().map_or(Ok(()), |q| q.file.flush_csv())
     }
 
-    /// Writes the row in `line` / `values` to the file of `target`.
-    fn write_row(&mut self, target: Target) {
-        if self.error.is_some() {
-            return;
-        }
-        let file = match target {
-            Target::Flows => &mut self.flows,
-            Target::Queue => &mut self.queue.file,
-            Target::ReverseQueue => match &mut self.reverse_queue {
-                Some(q) => &mut q.file,
-                None => return,
-            },
-        };
-        if let Err(e) = file.row(&self.line, &self.values) {
-            self.error = Some(e);
+    /// Keeps the first write error, which [`Recorder::finish`] reports.
+    fn note(&mut self, written: Written) {
+        if let Err(e) = written {
+            self.error.get_or_insert(e);
         }
     }
 
-    /// The series of a queue target, if the run has it.
-    fn queue_series(&mut self, target: Target) -> Option<&mut QueueSeries> {
-        match target {
-            Target::ReverseQueue => self.reverse_queue.as_mut(),
-            _ => Some(&mut self.queue),
-        }
-    }
-
-    /// One queue sample: a row of its file and, every `stride` samples, a plot point.
-    fn queue_row(&mut self, s: &QueueSample, target: Target) {
-        let Some(q) = self.queue_series(target) else { return };
-        let (text, values) = (q.file.wants_text(), q.file.wants_values());
-        self.line.clear();
-        if text {
-            use std::fmt::Write as _;
-            let _ = write!(
-                self.line,
-                "{},{},{},{}",
-                secs(s.time.as_nanos()),
-                s.packets,
-                s.bytes,
-                s.drops
-            );
-        }
-        self.values.clear();
-        if values {
-            self.values.extend([
-                Value::Double(s.time.as_secs_f64()),
-                Value::Int(s.packets as i64),
-                Value::Int(s.bytes as i64),
-                Value::Int(s.drops as i64),
-            ]);
-        }
-        self.write_row(target);
-        let stride = self.stride;
-        let q = self.queue_series(target).expect("present above");
-        if q.seen.is_multiple_of(stride) {
-            q.plot.push((s.time.as_secs_f64(), s.packets as f64));
-        }
-        q.seen += 1;
-    }
-}
-
-impl Observer for Recorder {
-    fn flow_sample(&mut self, s: &FlowSample) {
+    /// Sets `cc_values` to the sample's `cc_*` values, in column order.
+    fn fill_cc_values(&mut self, s: &FlowSample) {
         self.cc_values.iter_mut().for_each(|v| *v = None);
-        for (name, v) in &s.cc {
-            if let Some(i) = self.cc_columns.iter().position(|c| c == name) {
-                self.cc_values[i] = Some(*v);
+        let Some(map) = self.cc_maps.get_mut(s.flow) else { return };
+        if !map.matches(&s.cc) {
+            *map = CcMap::build(&s.cc, &self.cc_columns);
+        }
+        for (column, (_, v)) in map.columns.iter().zip(&s.cc) {
+            if let Some(c) = column {
+                self.cc_values[*c] = Some(*v);
             }
         }
-        self.line.clear();
-        if self.flows.wants_text() {
-            use std::fmt::Write as _;
-            let _ = write!(
-                self.line,
-                "{},{},{},{},{},{},{}",
-                secs(s.time.as_nanos()),
-                s.flow,
-                s.cwnd_pkts,
-                s.ssthresh_pkts,
-                millis(s.srtt.as_nanos()),
-                s.inflight_pkts,
-                s.delivered_bytes
-            );
-            for v in &self.cc_values {
-                self.line.push(',');
-                if let Some(v) = v {
-                    self.line.push_str(&csv_num(*v, 6));
-                }
-            }
+    }
+
+    /// One flow sample's row of flows.csv or flows.parquet.
+    fn flow_row(&mut self, s: &FlowSample) -> Written {
+        self.fill_cc_values(s);
+        if !self.flows.wants_values() {
+            let cc = &self.cc_values;
+            return self.flows.text_row(|out| flow_line(out, s, cc));
         }
         self.values.clear();
-        if self.flows.wants_values() {
-            self.values.extend([
-                Value::Double(s.time.as_secs_f64()),
-                Value::Int(s.flow as i64),
-                Value::Int(i64::from(s.cwnd_pkts)),
-                Value::Int(i64::from(s.ssthresh_pkts)),
-                Value::Double(s.srtt.as_millis_f64()),
-                Value::Int(i64::from(s.inflight_pkts)),
-                Value::Int(s.delivered_bytes as i64),
-            ]);
-            self.values
-                .extend(self.cc_values.iter().map(|v| v.map_or(Value::Missing, Value::Double)));
-        }
-        self.write_row(Target::Flows);
+        self.values.extend([
+            Value::Double(s.time.as_secs_f64()),
+            Value::Int(s.flow as i64),
+            Value::Int(i64::from(s.cwnd_pkts)),
+            Value::Int(i64::from(s.ssthresh_pkts)),
+            Value::Double(s.srtt.as_millis_f64()),
+            Value::Int(i64::from(s.inflight_pkts)),
+            Value::Int(s.delivered_bytes as i64),
+        ]);
+        self.values.extend(self.cc_values.iter().map(|v| v.map_or(Value::Missing, Value::Double)));
+        self.flows.values_row(&self.values)
+    }
+
+    /// Keeps every `stride`-th sample of the first flows for the plots.
+    fn plot_point(&mut self, s: &FlowSample) {
         if let Some(seen) = self.flow_seen.get_mut(s.flow) {
-            if *seen % self.stride == 0 {
+            if seen.is_multiple_of(self.stride) {
                 self.plot[s.flow].push(PlotPoint {
                     t: s.time.as_secs_f64(),
                     cwnd: s.cwnd_pkts as f64,
@@ -413,13 +404,51 @@ impl Observer for Recorder {
             *seen += 1;
         }
     }
+}
+
+/// A flow sample's line of flows.csv (without newline), its `cc_*` cells from `cc`.
+fn flow_line(out: &mut Vec<u8>, s: &FlowSample, cc: &[Option<f64>]) {
+    push_secs(out, s.time.as_nanos());
+    out.push(b',');
+    push_u64(out, s.flow as u64);
+    for v in [s.cwnd_pkts, s.ssthresh_pkts] {
+        out.push(b',');
+        push_u64(out, u64::from(v));
+    }
+    out.push(b',');
+    push_millis(out, s.srtt.as_nanos());
+    out.push(b',');
+    push_u64(out, u64::from(s.inflight_pkts));
+    out.push(b',');
+    push_u64(out, s.delivered_bytes);
+    for v in cc {
+        out.push(b',');
+        if let Some(v) = v {
+            push_csv_num(out, *v, 6);
+        }
+    }
+}
+
+impl Observer for Recorder {
+    fn flow_sample(&mut self, s: &FlowSample) {
+        let writing = !matches!(self.flows, SeriesFile::None);
+        if writing && self.error.is_none() {
+            let written = self.flow_row(s);
+            self.note(written);
+        }
+        self.plot_point(s);
+    }
 
     fn queue_sample(&mut self, s: &QueueSample) {
-        self.queue_row(s, Target::Queue);
+        let written = self.queue.sample(s, &mut self.values, self.stride);
+        self.note(written);
     }
 
     fn reverse_queue_sample(&mut self, s: &QueueSample) {
-        self.queue_row(s, Target::ReverseQueue);
+        if let Some(q) = &mut self.reverse_queue {
+            let written = q.sample(s, &mut self.values, self.stride);
+            self.note(written);
+        }
     }
 }
 

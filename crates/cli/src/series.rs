@@ -31,6 +31,8 @@ pub enum SeriesFormat {
 pub const AUTO_PARQUET_ROWS: u64 = 2_000_000;
 /// Rows buffered per Parquet row group (a few megabytes per column).
 const ROWS_PER_GROUP: usize = 1 << 17;
+/// CSV text buffered before it is written to the file.
+const CSV_BUFFER: usize = 1 << 18;
 
 impl SeriesFormat {
     /// The format for a run of `rows` flow samples: `auto` decided.
@@ -62,7 +64,7 @@ pub enum Value {
 
 /// One series file being written.
 pub enum SeriesFile {
-    Csv(BufWriter<File>),
+    Csv(CsvFile),
     Parquet(Box<ParquetSeries>),
     None,
 }
@@ -81,11 +83,12 @@ impl SeriesFile {
         };
         match format {
             SeriesFormat::Csv | SeriesFormat::Auto => {
-                let mut w = BufWriter::new(create(format!("{stem}.csv"))?);
+                let file = create(format!("{stem}.csv"))?;
+                let mut buf = Vec::with_capacity(CSV_BUFFER + 4096);
                 let header: Vec<&str> = columns.iter().map(|(n, _)| n.as_str()).collect();
-                writeln!(w, "{}", header.join(","))
-                    .map_err(|e| format!("cannot write results: {e}"))?;
-                Ok(SeriesFile::Csv(w))
+                buf.extend_from_slice(header.join(",").as_bytes());
+                buf.push(b'\n');
+                Ok(SeriesFile::Csv(CsvFile { file, buf }))
             }
             SeriesFormat::Parquet => {
                 let file = create(format!("{stem}.parquet"))?;
@@ -95,22 +98,21 @@ impl SeriesFile {
         }
     }
 
-    /// Adds a row: `csv_line` (without newline) for CSV, `values` for Parquet. The line is
-    /// made by the caller, which formats numbers as the CSV files always have.
-    pub fn row(&mut self, csv_line: &str, values: &[Value]) -> Result<(), String> {
+    /// Adds a row of CSV text, which `write` appends (without newline) to the file's
+    /// buffer; nothing for other forms, so the caller formats numbers only for CSV.
+    pub fn text_row(&mut self, write: impl FnOnce(&mut Vec<u8>)) -> Result<(), String> {
         match self {
-            SeriesFile::Csv(w) => w
-                .write_all(csv_line.as_bytes())
-                .and_then(|_| w.write_all(b"\n"))
-                .map_err(|e| format!("cannot write results: {e}")),
-            SeriesFile::Parquet(p) => p.row(values),
-            SeriesFile::None => Ok(()),
+            SeriesFile::Csv(f) => f.row(write),
+            _ => Ok(()),
         }
     }
 
-    /// Whether rows are kept as CSV text (the caller formats lines only then).
-    pub fn wants_text(&self) -> bool {
-        matches!(self, SeriesFile::Csv(_))
+    /// Adds a row of typed values (Parquet); nothing for other forms.
+    pub fn values_row(&mut self, values: &[Value]) -> Result<(), String> {
+        match self {
+            SeriesFile::Parquet(p) => p.row(values),
+            _ => Ok(()),
+        }
     }
 
     /// Whether rows are kept as typed values.
@@ -122,7 +124,7 @@ impl SeriesFile {
     /// cannot be read before they are finished.
     pub fn flush_csv(&mut self) -> Result<(), String> {
         match self {
-            SeriesFile::Csv(w) => w.flush().map_err(|e| format!("cannot write results: {e}")),
+            SeriesFile::Csv(f) => f.flush(),
             _ => Err("the time series are not being written as CSV".into()),
         }
     }
@@ -130,10 +132,34 @@ impl SeriesFile {
     /// Writes what is buffered and closes the file.
     pub fn finish(&mut self) -> Result<(), String> {
         match std::mem::replace(self, SeriesFile::None) {
-            SeriesFile::Csv(mut w) => w.flush().map_err(|e| format!("cannot write results: {e}")),
+            SeriesFile::Csv(mut f) => f.flush(),
             SeriesFile::Parquet(p) => p.finish(),
             SeriesFile::None => Ok(()),
         }
+    }
+}
+
+/// A CSV file and the text not yet written to it. Rows are formatted straight into the
+/// buffer, which goes to the file in large writes.
+pub struct CsvFile {
+    file: File,
+    buf: Vec<u8>,
+}
+
+impl CsvFile {
+    fn row(&mut self, write: impl FnOnce(&mut Vec<u8>)) -> Result<(), String> {
+        write(&mut self.buf);
+        self.buf.push(b'\n');
+        if self.buf.len() >= CSV_BUFFER {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), String> {
+        let written = self.file.write_all(&self.buf);
+        self.buf.clear();
+        written.map_err(|e| format!("cannot write results: {e}"))
     }
 }
 
@@ -252,6 +278,30 @@ mod tests {
         assert_eq!(SeriesFormat::None.resolve(u64::MAX), SeriesFormat::None);
     }
 
+    /// More text than the CSV buffer holds, flushed once in the middle (for a reader
+    /// while the run goes on) and at the end: every row arrives whole and in order.
+    #[test]
+    fn csv_rows_arrive_whole_across_buffer_flushes() {
+        let dir = std::env::temp_dir().join(format!("cclab-series-csv-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let columns = [("a".to_string(), Kind::Int), ("b".to_string(), Kind::Int)];
+        let mut f = SeriesFile::create(&dir, "t", SeriesFormat::Csv, &columns).unwrap();
+        let n = CSV_BUFFER / 4;
+        let mut want = String::from("a,b\n");
+        for i in 0..n {
+            f.text_row(|out| out.extend_from_slice(format!("{i},{}", i * 7).as_bytes())).unwrap();
+            want.push_str(&format!("{i},{}\n", i * 7));
+            if i == n / 2 {
+                f.flush_csv().unwrap();
+                let so_far = std::fs::read_to_string(dir.join("t.csv")).unwrap();
+                assert!(want.starts_with(&so_far) && so_far.ends_with('\n'));
+            }
+        }
+        f.finish().unwrap();
+        assert_eq!(std::fs::read_to_string(dir.join("t.csv")).unwrap(), want);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     /// More rows than a row group holds, with an optional column: every value reads back.
     #[test]
     fn parquet_rows_read_back_across_row_groups() {
@@ -266,7 +316,7 @@ mod tests {
         let n = ROWS_PER_GROUP + 10;
         for i in 0..n {
             let x = if i % 3 == 0 { Value::Missing } else { Value::Double(i as f64 / 2.0) };
-            f.row("", &[Value::Double(i as f64 * 0.01), Value::Int(i as i64 % 7), x]).unwrap();
+            f.values_row(&[Value::Double(i as f64 * 0.01), Value::Int(i as i64 % 7), x]).unwrap();
         }
         f.finish().unwrap();
         let reader = SerializedFileReader::new(File::open(dir.join("t.parquet")).unwrap()).unwrap();

@@ -8,17 +8,9 @@
 /// `x` with at most `decimals` decimals, trailing zeros and a trailing point removed;
 /// non-finite values become `null` (JSON); CSV writers turn that into an empty cell.
 pub fn num(x: f64, decimals: usize) -> String {
-    if !x.is_finite() {
-        return "null".to_string();
-    }
-    let s = format!("{x:.decimals$}");
-    let s =
-        if s.contains('.') { s.trim_end_matches('0').trim_end_matches('.').to_string() } else { s };
-    if s == "-0" {
-        "0".to_string()
-    } else {
-        s
-    }
+    let mut s = Vec::new();
+    crate::decimal::push_num(&mut s, x, decimals);
+    crate::decimal::text(s)
 }
 
 /// A JSON value whose objects keep insertion order.

@@ -10,11 +10,13 @@
 //! - size: `B`, `KB`, `MB`, `GB` (decimal SI: 1 KB = 1000 bytes, as iperf and mahimahi use)
 //!
 //! Written out: [`json`], the JSON writer every crate uses, with fixed decimals and key
-//! order so that result files are byte-identical run after run.
+//! order so that result files are byte-identical run after run; [`decimal`], the number
+//! text it and the other result writers append without `format!`.
 
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 
+pub mod decimal;
 pub mod json;
 mod parse;
 pub mod stdout;
