@@ -261,10 +261,16 @@ impl Scoreboard {
     #[inline]
     fn release_spare(&mut self) {
         let cap = self.segs.capacity();
-        let len = self.segs.len();
-        if cap > MIN_RING && len * 4 <= cap {
-            self.segs.shrink_to((len * 2).max(MIN_RING));
+        if cap > MIN_RING && self.segs.len() * 4 <= cap {
+            self.shrink_ring();
         }
+    }
+
+    /// Out of line, so that the per-ACK path stays small.
+    #[cold]
+    #[inline(never)]
+    fn shrink_ring(&mut self) {
+        self.segs.shrink_to((self.segs.len() * 2).max(MIN_RING));
     }
 
     // ----- duplicate ACKs without SACK -----
