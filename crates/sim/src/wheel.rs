@@ -61,6 +61,7 @@ impl<E: Timed> Wheel<E> {
                 self.in_slots -= self.slots[i].len();
                 let ready = &mut self.ready;
                 ready.extend(self.slots[i].drain(..));
+                release_spare(&mut self.slots[i]);
             }
             // Bring far entries into the window as it moves.
             while let Some(f) = self.far.peek() {
@@ -85,6 +86,20 @@ impl<E: Timed> Wheel<E> {
         self.ready.pop()
     }
 }
+
+/// Gives back a drained slot's room beyond `MIN_SLOT` entries. Timers sit a few hundred
+/// slots ahead of the clock (RTO, delayed ACK), so only those slots need room at any
+/// time; a slot keeping its room for the rest of the wheel's turn would make 4096 slots
+/// hold the peak load of each (tens of megabytes with 100,000 flows). Regrowing costs a
+/// few allocations per busy slot. Only capacity changes, never order.
+fn release_spare<E>(slot: &mut Vec<E>) {
+    if slot.capacity() > MIN_SLOT {
+        slot.shrink_to(MIN_SLOT);
+    }
+}
+
+/// Entries a slot keeps room for however few it held.
+const MIN_SLOT: usize = 16;
 
 #[cfg(test)]
 mod tests {

@@ -52,8 +52,9 @@ use link::{ack_wire_bytes, Packet};
 pub use live::LiveClock;
 use net::{Kind, Net};
 
+/// One flow's running state (its name and the rest of its configuration stay in
+/// `Simulation::cfg`, not copied here).
 struct Flow {
-    name: String,
     sender: TcpSender,
     receiver: TcpReceiver,
     /// Which way the data goes (the ACKs go the other way).
@@ -93,7 +94,6 @@ impl Simulation {
             let sender = TcpSender::new(i as u32, alg, f.tcp.clone(), f.bytes);
             let receiver = TcpReceiver::new(i as u32, f.tcp.mss, f.bytes, f.tcp.delayed_ack);
             flows.push(Flow {
-                name: f.name.clone(),
                 sender,
                 receiver,
                 direction: f.direction,
@@ -344,7 +344,7 @@ impl Simulation {
 
     /// Flow `i`'s display name.
     pub fn flow_name(&self, i: usize) -> &str {
-        &self.flows[i].name
+        &self.cfg.flows[i].name
     }
 }
 

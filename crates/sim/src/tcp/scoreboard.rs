@@ -25,6 +25,9 @@ pub(super) const EVER_RETRANS: u8 = 8;
 /// send time).
 pub(super) const APP_LIMITED: u8 = 16;
 
+/// Segment records a scoreboard keeps room for even when little is outstanding.
+const MIN_RING: usize = 8;
+
 /// RFC 6675 DupThresh / Linux's default reordering.
 pub(super) const DUPTHRESH: u32 = 3;
 
@@ -246,7 +249,28 @@ impl Scoreboard {
                 r.0 < r.1
             });
         }
+        self.release_spare();
         acked
+    }
+
+    /// Gives back ring space a past, larger window left behind: once at most a quarter
+    /// of the ring is in use, it shrinks to twice what is outstanding (at least
+    /// `MIN_RING`). With 100,000 flows the rings sized by slow start's peak would
+    /// otherwise hold several times the packets in flight. Only the capacity changes,
+    /// so no result depends on it.
+    #[inline]
+    fn release_spare(&mut self) {
+        let cap = self.segs.capacity();
+        if cap > MIN_RING && self.segs.len() * 4 <= cap {
+            self.shrink_ring();
+        }
+    }
+
+    /// Out of line, so that the per-ACK path stays small.
+    #[cold]
+    #[inline(never)]
+    fn shrink_ring(&mut self) {
+        self.segs.shrink_to((self.segs.len() * 2).max(MIN_RING));
     }
 
     // ----- duplicate ACKs without SACK -----
