@@ -2,7 +2,7 @@
 Ctrl-C stops a long run."""
 
 import os
-import signal
+import subprocess
 import threading
 import time
 
@@ -107,17 +107,23 @@ def test_stepping_releases_the_gil_too():
     assert during > 1_000
 
 
+def ctrl_c_in(seconds: float) -> subprocess.Popen:
+    """SIGINT to this process from another one after `seconds`, as a terminal's Ctrl-C
+    comes: its timing does not depend on any thread of ours getting the GIL."""
+    return subprocess.Popen(["sh", "-c", f"sleep {seconds}; kill -INT {os.getpid()}"])
+
+
 def test_ctrl_c_stops_a_long_run():
     scn = cclab.Scenario.from_toml(LONG.replace('duration = "20s"', 'duration = "600s"'))
-    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
     started = time.monotonic()
-    timer.start()
+    sender = ctrl_c_in(0.3)
     with pytest.raises(KeyboardInterrupt):
         cclab.run(scn)
+    sender.wait()
     assert time.monotonic() - started < 10
     sim = cclab.Simulation(scn)
-    timer = threading.Timer(0.3, lambda: os.kill(os.getpid(), signal.SIGINT))
-    timer.start()
+    sender = ctrl_c_in(0.3)
     with pytest.raises(KeyboardInterrupt):
         sim.run_until("600s")
+    sender.wait()
     assert 0 < sim.now < 600
