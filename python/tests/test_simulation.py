@@ -2,6 +2,7 @@
 Ctrl-C stops a long run."""
 
 import os
+import signal
 import subprocess
 import threading
 import time
@@ -113,7 +114,17 @@ def ctrl_c_in(seconds: float) -> subprocess.Popen:
     return subprocess.Popen(["sh", "-c", f"sleep {seconds}; kill -INT {os.getpid()}"])
 
 
-def test_ctrl_c_stops_a_long_run():
+@pytest.fixture
+def ctrl_c_raises():
+    """Python's own SIGINT handler, whatever this process inherited: a shell starts a
+    background job with SIGINT ignored, and Python then installs no handler, so Ctrl-C
+    would never become KeyboardInterrupt (the suite run as `nohup ... &` failed here)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
+def test_ctrl_c_stops_a_long_run(ctrl_c_raises):
     scn = cclab.Scenario.from_toml(LONG.replace('duration = "20s"', 'duration = "600s"'))
     started = time.monotonic()
     sender = ctrl_c_in(0.3)
