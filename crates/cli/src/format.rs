@@ -22,6 +22,17 @@ pub fn secs(ns: u64) -> String {
 /// A terminal table: columns padded to their widest cell, the first `left` columns
 /// left-aligned and the rest (numbers) right-aligned, a rule under the header row.
 pub fn text_table(rows: &[Vec<String>], left: usize) -> String {
+    layout(rows, left, true)
+}
+
+/// Rows as left-aligned columns, without a rule under the first.
+pub fn text_columns(rows: &[Vec<String>]) -> String {
+    layout(rows, usize::MAX, false)
+}
+
+/// Columns as wide as their widest cell, two spaces apart; the first `left` columns
+/// left-aligned and the rest right-aligned; a rule under the first row if `rule`.
+fn layout(rows: &[Vec<String>], left: usize, rule: bool) -> String {
     let columns = rows.first().map_or(0, Vec::len);
     let widths: Vec<usize> = (0..columns)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
@@ -36,9 +47,9 @@ pub fn text_table(rows: &[Vec<String>], left: usize) -> String {
             .collect();
         out.push_str(cells.join("  ").trim_end());
         out.push('\n');
-        if i == 0 {
-            let rule = widths.iter().sum::<usize>() + 2 * columns.saturating_sub(1);
-            out.push_str(&"-".repeat(rule));
+        if i == 0 && rule {
+            let width = widths.iter().sum::<usize>() + 2 * columns.saturating_sub(1);
+            out.push_str(&"-".repeat(width));
             out.push('\n');
         }
     }

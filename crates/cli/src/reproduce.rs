@@ -14,7 +14,7 @@ use crate::reproduce_spec::{self, Agg, Bound, Expected, Figure, Paper, Rule, Ser
 use crate::reproduce_testbed::{self as testbed, Outcome};
 use crate::sweep_html::{chart, mean_ci95, x_positions, Line};
 use crate::sweep_table::{Cell, Table};
-use cclab_scenario::sweep::Plan;
+use cclab_scenario::sweep::{Plan, Run};
 use cclab_scenario::Loaded;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -54,7 +54,8 @@ struct Item {
     page: String,
     setup: String,
     scenario: String,
-    select: String,
+    /// The sweep point's selection (field, value), the x value included.
+    select: Vec<(String, String)>,
     x: Option<String>,
     paper: Option<f64>,
     paper_text: Option<String>,
@@ -64,8 +65,6 @@ struct Item {
     verdict: &'static str,
     rule: String,
     why: Option<String>,
-    /// The selection as pairs (for the testbed's reasons).
-    select_pairs: Vec<(String, String)>,
     testbed: Option<f64>,
     testbed_verdict: Option<&'static str>,
     testbed_skipped: Option<String>,
@@ -183,6 +182,12 @@ fn run_testbed(sweeps: &Sweeps, out: &Path) -> Result<BTreeMap<String, Outcome>,
     Ok(ran.into_iter().map(|(k, _)| k.clone()).zip(outcomes).collect())
 }
 
+/// Whether `run` is at a sweep point with every (field, value) of `select`.
+pub(crate) fn selects(plan: &Plan, run: &Run, select: &[(String, String)]) -> bool {
+    let values = plan.values_of(run);
+    select.iter().all(|(k, v)| values.iter().any(|(f, l)| f == k && l == v))
+}
+
 /// A scenario file's stem: its sweep's folder name.
 fn stem_of(scenario: &str) -> String {
     Path::new(scenario).file_stem().and_then(|s| s.to_str()).unwrap_or("sweep").to_string()
@@ -211,7 +216,7 @@ fn add_testbed(
                         i.testbed = Some(v);
                         i.testbed_verdict = Some(t.verdict);
                     }
-                    None => i.testbed_skipped = Some(testbed::reason(plan, o, &i.select_pairs)),
+                    None => i.testbed_skipped = Some(testbed::reason(plan, o, &i.select)),
                 }
             }
         }
@@ -220,7 +225,7 @@ fn add_testbed(
                 let why = if o.missing.is_empty() {
                     msg.clone()
                 } else {
-                    testbed::reason(plan, o, &i.select_pairs)
+                    testbed::reason(plan, o, &i.select)
                 };
                 i.testbed_skipped = Some(why);
             }
@@ -294,7 +299,7 @@ fn not_run(e: &Expected, f: &Figure, msg: &str) -> Vec<Item> {
         page: f.page.clone(),
         setup: f.setup.clone(),
         scenario: f.scenario.clone(),
-        select: String::new(),
+        select: Vec::new(),
         x: None,
         paper: None,
         paper_text: None,
@@ -304,7 +309,6 @@ fn not_run(e: &Expected, f: &Figure, msg: &str) -> Vec<Item> {
         verdict: "not run",
         rule: String::new(),
         why: Some(msg.to_string()),
-        select_pairs: Vec::new(),
         testbed: None,
         testbed_verdict: None,
         testbed_skipped: None,
@@ -364,15 +368,10 @@ fn figure_items(e: &Expected, f: &Figure, plan: &Plan, table: &Table) -> Result<
                 page: f.page.clone(),
                 setup: f.setup.clone(),
                 scenario: f.scenario.clone(),
-                select_pairs: select.clone(),
+                select,
                 testbed: None,
                 testbed_verdict: None,
                 testbed_skipped: None,
-                select: select
-                    .iter()
-                    .map(|(k, v)| format!("{k} = {v}"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
                 x,
                 paper,
                 paper_text: match &s.paper {
@@ -410,10 +409,7 @@ fn samples(
     let col = table.columns.iter().position(|c| *c == spec.column).ok_or_else(|| {
         format!("figure {}: no column {:?} in {}'s sweep.csv", f.id, spec.column, f.scenario)
     })?;
-    let runs = plan.runs.iter().filter(|r| {
-        let values = plan.values_of(r);
-        select.iter().all(|(k, v)| values.iter().any(|(f, l)| f == k && l == v))
-    });
+    let runs = plan.runs.iter().filter(|r| selects(plan, r, select));
     let name_col = table.columns.iter().position(|c| c == "flow.name");
     let group_col = table.columns.iter().position(|c| c == "flow.group");
     let mut out = Vec::new();
@@ -592,6 +588,11 @@ fn opt_num(x: Option<f64>, d: usize) -> Json {
     Json::f(x.unwrap_or(f64::NAN), d)
 }
 
+/// A selection as `field = value, ...`.
+fn where_text(select: &[(String, String)]) -> String {
+    select.iter().map(|(k, v)| format!("{k} = {v}")).collect::<Vec<_>>().join(", ")
+}
+
 fn opt_str(x: &Option<String>) -> Json {
     x.as_deref().map_or(Json::Num("null".into()), Json::s)
 }
@@ -608,7 +609,7 @@ fn report_json(items: &[Item], quick: bool, testbed: bool, wall_s: f64) -> Json 
                 ("page", Json::s(&i.page)),
                 ("setup", Json::s(&i.setup)),
                 ("scenario", Json::s(&i.scenario)),
-                ("where", Json::s(&i.select)),
+                ("where", Json::s(&where_text(&i.select))),
                 ("x", opt_str(&i.x)),
                 ("paper", opt_num(i.paper, 6)),
                 ("paper_claim", opt_str(&i.paper_text)),
@@ -672,16 +673,7 @@ fn summary_table(items: &[Item], testbed: bool) -> String {
         }
         rows.push(row);
     }
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
-        .collect();
-    let mut out = String::new();
-    for r in &rows {
-        let cells: Vec<String> = r.iter().zip(&widths).map(|(v, w)| format!("{v:<w$}")).collect();
-        out.push_str(cells.join("  ").trim_end());
-        out.push('\n');
-    }
-    out
+    crate::format::text_columns(&rows)
 }
 
 /// An item's testbed value and verdict, or "-" and why it has none (shortened; the JSON
@@ -727,11 +719,8 @@ fn figure_html(
     }
     for s in &f.series {
         for plot in &f.plots {
-            let run = plan.runs.iter().find(|r| {
-                let values = plan.values_of(r);
-                s.select.iter().all(|(k, v)| values.iter().any(|(f, l)| f == k && l == v))
-            });
-            let stem = Path::new(&f.scenario).file_stem().and_then(|x| x.to_str()).unwrap_or("");
+            let run = plan.runs.iter().find(|r| selects(plan, r, &s.select));
+            let stem = stem_of(&f.scenario);
             if let Some(run) = run {
                 let path = out.join(stem).join("points").join(run.index.to_string()).join(plot);
                 if let Ok(svg) = std::fs::read_to_string(&path) {

@@ -137,11 +137,8 @@ fn outcome(
 /// Why an item selecting `select` in `plan` has no testbed value: the reason of the first
 /// needed run it selects that has none, else of any run of the scenario.
 pub fn reason(plan: &Plan, o: &Outcome, select: &[(String, String)]) -> String {
-    let selected = |r: &Run| {
-        let values = plan.values_of(r);
-        select.iter().all(|(k, v)| values.iter().any(|(f, l)| f == k && l == v))
-    };
-    let mine = o.missing.iter().find(|(k, _)| selected(&plan.runs[**k]));
+    let mine =
+        o.missing.iter().find(|(k, _)| crate::reproduce::selects(plan, &plan.runs[**k], select));
     mine.or_else(|| o.missing.iter().next())
         .map(|(_, why)| why.clone())
         .unwrap_or_else(|| "no testbed run gave this value".to_string())

@@ -124,6 +124,7 @@ fn one_cubic_flow_leaves_slow_start_at_the_simulated_cwnd() {
     )
     .unwrap();
     let s = scenario(&report, "one-cubic");
+    assert_eq!(s["kernel_hystart"].as_array().unwrap().len(), 2, "{s}");
     for run in s["kernel_hystart"].as_array().unwrap() {
         assert_eq!(run["train_detect"], 1, "the kernel's exit is the ACK train: {s}");
     }

@@ -316,17 +316,6 @@ name = "utilisation"
 paper = 0.9
 "#;
 
-/// The namespaces cclab made for process `pid` that are still there.
-fn namespaces_of(pid: u32) -> Vec<String> {
-    let prefix = format!("cclab-{pid}-");
-    std::fs::read_dir("/run/netns")
-        .map(|rd| rd.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect::<Vec<_>>())
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|n| n.starts_with(&prefix))
-        .collect()
-}
-
 /// `reproduce --testbed --quick` on a hand-made seed: both points of a one-flow sweep run
 /// once on kernel CUBIC (3 s each); every item gets a plausible testbed value and a
 /// verdict by its rule; the Tahoe item is skipped with the testbed's reason; the runs are

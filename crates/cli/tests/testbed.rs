@@ -73,17 +73,6 @@ fn one_flow(secs: u32) -> String {
     )
 }
 
-/// The namespaces of the run with process id `pid` (`cclab-<pid>-<n>-<side>`), in name order.
-fn namespaces_of(pid: u32) -> Vec<String> {
-    let prefix = format!("cclab-{pid}-");
-    let mut v: Vec<String> = std::fs::read_dir("/run/netns")
-        .map(|rd| rd.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect())
-        .unwrap_or_default();
-    v.retain(|n| n.starts_with(&prefix));
-    v.sort();
-    v
-}
-
 fn wait_for_namespaces(pid: u32) -> Vec<String> {
     let deadline = Instant::now() + Duration::from_secs(10);
     while namespaces_of(pid).len() < 2 && Instant::now() < deadline {

@@ -17,12 +17,13 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 /// use the ACK-train threshold meant for paced flows (`hystart_update`,
 /// net/ipv4/tcp_cubic.c): a different sender from the unpaced one the simulator models.
 pub fn connect_with_congestion(addr: SocketAddrV4, cc: &str) -> std::io::Result<TcpStream> {
-    // SAFETY: socket(2) has no preconditions; a non-negative result is a new descriptor
-    // that nothing else owns, so OwnedFd may close it.
+    // SAFETY: socket(2) has no preconditions.
     let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
     if fd < 0 {
         return Err(std::io::Error::last_os_error());
     }
+    // SAFETY: a non-negative result of socket(2) is a new descriptor that nothing else
+    // owns, so OwnedFd may close it.
     let socket = unsafe { OwnedFd::from_raw_fd(fd) };
     set_congestion(socket.as_raw_fd(), cc)
         .map_err(|e| std::io::Error::new(e.kind(), format!("TCP_CONGESTION {cc}: {e}")))?;

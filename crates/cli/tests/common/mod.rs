@@ -41,6 +41,18 @@ pub fn testbed_unavailable() -> Option<String> {
     None
 }
 
+/// The network namespaces of the cclab process `pid` that are still there
+/// (`cclab-<pid>-<n>-<side>`), in name order.
+pub fn namespaces_of(pid: u32) -> Vec<String> {
+    let prefix = format!("cclab-{pid}-");
+    let mut v: Vec<String> = std::fs::read_dir("/run/netns")
+        .map(|rd| rd.filter_map(|e| e.ok()?.file_name().into_string().ok()).collect())
+        .unwrap_or_default();
+    v.retain(|n| n.starts_with(&prefix));
+    v.sort();
+    v
+}
+
 pub fn cclab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_cclab"))
 }
