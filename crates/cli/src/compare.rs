@@ -1,9 +1,9 @@
 //! `cclab compare DIR_A DIR_B`: two results folders (from `cclab run` or `cclab testbed
 //! run`) side by side. Reads each folder's summary.json and flows.csv, prints every
-//! flow's goodput, retransmits and RTT percentiles and the link's utilisation, drops,
-//! mean queue and Jain's index with B - A and (B - A) / A, and writes compare.json,
-//! overlay plots of cwnd and throughput (A solid, B dashed, one colour per flow) and
-//! compare.html into the output folder.
+//! flow's goodput, retransmits, packets dropped and RTT percentiles and the link's
+//! utilisation, drops, mean queue and Jain's index with B - A and (B - A) / A, and writes
+//! compare.json, overlay plots of cwnd and throughput (A solid, B dashed, one colour per
+//! flow) and compare.html into the output folder.
 //!
 //! Flows are matched by id; folders whose flow sets differ are refused with the
 //! difference named, since a per-flow comparison of different flow sets means nothing.
@@ -37,6 +37,9 @@ pub(crate) struct FlowSummary {
     pub cc: String,
     pub goodput_bps: f64,
     pub retransmits: f64,
+    /// The flow's segments lost at the bottleneck; unknown (NaN) in folders written
+    /// before summary.json had it.
+    pub drops: f64,
     pub rtt_p50_ms: f64,
     pub rtt_p95_ms: f64,
     pub rtt_p99_ms: f64,
@@ -93,6 +96,16 @@ const FLOW_METRICS: &[(Metric, FlowValue)] = &[
             table_decimals: 0,
         },
         |f| f.retransmits,
+    ),
+    (
+        Metric {
+            key: "drops",
+            label: "packets dropped",
+            json_decimals: 0,
+            table_scale: 1.0,
+            table_decimals: 0,
+        },
+        |f| f.drops,
     ),
     (
         Metric {
@@ -291,6 +304,7 @@ pub(crate) fn load_summary(dir: &Path) -> Result<Run, String> {
             cc: text_of(f, "cc", &at("cc"))?,
             goodput_bps: num_at("goodput_bps")?,
             retransmits: num_at("retransmits")?,
+            drops: if f.get("drops").is_some() { num_at("drops")? } else { f64::NAN },
             rtt_p50_ms: num_at("rtt_ms.p50")?,
             rtt_p95_ms: num_at("rtt_ms.p95")?,
             rtt_p99_ms: num_at("rtt_ms.p99")?,

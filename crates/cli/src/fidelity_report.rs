@@ -6,7 +6,8 @@
 //! Figures per flow: goodput, RTT p50 and p95 (summary.json); the slow-start exit (the
 //! first sample whose ssthresh is finite: the largest cwnd up to it, and its time after
 //! the flow's start); loss events (samples whose ssthresh changed to below the previous
-//! sample's cwnd: a reduction, not HyStart's exit) and retransmits. Samples are the
+//! sample's cwnd: a reduction, not HyStart's exit), retransmits and the flow's packets the
+//! bottleneck dropped (summary.json's per-flow `drops`). Samples are the
 //! runs' `sample_interval` apart (10 ms unless the scenario says otherwise), on both sides.
 //!
 //! Verdicts (issue 10's targets): a flow's goodput agrees when the simulated value is
@@ -41,6 +42,7 @@ struct FlowFigures {
     ss_exit_s: f64,
     loss_events: f64,
     retransmits: f64,
+    drops: f64,
 }
 
 /// Reads one figure of a flow.
@@ -55,6 +57,7 @@ const FIGURES: &[(&str, &str, usize, Get)] = &[
     ("ss_exit_s", "slow-start exit s", 3, |f| f.ss_exit_s),
     ("loss_events", "loss events", 0, |f| f.loss_events),
     ("retransmits", "retransmits", 0, |f| f.retransmits),
+    ("drops", "drops at the bottleneck", 0, |f| f.drops),
 ];
 
 /// One run (simulated or real) of a scenario.
@@ -125,6 +128,7 @@ fn figures(run: &Run, starts: &[f64]) -> Result<RunFigures, String> {
                 ss_exit_s,
                 loss_events: loss_events(&series, i) as f64,
                 retransmits: f.retransmits,
+                drops: f.drops,
             }
         })
         .collect();

@@ -12,6 +12,7 @@ use std::path::Path;
 const FLOW_METRICS: &[(&str, &str, i32)] = &[
     ("goodput_bps", "/goodput_bps", 0),
     ("retransmits", "/retransmits", 0),
+    ("drops", "/drops", 0),
     ("rtt_p50_ms", "/rtt_ms/p50", 3),
     ("rtt_p95_ms", "/rtt_ms/p95", 3),
     ("rtt_p99_ms", "/rtt_ms/p99", 3),
@@ -140,6 +141,14 @@ fn differences_are_b_minus_a_in_the_table_and_in_compare_json() {
             i,
             f(&sa, &format!("/flows/{i}/retransmits")),
             f(&sb, &format!("/flows/{i}/retransmits")),
+            0,
+        );
+        row_shows(
+            &out,
+            "packets dropped",
+            i,
+            f(&sa, &format!("/flows/{i}/drops")),
+            f(&sb, &format!("/flows/{i}/drops")),
             0,
         );
         row_shows(

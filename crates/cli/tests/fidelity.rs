@@ -8,7 +8,7 @@ use common::*;
 use serde_json::Value;
 
 /// Every figure fidelity.json reports per flow.
-const FIGURES: [&str; 7] = [
+const FIGURES: [&str; 8] = [
     "goodput_bps",
     "rtt_p50_ms",
     "rtt_p95_ms",
@@ -16,6 +16,7 @@ const FIGURES: [&str; 7] = [
     "ss_exit_s",
     "loss_events",
     "retransmits",
+    "drops",
 ];
 
 fn scenario<'a>(report: &'a Value, name: &str) -> &'a Value {

@@ -12,7 +12,7 @@
 //! Memory: packets live in a per-direction pool of fixed 2 KiB slots that grows in
 //! chunks and is reused; the queues hold slot indices. Nothing is allocated per packet.
 
-use crate::model::{flow_key, ipv4_source, Delays, EmuLink, Link, Pkt, Refusal};
+use crate::model::{flow_key, ipv4_destination, ipv4_source, Delays, EmuLink, Link, Pkt, Refusal};
 use crate::stats::DirectionStats;
 use crate::{DirectionConfig, EmuError};
 use cclab_units::{Duration, Time};
@@ -556,6 +556,7 @@ impl Forwarder {
             dir.stats.arrived_packets += 1;
             dir.stats.arrived_bytes += n as u64;
             let head = &buf[..n as usize];
+            let destination = ipv4_destination(head);
             let pkt = Pkt {
                 slot,
                 len: n as u32,
@@ -568,6 +569,7 @@ impl Forwarder {
                     Refusal::QueueDrop => dir.stats.queue_drops += 1,
                     Refusal::RandomLoss => dir.stats.random_losses += 1,
                 }
+                dir.stats.count_drop(destination);
                 dir.pool.release(pkt.slot);
             }
         }

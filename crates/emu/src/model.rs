@@ -57,6 +57,14 @@ pub fn flow_key(ip: &[u8]) -> u64 {
     k.wrapping_mul(0x9E37_79B9_7F4A_7C15)
 }
 
+/// The IPv4 destination address of a packet (0 if it is not IPv4).
+pub fn ipv4_destination(ip: &[u8]) -> u32 {
+    if ip.len() < 20 || ip[0] >> 4 != 4 {
+        return 0;
+    }
+    u32::from_be_bytes([ip[16], ip[17], ip[18], ip[19]])
+}
+
 /// Opportunities of a looping trace at times in `[from, to]` (what a link kept busy over
 /// that interval can deliver, in 1500-byte packets).
 pub fn trace_opportunities(trace: &cclab_sim::Trace, from: Time, to: Time) -> u64 {
@@ -447,5 +455,7 @@ mod tests {
         assert_eq!(flow_key(&a), flow_key(&a.clone()));
         assert_eq!(flow_key(&[0x60; 40]), 0); // not IPv4
         assert_eq!(ipv4_source(&a), u32::from(std::net::Ipv4Addr::new(198, 18, 0, 1)));
+        assert_eq!(ipv4_destination(&a), u32::from(std::net::Ipv4Addr::new(198, 18, 0, 2)));
+        assert_eq!(ipv4_destination(&[0x60; 40]), 0);
     }
 }

@@ -95,8 +95,28 @@ pub struct DirectionStats {
     pub random_losses: u64,
     /// Writes the kernel refused on the receiving side.
     pub write_errors: u64,
+    /// Packets lost (queue drops and random losses) by IPv4 destination address, in order
+    /// of each address's first loss. The testbed gives each flow its own receiver
+    /// address, so on its uplink this is each flow's lost data.
+    pub drops_by_destination: Vec<(u32, u64)>,
     /// Lateness of each delivery against its scheduled release (departure + delay).
     pub lateness: Lateness,
+}
+
+impl DirectionStats {
+    /// Counts a packet to `destination` (IPv4, 0 for other packets) as lost. Only a run's
+    /// first loss to each address allocates.
+    pub fn count_drop(&mut self, destination: u32) {
+        match self.drops_by_destination.iter_mut().find(|(a, _)| *a == destination) {
+            Some((_, n)) => *n += 1,
+            None => self.drops_by_destination.push((destination, 1)),
+        }
+    }
+
+    /// Packets to `destination` lost so far.
+    pub fn drops_to(&self, destination: u32) -> u64 {
+        self.drops_by_destination.iter().find(|(a, _)| *a == destination).map_or(0, |(_, n)| *n)
+    }
 }
 
 #[cfg(test)]
@@ -119,5 +139,15 @@ mod tests {
         g.record(Duration::from_micros(3));
         g.merge(&h);
         assert_eq!(g.count(), 102);
+    }
+
+    #[test]
+    fn drops_are_counted_by_destination() {
+        let mut s = DirectionStats::default();
+        for dst in [7, 9, 7, 7, 0] {
+            s.count_drop(dst);
+        }
+        assert_eq!((s.drops_to(7), s.drops_to(9), s.drops_to(0), s.drops_to(8)), (3, 1, 1, 0));
+        assert_eq!(s.drops_by_destination, vec![(7, 3), (9, 1), (0, 1)]);
     }
 }

@@ -13,7 +13,8 @@
 //!
 //! Measured, not modelled: cwnd, ssthresh, srtt, inflight and retransmits come from
 //! `TCP_INFO` every sample interval (not per ACK); RTT percentiles are over those srtt
-//! samples; delivered bytes are counted by the receiving application.
+//! samples; delivered bytes are counted by the receiving application. Each flow's drops
+//! are the uplink's losses of packets to its receiver address (its data and SYNs).
 //!
 //! A flow can instead use cclab's own TCP and algorithm over UDP ([`Transport::Udp`],
 //! the [`crate::udp`] drivers), for algorithms the kernel lacks; it is sampled from the
@@ -695,6 +696,7 @@ impl Sampler {
                     ),
                 };
                 let delivered = self.received[i];
+                let drops = stats[crate::UPLINK].drops_to(u32::from(flow_addr(i)));
                 FlowReport {
                     flow: i,
                     delivered_bytes: delivered,
@@ -706,6 +708,7 @@ impl Sampler {
                     ),
                     retransmits,
                     timeouts,
+                    drops,
                     rtt: RttSummary::of(&self.srtt_us[i]),
                     completed_at: completed,
                 }

@@ -128,6 +128,9 @@ pub struct FlowReport {
     pub retransmits: u64,
     /// Retransmission timer expiries, the SYN's included.
     pub timeouts: u64,
+    /// The flow's segments (data and SYNs) lost at its bottleneck: queue drops (overflow
+    /// and AQM) and random loss. Its ACKs lost on the way back are not counted.
+    pub drops: u64,
     /// RTT samples (each ACK with a valid sample), as percentiles.
     pub rtt: RttSummary,
     /// For finite transfers, when the last byte was acknowledged.

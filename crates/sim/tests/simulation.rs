@@ -404,3 +404,40 @@ fn samples_cover_active_flows_with_algorithm_internals_and_the_queue() {
     let last = rec.flows.iter().rfind(|s| s.flow == 0).unwrap();
     assert!(last.cwnd_pkts >= 2 && last.srtt >= ms(40) && last.delivered_bytes > 1_000_000);
 }
+
+#[test]
+fn every_lost_segment_is_charged_to_its_flow() {
+    // Random loss and each discipline's own drops (overflow, early drops on arrival,
+    // drops inside dequeue, FQ-CoDel's fattest flow), with cross traffic whose losses
+    // are nobody's.
+    let codel = CodelConfig { target: ms(5), interval: ms(100) };
+    for qdisc in [
+        Qdisc::DropTail,
+        Qdisc::Red(RedConfig::default()),
+        Qdisc::Pie(PieConfig::default()),
+        Qdisc::Codel(codel.clone()),
+        Qdisc::FqCodel(codel),
+    ] {
+        let name = qdisc.name();
+        let flows = vec![flow("reno", ms(20)), flow("cubic", ms(80))];
+        let mut cfg = dumbbell(Rate::from_mbps(20), ms(5), 40, 6, flows);
+        cfg.bottleneck.qdisc = qdisc;
+        cfg.bottleneck.loss = LossModel::Bernoulli { p: 0.002 };
+        let alone = run(cfg.clone());
+        let charged: u64 = alone.flows.iter().map(|f| f.drops).sum();
+        assert_eq!(charged, alone.link.queue_drops + alone.link.random_losses, "{name}");
+        assert!(alone.flows.iter().all(|f| f.drops > 0), "{name}: {:?}", alone.flows);
+        cfg.cross.push(CrossConfig {
+            kind: CrossKind::Cbr,
+            rate: Rate::from_mbps(4),
+            packet_bytes: 1500,
+            start: Time::ZERO,
+            stop: None,
+            direction: Direction::Forward,
+        });
+        let crossed = run(cfg);
+        let charged: u64 = crossed.flows.iter().map(|f| f.drops).sum();
+        let lost = crossed.link.queue_drops + crossed.link.random_losses;
+        assert!(charged > 0 && charged < lost, "{name}: flows {charged} of {lost}");
+    }
+}

@@ -47,6 +47,18 @@ pub(super) fn ack_wire_bytes(header_bytes: u32, ack: &Ack) -> u32 {
     }
 }
 
+/// Counts a lost packet against its flow in `flow_drops` when it is a TCP flow's segment
+/// (data or SYN): an ACK lost on the way back is not a loss of the flow's data, and cross
+/// traffic (ids above the flows') has no report.
+#[inline]
+fn charge_drop(flow_drops: &mut [u64], pkt: &Packet) {
+    if let Packet::Data(seg) = pkt {
+        if let Some(n) = flow_drops.get_mut(seg.flow as usize) {
+            *n += 1;
+        }
+    }
+}
+
 /// The queue, the link and the counters of one direction.
 pub(super) struct Bottleneck {
     pub(super) queue: Queue<Packet>,
@@ -59,6 +71,8 @@ pub(super) struct Bottleneck {
     pub(super) delivered_packets: u64,
     pub(super) delivered_bytes: u64,
     pub(super) random_losses: u64,
+    /// Data segments of each TCP flow lost here (queue drops and random loss), by flow id.
+    pub(super) flow_drops: Vec<u64>,
     /// Integral of queue length (packets) over time, packet-nanoseconds.
     queue_area: u128,
     queue_area_since: Time,
@@ -73,6 +87,8 @@ pub(super) struct BottleneckSpec<'a> {
     pub loss: LossModel,
     pub queue_rng: Rng,
     pub loss_rng: Rng,
+    /// TCP flows in the run (ids below this are theirs; cross traffic's are above).
+    pub flows: usize,
 }
 
 impl Bottleneck {
@@ -93,6 +109,7 @@ impl Bottleneck {
             delivered_packets: 0,
             delivered_bytes: 0,
             random_losses: 0,
+            flow_drops: vec![0; spec.flows],
             queue_area: 0,
             queue_area_since: Time::ZERO,
         }
@@ -117,12 +134,15 @@ impl Bottleneck {
     pub(super) fn offer(&mut self, now: Time, pkt: Packet) -> Option<Time> {
         if self.loss.drop_packet(&mut self.loss_rng) {
             self.random_losses += 1;
+            self.count_drop(&pkt);
             return None;
         }
         self.account_queue(now);
-        if self.queue.enqueue(now, pkt, &mut self.queue_rng).is_err() {
+        if let Err(refused) = self.queue.enqueue(now, pkt, &mut self.queue_rng) {
+            self.count_drop(&refused);
             return None;
         }
+        self.count_discarded();
         if self.in_service.is_none() {
             self.start_service(now)
         } else {
@@ -134,10 +154,27 @@ impl Bottleneck {
     #[inline]
     pub(super) fn start_service(&mut self, now: Time) -> Option<Time> {
         self.account_queue(now);
-        let p = self.queue.dequeue(now)?;
+        let p = self.queue.dequeue(now);
+        self.count_discarded();
+        let p = p?;
         let done = self.link.transmit(now, p.size_bytes() as u64);
         self.in_service = Some(p);
         Some(done)
+    }
+
+    /// Charges a lost packet to its flow (see [`charge_drop`]).
+    #[inline]
+    fn count_drop(&mut self, pkt: &Packet) {
+        charge_drop(&mut self.flow_drops, pkt);
+    }
+
+    /// Charges what the queue dropped from inside itself in its last call (AQM drops at
+    /// dequeue, FQ-CoDel's overflow) to their flows.
+    #[inline]
+    fn count_discarded(&mut self) {
+        for p in self.queue.discarded() {
+            charge_drop(&mut self.flow_drops, p);
+        }
     }
 
     /// The link finished sending its packet: counts it and hands it on.

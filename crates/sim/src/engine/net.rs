@@ -128,6 +128,7 @@ impl Net {
             loss: b.loss.clone(),
             queue_rng: Rng::stream(cfg.seed, stream::QUEUE, 0),
             loss_rng: Rng::stream(cfg.seed, stream::LOSS, 0),
+            flows: cfg.flows.len(),
         });
         // The same buffer and discipline the other way; no random loss (see LinkConfig).
         let rev = cfg.has_reverse_link().then(|| {
@@ -138,6 +139,7 @@ impl Net {
                 loss: LossModel::None,
                 queue_rng: Rng::stream(cfg.seed, stream::QUEUE, 1),
                 loss_rng: Rng::stream(cfg.seed, stream::LOSS, 1),
+                flows: cfg.flows.len(),
             })
         });
         Net {

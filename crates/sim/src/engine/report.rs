@@ -44,6 +44,8 @@ impl Simulation {
                     ),
                     retransmits: st.retransmits,
                     timeouts: st.timeouts,
+                    drops: net.fwd.flow_drops[i]
+                        + net.rev.as_ref().map_or(0, |rev| rev.flow_drops[i]),
                     rtt: RttSummary::of(&st.rtt_us),
                     completed_at: st.completed_at,
                 }

@@ -100,7 +100,7 @@ impl Codel {
         q: &mut VecDeque<Entry<P>>,
         bytes: &mut u64,
         now: Time,
-        dropped: &mut u64,
+        dropped: &mut Vec<P>,
     ) -> Option<Entry<P>> {
         let (mut e, mut ok) = self.pop(q, bytes, now);
         if self.dropping {
@@ -108,7 +108,7 @@ impl Codel {
                 self.dropping = false;
             }
             while self.dropping && now >= self.drop_next && e.is_some() {
-                *dropped += 1;
+                dropped.extend(e.take().map(|d| d.pkt));
                 self.count += 1;
                 (e, ok) = self.pop(q, bytes, now);
                 if !ok {
@@ -118,7 +118,7 @@ impl Codel {
                 }
             }
         } else if ok && e.is_some() {
-            *dropped += 1;
+            dropped.extend(e.take().map(|d| d.pkt));
             (e, _) = self.pop(q, bytes, now);
             self.dropping = true;
             let delta = self.count.saturating_sub(self.last_count);

@@ -52,7 +52,8 @@ impl<P: QueuedPacket> FqState<P> {
         }
     }
 
-    pub(super) fn drop_fattest(&mut self) -> Option<u64> {
+    /// Drops the head of the fattest bucket's queue and hands it back.
+    pub(super) fn drop_fattest(&mut self) -> Option<P> {
         let (i, _) = self
             .buckets
             .iter()
@@ -60,17 +61,11 @@ impl<P: QueuedPacket> FqState<P> {
             .max_by_key(|(i, b)| (b.bytes, std::cmp::Reverse(*i)))?;
         let b = &mut self.buckets[i];
         let e = b.q.pop_front()?;
-        let sz = e.pkt.size_bytes() as u64;
-        b.bytes -= sz;
-        Some(sz)
+        b.bytes -= e.pkt.size_bytes() as u64;
+        Some(e.pkt)
     }
 
-    pub(super) fn dequeue(
-        &mut self,
-        now: Time,
-        dropped: &mut u64,
-        dropped_bytes: &mut u64,
-    ) -> Option<Entry<P>> {
+    pub(super) fn dequeue(&mut self, now: Time, dropped: &mut Vec<P>) -> Option<Entry<P>> {
         loop {
             let (i, from_new) = match self.new_flows.front() {
                 Some(&i) => (i, true),
@@ -87,12 +82,7 @@ impl<P: QueuedPacket> FqState<P> {
                 self.old_flows.push_back(i);
                 continue;
             }
-            let before = b.bytes;
-            let mut d = 0;
-            let e = b.codel.dequeue(&mut b.q, &mut b.bytes, now, &mut d);
-            *dropped += d;
-            *dropped_bytes +=
-                before - b.bytes - e.as_ref().map_or(0, |e| e.pkt.size_bytes() as u64);
+            let e = b.codel.dequeue(&mut b.q, &mut b.bytes, now, dropped);
             match e {
                 Some(e) => {
                     b.deficit -= e.pkt.size_bytes() as i64;

@@ -4,10 +4,12 @@
 //!
 //! [`Queue`] is generic over the packet type ([`QueuedPacket`]: a size and a flow key),
 //! takes `now` and an RNG on every call, and never touches the event loop, so the
-//! wall-clock emulator (crates/emu) runs the same code on real packets. AQM drops made at
-//! dequeue (CoDel, FQ-CoDel) are counted in [`Queue::drops`] and the packet is discarded
-//! (which is why the emulator, whose packets hold pool buffers, refuses those:
-//! [`Qdisc::drops_at_dequeue`]).
+//! wall-clock emulator (crates/emu) runs the same code on real packets. A packet refused
+//! on arrival is handed back by [`Queue::enqueue`]; one dropped from inside the queue
+//! (CoDel and FQ-CoDel at dequeue, FQ-CoDel's fattest flow on overflow) is counted in
+//! [`Queue::drops`] and kept in [`Queue::discarded`] until the next call, so a caller can
+//! say whose it was (the emulator, whose packets hold pool buffers, still refuses the
+//! disciplines that drop at dequeue: [`Qdisc::drops_at_dequeue`]).
 //!
 //! [`Qdisc`] is the configuration: the disciplines by name ([`Qdisc::named`], with their
 //! defaults), their parameters ([`params`]) and their rules ([`Qdisc::check`]), which
@@ -177,6 +179,8 @@ pub struct Queue<P> {
     packets: u64,
     bytes: u64,
     drops: u64,
+    /// Packets the last `enqueue` or `dequeue` dropped from inside the queue.
+    discarded: Vec<P>,
 }
 
 #[derive(Clone, Debug)]
@@ -203,7 +207,16 @@ impl<P: QueuedPacket> Queue<P> {
                 Kind::FqCodel
             }
         };
-        Queue { limit, kind, fifo: VecDeque::new(), fq, packets: 0, bytes: 0, drops: 0 }
+        Queue {
+            limit,
+            kind,
+            fifo: VecDeque::new(),
+            fq,
+            packets: 0,
+            bytes: 0,
+            drops: 0,
+            discarded: Vec::new(),
+        }
     }
 
     pub fn len_packets(&self) -> u64 {
@@ -215,6 +228,11 @@ impl<P: QueuedPacket> Queue<P> {
     /// Packets dropped so far (overflow and AQM).
     pub fn drops(&self) -> u64 {
         self.drops
+    }
+    /// The packets the last [`enqueue`](Self::enqueue) or [`dequeue`](Self::dequeue)
+    /// dropped from inside the queue (not the one `enqueue` refused, which it hands back).
+    pub fn discarded(&self) -> &[P] {
+        &self.discarded
     }
     pub fn is_empty(&self) -> bool {
         self.packets == 0
@@ -230,6 +248,7 @@ impl<P: QueuedPacket> Queue<P> {
     /// Offers a packet; `Err` gives it back when it is dropped.
     pub fn enqueue(&mut self, now: Time, pkt: P, rng: &mut Rng) -> Result<(), P> {
         let size = pkt.size_bytes() as u64;
+        self.discarded.clear();
         if let Kind::FqCodel = self.kind {
             self.fq.as_mut().expect("fq state").push(pkt, now);
             self.packets += 1;
@@ -240,10 +259,11 @@ impl<P: QueuedPacket> Queue<P> {
             };
             if over {
                 // RFC 8290 4.1.3: drop from the head of the fattest flow's queue.
-                if let Some(sz) = self.fq.as_mut().expect("fq state").drop_fattest() {
+                if let Some(p) = self.fq.as_mut().expect("fq state").drop_fattest() {
                     self.packets -= 1;
-                    self.bytes -= sz;
+                    self.bytes -= p.size_bytes() as u64;
                     self.drops += 1;
+                    self.discarded.push(p);
                 }
             }
             return Ok(());
@@ -279,8 +299,9 @@ impl<P: QueuedPacket> Queue<P> {
             self.bytes -= e.pkt.size_bytes() as u64;
             return Some(e.pkt);
         }
-        let mut dropped = 0u64;
-        let mut dropped_bytes = 0u64;
+        // The CoDel family discards here (DropTail, above, never fills the list).
+        let dropped = &mut self.discarded;
+        dropped.clear();
         let out = match &mut self.kind {
             Kind::DropTail => self.fifo.pop_front(),
             Kind::Red(r) => {
@@ -299,18 +320,13 @@ impl<P: QueuedPacket> Queue<P> {
             }
             Kind::Codel(c) => {
                 let mut bytes = self.bytes;
-                let e = c.dequeue(&mut self.fifo, &mut bytes, now, &mut dropped);
-                dropped_bytes =
-                    self.bytes - bytes - e.as_ref().map_or(0, |e| e.pkt.size_bytes() as u64);
-                e
+                c.dequeue(&mut self.fifo, &mut bytes, now, dropped)
             }
-            Kind::FqCodel => {
-                let fq = self.fq.as_mut().expect("fq state");
-                fq.dequeue(now, &mut dropped, &mut dropped_bytes)
-            }
+            Kind::FqCodel => self.fq.as_mut().expect("fq state").dequeue(now, dropped),
         };
-        self.drops += dropped;
-        self.packets -= dropped;
+        let dropped_bytes: u64 = dropped.iter().map(|p| p.size_bytes() as u64).sum();
+        self.drops += dropped.len() as u64;
+        self.packets -= dropped.len() as u64;
         self.bytes -= dropped_bytes;
         let e = out?;
         self.packets -= 1;
@@ -390,6 +406,44 @@ mod tests {
             pie.check().unwrap_err().to_string(),
             "alpha = 101: out of range; allowed: a number in [0, 100]"
         );
+    }
+
+    #[test]
+    fn drops_inside_the_queue_are_handed_over_until_the_next_call() {
+        let mut rng = Rng::from_seed(3);
+        let codel =
+            CodelConfig { target: Duration::from_millis(5), interval: Duration::from_millis(100) };
+        let mut q: Queue<P> =
+            Queue::new(&Qdisc::Codel(codel.clone()), Buffer::Packets(1000), Duration(1), &mut rng);
+        for i in 0..200 {
+            q.enqueue(ms(0), P(1500, i % 3), &mut rng).unwrap();
+        }
+        // Packets that waited 300 ms and more: after an interval above target CoDel
+        // starts dropping at dequeue.
+        let mut seen = 0;
+        for t in 300..500 {
+            let before = q.drops();
+            q.dequeue(ms(t));
+            assert_eq!(q.discarded().len() as u64, q.drops() - before, "at {t} ms");
+            seen += q.discarded().len();
+        }
+        assert!(seen > 0 && q.drops() == seen as u64, "{seen} of {}", q.drops());
+        q.enqueue(ms(500), P(1500, 0), &mut rng).unwrap();
+        assert!(q.discarded().is_empty());
+        // FQ-CoDel over its limit drops the fattest flow's head, not the arrival.
+        let mut fq: Queue<P> =
+            Queue::new(&Qdisc::FqCodel(codel), Buffer::Packets(3), Duration(1), &mut rng);
+        for key in [7, 7, 7, 9] {
+            assert!(fq.enqueue(ms(0), P(1500, key), &mut rng).is_ok());
+        }
+        assert_eq!(fq.discarded(), &[P(1500, 7)]);
+        assert_eq!((fq.len_packets(), fq.drops()), (3, 1));
+        // A refused arrival is handed back, not listed.
+        let mut dt: Queue<P> =
+            Queue::new(&Qdisc::DropTail, Buffer::Packets(1), Duration(1), &mut rng);
+        dt.enqueue(ms(0), P(1500, 1), &mut rng).unwrap();
+        assert_eq!(dt.enqueue(ms(0), P(1500, 2), &mut rng), Err(P(1500, 2)));
+        assert!(dt.discarded().is_empty());
     }
 
     #[test]
