@@ -19,6 +19,7 @@ use crate::series::SeriesFormat;
 use cclab_emu::testbed::Transport;
 use cclab_kernel::{Algo, Kernel};
 use cclab_scenario::Scenario;
+use cclab_units::Duration;
 use std::path::{Path, PathBuf};
 
 /// The `--quick` matrix: short, and the cases the test suite can check.
@@ -44,6 +45,62 @@ pub struct Args {
     /// --out (no root needed); refused where a scenario's text changed since.
     #[arg(long)]
     pub sim_only: bool,
+    /// Give every simulated flow this host processing time (the `host_delay` flow key,
+    /// e.g. 60us; at most 10ms); the kernel's hosts have their own [default: each file's].
+    #[arg(long, value_parser = host_delay_arg)]
+    pub host_delay: Option<Duration>,
+    /// Run the simulator with this seed instead of each file's (with --host-delay, each
+    /// seed is another draw of the hosts' processing times).
+    #[arg(long)]
+    pub sim_seed: Option<u64>,
+    /// Simulated runs per scenario, with consecutive seeds from --sim-seed (or the
+    /// file's); the report compares their mean with the real runs'. More than one is
+    /// only useful where the run draws random numbers (--host-delay, random loss, RED).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=20))]
+    pub sim_runs: u64,
+}
+
+fn host_delay_arg(s: &str) -> Result<Duration, String> {
+    let d = cclab_units::parse_duration(s).map_err(|e| e.to_string())?;
+    if d > cclab_sim::validate::MAX_HOST_DELAY {
+        return Err(format!(
+            "{s} is too long; allowed: {} to {}",
+            Duration::ZERO,
+            cclab_sim::validate::MAX_HOST_DELAY
+        ));
+    }
+    Ok(d)
+}
+
+/// What the simulator's side runs with beyond each file's text (see [`Args`]).
+#[derive(Clone, Copy)]
+pub struct SimSide {
+    pub host_delay: Option<Duration>,
+    pub seed: Option<u64>,
+    pub runs: u64,
+}
+
+impl SimSide {
+    /// The scenario of simulated run `k` (from 0): `scn` with this side's overrides and
+    /// the k-th seed from the first.
+    fn apply(&self, scn: &Scenario, k: u64) -> Scenario {
+        let mut scn = scn.clone();
+        if let Some(d) = self.host_delay {
+            for f in &mut scn.config.flows {
+                f.tcp.host_delay = d;
+            }
+        }
+        scn.config.seed = self.seed.unwrap_or(scn.config.seed).wrapping_add(k);
+        scn
+    }
+}
+
+/// The folder of simulated run `k` (from 0) of a scenario: `sim`, then `sim-2`, `sim-3`...
+pub fn sim_folder(folder: &Path, k: u64) -> PathBuf {
+    match k {
+        0 => folder.join("sim"),
+        _ => folder.join(format!("sim-{}", k + 1)),
+    }
 }
 
 /// One scenario of the matrix: its file, what ran, and why it is in the matrix.
@@ -71,11 +128,12 @@ pub fn main(args: Args) -> Result<(), String> {
     if !args.sim_only {
         real_runs_possible(&cases)?;
     }
+    let side = SimSide { host_delay: args.host_delay, seed: args.sim_seed, runs: args.sim_runs };
     let mut measured = Vec::new();
     for (n, case) in cases.iter().enumerate() {
         eprintln!("[{}/{}] {}", n + 1, cases.len(), case.stem);
         let folder = out.join(&case.stem);
-        run_sim(case, &folder)?;
+        run_sim(case, &folder, side)?;
         if args.sim_only {
             check_unchanged(case, &folder)?;
         } else {
@@ -83,7 +141,7 @@ pub fn main(args: Args) -> Result<(), String> {
         }
         measured.push(Measured::read(case, &folder)?);
     }
-    let text = fidelity_report::write(&out, &measured, args.quick)?;
+    let text = fidelity_report::write(&out, &measured, args.quick, side)?;
     crate::format::out(&text);
     crate::format::outln(&format!("report: {}", out.join("report.html").display()));
     Ok(())
@@ -175,10 +233,23 @@ fn twin_of(cc: &str) -> Option<Algo> {
     Algo::parse(cc).ok()
 }
 
-fn run_sim(case: &Case, folder: &Path) -> Result<(), String> {
+/// The simulated runs of one scenario, after removing any an earlier report had beyond
+/// them (so that the report reads exactly these).
+fn run_sim(case: &Case, folder: &Path, side: SimSide) -> Result<(), String> {
+    for k in side.runs.. {
+        let stale = sim_folder(folder, k);
+        if !stale.is_dir() {
+            break;
+        }
+        std::fs::remove_dir_all(&stale)
+            .map_err(|e| format!("cannot remove {}: {e}", stale.display()))?;
+    }
     let file = case.file.display().to_string();
-    crate::run::execute(&case.scn, &file, &folder.join("sim"), &[], false, SeriesFormat::Auto)
-        .map(|_| ())
+    for k in 0..side.runs {
+        let scn = side.apply(&case.scn, k);
+        crate::run::execute(&scn, &file, &sim_folder(folder, k), &[], false, SeriesFormat::Auto)?;
+    }
+    Ok(())
 }
 
 /// The real runs of one scenario, after which its text is kept beside them.

@@ -16,7 +16,7 @@
 //! exit cwnd agrees within ±15% of the real mean.
 
 use crate::compare::{load_flows, load_summary, FlowSeries, Run};
-use crate::fidelity::Case;
+use crate::fidelity::{sim_folder, Case, SimSide};
 use crate::format::{num, xml, Json};
 use crate::plot::{Chart, Series};
 use std::path::Path;
@@ -70,24 +70,34 @@ struct RunFigures {
     hystart: Option<[u64; 4]>,
 }
 
-/// A scenario's simulated run and its real runs, read back from their folders.
+/// A scenario's simulated runs and its real runs, read back from their folders.
 pub struct Measured {
     stem: String,
     why: String,
     duration_s: f64,
     names: Vec<(String, String)>,
+    /// The simulated runs' mean (the first run's cwnd trace), which the verdicts judge.
     sim: RunFigures,
+    sim_runs: Vec<RunFigures>,
     real: Vec<RunFigures>,
 }
 
 impl Measured {
-    /// Reads `folder/sim` and every `folder/real-<k>` there is.
+    /// Reads `folder/sim` (and `sim-<k>`) and every `folder/real-<k>` there is.
     pub fn read(case: &Case, folder: &Path) -> Result<Measured, String> {
         let starts: Vec<f64> =
             case.scn.config.flows.iter().map(|f| f.start.as_secs_f64()).collect();
-        let sim_run = load_summary(&folder.join("sim"))?;
+        let sim_run = load_summary(&sim_folder(folder, 0))?;
         let names = sim_run.flows.iter().map(|f| (f.name.clone(), f.cc.clone())).collect();
-        let sim = figures(&sim_run, &starts)?;
+        let mut sim_runs = vec![figures(&sim_run, &starts)?];
+        for k in 1.. {
+            let dir = sim_folder(folder, k);
+            if !dir.is_dir() {
+                break;
+            }
+            sim_runs.push(figures(&load_summary(&dir)?, &starts)?);
+        }
+        let sim = mean_of(&sim_runs);
         let mut real = Vec::new();
         for k in 1.. {
             let dir = folder.join(format!("real-{k}"));
@@ -105,9 +115,31 @@ impl Measured {
             duration_s: case.scn.config.duration.as_secs_f64(),
             names,
             sim,
+            sim_runs,
             real,
         })
     }
+}
+
+/// The figures of several runs averaged, flow by flow (the first run's cwnd trace).
+fn mean_of(runs: &[RunFigures]) -> RunFigures {
+    let n = runs.len() as f64;
+    let mean = |get: &dyn Fn(&RunFigures) -> f64| runs.iter().map(get).sum::<f64>() / n;
+    let flows = (0..runs[0].flows.len())
+        .map(|i| {
+            let m = |get: Get| mean(&|r: &RunFigures| get(&r.flows[i]));
+            FlowFigures {
+                goodput_bps: m(|f| f.goodput_bps),
+                rtt_p50_ms: m(|f| f.rtt_p50_ms),
+                rtt_p95_ms: m(|f| f.rtt_p95_ms),
+                ss_exit_cwnd: m(|f| f.ss_exit_cwnd),
+                ss_exit_s: m(|f| f.ss_exit_s),
+                loss_events: m(|f| f.loss_events),
+                retransmits: m(|f| f.retransmits),
+            }
+        })
+        .collect();
+    RunFigures { jain: mean(&|r| r.jain), flows, cwnd: runs[0].cwnd.clone(), hystart: None }
 }
 
 fn figures(run: &Run, starts: &[f64]) -> Result<RunFigures, String> {
@@ -266,7 +298,7 @@ fn verdict(m: &Measured) -> Verdict {
 
 /// Writes fidelity.json, report.html and each scenario's cwnd overlay into `out`;
 /// returns the terminal summary.
-pub fn write(out: &Path, all: &[Measured], quick: bool) -> Result<String, String> {
+pub fn write(out: &Path, all: &[Measured], quick: bool, side: SimSide) -> Result<String, String> {
     let write = |name: &str, text: &str| {
         std::fs::write(out.join(name), text)
             .map_err(|e| format!("cannot write {}: {e}", out.join(name).display()))
@@ -278,16 +310,18 @@ pub fn write(out: &Path, all: &[Measured], quick: bool) -> Result<String, String
         write(&format!("cwnd-{}.svg", m.stem), &svg)?;
         charts.push(svg);
     }
-    write("fidelity.json", &json(all, &verdicts, quick).render())?;
-    write("report.html", &html(all, &verdicts, &charts))?;
-    Ok(terminal(all, &verdicts))
+    write("fidelity.json", &json(all, &verdicts, quick, side).render())?;
+    write("report.html", &html(all, &verdicts, &charts, side))?;
+    Ok(format!("{}\n{}", side_text(side), terminal(all, &verdicts)))
 }
 
 fn pair_json(m: &Measured, i: usize, decimals: usize, get: Get) -> Json {
     let (mean, min, max) = spread(m.real.iter().map(|r| get(&r.flows[i])));
     let runs = m.real.iter().map(|r| Json::f(get(&r.flows[i]), decimals)).collect();
+    let sim_runs = m.sim_runs.iter().map(|r| Json::f(get(&r.flows[i]), decimals)).collect();
     Json::Obj(vec![
         ("sim", Json::f(get(&m.sim.flows[i]), decimals)),
+        ("sim_runs", Json::Arr(sim_runs)),
         ("real_mean", Json::f(mean, decimals)),
         ("real_min", Json::f(min, decimals)),
         ("real_max", Json::f(max, decimals)),
@@ -327,10 +361,30 @@ fn scenario_json(m: &Measured, v: &Verdict) -> Json {
     ])
 }
 
-fn json(all: &[Measured], verdicts: &[Verdict], quick: bool) -> Json {
+/// One line on what the simulator's side ran with beyond the files.
+fn side_text(side: SimSide) -> String {
+    let delay = side.host_delay.map_or("each file's".to_string(), |d| d.to_string());
+    let seed = side.seed.map_or("each file's".to_string(), |s| s.to_string());
+    match side.runs {
+        1 => format!("simulator: host_delay {delay}, seed {seed}"),
+        n => format!(
+            "simulator: host_delay {delay}, {n} runs from seed {seed}; \"sim\" is their mean"
+        ),
+    }
+}
+
+fn json(all: &[Measured], verdicts: &[Verdict], quick: bool, side: SimSide) -> Json {
     let count = |f: &dyn Fn(&Verdict) -> bool| verdicts.iter().filter(|v| f(v)).count() as u64;
     Json::Obj(vec![
         ("quick", Json::Bool(quick)),
+        (
+            "simulator",
+            Json::Obj(vec![
+                ("host_delay_us", side.host_delay.map_or(Json::Null, |d| Json::f(d.as_nanos() as f64 / 1e3, 3))),
+                ("seed", side.seed.map_or(Json::Null, Json::u)),
+                ("runs", Json::u(side.runs)),
+            ]),
+        ),
         ("rules", Json::s("goodput: within 10% of the real mean or inside the real runs' range, every flow; Jain: within 0.05 of the real mean; slow-start exit cwnd: within 15% of the real mean")),
         ("scenarios", Json::Arr(all.iter().zip(verdicts).map(|(m, v)| scenario_json(m, v)).collect())),
         ("counts", Json::Obj(vec![
@@ -444,8 +498,9 @@ fn cwnd_chart(m: &Measured) -> String {
     chart.render_styled(&|s| (s / per_flow, s % per_flow != 0))
 }
 
-fn html(all: &[Measured], verdicts: &[Verdict], charts: &[String]) -> String {
+fn html(all: &[Measured], verdicts: &[Verdict], charts: &[String], side: SimSide) -> String {
     let mut h = String::from("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab fidelity</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:1000px}table{border-collapse:collapse;margin:1em 0}td,th{padding:3px 10px;border-bottom:1px solid #ccc;text-align:right}td:first-child,th:first-child,td.l{text-align:left}</style></head><body>\n<h1>Simulator against the real kernel: how flows share a link</h1>\n");
+    h.push_str(&format!("<p>{}.</p>\n", xml(&side_text(side))));
     h.push_str("<p>Per flow: simulated, and the real runs' mean [range]. Goodput agrees within 10% of the real mean or inside the real range (every flow); Jain within 0.05; slow-start exit cwnd within 15%.</p>\n<table><tr><th>scenario</th><th>goodput agrees</th><th>Jain sim</th><th>Jain real</th><th>Jain agrees</th></tr>\n");
     for (m, v) in all.iter().zip(verdicts) {
         let (mean, min, max) = spread(m.real.iter().map(|r| r.jain));

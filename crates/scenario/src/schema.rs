@@ -112,6 +112,7 @@ const FLOW: &[&str] = &[
     "handshake",
     "rwnd",
     "recovery",
+    "host_delay",
     "transport",
     "enabled",
     "arrivals",
@@ -125,6 +126,7 @@ const FLOW_KEYS: &[(&str, &str)] = &[
     ("tcp.rwnd", "rwnd"),
     ("tcp.delayed_ack", "delayed_ack"),
     ("tcp.handshake", "handshake"),
+    ("tcp.host_delay", "host_delay"),
 ];
 const CROSS: &[&str] =
     &["kind", "rate", "count", "start", "stop", "packet_size", "mean_on", "mean_off", "direction"];
@@ -431,6 +433,9 @@ fn tcp_settings(f: &Fields) -> Result<TcpConfig, ScenarioError> {
         tcp.handshake = b;
     }
     tcp.rwnd = f.bytes("rwnd")?;
+    if let Some(d) = f.duration("host_delay")? {
+        tcp.host_delay = d;
+    }
     if let Some((n, r)) = f.string("recovery")? {
         tcp.recovery = Some(match r.as_str() {
             "sack" => LossRecovery::Sack,

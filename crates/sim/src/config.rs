@@ -208,6 +208,17 @@ pub struct TcpConfig {
     pub header_bytes: u32,
     /// Jiffies frequency given to algorithms (Linux `CONFIG_HZ`).
     pub hz: u32,
+    /// The hosts' processing time (default zero): each ACK reaches its sender after a
+    /// further delay drawn uniformly from 0 to this, from the flow's own seeded stream,
+    /// without overtaking the ACKs ahead of it. Real hosts take tens of microseconds, never
+    /// exactly the same, between a packet's arrival and what they send in reply; a model
+    /// whose hosts take no time keeps every flow at a fixed phase of the bottleneck's
+    /// departures, and DropTail then drops from the flows that grow most often (the phase
+    /// effects of Floyd and Jacobson, "On Traffic Phase Effects in Packet-Switched
+    /// Gateways", 1991). ns-2's TCP agents have the same remedy (`overhead_`, a uniform
+    /// random delay before sending, `TcpAgent::send_much` in tcp.cc). The testbed's
+    /// kernel hosts have their own and ignore it.
+    pub host_delay: Duration,
 }
 
 impl Default for TcpConfig {
@@ -224,6 +235,7 @@ impl Default for TcpConfig {
             recovery: None,
             header_bytes: 52,
             hz: 1000,
+            host_delay: Duration::ZERO,
         }
     }
 }

@@ -26,6 +26,8 @@ pub mod stream {
     pub const CROSS: u64 = 3;
     /// Web-like transfers drawn when a scenario is read (`arrivals`).
     pub const WEB: u64 = 4;
+    /// Each flow's host processing time (`TcpConfig::host_delay`).
+    pub const HOST: u64 = 5;
     pub const TEST: u64 = 99;
 }
 

@@ -52,6 +52,8 @@ pub const RTO_MIN: (Duration, Duration) =
 pub const INIT_CWND: (u32, u32) = (LIMITS_INITCWND.min as u32, LIMITS_INITCWND.max as u32);
 /// Largest receiver window in bytes.
 pub const MAX_RWND: u64 = 1 << 40;
+/// The largest `host_delay`: a host's processing time; a longer path belongs in `rtt`.
+pub const MAX_HOST_DELAY: Duration = Duration::from_millis(10);
 
 fn out_of_range(field: &str, value: impl Display, allowed: impl Display) -> SimError {
     SimError::new(field, value.to_string(), format!("out of range; allowed: {allowed}"))
@@ -270,6 +272,7 @@ impl TcpConfig {
         if self.hz == 0 {
             return Err(SimError::new("hz", "0", "must be positive"));
         }
+        time_in("host_delay", self.host_delay, Duration::ZERO, MAX_HOST_DELAY)?;
         Ok(())
     }
 }

@@ -104,6 +104,9 @@ pub(super) struct Net {
     /// Bottleneck-to-receivers pipes, forward and reverse: (arrival time, packet).
     pub(super) pipes: [VecDeque<(u64, Segment)>; 2],
     n_flows: u32,
+    /// Per flow, its hosts' largest processing time (ns) and the stream it is drawn
+    /// from; empty when no flow has one, so runs without it draw nothing.
+    host_delay: Vec<(u64, Rng)>,
 }
 
 impl Net {
@@ -156,6 +159,7 @@ impl Net {
             delay: b.delay,
             pipes: [VecDeque::new(), VecDeque::new()],
             n_flows: cfg.flows.len() as u32,
+            host_delay: host_delays(cfg),
         }
     }
 
@@ -248,14 +252,36 @@ impl Net {
         }
     }
 
-    /// An ACK starts on its flow's path back to the sender (`rtt - delay` long).
+    /// An ACK starts on its flow's path back to the sender (`rtt - delay` long, plus
+    /// the hosts' processing time where the flow has one).
     #[inline]
     pub(super) fn ack_path_push(&mut self, ack: Ack) {
         let p = self.ack_path_of[ack.flow as usize] as usize;
-        let at = self.now + self.ack_paths[p].0;
-        if self.ack_paths[p].1.is_empty() {
-            self.schedule(at, Kind::AckArrive(p as u32));
+        let mut at = (self.now + self.ack_paths[p].0).0;
+        if !self.host_delay.is_empty() {
+            at = self.delayed_by_host(ack.flow as usize, at, p);
         }
-        self.ack_paths[p].1.push_back((at.0, ack));
+        if self.ack_paths[p].1.is_empty() {
+            self.schedule(Time(at), Kind::AckArrive(p as u32));
+        }
+        self.ack_paths[p].1.push_back((at, ack));
     }
+
+    /// `at` plus flow `f`'s processing time, but never before the ACK ahead of it on
+    /// path `p` (a path is a FIFO, and only its head is scheduled).
+    #[cold]
+    fn delayed_by_host(&mut self, f: usize, at: u64, p: usize) -> u64 {
+        let (max_ns, rng) = &mut self.host_delay[f];
+        let at = if *max_ns == 0 { at } else { at + rng.below(*max_ns + 1) };
+        self.ack_paths[p].1.back().map_or(at, |&(ahead, _)| at.max(ahead))
+    }
+}
+
+/// Each flow's `host_delay` with its own stream, or nothing when no flow has one.
+fn host_delays(cfg: &SimConfig) -> Vec<(u64, Rng)> {
+    if cfg.flows.iter().all(|f| f.tcp.host_delay == Duration::ZERO) {
+        return Vec::new();
+    }
+    let stream_of = |i: usize| Rng::stream(cfg.seed, stream::HOST, i as u64);
+    cfg.flows.iter().enumerate().map(|(i, f)| (f.tcp.host_delay.as_nanos(), stream_of(i))).collect()
 }

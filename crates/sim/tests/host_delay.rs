@@ -1,0 +1,76 @@
+//! The hosts' processing time (`TcpConfig::host_delay`): each ACK reaches its sender up
+//! to that much later, drawn from the flow's own seeded stream, and that breaks the
+//! DropTail phase effect of a model whose hosts take no time.
+
+mod common;
+use cclab_sim::*;
+use cclab_units::{Duration, Rate};
+use common::*;
+
+/// Reno at 20 and 80 ms sharing 20 Mbit/s with one BDP (of the longer RTT) of DropTail
+/// for 30 s, both flows with host delay `d`, seeded `seed`.
+fn reno_at_rtt_ratio_4(d: Duration, seed: u64) -> SimConfig {
+    let rate = Rate::from_mbps(20);
+    let flows: Vec<FlowConfig> = [20, 80]
+        .iter()
+        .map(|&rtt| {
+            let mut f = flow("reno", ms(rtt));
+            f.tcp.host_delay = d;
+            f
+        })
+        .collect();
+    let mut cfg = dumbbell(rate, ms(5), bdp_packets(rate, ms(80)), 30, flows);
+    cfg.seed = seed;
+    cfg
+}
+
+#[test]
+fn a_flow_that_never_queues_sees_its_rtt_grow_by_at_most_the_host_delay() {
+    // A receive window of 10 segments keeps the 10 Mbit/s, 40 ms path (33 packets in
+    // flight) from ever queueing, so RTT samples differ only by the hosts' time.
+    let mean_rtt_ms = |d: Duration| {
+        let mut f = flow("cubic", ms(40));
+        f.tcp.rwnd = Some(10 * 1448);
+        f.tcp.host_delay = d;
+        run(dumbbell(Rate::from_mbps(10), ms(5), 100, 5, vec![f])).flows[0].rtt.mean_ms
+    };
+    let (plain, delayed) = (mean_rtt_ms(Duration::ZERO), mean_rtt_ms(Duration::from_micros(500)));
+    let added = delayed - plain;
+    // Uniform on 0 to 0.5 ms: about 0.25 ms on average, never more than 0.5.
+    assert!(added > 0.1 && added <= 0.5, "{plain} ms, then {delayed} ms");
+}
+
+#[test]
+fn the_same_seed_gives_the_same_run_and_another_seed_another() {
+    let d = Duration::from_micros(60);
+    let a = run(reno_at_rtt_ratio_4(d, 1));
+    assert_eq!(a, run(reno_at_rtt_ratio_4(d, 1)));
+    assert_ne!(a.flows, run(reno_at_rtt_ratio_4(d, 2)).flows);
+    // Without a host delay the seed has nothing to draw here (no random loss or AQM).
+    let plain = run(reno_at_rtt_ratio_4(Duration::ZERO, 1));
+    assert_eq!(plain.flows, run(reno_at_rtt_ratio_4(Duration::ZERO, 2)).flows);
+}
+
+#[test]
+fn processing_time_ends_the_phase_effect_that_spares_the_long_flow() {
+    // With hosts that take no time, each flow's packets meet the full queue at a fixed
+    // phase of the link's departures, and the drops fall on the 20 ms flow, whose window
+    // grows four times as often: the 80 ms flow keeps more than AIMD at four times the
+    // RTT leaves it. A few tens of microseconds of processing time (about what the
+    // testbed's kernel hosts take) spread the drops, and the 80 ms flow's share falls, in
+    // each of three seeds.
+    let share_of_long =
+        |r: &Report| r.flows[1].goodput_bps / (r.flows[0].goodput_bps + r.flows[1].goodput_bps);
+    let plain = share_of_long(&run(reno_at_rtt_ratio_4(Duration::ZERO, 1)));
+    for seed in 1..=3 {
+        let jittered = share_of_long(&run(reno_at_rtt_ratio_4(Duration::from_micros(60), seed)));
+        assert!(jittered < 0.9 * plain, "seed {seed}: {jittered:.3} against {plain:.3}");
+    }
+}
+
+#[test]
+fn a_host_delay_longer_than_10ms_is_refused_by_name() {
+    let cfg = reno_at_rtt_ratio_4(Duration::from_micros(10_001), 1);
+    let err = Simulation::new(cfg).err().expect("refused").to_string();
+    assert!(err.contains("flows[0].tcp.host_delay") && err.contains("0us to 10ms"), "{err}");
+}
