@@ -136,6 +136,7 @@ fn mean_of(runs: &[RunFigures]) -> RunFigures {
                 ss_exit_s: m(|f| f.ss_exit_s),
                 loss_events: m(|f| f.loss_events),
                 retransmits: m(|f| f.retransmits),
+                drops: m(|f| f.drops),
             }
         })
         .collect();
