@@ -843,29 +843,41 @@ impl Recorder {
                 .map(|(i, pts)| Series { name: name(i), points: f(pts) })
                 .collect()
         };
-        let cwnd = series(&|p| p.iter().map(|q| (q.t, q.cwnd)).collect());
-        let rtt =
-            series(&|p| p.iter().filter(|q| q.srtt_ms > 0.0).map(|q| (q.t, q.srtt_ms)).collect());
+        let chart = |title, y_label, series, note: Option<String>| {
+            Chart { title, x_label: "time (s)", y_label, x_max, series, note }.render()
+        };
+        // Each chart's points are gathered just before it is drawn and dropped after, so
+        // the next reuses their memory.
+        let cwnd = chart(
+            "Congestion window",
+            "cwnd (packets)",
+            series(&|p| p.iter().map(|q| (q.t, q.cwnd)).collect()),
+            note.clone(),
+        );
         // Goodput from delivered-byte deltas over a window of about 1% of the run (at
         // least one kept sample), so the line shows trends rather than sampling noise.
         let window = (x_max / 100.0).max(cfg.sample_interval.as_secs_f64());
-        let goodput = series(&|p| {
-            goodput_points(&p.iter().map(|q| (q.t, q.delivered)).collect::<Vec<_>>(), window)
-        });
+        let goodput = chart(
+            "Goodput",
+            "goodput (Mbit/s)",
+            series(&|p| {
+                goodput_points(&p.iter().map(|q| (q.t, q.delivered)).collect::<Vec<_>>(), window)
+            }),
+            note.clone(),
+        );
         let mut queue =
             vec![Series { name: "bottleneck".to_string(), points: self.queue.plot.clone() }];
         if let Some(rev) = &self.reverse_queue {
             queue.push(Series { name: "reverse bottleneck".to_string(), points: rev.plot.clone() });
         }
-        let chart = |title, y_label, series, note: Option<String>| {
-            Chart { title, x_label: "time (s)", y_label, x_max, series, note }.render()
-        };
-        vec![
-            ("cwnd.svg", chart("Congestion window", "cwnd (packets)", cwnd, note.clone())),
-            ("goodput.svg", chart("Goodput", "goodput (Mbit/s)", goodput, note.clone())),
-            ("queue.svg", chart("Bottleneck queue", "queue (packets)", queue, None)),
-            ("rtt.svg", chart("Smoothed RTT", "srtt (ms)", rtt, note)),
-        ]
+        let queue = chart("Bottleneck queue", "queue (packets)", queue, None);
+        let rtt = chart(
+            "Smoothed RTT",
+            "srtt (ms)",
+            series(&|p| p.iter().filter(|q| q.srtt_ms > 0.0).map(|q| (q.t, q.srtt_ms)).collect()),
+            note,
+        );
+        vec![("cwnd.svg", cwnd), ("goodput.svg", goodput), ("queue.svg", queue), ("rtt.svg", rtt)]
     }
 }
 
@@ -891,7 +903,9 @@ pub fn goodput_points(p: &[(f64, u64)], window: f64) -> Vec<(f64, f64)> {
 
 /// report.html: the summary table and the plots in one self-contained page.
 fn report_html(scn: &Scenario, r: &Report, plots: &[(&'static str, String)]) -> String {
-    let mut h = String::new();
+    // Room for the plots and a line per flow up front: the page is written in one go.
+    let svg_bytes: usize = plots.iter().map(|(_, svg)| svg.len()).sum();
+    let mut h = String::with_capacity(svg_bytes + 4096 + r.flows.len() * 160);
     h.push_str("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab: ");
     h.push_str(&xml(&scn.name));
     h.push_str("</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:900px}table{border-collapse:collapse}td,th{padding:3px 10px;border-bottom:1px solid #ccc;text-align:right}td:nth-child(-n+3),th:nth-child(-n+3){text-align:left}</style></head><body>\n");

@@ -117,22 +117,6 @@ pub struct FlowSamples {
 }
 
 impl FlowSamples {
-    /// Empty columns with room for `flows` rows.
-    pub fn with_capacity(flows: usize) -> FlowSamples {
-        FlowSamples {
-            time: Time::ZERO,
-            flow: Vec::with_capacity(flows),
-            cwnd_pkts: Vec::with_capacity(flows),
-            ssthresh_pkts: Vec::with_capacity(flows),
-            srtt: Vec::with_capacity(flows),
-            inflight_pkts: Vec::with_capacity(flows),
-            delivered_bytes: Vec::with_capacity(flows),
-            retransmits: Vec::with_capacity(flows),
-            cc: Vec::new(),
-            cc_ends: Vec::with_capacity(flows),
-        }
-    }
-
     /// Empties the columns for the instant `time`, keeping their room.
     pub fn start(&mut self, time: Time) {
         self.time = time;
@@ -326,7 +310,7 @@ mod tests {
     /// Rows with and without internal variables side by side: each row gets its own.
     #[test]
     fn each_row_keeps_its_own_internal_variables() {
-        let mut b = FlowSamples::with_capacity(3);
+        let mut b = FlowSamples::default();
         b.start(Time(5));
         b.push(&sample(0, 10), |report| report("w_max", 1.5));
         b.push(&sample(2, 20), |_| {});

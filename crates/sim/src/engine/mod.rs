@@ -78,7 +78,8 @@ pub struct Simulation {
     end: Time,
     /// What the link can carry over the whole run (computed once; see `report.rs`).
     capacity_bytes: u64,
-    /// The columns of each sampling instant, reused, so sampling allocates nothing.
+    /// The columns of each sampling instant, reused, so sampling allocates only while
+    /// they grow to the number of active flows (and nothing in runs without flow samples).
     samples: FlowSamples,
 }
 
@@ -116,7 +117,7 @@ impl Simulation {
             .collect();
         schedule_starts(&mut net, &cfg, end);
         let capacity_bytes = LinkSchedule::capacity_bytes(&cfg.bottleneck.rate, end);
-        let samples = FlowSamples::with_capacity(flows.len());
+        let samples = FlowSamples::default();
         Ok(Simulation { cfg, net, flows, cross, end, capacity_bytes, samples })
     }
 
