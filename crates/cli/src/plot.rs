@@ -12,6 +12,8 @@ const TOP: f64 = 36.0;
 const BOTTOM: f64 = 50.0;
 /// Points drawn per line at most; longer series are thinned by a fixed stride.
 const MAX_POINTS: usize = 2000;
+/// About the text of one drawn point ("123.4,56.7 "), to size buffers up front.
+const BYTES_PER_POINT: usize = 12;
 /// Colour-blind-safe palette (Okabe & Ito), then repeated with dashes.
 const COLOURS: &[&str] =
     &["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"];
@@ -79,7 +81,8 @@ impl Chart<'_> {
         let y_step = tick_step(if y_data > 0.0 { y_data * 1.05 } else { 1.0 });
         let y_max = ((if y_data > 0.0 { y_data * 1.05 } else { 1.0 }) / y_step).ceil() * y_step;
         let area = Area { x_max, y_max };
-        let mut s = String::new();
+        let drawn: usize = self.series.iter().map(|s| s.points.len().min(MAX_POINTS + 1)).sum();
+        let mut s = String::with_capacity(4096 + drawn * BYTES_PER_POINT);
         self.write_frame(&mut s, &area, y_step);
         for (i, ser) in self.series.iter().enumerate() {
             write_series(&mut s, &area, i, ser, style(i));
@@ -179,10 +182,14 @@ impl Area {
 fn write_series(s: &mut String, area: &Area, i: usize, ser: &Series, (c, dashed): (usize, bool)) {
     let colour = COLOURS[c % COLOURS.len()];
     let dash = if dashed { r#" stroke-dasharray="6,3""# } else { "" };
-    let stride = ser.points.len().div_ceil(MAX_POINTS).max(1);
-    let mut pts = Vec::new();
-    for (j, &(px, py)) in ser.points.iter().enumerate() {
-        if (j % stride == 0 || j + 1 == ser.points.len()) && px.is_finite() && py.is_finite() {
+    // Every `stride`-th point and the last, stepped to (no division per point).
+    let n = ser.points.len();
+    let stride = n.div_ceil(MAX_POINTS).max(1);
+    let last = (n > 0 && !(n - 1).is_multiple_of(stride)).then(|| n - 1);
+    let mut pts = Vec::with_capacity((n / stride + 2) * BYTES_PER_POINT);
+    for j in (0..n).step_by(stride).chain(last) {
+        let (px, py) = ser.points[j];
+        if px.is_finite() && py.is_finite() {
             push_fixed(&mut pts, area.sx(px), 1);
             pts.push(b',');
             push_fixed(&mut pts, area.sy(py), 1);
@@ -218,6 +225,32 @@ mod tests {
         assert_eq!(tick_step(60.0), 20.0);
         assert_eq!(tick_step(0.3), 0.1);
         assert_eq!(tick_step(0.0), 1.0);
+    }
+
+    /// Long lines are drawn with every stride-th point and the last, whatever the length.
+    #[test]
+    fn long_lines_keep_every_stride_th_point_and_the_last() {
+        for n in [1usize, 2, 2000, 2001, 4001, 4002, 4003, 6001] {
+            let points: Vec<(f64, f64)> = (0..n).map(|j| (j as f64, (j % 7) as f64)).collect();
+            let chart = Chart {
+                title: "t",
+                x_label: "x",
+                y_label: "y",
+                x_max: n as f64,
+                series: vec![Series { name: "s".into(), points }],
+                note: None,
+            };
+            let svg = chart.render();
+            let drawn = svg.split(" points=\"").nth(1).unwrap().split('"').next().unwrap();
+            let xs: Vec<&str> = drawn.split(' ').map(|p| p.split(',').next().unwrap()).collect();
+            let stride = n.div_ceil(MAX_POINTS);
+            let area = Area { x_max: n as f64, y_max: 1.0 };
+            let expected: Vec<String> = (0..n)
+                .filter(|j| j % stride == 0 || j + 1 == n)
+                .map(|j| format!("{:.1}", area.sx(j as f64)))
+                .collect();
+            assert_eq!(xs, expected, "{n} points");
+        }
     }
 
     #[test]

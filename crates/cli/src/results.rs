@@ -17,7 +17,7 @@ use crate::series::{Kind, SeriesFile, SeriesFormat, Value};
 use cclab_cc::{Algorithm, CongestionControl, ALGORITHMS};
 use cclab_scenario::metrics::{jain, RunMetrics};
 use cclab_scenario::Scenario;
-use cclab_sim::{FlowSample, LinkReport, Observer, QueueSample, Report};
+use cclab_sim::{FlowSample, FlowSamples, LinkReport, Observer, QueueSample, Report};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -169,6 +169,8 @@ pub struct Recorder {
     stride: u64,
     flow_seen: Vec<u64>,
     plot: Vec<Vec<PlotPoint>>,
+    /// A single sample's columns (reused; see [`Recorder::flow_sample`]).
+    one: FlowSamples,
 }
 
 /// One bottleneck queue's time series: its file, and the points kept for the plot.
@@ -312,6 +314,9 @@ impl Recorder {
             None
         };
         let nplot = cfg.flows.len().min(MAX_PLOT_FLOWS);
+        let stride = samples.div_ceil(MAX_PLOT_SAMPLES).max(1);
+        // Room for every kept point (and the one at time zero) from the start.
+        let kept = usize::try_from(samples / stride + 2).unwrap_or(0);
         Ok(Recorder {
             flows,
             queue,
@@ -321,9 +326,10 @@ impl Recorder {
             cc_maps: vec![CcMap::default(); cfg.flows.len()],
             values: Vec::with_capacity(flow_cols.len()),
             error: None,
-            stride: samples.div_ceil(MAX_PLOT_SAMPLES).max(1),
+            stride,
             flow_seen: vec![0; nplot],
-            plot: vec![Vec::new(); nplot],
+            plot: (0..nplot).map(|_| Vec::with_capacity(kept)).collect(),
+            one: FlowSamples::default(),
         })
     }
 
@@ -348,6 +354,11 @@ impl Recorder {
         self.reverse_queue.as_mut().map_or(Ok(()), |q| q.file.flush_csv())
     }
 
+    /// Whether flows.csv or flows.parquet is written (not with `--series none`).
+    fn writes_flows(&self) -> bool {
+        !matches!(self.flows, SeriesFile::None)
+    }
+
     /// Keeps the first write error, which [`Recorder::finish`] reports.
     fn note(&mut self, written: Written) {
         if let Err(e) = written {
@@ -355,50 +366,54 @@ impl Recorder {
         }
     }
 
-    /// Sets `cc_values` to the sample's `cc_*` values, in column order.
-    fn fill_cc_values(&mut self, s: &FlowSample) {
+    /// Sets `cc_values` to flow `flow`'s `cc_*` values `cc`, in column order.
+    fn fill_cc_values(&mut self, flow: usize, cc: &[(&'static str, f64)]) {
         self.cc_values.iter_mut().for_each(|v| *v = None);
-        let Some(map) = self.cc_maps.get_mut(s.flow) else { return };
-        if !map.matches(&s.cc) {
-            *map = CcMap::build(&s.cc, &self.cc_columns);
+        let Some(map) = self.cc_maps.get_mut(flow) else { return };
+        if !map.matches(cc) {
+            *map = CcMap::build(cc, &self.cc_columns);
         }
-        for (column, (_, v)) in map.columns.iter().zip(&s.cc) {
+        for (column, (_, v)) in map.columns.iter().zip(cc) {
             if let Some(c) = column {
                 self.cc_values[*c] = Some(*v);
             }
         }
     }
 
-    /// One flow sample's row of flows.csv or flows.parquet.
-    fn flow_row(&mut self, s: &FlowSample) -> Written {
-        self.fill_cc_values(s);
+    /// Row `row` of the samples' rows of flows.csv or flows.parquet.
+    fn flow_row(&mut self, b: &FlowSamples, row: usize) -> Written {
+        self.fill_cc_values(b.flow[row], b.cc_of(row));
         if !self.flows.wants_values() {
             let cc = &self.cc_values;
-            return self.flows.text_row(|out| flow_line(out, s, cc));
+            return self.flows.text_row(|out| flow_line(out, b, row, cc));
         }
         self.values.clear();
         self.values.extend([
-            Value::Double(s.time.as_secs_f64()),
-            Value::Int(s.flow as i64),
-            Value::Int(i64::from(s.cwnd_pkts)),
-            Value::Int(i64::from(s.ssthresh_pkts)),
-            Value::Double(s.srtt.as_millis_f64()),
-            Value::Int(i64::from(s.inflight_pkts)),
-            Value::Int(s.delivered_bytes as i64),
+            Value::Double(b.time.as_secs_f64()),
+            Value::Int(b.flow[row] as i64),
+            Value::Int(i64::from(b.cwnd_pkts[row])),
+            Value::Int(i64::from(b.ssthresh_pkts[row])),
+            Value::Double(b.srtt[row].as_millis_f64()),
+            Value::Int(i64::from(b.inflight_pkts[row])),
+            Value::Int(b.delivered_bytes[row] as i64),
         ]);
         self.values.extend(self.cc_values.iter().map(|v| v.map_or(Value::Missing, Value::Double)));
         self.flows.values_row(&self.values)
     }
 
-    /// Keeps every `stride`-th sample of the first flows for the plots.
-    fn plot_point(&mut self, s: &FlowSample) {
-        if let Some(seen) = self.flow_seen.get_mut(s.flow) {
+    /// Keeps every `stride`-th sample of the first flows for the plots. The rows come in
+    /// flow order, so the first row past the plotted flows ends the work.
+    fn plot_points(&mut self, b: &FlowSamples) {
+        let t = b.time.as_secs_f64();
+        for row in 0..b.len() {
+            let flow = b.flow[row];
+            let Some(seen) = self.flow_seen.get_mut(flow) else { break };
             if seen.is_multiple_of(self.stride) {
-                self.plot[s.flow].push(PlotPoint {
-                    t: s.time.as_secs_f64(),
-                    cwnd: s.cwnd_pkts as f64,
-                    srtt_ms: s.srtt.as_millis_f64(),
-                    delivered: s.delivered_bytes,
+                self.plot[flow].push(PlotPoint {
+                    t,
+                    cwnd: b.cwnd_pkts[row] as f64,
+                    srtt_ms: b.srtt[row].as_millis_f64(),
+                    delivered: b.delivered_bytes[row],
                 });
             }
             *seen += 1;
@@ -406,21 +421,22 @@ impl Recorder {
     }
 }
 
-/// A flow sample's line of flows.csv (without newline), its `cc_*` cells from `cc`.
-fn flow_line(out: &mut Vec<u8>, s: &FlowSample, cc: &[Option<f64>]) {
-    push_secs(out, s.time.as_nanos());
+/// Row `row` of the samples' lines of flows.csv (without newline), its `cc_*` cells
+/// from `cc`.
+fn flow_line(out: &mut Vec<u8>, b: &FlowSamples, row: usize, cc: &[Option<f64>]) {
+    push_secs(out, b.time.as_nanos());
     out.push(b',');
-    push_u64(out, s.flow as u64);
-    for v in [s.cwnd_pkts, s.ssthresh_pkts] {
+    push_u64(out, b.flow[row] as u64);
+    for v in [b.cwnd_pkts[row], b.ssthresh_pkts[row]] {
         out.push(b',');
         push_u64(out, u64::from(v));
     }
     out.push(b',');
-    push_millis(out, s.srtt.as_nanos());
+    push_millis(out, b.srtt[row].as_nanos());
     out.push(b',');
-    push_u64(out, u64::from(s.inflight_pkts));
+    push_u64(out, u64::from(b.inflight_pkts[row]));
     out.push(b',');
-    push_u64(out, s.delivered_bytes);
+    push_u64(out, b.delivered_bytes[row]);
     for v in cc {
         out.push(b',');
         if let Some(v) = v {
@@ -430,13 +446,30 @@ fn flow_line(out: &mut Vec<u8>, s: &FlowSample, cc: &[Option<f64>]) {
 }
 
 impl Observer for Recorder {
+    /// One sample on its own (the testbed's): a one-row [`FlowSamples`].
     fn flow_sample(&mut self, s: &FlowSample) {
-        let writing = !matches!(self.flows, SeriesFile::None);
-        if writing && self.error.is_none() {
-            let written = self.flow_row(s);
-            self.note(written);
+        let mut one = std::mem::take(&mut self.one);
+        one.start(s.time);
+        one.push(s, |report| s.cc.iter().for_each(|(name, v)| report(name, *v)));
+        self.flow_samples(&one);
+        self.one = one;
+    }
+
+    fn flow_samples(&mut self, b: &FlowSamples) {
+        if self.writes_flows() {
+            for row in 0..b.len() {
+                if self.error.is_some() {
+                    break;
+                }
+                let written = self.flow_row(b, row);
+                self.note(written);
+            }
         }
-        self.plot_point(s);
+        self.plot_points(b);
+    }
+
+    fn wants_cc_values(&self) -> bool {
+        self.writes_flows()
     }
 
     fn queue_sample(&mut self, s: &QueueSample) {
@@ -811,29 +844,41 @@ impl Recorder {
                 .map(|(i, pts)| Series { name: name(i), points: f(pts) })
                 .collect()
         };
-        let cwnd = series(&|p| p.iter().map(|q| (q.t, q.cwnd)).collect());
-        let rtt =
-            series(&|p| p.iter().filter(|q| q.srtt_ms > 0.0).map(|q| (q.t, q.srtt_ms)).collect());
+        let chart = |title, y_label, series, note: Option<String>| {
+            Chart { title, x_label: "time (s)", y_label, x_max, series, note }.render()
+        };
+        // Each chart's points are gathered just before it is drawn and dropped after, so
+        // the next reuses their memory.
+        let cwnd = chart(
+            "Congestion window",
+            "cwnd (packets)",
+            series(&|p| p.iter().map(|q| (q.t, q.cwnd)).collect()),
+            note.clone(),
+        );
         // Goodput from delivered-byte deltas over a window of about 1% of the run (at
         // least one kept sample), so the line shows trends rather than sampling noise.
         let window = (x_max / 100.0).max(cfg.sample_interval.as_secs_f64());
-        let goodput = series(&|p| {
-            goodput_points(&p.iter().map(|q| (q.t, q.delivered)).collect::<Vec<_>>(), window)
-        });
+        let goodput = chart(
+            "Goodput",
+            "goodput (Mbit/s)",
+            series(&|p| {
+                goodput_points(&p.iter().map(|q| (q.t, q.delivered)).collect::<Vec<_>>(), window)
+            }),
+            note.clone(),
+        );
         let mut queue =
             vec![Series { name: "bottleneck".to_string(), points: self.queue.plot.clone() }];
         if let Some(rev) = &self.reverse_queue {
             queue.push(Series { name: "reverse bottleneck".to_string(), points: rev.plot.clone() });
         }
-        let chart = |title, y_label, series, note: Option<String>| {
-            Chart { title, x_label: "time (s)", y_label, x_max, series, note }.render()
-        };
-        vec![
-            ("cwnd.svg", chart("Congestion window", "cwnd (packets)", cwnd, note.clone())),
-            ("goodput.svg", chart("Goodput", "goodput (Mbit/s)", goodput, note.clone())),
-            ("queue.svg", chart("Bottleneck queue", "queue (packets)", queue, None)),
-            ("rtt.svg", chart("Smoothed RTT", "srtt (ms)", rtt, note)),
-        ]
+        let queue = chart("Bottleneck queue", "queue (packets)", queue, None);
+        let rtt = chart(
+            "Smoothed RTT",
+            "srtt (ms)",
+            series(&|p| p.iter().filter(|q| q.srtt_ms > 0.0).map(|q| (q.t, q.srtt_ms)).collect()),
+            note,
+        );
+        vec![("cwnd.svg", cwnd), ("goodput.svg", goodput), ("queue.svg", queue), ("rtt.svg", rtt)]
     }
 }
 
@@ -859,7 +904,9 @@ pub fn goodput_points(p: &[(f64, u64)], window: f64) -> Vec<(f64, f64)> {
 
 /// report.html: the summary table and the plots in one self-contained page.
 fn report_html(scn: &Scenario, r: &Report, plots: &[(&'static str, String)]) -> String {
-    let mut h = String::new();
+    // Room for the plots and a line per flow up front: the page is written in one go.
+    let svg_bytes: usize = plots.iter().map(|(_, svg)| svg.len()).sum();
+    let mut h = String::with_capacity(svg_bytes + 4096 + r.flows.len() * 160);
     h.push_str("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab: ");
     h.push_str(&xml(&scn.name));
     h.push_str("</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:900px}table{border-collapse:collapse}td,th{padding:3px 10px;border-bottom:1px solid #ccc;text-align:right}td:nth-child(-n+3),th:nth-child(-n+3){text-align:left}</style></head><body>\n");

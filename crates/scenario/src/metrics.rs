@@ -5,7 +5,9 @@
 //! timing of each flow's losses), and [`run_metrics`], which puts them together.
 
 use crate::metrics_spec::{MetricsSpec, Reference};
-use cclab_sim::{FlowConfig, FlowSample, Observer, QueueSample, Report, SimConfig, Simulation};
+use cclab_sim::{
+    FlowConfig, FlowSample, FlowSamples, Observer, QueueSample, Report, SimConfig, Simulation,
+};
 use cclab_units::Time;
 
 /// Jain's fairness index (Jain, Chiu & Hawe, DEC-TR-301, 1984):
@@ -144,9 +146,10 @@ impl FlowSeries {
     }
 }
 
-impl Observer for FlowSeries {
-    fn flow_sample(&mut self, s: &FlowSample) {
-        let t = s.time.as_nanos();
+impl FlowSeries {
+    /// Moves to the synchronisation interval of time `t` (ns), closing the one before;
+    /// returns its number.
+    fn enter_interval(&mut self, t: u64) -> u64 {
         let interval = t / self.interval_ns;
         if self.current != Some(interval) {
             if self.current.is_some() {
@@ -155,6 +158,11 @@ impl Observer for FlowSeries {
             self.current = Some(interval);
             (self.active, self.lost) = (0, 0);
         }
+        interval
+    }
+
+    /// One flow's numbers at time `t` (ns) in synchronisation interval `interval`.
+    fn record(&mut self, t: u64, interval: u64, s: FlowNumbers) {
         let Some(f) = self.flows.get_mut(s.flow) else { return };
         f.cwnd_sum += s.cwnd_pkts as f64;
         f.samples += 1;
@@ -176,8 +184,52 @@ impl Observer for FlowSeries {
             }
         }
     }
+}
+
+/// What [`FlowSeries`] reads of a flow sample.
+#[derive(Clone, Copy)]
+struct FlowNumbers {
+    flow: usize,
+    cwnd_pkts: u32,
+    retransmits: u64,
+    delivered_bytes: u64,
+}
+
+impl Observer for FlowSeries {
+    fn flow_sample(&mut self, s: &FlowSample) {
+        let t = s.time.as_nanos();
+        let interval = self.enter_interval(t);
+        let numbers = FlowNumbers {
+            flow: s.flow,
+            cwnd_pkts: s.cwnd_pkts,
+            retransmits: s.retransmits,
+            delivered_bytes: s.delivered_bytes,
+        };
+        self.record(t, interval, numbers);
+    }
+
+    fn flow_samples(&mut self, b: &FlowSamples) {
+        if b.is_empty() {
+            return;
+        }
+        let t = b.time.as_nanos();
+        let interval = self.enter_interval(t);
+        for row in 0..b.len() {
+            let numbers = FlowNumbers {
+                flow: b.flow[row],
+                cwnd_pkts: b.cwnd_pkts[row],
+                retransmits: b.retransmits[row],
+                delivered_bytes: b.delivered_bytes[row],
+            };
+            self.record(t, interval, numbers);
+        }
+    }
 
     fn queue_sample(&mut self, _s: &QueueSample) {}
+
+    fn wants_cc_values(&self) -> bool {
+        false
+    }
 }
 
 /// Passes every sample to two observers (the results recorder and [`FlowSeries`]).
@@ -187,6 +239,10 @@ impl Observer for Tee<'_> {
     fn flow_sample(&mut self, s: &FlowSample) {
         self.0.flow_sample(s);
         self.1.flow_sample(s);
+    }
+    fn flow_samples(&mut self, samples: &FlowSamples) {
+        self.0.flow_samples(samples);
+        self.1.flow_samples(samples);
     }
     fn queue_sample(&mut self, s: &QueueSample) {
         self.0.queue_sample(s);
@@ -202,6 +258,9 @@ impl Observer for Tee<'_> {
     }
     fn wants_flow_samples(&self) -> bool {
         self.0.wants_flow_samples() || self.1.wants_flow_samples()
+    }
+    fn wants_cc_values(&self) -> bool {
+        self.0.wants_cc_values() || self.1.wants_cc_values()
     }
 }
 

@@ -3,7 +3,7 @@
 
 use cclab_scenario::metrics::{run_metrics, FlowSeries, RunMetrics};
 use cclab_scenario::{parse_str, Scenario};
-use cclab_sim::{FlowReport, FlowSample, LinkReport, Observer, Report, RttSummary};
+use cclab_sim::{FlowReport, FlowSample, FlowSamples, LinkReport, Observer, Report, RttSummary};
 use cclab_units::{Duration, Time};
 
 /// Three flows: two CUBIC (unnamed: group "cubic"), one named "test"; 10 s; RTT 100 ms
@@ -75,12 +75,25 @@ fn report(goodputs: &[f64], delivered: &[u64], completed: &[Option<u64>]) -> Rep
     }
 }
 
+/// The metrics of `samples`, checked to be the same whether [`FlowSeries`] gets them one
+/// by one or as the simulator hands them over, each instant's rows as one [`FlowSamples`].
 fn metrics(scn: &Scenario, samples: &[FlowSample], r: &Report, sent: Option<&[u64]>) -> RunMetrics {
-    let mut series = FlowSeries::new(&scn.config, &scn.metrics);
+    let mut one_by_one = FlowSeries::new(&scn.config, &scn.metrics);
     for s in samples {
-        series.flow_sample(s);
+        one_by_one.flow_sample(s);
     }
-    run_metrics(&scn.config, &scn.metrics, r, &series, sent)
+    let mut by_instant = FlowSeries::new(&scn.config, &scn.metrics);
+    for instant in samples.chunk_by(|a, b| a.time == b.time) {
+        let mut columns = FlowSamples::default();
+        columns.start(instant[0].time);
+        for s in instant {
+            columns.push(s, |_| {});
+        }
+        by_instant.flow_samples(&columns);
+    }
+    let m = run_metrics(&scn.config, &scn.metrics, r, &one_by_one, sent);
+    assert_eq!(m, run_metrics(&scn.config, &scn.metrics, r, &by_instant, sent));
+    m
 }
 
 #[test]

@@ -25,12 +25,31 @@ pub trait Observer {
     fn wants_flow_samples(&self) -> bool {
         true
     }
+    /// Whether the samples should carry the algorithms' internal variables
+    /// ([`FlowSample::cc`]); asking every flow's algorithm for them is most of what a
+    /// sample costs, so an observer that ignores them says so; default true.
+    fn wants_cc_values(&self) -> bool {
+        true
+    }
+    /// Every active flow at one sampling instant, in flow order. The default hands each
+    /// row to [`flow_sample`](Self::flow_sample); an observer that reads the columns
+    /// directly saves building a [`FlowSample`] per flow.
+    fn flow_samples(&mut self, samples: &FlowSamples) {
+        let mut s = FlowSample::default();
+        for row in 0..samples.len() {
+            samples.row(row, &mut s);
+            self.flow_sample(&s);
+        }
+    }
 }
 
 /// An observer that records nothing.
 pub struct NoObserver;
 impl Observer for NoObserver {
     fn wants_flow_samples(&self) -> bool {
+        false
+    }
+    fn wants_cc_values(&self) -> bool {
         false
     }
 }
@@ -60,7 +79,7 @@ impl Observer for Recorder {
 }
 
 /// One flow at one instant.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct FlowSample {
     pub time: Time,
     pub flow: usize,
@@ -75,6 +94,90 @@ pub struct FlowSample {
     /// The algorithm's internal variables at this instant (`cc_*` columns), in the
     /// algorithm's own fixed order.
     pub cc: Vec<(&'static str, f64)>,
+}
+
+/// Every active flow at one sampling instant, a column per field of [`FlowSample`]
+/// (row `r` of each column is one flow): the engine only copies a few numbers per flow
+/// into them, and the columns keep their room from one instant to the next.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FlowSamples {
+    pub time: Time,
+    pub flow: Vec<usize>,
+    pub cwnd_pkts: Vec<u32>,
+    pub ssthresh_pkts: Vec<u32>,
+    pub srtt: Vec<Duration>,
+    pub inflight_pkts: Vec<u32>,
+    pub delivered_bytes: Vec<u64>,
+    pub retransmits: Vec<u64>,
+    /// Every row's internal variables one after another (empty rows when no observer
+    /// [wants them](Observer::wants_cc_values)); see [`cc_of`](Self::cc_of).
+    cc: Vec<(&'static str, f64)>,
+    /// Where each row's part of `cc` ends.
+    cc_ends: Vec<usize>,
+}
+
+impl FlowSamples {
+    /// Empties the columns for the instant `time`, keeping their room.
+    pub fn start(&mut self, time: Time) {
+        self.time = time;
+        self.flow.clear();
+        self.cwnd_pkts.clear();
+        self.ssthresh_pkts.clear();
+        self.srtt.clear();
+        self.inflight_pkts.clear();
+        self.delivered_bytes.clear();
+        self.retransmits.clear();
+        self.cc.clear();
+        self.cc_ends.clear();
+    }
+
+    /// Adds one row: the flow's numbers in `s` (its `time` and `cc` are not read), then
+    /// whatever `inspect` reports as its internal variables.
+    pub fn push(
+        &mut self,
+        s: &FlowSample,
+        inspect: impl FnOnce(&mut dyn FnMut(&'static str, f64)),
+    ) {
+        self.flow.push(s.flow);
+        self.cwnd_pkts.push(s.cwnd_pkts);
+        self.ssthresh_pkts.push(s.ssthresh_pkts);
+        self.srtt.push(s.srtt);
+        self.inflight_pkts.push(s.inflight_pkts);
+        self.delivered_bytes.push(s.delivered_bytes);
+        self.retransmits.push(s.retransmits);
+        let cc = &mut self.cc;
+        inspect(&mut |name, value| cc.push((name, value)));
+        self.cc_ends.push(self.cc.len());
+    }
+
+    /// Rows (flows) at this instant.
+    pub fn len(&self) -> usize {
+        self.flow.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.flow.is_empty()
+    }
+
+    /// Row `row`'s internal variables, in its algorithm's own order.
+    pub fn cc_of(&self, row: usize) -> &[(&'static str, f64)] {
+        let start = if row == 0 { 0 } else { self.cc_ends[row - 1] };
+        &self.cc[start..self.cc_ends[row]]
+    }
+
+    /// Row `row` as a [`FlowSample`], written into `s` (its `cc` keeps its room).
+    pub fn row(&self, row: usize, s: &mut FlowSample) {
+        s.time = self.time;
+        s.flow = self.flow[row];
+        s.cwnd_pkts = self.cwnd_pkts[row];
+        s.ssthresh_pkts = self.ssthresh_pkts[row];
+        s.srtt = self.srtt[row];
+        s.inflight_pkts = self.inflight_pkts[row];
+        s.delivered_bytes = self.delivered_bytes[row];
+        s.retransmits = self.retransmits[row];
+        s.cc.clear();
+        s.cc.extend_from_slice(self.cc_of(row));
+    }
 }
 
 /// The bottleneck queue at one instant.
@@ -196,5 +299,41 @@ impl RttSummary {
             p95_ms: rtt_us.quantile(0.95) / 1000.0,
             p99_ms: rtt_us.quantile(0.99) / 1000.0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(flow: usize, cwnd_pkts: u32) -> FlowSample {
+        FlowSample { time: Time(7), flow, cwnd_pkts, ..FlowSample::default() }
+    }
+
+    /// Rows with and without internal variables side by side: each row gets its own.
+    #[test]
+    fn each_row_keeps_its_own_internal_variables() {
+        let mut b = FlowSamples::default();
+        b.start(Time(5));
+        b.push(&sample(0, 10), |report| report("w_max", 1.5));
+        b.push(&sample(2, 20), |_| {});
+        b.push(&sample(3, 30), |report| {
+            report("k", 2.0);
+            report("cnt", 3.0);
+        });
+        assert_eq!(b.len(), 3);
+        assert_eq!(b.cc_of(0), &[("w_max", 1.5)]);
+        assert!(b.cc_of(1).is_empty());
+        assert_eq!(b.cc_of(2), &[("k", 2.0), ("cnt", 3.0)]);
+        let mut s = FlowSample::default();
+        b.row(2, &mut s);
+        let expected =
+            FlowSample { time: Time(5), cc: vec![("k", 2.0), ("cnt", 3.0)], ..sample(3, 30) };
+        assert_eq!(s, expected, "the instant's time, not the pushed sample's");
+        b.row(1, &mut s);
+        assert_eq!(s, FlowSample { time: Time(5), ..sample(2, 20) });
+        // A new instant starts empty.
+        b.start(Time(6));
+        assert!(b.is_empty() && b.flow.is_empty() && b.srtt.is_empty());
     }
 }

@@ -47,7 +47,7 @@ use crate::rng::{stream, Rng};
 use crate::tcp::{Ack, Segment, TcpReceiver, TcpSender};
 use crate::trace::LinkSchedule;
 use crate::validate::{self, apply_param, flow_index_error, TcpChange};
-use cclab_units::{Duration, Time};
+use cclab_units::Time;
 use link::{ack_wire_bytes, Packet};
 pub use live::LiveClock;
 use net::{Kind, Net};
@@ -78,8 +78,9 @@ pub struct Simulation {
     end: Time,
     /// What the link can carry over the whole run (computed once; see `report.rs`).
     capacity_bytes: u64,
-    /// Reused for every flow sample, so sampling allocates nothing.
-    sample: FlowSample,
+    /// The columns of each sampling instant, reused, so sampling allocates only while
+    /// they grow to the number of active flows (and nothing in runs without flow samples).
+    samples: FlowSamples,
 }
 
 impl Simulation {
@@ -116,18 +117,8 @@ impl Simulation {
             .collect();
         schedule_starts(&mut net, &cfg, end);
         let capacity_bytes = LinkSchedule::capacity_bytes(&cfg.bottleneck.rate, end);
-        let sample = FlowSample {
-            time: Time::ZERO,
-            flow: 0,
-            cwnd_pkts: 0,
-            ssthresh_pkts: 0,
-            srtt: Duration::ZERO,
-            inflight_pkts: 0,
-            delivered_bytes: 0,
-            retransmits: 0,
-            cc: Vec::new(),
-        };
-        Ok(Simulation { cfg, net, flows, cross, end, capacity_bytes, sample })
+        let samples = FlowSamples::default();
+        Ok(Simulation { cfg, net, flows, cross, end, capacity_bytes, samples })
     }
 
     /// Runs to the end and returns the report.

@@ -1,30 +1,38 @@
-//! The time series: at every sampling instant, each active flow's state and the
-//! bottleneck queue (and the reverse one, where modelled) go to the observer.
+//! The time series: at every sampling instant, each active flow's state goes into the
+//! columns of [`FlowSamples`], handed to the observer once, and the bottleneck queue
+//! (and the reverse one, where modelled) follows.
 
 use super::net::Kind;
 use super::{Flow, Simulation};
-use crate::output::Observer;
-use cclab_units::Time;
+use crate::output::{FlowSample, Observer};
+use cclab_cc::CongestionControl;
+use cclab_units::{Duration, Time};
 
 impl Simulation {
     fn flow_active(fl: &Flow, now: Time) -> bool {
         fl.started && !fl.sender.is_complete() && fl.stop.is_none_or(|s| now < s)
     }
 
+    // Kept out of the event loop (it runs once per sampling interval, not per packet),
+    // so that the loop's hot code is compiled without it.
+    #[cold]
+    #[inline(never)]
     pub(super) fn take_samples(&mut self, obs: &mut dyn Observer) {
         let now = self.net.now;
         if obs.wants_flow_samples() {
-            for (i, fl) in self.flows.iter().enumerate() {
-                if !Self::flow_active(fl, now) {
-                    continue;
+            let with_cc = obs.wants_cc_values();
+            let samples = &mut self.samples;
+            samples.start(now);
+            for (i, fl) in self.flows.iter_mut().enumerate() {
+                if Self::flow_active(fl, now) {
+                    samples.push(&Self::numbers(i, fl), |report| {
+                        if with_cc {
+                            fl.sender.ca_mut().inspect(report);
+                        }
+                    });
                 }
-                let s = &mut self.sample;
-                s.time = now;
-                s.flow = i;
-                s.delivered_bytes = fl.receiver.delivered_bytes();
-                fl.sender.fill_sample(s);
-                obs.flow_sample(s);
             }
+            obs.flow_samples(samples);
         }
         obs.queue_sample(&self.net.fwd.sample(now));
         if let Some(rev) = &mut self.net.rev {
@@ -33,6 +41,24 @@ impl Simulation {
         let next = now + self.cfg.sample_interval;
         if next <= self.end {
             self.net.schedule(next, Kind::Sample);
+        }
+    }
+
+    /// Flow `i`'s numbers in a sample (no time, no internal variables): what
+    /// [`TcpSender::fill_sample`](crate::tcp::TcpSender::fill_sample) reports, plus the
+    /// bytes its receiver delivered.
+    fn numbers(i: usize, fl: &Flow) -> FlowSample {
+        let snd = &fl.sender;
+        FlowSample {
+            time: Time::ZERO,
+            flow: i,
+            cwnd_pkts: snd.tp().snd_cwnd,
+            ssthresh_pkts: snd.tp().snd_ssthresh,
+            srtt: Duration::from_micros(snd.tp().srtt_us() as u64),
+            inflight_pkts: snd.in_flight(),
+            delivered_bytes: fl.receiver.delivered_bytes(),
+            retransmits: snd.stats().retransmits,
+            cc: Vec::new(),
         }
     }
 }
