@@ -44,21 +44,22 @@ impl Simulation {
         }
     }
 
-    /// Flow `i`'s numbers in a sample (no time, no internal variables): what
-    /// [`TcpSender::fill_sample`](crate::tcp::TcpSender::fill_sample) reports, plus the
-    /// bytes its receiver delivered.
+    /// Flow `i`'s numbers in a sample (no time, no internal variables): the sender's
+    /// ([`TcpSender::fill_numbers`](crate::tcp::TcpSender::fill_numbers)) and the bytes
+    /// its receiver delivered.
     fn numbers(i: usize, fl: &Flow) -> FlowSample {
-        let snd = &fl.sender;
-        FlowSample {
+        let mut s = FlowSample {
             time: Time::ZERO,
             flow: i,
-            cwnd_pkts: snd.tp().snd_cwnd,
-            ssthresh_pkts: snd.tp().snd_ssthresh,
-            srtt: Duration::from_micros(snd.tp().srtt_us() as u64),
-            inflight_pkts: snd.in_flight(),
+            cwnd_pkts: 0,
+            ssthresh_pkts: 0,
+            srtt: Duration::ZERO,
+            inflight_pkts: 0,
             delivered_bytes: fl.receiver.delivered_bytes(),
-            retransmits: snd.stats().retransmits,
+            retransmits: 0,
             cc: Vec::new(),
-        }
+        };
+        fl.sender.fill_numbers(&mut s);
+        s
     }
 }

@@ -199,13 +199,18 @@ impl TcpSender {
     /// simulator and for cclab's TCP over UDP alike. The caller sets time, flow and the
     /// delivered bytes, which it counts its own way.
     pub fn fill_sample(&self, s: &mut FlowSample) {
+        self.fill_numbers(s);
+        s.cc.clear();
+        self.ca.inspect(&mut |k, v| s.cc.push((k, v)));
+    }
+    /// The sender's numbers in a sample, without the algorithm's variables (which cost
+    /// far more to ask for, and only series files read).
+    pub fn fill_numbers(&self, s: &mut FlowSample) {
         s.cwnd_pkts = self.tp.snd_cwnd;
         s.ssthresh_pkts = self.tp.snd_ssthresh;
         s.srtt = Duration::from_micros(self.tp.srtt_us() as u64);
         s.inflight_pkts = self.in_flight();
         s.retransmits = self.stats.retransmits;
-        s.cc.clear();
-        self.ca.inspect(&mut |k, v| s.cc.push((k, v)));
     }
     #[inline]
     pub fn rto_deadline(&self) -> Option<Time> {
