@@ -196,6 +196,8 @@ fn tcp_settings_follow_the_simulators_limits() {
     has_all(&e, &["scen.toml:10:", "flows[0].rto_min = \"90s\"", "allowed: 1ms to 60s"]);
     let e = error_of(&edit(9, "rtt = \"100ms\"\nstop = \"0s\""), &[]);
     has_all(&e, &["scen.toml:10:", "flows[0].stop = \"0s\"", "later than start = 0us"]);
+    let e = error_of(&edit(9, "rtt = \"100ms\"\nhost_delay = \"11ms\""), &[]);
+    has_all(&e, &["scen.toml:10:", "flows[0].host_delay = \"11ms\"", "allowed: 0us to 10ms"]);
 }
 
 #[test]
@@ -459,6 +461,8 @@ fn bad_flags_give_one_line_and_a_non_zero_exit() {
     let dir = TempDir::new("flags");
     for args in
         [&["run", "--bogus"][..], &["run", "--seed", "abc"], &["frobnicate"], &["bench", "--one"]]
+            .into_iter()
+            .chain([&["fidelity", "--host-delay", "11ms"][..], &["fidelity", "--sim-runs", "0"]])
     {
         let o = run_in(dir.path(), args);
         let e = stderr(&o);
