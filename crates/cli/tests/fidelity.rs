@@ -92,6 +92,48 @@ fn quick_matrix_reports_every_figure_and_agrees_where_stable() {
     let same = scenario(&report, "rtt1-cubic-cubic");
     assert_eq!(same["jain_agrees"], true, "{same}");
     assert_eq!(report["quick"], true);
+    simulated_runs_with_host_delay_are_averaged(&out);
+}
+
+/// `--sim-only` over the quick matrix's real runs with the hosts' processing time and two
+/// simulated runs: each scenario gets `sim` and `sim-2` (seeds 5 and 6), the report says
+/// so and judges their mean; a later report with one simulated run drops `sim-2`.
+fn simulated_runs_with_host_delay_are_averaged(out: &std::path::Path) {
+    let sim_only = |extra: &[&str]| {
+        let o = cclab()
+            .current_dir(repo())
+            .args(["fidelity", "--quick", "--sim-only", "--out"])
+            .arg(out)
+            .args(extra)
+            .output()
+            .expect("run cclab");
+        assert!(o.status.success(), "{}", stderr(&o));
+        let text = std::fs::read_to_string(out.join("fidelity.json")).unwrap();
+        (stdout(&o), serde_json::from_str::<Value>(&text).unwrap())
+    };
+    let (text, report) = sim_only(&["--host-delay", "60us", "--sim-seed", "5", "--sim-runs", "2"]);
+    assert!(text.contains("host_delay 60us, 2 runs from seed 5"), "{text}");
+    assert_eq!(report["simulator"]["host_delay_us"], 60.0);
+    assert_eq!(report["simulator"]["runs"], 2);
+    let rtt4 = out.join("rtt4-cubic-cubic");
+    for (dir, seed) in [("sim", 5), ("sim-2", 6)] {
+        let summary: Value = serde_json::from_str(
+            &std::fs::read_to_string(rtt4.join(dir).join("summary.json")).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(summary["seed"], seed, "{dir}");
+    }
+    for f in scenario(&report, "rtt4-cubic-cubic")["flows"].as_array().unwrap() {
+        let g = &f["goodput_bps"];
+        let runs: Vec<f64> =
+            g["sim_runs"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        assert_eq!(runs.len(), 2, "{f}");
+        let mean = (runs[0] + runs[1]) / 2.0;
+        assert!((g["sim"].as_f64().unwrap() - mean).abs() <= 1.0, "{g}");
+    }
+    let (_, report) = sim_only(&[]);
+    assert!(!rtt4.join("sim-2").exists(), "a report with one simulated run keeps no sim-2");
+    assert_eq!(report["simulator"]["runs"], 1);
 }
 
 /// One CUBIC flow alone, 30 Mbit/s, 20 ms, 1 BDP: HyStart's ACK train ends its slow start
