@@ -248,6 +248,7 @@ impl Scoreboard {
                 r.0 = r.0.max(una);
                 r.0 < r.1
             });
+            super::release_if_empty(&mut self.sacked_ranges);
         }
         self.release_spare();
         acked
