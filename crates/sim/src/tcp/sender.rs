@@ -536,15 +536,15 @@ impl TcpSender {
         // An in-order ACK with no SACK blocks skips SACK tagging altogether.
         let newly_sacked = if ack.n_sacks > 0 && self.rec.style() == LossRecovery::Sack {
             self.board.tag_sacks(ack, &mut |seq, info| {
-                times.newly_sacked(info.flags, seq, info.sent);
+                times.newly_sacked(info.flags(), seq, info.sent());
                 rate.on_delivered(&info, rb);
             })
         } else {
             0
         };
         let acked = self.board.clean(ack.ack, &mut |info| {
-            times.cumulatively_acked(info.flags, info.sent);
-            if info.flags & SACKED == 0 {
+            times.cumulatively_acked(info.flags(), info.sent());
+            if info.flags() & SACKED == 0 {
                 rate.on_delivered(&info, rb);
             }
         });
