@@ -88,8 +88,8 @@ pub struct TcpSender {
     app_closed: bool,
     /// Data may flow: the connection is established (or opened without a handshake).
     started: bool,
-    /// The handshake under way (SYN-SENT), if any.
-    syn: Option<SynSent>,
+    /// The handshake under way (SYN-SENT), if any: boxed, as it lives a round trip.
+    syn: Option<Box<SynSent>>,
 
     pub(super) board: Scoreboard,
     pub(super) rec: Recovery,
@@ -283,7 +283,7 @@ impl TcpSender {
     /// `connect()`: a SYN is due, with the initial RTO on its timer; data waits for the
     /// SYN-ACK.
     pub fn connect(&mut self, now: Time) {
-        self.syn = Some(SynSent::new(now, self.cfg.rto_initial));
+        self.syn = Some(Box::new(SynSent::new(now, self.cfg.rto_initial)));
     }
 
     /// Data may flow from `now` without a handshake: `init` hook, cwnd = initcwnd.
