@@ -40,12 +40,23 @@ impl fmt::Display for UnknownAlgorithm {
 
 impl std::error::Error for UnknownAlgorithm {}
 
+/// How a variant stores its algorithm: by value, or as written after `as` (a `Box`).
+macro_rules! storage {
+    ($ty:ty) => {
+        $ty
+    };
+    ($ty:ty, $store:ty) => {
+        $store
+    };
+}
+
 macro_rules! algorithms {
-    ($($variant:ident($ty:ty),)+) => {
-        /// Any built-in algorithm, by value.
+    ($($variant:ident($ty:ty $(as $store:ty)?),)+) => {
+        /// Any built-in algorithm, by value; the few much larger than CUBIC are boxed, so
+        /// that the enum (one per flow) is the size of CUBIC.
         #[derive(Clone, Debug)]
         pub enum Algorithm {
-            $($variant($ty),)+
+            $($variant(storage!($ty $(, $store)?)),)+
         }
 
         /// Every built-in algorithm, in listing order.
@@ -55,7 +66,7 @@ macro_rules! algorithms {
             /// The algorithm called `name`, with its default parameters.
             pub fn new(name: &str) -> Result<Algorithm, UnknownAlgorithm> {
                 $(if name == <$ty>::INFO.name {
-                    return Ok(Algorithm::$variant(<$ty>::default()));
+                    return Ok(Algorithm::$variant(<$ty>::default().into()));
                 })+
                 Err(UnknownAlgorithm { name: name.to_string() })
             }
@@ -68,7 +79,9 @@ macro_rules! algorithms {
 
             fn inner(&self) -> &dyn CongestionControl {
                 match self {
-                    $(Algorithm::$variant(a) => a,)+
+                    $(Algorithm::$variant(a) => {
+                        <storage!($ty $(, $store)?) as std::borrow::Borrow<$ty>>::borrow(a)
+                    })+
                 }
             }
         }
@@ -128,7 +141,7 @@ algorithms! {
     Tuner(crate::tuner::Tuner),
     CubicRfc9438(crate::cubic_rfc9438::CubicRfc9438),
     Cubic2008(crate::cubic_2008::Cubic2008),
-    CubicFit(crate::cubic_fit::CubicFit),
+    CubicFit(crate::cubic_fit::CubicFit as Box<crate::cubic_fit::CubicFit>),
     Bic(crate::bic::Bic),
     HighSpeed(crate::highspeed::HighSpeed),
     Htcp(crate::htcp::Htcp),

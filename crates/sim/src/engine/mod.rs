@@ -90,9 +90,10 @@ impl Simulation {
         let mut net = Net::new(&cfg);
         let end = Time(cfg.duration.0);
         let mut flows = Vec::with_capacity(cfg.flows.len());
+        let mut tcp = crate::tcp::SharedConfig::default();
         for (i, f) in cfg.flows.iter().enumerate() {
             let alg = f.check(&cfg.bottleneck).map_err(|e| e.within(&format!("flows[{i}]")))?;
-            let sender = TcpSender::new(i as u32, alg, f.tcp.clone(), f.bytes);
+            let sender = TcpSender::new(i as u32, alg, tcp.of(&f.tcp), f.bytes);
             let receiver = TcpReceiver::new(i as u32, f.tcp.mss, f.bytes, f.tcp.delayed_ack);
             flows.push(Flow {
                 sender,

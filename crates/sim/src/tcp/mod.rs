@@ -19,7 +19,26 @@ mod sender;
 pub use receiver::TcpReceiver;
 pub use sender::{SenderStats, TcpSender};
 
+use crate::config::TcpConfig;
 use cclab_units::Time;
+use std::sync::Arc;
+
+/// Hands out one shared copy of the TCP settings for a run of flows that have the same
+/// ones (the usual case: a scenario's flows differ in little but their name).
+#[derive(Default)]
+pub struct SharedConfig {
+    last: Option<Arc<TcpConfig>>,
+}
+
+impl SharedConfig {
+    /// `cfg`, shared with the previous call's if equal.
+    pub fn of(&mut self, cfg: &TcpConfig) -> Arc<TcpConfig> {
+        match &self.last {
+            Some(a) if **a == *cfg => a.clone(),
+            _ => self.last.insert(Arc::new(cfg.clone())).clone(),
+        }
+    }
+}
 
 /// A data segment on the wire (a plain `Copy` struct: no allocation per packet).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +71,15 @@ impl Segment {
     #[inline]
     pub fn is_syn(&self) -> bool {
         self.seq == SYN_SEQ
+    }
+}
+
+/// Frees the storage of a list of ranges once it is empty: with 100,000 flows, lists kept
+/// from a past loss episode cost more than the flows' other state, and a new episode's
+/// one allocation is nothing beside the episode. Only capacity changes.
+fn release_if_empty(v: &mut Vec<(u32, u32)>) {
+    if v.is_empty() && v.capacity() > 0 {
+        *v = Vec::new();
     }
 }
 

@@ -28,7 +28,8 @@ pub(super) struct RateBuild {
     valid: bool,
     prior_delivered: u32,
     prior_time: u64,
-    send_elapsed: u64,
+    /// The send interval, us (see [`SegInfo`]).
+    send_elapsed_us: u64,
     last_sent: u64,
     app_limited: bool,
 }
@@ -54,27 +55,22 @@ impl RateSampler {
         if self.app_limited_until != 0 {
             flags |= APP_LIMITED;
         }
-        SegInfo {
-            sent: now.0,
-            first_tx: self.first_tx_time,
-            delivered_time: self.delivered_time,
-            delivered,
-            flags,
-        }
+        SegInfo::new(now.0, flags, delivered, self.delivered_time, self.first_tx_time)
     }
 
     /// `tcp_rate_skb_delivered`: one segment newly delivered (cumulatively or by SACK).
     #[inline]
     pub(super) fn on_delivered(&mut self, info: &SegInfo, rb: &mut RateBuild) {
         // Prefer the most recently sent of the segments delivered by this ACK.
-        if !rb.valid || info.sent >= rb.last_sent {
+        let sent = info.sent();
+        if !rb.valid || sent >= rb.last_sent {
             rb.valid = true;
-            rb.last_sent = info.sent;
+            rb.last_sent = sent;
             rb.prior_delivered = info.delivered;
-            rb.prior_time = info.delivered_time;
-            rb.app_limited = info.flags & APP_LIMITED != 0;
-            rb.send_elapsed = info.sent.saturating_sub(info.first_tx);
-            self.first_tx_time = info.sent;
+            rb.prior_time = info.delivered_time();
+            rb.app_limited = info.flags() & APP_LIMITED != 0;
+            rb.send_elapsed_us = info.send_elapsed_us();
+            self.first_tx_time = sent;
         }
     }
 
@@ -110,7 +106,7 @@ impl RateSampler {
         }
         let delivered_since = delivered.wrapping_sub(rb.prior_delivered);
         let ack_elapsed = now.0.saturating_sub(rb.prior_time);
-        let interval_us = rb.send_elapsed.max(ack_elapsed) / 1000;
+        let interval_us = rb.send_elapsed_us.max(ack_elapsed / 1000);
         if interval_us >= min_rtt_us as u64 {
             (delivered_since, interval_us)
         } else {
@@ -130,13 +126,13 @@ mod tests {
         let mut r = RateSampler::default();
         let a = r.on_send(Time(10 * MS), 0, 7);
         assert_eq!(
-            (a.sent, a.first_tx, a.delivered_time, a.delivered),
-            (10 * MS, 10 * MS, 10 * MS, 7)
+            (a.sent(), a.send_elapsed_us(), a.delivered_time(), a.delivered),
+            (10 * MS, 0, 10 * MS, 7)
         );
         // With data outstanding, later segments keep the interval's start.
         let b = r.on_send(Time(12 * MS), 1, 7);
-        assert_eq!((b.sent, b.first_tx, b.delivered_time), (12 * MS, 10 * MS, 10 * MS));
-        assert_eq!(b.flags & APP_LIMITED, 0);
+        assert_eq!((b.sent(), b.send_elapsed_us(), b.delivered_time()), (12 * MS, 2000, 10 * MS));
+        assert_eq!(b.flags() & APP_LIMITED, 0);
     }
 
     #[test]
@@ -165,11 +161,11 @@ mod tests {
         r.on_delivered(&new, &mut rb);
         r.on_delivered(&old, &mut rb); // sent earlier: ignored
         assert_eq!(rb.last_sent, 5 * MS);
-        assert_eq!(rb.send_elapsed, 5 * MS);
+        assert_eq!(rb.send_elapsed_us, 5000);
         // The next interval starts at the sampled segment's send time.
         r.delivered_at(Time(40 * MS));
         let next = r.on_send(Time(41 * MS), 1, 2);
-        assert_eq!((next.first_tx, next.delivered_time), (5 * MS, 40 * MS));
+        assert_eq!((next.send_elapsed_us(), next.delivered_time()), (36_000, 40 * MS));
     }
 
     #[test]
@@ -183,16 +179,16 @@ mod tests {
         let mut r = RateSampler::default();
         r.set_app_limited(100, 5); // limited until delivered passes 105
         let s = r.on_send(Time(MS), 5, 100);
-        assert_ne!(s.flags & APP_LIMITED, 0);
+        assert_ne!(s.flags() & APP_LIMITED, 0);
         let mut rb = RateBuild::default();
         r.on_delivered(&s, &mut rb);
         assert!(rb.is_app_limited());
         r.sample(Time(2 * MS), &rb, 105, 0);
-        assert_ne!(r.on_send(Time(3 * MS), 5, 105).flags & APP_LIMITED, 0, "not passed yet");
+        assert_ne!(r.on_send(Time(3 * MS), 5, 105).flags() & APP_LIMITED, 0, "not passed yet");
         r.sample(Time(4 * MS), &rb, 106, 0);
-        assert_eq!(r.on_send(Time(5 * MS), 5, 106).flags & APP_LIMITED, 0);
+        assert_eq!(r.on_send(Time(5 * MS), 5, 106).flags() & APP_LIMITED, 0);
         // Nothing delivered or in flight still counts as limited (0 means "not").
         r.set_app_limited(0, 0);
-        assert_ne!(r.on_send(Time(6 * MS), 0, 0).flags & APP_LIMITED, 0);
+        assert_ne!(r.on_send(Time(6 * MS), 0, 0).flags() & APP_LIMITED, 0);
     }
 }

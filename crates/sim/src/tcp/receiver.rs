@@ -4,7 +4,7 @@
 //! hole: `tcp_ack_snd_check`, `tcp_incr_quickack` in net/ipv4/tcp_input.c), and the
 //! RFC 7323 rule for which timestamp to echo.
 
-use super::{Ack, Segment, MAX_SACK_BLOCKS};
+use super::{release_if_empty, Ack, Segment, MAX_SACK_BLOCKS};
 use crate::config::DelayedAck;
 use cclab_units::Time;
 
@@ -93,7 +93,10 @@ impl TcpReceiver {
                 self.rcv_nxt = self.rcv_nxt.max(b);
                 merged += 1;
             }
-            self.ooo.drain(..merged);
+            if merged > 0 {
+                self.ooo.drain(..merged);
+                release_if_empty(&mut self.ooo);
+            }
         } else {
             self.insert_ooo(s);
         }
