@@ -365,12 +365,10 @@ fn scenario_json(m: &Measured, v: &Verdict) -> Json {
 /// One line on what the simulator's side ran with beyond the files.
 fn side_text(side: SimSide) -> String {
     let delay = side.host_delay.map_or("each file's".to_string(), |d| d.to_string());
-    let seed = side.seed.map_or("each file's".to_string(), |s| s.to_string());
+    let seed = side.seed.map_or("each file's seed".to_string(), |s| format!("seed {s}"));
     match side.runs {
-        1 => format!("simulator: host_delay {delay}, seed {seed}"),
-        n => format!(
-            "simulator: host_delay {delay}, {n} runs from seed {seed}; \"sim\" is their mean"
-        ),
+        1 => format!("simulator: host_delay {delay}, {seed}"),
+        n => format!("simulator: host_delay {delay}, {n} runs from {seed}; \"sim\" is their mean"),
     }
 }
 

@@ -134,12 +134,12 @@ impl Bottleneck {
     pub(super) fn offer(&mut self, now: Time, pkt: Packet) -> Option<Time> {
         if self.loss.drop_packet(&mut self.loss_rng) {
             self.random_losses += 1;
-            self.count_drop(&pkt);
+            charge_drop(&mut self.flow_drops, &pkt);
             return None;
         }
         self.account_queue(now);
         if let Err(refused) = self.queue.enqueue(now, pkt, &mut self.queue_rng) {
-            self.count_drop(&refused);
+            charge_drop(&mut self.flow_drops, &refused);
             return None;
         }
         self.count_discarded();
@@ -160,12 +160,6 @@ impl Bottleneck {
         let done = self.link.transmit(now, p.size_bytes() as u64);
         self.in_service = Some(p);
         Some(done)
-    }
-
-    /// Charges a lost packet to its flow (see [`charge_drop`]).
-    #[inline]
-    fn count_drop(&mut self, pkt: &Packet) {
-        charge_drop(&mut self.flow_drops, pkt);
     }
 
     /// Charges what the queue dropped from inside itself in its last call (AQM drops at
