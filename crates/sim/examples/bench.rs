@@ -6,11 +6,12 @@ fn main() {
         if !want.is_empty() && !want.iter().any(|w| w == case.name) {
             continue;
         }
-        let r = cclab_sim::bench::run(&case);
+        let description = case.description;
+        let r = cclab_sim::bench::run(case);
         println!(
             "{}: {} | sim {:.0} s, wall {:.2} s, cpu {:.2} s, {} pkts, {:.2} M pkts/cpu-s, {:.2} M pkts/s, {:.2} M events/s, util {:.3}, peak RSS {:.0} MB",
             r.name,
-            case.description,
+            description,
             r.simulated_s,
             r.wall_s,
             r.cpu_s.unwrap_or(f64::NAN),
