@@ -3,19 +3,33 @@
 //! make every event pay for a 20,000-entry binary heap. Order is exactly that of a heap
 //! on (time, seq): entries of one slot are released into `ready` together, and
 //! everything in `ready` precedes everything still in later slots.
+//!
+//! Slots hold their entries in fixed-size blocks from one pool, chained per slot, and a
+//! released slot's blocks go back to the pool. A `Vec` per slot, regrown as the slot
+//! fills and shrunk once served, fragmented the heap with 100,000 flows: the slots'
+//! blocks of every size, freed and carved up by small allocations between, left the
+//! allocator about as much free memory as in use. Pool blocks are all one size, so
+//! any freed block serves the next slot that needs one.
 
 use std::collections::BinaryHeap;
 
 /// Slot width: 2^20 ns (about 1 ms).
 const SHIFT: u32 = 20;
 const SLOTS: u64 = 4096;
+/// Entries per pool block.
+const BLOCK: usize = 16;
+/// No block (end of a chain, or an empty slot).
+const NIL: u32 = u32::MAX;
 
 pub(crate) trait Timed: Ord + Copy {
     fn time(&self) -> u64;
 }
 
 pub(crate) struct Wheel<E: Timed> {
-    slots: Vec<Vec<E>>,
+    /// Per slot: its newest block (NIL if empty) and how many entries that block holds;
+    /// the older blocks of its chain are full.
+    heads: Vec<(u32, u32)>,
+    pool: BlockPool<E>,
     /// Absolute index of the slot most recently released into `ready`.
     base: u64,
     ready: BinaryHeap<E>,
@@ -24,10 +38,44 @@ pub(crate) struct Wheel<E: Timed> {
     in_slots: usize,
 }
 
+/// Blocks of `BLOCK` entries, each with the index of the next block in its chain; the
+/// free ones are chained from `free`.
+struct BlockPool<E> {
+    blocks: Vec<([E; BLOCK], u32)>,
+    free: u32,
+}
+
+impl<E: Copy> BlockPool<E> {
+    /// A block (its entries all `fill` until written) whose next block is `next`.
+    fn take(&mut self, fill: E, next: u32) -> u32 {
+        if self.free == NIL {
+            self.blocks.push(([fill; BLOCK], next));
+            return (self.blocks.len() - 1) as u32;
+        }
+        let b = self.free;
+        self.free = std::mem::replace(&mut self.blocks[b as usize].1, next);
+        b
+    }
+
+    /// Hands the entries of the chain from `head` (whose first block holds `n`) to
+    /// `out`, and returns its blocks to the pool.
+    fn drain_chain(&mut self, mut head: u32, mut n: usize, out: &mut impl Extend<E>) {
+        while head != NIL {
+            let (entries, next) = &mut self.blocks[head as usize];
+            out.extend(entries[..n].iter().copied());
+            let after = std::mem::replace(next, self.free);
+            self.free = head;
+            head = after;
+            n = BLOCK;
+        }
+    }
+}
+
 impl<E: Timed> Wheel<E> {
     pub(crate) fn new() -> Wheel<E> {
         Wheel {
-            slots: (0..SLOTS).map(|_| Vec::new()).collect(),
+            heads: vec![(NIL, 0); SLOTS as usize],
+            pool: BlockPool { blocks: Vec::new(), free: NIL },
             base: 0,
             ready: BinaryHeap::new(),
             far: BinaryHeap::new(),
@@ -40,11 +88,21 @@ impl<E: Timed> Wheel<E> {
         if s <= self.base {
             self.ready.push(e);
         } else if s < self.base + SLOTS {
-            self.slots[(s % SLOTS) as usize].push(e);
-            self.in_slots += 1;
+            self.push_slot((s % SLOTS) as usize, e);
         } else {
             self.far.push(e);
         }
+    }
+
+    fn push_slot(&mut self, i: usize, e: E) {
+        let (mut head, mut n) = self.heads[i];
+        if head == NIL || n as usize == BLOCK {
+            head = self.pool.take(e, head);
+            n = 0;
+        }
+        self.pool.blocks[head as usize].0[n as usize] = e;
+        self.heads[i] = (head, n + 1);
+        self.in_slots += 1;
     }
 
     /// The earliest entry (BinaryHeap order: the "greatest" under E's Ord), if any.
@@ -57,11 +115,11 @@ impl<E: Timed> Wheel<E> {
             }
             self.base += 1;
             let i = (self.base % SLOTS) as usize;
-            if !self.slots[i].is_empty() {
-                self.in_slots -= self.slots[i].len();
-                let ready = &mut self.ready;
-                ready.extend(self.slots[i].drain(..));
-                release_spare(&mut self.slots[i]);
+            let (head, n) = std::mem::replace(&mut self.heads[i], (NIL, 0));
+            if head != NIL {
+                let before = self.ready.len();
+                self.pool.drain_chain(head, n as usize, &mut self.ready);
+                self.in_slots -= self.ready.len() - before;
             }
             // Bring far entries into the window as it moves.
             while let Some(f) = self.far.peek() {
@@ -73,8 +131,7 @@ impl<E: Timed> Wheel<E> {
                 if s <= self.base {
                     self.ready.push(f);
                 } else {
-                    self.slots[(s % SLOTS) as usize].push(f);
-                    self.in_slots += 1;
+                    self.push_slot((s % SLOTS) as usize, f);
                 }
             }
         }
@@ -86,20 +143,6 @@ impl<E: Timed> Wheel<E> {
         self.ready.pop()
     }
 }
-
-/// Gives back a drained slot's room beyond `MIN_SLOT` entries. Timers sit a few hundred
-/// slots ahead of the clock (RTO, delayed ACK), so only those slots need room at any
-/// time; a slot keeping its room for the rest of the wheel's turn would make 4096 slots
-/// hold the peak load of each (tens of megabytes with 100,000 flows). Regrowing costs a
-/// few allocations per busy slot. Only capacity changes, never order.
-fn release_spare<E>(slot: &mut Vec<E>) {
-    if slot.capacity() > MIN_SLOT {
-        slot.shrink_to(MIN_SLOT);
-    }
-}
-
-/// Entries a slot keeps room for however few it held.
-const MIN_SLOT: usize = 16;
 
 #[cfg(test)]
 mod tests {
