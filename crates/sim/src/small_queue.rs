@@ -19,6 +19,9 @@ const SORTED_MAX: usize = 64;
 /// Entries at which a heap goes back to the sorted form.
 const SORTED_AGAIN: usize = 16;
 
+/// Room a heap keeps once the queue is sorted again.
+const KEEP_HEAP_ROOM: usize = 1024;
+
 /// A max-queue (like `BinaryHeap`: `pop` returns the greatest entry).
 pub(crate) struct SmallQueue<E: Ord + Copy> {
     /// Ascending, so the greatest entry is last; used while `heap` is empty.
@@ -81,11 +84,23 @@ impl<E: Ord + Copy> SmallQueue<E> {
         }
         let e = self.heap.pop();
         if self.heap.len() <= SORTED_AGAIN {
-            self.large = false;
-            self.sorted.extend(self.heap.drain());
-            self.sorted.sort_unstable();
+            self.back_to_sorted();
         }
         e
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn back_to_sorted(&mut self) {
+        self.large = false;
+        self.sorted.extend(self.heap.drain());
+        self.sorted.sort_unstable();
+        // Gives back the room of a past crowd (100,000 flows' start events: 3 MB), which
+        // the handful of entries left will not need again; a heap that only just passed
+        // the limit keeps its room, so a queue near the limit does not reallocate.
+        if self.heap.capacity() > KEEP_HEAP_ROOM {
+            self.heap = BinaryHeap::new();
+        }
     }
 }
 
