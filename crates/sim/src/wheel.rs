@@ -187,4 +187,26 @@ mod tests {
         }
         assert_eq!(w.pop(), None);
     }
+
+    /// Served slots give their blocks back: a steady load of timers over many turns of
+    /// the wheel needs no more blocks than its peak does.
+    #[test]
+    fn blocks_are_reused_across_turns() {
+        let mut rng = Rng::from_seed(3);
+        let mut w: Wheel<Reverse<(u64, u64)>> = Wheel::new();
+        let (outstanding, spread) = (2000u64, 200u64 << SHIFT);
+        let mut now = 0;
+        for seq in 0..outstanding {
+            w.push(Reverse((rng.below(spread), seq)));
+        }
+        // Over ten turns of the wheel, one new timer per one served.
+        for seq in outstanding..outstanding + 1_000_000 {
+            now = w.pop().expect("timers pending").0 .0;
+            w.push(Reverse((now + rng.below(spread), seq)));
+        }
+        assert!(now > 10 * (SLOTS << SHIFT), "{now}");
+        // Full blocks for every entry, plus one partly filled block per occupied slot.
+        let bound = outstanding as usize / BLOCK + 201;
+        assert!(w.pool.blocks.len() <= bound, "{} blocks > {bound}", w.pool.blocks.len());
+    }
 }
