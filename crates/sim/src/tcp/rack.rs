@@ -55,9 +55,13 @@ pub(super) struct Rack {
     /// Every segment below `head` not SACKed is marked lost (the originals' scan starts
     /// here).
     head: u32,
-    /// One past the highest segment ever retransmitted: retransmissions in flight lie
-    /// below it.
+    /// One past the highest segment retransmitted since none was in flight:
+    /// retransmissions in flight lie below it.
     retrans_end: u32,
+    /// Since none was in flight, segments were retransmitted in sequence order, so the
+    /// retransmissions in flight were sent in sequence order too (false once one went
+    /// below another, as a retransmission lost again and resent does).
+    retrans_in_order: bool,
     /// `rack.advanced`: the reference moved since the last scan.
     advanced: bool,
     /// `tp->reord_seen`: a segment never retransmitted was delivered below one SACKed
@@ -163,9 +167,17 @@ impl Rack {
         }
     }
 
-    /// Segment `seq` was retransmitted.
+    /// Segment `seq` is retransmitted, with `in_flight` retransmissions already out.
     #[inline]
-    pub(super) fn on_retransmit(&mut self, seq: u32) {
+    pub(super) fn on_retransmit(&mut self, seq: u32, in_flight: u32) {
+        if in_flight == 0 {
+            self.retrans_in_order = true;
+            self.retrans_end = seq + 1;
+            return;
+        }
+        if seq < self.retrans_end {
+            self.retrans_in_order = false;
+        }
         self.retrans_end = self.retrans_end.max(seq + 1);
     }
 
@@ -259,6 +271,8 @@ impl Rack {
 
     /// The retransmissions in flight sent before the reference; an overdue one is lost
     /// again (`tcp_mark_skb_lost`: its retransmitted mark goes, so it is sent once more).
+    /// While they were sent in sequence order the walk ends at the first one sent after
+    /// the reference.
     fn scan_retransmissions(
         &mut self,
         board: &mut Scoreboard,
@@ -273,14 +287,16 @@ impl Rack {
         let mut p = board.skip_sacked(board.snd_una());
         while p < end {
             let info = board.seg(p);
-            if info.flags() & RETRANS != 0
-                && sent_after(self.xmit_us, self.seq, info.sent() / 1000, p)
-            {
-                let left = self.time_left(info.sent(), now_us, reo_wnd_us);
-                if left <= 0 {
-                    board.mark_retransmission_lost(p);
-                } else {
-                    wait = wait.max(left.min(u32::MAX as i64) as u32);
+            if info.flags() & RETRANS != 0 {
+                if sent_after(self.xmit_us, self.seq, info.sent() / 1000, p) {
+                    let left = self.time_left(info.sent(), now_us, reo_wnd_us);
+                    if left <= 0 {
+                        board.mark_retransmission_lost(p);
+                    } else {
+                        wait = wait.max(left.min(u32::MAX as i64) as u32);
+                    }
+                } else if self.retrans_in_order {
+                    break;
                 }
             }
             p = board.skip_sacked(p + 1);
@@ -449,8 +465,8 @@ mod tests {
         assert_eq!(b.lost_out(), 1);
         // Segment 0 is retransmitted at 60 ms and lost again; 4..10 were sent before the
         // retransmission, so their SACKs say nothing about it...
+        rack.on_retransmit(0, b.retrans_out());
         b.retransmit(0, SegInfo::new(60 * MS, 0, 0, 0, 0));
-        rack.on_retransmit(0);
         sack(&mut b, &mut rack, &[(1, 10)], Time(70 * MS));
         rack.detect_loss(&mut b, Time(70 * MS), 0);
         assert_eq!((b.lost_out(), b.retrans_out()), (1, 1));

@@ -136,12 +136,19 @@ impl Undo {
 }
 
 impl TcpSender {
-    /// Linux `tcp_fastretrans_alert`, reduced to what this model needs. Returns whether
-    /// RACK armed its reorder timer (then the RTO is not rearmed).
-    pub(super) fn fastretrans_alert(&mut self, now: Time, advanced: bool, tsecr: Time) -> bool {
+    /// Linux `tcp_fastretrans_alert`, reduced to what this model needs (`dubious`: the ACK
+    /// is one Linux would call it for). Returns whether RACK armed its reorder timer
+    /// (then the RTO is not rearmed).
+    pub(super) fn fastretrans_alert(
+        &mut self,
+        now: Time,
+        advanced: bool,
+        dubious: bool,
+        tsecr: Time,
+    ) -> bool {
         self.end_recovery_if_done(now, advanced, tsecr);
         let prior_retrans = self.retrans_out();
-        let reo_armed = self.mark_losses(now, advanced);
+        let reo_armed = self.mark_losses(now, advanced, dubious);
         // In Loss, a retransmission found lost (by RACK) starts Recovery as a new loss
         // would (the Loss case's fall-through to `tcp_time_to_recover`).
         let lost_retrans = self.retrans_out() < prior_retrans;
@@ -193,9 +200,9 @@ impl TcpSender {
     /// Marks what this ACK shows lost: RACK (or RFC 6675 if it is off) with SACK; with
     /// NewReno, the next hole after a partial ACK (RFC 6582: retransmit it at once).
     /// Returns whether RACK armed its reorder timer.
-    fn mark_losses(&mut self, now: Time, advanced: bool) -> bool {
+    fn mark_losses(&mut self, now: Time, advanced: bool, dubious: bool) -> bool {
         match self.rec.style {
-            LossRecovery::Sack if self.rack_on() => return self.rack_mark_lost(now),
+            LossRecovery::Sack if self.rack_on() => return dubious && self.rack_mark_lost(now),
             LossRecovery::Sack => {
                 if self.sacked_out() > 0 {
                     self.board.mark_lost_by_sacks();

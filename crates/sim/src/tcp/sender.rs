@@ -450,8 +450,8 @@ impl TcpSender {
 
     fn retransmit(&mut self, now: Time, seq: u32, out: &mut impl FnMut(Segment)) {
         let info = self.rate.on_send(now, self.packets_out(), self.tp.delivered);
+        self.rack.on_retransmit(seq, self.retrans_out());
         self.board.retransmit(seq, info);
-        self.rack.on_retransmit(seq);
         self.stats.retransmits += 1;
         self.rec.on_retransmit(now);
         self.stamp(now, seq, out);
@@ -515,7 +515,11 @@ impl TcpSender {
 
         // 4. Loss detection and the recovery state machine; then the timer is rearmed on
         // forward progress unless RACK armed its reorder timer (`tcp_set_xmit_timer`).
-        let reo_armed = self.fastretrans_alert(now, d.advanced, ack.tsecr);
+        // Linux runs it only for a "dubious" ACK (`tcp_ack_is_dubious`); only RACK's scan
+        // is skipped here otherwise, which changes nothing but the time taken: in Open an
+        // in-order ACK leaves no segment sent before the latest delivered one.
+        let dubious = !d.advanced || d.newly_sacked > 0 || self.tp.ca_state != CaState::Open;
+        let reo_armed = self.fastretrans_alert(now, d.advanced, dubious, ack.tsecr);
         if d.advanced && !reo_armed {
             self.rearm_rto(now);
         }
@@ -684,14 +688,14 @@ impl TcpSender {
             return;
         }
         let rto = self.rto();
-        let head = self.board.seg(self.snd_una());
-        let resent_now = head.flags() & (LOST | RETRANS) == LOST;
-        let at = if self.rack.reo_timer && !resent_now {
-            let jiffy = Duration(1_000_000_000 / self.cfg.hz.max(1) as u64);
-            (Time(head.sent()) + rto).max(now + jiffy)
-        } else {
-            now + rto
-        };
+        let mut at = now + rto;
+        if self.rack.reo_timer {
+            let head = self.board.seg(self.snd_una());
+            if head.flags() & (LOST | RETRANS) != LOST {
+                let jiffy = Duration(1_000_000_000 / self.cfg.hz.max(1) as u64);
+                at = (Time(head.sent()) + rto).max(now + jiffy);
+            }
+        }
         self.set_rto_timer(Some(at));
     }
 
