@@ -112,6 +112,7 @@ const FLOW: &[&str] = &[
     "handshake",
     "rwnd",
     "recovery",
+    "rack",
     "host_delay",
     "transport",
     "enabled",
@@ -431,6 +432,9 @@ fn tcp_settings(f: &Fields) -> Result<TcpConfig, ScenarioError> {
     }
     if let Some(b) = f.bool("handshake")? {
         tcp.handshake = b;
+    }
+    if let Some(b) = f.bool("rack")? {
+        tcp.rack = b;
     }
     tcp.rwnd = f.bytes("rwnd")?;
     if let Some(d) = f.duration("host_delay")? {

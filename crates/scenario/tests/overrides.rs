@@ -192,3 +192,12 @@ fn the_handshake_is_on_unless_a_flow_turns_it_off() {
     let e = load_default(&set(&["flows[0].handshake=1"])).unwrap_err().to_string();
     assert!(e.contains("flows[0].handshake") && e.contains("expected true or false"), "{e}");
 }
+
+#[test]
+fn rack_is_on_unless_a_flow_turns_it_off() {
+    let s = load_default(&set(&["flows[0].rack=false"])).unwrap();
+    let on: Vec<bool> = s.config.flows.iter().map(|f| f.tcp.rack).collect();
+    assert_eq!(on, [false, true]);
+    let e = load_default(&set(&["flows[1].rack=\"dupthresh\""])).unwrap_err().to_string();
+    assert!(e.contains("flows[1].rack") && e.contains("expected true or false"), "{e}");
+}

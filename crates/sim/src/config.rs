@@ -204,6 +204,9 @@ pub struct TcpConfig {
     pub rwnd: Option<u64>,
     /// Overrides the algorithm's loss-recovery style (`None`: the algorithm's own).
     pub recovery: Option<LossRecovery>,
+    /// With SACK, detect losses with RACK (RFC 8985) as Linux does by default
+    /// (`net.ipv4.tcp_recovery = 1`); false: RFC 6675 DupThresh. NewReno and Tahoe ignore it.
+    pub rack: bool,
     /// Header bytes added to each segment on the wire (IP + TCP with timestamps: 52).
     pub header_bytes: u32,
     /// Jiffies frequency given to algorithms (Linux `CONFIG_HZ`).
@@ -233,6 +236,7 @@ impl Default for TcpConfig {
             handshake: true,
             rwnd: None,
             recovery: None,
+            rack: true,
             header_bytes: 52,
             hz: 1000,
             host_delay: Duration::ZERO,

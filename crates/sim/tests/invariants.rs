@@ -1,6 +1,7 @@
 //! Invariants under random operation sequences (STYLE.md habit 7, after s2n-quic's
 //! recovery model): for every algorithm in `cclab_cc::ALGORITHMS` (so algorithms added
-//! later are covered without touching this file) and every loss-recovery style, a seeded
+//! later are covered without touching this file) and every loss-recovery style (SACK with
+//! RACK on odd seeds, with RFC 6675 DupThresh on even ones), a seeded
 //! random mix of sends, in-order and reordered deliveries, data and ACK losses, time
 //! passing, RTOs, delayed-ACK timers and live parameter changes drives the real sender
 //! and receiver. After every step: the scoreboard's counters match a recount, in-flight
@@ -53,6 +54,7 @@ fn run_model(cc: &str, recovery: Option<LossRecovery>, seed: u64, steps: usize) 
     let cfg = TcpConfig {
         init_cwnd: 1 + rng.below(20) as u32,
         recovery,
+        rack: seed % 2 == 1,
         delayed_ack: delack,
         // Always a receiver window, small or large: it bounds what is outstanding, so the
         // O(window) recount in check_invariants stays cheap whatever cwnd does.

@@ -9,6 +9,7 @@
 //! SACK scoreboard a ring of per-segment records.
 
 mod handshake;
+mod rack;
 mod rate;
 mod receiver;
 mod recovery;

@@ -136,16 +136,33 @@ impl Undo {
 }
 
 impl TcpSender {
-    /// Linux `tcp_fastretrans_alert`, reduced to what this model needs.
-    pub(super) fn fastretrans_alert(&mut self, now: Time, advanced: bool, tsecr: Time) {
+    /// Linux `tcp_fastretrans_alert`, reduced to what this model needs (`dubious`: the ACK
+    /// is one Linux would call it for). Returns whether RACK armed its reorder timer
+    /// (then the RTO is not rearmed).
+    pub(super) fn fastretrans_alert(
+        &mut self,
+        now: Time,
+        advanced: bool,
+        dubious: bool,
+        tsecr: Time,
+    ) -> bool {
         self.end_recovery_if_done(now, advanced, tsecr);
-        self.mark_losses(advanced);
-        if matches!(self.tp.ca_state, CaState::Open | CaState::Disorder) && self.packets_out() > 0 {
+        let prior_retrans = self.retrans_out();
+        let reo_armed = self.mark_losses(now, advanced, dubious);
+        // In Loss, a retransmission found lost (by RACK) starts Recovery as a new loss
+        // would (the Loss case's fall-through to `tcp_time_to_recover`).
+        let lost_retrans = self.retrans_out() < prior_retrans;
+        let state = self.tp.ca_state;
+        if (matches!(state, CaState::Open | CaState::Disorder)
+            || (state == CaState::Loss && lost_retrans))
+            && self.packets_out() > 0
+        {
             self.open_or_disorder(now);
         }
         if self.rec.style != LossRecovery::Sack {
             self.board.limit_reno_sacked();
         }
+        reo_armed
     }
 
     /// Leaves Recovery / Loss once everything outstanding at its start is acknowledged,
@@ -180,10 +197,12 @@ impl TcpSender {
         }
     }
 
-    /// Marks what this ACK shows lost: RFC 6675 with SACK; with NewReno, the next hole
-    /// after a partial ACK (RFC 6582: retransmit it at once).
-    fn mark_losses(&mut self, advanced: bool) {
+    /// Marks what this ACK shows lost: RACK (or RFC 6675 if it is off) with SACK; with
+    /// NewReno, the next hole after a partial ACK (RFC 6582: retransmit it at once).
+    /// Returns whether RACK armed its reorder timer.
+    fn mark_losses(&mut self, now: Time, advanced: bool, dubious: bool) -> bool {
         match self.rec.style {
+            LossRecovery::Sack if self.rack_on() => return dubious && self.rack_mark_lost(now),
             LossRecovery::Sack => {
                 if self.sacked_out() > 0 {
                     self.board.mark_lost_by_sacks();
@@ -196,6 +215,7 @@ impl TcpSender {
             }
             LossRecovery::Tahoe => {}
         }
+        false
     }
 
     /// In Open or Disorder with data outstanding: enter recovery on a loss, else Disorder
@@ -272,7 +292,7 @@ impl TcpSender {
     }
 
     /// Linux `tcp_enter_recovery` (+ PRR init, `tcp_init_cwnd_reduction`).
-    fn enter_recovery(&mut self, now: Time) {
+    pub(super) fn enter_recovery(&mut self, now: Time) {
         self.stats.fast_recoveries += 1;
         self.init_undo();
         self.rec.high_seq = self.snd_nxt();
@@ -301,10 +321,15 @@ impl TcpSender {
     }
 
     /// Linux `tcp_enter_loss` after a timeout (`first_rto`: the first since `snd_una`
-    /// last advanced): every un-SACKed segment lost, ssthresh reduced unless this episode
-    /// already did, cwnd = in_flight + 1.
+    /// last advanced): every un-SACKed segment lost (with RACK, those not sent within the
+    /// last RACK RTT), ssthresh reduced unless this episode already did, cwnd =
+    /// in_flight + 1.
     pub(super) fn enter_loss(&mut self, now: Time, first_rto: bool) {
-        self.board.mark_all_lost();
+        if self.rack_on() {
+            self.rack.mark_lost_on_timeout(&mut self.board, now);
+        } else {
+            self.board.mark_all_lost();
+        }
         if self.rec.style != LossRecovery::Sack {
             self.board.reset_reno_sacks();
             self.rec.dupacks = 0;
@@ -339,6 +364,7 @@ impl TcpSender {
         // Nothing was really lost: forget the loss marks (go-back-N would resend data
         // the receiver has).
         self.board.clear_loss_marks();
+        self.rack.rescan();
         self.stats.undos += 1;
         true
     }

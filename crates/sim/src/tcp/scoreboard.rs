@@ -192,6 +192,28 @@ impl Scoreboard {
         None
     }
 
+    /// The record of outstanding segment `seq`.
+    #[inline]
+    pub(super) fn seg(&self, seq: u32) -> SegInfo {
+        self.segs[(seq - self.snd_una) as usize]
+    }
+
+    /// The first segment from `seq` on that is not SACKed (`snd_nxt` if none).
+    #[inline]
+    pub(super) fn skip_sacked(&self, seq: u32) -> u32 {
+        let i = self.sacked_ranges.partition_point(|r| r.1 <= seq);
+        match self.sacked_ranges.get(i) {
+            Some(&(a, b)) if a <= seq => b,
+            _ => seq,
+        }
+    }
+
+    /// One past the highest SACKed segment, if any is SACKed (Linux's "fack").
+    #[inline]
+    pub(super) fn sacked_end(&self) -> Option<u32> {
+        self.sacked_ranges.last().map(|r| r.1)
+    }
+
     // ----- acknowledgements -----
 
     /// SACK-tags the ACK's blocks, clipped to `[max(ack, snd_una), snd_nxt)`. Each newly
@@ -386,6 +408,16 @@ impl Scoreboard {
         self.lost_out += 1;
         self.rexmit_hint = self.rexmit_hint.min(seq);
         self.lost_limit = self.lost_limit.max(seq + 1);
+    }
+
+    /// The retransmission of `seq` (marked lost and retransmitted) is lost too (Linux
+    /// `tcp_mark_skb_lost` on a retransmitted segment): it is due to be sent again.
+    pub(super) fn mark_retransmission_lost(&mut self, seq: u32) {
+        let s = &mut self.segs[(seq - self.snd_una) as usize];
+        debug_assert_eq!(s.flags() & (LOST | RETRANS), LOST | RETRANS);
+        s.set_flags(s.flags() & !RETRANS);
+        self.retrans_out -= 1;
+        self.rexmit_hint = self.rexmit_hint.min(seq);
     }
 
     /// RFC 6675 IsLost, incrementally: advances the scan while at least DupThresh SACKed

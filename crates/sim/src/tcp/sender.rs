@@ -5,6 +5,7 @@
 //!
 //! - `scoreboard.rs`: outstanding segments, SACK ranges, lost and retransmitted marks,
 //!   RFC 6675 loss detection.
+//! - `rack.rs`: RACK loss detection (tcp_recovery.c), the default with SACK.
 //! - `recovery.rs`: the recovery state machine (`tcp_fastretrans_alert`), PRR, undo,
 //!   NewReno and Tahoe.
 //! - `rtt.rs`: RTT samples, the RFC 6298 estimator and RTO, min RTT.
@@ -18,21 +19,25 @@
 //! `cong_control`, or PRR (`tcp_cwnd_reduction`) while in Recovery, or `cong_avoid` when
 //! cwnd may grow (`tcp_cong_control`).
 //!
-//! On RTO (`tcp_retransmit_timer`), exponential backoff up to `rto_max`, cleared by a
+//! One timer per sender, as Linux's `icsk_retransmit_timer`: the RTO or, while RACK waits
+//! out the reordering window, the reorder timer (`ICSK_TIME_REO_TIMEOUT`), which replaces
+//! the RTO until it fires and the RTO is rearmed (`tcp_rearm_rto`). On RTO
+//! (`tcp_retransmit_timer`), exponential backoff up to `rto_max`, cleared by a
 //! valid RTT sample, and `tcp_enter_loss`. Idle restart (`tcp_cwnd_restart`, RFC
 //! 2861-like): after an idle period longer than the RTO, cwnd restarts at min(cwnd,
 //! initcwnd), halved per idle RTO.
 //!
 //! Differences from Linux worth knowing: time is kept in nanoseconds (no jiffies
 //! rounding of the RTO; timestamps tick in microseconds, as with Linux's usec TS option),
-//! no pacing, no TSO (every segment is one MSS), no RACK and no tail-loss probe (a lost
-//! retransmission or a tail loss waits for the RTO).
+//! no pacing, no TSO (every segment is one MSS), no tail-loss probe (a tail loss waits
+//! for the RTO), and no DSACK (RACK's reordering window never widens).
 
 use super::handshake::SynSent;
+use super::rack::{Rack, RackFeed};
 use super::rate::{RateBuild, RateSampler};
 use super::recovery::Recovery;
 use super::rtt::{rtt_samples, AckedTimes, RttEstimator};
-use super::scoreboard::{Scoreboard, SACKED};
+use super::scoreboard::{Scoreboard, LOST, RETRANS, SACKED};
 use super::{Ack, Segment};
 use crate::config::TcpConfig;
 use crate::hist::Histogram;
@@ -93,12 +98,15 @@ pub struct TcpSender {
 
     pub(super) board: Scoreboard,
     pub(super) rec: Recovery,
+    pub(super) rack: Rack,
     rtt: RttEstimator,
     rate: RateSampler,
 
     /// RTOs since snd_una last advanced (Linux `icsk_retransmits`).
     rtos_since_progress: u32,
-    rto_deadline: Option<Time>,
+    /// When the retransmission timer fires: the RTO, or RACK's reorder timer while
+    /// `rack.reo_timer` says so.
+    pub(super) rto_deadline: Option<Time>,
 
     // cwnd validation (tcp_cwnd_validate).
     cwnd_usage_seq: u32,
@@ -145,6 +153,7 @@ impl TcpSender {
             syn: None,
             board: Scoreboard::default(),
             rec: Recovery::new(style),
+            rack: Rack::default(),
             rate: RateSampler::default(),
             rtos_since_progress: 0,
             rto_deadline: None,
@@ -222,6 +231,8 @@ impl TcpSender {
         s.inflight_pkts = self.in_flight();
         s.retransmits = self.stats.retransmits;
     }
+    /// When the retransmission timer fires (the RTO or RACK's reorder timer; either way
+    /// call [`on_rto`](Self::on_rto) then).
     #[inline]
     pub fn rto_deadline(&self) -> Option<Time> {
         self.rto_deadline
@@ -313,7 +324,7 @@ impl TcpSender {
         let e = syn.established(now, tsecr);
         self.rtt.update_min_rtt(&mut self.tp.min_rtt_us, now, e.rtt_us);
         self.rtt.on_sample(&mut self.tp.srtt_us, e.rtt_us, 0, 0, &self.cfg);
-        self.rto_deadline = None;
+        self.set_rto_timer(None);
         self.begin(now, if e.cwnd_one { 1 } else { self.cfg.init_cwnd.max(1) });
     }
 
@@ -327,14 +338,14 @@ impl TcpSender {
         } else {
             self.syn = None;
         }
-        self.rto_deadline = None;
+        self.set_rto_timer(None);
     }
 
     /// Sends the SYN if one is due and arms its timer.
     fn send_syn(&mut self, now: Time, out: &mut impl FnMut(Segment)) -> u32 {
         let Some(deadline) = self.syn.as_mut().and_then(|s| s.send_due(now)) else { return 0 };
         out(Segment::syn(self.flow, now));
-        self.rto_deadline = Some(deadline);
+        self.set_rto_timer(Some(deadline));
         1
     }
 
@@ -378,7 +389,7 @@ impl TcpSender {
         if sent > 0 {
             self.cwnd_validate(cwnd_limited);
             if self.rto_deadline.is_none() {
-                self.rto_deadline = Some(now + self.rto());
+                self.set_rto_timer(Some(now + self.rto()));
             }
         }
         // tcp_rate_check_app_limited: not cwnd-limited and nothing more to send.
@@ -439,6 +450,7 @@ impl TcpSender {
 
     fn retransmit(&mut self, now: Time, seq: u32, out: &mut impl FnMut(Segment)) {
         let info = self.rate.on_send(now, self.packets_out(), self.tp.delivered);
+        self.rack.on_retransmit(seq, self.retrans_out());
         self.board.retransmit(seq, info);
         self.stats.retransmits += 1;
         self.rec.on_retransmit(now);
@@ -497,14 +509,20 @@ impl TcpSender {
         };
         self.ca.in_ack_event(&mut self.tp, flags);
 
-        // RTO timer: rearm on forward progress (tcp_rearm_rto).
         if d.advanced {
             self.rtos_since_progress = 0;
-            self.rto_deadline = if self.packets_out() > 0 { Some(now + self.rto()) } else { None };
         }
 
-        // 4. Loss detection and the recovery state machine.
-        self.fastretrans_alert(now, d.advanced, ack.tsecr);
+        // 4. Loss detection and the recovery state machine; then the timer is rearmed on
+        // forward progress unless RACK armed its reorder timer (`tcp_set_xmit_timer`).
+        // Linux runs it only for a "dubious" ACK (`tcp_ack_is_dubious`); only RACK's scan
+        // is skipped here otherwise, which changes nothing but the time taken: in Open an
+        // in-order ACK leaves no segment sent before the latest delivered one.
+        let dubious = !d.advanced || d.newly_sacked > 0 || self.tp.ca_state != CaState::Open;
+        let reo_armed = self.fastretrans_alert(now, d.advanced, dubious, ack.tsecr);
+        if d.advanced && !reo_armed {
+            self.rearm_rto(now);
+        }
         let newly_lost = self.lost_out().saturating_sub(prior_lost);
 
         // 5. Rate sample (tcp_rate_gen).
@@ -537,21 +555,38 @@ impl TcpSender {
         times: &mut AckedTimes,
     ) -> AckDelivery {
         let prior_una = self.snd_una();
+        let (rack_on, prior_fack) = (self.rack_on(), self.board.sacked_end());
         let rate = &mut self.rate;
+        let min_rtt_us = self.tp.min_rtt_us;
+        let mut rack = rack_on.then_some(RackFeed::new(
+            &mut self.rack,
+            prior_fack,
+            min_rtt_us,
+            now,
+            ack.tsecr,
+        ));
         // An in-order ACK with no SACK blocks skips SACK tagging altogether.
         let newly_sacked = if ack.n_sacks > 0 && self.rec.style() == LossRecovery::Sack {
             self.board.tag_sacks(ack, &mut |seq, info| {
                 times.newly_sacked(info.flags(), seq, info.sent());
                 rate.on_delivered(&info, rb);
+                if let Some(r) = &mut rack {
+                    r.newly_sacked(seq, &info);
+                }
             })
         } else {
             0
         };
+        let mut seq = prior_una;
         let acked = self.board.clean(ack.ack, &mut |info| {
             times.cumulatively_acked(info.flags(), info.sent());
             if info.flags() & SACKED == 0 {
                 rate.on_delivered(&info, rb);
+                if let Some(r) = &mut rack {
+                    r.cumulatively_acked(seq, &info);
+                }
             }
+            seq += 1;
         });
         let advanced = self.snd_una() > prior_una;
         let delivered = self.count_delivered(acked, newly_sacked, advanced);
@@ -601,14 +636,15 @@ impl TcpSender {
         if let Some(n) = self.total_segs {
             if self.snd_una() >= n && self.stats.completed_at.is_none() {
                 self.stats.completed_at = Some(now);
-                self.rto_deadline = None;
+                self.set_rto_timer(None);
             }
         }
     }
 
     // ----- the retransmission timer -----
 
-    /// The retransmission timer fired (Linux `tcp_retransmit_timer` → `tcp_enter_loss`).
+    /// The retransmission timer fired: RACK's reorder timer (`tcp_rack_reo_timeout`) or
+    /// the RTO (Linux `tcp_retransmit_timer` → `tcp_enter_loss`).
     pub fn on_rto(&mut self, now: Time) {
         match self.rto_deadline {
             Some(d) if d <= now => {}
@@ -619,7 +655,11 @@ impl TcpSender {
             return;
         }
         if self.packets_out() == 0 {
-            self.rto_deadline = None;
+            self.set_rto_timer(None);
+            return;
+        }
+        if self.rack.reo_timer {
+            self.on_reo_timeout(now);
             return;
         }
         self.stats.timeouts += 1;
@@ -628,8 +668,35 @@ impl TcpSender {
         self.rtos_since_progress += 1;
         self.enter_loss(now, first_rto);
         self.rtt.back_off(self.cfg.rto_max);
-        self.rto_deadline = Some(now + self.rto());
+        self.set_rto_timer(Some(now + self.rto()));
         self.sync_tp(now);
+    }
+
+    /// Arms the retransmission timer as the RTO (Linux `ICSK_TIME_RETRANS`) to fire at
+    /// `at`, or stops it.
+    pub(super) fn set_rto_timer(&mut self, at: Option<Time>) {
+        self.rto_deadline = at;
+        self.rack.reo_timer = false;
+    }
+
+    /// Linux `tcp_rearm_rto`: the RTO from now; replacing the reorder timer, from when
+    /// the oldest outstanding segment was last sent (`tcp_rto_delta_us`), at least a
+    /// jiffy away, or from now if that segment is about to be resent.
+    pub(super) fn rearm_rto(&mut self, now: Time) {
+        if self.packets_out() == 0 {
+            self.set_rto_timer(None);
+            return;
+        }
+        let rto = self.rto();
+        let mut at = now + rto;
+        if self.rack.reo_timer {
+            let head = self.board.seg(self.snd_una());
+            if head.flags() & (LOST | RETRANS) != LOST {
+                let jiffy = Duration(1_000_000_000 / self.cfg.hz.max(1) as u64);
+                at = (Time(head.sent()) + rto).max(now + jiffy);
+            }
+        }
+        self.set_rto_timer(Some(at));
     }
 
     /// Checks the scoreboard's bookkeeping against a full recount and the window's basic
