@@ -287,6 +287,27 @@ impl<P: QueuedPacket> Queue<P> {
         Ok(())
     }
 
+    /// DropTail's admission of a packet of `size` bytes that the caller keeps elsewhere
+    /// (the simulator's scheduled bottleneck, `engine/link.rs`): counts it in if it fits,
+    /// else counts a drop and returns false, exactly as [`enqueue`](Self::enqueue) would.
+    /// Only for DropTail, which decides on sizes and counts alone.
+    pub fn count_in(&mut self, size: u64) -> bool {
+        debug_assert!(matches!(self.kind, Kind::DropTail), "only DropTail counts without packets");
+        if !self.fits(size) {
+            self.drops += 1;
+            return false;
+        }
+        self.packets += 1;
+        self.bytes += size;
+        true
+    }
+
+    /// A packet counted in by [`count_in`](Self::count_in) leaves the queue.
+    pub fn count_out(&mut self, size: u64) {
+        self.packets -= 1;
+        self.bytes -= size;
+    }
+
     /// Takes the next packet to send, or `None` if the queue is (or became, through AQM
     /// drops) empty.
     #[inline]
