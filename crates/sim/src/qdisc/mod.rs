@@ -375,6 +375,34 @@ mod tests {
         Time(x * 1_000_000)
     }
 
+    /// DropTail counting sizes alone admits, refuses and counts exactly as it does
+    /// holding the packets, in packets and in bytes.
+    #[test]
+    fn droptail_counts_alone_as_it_queues() {
+        let mut rng = Rng::from_seed(3);
+        for limit in [Buffer::Packets(5), Buffer::Bytes(6000)] {
+            let mut held: Queue<P> = Queue::new(&Qdisc::DropTail, limit, Duration(1), &mut rng);
+            let mut counted: Queue<P> = Queue::new(&Qdisc::DropTail, limit, Duration(1), &mut rng);
+            let mut sizes = std::collections::VecDeque::new();
+            for i in 0..2000 {
+                if rng.chance(0.55) {
+                    let size = 40 + rng.below(1500) as u32;
+                    let ok = held.enqueue(ms(i), P(size, 0), &mut rng).is_ok();
+                    assert_eq!(counted.count_in(size as u64), ok, "packet {i}");
+                    if ok {
+                        sizes.push_back(size);
+                    }
+                } else if let Some(p) = held.dequeue(ms(i)) {
+                    assert_eq!(sizes.pop_front(), Some(p.0));
+                    counted.count_out(p.0 as u64);
+                }
+                let state = |q: &Queue<P>| (q.len_packets(), q.len_bytes(), q.drops());
+                assert_eq!(state(&held), state(&counted), "after step {i}");
+            }
+            assert!(held.drops() > 0);
+        }
+    }
+
     #[test]
     fn every_discipline_is_named_and_its_defaults_follow_its_rules() {
         let names: Vec<&str> = Qdisc::names().collect();
