@@ -201,6 +201,8 @@ pub struct Report {
     pub reverse_link: Option<LinkReport>,
     pub flows: Vec<FlowReport>,
     /// Events processed (for speed figures; deterministic for a given scenario and seed).
+    /// The forward bottleneck's departures are handled beside the event queue and are
+    /// not counted (see the engine's module doc).
     pub events: u64,
 }
 

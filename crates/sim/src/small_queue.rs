@@ -1,8 +1,9 @@
 //! The engine's hot event queue: a priority queue tuned for the few entries it holds.
 //!
 //! Only FIFO heads are scheduled (see the engine's module doc), so the queue usually
-//! holds a handful of events: the bottleneck's departure, the pipe's head, one head per
-//! ACK path, the sampler. For so few, a `Vec` kept sorted with the next event last is
+//! holds a handful of events: one head per ACK path, the sampler, the reverse bottleneck's
+//! departure and pipe head where modelled (the forward ones are kept beside it, in `Net`).
+//! For so few, a `Vec` kept sorted with the next event last is
 //! cheaper than a binary heap: taking the next event is a plain `Vec::pop` (a heap's pop
 //! sifts down and up again), and placing a new one is a short insertion from the end. Past [`SORTED_MAX`] entries (every flow's start event at time zero,
 //! many distinct return delays or cross sources) insertion would cost O(n), so the queue
@@ -42,8 +43,8 @@ impl<E: Ord + Copy> SmallQueue<E> {
         if self.large || self.sorted.len() == SORTED_MAX {
             return self.push_large(e);
         }
-        // Insertion from the end: the bottleneck's next departure, the most frequent
-        // event, is usually the next due and stays last without moving anything. Entries
+        // Insertion from the end: an event due sooner than the rest (an ACK path's head
+        // on a path of its own) stays last without moving anything. Entries
         // due before `e` move up one place each while `e` stays in registers (a swap per
         // step, or `Vec::insert`'s call to memmove, sends `e` through memory and back).
         let v = &mut self.sorted;

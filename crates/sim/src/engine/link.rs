@@ -128,13 +128,22 @@ impl Bottleneck {
             + self.queue.len_packets() as u128 * (now.0 - self.queue_area_since.0) as u128
     }
 
+    /// Random loss on arrival: whether `pkt` is lost (then counted).
+    #[inline]
+    fn lost(&mut self, pkt: &Packet) -> bool {
+        if !self.loss.drop_packet(&mut self.loss_rng) {
+            return false;
+        }
+        self.random_losses += 1;
+        charge_drop(&mut self.flow_drops, pkt);
+        true
+    }
+
     /// A packet arrives: random loss, then the queue. Returns when the link will be done
     /// with the packet it starts sending, if it was idle and now starts.
     #[inline]
     pub(super) fn offer(&mut self, now: Time, pkt: Packet) -> Option<Time> {
-        if self.loss.drop_packet(&mut self.loss_rng) {
-            self.random_losses += 1;
-            charge_drop(&mut self.flow_drops, &pkt);
+        if self.lost(&pkt) {
             return None;
         }
         self.account_queue(now);
@@ -175,9 +184,52 @@ impl Bottleneck {
     #[inline]
     pub(super) fn finish(&mut self) -> Option<Packet> {
         let p = self.in_service.take()?;
-        self.delivered_packets += 1;
-        self.delivered_bytes += p.size_bytes() as u64;
+        self.delivered(p.size_bytes());
         Some(p)
+    }
+
+    /// Whether this bottleneck can be scheduled at arrival (see `Net::scheduled`): a
+    /// constant rate and a DropTail queue, so that a packet's departure is fixed when it
+    /// is queued and nothing happens to it in between.
+    pub(super) fn can_schedule(spec: &BottleneckSpec) -> bool {
+        matches!(spec.rate, LinkRate::Constant(_)) && *spec.qdisc == Qdisc::DropTail
+    }
+
+    /// Scheduled path: a packet arrives at `now`; random loss, then DropTail's admission
+    /// (counted in the queue, kept by the caller). Returns whether it was admitted.
+    #[inline]
+    pub(super) fn admit(&mut self, now: Time, pkt: &Packet) -> bool {
+        if self.lost(pkt) {
+            return false;
+        }
+        self.account_queue(now);
+        if !self.queue.count_in(pkt.size_bytes() as u64) {
+            charge_drop(&mut self.flow_drops, pkt);
+            return false;
+        }
+        true
+    }
+
+    /// Scheduled path: when a packet of `bytes` starting at `start` (the previous one's
+    /// departure, or now on an idle link) will have left the link.
+    #[inline]
+    pub(super) fn departure(&mut self, start: Time, bytes: u32) -> Time {
+        self.link.transmit(start, bytes as u64)
+    }
+
+    /// Scheduled path: an admitted packet of `bytes` leaves the queue for the link at
+    /// `now`.
+    #[inline]
+    pub(super) fn start(&mut self, now: Time, bytes: u32) {
+        self.account_queue(now);
+        self.queue.count_out(bytes as u64);
+    }
+
+    /// Scheduled path: the link finished a packet of `bytes`.
+    #[inline]
+    pub(super) fn delivered(&mut self, bytes: u32) {
+        self.delivered_packets += 1;
+        self.delivered_bytes += bytes as u64;
     }
 
     /// The queue now; drops count overflow, AQM and random loss.

@@ -23,12 +23,21 @@
 //! anywhere, as before.
 //!
 //! Speed: events are 24-byte entries ordered by (time, insertion sequence), kept in a
-//! queue that is a sorted `Vec` while small (`small_queue.rs`), except per-flow timers (RTO, delayed ACK), which sit in a calendar queue
-//! (`wheel.rs`); the earlier head of the two runs next. Packets never get their
+//! queue that is a sorted `Vec` while small (`small_queue.rs`), except per-flow timers
+//! (RTO, delayed ACK), which sit in a calendar queue (`wheel.rs`), and the forward
+//! bottleneck's next departure and its pipe's next arrival (one pending each, one of each
+//! per packet), which sit in two fields of `Net`; the earliest key of these runs next, so
+//! the order is that of one queue. A departure is handled where it is found, inside
+//! `Net::pop_due`, and does not count as an event. Packets never get their
 //! own heap entry while they sit in a FIFO with a constant delay: the bottleneck
 //! schedules only its head packet's departure, the bottleneck-to-receivers pipe and each
 //! ACK path (one per distinct return delay) schedule only their head (htsim's trick), so
-//! the heap holds O(ACK paths + cross sources) entries. Packets are `Copy` structs in
+//! the heap holds O(ACK paths + cross sources) entries. With a constant-rate DropTail
+//! bottleneck crossed only by TCP data (no reverse link, no cross traffic), a packet's
+//! departure is known when it is queued, so it goes straight into the pipe and the queue
+//! only counts it; its departure still runs at its place in the order (it ends its
+//! queueing and the next one's wait), but copies nothing (`Net::scheduled`). Everything
+//! else keeps the packets in the queue. Packets are `Copy` structs in
 //! `VecDeque`s that grow once and are reused: no allocation per packet. Timers (RTO,
 //! delayed ACK) are lazy: a deadline field per flow, and an event only when the deadline
 //! moves earlier than the pending one.
@@ -223,10 +232,7 @@ impl Simulation {
         let f = seg.flow as usize;
         let fl = &mut self.flows[f];
         let ack = fl.receiver.on_data(now, seg);
-        pipe.pop_front();
-        if let Some(&(t, _)) = pipe.front() {
-            self.net.schedule(Time(t), Kind::Arrive(dir));
-        }
+        self.net.arrived(dir);
         match ack {
             Some(ack) => Self::push_ack(&mut self.net, fl, ack),
             None => {

@@ -56,6 +56,9 @@ impl Event {
     }
 }
 
+/// A key no event has (later than all of them): an empty slot.
+const NO_EVENT: u128 = u128::MAX;
+
 impl PartialEq for Event {
     fn eq(&self, o: &Self) -> bool {
         self.key() == o.key()
@@ -90,6 +93,13 @@ pub(super) struct Net {
     /// The earliest timer's [`Event::key`] (inner None: no timer), or None when not known:
     /// kept between pushes and pops so that most events do not ask the wheel.
     timer_head: Option<Option<u128>>,
+    /// The forward bottleneck's next departure and the forward pipe's next arrival (the
+    /// keys of their `LinkDone` and `Arrive` events), or [`NO_EVENT`]. They are the two
+    /// most frequent events (one each per packet) and each has at most one pending: held
+    /// here, they are compared with the heads of `heap` and `timers` instead of passing
+    /// through `heap`, with the same keys and so the same places in the order.
+    departure: u128,
+    arrival: u128,
     /// ACKs on their way back, one FIFO per distinct return delay: (arrival time, ACK).
     pub(super) ack_paths: Vec<(Duration, VecDeque<(u64, Ack)>)>,
     /// Each flow's ACK path (an index into `ack_paths`).
@@ -103,6 +113,18 @@ pub(super) struct Net {
     delay: Duration,
     /// Bottleneck-to-receivers pipes, forward and reverse: (arrival time, packet).
     pub(super) pipes: [VecDeque<(u64, Segment)>; 2],
+    /// Whether the forward bottleneck is scheduled at arrival: with a constant rate, a
+    /// DropTail queue and only TCP data crossing it (no reverse link, no cross traffic),
+    /// a packet's departure is known when it is queued (the previous one's, or now, plus
+    /// its serialisation time), so it goes straight into the forward pipe, and the queue
+    /// only counts it. The departures still run in the order of their `LinkDone` keys
+    /// (`depart`), as the packets leaving the queue did, so everything that reads the
+    /// queue or the pipe sees the same at the same point of the order; what they save is
+    /// the queue's copy of each packet.
+    scheduled: bool,
+    /// In a scheduled run, how many packets at the front of the forward pipe have left
+    /// the bottleneck; the next one is on the link, those after it wait in the queue.
+    departed: usize,
     n_flows: u32,
     /// Per flow, its hosts' largest processing time (ns) and the stream it is drawn
     /// from; empty when no flow has one, so runs without it draw nothing.
@@ -124,7 +146,7 @@ impl Net {
                 ack_paths.len() as u32 - 1
             }));
         }
-        let fwd = Bottleneck::new(BottleneckSpec {
+        let fwd_spec = BottleneckSpec {
             rate: &b.rate,
             buffer: b.buffer,
             qdisc: &b.qdisc,
@@ -132,7 +154,10 @@ impl Net {
             queue_rng: Rng::stream(cfg.seed, stream::QUEUE, 0),
             loss_rng: Rng::stream(cfg.seed, stream::LOSS, 0),
             flows: cfg.flows.len(),
-        });
+        };
+        let scheduled =
+            Bottleneck::can_schedule(&fwd_spec) && !cfg.has_reverse_link() && cfg.cross.is_empty();
+        let fwd = Bottleneck::new(fwd_spec);
         // The same buffer and discipline the other way; no random loss (see LinkConfig).
         let rev = cfg.has_reverse_link().then(|| {
             Bottleneck::new(BottleneckSpec {
@@ -149,6 +174,8 @@ impl Net {
             heap: SmallQueue::new(),
             timers: Wheel::new(),
             timer_head: None,
+            departure: NO_EVENT,
+            arrival: NO_EVENT,
             ack_paths,
             ack_path_of,
             seq: 0,
@@ -158,12 +185,14 @@ impl Net {
             rev,
             delay: b.delay,
             pipes: [VecDeque::new(), VecDeque::new()],
+            scheduled,
+            departed: 0,
             n_flows: cfg.flows.len() as u32,
             host_delay: host_delays(cfg),
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(super) fn schedule(&mut self, at: Time, kind: Kind) {
         let ev = Event { time: at.0, seq: self.seq, kind };
         self.seq += 1;
@@ -171,6 +200,14 @@ impl Net {
             Kind::Rto(_) | Kind::DelAck(_) => {
                 self.timers.push(ev);
                 self.timer_head = None;
+            }
+            Kind::LinkDone(Direction::Forward) => {
+                debug_assert_eq!(self.departure, NO_EVENT, "one departure at a time");
+                self.departure = ev.key();
+            }
+            Kind::Arrive(Direction::Forward) => {
+                debug_assert_eq!(self.arrival, NO_EVENT, "one arrival at a time");
+                self.arrival = ev.key();
             }
             _ => self.heap.push(ev),
         }
@@ -189,25 +226,36 @@ impl Net {
         }
     }
 
-    /// Removes and returns the earliest event of both heaps if it is due by `t`.
+    /// Removes and returns the earliest event if it is due by `t`, first handling the
+    /// forward departures due before it (see `departure`).
     #[inline]
     pub(super) fn pop_due(&mut self, t: Time) -> Option<Event> {
-        let h = self.heap.peek().map(Event::key);
-        let m = self.timer_head();
-        let (key, from_timers) = match (h, m) {
-            (None, None) => return None,
-            (Some(a), None) => (a, false),
-            (None, Some(b)) => (b, true),
-            (Some(a), Some(b)) => (a.min(b), b < a),
-        };
-        if Event::time_of_key(key) > t.0 {
-            return None;
-        }
-        if from_timers {
-            self.timer_head = None;
-            self.timers.pop()
-        } else {
-            self.heap.pop()
+        loop {
+            let h = self.heap.peek().map_or(NO_EVENT, Event::key);
+            let m = self.timer_head().unwrap_or(NO_EVENT);
+            let (d, a) = (self.departure, self.arrival);
+            let key = h.min(m).min(d).min(a);
+            if key == NO_EVENT || Event::time_of_key(key) > t.0 {
+                return None;
+            }
+            if key == d {
+                self.departure = NO_EVENT;
+                self.now = Time(Event::time_of_key(d));
+                if self.scheduled {
+                    self.depart();
+                } else {
+                    self.link_done(Direction::Forward);
+                }
+            } else if key == a {
+                self.arrival = NO_EVENT;
+                let (time, seq) = (Event::time_of_key(a), a as u64);
+                return Some(Event { time, seq, kind: Kind::Arrive(Direction::Forward) });
+            } else if key == m {
+                self.timer_head = None;
+                return self.timers.pop();
+            } else {
+                return self.heap.pop();
+            }
         }
     }
 
@@ -225,8 +273,76 @@ impl Net {
     #[inline]
     pub(super) fn offer(&mut self, dir: Direction, pkt: Packet) {
         let now = self.now;
+        if self.scheduled && dir == Direction::Forward {
+            return self.offer_scheduled(pkt);
+        }
         if let Some(done) = self.bottleneck(dir).offer(now, pkt) {
             self.schedule(done, Kind::LinkDone(dir));
+        }
+    }
+
+    /// A packet arrives at the scheduled forward bottleneck (see `scheduled`): once
+    /// admitted it goes into the pipe with its arrival time, and on an idle link it
+    /// starts at once (as `Bottleneck::offer` would start it).
+    #[inline]
+    fn offer_scheduled(&mut self, pkt: Packet) {
+        let now = self.now;
+        // Only TCP data crosses a scheduled bottleneck (no ACKs, no cross traffic).
+        let Packet::Data(seg) = pkt else { return };
+        if !self.fwd.admit(now, &pkt) {
+            return;
+        }
+        let pipe = &mut self.pipes[Direction::Forward as usize];
+        let idle = pipe.len() == self.departed;
+        let start = match pipe.back() {
+            Some(&(arrival, _)) if !idle => Time(arrival - self.delay.as_nanos()),
+            _ => now,
+        };
+        let done = self.fwd.departure(start, seg.wire_bytes);
+        pipe.push_back(((done + self.delay).0, seg));
+        if idle {
+            self.fwd.start(now, seg.wire_bytes);
+            self.schedule(done, Kind::LinkDone(Direction::Forward));
+        }
+    }
+
+    /// The scheduled forward bottleneck's packet on the link has left (its `LinkDone`
+    /// is due): what `link_done` does, with the packets already in the pipe. It heads
+    /// for its receiver (scheduled now if no packet is ahead of it in the pipe), and the
+    /// next one, if any, leaves the queue for the link.
+    #[inline]
+    fn depart(&mut self) {
+        let now = self.now;
+        let pipe = &self.pipes[Direction::Forward as usize];
+        let (arrival, seg) = pipe[self.departed];
+        self.fwd.delivered(seg.wire_bytes);
+        if self.departed == 0 {
+            self.schedule(Time(arrival), Kind::Arrive(Direction::Forward));
+        }
+        self.departed += 1;
+        if let Some(&(arrival, next)) = self.pipes[Direction::Forward as usize].get(self.departed) {
+            self.fwd.start(now, next.wire_bytes);
+            self.schedule(
+                Time(arrival - self.delay.as_nanos()),
+                Kind::LinkDone(Direction::Forward),
+            );
+        }
+    }
+
+    /// The head of the pipe of `dir` has reached its receiver: the next one, if it has
+    /// left the bottleneck, is the next to arrive.
+    #[inline]
+    pub(super) fn arrived(&mut self, dir: Direction) {
+        let pipe = &mut self.pipes[dir as usize];
+        pipe.pop_front();
+        if self.scheduled && dir == Direction::Forward {
+            self.departed -= 1;
+            if self.departed == 0 {
+                return;
+            }
+        }
+        if let Some(&(t, _)) = pipe.front() {
+            self.schedule(Time(t), Kind::Arrive(dir));
         }
     }
 

@@ -287,6 +287,27 @@ impl<P: QueuedPacket> Queue<P> {
         Ok(())
     }
 
+    /// DropTail's admission of a packet of `size` bytes that the caller keeps elsewhere
+    /// (the simulator's scheduled bottleneck, `engine/link.rs`): counts it in if it fits,
+    /// else counts a drop and returns false, exactly as [`enqueue`](Self::enqueue) would.
+    /// Only for DropTail, which decides on sizes and counts alone.
+    pub fn count_in(&mut self, size: u64) -> bool {
+        debug_assert!(matches!(self.kind, Kind::DropTail), "only DropTail counts without packets");
+        if !self.fits(size) {
+            self.drops += 1;
+            return false;
+        }
+        self.packets += 1;
+        self.bytes += size;
+        true
+    }
+
+    /// A packet counted in by [`count_in`](Self::count_in) leaves the queue.
+    pub fn count_out(&mut self, size: u64) {
+        self.packets -= 1;
+        self.bytes -= size;
+    }
+
     /// Takes the next packet to send, or `None` if the queue is (or became, through AQM
     /// drops) empty.
     #[inline]
@@ -352,6 +373,34 @@ mod tests {
 
     fn ms(x: u64) -> Time {
         Time(x * 1_000_000)
+    }
+
+    /// DropTail counting sizes alone admits, refuses and counts exactly as it does
+    /// holding the packets, in packets and in bytes.
+    #[test]
+    fn droptail_counts_alone_as_it_queues() {
+        let mut rng = Rng::from_seed(3);
+        for limit in [Buffer::Packets(5), Buffer::Bytes(6000)] {
+            let mut held: Queue<P> = Queue::new(&Qdisc::DropTail, limit, Duration(1), &mut rng);
+            let mut counted: Queue<P> = Queue::new(&Qdisc::DropTail, limit, Duration(1), &mut rng);
+            let mut sizes = std::collections::VecDeque::new();
+            for i in 0..2000 {
+                if rng.chance(0.55) {
+                    let size = 40 + rng.below(1500) as u32;
+                    let ok = held.enqueue(ms(i), P(size, 0), &mut rng).is_ok();
+                    assert_eq!(counted.count_in(size as u64), ok, "packet {i}");
+                    if ok {
+                        sizes.push_back(size);
+                    }
+                } else if let Some(p) = held.dequeue(ms(i)) {
+                    assert_eq!(sizes.pop_front(), Some(p.0));
+                    counted.count_out(p.0 as u64);
+                }
+                let state = |q: &Queue<P>| (q.len_packets(), q.len_bytes(), q.drops());
+                assert_eq!(state(&held), state(&counted), "after step {i}");
+            }
+            assert!(held.drops() > 0);
+        }
     }
 
     #[test]
