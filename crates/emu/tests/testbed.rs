@@ -309,7 +309,7 @@ fn reverse_load_lowers_a_kernel_flows_goodput() {
     );
     assert!(rec.reverse.iter().any(|q| q.packets > 10), "the reverse queue fills");
     // Measured here: 9.35 against 8.09-8.18 Mbit/s, mean RTT 60.9 against 68.2 ms (the
-    // simulator on the same path: 9.50 against 7.94-8.73 over seeds 1-3).
+    // simulator on the same path: 9.40 against 7.37-8.49 over seeds 1-3, 2026-11-24).
     assert!(
         fb.goodput_bps < 0.93 * fa.goodput_bps,
         "{} against {}",
