@@ -591,6 +591,11 @@ pub enum Clock {
     RealTime,
 }
 
+/// The identity of this build's sources (a hash of every crate a run goes through, from
+/// build.rs), written into perf.json: a sweep reuses a finished run only if the same
+/// sources wrote it.
+pub const BUILD: &str = env!("CCLAB_SOURCE_HASH");
+
 /// Wall-clock figures of one run (perf.json and the terminal).
 pub struct Perf {
     pub clock: Clock,
@@ -624,6 +629,7 @@ impl Perf {
         }
         keys.push(("bottleneck_packets", Json::u(self.packets)));
         keys.push(("packets_per_s", Json::f(self.per_s(self.packets), 0)));
+        keys.push(("build", Json::s(BUILD)));
         Json::Obj(keys)
     }
 

@@ -9,13 +9,16 @@
 //! - `sweep.csv`, `sweep.parquet`: one row per run and flow ([`crate::sweep_table`]).
 //! - `sweep.html`: every metric against every swept field ([`crate::sweep_html`]).
 //!
-//! A run is done when `points/<k>/point.json` holds its fingerprint: run folders are
-//! staged and moved into place complete ([`crate::results::Staging`]), so a run killed
-//! half-way leaves nothing that looks done, and a rerun of the same command runs only
-//! what is missing. A run that fails is reported and the others go on; the command then
+//! A run is done when `points/<k>/point.json` holds its fingerprint and its perf.json
+//! this build's [`BUILD`]: the fingerprint covers the scenario text, the build the code,
+//! so a rerun after cclab changed runs everything again rather than keep results of
+//! another model. Run folders are staged and moved into place complete
+//! ([`crate::results::Staging`]), so a run killed half-way leaves nothing that looks
+//! done, and a rerun of the same command with the same build runs only what is missing. A run that fails is reported and the others go on; the command then
 //! exits non-zero naming every failed run.
 
 use crate::format::{num, Json};
+use crate::results::BUILD;
 use crate::run::{self, Args};
 use crate::series::SeriesFormat;
 use crate::{parquet_file, sweep_html, sweep_table};
@@ -177,11 +180,16 @@ pub(crate) fn point_json(plan: &Plan, run: &Run) -> String {
     .render()
 }
 
-/// Whether run `run`'s folder is in place, complete, and of this very run.
+/// Whether run `run`'s folder is in place, complete, of this very run and written by
+/// this build.
 pub fn is_done(points: &Path, run: &Run) -> bool {
     let dir = points.join(run.index.to_string());
-    let Ok(text) = std::fs::read_to_string(dir.join("point.json")) else { return false };
-    text.contains(&format!("\"fingerprint\": \"{}\"", run.fingerprint))
+    let holds = |file: &str, key: &str, value: &str| {
+        std::fs::read_to_string(dir.join(file))
+            .is_ok_and(|text| text.contains(&format!("\"{key}\": \"{value}\"")))
+    };
+    holds("point.json", "fingerprint", &run.fingerprint)
+        && holds("perf.json", "build", BUILD)
         && dir.join("summary.json").is_file()
 }
 

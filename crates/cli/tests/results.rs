@@ -120,7 +120,15 @@ fn a_run_writes_every_result_file_with_the_documented_fields() {
     let perf = read(&res.join("perf.json"));
     in_order(
         &perf,
-        &["simulated_s", "wall_s", "events", "events_per_s", "bottleneck_packets", "packets_per_s"],
+        &[
+            "simulated_s",
+            "wall_s",
+            "events",
+            "events_per_s",
+            "bottleneck_packets",
+            "packets_per_s",
+            "build",
+        ],
     );
 
     let flows = read(&res.join("flows.csv"));

@@ -205,6 +205,31 @@ fn a_changed_sweep_reruns_only_the_runs_whose_scenario_changed() {
 }
 
 #[test]
+fn runs_written_by_another_build_are_run_again() {
+    let dir = TempDir::new("sweep-build");
+    dir.write("s.toml", SWEEP);
+    run_ok(dir.path(), &["run", "s.toml", "--out", "res"]);
+    let points = dir.path().join("res/points");
+    // Each run records the build that wrote it: a hash of the sources.
+    let perf = read(&points.join("3/perf.json"));
+    let build = perf
+        .split("\"build\": \"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_else(|| panic!("no build in perf.json: {perf}"));
+    assert!(build.len() == 16 && build.chars().all(|c| c.is_ascii_hexdigit()), "{build}");
+    // Runs 0 and 5 as an older cclab would have left them: same scenario, other sources.
+    for k in [0, 5] {
+        let file = points.join(format!("{k}/perf.json"));
+        let old = read(&file).replace(build, "0123456789abcdef");
+        std::fs::write(&file, old).unwrap();
+    }
+    let out = run_ok(dir.path(), &["run", "s.toml", "--out", "res"]);
+    assert!(out.contains("sweep: 8 runs (2 now, 6 done before, 0 failed)"), "{out}");
+    assert!(read(&points.join("5/perf.json")).contains(build));
+}
+
+#[test]
 fn one_failing_run_is_reported_and_the_others_finish() {
     let dir = TempDir::new("sweep-failure");
     dir.write("s.toml", SWEEP);
