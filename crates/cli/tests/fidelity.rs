@@ -19,6 +19,17 @@ const FIGURES: [&str; 8] = [
     "drops",
 ];
 
+/// Held by each test that runs real TCP, so that the two never run at once: the test
+/// harness runs tests on parallel threads, and on a 2-core machine one test's emulator
+/// and senders delay the other's ACKs, enough to move the kernel's HyStart exit (a CI
+/// run saw 68 simulated against a mean of 88 real, while the quick matrix ran beside it).
+static REAL_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Takes the machine for a real-time test (a failed test's poisoned lock is still a lock).
+fn real_time() -> std::sync::MutexGuard<'static, ()> {
+    REAL_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn scenario<'a>(report: &'a Value, name: &str) -> &'a Value {
     report["scenarios"]
         .as_array()
@@ -36,6 +47,7 @@ fn quick_matrix_reports_every_figure_and_agrees_where_stable() {
         eprintln!("SKIPPED: cclab fidelity needs root and TUN: {why}");
         return;
     }
+    let _machine = real_time();
     let dir = TempDir::new("fidelity");
     let out = dir.path().join("fid");
     let o = cclab()
@@ -149,6 +161,7 @@ fn one_cubic_flow_leaves_slow_start_at_the_simulated_cwnd() {
         eprintln!("SKIPPED: cclab fidelity needs root and TUN: {why}");
         return;
     }
+    let _machine = real_time();
     let dir = TempDir::new("fidelity-one");
     std::fs::create_dir(dir.path().join("scenarios")).unwrap();
     dir.write(
