@@ -287,8 +287,12 @@ impl Net {
     #[inline]
     fn offer_scheduled(&mut self, pkt: Packet) {
         let now = self.now;
-        // Only TCP data crosses a scheduled bottleneck (no ACKs, no cross traffic).
-        let Packet::Data(seg) = pkt else { return };
+        // Only TCP data crosses a scheduled bottleneck (no ACKs, no cross traffic: see
+        // `scheduled`); anything else here would be a bug in choosing this path.
+        let Packet::Data(seg) = pkt else {
+            debug_assert!(false, "a scheduled bottleneck carries TCP data only: {pkt:?}");
+            return;
+        };
         if !self.fwd.admit(now, &pkt) {
             return;
         }
