@@ -105,7 +105,8 @@ pub fn execute(
 }
 
 /// kernel.json: the kernel's own HyStart counters over the run's kernel CUBIC flows, and
-/// per flow (null for user-space ones) the algorithm its socket ran and the milliseconds
+/// per flow (null for user-space ones) the algorithm its socket ran, when it called
+/// `connect()` (µs after the run's start), and the milliseconds
 /// it had data in flight and was held back by the receiver's window or its send buffer.
 fn kernel_json(k: &KernelFacts) -> Json {
     let c = &k.hystart;
@@ -114,6 +115,7 @@ fn kernel_json(k: &KernelFacts) -> Json {
         None => Json::Null,
         Some(f) => Json::Obj(vec![
             ("cc", Json::s(&f.cc)),
+            ("connect_us", Json::u(f.connect_us)),
             ("busy_ms", ms(f.busy_us)),
             ("rwnd_limited_ms", ms(f.rwnd_limited_us)),
             ("sndbuf_limited_ms", ms(f.sndbuf_limited_us)),

@@ -196,6 +196,8 @@ fn one_cubic_flow_leaves_slow_start_at_the_simulated_cwnd() {
         for limit in ["rwnd_limited_ms", "sndbuf_limited_ms"] {
             assert!(flow[limit].as_u64().unwrap() * 100 <= busy, "{limit}: {kernel}");
         }
+        // The flow starts at 0: its sender connected within the run's first second.
+        assert!(flow["connect_us"].as_u64().unwrap() < 1_000_000, "{kernel}");
     }
     let exit = &s["flows"][0]["ss_exit_cwnd"];
     let (sim, real) = (exit["sim"].as_f64().unwrap(), exit["real_mean"].as_f64().unwrap());

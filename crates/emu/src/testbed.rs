@@ -168,6 +168,8 @@ struct FlowShared {
     completed: AtomicU64,
     /// Emulator-clock ns + 1 when the sender stopped sending (0: still sending).
     stopped: AtomicU64,
+    /// Emulator-clock ns + 1 when the kernel sender called `connect()` (0: never).
+    connecting: AtomicU64,
     /// User-space flows: the sender's latest state, and its counters at the end.
     snapshot: std::sync::Mutex<Option<FlowSample>>,
     retransmits: AtomicU64,
@@ -247,7 +249,7 @@ pub struct KernelFacts {
 }
 
 /// One kernel flow's socket at the end of its run: the algorithm it ran, read back with
-/// `TCP_CONGESTION`, and how much of the time it had data in flight (`tcpi_busy_time`)
+/// `TCP_CONGESTION`, when it connected, and how much of the time it had data in flight (`tcpi_busy_time`)
 /// the receiver's window or its own send buffer held it back (`tcpi_rwnd_limited`,
 /// `tcpi_sndbuf_limited`: `tcp_get_info_chrono_stats`, net/ipv4/tcp.c). A flow limited
 /// by either is shaped by the hosts' buffer settings, not by the path under test, so the
@@ -255,6 +257,9 @@ pub struct KernelFacts {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SocketFacts {
     pub cc: String,
+    /// When the sender called `connect()`, in µs after the run's start: its `start` plus
+    /// the time its host took to get there (flows told to start together do not).
+    pub connect_us: u64,
     pub busy_us: u64,
     pub rwnd_limited_us: u64,
     pub sndbuf_limited_us: u64,
@@ -293,7 +298,7 @@ pub fn run_steered(
     sampled?;
     let stats = [&fwd.dirs[crate::UPLINK].stats, &fwd.dirs[crate::DOWNLINK].stats];
     let report = sampler.report(cfg, transports, &threads.shared, stats);
-    Ok((report, KernelFacts { hystart, flows: sampler.socket_facts() }))
+    Ok((report, KernelFacts { hystart, flows: sampler.socket_facts(&threads.shared) }))
 }
 
 /// What a caller may change on a running testbed: each flow's route metrics and the
@@ -654,14 +659,16 @@ impl Sampler {
 
     /// Each kernel flow's [`SocketFacts`], from its last `TCP_INFO` (the busy and limited
     /// times are running totals) and its socket.
-    fn socket_facts(&self) -> Vec<Option<SocketFacts>> {
+    fn socket_facts(&self, shared: &[Arc<FlowShared>]) -> Vec<Option<SocketFacts>> {
         self.socks
             .iter()
             .zip(&self.last_info)
-            .map(|(sock, info)| {
+            .zip(shared)
+            .map(|((sock, info), sh)| {
                 let (sock, info) = (sock.as_ref()?, info.as_ref()?);
                 Some(SocketFacts {
                     cc: cclab_kernel::socket::congestion(sock.as_raw_fd()).ok()?,
+                    connect_us: sh.connecting.load(Ordering::Relaxed).saturating_sub(1) / 1000,
                     busy_us: info.busy_time,
                     rwnd_limited_us: info.rwnd_limited,
                     sndbuf_limited_us: info.sndbuf_limited,
@@ -874,6 +881,7 @@ fn send(
     }
     let cc = kernel_name(&f.cc);
     let addr = std::net::SocketAddrV4::new(flow_addr(i), PORT);
+    mark(&sh.connecting, now());
     let s = match cclab_kernel::socket::connect_with_congestion(addr, cc) {
         Ok(s) => s,
         Err(e) => {

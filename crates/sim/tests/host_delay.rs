@@ -80,6 +80,35 @@ fn processing_time_ends_the_phase_effect_that_spares_the_long_flow() {
 }
 
 #[test]
+fn identical_flows_told_to_start_together_begin_in_an_order_the_seed_decides() {
+    // Two CUBIC flows on one 40 ms path, as the fidelity matrix's rtt1 case: their ACKs
+    // share one FIFO, so the per-ACK draws cannot reorder them, and the flow that sends
+    // first takes fewer of the drops after slow start and keeps the larger share. With a
+    // host delay the start is a draw too (the testbed's senders called `connect()` 0 to
+    // 45 us apart), so over seeds each flow leads in some runs; without one, flow 0
+    // starts first and leads in every run.
+    let first_leads = |d: Duration, seed: u64| {
+        let rate = Rate::from_mbps(20);
+        let flows = (0..2)
+            .map(|_| {
+                let mut f = flow("cubic", ms(40));
+                f.tcp.host_delay = d;
+                f
+            })
+            .collect();
+        let mut cfg = dumbbell(rate, ms(10), bdp_packets(rate, ms(40)), 20, flows);
+        cfg.seed = seed;
+        let r = run(cfg);
+        r.flows[0].goodput_bps > r.flows[1].goodput_bps
+    };
+    let plain: Vec<bool> = (1..=4).map(|seed| first_leads(Duration::ZERO, seed)).collect();
+    assert!(plain.iter().all(|&lead| lead), "without host delay: {plain:?}");
+    let drawn: Vec<bool> =
+        (1..=10).map(|seed| first_leads(Duration::from_micros(60), seed)).collect();
+    assert!(drawn.contains(&true) && drawn.contains(&false), "with 60 us: {drawn:?}");
+}
+
+#[test]
 fn a_host_delay_longer_than_10ms_is_refused_by_name() {
     let cfg = reno_at_rtt_ratio_4(Duration::from_micros(10_001), 1);
     let err = Simulation::new(cfg).err().expect("refused").to_string();

@@ -350,8 +350,9 @@ impl Simulation {
 /// changes, the first sample): equal times run in this order.
 fn schedule_starts(net: &mut Net, cfg: &SimConfig, end: Time) {
     for (i, f) in cfg.flows.iter().enumerate() {
-        if f.start < end {
-            net.schedule(f.start, Kind::FlowStart(i as u32));
+        let start = net.host_start(i, f.start);
+        if start < end {
+            net.schedule(start, Kind::FlowStart(i as u32));
         }
         if let Some(s) = f.stop {
             if s < end {

@@ -391,9 +391,28 @@ impl Net {
     /// path `p` (a path is a FIFO, and only its head is scheduled).
     #[cold]
     fn delayed_by_host(&mut self, f: usize, at: u64, p: usize) -> u64 {
-        let (max_ns, rng) = &mut self.host_delay[f];
-        let at = if *max_ns == 0 { at } else { at + rng.below(*max_ns + 1) };
+        let at = at + self.host_time(f);
         self.ack_paths[p].1.back().map_or(at, |&(ahead, _)| at.max(ahead))
+    }
+
+    /// When flow `f`'s host acts on its start at `at`: one draw of its processing time,
+    /// as for each ACK, so that flows told to start together begin in an order the seed
+    /// decides, as the testbed's sender threads do, and not always in file order.
+    pub(super) fn host_start(&mut self, f: usize, at: Time) -> Time {
+        if self.host_delay.is_empty() {
+            return at;
+        }
+        Time(at.0 + self.host_time(f))
+    }
+
+    /// One draw of flow `f`'s processing time in ns: uniform on 0 to its `host_delay`.
+    fn host_time(&mut self, f: usize) -> u64 {
+        let (max_ns, rng) = &mut self.host_delay[f];
+        if *max_ns == 0 {
+            0
+        } else {
+            rng.below(*max_ns + 1)
+        }
     }
 }
 
