@@ -80,6 +80,27 @@ fn processing_time_ends_the_phase_effect_that_spares_the_long_flow() {
 }
 
 #[test]
+fn one_hosts_time_does_not_hold_back_another_flows_acks() {
+    // Two flows on one 40 ms path at 10 Gbit/s, each held to 10 segments by its receive
+    // window, so that they hardly queue (a packet takes 1.2 us). A slow host for flow 0
+    // delays flow 0's ACKs only: flow 1's RTT is the same as beside a flow without one.
+    let mean_rtt_of_flow_1 = |d: Duration| {
+        let flows = (0..2)
+            .map(|i| {
+                let mut f = flow("cubic", ms(40));
+                f.tcp.rwnd = Some(10 * 1448);
+                f.tcp.host_delay = if i == 0 { d } else { Duration::ZERO };
+                f
+            })
+            .collect();
+        run(dumbbell(Rate::from_mbps(10_000), ms(5), 100, 5, flows)).flows[1].rtt.mean_ms
+    };
+    let (beside_plain, beside_slow) =
+        (mean_rtt_of_flow_1(Duration::ZERO), mean_rtt_of_flow_1(Duration::from_millis(5)));
+    assert!((beside_slow - beside_plain).abs() < 0.05, "{beside_plain} ms, then {beside_slow} ms");
+}
+
+#[test]
 fn identical_flows_told_to_start_together_begin_in_an_order_the_seed_decides() {
     // Two CUBIC flows on one 40 ms path, as the fidelity matrix's rtt1 case: their ACKs
     // share one FIFO, so the per-ACK draws cannot reorder them, and the flow that sends

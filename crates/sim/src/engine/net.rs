@@ -100,7 +100,8 @@ pub(super) struct Net {
     /// through `heap`, with the same keys and so the same places in the order.
     departure: u128,
     arrival: u128,
-    /// ACKs on their way back, one FIFO per distinct return delay: (arrival time, ACK).
+    /// ACKs on their way back, one FIFO per distinct return delay, and one of its own for
+    /// each flow with a host delay: (arrival time, ACK).
     pub(super) ack_paths: Vec<(Duration, VecDeque<(u64, Ack)>)>,
     /// Each flow's ACK path (an index into `ack_paths`).
     ack_path_of: Vec<u32>,
@@ -133,15 +134,19 @@ pub(super) struct Net {
 
 impl Net {
     /// The network of `cfg`, idle at time zero. ACK paths: one per distinct return delay
-    /// `rtt - delay`, numbered in order of first use.
+    /// `rtt - delay`, numbered in order of first use. Flows of equal delay share a path,
+    /// since a constant delay keeps their ACKs in order, except a flow with a host delay:
+    /// its host's draws hold back only its own ACKs, not other flows' on the same path
+    /// (each receiver takes its own time before the ACK sets off), so it gets its own.
     pub(super) fn new(cfg: &SimConfig) -> Net {
         let b = &cfg.bottleneck;
-        let mut path_of: BTreeMap<Duration, u32> = Default::default();
+        let mut path_of: BTreeMap<(Duration, Option<usize>), u32> = Default::default();
         let mut ack_paths = Vec::new();
         let mut ack_path_of = Vec::with_capacity(cfg.flows.len());
-        for f in &cfg.flows {
+        for (i, f) in cfg.flows.iter().enumerate() {
             let d = f.rtt.saturating_sub(b.delay);
-            ack_path_of.push(*path_of.entry(d).or_insert_with(|| {
+            let own = (f.tcp.host_delay > Duration::ZERO).then_some(i);
+            ack_path_of.push(*path_of.entry((d, own)).or_insert_with(|| {
                 ack_paths.push((d, VecDeque::new()));
                 ack_paths.len() as u32 - 1
             }));
@@ -387,8 +392,8 @@ impl Net {
         self.ack_paths[p].1.push_back((at, ack));
     }
 
-    /// `at` plus flow `f`'s processing time, but never before the ACK ahead of it on
-    /// path `p` (a path is a FIFO, and only its head is scheduled).
+    /// `at` plus flow `f`'s processing time, but never before the flow's ACK ahead of it
+    /// on its own path `p` (a path is a FIFO, and only its head is scheduled).
     #[cold]
     fn delayed_by_host(&mut self, f: usize, at: u64, p: usize) -> u64 {
         let at = at + self.host_time(f);
