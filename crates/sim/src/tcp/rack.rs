@@ -79,7 +79,8 @@ pub(super) struct RackFeed<'a> {
     /// One past the highest segment SACKed before this ACK.
     prior_fack: Option<u32>,
     min_rtt_us: u32,
-    now: Time,
+    /// The ACK's arrival time, us (converted once per ACK, not per segment).
+    now_us: u64,
     /// The ACK's timestamp echo.
     tsecr: Time,
 }
@@ -92,12 +93,12 @@ impl<'a> RackFeed<'a> {
         now: Time,
         tsecr: Time,
     ) -> RackFeed<'a> {
-        RackFeed { rack, prior_fack, min_rtt_us, now, tsecr }
+        RackFeed { rack, prior_fack, min_rtt_us, now_us: now.as_micros(), tsecr }
     }
 
     /// Segment `seq`, recorded as `info` before this ACK, is newly SACKed.
     pub(super) fn newly_sacked(&mut self, seq: u32, info: &SegInfo) {
-        self.rack.advance(info.flags(), seq, info.sent(), self.now, self.min_rtt_us);
+        self.rack.advance(info.flags(), seq, info.sent(), self.now_us, self.min_rtt_us);
         self.check_reordering(seq, info.flags());
     }
 
@@ -110,7 +111,7 @@ impl<'a> RackFeed<'a> {
             && self.tsecr > Time::ZERO
             && self.tsecr < Time(info.sent());
         if !spurious {
-            self.rack.advance(flags, seq, info.sent(), self.now, self.min_rtt_us);
+            self.rack.advance(flags, seq, info.sent(), self.now_us, self.min_rtt_us);
         }
         self.check_reordering(seq, flags);
     }
@@ -143,7 +144,7 @@ pub(super) struct ReoInputs {
 
 impl Rack {
     /// `tcp_rack_advance`: segment `seq`, last sent at `sent_ns` with `flags` as they were
-    /// before this ACK, is newly delivered at `now`. A retransmitted segment delivered
+    /// before this ACK, is newly delivered at `now_us`. A retransmitted segment delivered
     /// sooner than min RTT after its retransmission is ambiguous (the original may have
     /// arrived) and does not count.
     pub(super) fn advance(
@@ -151,11 +152,11 @@ impl Rack {
         flags: u8,
         seq: u32,
         sent_ns: u64,
-        now: Time,
+        now_us: u64,
         min_rtt_us: u32,
     ) {
         let sent_us = sent_ns / 1000;
-        let rtt_us = now.as_micros().saturating_sub(sent_us).min(u32::MAX as u64) as u32;
+        let rtt_us = now_us.saturating_sub(sent_us).min(u32::MAX as u64) as u32;
         if rtt_us < min_rtt_us && flags & (RETRANS | EVER_RETRANS) != 0 {
             return;
         }
@@ -403,7 +404,9 @@ mod tests {
     /// SACKs `blocks` at `now` and advances `rack` as the sender does.
     fn sack(b: &mut Scoreboard, rack: &mut Rack, blocks: &[(u32, u32)], now: Time) {
         let a = Ack::hand_made(b.snd_una(), blocks, Time::ZERO);
-        b.tag_sacks(&a, &mut |seq, info| rack.advance(info.flags(), seq, info.sent(), now, 50_000));
+        b.tag_sacks(&a, &mut |seq, info| {
+            rack.advance(info.flags(), seq, info.sent(), now.as_micros(), 50_000)
+        });
     }
 
     fn open(sacked_out: u32) -> ReoInputs {
@@ -482,12 +485,12 @@ mod tests {
     #[test]
     fn an_ambiguous_retransmission_does_not_move_the_reference() {
         let mut rack = Rack::default();
-        rack.advance(0, 3, 10 * MS, Time(60 * MS), 40_000);
+        rack.advance(0, 3, 10 * MS, 60_000, 40_000);
         // A retransmission SACKed 5 ms after it was resent: less than min RTT, so the
         // original may have been what arrived.
-        rack.advance(RETRANS | EVER_RETRANS, 1, 70 * MS, Time(75 * MS), 40_000);
+        rack.advance(RETRANS | EVER_RETRANS, 1, 70 * MS, 75_000, 40_000);
         assert_eq!((rack.xmit_us, rack.seq, rack.rtt_us), (10_000, 3, 50_000));
-        rack.advance(RETRANS | EVER_RETRANS, 1, 70 * MS, Time(115 * MS), 40_000);
+        rack.advance(RETRANS | EVER_RETRANS, 1, 70 * MS, 115_000, 40_000);
         assert_eq!((rack.xmit_us, rack.seq, rack.rtt_us), (70_000, 1, 45_000));
     }
 

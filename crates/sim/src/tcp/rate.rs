@@ -25,20 +25,16 @@ pub(super) struct RateSampler {
 /// recently sent segment it delivers.
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct RateBuild {
-    valid: bool,
-    prior_delivered: u32,
-    prior_time: u64,
-    /// The send interval, us (see [`SegInfo`]).
-    send_elapsed_us: u64,
-    last_sent: u64,
-    app_limited: bool,
+    /// That segment's record, kept whole: an ACK may deliver several segments and only
+    /// the last one chosen is read, so its fields are unpacked once, in `sample`.
+    latest: Option<SegInfo>,
 }
 
 impl RateBuild {
     /// The sample's segment was sent while the flow was application-limited.
     #[inline]
     pub(super) fn is_app_limited(&self) -> bool {
-        self.app_limited
+        self.latest.is_some_and(|s| s.flags() & APP_LIMITED != 0)
     }
 }
 
@@ -63,13 +59,8 @@ impl RateSampler {
     pub(super) fn on_delivered(&mut self, info: &SegInfo, rb: &mut RateBuild) {
         // Prefer the most recently sent of the segments delivered by this ACK.
         let sent = info.sent();
-        if !rb.valid || sent >= rb.last_sent {
-            rb.valid = true;
-            rb.last_sent = sent;
-            rb.prior_delivered = info.delivered;
-            rb.prior_time = info.delivered_time();
-            rb.app_limited = info.flags() & APP_LIMITED != 0;
-            rb.send_elapsed_us = info.send_elapsed_us();
+        if rb.latest.is_none_or(|l| sent >= l.sent()) {
+            rb.latest = Some(*info);
             self.first_tx_time = sent;
         }
     }
@@ -101,12 +92,12 @@ impl RateSampler {
         if self.app_limited_until != 0 && delivered > self.app_limited_until {
             self.app_limited_until = 0;
         }
-        if !rb.valid {
+        let Some(latest) = rb.latest else {
             return (0, 0);
-        }
-        let delivered_since = delivered.wrapping_sub(rb.prior_delivered);
-        let ack_elapsed = now.0.saturating_sub(rb.prior_time);
-        let interval_us = rb.send_elapsed_us.max(ack_elapsed / 1000);
+        };
+        let delivered_since = delivered.wrapping_sub(latest.delivered);
+        let ack_elapsed = now.0.saturating_sub(latest.delivered_time());
+        let interval_us = latest.send_elapsed_us().max(ack_elapsed / 1000);
         if interval_us >= min_rtt_us as u64 {
             (delivered_since, interval_us)
         } else {
@@ -160,8 +151,9 @@ mod tests {
         let mut rb = RateBuild::default();
         r.on_delivered(&new, &mut rb);
         r.on_delivered(&old, &mut rb); // sent earlier: ignored
-        assert_eq!(rb.last_sent, 5 * MS);
-        assert_eq!(rb.send_elapsed_us, 5000);
+        let latest = rb.latest.unwrap();
+        assert_eq!(latest.sent(), 5 * MS);
+        assert_eq!(latest.send_elapsed_us(), 5000);
         // The next interval starts at the sampled segment's send time.
         r.delivered_at(Time(40 * MS));
         let next = r.on_send(Time(41 * MS), 1, 2);

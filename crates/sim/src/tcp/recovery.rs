@@ -139,6 +139,10 @@ impl TcpSender {
     /// Linux `tcp_fastretrans_alert`, reduced to what this model needs (`dubious`: the ACK
     /// is one Linux would call it for). Returns whether RACK armed its reorder timer
     /// (then the RTO is not rearmed).
+    ///
+    /// Inlined, so that the common ACK (see [`nothing_to_recover`](Self::nothing_to_recover))
+    /// costs no call.
+    #[inline]
     pub(super) fn fastretrans_alert(
         &mut self,
         now: Time,
@@ -146,6 +150,15 @@ impl TcpSender {
         dubious: bool,
         tsecr: Time,
     ) -> bool {
+        if !dubious && self.nothing_to_recover() {
+            return false;
+        }
+        self.run_recovery(now, advanced, dubious, tsecr)
+    }
+
+    /// The steps of [`fastretrans_alert`](Self::fastretrans_alert).
+    #[inline(never)]
+    fn run_recovery(&mut self, now: Time, advanced: bool, dubious: bool, tsecr: Time) -> bool {
         self.end_recovery_if_done(now, advanced, tsecr);
         let prior_retrans = self.retrans_out();
         let reo_armed = self.mark_losses(now, advanced, dubious);
@@ -163,6 +176,18 @@ impl TcpSender {
             self.board.limit_reno_sacked();
         }
         reo_armed
+    }
+
+    /// Open, with nothing SACKed, lost or counted as a duplicate ACK. Linux calls
+    /// `tcp_fastretrans_alert` only for a dubious ACK (`tcp_ack_is_dubious`); an ACK that
+    /// is not dubious (it advanced `snd_una`, SACKed nothing, in Open) finding this state
+    /// would change nothing in any step of it, so the common in-order ACK skips it whole.
+    #[inline]
+    fn nothing_to_recover(&self) -> bool {
+        self.tp.ca_state == CaState::Open
+            && self.sacked_out() == 0
+            && self.lost_out() == 0
+            && self.rec.dupacks == 0
     }
 
     /// Leaves Recovery / Loss once everything outstanding at its start is acknowledged,

@@ -482,7 +482,8 @@ impl TcpSender {
         if ack.ack > self.snd_nxt() || ack.ack < self.snd_una() {
             return; // acknowledges unsent data, an old ACK or a duplicate SYN-ACK
         }
-        self.sync_tp(now);
+        // `tp` is brought up to date after the delivery is taken, before the algorithm
+        // first reads it (steps 1-2 read none of the fields `sync_tp` sets).
         let prior_in_flight = self.in_flight();
         let prior_lost = self.lost_out();
         let mut rb = RateBuild::default();
@@ -515,9 +516,10 @@ impl TcpSender {
 
         // 4. Loss detection and the recovery state machine; then the timer is rearmed on
         // forward progress unless RACK armed its reorder timer (`tcp_set_xmit_timer`).
-        // Linux runs it only for a "dubious" ACK (`tcp_ack_is_dubious`); only RACK's scan
-        // is skipped here otherwise, which changes nothing but the time taken: in Open an
-        // in-order ACK leaves no segment sent before the latest delivered one.
+        // Linux runs it only for a "dubious" ACK (`tcp_ack_is_dubious`). Here an ACK that
+        // is not dubious skips RACK's scan (in Open an in-order ACK leaves no segment sent
+        // before the latest delivered one), and the whole state machine when nothing is
+        // SACKed, lost or counted as a duplicate; either changes nothing but the time.
         let dubious = !d.advanced || d.newly_sacked > 0 || self.tp.ca_state != CaState::Open;
         let reo_armed = self.fastretrans_alert(now, d.advanced, dubious, ack.tsecr);
         if d.advanced && !reo_armed {
@@ -539,9 +541,9 @@ impl TcpSender {
         };
 
         // 6. cwnd update (tcp_cong_control).
+        // Leaves `tp` in step with the scoreboard, which nothing after it changes.
         self.cong_control(now, &rs, &d, newly_lost);
         self.note_completion(now);
-        self.sync_tp(now);
     }
 
     /// Steps 1 and 2 of an ACK: SACK tagging and the cumulative ACK, each delivered
