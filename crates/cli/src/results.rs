@@ -508,6 +508,7 @@ pub fn summary_json(scn: &Scenario, r: &Report, m: &RunMetrics) -> Json {
                 ("delivered_bytes", Json::u(f.delivered_bytes)),
                 ("retransmits", Json::u(f.retransmits)),
                 ("timeouts", Json::u(f.timeouts)),
+                ("probes", f.probes.into()),
                 ("drops", Json::u(f.drops)),
                 (
                     "rtt_ms",

@@ -174,6 +174,7 @@ struct FlowShared {
     snapshot: std::sync::Mutex<Option<FlowSample>>,
     retransmits: AtomicU64,
     timeouts: AtomicU64,
+    probes: AtomicU64,
 }
 
 /// Runs the scenario with every flow on kernel TCP (see [`run_with`]).
@@ -695,11 +696,12 @@ impl Sampler {
                     v => Some(Time(v - 1)),
                 };
                 let info = self.last_info[i].unwrap_or_default();
-                let (retransmits, timeouts) = match transports[i] {
-                    Transport::Kernel => (info.total_retrans as u64, info.total_rto as u64),
+                let (retransmits, timeouts, probes) = match transports[i] {
+                    Transport::Kernel => (info.total_retrans as u64, info.total_rto as u64, None),
                     Transport::Udp => (
                         shared[i].retransmits.load(Ordering::Relaxed),
                         shared[i].timeouts.load(Ordering::Relaxed),
+                        Some(shared[i].probes.load(Ordering::Relaxed)),
                     ),
                 };
                 let delivered = self.received[i];
@@ -715,6 +717,7 @@ impl Sampler {
                     ),
                     retransmits,
                     timeouts,
+                    probes,
                     drops,
                     rtt: RttSummary::of(&self.srtt_us[i]),
                     completed_at: completed,
@@ -988,6 +991,7 @@ fn send_udp(
     mark(&sh.stopped, now());
     sh.retransmits.store(snd.stats().retransmits, Ordering::Relaxed);
     sh.timeouts.store(snd.stats().timeouts, Ordering::Relaxed);
+    sh.probes.store(snd.stats().probes, Ordering::Relaxed);
     if let Some(t) = snd.stats().completed_at {
         mark(&sh.completed, t);
     }

@@ -113,6 +113,7 @@ const FLOW: &[&str] = &[
     "rwnd",
     "recovery",
     "rack",
+    "tlp",
     "host_delay",
     "transport",
     "enabled",
@@ -435,6 +436,9 @@ fn tcp_settings(f: &Fields) -> Result<TcpConfig, ScenarioError> {
     }
     if let Some(b) = f.bool("rack")? {
         tcp.rack = b;
+    }
+    if let Some(b) = f.bool("tlp")? {
+        tcp.tlp = b;
     }
     tcp.rwnd = f.bytes("rwnd")?;
     if let Some(d) = f.duration("host_delay")? {

@@ -65,6 +65,7 @@ fn report(goodputs: &[f64], delivered: &[u64], completed: &[Option<u64>]) -> Rep
                 goodput_bps: g,
                 retransmits: 0,
                 timeouts: 0,
+                probes: None,
                 drops: 0,
                 rtt: RttSummary::default(),
                 completed_at: completed[i].map(|ms| Time(ms * 1_000_000)),

@@ -201,3 +201,12 @@ fn rack_is_on_unless_a_flow_turns_it_off() {
     let e = load_default(&set(&["flows[1].rack=\"dupthresh\""])).unwrap_err().to_string();
     assert!(e.contains("flows[1].rack") && e.contains("expected true or false"), "{e}");
 }
+
+#[test]
+fn tlp_is_on_unless_a_flow_turns_it_off() {
+    let s = load_default(&set(&["flows[1].tlp=false"])).unwrap();
+    let on: Vec<bool> = s.config.flows.iter().map(|f| f.tcp.tlp).collect();
+    assert_eq!(on, [true, false]);
+    let e = load_default(&set(&["flows[0].tlp=\"off\""])).unwrap_err().to_string();
+    assert!(e.contains("flows[0].tlp") && e.contains("expected true or false"), "{e}");
+}

@@ -207,6 +207,10 @@ pub struct TcpConfig {
     /// With SACK, detect losses with RACK (RFC 8985) as Linux does by default
     /// (`net.ipv4.tcp_recovery = 1`); false: RFC 6675 DupThresh. NewReno and Tahoe ignore it.
     pub rack: bool,
+    /// With RACK, send tail-loss probes (RFC 8985 section 7) as Linux does by default
+    /// (`net.ipv4.tcp_early_retrans = 3`); false: a loss at the tail waits for the RTO.
+    /// Ignored where RACK is off.
+    pub tlp: bool,
     /// Header bytes added to each segment on the wire (IP + TCP with timestamps: 52).
     pub header_bytes: u32,
     /// Jiffies frequency given to algorithms (Linux `CONFIG_HZ`).
@@ -237,6 +241,7 @@ impl Default for TcpConfig {
             rwnd: None,
             recovery: None,
             rack: true,
+            tlp: true,
             header_bytes: 52,
             hz: 1000,
             host_delay: Duration::ZERO,

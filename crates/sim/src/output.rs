@@ -233,6 +233,9 @@ pub struct FlowReport {
     pub retransmits: u64,
     /// Retransmission timer expiries, the SYN's included.
     pub timeouts: u64,
+    /// Tail-loss probes sent (None where unknown: the kernel counts them only for the
+    /// whole host, `TCPLossProbes`, not per connection).
+    pub probes: Option<u64>,
     /// The flow's segments (data and SYNs) lost at its bottleneck: queue drops (overflow
     /// and AQM) and random loss. Its ACKs lost on the way back are not counted.
     pub drops: u64,

@@ -17,9 +17,16 @@ struct Harness {
 
 impl Harness {
     fn new(cc: &str, recovery: Option<LossRecovery>, init_cwnd: u32) -> Harness {
+        Harness::with_tlp(cc, recovery, init_cwnd, true)
+    }
+
+    /// With the tail-loss probe on or off: a test of the RTO itself turns it off, as the
+    /// probe would otherwise take the timer's first expiry (see tests/tlp.rs).
+    fn with_tlp(cc: &str, recovery: Option<LossRecovery>, init_cwnd: u32, tlp: bool) -> Harness {
         let cfg = TcpConfig {
             init_cwnd,
             recovery,
+            tlp,
             delayed_ack: DelayedAck { enabled: false, ..Default::default() },
             ..Default::default()
         };
@@ -238,7 +245,7 @@ fn sack_recovery_repairs_two_holes_in_one_round_with_prr() {
 
 #[test]
 fn rto_backs_off_exponentially_then_go_back_n() {
-    let mut h = Harness::new("reno", None, 10);
+    let mut h = Harness::with_tlp("reno", None, 10, false);
     warm_up(&mut h);
     let rto0 = h.s.rto();
     // About srtt + rto_min (Linux: rttvar never below rto_min): 200 ms plus a few ms.
@@ -268,7 +275,7 @@ fn rto_backs_off_exponentially_then_go_back_n() {
 
 #[test]
 fn spurious_rto_is_undone_when_the_original_ack_arrives() {
-    let mut h = Harness::new("reno", None, 10);
+    let mut h = Harness::with_tlp("reno", None, 10, false);
     warm_up(&mut h);
     let cwnd = h.cwnd();
     // The ACKs are only late: RTO fires, then the original segments' ACKs arrive.

@@ -44,6 +44,7 @@ impl Simulation {
                     ),
                     retransmits: st.retransmits,
                     timeouts: st.timeouts,
+                    probes: Some(st.probes),
                     drops: net.fwd.flow_drops[i]
                         + net.rev.as_ref().map_or(0, |rev| rev.flow_drops[i]),
                     rtt: RttSummary::of(&st.rtt_us),

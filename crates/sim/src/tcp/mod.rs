@@ -16,6 +16,7 @@ mod recovery;
 mod rtt;
 mod scoreboard;
 mod sender;
+mod tlp;
 
 pub use receiver::TcpReceiver;
 pub use sender::{SenderStats, TcpSender};

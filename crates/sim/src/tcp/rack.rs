@@ -29,7 +29,7 @@
 //!
 //! Not modelled: DSACK, so the window never widens (`tcp_rack_update_reo_wnd` keeps
 //! `reo_wnd_steps` at 1); `tp->reordering` beyond its initial 3 (it only matters before
-//! reordering is seen, and grows only when it is); the tail-loss probe.
+//! reordering is seen, and grows only when it is). The tail-loss probe is in `tlp.rs`.
 
 use super::scoreboard::{Scoreboard, SegInfo, EVER_RETRANS, LOST, RETRANS};
 use super::TcpSender;
@@ -352,7 +352,7 @@ impl TcpSender {
         let Some(delay) = self.rack.mark_lost(&mut self.board, now, reo, self.tp.hz) else {
             return false;
         };
-        self.rto_deadline = Some(now + delay.min(self.rto()));
+        self.set_rto_timer(Some(now + delay.min(self.rto())));
         self.rack.reo_timer = true;
         true
     }

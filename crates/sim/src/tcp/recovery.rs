@@ -18,7 +18,7 @@
 //! ends Recovery or Loss echoes a timestamp older than our first retransmission, the
 //! original arrived and the reduction was spurious: `undo_cwnd` restores cwnd.
 
-use super::scoreboard::DUPTHRESH;
+use super::scoreboard::{DUPTHRESH, EVER_RETRANS};
 use super::TcpSender;
 use cclab_cc::{
     tcp::INFINITE_SSTHRESH, CaEvent, CaState, CongestionControl, LossRecovery, TcpState,
@@ -198,13 +198,7 @@ impl TcpSender {
         match state {
             CaState::Recovery | CaState::Cwr if done => {
                 if !self.try_undo(now, tsecr) {
-                    // tcp_end_cwnd_reduction: cwnd to ssthresh, then tell the algorithm
-                    // (Westwood+ sets its window from the bandwidth estimate here).
-                    if self.tp.snd_ssthresh < INFINITE_SSTHRESH {
-                        self.tp.snd_cwnd = self.tp.snd_ssthresh;
-                        self.tp.snd_cwnd_cnt = 0;
-                    }
-                    self.ca.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
+                    self.end_cwnd_reduction();
                 }
                 self.set_state(CaState::Open);
                 self.rec.undo.retrans_stamp = None;
@@ -316,18 +310,51 @@ impl TcpSender {
         self.tp.snd_ssthresh = self.ca.ssthresh(&self.tp).max(2);
     }
 
-    /// Linux `tcp_enter_recovery` (+ PRR init, `tcp_init_cwnd_reduction`).
+    /// Linux `tcp_enter_recovery`.
     pub(super) fn enter_recovery(&mut self, now: Time) {
         self.stats.fast_recoveries += 1;
         self.init_undo();
-        self.rec.high_seq = self.snd_nxt();
-        self.rec.prr = Prr::default();
-        self.reduce_ssthresh(now);
-        self.tp.snd_cwnd_cnt = 0;
+        self.init_cwnd_reduction(now);
         if self.rec.style == LossRecovery::NewReno {
             self.board.mark_lost(self.snd_una());
         }
         self.set_state(CaState::Recovery);
+    }
+
+    /// Linux `tcp_init_cwnd_reduction`: a window reduction (Recovery or CWR) starts; it
+    /// ends once what is now outstanding is acknowledged, and ends a tail-loss probe
+    /// episode.
+    pub(super) fn init_cwnd_reduction(&mut self, now: Time) {
+        self.rec.high_seq = self.snd_nxt();
+        self.tlp.end_episode();
+        self.tp.prior_cwnd = self.tp.snd_cwnd;
+        self.rec.prr = Prr::default();
+        self.reduce_ssthresh(now);
+        self.tp.snd_cwnd_cnt = 0;
+    }
+
+    /// Linux `tcp_end_cwnd_reduction`: cwnd to ssthresh, then tell the algorithm
+    /// (Westwood+ sets its window from the bandwidth estimate here).
+    pub(super) fn end_cwnd_reduction(&mut self) {
+        if self.tp.snd_ssthresh < INFINITE_SSTHRESH {
+            self.tp.snd_cwnd = self.tp.snd_ssthresh;
+            self.tp.snd_cwnd_cnt = 0;
+        }
+        self.ca.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
+    }
+
+    /// Linux `tcp_try_keep_open`: Open, or Disorder while segments are SACKed, lost or
+    /// retransmitted (`tcp_any_retrans_done`: also when the head was ever resent).
+    pub(super) fn try_keep_open(&mut self) {
+        let head_resent =
+            self.packets_out() > 0 && self.board.seg(self.snd_una()).flags() & EVER_RETRANS != 0;
+        let disorder =
+            self.sacked_out() + self.lost_out() > 0 || self.retrans_out() > 0 || head_resent;
+        let state = if disorder { CaState::Disorder } else { CaState::Open };
+        if self.tp.ca_state != state {
+            self.set_state(state);
+            self.rec.high_seq = self.snd_nxt();
+        }
     }
 
     /// Tahoe's response to three duplicate ACKs: as an RTO without the timer.

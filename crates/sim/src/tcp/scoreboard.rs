@@ -171,6 +171,17 @@ impl Scoreboard {
         self.retrans_out += 1;
     }
 
+    /// Segment `seq` is sent again as a tail-loss probe, with `info`'s send-time state:
+    /// Linux sends it with `__tcp_retransmit_skb`, not `tcp_retransmit_skb`, so it gets
+    /// only the ever-retransmitted mark (Karn) and a new send time, neither the
+    /// retransmitted mark nor a place in `retrans_out`: it is not marked lost, and is
+    /// counted in flight once.
+    pub(super) fn resend_as_probe(&mut self, seq: u32, mut info: SegInfo) {
+        let s = &mut self.segs[(seq - self.snd_una) as usize];
+        info.set_flags(info.flags() | s.flags() | EVER_RETRANS);
+        *s = info;
+    }
+
     /// The lowest segment marked lost and not retransmitted, if any (amortised O(1)).
     pub(super) fn next_lost(&mut self) -> Option<u32> {
         // Every segment in retransmission is also marked lost, so when all lost segments

@@ -6,6 +6,7 @@
 //! - `scoreboard.rs`: outstanding segments, SACK ranges, lost and retransmitted marks,
 //!   RFC 6675 loss detection.
 //! - `rack.rs`: RACK loss detection (tcp_recovery.c), the default with SACK.
+//! - `tlp.rs`: the tail-loss probe (tcp_output.c, tcp_input.c), with RACK.
 //! - `recovery.rs`: the recovery state machine (`tcp_fastretrans_alert`), PRR, undo,
 //!   NewReno and Tahoe.
 //! - `rtt.rs`: RTT samples, the RFC 6298 estimator and RTO, min RTT.
@@ -20,8 +21,9 @@
 //! cwnd may grow (`tcp_cong_control`).
 //!
 //! One timer per sender, as Linux's `icsk_retransmit_timer`: the RTO or, while RACK waits
-//! out the reordering window, the reorder timer (`ICSK_TIME_REO_TIMEOUT`), which replaces
-//! the RTO until it fires and the RTO is rearmed (`tcp_rearm_rto`). On RTO
+//! out the reordering window, the reorder timer (`ICSK_TIME_REO_TIMEOUT`), or the
+//! tail-loss probe's timer (`ICSK_TIME_LOSS_PROBE`); either replaces the RTO until it
+//! fires or the RTO is rearmed (`tcp_rearm_rto`). On RTO
 //! (`tcp_retransmit_timer`), exponential backoff up to `rto_max`, cleared by a
 //! valid RTT sample, and `tcp_enter_loss`. Idle restart (`tcp_cwnd_restart`, RFC
 //! 2861-like): after an idle period longer than the RTO, cwnd restarts at min(cwnd,
@@ -29,8 +31,8 @@
 //!
 //! Differences from Linux worth knowing: time is kept in nanoseconds (no jiffies
 //! rounding of the RTO; timestamps tick in microseconds, as with Linux's usec TS option),
-//! no pacing, no TSO (every segment is one MSS), no tail-loss probe (a tail loss waits
-//! for the RTO), and no DSACK (RACK's reordering window never widens).
+//! no pacing, no TSO (every segment is one MSS), and no DSACK (RACK's reordering window
+//! never widens).
 
 use super::handshake::SynSent;
 use super::rack::{Rack, RackFeed};
@@ -38,6 +40,7 @@ use super::rate::{RateBuild, RateSampler};
 use super::recovery::Recovery;
 use super::rtt::{rtt_samples, AckedTimes, RttEstimator};
 use super::scoreboard::{Scoreboard, LOST, RETRANS, SACKED};
+use super::tlp::Tlp;
 use super::{Ack, Segment};
 use crate::config::TcpConfig;
 use crate::hist::Histogram;
@@ -54,6 +57,8 @@ use std::sync::Arc;
 pub struct SenderStats {
     pub retransmits: u64,
     pub timeouts: u64,
+    /// Tail-loss probes sent (Linux's `TCPLossProbes`).
+    pub probes: u64,
     pub fast_recoveries: u64,
     pub undos: u64,
     pub rtt_us: Histogram,
@@ -99,13 +104,14 @@ pub struct TcpSender {
     pub(super) board: Scoreboard,
     pub(super) rec: Recovery,
     pub(super) rack: Rack,
+    pub(super) tlp: Tlp,
     rtt: RttEstimator,
-    rate: RateSampler,
+    pub(super) rate: RateSampler,
 
     /// RTOs since snd_una last advanced (Linux `icsk_retransmits`).
     rtos_since_progress: u32,
     /// When the retransmission timer fires: the RTO, or RACK's reorder timer while
-    /// `rack.reo_timer` says so.
+    /// `rack.reo_timer` says so, or the probe timer while `tlp.timer` does.
     pub(super) rto_deadline: Option<Time>,
 
     // cwnd validation (tcp_cwnd_validate).
@@ -154,6 +160,7 @@ impl TcpSender {
             board: Scoreboard::default(),
             rec: Recovery::new(style),
             rack: Rack::default(),
+            tlp: Tlp::default(),
             rate: RateSampler::default(),
             rtos_since_progress: 0,
             rto_deadline: None,
@@ -231,8 +238,9 @@ impl TcpSender {
         s.inflight_pkts = self.in_flight();
         s.retransmits = self.stats.retransmits;
     }
-    /// When the retransmission timer fires (the RTO or RACK's reorder timer; either way
-    /// call [`on_rto`](Self::on_rto) then).
+    /// When the retransmission timer fires (the RTO, RACK's reorder timer or the
+    /// tail-loss probe's; either way call [`on_rto`](Self::on_rto), then
+    /// [`transmit`](Self::transmit)).
     #[inline]
     pub fn rto_deadline(&self) -> Option<Time> {
         self.rto_deadline
@@ -257,6 +265,11 @@ impl TcpSender {
 
     fn has_new_data(&self) -> bool {
         !self.app_closed && self.total_segs.is_none_or(|n| self.snd_nxt() < n)
+    }
+
+    /// New data may go now as far as the data and the receiver window go (cwnd aside).
+    pub(super) fn new_data_allowed(&self) -> bool {
+        self.has_new_data() && self.packets_out() < self.rwnd_segs
     }
 
     /// Copies the sender's view into the state the algorithm reads.
@@ -370,7 +383,8 @@ impl TcpSender {
         if self.packets_out() == 0 && self.has_new_data() && self.last_send > Time::ZERO {
             self.maybe_restart_after_idle(now);
         }
-        let mut sent = 0;
+        let probe = self.send_loss_probe(now, out);
+        let (mut sent, mut sent_new) = (0, 0);
         let mut cwnd_limited = false;
         loop {
             if self.in_flight() >= self.tp.snd_cwnd {
@@ -379,8 +393,9 @@ impl TcpSender {
             }
             if let Some(seq) = self.board.next_lost() {
                 self.retransmit(now, seq, out);
-            } else if self.has_new_data() && self.packets_out() < self.rwnd_segs {
+            } else if self.new_data_allowed() {
                 self.send_new(now, out);
+                sent_new += 1;
             } else {
                 break;
             }
@@ -391,13 +406,16 @@ impl TcpSender {
             if self.rto_deadline.is_none() {
                 self.set_rto_timer(Some(now + self.rto()));
             }
+            if sent_new > 0 {
+                self.on_new_data_sent(now);
+            }
         }
         // tcp_rate_check_app_limited: not cwnd-limited and nothing more to send.
         if !cwnd_limited && !self.has_new_data() && self.board.next_lost().is_none() {
             self.rate.set_app_limited(self.tp.delivered, self.in_flight());
         }
         self.sync_tp(now);
-        sent
+        sent + probe
     }
 
     fn maybe_restart_after_idle(&mut self, now: Time) {
@@ -426,7 +444,7 @@ impl TcpSender {
         }
     }
 
-    fn stamp(&mut self, now: Time, seq: u32, out: &mut impl FnMut(Segment)) {
+    pub(super) fn stamp(&mut self, now: Time, seq: u32, out: &mut impl FnMut(Segment)) {
         let payload = self.payload_of(seq);
         out(Segment {
             flow: self.flow,
@@ -439,7 +457,7 @@ impl TcpSender {
         self.rec.on_sent(self.tp.ca_state);
     }
 
-    fn send_new(&mut self, now: Time, out: &mut impl FnMut(Segment)) {
+    pub(super) fn send_new(&mut self, now: Time, out: &mut impl FnMut(Segment)) {
         if self.in_flight() == 0 {
             self.ca.cwnd_event(&mut self.tp, CaEvent::TxStart);
         }
@@ -509,13 +527,15 @@ impl TcpSender {
             acked_bytes: d.acked.saturating_mul(self.cfg.mss),
         };
         self.ca.in_ack_event(&mut self.tp, flags);
+        self.process_tlp_ack(now, ack.ack, d.advanced, d.newly_sacked);
 
         if d.advanced {
             self.rtos_since_progress = 0;
         }
 
         // 4. Loss detection and the recovery state machine; then the timer is rearmed on
-        // forward progress unless RACK armed its reorder timer (`tcp_set_xmit_timer`).
+        // forward progress (the probe timer or the RTO, `tcp_set_xmit_timer`) unless RACK
+        // armed its reorder timer.
         // Linux runs it only for a "dubious" ACK (`tcp_ack_is_dubious`). Here an ACK that
         // is not dubious skips RACK's scan (in Open an in-order ACK leaves no segment sent
         // before the latest delivered one), and the whole state machine when nothing is
@@ -523,7 +543,7 @@ impl TcpSender {
         let dubious = !d.advanced || d.newly_sacked > 0 || self.tp.ca_state != CaState::Open;
         let reo_armed = self.fastretrans_alert(now, d.advanced, dubious, ack.tsecr);
         if d.advanced && !reo_armed {
-            self.rearm_rto(now);
+            self.set_xmit_timer(now);
         }
         let newly_lost = self.lost_out().saturating_sub(prior_lost);
 
@@ -645,8 +665,9 @@ impl TcpSender {
 
     // ----- the retransmission timer -----
 
-    /// The retransmission timer fired: RACK's reorder timer (`tcp_rack_reo_timeout`) or
-    /// the RTO (Linux `tcp_retransmit_timer` → `tcp_enter_loss`).
+    /// The retransmission timer fired: RACK's reorder timer (`tcp_rack_reo_timeout`), the
+    /// probe timer (the probe goes with the next [`transmit`](Self::transmit)) or the RTO
+    /// (Linux `tcp_retransmit_timer` → `tcp_enter_loss`).
     pub fn on_rto(&mut self, now: Time) {
         match self.rto_deadline {
             Some(d) if d <= now => {}
@@ -664,7 +685,12 @@ impl TcpSender {
             self.on_reo_timeout(now);
             return;
         }
+        if self.tlp.timer {
+            self.tlp.fire();
+            return;
+        }
         self.stats.timeouts += 1;
+        self.tlp.end_episode();
         self.sync_tp(now);
         let first_rto = self.rtos_since_progress == 0;
         self.rtos_since_progress += 1;
@@ -679,11 +705,12 @@ impl TcpSender {
     pub(super) fn set_rto_timer(&mut self, at: Option<Time>) {
         self.rto_deadline = at;
         self.rack.reo_timer = false;
+        self.tlp.timer = false;
     }
 
-    /// Linux `tcp_rearm_rto`: the RTO from now; replacing the reorder timer, from when
-    /// the oldest outstanding segment was last sent (`tcp_rto_delta_us`), at least a
-    /// jiffy away, or from now if that segment is about to be resent.
+    /// Linux `tcp_rearm_rto`: the RTO from now; replacing the reorder or probe timer,
+    /// from when the oldest outstanding segment was last sent (`tcp_rto_delta_us`), at
+    /// least a jiffy away, or from now if that segment is about to be resent.
     pub(super) fn rearm_rto(&mut self, now: Time) {
         if self.packets_out() == 0 {
             self.set_rto_timer(None);
@@ -691,7 +718,7 @@ impl TcpSender {
         }
         let rto = self.rto();
         let mut at = now + rto;
-        if self.rack.reo_timer {
+        if self.rack.reo_timer || self.tlp.timer {
             let head = self.board.seg(self.snd_una());
             if head.flags() & (LOST | RETRANS) != LOST {
                 let jiffy = Duration(1_000_000_000 / self.cfg.hz.max(1) as u64);

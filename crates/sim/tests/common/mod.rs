@@ -1,6 +1,8 @@
 //! Builders shared by the simulator's integration tests.
 #![allow(dead_code)]
 
+pub mod path;
+
 use cclab_sim::*;
 use cclab_units::{Duration, Rate, Time};
 

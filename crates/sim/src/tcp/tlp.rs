@@ -1,0 +1,353 @@
+//! The tail-loss probe (TLP, RFC 8985 section 7) as Linux 6.x sends it for SACK
+//! connections (`net.ipv4.tcp_early_retrans = 3`, the default). A loss with nothing sent
+//! after it gets no SACK that RACK could judge it by: without a probe it waits for the
+//! RTO (at least 200 ms plus the RTT). Instead, about two smoothed RTTs after the last
+//! transmission or forward progress, the sender sends one segment, new data if it has
+//! any, else the highest one again; the ACK it draws lets SACK and RACK find the loss.
+//!
+//! - [`TcpSender::schedule_loss_probe`] is `tcp_schedule_loss_probe` (tcp_output.c):
+//!   in Open or CWR, with SACK and data outstanding, the retransmission timer becomes the
+//!   probe timer (`ICSK_TIME_LOSS_PROBE`) for the probe timeout: 2 srtt, plus
+//!   `TCP_RTO_MIN` with one segment out (the receiver may be delaying its ACK), else plus
+//!   `TCP_TIMEOUT_MIN`; 1 s (`TCP_TIMEOUT_INIT`) before any RTT sample; never later than
+//!   the RTO would fire. It is called after new data is sent (`tcp_write_xmit`) and, in
+//!   place of `tcp_rearm_rto`, on an ACK that acknowledges data (`tcp_set_xmit_timer`).
+//! - [`TcpSender::send_loss_probe`] is `tcp_send_loss_probe`: at most one probe
+//!   outstanding (`tp->tlp_high_seq`); new data if the receiver window allows, sent
+//!   whatever cwnd says; else the highest segment again, with `__tcp_retransmit_skb`,
+//!   which neither marks it retransmitted nor counts it in `retrans_out` (see
+//!   `Scoreboard::resend_as_probe`). Then the RTO, from now.
+//! - [`TcpSender::process_tlp_ack`] is `tcp_process_tlp_ack` (tcp_input.c), run from
+//!   `tcp_ack` after `in_ack_event` and before loss detection: an ACK beyond
+//!   `tlp_high_seq` after a retransmitted probe means the probe repaired a loss, and cwnd
+//!   is reduced once (`tcp_init_cwnd_reduction`, CWR, `tcp_end_cwnd_reduction`,
+//!   `tcp_try_keep_open`); a duplicate ACK that neither advances nor SACKs anything
+//!   means the original and the probe both arrived, no loss.
+//!
+//! Not modelled: DSACK (`FLAG_DSACK_TLP`; a receiver here answers a duplicate segment
+//! with a plain duplicate ACK, which the pure-duplicate-ACK rule above reads the same
+//! way); a probe held back because the previous copy is still in the host's queue
+//! (`skb_still_in_host_queue`). The probe follows the `rack` key: a flow with
+//! `rack = false` stands for RFC 6675 without RACK-TLP.
+
+use super::Segment;
+use super::TcpSender;
+use cclab_cc::CaState;
+use cclab_units::{Duration, Time};
+
+/// Linux `TCP_RTO_MIN` (200 ms), added to the probe timeout when one segment is out.
+const RTO_MIN: Duration = Duration::from_millis(200);
+/// Linux `TCP_TIMEOUT_MIN` (2 jiffies), added otherwise.
+const TIMEOUT_MIN_JIFFIES: u64 = 2;
+/// Linux `TCP_TIMEOUT_INIT` (1 s): the probe timeout before any RTT sample.
+const TIMEOUT_INIT: Duration = Duration::from_secs(1);
+
+/// One flow's TLP state (Linux `tlp_high_seq`, `tlp_retrans` and whether the
+/// retransmission timer is the probe timer).
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Tlp {
+    /// `tp->tlp_high_seq`: `snd_nxt` when the outstanding probe was sent (None: no probe
+    /// outstanding).
+    high_seq: Option<u32>,
+    /// `tp->tlp_retrans`: that probe resent a segment (not new data).
+    retrans: bool,
+    /// The sender's retransmission timer is the probe timer (`icsk_pending ==
+    /// ICSK_TIME_LOSS_PROBE`).
+    pub(super) timer: bool,
+    /// The probe timer fired: the next [`TcpSender::transmit`] sends the probe.
+    due: bool,
+}
+
+impl Tlp {
+    /// Ends the probe episode (Linux clears `tlp_high_seq` on a window reduction and on
+    /// an RTO).
+    #[inline]
+    pub(super) fn end_episode(&mut self) {
+        self.high_seq = None;
+    }
+
+    /// The probe timer fired.
+    #[inline]
+    pub(super) fn fire(&mut self) {
+        self.due = true;
+    }
+}
+
+/// The probe timeout (`tcp_schedule_loss_probe`): `srtt_us` is the smoothed RTT (0 before
+/// any sample), `rto_left` the time before the RTO would fire, `hz` the jiffy rate.
+fn probe_timeout(srtt_us: u32, packets_out: u32, rto_left: Option<Duration>, hz: u32) -> Duration {
+    let hz = hz.max(1) as u64;
+    let jiffy_ns = 1_000_000_000 / hz;
+    let jiffies = |d: Duration| d.as_nanos().div_ceil(jiffy_ns);
+    let mut timeout = if srtt_us > 0 {
+        let two_srtt = jiffies(Duration::from_micros(2 * srtt_us as u64));
+        let allowance = if packets_out == 1 { jiffies(RTO_MIN) } else { TIMEOUT_MIN_JIFFIES };
+        two_srtt + allowance
+    } else {
+        jiffies(TIMEOUT_INIT)
+    };
+    if let Some(left) = rto_left.filter(|l| l.as_nanos() > 0) {
+        timeout = timeout.min(jiffies(left));
+    }
+    Duration(timeout * jiffy_ns)
+}
+
+impl TcpSender {
+    /// The flow sends tail-loss probes: RACK is on (which needs SACK) and TLP too.
+    #[inline]
+    pub(super) fn tlp_on(&self) -> bool {
+        self.config().tlp && self.rack_on()
+    }
+
+    /// `tcp_schedule_loss_probe`: arms the probe timer if the flow may probe now.
+    /// `advancing_rto`: called for an ACK that acknowledged data, whose RTO would be
+    /// rearmed from now; else the RTO runs from the oldest outstanding segment's sending
+    /// (`tcp_rto_delta_us`). Returns whether it armed the timer.
+    pub(super) fn schedule_loss_probe(&mut self, now: Time, advancing_rto: bool) -> bool {
+        if !self.tlp_on()
+            || self.packets_out() == 0
+            || !matches!(self.tp.ca_state, CaState::Open | CaState::Cwr)
+        {
+            return false;
+        }
+        let rto = self.rto();
+        let rto_left = if advancing_rto {
+            Some(rto)
+        } else {
+            let head_sent = Time(self.board.seg(self.snd_una()).sent());
+            let fires = head_sent + rto;
+            (fires > now).then(|| fires.saturating_since(now))
+        };
+        let pto = probe_timeout(self.tp.srtt_us(), self.packets_out(), rto_left, self.tp.hz);
+        self.set_rto_timer(Some(now + pto));
+        self.tlp.timer = true;
+        true
+    }
+
+    /// Linux `tcp_set_xmit_timer`, for an ACK that acknowledged data and did not arm
+    /// RACK's reorder timer: the probe timer if the flow may probe, else the RTO.
+    pub(super) fn set_xmit_timer(&mut self, now: Time) {
+        if !self.schedule_loss_probe(now, true) {
+            self.rearm_rto(now);
+        }
+    }
+
+    /// After new data went out (`tcp_event_new_data_sent`, then `tcp_write_xmit`'s
+    /// `tcp_schedule_loss_probe`): a pending probe timer is first turned back into the RTO.
+    pub(super) fn on_new_data_sent(&mut self, now: Time) {
+        if self.tlp.timer {
+            self.rearm_rto(now);
+        }
+        self.schedule_loss_probe(now, false);
+    }
+
+    /// Sends the probe if its timer fired (`tcp_send_loss_probe`). Returns the segments
+    /// sent (0 or 1).
+    pub(super) fn send_loss_probe(&mut self, now: Time, out: &mut impl FnMut(Segment)) -> u32 {
+        if !std::mem::take(&mut self.tlp.due) {
+            return 0;
+        }
+        if self.tlp.high_seq.is_some() || self.packets_out() == 0 {
+            self.rearm_rto(now); // at most one probe outstanding
+            return 0;
+        }
+        self.tlp.retrans = !self.new_data_allowed();
+        if self.tlp.retrans {
+            self.resend_as_probe(now, self.snd_nxt() - 1, out);
+        } else {
+            self.send_new(now, out);
+        }
+        self.tlp.high_seq = Some(self.snd_nxt());
+        self.stats.probes += 1;
+        // The probe timer is spent: the RTO runs from now.
+        self.set_rto_timer(None);
+        self.rearm_rto(now);
+        1
+    }
+
+    /// `tcp_process_tlp_ack` for an ACK of `ack` that `advanced` snd_una and newly SACKed
+    /// `newly_sacked` segments.
+    pub(super) fn process_tlp_ack(
+        &mut self,
+        now: Time,
+        ack: u32,
+        advanced: bool,
+        newly_sacked: u32,
+    ) {
+        let Some(high) = self.tlp.high_seq else { return };
+        if ack < high {
+            return;
+        }
+        if !self.tlp.retrans {
+            self.tlp.end_episode(); // a probe of new data acknowledged
+        } else if ack > high {
+            // The probe repaired a loss: reduce cwnd once (the reduction ends the
+            // episode).
+            self.sync_tp(now);
+            self.init_cwnd_reduction(now);
+            self.set_state(CaState::Cwr);
+            self.end_cwnd_reduction();
+            self.try_keep_open();
+        } else if !advanced && newly_sacked == 0 {
+            self.tlp.end_episode(); // both copies arrived: no loss
+        }
+    }
+
+    /// Sends segment `seq` again as the probe.
+    fn resend_as_probe(&mut self, now: Time, seq: u32, out: &mut impl FnMut(Segment)) {
+        let info = self.rate.on_send(now, self.packets_out(), self.tp.delivered);
+        self.board.resend_as_probe(seq, info);
+        self.stats.retransmits += 1;
+        self.stamp(now, seq, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::TcpConfig;
+    use crate::tcp::Ack;
+    use cclab_cc::Algorithm;
+
+    const MS: u64 = 1_000_000;
+
+    #[test]
+    fn the_probe_timeout_is_two_srtt_plus_an_allowance_within_the_rto() {
+        let ms = Duration::from_millis;
+        // 2 x 20 ms + 2 jiffies.
+        assert_eq!(probe_timeout(20_000, 10, Some(ms(300)), 1000), ms(42));
+        // One segment out: the receiver may delay its ACK, so TCP_RTO_MIN is added.
+        assert_eq!(probe_timeout(20_000, 1, Some(ms(300)), 1000), ms(240));
+        // Never after the RTO; before any RTT sample, 1 s.
+        assert_eq!(probe_timeout(20_000, 1, Some(ms(230)), 1000), ms(230));
+        assert_eq!(probe_timeout(0, 3, Some(ms(3000)), 1000), ms(1000));
+        // Rounded up to jiffies (HZ 250: 4 ms), an RTO already due does not bound it.
+        assert_eq!(probe_timeout(10_100, 5, None, 250), ms(24 + 8));
+        assert_eq!(probe_timeout(10_000, 5, Some(Duration::ZERO), 1000), ms(22));
+    }
+
+    fn sender(tlp: bool, bytes: Option<u64>) -> TcpSender {
+        let cfg = TcpConfig { tlp, handshake: false, ..TcpConfig::default() };
+        let mut s = TcpSender::new(0, Algorithm::new("reno").unwrap(), cfg, bytes);
+        s.start(Time::ZERO);
+        s
+    }
+
+    fn sent_by(s: &mut TcpSender, now: Time) -> Vec<u32> {
+        let mut v = vec![];
+        s.transmit(now, &mut |seg| v.push(seg.seq));
+        v
+    }
+
+    /// The sender's timer fires at its deadline; returns what it then sends.
+    fn fire(s: &mut TcpSender) -> (Time, Vec<u32>) {
+        let at = s.rto_deadline().unwrap();
+        s.on_rto(at);
+        (at, sent_by(s, at))
+    }
+
+    #[test]
+    fn a_lost_tail_is_probed_with_the_last_segment_and_repaired_once() {
+        // Ten segments, the last two lost: the ACK of 0..8 arrives 50 ms later, and the
+        // probe timer is 2 x srtt + 2 ms from it.
+        let mut s = sender(true, Some(10 * 1448));
+        assert_eq!(sent_by(&mut s, Time::ZERO).len(), 10);
+        s.on_ack(Time(50 * MS), &Ack::hand_made(8, &[], Time::ZERO));
+        assert!(sent_by(&mut s, Time(50 * MS)).is_empty());
+        assert!(s.tlp.timer);
+        assert_eq!(s.rto_deadline(), Some(Time(152 * MS)));
+        // The probe resends segment 9, without marking it lost or retransmitted.
+        let (at, probe) = fire(&mut s);
+        assert_eq!(probe, vec![9]);
+        assert_eq!(
+            (s.stats().probes, s.stats().timeouts, s.lost_out(), s.retrans_out()),
+            (1, 0, 0, 0)
+        );
+        assert_eq!(s.tlp.high_seq, Some(10));
+        assert_eq!(s.rto_deadline(), Some(at + s.rto()), "the RTO, from the probe");
+        // Its ACK SACKs 9 above the hole at 8: RACK marks 8 lost, Recovery resends it.
+        s.on_ack(at + Duration::from_millis(50), &Ack::hand_made(8, &[(9, 10)], Time::ZERO));
+        assert_eq!(s.tp().ca_state, CaState::Recovery);
+        assert_eq!(s.tlp.high_seq, None, "Recovery ends the probe episode");
+        assert_eq!(sent_by(&mut s, at + Duration::from_millis(50)), vec![8]);
+        s.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn a_second_probe_waits_for_the_first_to_be_answered() {
+        let mut s = sender(true, Some(5 * 1448));
+        sent_by(&mut s, Time::ZERO);
+        s.on_ack(Time(50 * MS), &Ack::hand_made(3, &[], Time::ZERO));
+        let (_, first) = fire(&mut s);
+        assert_eq!(first, vec![4]);
+        // The probe is lost too: the RTO fires, not a second probe.
+        let (_, after) = fire(&mut s);
+        assert_eq!(s.stats().probes, 1);
+        assert_eq!(s.stats().timeouts, 1);
+        assert_eq!(after, vec![3], "the RTO's go-back-N starts at the head");
+    }
+
+    #[test]
+    fn a_probe_sends_new_data_when_the_receiver_window_allows() {
+        // An application-limited bulk flow with ten segments out: the probe is new data.
+        let mut s = sender(true, None);
+        assert_eq!(sent_by(&mut s, Time::ZERO).len(), 10);
+        s.on_ack(Time(50 * MS), &Ack::hand_made(2, &[], Time::ZERO));
+        sent_by(&mut s, Time(50 * MS)); // cwnd allows more: ten more go, the timer moves
+        let (_, probe) = fire(&mut s);
+        assert_eq!(probe, vec![s.snd_nxt() - 1]);
+        assert!(!s.tlp.retrans);
+        // Its ACK ends the episode without a reduction.
+        let cwnd = s.tp().snd_cwnd;
+        let all = s.snd_nxt();
+        s.on_ack(Time(400 * MS), &Ack::hand_made(all, &[], Time::ZERO));
+        assert_eq!((s.tlp.high_seq, s.tp().snd_cwnd > cwnd), (None, true));
+    }
+
+    /// Ten segments out, a retransmitted probe of segment 5 outstanding with
+    /// `tlp_high_seq` 6 (as if 6..10 had been sent after the probe), cwnd 20.
+    fn probe_outstanding() -> TcpSender {
+        let mut s = sender(true, None);
+        sent_by(&mut s, Time::ZERO);
+        s.tp.snd_cwnd = 20;
+        s.tlp = Tlp { high_seq: Some(6), retrans: true, ..Tlp::default() };
+        s
+    }
+
+    #[test]
+    fn an_ack_beyond_a_repaired_tail_reduces_cwnd_once() {
+        let mut s = probe_outstanding();
+        s.on_ack(Time(50 * MS), &Ack::hand_made(7, &[], Time::ZERO));
+        // Reno's ssthresh is half of cwnd; CWR is left at once, cwnd = ssthresh.
+        assert_eq!((s.tp().snd_ssthresh, s.tp().snd_cwnd), (10, 10));
+        assert_eq!((s.tp().ca_state, s.tlp.high_seq), (CaState::Open, None));
+        s.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn a_duplicate_ack_at_the_probe_ends_the_episode_without_a_reduction() {
+        // An ACK below tlp_high_seq, or one that SACKs something, says nothing yet.
+        let mut s = probe_outstanding();
+        s.on_ack(Time(50 * MS), &Ack::hand_made(5, &[], Time::ZERO));
+        assert_eq!(s.tlp.high_seq, Some(6));
+        let mut s = probe_outstanding();
+        s.on_ack(Time(50 * MS), &Ack::hand_made(6, &[], Time::ZERO));
+        s.on_ack(Time(51 * MS), &Ack::hand_made(6, &[(8, 9)], Time::ZERO));
+        assert_eq!(s.tlp.high_seq, Some(6), "an ACK that advances or SACKs is no duplicate");
+        // A pure duplicate: the original and the probe both arrived.
+        s.on_ack(Time(52 * MS), &Ack::hand_made(6, &[(8, 9)], Time::ZERO));
+        assert_eq!(s.tlp.high_seq, None);
+        assert_eq!(s.tp().snd_ssthresh, cclab_cc::tcp::INFINITE_SSTHRESH);
+    }
+
+    #[test]
+    fn without_tlp_the_tail_waits_for_the_rto() {
+        let mut s = sender(false, Some(10 * 1448));
+        sent_by(&mut s, Time::ZERO);
+        s.on_ack(Time(50 * MS), &Ack::hand_made(8, &[], Time::ZERO));
+        assert!(!s.tlp.timer);
+        let (at, sent) = fire(&mut s);
+        assert_eq!(at, Time(50 * MS) + s.config().rto_min + Duration::from_millis(50));
+        assert_eq!((sent, s.stats().probes, s.stats().timeouts), (vec![8], 0, 1), "cwnd 1");
+    }
+}
