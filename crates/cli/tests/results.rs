@@ -80,6 +80,7 @@ fn a_run_writes_every_result_file_with_the_documented_fields() {
             "delivered_bytes",
             "retransmits",
             "timeouts",
+            "probes",
             "rtt_ms",
             "mean",
             "p50",
