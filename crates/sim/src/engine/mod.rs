@@ -45,6 +45,7 @@
 mod link;
 mod live;
 mod net;
+mod prefetch;
 mod report;
 mod sampling;
 
@@ -181,8 +182,14 @@ impl Simulation {
             Kind::LinkDone(dir) => self.net.link_done(dir),
             Kind::Arrive(dir) => self.arrive(dir),
             Kind::AckArrive(f) => self.ack_arrive(f as usize),
-            Kind::Rto(f) => self.rto(f as usize),
-            Kind::DelAck(f) => self.delack(f as usize),
+            Kind::Rto(f) => {
+                self.prefetch_next_timer();
+                self.rto(f as usize)
+            }
+            Kind::DelAck(f) => {
+                self.prefetch_next_timer();
+                self.delack(f as usize)
+            }
             Kind::FlowStart(f) => {
                 let now = self.net.now;
                 let fl = &mut self.flows[f as usize];
@@ -201,6 +208,15 @@ impl Simulation {
                     }
                 }
             }
+        }
+    }
+
+    /// Starts loading the state of the flow whose timer is due next (see `prefetch.rs`):
+    /// timers of 10,000 flows come in no order the caches could follow.
+    #[inline]
+    fn prefetch_next_timer(&mut self) {
+        if let Some(kind) = self.net.next_timer() {
+            prefetch::timer_of(&self.flows, kind);
         }
     }
 
@@ -230,6 +246,9 @@ impl Simulation {
         // than the receiver's work: see `ack_arrive`).
         let Some((_, seg)) = pipe.front() else { return };
         let f = seg.flow as usize;
+        if let Some((_, later)) = pipe.get(prefetch::AHEAD) {
+            prefetch::receiver_of(&self.flows, later.flow as usize);
+        }
         let fl = &mut self.flows[f];
         let ack = fl.receiver.on_data(now, seg);
         self.net.arrived(dir);
@@ -264,6 +283,9 @@ impl Simulation {
         // went through the stack in pieces and stalled the loads that read it back.
         let Some((_, ack)) = path.front() else { return };
         let f = ack.flow as usize;
+        if let Some((_, later)) = path.get(prefetch::AHEAD) {
+            prefetch::sender_of(&self.flows, later.flow as usize);
+        }
         self.flows[f].sender.on_ack(now, ack);
         path.pop_front();
         if let Some(&(t, _)) = path.front() {
