@@ -89,6 +89,15 @@ impl Counts {
         }
     }
 
+    /// Where the counts lie: their first byte's address and their size in bytes.
+    fn memory(&self) -> (usize, usize) {
+        match self {
+            Counts::U8(c) => (c.as_ptr() as usize, size_of_val(c.as_slice())),
+            Counts::U16(c) => (c.as_ptr() as usize, size_of_val(c.as_slice())),
+            Counts::U32(c) => (c.as_ptr() as usize, size_of_val(c.as_slice())),
+        }
+    }
+
     #[cold]
     fn widen(&mut self) {
         *self = match std::mem::take(self) {
@@ -154,6 +163,12 @@ impl Histogram {
         self.counts.bump(i - self.first);
         self.n += 1;
         self.sum += v as u128;
+    }
+
+    /// Where the stored counts lie (address of the first byte, size in bytes), so that a
+    /// caller can ask for them to be loaded before a [`record`](Self::record).
+    pub(crate) fn counts_memory(&self) -> (usize, usize) {
+        self.counts.memory()
     }
 
     /// Grows the stored span to include bucket `i`, exactly.

@@ -45,6 +45,7 @@
 mod link;
 mod live;
 mod net;
+mod prefetch;
 mod report;
 mod sampling;
 
@@ -90,6 +91,10 @@ pub struct Simulation {
     /// The columns of each sampling instant, reused, so sampling allocates only while
     /// they grow to the number of active flows (and nothing in runs without flow samples).
     samples: FlowSamples,
+    /// Whether packets and timers load their flow's state ahead (`prefetch.rs`): only
+    /// when the flows' state is too big to stay in the caches (see
+    /// [`prefetch::worth_it`]); with 100 flows the prefetches cost more than they save.
+    prefetch: bool,
 }
 
 impl Simulation {
@@ -128,7 +133,8 @@ impl Simulation {
         schedule_starts(&mut net, &cfg, end);
         let capacity_bytes = LinkSchedule::capacity_bytes(&cfg.bottleneck.rate, end);
         let samples = FlowSamples::default();
-        Ok(Simulation { cfg, net, flows, cross, end, capacity_bytes, samples })
+        let prefetch = prefetch::worth_it(flows.len());
+        Ok(Simulation { cfg, net, flows, cross, end, capacity_bytes, samples, prefetch })
     }
 
     /// Runs to the end and returns the report.
@@ -181,8 +187,14 @@ impl Simulation {
             Kind::LinkDone(dir) => self.net.link_done(dir),
             Kind::Arrive(dir) => self.arrive(dir),
             Kind::AckArrive(f) => self.ack_arrive(f as usize),
-            Kind::Rto(f) => self.rto(f as usize),
-            Kind::DelAck(f) => self.delack(f as usize),
+            Kind::Rto(f) => {
+                self.prefetch_next_timer();
+                self.rto(f as usize)
+            }
+            Kind::DelAck(f) => {
+                self.prefetch_next_timer();
+                self.delack(f as usize)
+            }
             Kind::FlowStart(f) => {
                 let now = self.net.now;
                 let fl = &mut self.flows[f as usize];
@@ -201,6 +213,18 @@ impl Simulation {
                     }
                 }
             }
+        }
+    }
+
+    /// Starts loading the state of the flow whose timer is due next (see `prefetch.rs`):
+    /// timers of 10,000 flows come in no order the caches could follow.
+    #[inline]
+    fn prefetch_next_timer(&mut self) {
+        if !self.prefetch {
+            return;
+        }
+        if let Some(kind) = self.net.next_timer() {
+            prefetch::timer_of(&self.flows, kind);
         }
     }
 
@@ -230,6 +254,9 @@ impl Simulation {
         // than the receiver's work: see `ack_arrive`).
         let Some((_, seg)) = pipe.front() else { return };
         let f = seg.flow as usize;
+        if let Some((_, later)) = pipe.get(prefetch::AHEAD).filter(|_| self.prefetch) {
+            prefetch::receiver_of(&self.flows, later.flow as usize);
+        }
         let fl = &mut self.flows[f];
         let ack = fl.receiver.on_data(now, seg);
         self.net.arrived(dir);
@@ -264,6 +291,14 @@ impl Simulation {
         // went through the stack in pieces and stalled the loads that read it back.
         let Some((_, ack)) = path.front() else { return };
         let f = ack.flow as usize;
+        if self.prefetch {
+            if let Some((_, later)) = path.get(prefetch::AHEAD) {
+                prefetch::sender_of(&self.flows, later.flow as usize);
+            }
+            if let Some((_, nearer)) = path.get(prefetch::AHEAD / 2) {
+                prefetch::rtt_counts_of(&self.flows, nearer.flow as usize);
+            }
+        }
         self.flows[f].sender.on_ack(now, ack);
         path.pop_front();
         if let Some(&(t, _)) = path.front() {

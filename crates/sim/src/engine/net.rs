@@ -231,6 +231,15 @@ impl Net {
         }
     }
 
+    /// The kind of the earliest pending timer, if any (remembering its key for
+    /// `pop_due`, as `timer_head` does).
+    #[inline]
+    pub(super) fn next_timer(&mut self) -> Option<Kind> {
+        let next = self.timers.peek().copied();
+        self.timer_head = Some(next.map(|e| e.key()));
+        next.map(|e| e.kind)
+    }
+
     /// Removes and returns the earliest event if it is due by `t`, first handling the
     /// forward departures due before it (see `departure`).
     #[inline]

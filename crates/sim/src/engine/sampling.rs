@@ -3,6 +3,7 @@
 //! (and the reverse one, where modelled) follows.
 
 use super::net::Kind;
+use super::prefetch;
 use super::{Flow, Simulation};
 use crate::output::{FlowSample, Observer};
 use cclab_cc::CongestionControl;
@@ -23,7 +24,13 @@ impl Simulation {
             let with_cc = obs.wants_cc_values();
             let samples = &mut self.samples;
             samples.start(now);
-            for (i, fl) in self.flows.iter_mut().enumerate() {
+            let flows = &mut self.flows;
+            for i in 0..flows.len() {
+                // Each flow's numbers lie in several cache lines of its state, which the
+                // packets since the last instant have pushed out of the nearer caches;
+                // loading the flows a few rows ahead overlaps those loads.
+                prefetch::flow(flows, i + prefetch::SAMPLE_AHEAD);
+                let fl = &mut flows[i];
                 if Self::flow_active(fl, now) {
                     samples.push(&Self::numbers(i, fl), |report| {
                         if with_cc {
