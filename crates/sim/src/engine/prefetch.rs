@@ -83,6 +83,17 @@ pub(super) fn rtt_counts_of(flows: &[Flow], f: usize) {
     }
 }
 
+/// Starts loading the records at the front of flow `f`'s scoreboard ring, the first
+/// thing an ACK's cleaning reads (`Scoreboard::clean`; two lines: an ACK usually
+/// covers two 24-byte records). Like `rtt_counts_of`, call it once the sender's own lines
+/// have been asked for.
+#[inline(always)]
+pub(super) fn scoreboard_front_of(flows: &[Flow], f: usize) {
+    if let Some(start) = flows.get(f).and_then(|fl| fl.sender.scoreboard_front_address()) {
+        range(start, 2 * LINE);
+    }
+}
+
 /// Prefetches every cache line `value` occupies.
 #[inline(always)]
 fn lines<T>(value: &T) {

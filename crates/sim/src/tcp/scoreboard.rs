@@ -120,6 +120,12 @@ pub(super) struct Scoreboard {
 }
 
 impl Scoreboard {
+    /// Where the record of `snd_una` lies (None with nothing outstanding), so that a
+    /// caller can ask for it to be loaded before an ACK cleans the ring from its front.
+    #[inline]
+    pub(super) fn front_address(&self) -> Option<usize> {
+        self.segs.front().map(|s| s as *const SegInfo as usize)
+    }
     #[inline]
     pub(super) fn snd_una(&self) -> u32 {
         self.snd_una

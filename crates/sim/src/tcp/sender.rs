@@ -220,6 +220,12 @@ impl TcpSender {
     pub fn stats(&self) -> &SenderStats {
         &self.stats
     }
+    /// Where the oldest outstanding segment's record lies, which the next cumulative ACK
+    /// reads first (for prefetching; None with nothing outstanding).
+    #[inline]
+    pub fn scoreboard_front_address(&self) -> Option<usize> {
+        self.board.front_address()
+    }
     /// The sender's part of a time-series sample (window, RTT, flight, retransmits, the
     /// algorithm's variables): the one place a sample reads the sender, for the
     /// simulator and for cclab's TCP over UDP alike. The caller sets time, flow and the
