@@ -93,8 +93,16 @@ def ray_task_pids():
 
 
 def test_a_killed_ray_worker_loses_and_doubles_nothing(ray_cluster):
-    # Runs of about half a second each, so a worker is caught in the middle of one.
-    scn = cclab.Scenario.from_toml(SHORT).set("bottleneck.rate", "200Mbps").set("duration", "8s")
+    # Runs of about half a second each (about five million packets: the random loss is
+    # off, as it would keep the windows small), so a worker is caught in the middle of
+    # one. At 200 Mbit/s for 8 s with the loss on, a run took 20 ms and the killer could
+    # miss every one.
+    scn = (
+        cclab.Scenario.from_toml(SHORT)
+        .set("bottleneck.rate", "1Gbps")
+        .set("bottleneck.loss", 0)
+        .set("duration", "60s")
+    )
     grid = {"flows[0].cc": ["cubic", "reno", "vegas"]}
     killed = []
 
