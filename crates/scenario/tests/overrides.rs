@@ -2,7 +2,7 @@
 //! the scenario crate hands to the simulator.
 
 use cclab_scenario::{load_default, load_file, load_file_or_sweep, parse_str, Loaded};
-use cclab_sim::{Buffer, CrossKind, LinkRate, LossModel, Qdisc};
+use cclab_sim::{Buffer, CrossKind, LinkRate, LossModel, Qdisc, TcpConfig};
 use cclab_units::{Duration, Rate, Time};
 use std::path::Path;
 
@@ -184,29 +184,31 @@ fn a_flow_can_be_left_out_from_the_command_line() {
     assert!(e.contains("flows[0].enabled") && e.contains("expected true or false"), "{e}");
 }
 
+/// A switch of each flow's TCP, on by default: `off` turns it off for one flow only,
+/// leaving `expected`, and `bad` (not a boolean) is refused naming the field.
+fn check_flow_switch(off: &str, expected: [bool; 2], bad: &str, read: fn(&TcpConfig) -> bool) {
+    let s = load_default(&set(&[off])).unwrap();
+    let on: Vec<bool> = s.config.flows.iter().map(|f| read(&f.tcp)).collect();
+    assert_eq!(on, expected, "{off}");
+    let e = load_default(&set(&[bad])).unwrap_err().to_string();
+    let field = bad.split('=').next().unwrap();
+    assert!(e.contains(field) && e.contains("expected true or false"), "{e}");
+}
+
 #[test]
 fn the_handshake_is_on_unless_a_flow_turns_it_off() {
-    let s = load_default(&set(&["flows[1].handshake=false"])).unwrap();
-    let on: Vec<bool> = s.config.flows.iter().map(|f| f.tcp.handshake).collect();
-    assert_eq!(on, [true, false]);
-    let e = load_default(&set(&["flows[0].handshake=1"])).unwrap_err().to_string();
-    assert!(e.contains("flows[0].handshake") && e.contains("expected true or false"), "{e}");
+    let (off, bad) = ("flows[1].handshake=false", "flows[0].handshake=1");
+    check_flow_switch(off, [true, false], bad, |t| t.handshake);
 }
 
 #[test]
 fn rack_is_on_unless_a_flow_turns_it_off() {
-    let s = load_default(&set(&["flows[0].rack=false"])).unwrap();
-    let on: Vec<bool> = s.config.flows.iter().map(|f| f.tcp.rack).collect();
-    assert_eq!(on, [false, true]);
-    let e = load_default(&set(&["flows[1].rack=\"dupthresh\""])).unwrap_err().to_string();
-    assert!(e.contains("flows[1].rack") && e.contains("expected true or false"), "{e}");
+    let (off, bad) = ("flows[0].rack=false", "flows[1].rack=\"dupthresh\"");
+    check_flow_switch(off, [false, true], bad, |t| t.rack);
 }
 
 #[test]
 fn tlp_is_on_unless_a_flow_turns_it_off() {
-    let s = load_default(&set(&["flows[1].tlp=false"])).unwrap();
-    let on: Vec<bool> = s.config.flows.iter().map(|f| f.tcp.tlp).collect();
-    assert_eq!(on, [true, false]);
-    let e = load_default(&set(&["flows[0].tlp=\"off\""])).unwrap_err().to_string();
-    assert!(e.contains("flows[0].tlp") && e.contains("expected true or false"), "{e}");
+    let (off, bad) = ("flows[1].tlp=false", "flows[0].tlp=\"off\"");
+    check_flow_switch(off, [true, false], bad, |t| t.tlp);
 }

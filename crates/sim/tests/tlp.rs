@@ -4,15 +4,11 @@
 mod common;
 
 use cclab_sim::TcpConfig;
-use cclab_units::{Duration, Time};
-use common::path::{Fate, Path};
+use cclab_units::Duration;
+use common::path::{at_ms as ms, Fate, Path};
 
 fn tlp(on: bool) -> TcpConfig {
     TcpConfig { tlp: on, ..TcpConfig::default() }
-}
-
-fn ms(x: u64) -> Time {
-    Time::ZERO + Duration::from_millis(x)
 }
 
 #[test]

@@ -7,6 +7,11 @@ use cclab_sim::tcp::{Ack, Segment, TcpReceiver, TcpSender};
 use cclab_sim::{DelayedAck, TcpConfig};
 use cclab_units::{Duration, Time};
 
+/// The instant `x` ms after the path starts.
+pub fn at_ms(x: u64) -> Time {
+    Time::ZERO + Duration::from_millis(x)
+}
+
 pub const ONE_WAY: Duration = Duration::from_millis(25);
 /// Each segment takes the sender's link 100 us (116 Mbit/s): ACKs come back spaced, so
 /// no two are handled at the same instant (RACK tells apart segments sent at the same
