@@ -111,7 +111,8 @@ pub struct TcpSender {
     /// RTOs since snd_una last advanced (Linux `icsk_retransmits`).
     rtos_since_progress: u32,
     /// When the retransmission timer fires: the RTO, or RACK's reorder timer while
-    /// `rack.reo_timer` says so, or the probe timer while `tlp.timer` does.
+    /// `rack.reo_timer` says so, or the probe timer while `tlp.timer` does (None while
+    /// an ACK's probe timer is unsettled: read it with `timer_deadline`).
     pub(super) rto_deadline: Option<Time>,
 
     // cwnd validation (tcp_cwnd_validate).
@@ -249,7 +250,7 @@ impl TcpSender {
     /// [`transmit`](Self::transmit)).
     #[inline]
     pub fn rto_deadline(&self) -> Option<Time> {
-        self.rto_deadline
+        self.timer_deadline()
     }
     #[inline]
     pub fn recovery_style(&self) -> LossRecovery {
@@ -409,13 +410,8 @@ impl TcpSender {
         }
         if sent > 0 {
             self.cwnd_validate(cwnd_limited);
-            if self.rto_deadline.is_none() {
-                self.set_rto_timer(Some(now + self.rto()));
-            }
-            if sent_new > 0 {
-                self.on_new_data_sent(now);
-            }
         }
+        self.arm_timer_after_sending(now, sent, sent_new);
         // tcp_rate_check_app_limited: not cwnd-limited and nothing more to send.
         if !cwnd_limited && !self.has_new_data() && self.board.next_lost().is_none() {
             self.rate.set_app_limited(self.tp.delivered, self.in_flight());
@@ -497,6 +493,7 @@ impl TcpSender {
 
     /// Processes one ACK (Linux `tcp_ack`). The caller then calls [`transmit`](Self::transmit).
     pub fn on_ack(&mut self, now: Time, ack: &Ack) {
+        self.settle_xmit_timer(); // before this ACK changes srtt or the RTO
         if !self.started {
             if ack.is_syn_ack() {
                 self.on_syn_ack(now, ack.tsecr);
@@ -675,6 +672,7 @@ impl TcpSender {
     /// probe timer (the probe goes with the next [`transmit`](Self::transmit)) or the RTO
     /// (Linux `tcp_retransmit_timer` → `tcp_enter_loss`).
     pub fn on_rto(&mut self, now: Time) {
+        self.settle_xmit_timer();
         match self.rto_deadline {
             Some(d) if d <= now => {}
             _ => return,
@@ -712,6 +710,7 @@ impl TcpSender {
         self.rto_deadline = at;
         self.rack.reo_timer = false;
         self.tlp.timer = false;
+        self.tlp.unsettled = None;
     }
 
     /// Linux `tcp_rearm_rto`: the RTO from now; replacing the reorder or probe timer,

@@ -5,13 +5,20 @@
 //! transmission or forward progress, the sender sends one segment, new data if it has
 //! any, else the highest one again; the ACK it draws lets SACK and RACK find the loss.
 //!
-//! - [`TcpSender::schedule_loss_probe`] is `tcp_schedule_loss_probe` (tcp_output.c):
-//!   in Open or CWR, with SACK and data outstanding, the retransmission timer becomes the
-//!   probe timer (`ICSK_TIME_LOSS_PROBE`) for the probe timeout: 2 srtt, plus
-//!   `TCP_RTO_MIN` with one segment out (the receiver may be delaying its ACK), else plus
-//!   `TCP_TIMEOUT_MIN`; 1 s (`TCP_TIMEOUT_INIT`) before any RTT sample; never later than
-//!   the RTO would fire. It is called after new data is sent (`tcp_write_xmit`) and, in
-//!   place of `tcp_rearm_rto`, on an ACK that acknowledges data (`tcp_set_xmit_timer`).
+//! - `tcp_schedule_loss_probe` (tcp_output.c): in Open or CWR, with SACK and data
+//!   outstanding, the retransmission timer becomes the probe timer
+//!   (`ICSK_TIME_LOSS_PROBE`) for the probe timeout: 2 srtt, plus `TCP_RTO_MIN` with one
+//!   segment out (the receiver may be delaying its ACK), else plus `TCP_TIMEOUT_MIN`; 1 s
+//!   (`TCP_TIMEOUT_INIT`) before any RTT sample; never later than the RTO would fire.
+//!   Linux calls it after new data is sent (`tcp_write_xmit`, here
+//!   [`TcpSender::arm_timer_after_sending`]) and, in place of `tcp_rearm_rto`, on an ACK
+//!   that acknowledges data (`tcp_set_xmit_timer`, [`TcpSender::set_xmit_timer`]).
+//!   Most such ACKs release new data, whose probe timer replaces the ACK's before
+//!   anything can read it: so the ACK's deadline is worked out only if it is still
+//!   armed when the transmission that follows the ACK is done, or when it is read first
+//!   ([`TcpSender::settle_xmit_timer`]), and a transmission that arms the probe timer
+//!   skips the RTO that `tcp_event_new_data_sent` would arm and the probe replace at
+//!   once. The deadlines the timer is read at are those of Linux's order.
 //! - [`TcpSender::send_loss_probe`] is `tcp_send_loss_probe`: at most one probe
 //!   outstanding (`tp->tlp_high_seq`); new data if the receiver window allows, sent
 //!   whatever cwnd says; else the highest segment again, with `__tcp_retransmit_skb`,
@@ -56,6 +63,18 @@ pub(super) struct Tlp {
     pub(super) timer: bool,
     /// The probe timer fired: the next [`TcpSender::transmit`] sends the probe.
     due: bool,
+    /// An ACK armed the probe timer and its deadline is not worked out yet (the
+    /// sender's `rto_deadline` is then None).
+    pub(super) unsettled: Option<AckArmed>,
+}
+
+/// What an ACK's probe timer needs to work out its deadline: the ACK's time and whether
+/// one segment was out. The rest (srtt, RTO, HZ) changes only on the next ACK or RTO,
+/// which settle it first.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct AckArmed {
+    at: Time,
+    one_out: bool,
 }
 
 impl Tlp {
@@ -74,22 +93,26 @@ impl Tlp {
 }
 
 /// The probe timeout (`tcp_schedule_loss_probe`): `srtt_us` is the smoothed RTT (0 before
-/// any sample), `rto_left` the time before the RTO would fire, `hz` the jiffy rate.
-fn probe_timeout(srtt_us: u32, packets_out: u32, rto_left: Option<Duration>, hz: u32) -> Duration {
+/// any sample), `one_out` whether one segment is out, `rto_left` the time before the RTO
+/// would fire, `hz` the jiffy rate.
+fn probe_timeout(srtt_us: u32, one_out: bool, rto_left: Option<Duration>, hz: u32) -> Duration {
     let hz = hz.max(1) as u64;
     let jiffy_ns = 1_000_000_000 / hz;
     let jiffies = |d: Duration| d.as_nanos().div_ceil(jiffy_ns);
-    let mut timeout = if srtt_us > 0 {
+    let timeout = if srtt_us > 0 {
         let two_srtt = jiffies(Duration::from_micros(2 * srtt_us as u64));
-        let allowance = if packets_out == 1 { jiffies(RTO_MIN) } else { TIMEOUT_MIN_JIFFIES };
+        let allowance = if one_out { jiffies(RTO_MIN) } else { TIMEOUT_MIN_JIFFIES };
         two_srtt + allowance
     } else {
         jiffies(TIMEOUT_INIT)
     };
-    if let Some(left) = rto_left.filter(|l| l.as_nanos() > 0) {
-        timeout = timeout.min(jiffies(left));
+    // The RTO bounds the timeout only if it fires sooner (in jiffies, rounded up: never
+    // if it is at least the timeout away, the common case, which saves a division).
+    let timeout_ns = timeout * jiffy_ns;
+    match rto_left.map(|l| l.as_nanos()) {
+        Some(left) if left > 0 && left < timeout_ns => Duration(left.div_ceil(jiffy_ns) * jiffy_ns),
+        _ => Duration(timeout_ns),
     }
-    Duration(timeout * jiffy_ns)
 }
 
 impl TcpSender {
@@ -99,46 +122,82 @@ impl TcpSender {
         self.config().tlp && self.rack_on()
     }
 
-    /// `tcp_schedule_loss_probe`: arms the probe timer if the flow may probe now.
-    /// `advancing_rto`: called for an ACK that acknowledged data, whose RTO would be
-    /// rearmed from now; else the RTO runs from the oldest outstanding segment's sending
-    /// (`tcp_rto_delta_us`). Returns whether it armed the timer.
-    pub(super) fn schedule_loss_probe(&mut self, now: Time, advancing_rto: bool) -> bool {
-        if !self.tlp_on()
-            || self.packets_out() == 0
-            || !matches!(self.tp.ca_state, CaState::Open | CaState::Cwr)
-        {
-            return false;
-        }
-        let rto = self.rto();
-        let rto_left = if advancing_rto {
-            Some(rto)
-        } else {
-            let head_sent = Time(self.board.seg(self.snd_una()).sent());
-            let fires = head_sent + rto;
-            (fires > now).then(|| fires.saturating_since(now))
-        };
-        let pto = probe_timeout(self.tp.srtt_us(), self.packets_out(), rto_left, self.tp.hz);
-        self.set_rto_timer(Some(now + pto));
-        self.tlp.timer = true;
-        true
+    /// `tcp_schedule_loss_probe`'s condition: in Open or CWR, with data outstanding.
+    #[inline]
+    fn may_probe(&self) -> bool {
+        self.tlp_on()
+            && self.packets_out() > 0
+            && matches!(self.tp.ca_state, CaState::Open | CaState::Cwr)
     }
 
     /// Linux `tcp_set_xmit_timer`, for an ACK that acknowledged data and did not arm
-    /// RACK's reorder timer: the probe timer if the flow may probe, else the RTO.
+    /// RACK's reorder timer: the probe timer if the flow may probe (its RTO would be
+    /// rearmed from now, so the probe timeout is bounded by a whole RTO), else the RTO.
+    /// The probe's deadline is left unsettled: the transmission that follows the ACK
+    /// replaces it if it sends new data.
     pub(super) fn set_xmit_timer(&mut self, now: Time) {
-        if !self.schedule_loss_probe(now, true) {
+        if !self.may_probe() {
+            self.rearm_rto(now);
+            return;
+        }
+        self.set_rto_timer(None);
+        self.tlp.timer = true;
+        self.tlp.unsettled = Some(AckArmed { at: now, one_out: self.packets_out() == 1 });
+    }
+
+    /// The deadline of the probe timer an ACK armed.
+    fn ack_probe_deadline(&self, a: AckArmed) -> Time {
+        a.at + probe_timeout(self.tp.srtt_us(), a.one_out, Some(self.rto()), self.tp.hz)
+    }
+
+    /// The retransmission timer's deadline, an ACK's unsettled probe timer included.
+    #[inline]
+    pub(super) fn timer_deadline(&self) -> Option<Time> {
+        match self.tlp.unsettled {
+            Some(a) => Some(self.ack_probe_deadline(a)),
+            None => self.rto_deadline,
+        }
+    }
+
+    /// Works out the deadline of an ACK's probe timer, before what it depends on changes.
+    #[inline]
+    pub(super) fn settle_xmit_timer(&mut self) {
+        if let Some(a) = self.tlp.unsettled.take() {
+            self.rto_deadline = Some(self.ack_probe_deadline(a));
+        }
+    }
+
+    /// Arms the retransmission timer after a transmission of `sent` segments, `sent_new`
+    /// of them new data. New data arms the RTO (`tcp_event_new_data_sent`: from now if
+    /// the timer is stopped, else from the oldest outstanding segment if the probe timer
+    /// was pending), then `tcp_write_xmit`'s `tcp_schedule_loss_probe` replaces it with the
+    /// probe timer if the flow may probe; then only the probe's deadline is worked out.
+    #[inline]
+    pub(super) fn arm_timer_after_sending(&mut self, now: Time, sent: u32, sent_new: u32) {
+        if sent_new > 0 && self.may_probe() {
+            self.arm_probe_after_new_data(now);
+            return;
+        }
+        self.settle_xmit_timer();
+        if sent > 0 && self.rto_deadline.is_none() {
+            self.set_rto_timer(Some(now + self.rto()));
+        }
+        if sent_new > 0 && self.tlp.timer {
             self.rearm_rto(now);
         }
     }
 
-    /// After new data went out (`tcp_event_new_data_sent`, then `tcp_write_xmit`'s
-    /// `tcp_schedule_loss_probe`): a pending probe timer is first turned back into the RTO.
-    pub(super) fn on_new_data_sent(&mut self, now: Time) {
-        if self.tlp.timer {
-            self.rearm_rto(now);
-        }
-        self.schedule_loss_probe(now, false);
+    /// `tcp_schedule_loss_probe` after new data went out: the probe timeout, bounded by
+    /// what is left of the RTO, which runs from the oldest outstanding segment's sending
+    /// (`tcp_rto_delta_us`).
+    fn arm_probe_after_new_data(&mut self, now: Time) {
+        let head_sent = Time(self.board.seg(self.snd_una()).sent());
+        let fires = head_sent + self.rto();
+        let rto_left = (fires > now).then(|| fires.saturating_since(now));
+        let one_out = self.packets_out() == 1;
+        let pto = probe_timeout(self.tp.srtt_us(), one_out, rto_left, self.tp.hz);
+        self.set_rto_timer(Some(now + pto));
+        self.tlp.timer = true;
     }
 
     /// Sends the probe if its timer fired (`tcp_send_loss_probe`). Returns the segments
@@ -215,15 +274,15 @@ mod tests {
     fn the_probe_timeout_is_two_srtt_plus_an_allowance_within_the_rto() {
         let ms = Duration::from_millis;
         // 2 x 20 ms + 2 jiffies.
-        assert_eq!(probe_timeout(20_000, 10, Some(ms(300)), 1000), ms(42));
+        assert_eq!(probe_timeout(20_000, false, Some(ms(300)), 1000), ms(42));
         // One segment out: the receiver may delay its ACK, so TCP_RTO_MIN is added.
-        assert_eq!(probe_timeout(20_000, 1, Some(ms(300)), 1000), ms(240));
+        assert_eq!(probe_timeout(20_000, true, Some(ms(300)), 1000), ms(240));
         // Never after the RTO; before any RTT sample, 1 s.
-        assert_eq!(probe_timeout(20_000, 1, Some(ms(230)), 1000), ms(230));
-        assert_eq!(probe_timeout(0, 3, Some(ms(3000)), 1000), ms(1000));
+        assert_eq!(probe_timeout(20_000, true, Some(ms(230)), 1000), ms(230));
+        assert_eq!(probe_timeout(0, false, Some(ms(3000)), 1000), ms(1000));
         // Rounded up to jiffies (HZ 250: 4 ms), an RTO already due does not bound it.
-        assert_eq!(probe_timeout(10_100, 5, None, 250), ms(24 + 8));
-        assert_eq!(probe_timeout(10_000, 5, Some(Duration::ZERO), 1000), ms(22));
+        assert_eq!(probe_timeout(10_100, false, None, 250), ms(24 + 8));
+        assert_eq!(probe_timeout(10_000, false, Some(Duration::ZERO), 1000), ms(22));
     }
 
     fn sender(tlp: bool, bytes: Option<u64>) -> TcpSender {
