@@ -239,11 +239,9 @@ impl Simulation {
     }
 
     fn arm_rto(net: &mut Net, fl: &mut Flow, f: usize) {
-        if let Some(d) = fl.sender.rto_deadline() {
-            if fl.rto_ev.is_none_or(|e| e > d) {
-                net.schedule(d, Kind::Rto(f as u32));
-                fl.rto_ev = Some(d);
-            }
+        if let Some(d) = fl.sender.rto_deadline_before(fl.rto_ev) {
+            net.schedule(d, Kind::Rto(f as u32));
+            fl.rto_ev = Some(d);
         }
     }
 

@@ -40,7 +40,7 @@ use super::rate::{RateBuild, RateSampler};
 use super::recovery::Recovery;
 use super::rtt::{rtt_samples, AckedTimes, RttEstimator};
 use super::scoreboard::{Scoreboard, LOST, RETRANS, SACKED};
-use super::tlp::Tlp;
+use super::tlp::{ProbeDeadline, Tlp};
 use super::{Ack, Segment};
 use crate::config::TcpConfig;
 use crate::hist::Histogram;
@@ -51,6 +51,27 @@ use cclab_cc::{
 };
 use cclab_units::{Duration, Time};
 use std::sync::Arc;
+
+/// When the retransmission timer fires.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum TimerDeadline {
+    Stopped,
+    /// The RTO, or RACK's reorder timer.
+    At(Time),
+    /// The tail-loss probe's timer (`ICSK_TIME_LOSS_PROBE`).
+    Probe(ProbeDeadline),
+}
+
+impl TimerDeadline {
+    #[inline]
+    pub(super) fn is_stopped(&self) -> bool {
+        *self == TimerDeadline::Stopped
+    }
+    #[inline]
+    pub(super) fn is_probe(&self) -> bool {
+        matches!(self, TimerDeadline::Probe(_))
+    }
+}
 
 /// Per-flow counters for reports.
 #[derive(Clone, Debug, Default)]
@@ -111,9 +132,8 @@ pub struct TcpSender {
     /// RTOs since snd_una last advanced (Linux `icsk_retransmits`).
     rtos_since_progress: u32,
     /// When the retransmission timer fires: the RTO, or RACK's reorder timer while
-    /// `rack.reo_timer` says so, or the probe timer while `tlp.timer` does (None while
-    /// an ACK's probe timer is unsettled: read it with `timer_deadline`).
-    pub(super) rto_deadline: Option<Time>,
+    /// `rack.reo_timer` says so, or the tail-loss probe's.
+    pub(super) timer: TimerDeadline,
 
     // cwnd validation (tcp_cwnd_validate).
     cwnd_usage_seq: u32,
@@ -164,7 +184,7 @@ impl TcpSender {
             tlp: Tlp::default(),
             rate: RateSampler::default(),
             rtos_since_progress: 0,
-            rto_deadline: None,
+            timer: TimerDeadline::Stopped,
             cwnd_usage_seq: 0,
             last_send: Time::ZERO,
             rwnd_segs,
@@ -250,7 +270,24 @@ impl TcpSender {
     /// [`transmit`](Self::transmit)).
     #[inline]
     pub fn rto_deadline(&self) -> Option<Time> {
-        self.timer_deadline()
+        match self.timer {
+            TimerDeadline::Stopped => None,
+            TimerDeadline::At(t) => Some(t),
+            TimerDeadline::Probe(p) => Some(p.at(self.tp.hz)),
+        }
+    }
+    /// [`rto_deadline`](Self::rto_deadline) if it is before `event` or there is no
+    /// event: what an event loop that holds one timer event per flow, no later than the
+    /// deadline, needs to know after each call. A probe timer's deadline is worked out
+    /// only if a bound does not settle it.
+    #[inline]
+    pub fn rto_deadline_before(&self, event: Option<Time>) -> Option<Time> {
+        if let (TimerDeadline::Probe(p), Some(e)) = (self.timer, event) {
+            if p.not_before() >= e {
+                return None;
+            }
+        }
+        self.rto_deadline().filter(|&d| event.is_none_or(|e| d < e))
     }
     #[inline]
     pub fn recovery_style(&self) -> LossRecovery {
@@ -493,7 +530,6 @@ impl TcpSender {
 
     /// Processes one ACK (Linux `tcp_ack`). The caller then calls [`transmit`](Self::transmit).
     pub fn on_ack(&mut self, now: Time, ack: &Ack) {
-        self.settle_xmit_timer(); // before this ACK changes srtt or the RTO
         if !self.started {
             if ack.is_syn_ack() {
                 self.on_syn_ack(now, ack.tsecr);
@@ -672,8 +708,7 @@ impl TcpSender {
     /// probe timer (the probe goes with the next [`transmit`](Self::transmit)) or the RTO
     /// (Linux `tcp_retransmit_timer` → `tcp_enter_loss`).
     pub fn on_rto(&mut self, now: Time) {
-        self.settle_xmit_timer();
-        match self.rto_deadline {
+        match self.rto_deadline() {
             Some(d) if d <= now => {}
             _ => return,
         }
@@ -689,7 +724,7 @@ impl TcpSender {
             self.on_reo_timeout(now);
             return;
         }
-        if self.tlp.timer {
+        if self.timer.is_probe() {
             self.tlp.fire();
             return;
         }
@@ -707,10 +742,8 @@ impl TcpSender {
     /// Arms the retransmission timer as the RTO (Linux `ICSK_TIME_RETRANS`) to fire at
     /// `at`, or stops it.
     pub(super) fn set_rto_timer(&mut self, at: Option<Time>) {
-        self.rto_deadline = at;
+        self.timer = at.map_or(TimerDeadline::Stopped, TimerDeadline::At);
         self.rack.reo_timer = false;
-        self.tlp.timer = false;
-        self.tlp.unsettled = None;
     }
 
     /// Linux `tcp_rearm_rto`: the RTO from now; replacing the reorder or probe timer,
@@ -723,7 +756,7 @@ impl TcpSender {
         }
         let rto = self.rto();
         let mut at = now + rto;
-        if self.rack.reo_timer || self.tlp.timer {
+        if self.rack.reo_timer || self.timer.is_probe() {
             let head = self.board.seg(self.snd_una());
             if head.flags() & (LOST | RETRANS) != LOST {
                 let jiffy = Duration(1_000_000_000 / self.cfg.hz.max(1) as u64);

@@ -13,12 +13,13 @@
 //!   Linux calls it after new data is sent (`tcp_write_xmit`, here
 //!   [`TcpSender::arm_timer_after_sending`]) and, in place of `tcp_rearm_rto`, on an ACK
 //!   that acknowledges data (`tcp_set_xmit_timer`, [`TcpSender::set_xmit_timer`]).
-//!   Most such ACKs release new data, whose probe timer replaces the ACK's before
-//!   anything can read it: so the ACK's deadline is worked out only if it is still
-//!   armed when the transmission that follows the ACK is done, or when it is read first
-//!   ([`TcpSender::settle_xmit_timer`]), and a transmission that arms the probe timer
-//!   skips the RTO that `tcp_event_new_data_sent` would arm and the probe replace at
-//!   once. The deadlines the timer is read at are those of Linux's order.
+//!   The probe timer is re-armed about once per ACK, and its deadline is rarely needed:
+//!   it is kept as what it is worked out from ([`ProbeDeadline`]), and the engine asks
+//!   only whether it falls before the event it already holds for the flow, which a bound
+//!   without the rounding to jiffies nearly always answers. An ACK's probe timer that
+//!   new data replaces at once is never worked out, and a transmission that arms the
+//!   probe timer skips the RTO that `tcp_event_new_data_sent` would arm for the probe
+//!   to replace. The deadlines read are those of Linux's order.
 //! - [`TcpSender::send_loss_probe`] is `tcp_send_loss_probe`: at most one probe
 //!   outstanding (`tp->tlp_high_seq`); new data if the receiver window allows, sent
 //!   whatever cwnd says; else the highest segment again, with `__tcp_retransmit_skb`,
@@ -37,6 +38,7 @@
 //! (`skb_still_in_host_queue`). The probe follows the `rack` key: a flow with
 //! `rack = false` stands for RFC 6675 without RACK-TLP.
 
+use super::sender::TimerDeadline;
 use super::Segment;
 use super::TcpSender;
 use cclab_cc::CaState;
@@ -49,8 +51,8 @@ const TIMEOUT_MIN_JIFFIES: u64 = 2;
 /// Linux `TCP_TIMEOUT_INIT` (1 s): the probe timeout before any RTT sample.
 const TIMEOUT_INIT: Duration = Duration::from_secs(1);
 
-/// One flow's TLP state (Linux `tlp_high_seq`, `tlp_retrans` and whether the
-/// retransmission timer is the probe timer).
+/// One flow's TLP state (Linux `tlp_high_seq`, `tlp_retrans`; the sender's
+/// `TimerDeadline::Probe` says the retransmission timer is the probe timer).
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct Tlp {
     /// `tp->tlp_high_seq`: `snd_nxt` when the outstanding probe was sent (None: no probe
@@ -58,23 +60,44 @@ pub(super) struct Tlp {
     high_seq: Option<u32>,
     /// `tp->tlp_retrans`: that probe resent a segment (not new data).
     retrans: bool,
-    /// The sender's retransmission timer is the probe timer (`icsk_pending ==
-    /// ICSK_TIME_LOSS_PROBE`).
-    pub(super) timer: bool,
     /// The probe timer fired: the next [`TcpSender::transmit`] sends the probe.
     due: bool,
-    /// An ACK armed the probe timer and its deadline is not worked out yet (the
-    /// sender's `rto_deadline` is then None).
-    pub(super) unsettled: Option<AckArmed>,
 }
 
-/// What an ACK's probe timer needs to work out its deadline: the ACK's time and whether
-/// one segment was out. The rest (srtt, RTO, HZ) changes only on the next ACK or RTO,
-/// which settle it first.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct AckArmed {
-    at: Time,
+/// The probe timer's deadline (`tcp_schedule_loss_probe`), kept as what it is worked out
+/// from: nearly every ACK re-arms the timer, few of its deadlines are ever read, and
+/// whether one falls before the event the engine holds for the flow is nearly always
+/// settled by [`not_before`](Self::not_before), without rounding to jiffies.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) struct ProbeDeadline {
+    /// When the timer was armed.
+    from: Time,
+    /// When the RTO would fire (`tcp_rto_delta_us`): the probe fires no later.
+    rto_fires: Time,
+    /// The smoothed RTT then (0 before any sample).
+    srtt_us: u32,
+    /// One segment was out.
     one_out: bool,
+}
+
+impl ProbeDeadline {
+    /// The deadline, at the jiffy rate `hz`.
+    pub(super) fn at(&self, hz: u32) -> Time {
+        let rto_left =
+            (self.rto_fires > self.from).then(|| self.rto_fires.saturating_since(self.from));
+        self.from + probe_timeout(self.srtt_us, self.one_out, rto_left, hz)
+    }
+
+    /// A time the deadline is never before, without division: the probe timeout before
+    /// its rounding up to jiffies and its allowance, or the RTO if sooner.
+    #[inline]
+    pub(super) fn not_before(&self) -> Time {
+        let timeout = match self.srtt_us {
+            0 => TIMEOUT_INIT,
+            srtt => Duration::from_micros(2 * srtt as u64),
+        };
+        (self.from + timeout).min(self.rto_fires).max(self.from)
+    }
 }
 
 impl Tlp {
@@ -132,72 +155,45 @@ impl TcpSender {
 
     /// Linux `tcp_set_xmit_timer`, for an ACK that acknowledged data and did not arm
     /// RACK's reorder timer: the probe timer if the flow may probe (its RTO would be
-    /// rearmed from now, so the probe timeout is bounded by a whole RTO), else the RTO.
-    /// The probe's deadline is left unsettled: the transmission that follows the ACK
-    /// replaces it if it sends new data.
+    /// rearmed from now, so the probe fires within a whole RTO), else the RTO.
     pub(super) fn set_xmit_timer(&mut self, now: Time) {
-        if !self.may_probe() {
+        if self.may_probe() {
+            self.arm_probe_timer(now, now + self.rto());
+        } else {
             self.rearm_rto(now);
-            return;
-        }
-        self.set_rto_timer(None);
-        self.tlp.timer = true;
-        self.tlp.unsettled = Some(AckArmed { at: now, one_out: self.packets_out() == 1 });
-    }
-
-    /// The deadline of the probe timer an ACK armed.
-    fn ack_probe_deadline(&self, a: AckArmed) -> Time {
-        a.at + probe_timeout(self.tp.srtt_us(), a.one_out, Some(self.rto()), self.tp.hz)
-    }
-
-    /// The retransmission timer's deadline, an ACK's unsettled probe timer included.
-    #[inline]
-    pub(super) fn timer_deadline(&self) -> Option<Time> {
-        match self.tlp.unsettled {
-            Some(a) => Some(self.ack_probe_deadline(a)),
-            None => self.rto_deadline,
-        }
-    }
-
-    /// Works out the deadline of an ACK's probe timer, before what it depends on changes.
-    #[inline]
-    pub(super) fn settle_xmit_timer(&mut self) {
-        if let Some(a) = self.tlp.unsettled.take() {
-            self.rto_deadline = Some(self.ack_probe_deadline(a));
         }
     }
 
     /// Arms the retransmission timer after a transmission of `sent` segments, `sent_new`
-    /// of them new data. New data arms the RTO (`tcp_event_new_data_sent`: from now if
-    /// the timer is stopped, else from the oldest outstanding segment if the probe timer
-    /// was pending), then `tcp_write_xmit`'s `tcp_schedule_loss_probe` replaces it with the
-    /// probe timer if the flow may probe; then only the probe's deadline is worked out.
+    /// of them new data: the RTO if the timer is stopped; after new data, Linux's
+    /// `tcp_event_new_data_sent` turns a probe timer back into the RTO (from the oldest
+    /// outstanding segment) and `tcp_write_xmit`'s `tcp_schedule_loss_probe` then arms
+    /// the probe timer if the flow may probe, which replaces whatever was armed before.
     #[inline]
     pub(super) fn arm_timer_after_sending(&mut self, now: Time, sent: u32, sent_new: u32) {
         if sent_new > 0 && self.may_probe() {
-            self.arm_probe_after_new_data(now);
+            let head_sent = Time(self.board.seg(self.snd_una()).sent());
+            self.arm_probe_timer(now, head_sent + self.rto());
             return;
         }
-        self.settle_xmit_timer();
-        if sent > 0 && self.rto_deadline.is_none() {
+        if sent > 0 && self.timer.is_stopped() {
             self.set_rto_timer(Some(now + self.rto()));
         }
-        if sent_new > 0 && self.tlp.timer {
+        if sent_new > 0 && self.timer.is_probe() {
             self.rearm_rto(now);
         }
     }
 
-    /// `tcp_schedule_loss_probe` after new data went out: the probe timeout, bounded by
-    /// what is left of the RTO, which runs from the oldest outstanding segment's sending
-    /// (`tcp_rto_delta_us`).
-    fn arm_probe_after_new_data(&mut self, now: Time) {
-        let head_sent = Time(self.board.seg(self.snd_una()).sent());
-        let fires = head_sent + self.rto();
-        let rto_left = (fires > now).then(|| fires.saturating_since(now));
-        let one_out = self.packets_out() == 1;
-        let pto = probe_timeout(self.tp.srtt_us(), one_out, rto_left, self.tp.hz);
-        self.set_rto_timer(Some(now + pto));
-        self.tlp.timer = true;
+    /// The retransmission timer becomes the probe timer (`ICSK_TIME_LOSS_PROBE`), armed
+    /// at `now`; the RTO it stands in for would fire at `rto_fires`.
+    fn arm_probe_timer(&mut self, now: Time, rto_fires: Time) {
+        self.set_rto_timer(None);
+        self.timer = TimerDeadline::Probe(ProbeDeadline {
+            from: now,
+            rto_fires,
+            srtt_us: self.tp.srtt_us(),
+            one_out: self.packets_out() == 1,
+        });
     }
 
     /// Sends the probe if its timer fired (`tcp_send_loss_probe`). Returns the segments
@@ -285,6 +281,34 @@ mod tests {
         assert_eq!(probe_timeout(10_000, false, Some(Duration::ZERO), 1000), ms(22));
     }
 
+    #[test]
+    fn the_bound_on_a_probe_deadline_is_never_after_it() {
+        // Random deadlines (a seeded xorshift), HZ 1000 and 250: the bound the engine
+        // trusts is at most the deadline, and usually within a few jiffies of it.
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = |m: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % m
+        };
+        let mut close = 0;
+        for i in 0..100_000 {
+            let from = Time(next(1 << 40));
+            let p = ProbeDeadline {
+                from,
+                rto_fires: Time(from.0 + next(2_000_000_000)).max(Time(next(1 << 40))),
+                srtt_us: if i % 50 == 0 { 0 } else { next(400_000) as u32 },
+                one_out: i % 7 == 0,
+            };
+            let hz = if i % 2 == 0 { 1000 } else { 250 };
+            let (lo, at) = (p.not_before(), p.at(hz));
+            assert!(lo <= at, "{p:?} at HZ {hz}: {lo:?} > {at:?}");
+            close += (at.saturating_since(lo) <= Duration::from_millis(12)) as u32;
+        }
+        assert!(close > 50_000, "{close}");
+    }
+
     fn sender(tlp: bool, bytes: Option<u64>) -> TcpSender {
         let cfg = TcpConfig { tlp, handshake: false, ..TcpConfig::default() };
         let mut s = TcpSender::new(0, Algorithm::new("reno").unwrap(), cfg, bytes);
@@ -313,7 +337,7 @@ mod tests {
         assert_eq!(sent_by(&mut s, Time::ZERO).len(), 10);
         s.on_ack(Time(50 * MS), &Ack::hand_made(8, &[], Time::ZERO));
         assert!(sent_by(&mut s, Time(50 * MS)).is_empty());
-        assert!(s.tlp.timer);
+        assert!(s.timer.is_probe());
         assert_eq!(s.rto_deadline(), Some(Time(152 * MS)));
         // The probe resends segment 9, without marking it lost or retransmitted.
         let (at, probe) = fire(&mut s);
@@ -404,7 +428,7 @@ mod tests {
         let mut s = sender(false, Some(10 * 1448));
         sent_by(&mut s, Time::ZERO);
         s.on_ack(Time(50 * MS), &Ack::hand_made(8, &[], Time::ZERO));
-        assert!(!s.tlp.timer);
+        assert!(!s.timer.is_probe());
         let (at, sent) = fire(&mut s);
         assert_eq!(at, Time(50 * MS) + s.config().rto_min + Duration::from_millis(50));
         assert_eq!((sent, s.stats().probes, s.stats().timeouts), (vec![8], 0, 1), "cwnd 1");
