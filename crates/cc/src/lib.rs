@@ -216,8 +216,14 @@ impl TcpState {
     }
 
     /// Linux's `tcp_jiffies32`: the current time in ticks of `hz`, wrapping at 2^32.
+    /// CUBIC asks for it on every ACK, so the product is taken in 64 bits (a division
+    /// by a constant, compiled to a multiplication) and in 128 bits only once it no
+    /// longer fits: after 71 minutes at `hz` 2^32, after 584 years at 1000.
     pub fn jiffies(&self) -> u32 {
-        (self.now_us as u128 * self.hz as u128 / 1_000_000) as u32
+        match self.now_us.checked_mul(self.hz as u64) {
+            Some(ticks_us) => (ticks_us / 1_000_000) as u32,
+            None => (self.now_us as u128 * self.hz as u128 / 1_000_000) as u32,
+        }
     }
 
     /// Linux's `usecs_to_jiffies` (rounds up).
@@ -301,4 +307,28 @@ pub trait CongestionControl {
     /// Reports internal variables (CUBIC's W_max and K, CUBIC-FIT's N, ...) for the
     /// `cc_*` columns of time series. Called at sampling times only, never per packet.
     fn inspect(&self, _report: &mut dyn FnMut(&'static str, f64)) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::TcpState;
+
+    /// The 64-bit path and the 128-bit one give Linux's ticks alike, on both sides of
+    /// the point where the product stops fitting in 64 bits.
+    #[test]
+    fn jiffies_are_the_exact_tick_count_wrapped_at_2_pow_32() {
+        let exact = |now_us: u64, hz: u32| (now_us as u128 * hz as u128 / 1_000_000) as u32;
+        let mut tp = TcpState::new(1448, 10);
+        for hz in [100, 250, 300, 1000, 1 << 20, u32::MAX] {
+            let fits = u64::MAX / hz as u64;
+            for now_us in [0, 1, 999, 1_000_000, 123_456_789, fits - 1, fits, fits + 1, u64::MAX] {
+                tp.hz = hz;
+                tp.now_us = now_us;
+                assert_eq!(tp.jiffies(), exact(now_us, hz), "now_us {now_us}, hz {hz}");
+            }
+        }
+        tp.hz = 1000;
+        tp.now_us = 4_294_967_296_000; // 2^32 ms: the tick count wraps to zero
+        assert_eq!(tp.jiffies(), 0);
+    }
 }
