@@ -91,8 +91,8 @@ pub struct Simulation {
     /// The columns of each sampling instant, reused, so sampling allocates only while
     /// they grow to the number of active flows (and nothing in runs without flow samples).
     samples: FlowSamples,
-    /// Whether packets and timers load their flow's state ahead (`prefetch.rs`): only
-    /// when the flows' state is too big to stay in the caches (see
+    /// Whether packets, timers and sampling instants load their flows' state ahead
+    /// (`prefetch.rs`): only when the flows' state is too big to stay in the caches (see
     /// [`prefetch::worth_it`]); with 100 flows the prefetches cost more than they save.
     prefetch: bool,
 }

@@ -26,10 +26,14 @@ impl Simulation {
             samples.start(now);
             let flows = &mut self.flows;
             for i in 0..flows.len() {
-                // Each flow's numbers lie in several cache lines of its state, which the
-                // packets since the last instant have pushed out of the nearer caches;
-                // loading the flows a few rows ahead overlaps those loads.
-                prefetch::flow(flows, i + prefetch::SAMPLE_AHEAD);
+                // Each flow's numbers lie in several cache lines of its state, which with
+                // many flows the packets since the last instant have pushed out of the
+                // nearer caches; loading the flows a few rows ahead overlaps those loads.
+                // With few flows they are still cached, and the hints cost more than they
+                // save (about a fifth of sampling's instructions with 100 flows).
+                if self.prefetch {
+                    prefetch::flow(flows, i + prefetch::SAMPLE_AHEAD);
+                }
                 let fl = &mut flows[i];
                 if Self::flow_active(fl, now) {
                     samples.push(&Self::numbers(i, fl), |report| {
