@@ -1,8 +1,16 @@
 //! A calendar queue for per-flow timers (RTO, delayed ACK): O(1) insertion into ~1 ms
-//! slots, and a small heap for the slot being served, so 10,000 flows' timers do not
+//! slots, and a sorted list for the slot being served, so 10,000 flows' timers do not
 //! make every event pay for a 20,000-entry binary heap. Order is exactly that of a heap
 //! on (time, seq): entries of one slot are released into `ready` together, and
-//! everything in `ready` precedes everything still in later slots.
+//! everything in `ready` and `late` precedes everything still in later slots.
+//!
+//! `ready` is sorted once when a slot is released, and its next entry is then a plain
+//! `Vec::pop`. It was a binary heap, and with 10,000 flows (a few hundred timers per
+//! slot) its pops were 4.6% of case (c) of `cclab bench`: each sifts down the whole
+//! heap on unpredictable branches. Timers pushed for a slot already released (about one
+//! push in fifteen there: deadlines that have passed or fall in the slot being served)
+//! go to a small heap beside it, `late`; inserting them into the sorted list in place
+//! moved hundreds of entries each and cost more than the heap had.
 //!
 //! Slots hold their entries in fixed-size blocks from one pool, chained per slot, and a
 //! released slot's blocks go back to the pool. A `Vec` per slot, regrown as the slot
@@ -33,7 +41,11 @@ pub(crate) struct Wheel<E: Timed> {
     pool: BlockPool<E>,
     /// Absolute index of the slot most recently released into `ready`.
     base: u64,
-    ready: BinaryHeap<E>,
+    /// The entries of the released slots, ascending under `E`'s order, so the next (the
+    /// greatest, as a `BinaryHeap` would pop it) is last.
+    ready: Vec<E>,
+    /// Entries pushed for a slot already released.
+    late: BinaryHeap<E>,
     /// Entries beyond the wheel's horizon.
     far: BinaryHeap<E>,
     in_slots: usize,
@@ -78,7 +90,8 @@ impl<E: Timed> Wheel<E> {
             heads: vec![(NIL, 0); SLOTS as usize],
             pool: BlockPool { blocks: Vec::new(), free: NIL },
             base: 0,
-            ready: BinaryHeap::new(),
+            ready: Vec::new(),
+            late: BinaryHeap::new(),
             far: BinaryHeap::new(),
             in_slots: 0,
         }
@@ -87,7 +100,7 @@ impl<E: Timed> Wheel<E> {
     pub(crate) fn push(&mut self, e: E) {
         let s = e.time() >> SHIFT;
         if s <= self.base {
-            self.ready.push(e);
+            self.late.push(e);
         } else if s < self.base + SLOTS {
             self.push_slot((s % SLOTS) as usize, e);
         } else {
@@ -108,7 +121,7 @@ impl<E: Timed> Wheel<E> {
 
     /// The earliest entry (BinaryHeap order: the "greatest" under E's Ord), if any.
     pub(crate) fn peek(&mut self) -> Option<&E> {
-        while self.ready.is_empty() {
+        while self.ready.is_empty() && self.late.is_empty() {
             if self.in_slots == 0 {
                 // Jump straight to the far heap's first slot, if any.
                 let next = self.far.peek()?.time() >> SHIFT;
@@ -135,13 +148,22 @@ impl<E: Timed> Wheel<E> {
                     self.push_slot((s % SLOTS) as usize, f);
                 }
             }
+            // Entries are unique, so the unstable sort's order is the only one.
+            self.ready.sort_unstable();
         }
-        self.ready.peek()
+        match (self.ready.last(), self.late.peek()) {
+            (Some(r), Some(l)) => Some(if l > r { l } else { r }),
+            (r, l) => r.or(l),
+        }
     }
 
     pub(crate) fn pop(&mut self) -> Option<E> {
-        self.peek()?;
-        self.ready.pop()
+        let next = *self.peek()?;
+        if self.late.peek() == Some(&next) {
+            self.late.pop()
+        } else {
+            self.ready.pop()
+        }
     }
 }
 

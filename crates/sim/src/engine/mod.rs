@@ -295,7 +295,7 @@ impl Simulation {
             }
             if let Some((_, nearer)) = path.get(prefetch::AHEAD / 2) {
                 prefetch::rtt_counts_of(&self.flows, nearer.flow as usize);
-                prefetch::scoreboard_front_of(&self.flows, nearer.flow as usize);
+                prefetch::scoreboard_ends_of(&self.flows, nearer.flow as usize);
             }
         }
         self.flows[f].sender.on_ack(now, ack);

@@ -10,6 +10,7 @@
 
 use super::net::Kind;
 use super::Flow;
+use crate::tcp::SCOREBOARD_RECORD_BYTES;
 
 /// How many packets ahead in its FIFO a flow's state is loaded: far enough for the
 /// load to finish (a few packets' handling, against one trip to memory), near enough
@@ -83,14 +84,19 @@ pub(super) fn rtt_counts_of(flows: &[Flow], f: usize) {
     }
 }
 
-/// Starts loading the records at the front of flow `f`'s scoreboard ring, the first
-/// thing an ACK's cleaning reads (`Scoreboard::clean`; two lines: an ACK usually
-/// covers two 24-byte records). Like `rtt_counts_of`, call it once the sender's own lines
-/// have been asked for.
+/// Starts loading both ends of flow `f`'s scoreboard ring: the records at its front,
+/// the first thing an ACK's cleaning reads (`Scoreboard::clean`; two lines: an ACK
+/// usually covers two 24-byte records), and the slots at its back, which the segments
+/// sent after the ACK are written to (two records' worth). The back slot was last
+/// used about a window of segments earlier and has left the caches too; writing a
+/// record there missed, and the store held up the packet's handoff to the
+/// bottleneck behind it. Like `rtt_counts_of`, call it once the sender's own lines have
+/// been asked for.
 #[inline(always)]
-pub(super) fn scoreboard_front_of(flows: &[Flow], f: usize) {
-    if let Some(start) = flows.get(f).and_then(|fl| fl.sender.scoreboard_front_address()) {
-        range(start, 2 * LINE);
+pub(super) fn scoreboard_ends_of(flows: &[Flow], f: usize) {
+    if let Some((front, back)) = flows.get(f).and_then(|fl| fl.sender.scoreboard_ends_address()) {
+        range(front, 2 * LINE);
+        range(back, 2 * SCOREBOARD_RECORD_BYTES);
     }
 }
 

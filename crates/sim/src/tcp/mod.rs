@@ -19,6 +19,7 @@ mod sender;
 mod tlp;
 
 pub use receiver::TcpReceiver;
+pub(crate) use scoreboard::RECORD_BYTES as SCOREBOARD_RECORD_BYTES;
 pub use sender::{SenderStats, TcpSender};
 
 use crate::config::TcpConfig;

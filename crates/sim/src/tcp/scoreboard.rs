@@ -51,6 +51,9 @@ pub(super) struct SegInfo {
     send_elapsed_lo: u32,
 }
 
+/// A record's size, for callers that ask for records to be loaded ahead.
+pub(crate) const RECORD_BYTES: usize = size_of::<SegInfo>();
+
 const TIME_BITS: u32 = 56;
 const TIME_MASK: u64 = (1 << TIME_BITS) - 1;
 
@@ -120,11 +123,18 @@ pub(super) struct Scoreboard {
 }
 
 impl Scoreboard {
-    /// Where the record of `snd_una` lies (None with nothing outstanding), so that a
-    /// caller can ask for it to be loaded before an ACK cleans the ring from its front.
+    /// Where the ring's two ends lie, so that a caller can ask for them to be loaded
+    /// before an ACK: the record of `snd_una`, which the ACK's cleaning reads first, and
+    /// the slot the next new segment's record will be written to (None for an empty ring).
+    /// When the records run to the end of the buffer the next slot is its start, which
+    /// the ring does not show; the address past the end is given then, and a prefetch of
+    /// it merely loads a line that is not used.
     #[inline]
-    pub(super) fn front_address(&self) -> Option<usize> {
-        self.segs.front().map(|s| s as *const SegInfo as usize)
+    pub(super) fn ends_address(&self) -> Option<(usize, usize)> {
+        let (a, b) = self.segs.as_slices();
+        let front = a.first()?;
+        let back = if b.is_empty() { a.as_ptr_range().end } else { b.as_ptr_range().end };
+        Some((front as *const SegInfo as usize, back as usize))
     }
     #[inline]
     pub(super) fn snd_una(&self) -> u32 {

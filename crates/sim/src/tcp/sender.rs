@@ -242,10 +242,11 @@ impl TcpSender {
         &self.stats
     }
     /// Where the oldest outstanding segment's record lies, which the next cumulative ACK
-    /// reads first (for prefetching; None with nothing outstanding).
+    /// reads first, and where the next new segment's record goes (for prefetching; None
+    /// with nothing outstanding).
     #[inline]
-    pub fn scoreboard_front_address(&self) -> Option<usize> {
-        self.board.front_address()
+    pub fn scoreboard_ends_address(&self) -> Option<(usize, usize)> {
+        self.board.ends_address()
     }
     /// The sender's part of a time-series sample (window, RTT, flight, retransmits, the
     /// algorithm's variables): the one place a sample reads the sender, for the
