@@ -90,3 +90,37 @@ fn a_loss_with_too_few_segments_after_it_is_recovered_by_the_reorder_timer() {
     assert_eq!(dupthresh.s.stats().timeouts, 1);
     assert!(dupthresh.s.stats().completed_at.unwrap() > ms(300));
 }
+
+#[test]
+fn each_resend_of_the_oldest_segment_restarts_the_rto() {
+    // Segment 30 and its first six retransmissions are lost. RACK finds each lost
+    // retransmission about an RTT after it went and sends segment 30 again; Linux restarts
+    // the RTO whenever it resends the oldest outstanding segment
+    // (`tcp_xmit_retransmit_queue`), so the timer counts from the latest resend, not from
+    // the last ACK that advanced. The seventh retransmission, about 300 ms after the
+    // first (the RTO here is about 250 ms: srtt 50 ms plus rto_min), repairs the hole
+    // without a timeout.
+    let fate = |seq, n| if seq == 30 && n <= 7 { Fate::Drop } else { Fate::Deliver };
+    let mut p = Path::new(with_rack(true), None, fate);
+    let mut resends = vec![];
+    let mut t = ms(0);
+    while p.s.snd_una() <= 30 && t < ms(2000) {
+        t = t + Duration::from_micros(100);
+        let before = p.sends.get(30).copied().unwrap_or(0);
+        p.run_until(t);
+        if p.sends.get(30).copied().unwrap_or(0) > before {
+            resends.push((p.now, p.s.rto_deadline().unwrap(), p.s.rto()));
+        }
+    }
+    assert_eq!(p.sends[30], 8, "the original and seven retransmissions");
+    assert_eq!(p.s.stats().timeouts, 0);
+    let first = resends[1].0;
+    let last = resends.last().unwrap().0;
+    assert!(last - first > resends[1].2, "the resends span more than one RTO");
+    // From the second retransmission on, each moved the RTO to its own send time plus
+    // the RTO. (The first went while RACK's reorder timer held the timer, which Linux
+    // leaves alone.)
+    for &(sent, deadline, rto) in &resends[2..] {
+        assert_eq!(deadline, sent + rto, "resent at {sent:?}");
+    }
+}

@@ -159,7 +159,9 @@ impl TcpSender {
     /// The steps of [`fastretrans_alert`](Self::fastretrans_alert).
     #[inline(never)]
     fn run_recovery(&mut self, now: Time, advanced: bool, dubious: bool, tsecr: Time) -> bool {
-        self.end_recovery_if_done(now, advanced, tsecr);
+        if self.end_recovery_if_done(now, advanced, tsecr) {
+            return false;
+        }
         let prior_retrans = self.retrans_out();
         let reo_armed = self.mark_losses(now, advanced, dubious);
         // In Loss, a retransmission found lost (by RACK) starts Recovery as a new loss
@@ -192,21 +194,40 @@ impl TcpSender {
 
     /// Leaves Recovery / Loss once everything outstanding at its start is acknowledged,
     /// undoing the reduction if it was spurious.
-    fn end_recovery_if_done(&mut self, now: Time, advanced: bool, tsecr: Time) {
+    ///
+    /// Linux holds some states until an ACK goes past `high_seq`, not just to it
+    /// (`tcp_fastretrans_alert`, `tcp_try_undo_recovery`): CWR, so that the CWR bit
+    /// reaches the receiver; and, without SACK, Recovery and Loss, against false fast
+    /// retransmits (RFC 2582): duplicate ACKs for segments sent before `high_seq` (a
+    /// retransmission whose original also arrived) would otherwise count toward a new
+    /// recovery.
+    /// Returns whether a state was held (Linux then does nothing more for this ACK).
+    fn end_recovery_if_done(&mut self, now: Time, advanced: bool, tsecr: Time) -> bool {
         let done = self.snd_una() >= self.rec.high_seq;
+        let past = self.snd_una() > self.rec.high_seq;
+        let reno_holds = !past && self.rec.style != LossRecovery::Sack;
         let state = self.tp.ca_state;
         match state {
-            CaState::Recovery | CaState::Cwr if done => {
-                if !self.try_undo(now, tsecr) {
+            CaState::Cwr if past => {
+                self.end_cwnd_reduction();
+                self.leave_for_open();
+            }
+            CaState::Recovery if done => {
+                let undone = self.try_undo(now, tsecr);
+                if reno_holds {
+                    return self.hold_state_at_high_seq();
+                }
+                if !undone {
                     self.end_cwnd_reduction();
                 }
-                self.set_state(CaState::Open);
-                self.rec.undo.retrans_stamp = None;
+                self.leave_for_open();
             }
             CaState::Loss if done => {
                 self.try_undo(now, tsecr);
-                self.set_state(CaState::Open);
-                self.rec.undo.retrans_stamp = None;
+                if reno_holds {
+                    return self.hold_state_at_high_seq();
+                }
+                self.leave_for_open();
             }
             // tcp_try_undo_loss: an ACK for data sent before the timeout.
             CaState::Loss if advanced && self.rec.undo.marker && self.try_undo(now, tsecr) => {
@@ -214,6 +235,33 @@ impl TcpSender {
             }
             _ => {}
         }
+        false
+    }
+
+    fn leave_for_open(&mut self) {
+        self.set_state(CaState::Open);
+        self.rec.undo.retrans_stamp = None;
+    }
+
+    /// Without SACK, at `high_seq` exactly: the state stays until an ACK goes past it,
+    /// with no duplicate ACK counted (`tcp_reset_reno_sack`), and the first
+    /// retransmission's time is forgotten once nothing retransmitted is left. Returns
+    /// true (the state was held).
+    fn hold_state_at_high_seq(&mut self) -> bool {
+        self.board.reset_reno_sacks();
+        self.rec.dupacks = 0;
+        if !self.any_retrans_done() {
+            self.rec.undo.retrans_stamp = None;
+        }
+        true
+    }
+
+    /// Linux `tcp_any_retrans_done`: a retransmission is out, or the oldest outstanding
+    /// segment was ever resent.
+    fn any_retrans_done(&self) -> bool {
+        self.retrans_out() > 0
+            || (self.packets_out() > 0
+                && self.board.seg(self.snd_una()).flags() & EVER_RETRANS != 0)
     }
 
     /// Marks what this ACK shows lost: RACK (or RFC 6675 if it is off) with SACK; with
@@ -266,7 +314,13 @@ impl TcpSender {
         if self.rec.style == LossRecovery::Sack {
             return delivered;
         }
-        if !advanced && self.packets_out() > 0 && self.tp.ca_state != CaState::Loss {
+        // Not in Loss, nor in Recovery held at high_seq (which counts none).
+        let counting = match self.tp.ca_state {
+            CaState::Loss => false,
+            CaState::Recovery => self.snd_una() < self.rec.high_seq,
+            _ => true,
+        };
+        if !advanced && self.packets_out() > 0 && counting {
             self.rec.dupacks += 1;
             self.board.add_reno_sack();
         }
@@ -346,10 +400,7 @@ impl TcpSender {
     /// Linux `tcp_try_keep_open`: Open, or Disorder while segments are SACKed, lost or
     /// retransmitted (`tcp_any_retrans_done`: also when the head was ever resent).
     pub(super) fn try_keep_open(&mut self) {
-        let head_resent =
-            self.packets_out() > 0 && self.board.seg(self.snd_una()).flags() & EVER_RETRANS != 0;
-        let disorder =
-            self.sacked_out() + self.lost_out() > 0 || self.retrans_out() > 0 || head_resent;
+        let disorder = self.sacked_out() + self.lost_out() > 0 || self.any_retrans_done();
         let state = if disorder { CaState::Disorder } else { CaState::Open };
         if self.tp.ca_state != state {
             self.set_state(state);
@@ -569,6 +620,38 @@ mod tests {
         s.on_ack(Time(200 * MS), &ack(5, &[], Time(MS)));
         assert_eq!(s.tp().delivered, 3 + 2);
         assert_eq!((s.rec.dupacks, s.tp().ca_state, s.lost_out()), (0, CaState::Recovery, 1));
+        s.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn without_sack_recovery_holds_until_an_ack_goes_past_high_seq() {
+        // NewReno, 10 segments out, segment 0 lost: recovery on the third duplicate ACK
+        // (high_seq 10), the hole resent, and new data sent beyond high_seq.
+        let mut s = sender(LossRecovery::NewReno);
+        for n in 1..=3 {
+            s.on_ack(Time((100 + n) * MS), &ack(0, &[], Time(MS)));
+        }
+        assert_eq!(sent_by(&mut s, Time(104 * MS))[0], 0);
+        assert_eq!(s.rec.high_seq, 10);
+        // More duplicate ACKs: PRR clocks out new data, beyond high_seq.
+        for n in 4..=8 {
+            s.on_ack(Time((100 + n) * MS), &ack(0, &[], Time(MS)));
+            sent_by(&mut s, Time((100 + n) * MS));
+        }
+        assert!(s.snd_nxt() > 10, "snd_nxt {}", s.snd_nxt());
+        // The retransmission fills the hole: the ACK reaches high_seq exactly. Linux
+        // stays in Recovery (`tcp_try_undo_recovery`), and the duplicate ACKs that
+        // follow (say, from segments resent although their originals arrived) cannot
+        // start a false fast retransmit.
+        s.on_ack(Time(150 * MS), &ack(10, &[], Time(104 * MS)));
+        assert_eq!(s.tp().ca_state, CaState::Recovery);
+        for n in 1..=3 {
+            s.on_ack(Time((150 + n) * MS), &ack(10, &[], Time(104 * MS)));
+        }
+        assert_eq!((s.tp().ca_state, s.stats().fast_recoveries), (CaState::Recovery, 1));
+        // An ACK beyond high_seq ends it.
+        s.on_ack(Time(160 * MS), &ack(11, &[], Time(108 * MS)));
+        assert_eq!(s.tp().ca_state, CaState::Open);
         s.check_invariants().unwrap();
     }
 

@@ -431,12 +431,14 @@ impl TcpSender {
         let probe = self.send_loss_probe(now, out);
         let (mut sent, mut sent_new) = (0, 0);
         let mut cwnd_limited = false;
+        let mut resent_head = false;
         loop {
             if self.in_flight() >= self.tp.snd_cwnd {
                 cwnd_limited = true;
                 break;
             }
             if let Some(seq) = self.board.next_lost() {
+                resent_head |= seq == self.snd_una();
                 self.retransmit(now, seq, out);
             } else if self.new_data_allowed() {
                 self.send_new(now, out);
@@ -448,6 +450,13 @@ impl TcpSender {
         }
         if sent > 0 {
             self.cwnd_validate(cwnd_limited);
+        }
+        if resent_head && !self.rack.reo_timer {
+            // Resending the oldest outstanding segment restarts the RTO, unless RACK's
+            // reorder timer holds the timer (`tcp_xmit_retransmit_queue`, tcp_output.c):
+            // its retransmission starts a new round trip, which on a path whose queue
+            // grows can take longer than the RTO counted from the last ACK that advanced.
+            self.set_rto_timer(Some(now + self.rto()));
         }
         self.arm_timer_after_sending(now, sent, sent_new);
         // tcp_rate_check_app_limited: not cwnd-limited and nothing more to send.
