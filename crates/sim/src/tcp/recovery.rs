@@ -7,7 +7,9 @@
 //!   (`tcp_end_cwnd_reduction`).
 //! - NewReno (RFC 6582; Linux without SACK): duplicate ACKs counted as Linux's
 //!   `tcp_add_reno_sack` does, the head retransmitted on entering recovery and after each
-//!   partial ACK, recovery until `high_seq` is acknowledged.
+//!   partial ACK, recovery until an ACK goes past `high_seq` (one that reaches it
+//!   exactly holds the state, as it does Loss, so that duplicate ACKs for data resent
+//!   although it had arrived cannot start a false fast retransmit).
 //! - Tahoe: on the third duplicate ACK, ssthresh from the algorithm, cwnd = 1, every
 //!   outstanding segment marked lost (go-back-N) and slow start; no fast recovery.
 //!

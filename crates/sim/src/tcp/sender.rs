@@ -31,8 +31,9 @@
 //!
 //! Differences from Linux worth knowing: time is kept in nanoseconds (no jiffies
 //! rounding of the RTO; timestamps tick in microseconds, as with Linux's usec TS option),
-//! no pacing, no TSO (every segment is one MSS), and no DSACK (RACK's reordering window
-//! never widens).
+//! no pacing, no TSO (every segment is one MSS), no DSACK (RACK's reordering window
+//! never widens) and no F-RTO (a spurious timeout is found only by timestamps, after
+//! go-back-N has begun).
 
 use super::handshake::SynSent;
 use super::rack::{Rack, RackFeed};
