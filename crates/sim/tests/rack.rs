@@ -105,7 +105,7 @@ fn each_resend_of_the_oldest_segment_restarts_the_rto() {
     let mut resends = vec![];
     let mut t = ms(0);
     while p.s.snd_una() <= 30 && t < ms(2000) {
-        t = t + Duration::from_micros(100);
+        t += Duration::from_micros(100);
         let before = p.sends.get(30).copied().unwrap_or(0);
         p.run_until(t);
         if p.sends.get(30).copied().unwrap_or(0) > before {

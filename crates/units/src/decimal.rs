@@ -18,19 +18,32 @@ const POW10: [u64; MAX_FAST_DECIMALS + 1] =
 /// 2^52: below it a double's fractional part is exact and meaningful.
 const TWO_POW_52: f64 = 4_503_599_627_370_496.0;
 
-/// Appends `v` as `format!("{v}")` would.
-pub fn push_u64(out: &mut Vec<u8>, mut v: u64) {
-    let mut buf = [0u8; 20];
-    let mut i = buf.len();
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (v % 10) as u8;
+/// Writes the lowest `count` decimal digits of `v`, zero-padded, to end just before
+/// `buf[end]`. Returns where they start and `v` without them.
+fn low_digits(buf: &mut [u8], end: usize, mut v: u64, count: usize) -> (usize, u64) {
+    for slot in buf[end - count..end].iter_mut().rev() {
+        *slot = b'0' + (v % 10) as u8;
         v /= 10;
-        if v == 0 {
-            break;
-        }
     }
-    out.extend_from_slice(&buf[i..]);
+    (end - count, v)
+}
+
+/// Writes all of `v`'s decimal digits (at least one) to end just before `buf[end]`.
+/// Returns where they start.
+fn all_digits(buf: &mut [u8], end: usize, v: u64) -> usize {
+    let (mut start, mut rest) = low_digits(buf, end, v, 1);
+    while rest > 0 {
+        (start, rest) = low_digits(buf, start, rest, 1);
+    }
+    start
+}
+
+/// Appends `v` as `format!("{v}")` would.
+pub fn push_u64(out: &mut Vec<u8>, v: u64) {
+    let mut buf = [0u8; 20];
+    let end = buf.len();
+    let start = all_digits(&mut buf, end, v);
+    out.extend_from_slice(&buf[start..]);
 }
 
 /// Appends `v` as `format!("{v}")` would.
@@ -43,12 +56,8 @@ pub fn push_i64(out: &mut Vec<u8>, v: i64) {
 
 /// Appends `frac` as exactly `digits` digits, zero-padded on the left.
 fn push_padded(out: &mut Vec<u8>, frac: u64, digits: usize) {
-    let mut buf = [b'0'; MAX_FAST_DECIMALS];
-    let mut v = frac;
-    for slot in buf[..digits].iter_mut().rev() {
-        *slot = b'0' + (v % 10) as u8;
-        v /= 10;
-    }
+    let mut buf = [0u8; MAX_FAST_DECIMALS];
+    low_digits(&mut buf, digits, frac, digits);
     out.extend_from_slice(&buf[..digits]);
 }
 
@@ -75,7 +84,7 @@ fn scaled(x: f64, decimals: usize) -> Option<u64> {
 
 /// Appends `x` as `format!("{x:.decimals$}")` would (sign of a negative zero kept).
 pub fn push_fixed(out: &mut Vec<u8>, x: f64, decimals: usize) {
-    let Some(mut m) = scaled(x, decimals) else {
+    let Some(m) = scaled(x, decimals) else {
         let _ = write!(out, "{x:.decimals$}");
         return;
     };
@@ -83,29 +92,18 @@ pub fn push_fixed(out: &mut Vec<u8>, x: f64, decimals: usize) {
     // hundred thousand coordinates, and one short copy per number costs less than
     // three. Room: a sign, 16 digits (m < 2^53), a point and MAX_FAST_DECIMALS decimals.
     let mut buf = [0u8; 1 + 16 + 1 + MAX_FAST_DECIMALS];
-    let mut i = buf.len();
-    for _ in 0..decimals {
-        i -= 1;
-        buf[i] = b'0' + (m % 10) as u8;
-        m /= 10;
-    }
+    let end = buf.len();
+    let (mut start, whole) = low_digits(&mut buf, end, m, decimals);
     if decimals > 0 {
-        i -= 1;
-        buf[i] = b'.';
+        start -= 1;
+        buf[start] = b'.';
     }
-    loop {
-        i -= 1;
-        buf[i] = b'0' + (m % 10) as u8;
-        m /= 10;
-        if m == 0 {
-            break;
-        }
-    }
+    start = all_digits(&mut buf, start, whole);
     if x.is_sign_negative() {
-        i -= 1;
-        buf[i] = b'-';
+        start -= 1;
+        buf[start] = b'-';
     }
-    out.extend_from_slice(&buf[i..]);
+    out.extend_from_slice(&buf[start..end]);
 }
 
 /// Appends [`crate::json::num`]`(x, decimals)`: `x` with at most `decimals` decimals,
