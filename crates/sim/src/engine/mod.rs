@@ -252,8 +252,10 @@ impl Simulation {
         // than the receiver's work: see `ack_arrive`).
         let Some((_, seg)) = pipe.front() else { return };
         let f = seg.flow as usize;
-        if let Some((_, later)) = pipe.get(prefetch::AHEAD).filter(|_| self.prefetch) {
-            prefetch::receiver_of(&self.flows, later.flow as usize);
+        if self.prefetch {
+            if let Some((_, later)) = pipe.get(prefetch::AHEAD) {
+                prefetch::receiver_of(&self.flows, later.flow as usize);
+            }
         }
         let fl = &mut self.flows[f];
         let ack = fl.receiver.on_data(now, seg);

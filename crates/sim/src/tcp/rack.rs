@@ -32,6 +32,7 @@
 //! reordering is seen, and grows only when it is). The tail-loss probe is in `tlp.rs`.
 
 use super::scoreboard::{Scoreboard, SegInfo, EVER_RETRANS, LOST, RETRANS};
+use super::sender::TimerDeadline;
 use super::TcpSender;
 use cclab_cc::{CaState, LossRecovery};
 use cclab_units::{Duration, Time};
@@ -67,9 +68,6 @@ pub(super) struct Rack {
     /// `tp->reord_seen`: a segment never retransmitted was delivered below one SACKed
     /// before it.
     reord_seen: bool,
-    /// The sender's retransmission timer is the reorder timer (Linux `icsk_pending ==
-    /// ICSK_TIME_REO_TIMEOUT`), not the RTO.
-    pub(super) reo_timer: bool,
 }
 
 /// What one ACK's newly delivered segments tell RACK, taken as the scoreboard walks them
@@ -352,8 +350,7 @@ impl TcpSender {
         let Some(delay) = self.rack.mark_lost(&mut self.board, now, reo, self.tp.hz) else {
             return false;
         };
-        self.set_rto_timer(Some(now + delay.min(self.rto())));
-        self.rack.reo_timer = true;
+        self.timer = TimerDeadline::Reorder(now + delay.min(self.rto()));
         true
     }
 

@@ -53,12 +53,14 @@ use cclab_cc::{
 use cclab_units::{Duration, Time};
 use std::sync::Arc;
 
-/// When the retransmission timer fires.
+/// When the retransmission timer fires, and as which of Linux's timers (`icsk_pending`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(super) enum TimerDeadline {
     Stopped,
-    /// The RTO, or RACK's reorder timer.
+    /// The RTO (`ICSK_TIME_RETRANS`).
     At(Time),
+    /// RACK's reorder timer (`ICSK_TIME_REO_TIMEOUT`).
+    Reorder(Time),
     /// The tail-loss probe's timer (`ICSK_TIME_LOSS_PROBE`).
     Probe(ProbeDeadline),
 }
@@ -71,6 +73,10 @@ impl TimerDeadline {
     #[inline]
     pub(super) fn is_probe(&self) -> bool {
         matches!(self, TimerDeadline::Probe(_))
+    }
+    #[inline]
+    pub(super) fn is_reorder(&self) -> bool {
+        matches!(self, TimerDeadline::Reorder(_))
     }
 }
 
@@ -132,8 +138,8 @@ pub struct TcpSender {
 
     /// RTOs since snd_una last advanced (Linux `icsk_retransmits`).
     rtos_since_progress: u32,
-    /// When the retransmission timer fires: the RTO, or RACK's reorder timer while
-    /// `rack.reo_timer` says so, or the tail-loss probe's.
+    /// When the retransmission timer fires: the RTO, RACK's reorder timer or the
+    /// tail-loss probe's.
     pub(super) timer: TimerDeadline,
 
     // cwnd validation (tcp_cwnd_validate).
@@ -274,7 +280,7 @@ impl TcpSender {
     pub fn rto_deadline(&self) -> Option<Time> {
         match self.timer {
             TimerDeadline::Stopped => None,
-            TimerDeadline::At(t) => Some(t),
+            TimerDeadline::At(t) | TimerDeadline::Reorder(t) => Some(t),
             TimerDeadline::Probe(p) => Some(p.at(self.tp.hz)),
         }
     }
@@ -452,7 +458,7 @@ impl TcpSender {
         if sent > 0 {
             self.cwnd_validate(cwnd_limited);
         }
-        if resent_head && !self.rack.reo_timer {
+        if resent_head && !self.timer.is_reorder() {
             // Resending the oldest outstanding segment restarts the RTO, unless RACK's
             // reorder timer holds the timer (`tcp_xmit_retransmit_queue`, tcp_output.c):
             // its retransmission starts a new round trip, which on a path whose queue
@@ -731,7 +737,7 @@ impl TcpSender {
             self.set_rto_timer(None);
             return;
         }
-        if self.rack.reo_timer {
+        if self.timer.is_reorder() {
             self.on_reo_timeout(now);
             return;
         }
@@ -754,7 +760,6 @@ impl TcpSender {
     /// `at`, or stops it.
     pub(super) fn set_rto_timer(&mut self, at: Option<Time>) {
         self.timer = at.map_or(TimerDeadline::Stopped, TimerDeadline::At);
-        self.rack.reo_timer = false;
     }
 
     /// Linux `tcp_rearm_rto`: the RTO from now; replacing the reorder or probe timer,
@@ -767,7 +772,7 @@ impl TcpSender {
         }
         let rto = self.rto();
         let mut at = now + rto;
-        if self.rack.reo_timer || self.timer.is_probe() {
+        if self.timer.is_reorder() || self.timer.is_probe() {
             let head = self.board.seg(self.snd_una());
             if head.flags() & (LOST | RETRANS) != LOST {
                 let jiffy = Duration(1_000_000_000 / self.cfg.hz.max(1) as u64);
