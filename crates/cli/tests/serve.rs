@@ -797,11 +797,12 @@ fn a_hundred_and_fifty_runs_in_a_row_keep_server_memory_flat() {
     }
     eprintln!("server RSS every 10 runs (kB): {rss:?}");
     // From run 32 on, 32 runs are kept and each new one replaces the oldest, so memory
-    // levels off; but the allocator's per-thread arenas take some tens of runs more to
-    // settle (one clean-clone run under load grew 18 MB between runs 50 and 80, then
-    // stayed flat to run 100; with MALLOC_ARENA_MAX=1 the same test levels off at
-    // 30 MB from run 50). So the level is read at runs 90 and 100 and compared with the
-    // next 50 runs: a leak of a third of a megabyte per run would show.
+    // levels off. Each run has its own thread, and with glibc's default of many malloc
+    // arenas memory kept creeping (a clean-clone run failed here, 42 to 59 MB between
+    // runs 100 and 150), so the server limits itself to two (`MALLOC_ARENAS` in
+    // crates/web/src/server.rs; about 36 MB from run 40 since). The level is read at
+    // runs 90 and 100 and compared with the next 50 runs: a leak of a third of a
+    // megabyte per run would show.
     let settled = rss[8..10].iter().max().unwrap();
     let late = rss[10..].iter().max().unwrap();
     assert!(*late < settled + 16 * 1024, "RSS grew from {settled} kB to {late} kB: {rss:?}");
