@@ -8,6 +8,7 @@ pub mod compare;
 pub mod fidelity;
 pub mod fidelity_report;
 pub mod format;
+pub mod huge_pages;
 pub mod parquet_file;
 pub mod plot;
 pub mod progress;

@@ -9,6 +9,11 @@ use std::process::ExitCode;
 
 use cclab_cli::{algorithms, bench, compare, fidelity, reproduce, run, serve, testbed};
 
+/// glibc's allocator; the commands that simulate ask for huge pages under their flow
+/// table, rings and queues (`cclab_cli::huge_pages`).
+#[global_allocator]
+static ALLOCATOR: cclab_cli::huge_pages::HugePageHints = cclab_cli::huge_pages::HugePageHints;
+
 #[derive(Parser)]
 #[command(
     name = "cclab",
@@ -52,6 +57,12 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return bad_command_line(e),
     };
+    if matches!(
+        cli.command,
+        Command::Run(_) | Command::Bench(_) | Command::Reproduce(_) | Command::Fidelity(_)
+    ) {
+        cclab_cli::huge_pages::enable();
+    }
     let result = match cli.command {
         Command::Run(a) => run::main(a),
         Command::Bench(a) => bench::main(a),
