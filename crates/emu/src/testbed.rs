@@ -281,9 +281,11 @@ pub fn run_steered(
     let kernel: Vec<bool> = transports.iter().map(|t| *t == Transport::Kernel).collect();
     let _tunables = RunTunables::apply(&cfg.flows, &kernel)?;
     let (up, down) = path(cfg);
-    let h = Harness::start_with(&up, &down, cfg.seed, true)?;
-    add_flow_routes(&h, cfg)?;
-    let clock = Clock::start();
+    // The routes go in before the emulator's clock starts, and the run's clock is the
+    // emulator's: a trace's time 0 is the scenario's (the routes' `ip` took 3 to 4 ms,
+    // which put the trace that far ahead of the flows).
+    let h = Harness::start_after(&up, &down, cfg.seed, true, |net| add_flow_routes(net, cfg))?;
+    let clock = Clock { origin: h.origin_ns() };
     let mut threads = Threads::new(cfg.flows.len());
     threads.start_receivers(&h, cfg, transports, clock)?;
     let sockets = threads.start_senders(&h, cfg, transports, clock);
@@ -388,27 +390,25 @@ fn route_command(verb: &str, i: usize, (rto_min_ms, initcwnd): (u64, u32)) -> St
 }
 
 /// One address and route per flow: `rto_min` and `initcwnd` as `ip route` sets them.
-fn add_flow_routes(h: &Harness, cfg: &SimConfig) -> Result<(), EmuError> {
+fn add_flow_routes(net: &crate::EmuNet, cfg: &SimConfig) -> Result<(), EmuError> {
     let mut b_cmds = String::new();
     let mut a_cmds = String::new();
     for (i, route) in flow_routes(cfg).into_iter().enumerate() {
         b_cmds += &format!("addr add {}/32 dev {}\n", flow_addr(i), crate::TUN_NAME);
         a_cmds += &route_command("add", i, route);
     }
-    ip_batch(h.net().b.name(), &b_cmds)?;
-    ip_batch(h.net().a.name(), &a_cmds)
+    ip_batch(net.b.name(), &b_cmds)?;
+    ip_batch(net.a.name(), &a_cmds)
 }
 
-/// The run's clock: CLOCK_MONOTONIC since the threads were set up, shared by every thread.
+/// The run's clock: CLOCK_MONOTONIC since the emulator's clock started, shared by every
+/// thread.
 #[derive(Clone, Copy)]
 struct Clock {
     origin: u64,
 }
 
 impl Clock {
-    fn start() -> Clock {
-        Clock { origin: monotonic_ns() }
-    }
     fn now(self) -> Time {
         Time(monotonic_ns().saturating_sub(self.origin))
     }
