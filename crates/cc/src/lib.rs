@@ -220,9 +220,14 @@ impl TcpState {
     /// by a constant, compiled to a multiplication) and in 128 bits only once it no
     /// longer fits: after 71 minutes at `hz` 2^32, after 584 years at 1000.
     pub fn jiffies(&self) -> u32 {
-        match self.now_us.checked_mul(self.hz as u64) {
+        self.jiffies_at(self.now_us)
+    }
+
+    /// `tcp_jiffies32` at `now_us` rather than at [`now_us`](Self::now_us).
+    pub fn jiffies_at(&self, now_us: u64) -> u32 {
+        match now_us.checked_mul(self.hz as u64) {
             Some(ticks_us) => (ticks_us / 1_000_000) as u32,
-            None => (self.now_us as u128 * self.hz as u128 / 1_000_000) as u32,
+            None => (now_us as u128 * self.hz as u128 / 1_000_000) as u32,
         }
     }
 

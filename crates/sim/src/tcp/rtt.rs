@@ -6,15 +6,20 @@
 //! [`rtt_samples`]; the smoothed RTT, its variation and the RTO are [`RttEstimator`]:
 //! srtt and mdev in microseconds, scaled as in Linux, `rto_min` entering through rttvar
 //! so that RTO >= srtt + rto_min, exponential backoff up to `rto_max`, the backoff
-//! cleared by the next valid sample (RFC 6298 5.7). Min RTT is the minimum over a 10 s
-//! window with a single stored sample, restarted when it expires.
+//! cleared by the next valid sample (RFC 6298 5.7). Min RTT is Linux's: the lowest sample,
+//! kept until a lower one comes or it is [`MIN_RTT_WINDOW_SECS`] old.
 
 use super::scoreboard::{EVER_RETRANS, SACKED};
 use crate::config::TcpConfig;
+use cclab_cc::TcpState;
 use cclab_units::{Duration, Time};
 
-/// Window of the min-RTT filter.
-const MIN_RTT_WINDOW: Duration = Duration::from_secs(10);
+/// How long the min-RTT filter keeps its minimum: Linux's `net.ipv4.tcp_min_rtt_wlen`,
+/// 300 s by default (`tcp_sk_init`, net/ipv4/tcp_ipv4.c; this machine's kernel has 300),
+/// which `tcp_update_rtt_min` hands to `minmax_running_min` in jiffies. Runs shorter
+/// than that keep the lowest sample of the whole run. (cclab had 10 s, BBR's window for
+/// its own min RTT, `bbr_min_rtt_win_sec`, not TCP's.)
+const MIN_RTT_WINDOW_SECS: u32 = 300;
 
 /// Send times, in ns, of the segments one ACK newly delivers, from which its RTT samples
 /// come (Linux `tcp_clean_rtx_queue`'s `first_ackt`/`last_ackt`, `tcp_sacktag_state`'s
@@ -80,8 +85,8 @@ pub(super) struct RttEstimator {
     /// `snd_nxt` when the current window of samples began (Linux `rtt_seq`).
     rtt_seq: u32,
     rto: Duration,
-    /// When the stored min-RTT sample was taken.
-    min_rtt_stamp: Time,
+    /// When the stored min-RTT sample was taken, in jiffies (`tp->rtt_min.s[0].t`).
+    min_rtt_stamp: u32,
 }
 
 impl RttEstimator {
@@ -92,7 +97,7 @@ impl RttEstimator {
             rttvar_us: 0,
             rtt_seq: 0,
             rto: rto_initial,
-            min_rtt_stamp: Time::ZERO,
+            min_rtt_stamp: 0,
         }
     }
 
@@ -160,12 +165,19 @@ impl RttEstimator {
         // recomputed from srtt and rttvar, dropping any doubling).
     }
 
-    /// Windowed min RTT (Linux `tcp_update_rtt_min`, fed `ca_rtt_us`) into `min_rtt_us`.
-    pub(super) fn update_min_rtt(&mut self, min_rtt_us: &mut u32, now: Time, ca_rtt_us: u64) {
+    /// Linux `tcp_update_rtt_min`, fed `ca_rtt_us`: the windowed minimum into
+    /// `tp.min_rtt_us`. Linux's filter (`minmax_running_min`, lib/minmax.c) also keeps
+    /// second and third choices, but for a running minimum they never take over: a sample
+    /// found when the best is older than the window resets all three to itself, as here.
+    /// Linux skips a sample it suspects of a delayed ACK (`FLAG_ACK_MAYBE_DELAYED`: one
+    /// segment of less than an MSS); the simulator's segments are whole MSS.
+    pub(super) fn update_min_rtt(&mut self, tp: &mut TcpState, now: Time, ca_rtt_us: u64) {
         let m = ca_rtt_us.min(u32::MAX as u64) as u32;
-        if m <= *min_rtt_us || now.saturating_since(self.min_rtt_stamp) > MIN_RTT_WINDOW {
-            *min_rtt_us = m;
-            self.min_rtt_stamp = now;
+        let now_jiffies = tp.jiffies_at(now.as_micros());
+        let window = MIN_RTT_WINDOW_SECS.saturating_mul(tp.hz);
+        if m <= tp.min_rtt_us || now_jiffies.wrapping_sub(self.min_rtt_stamp) > window {
+            tp.min_rtt_us = m;
+            self.min_rtt_stamp = now_jiffies;
         }
     }
 }
@@ -327,17 +339,19 @@ mod tests {
     }
 
     #[test]
-    fn min_rtt_keeps_the_lowest_sample_for_ten_seconds() {
+    fn min_rtt_keeps_the_lowest_sample_for_linuxs_300_seconds() {
         let mut e = RttEstimator::new(Duration::from_secs(1));
-        let mut min = u32::MAX;
-        e.update_min_rtt(&mut min, Time(0), 50 * MSU);
-        e.update_min_rtt(&mut min, Time(5 * 1_000_000_000), 60 * MSU);
-        assert_eq!(min, 50_000);
-        e.update_min_rtt(&mut min, Time(9 * 1_000_000_000), 40 * MSU);
-        assert_eq!(min, 40_000, "a lower sample restarts the window");
-        e.update_min_rtt(&mut min, Time(19 * 1_000_000_000), 70 * MSU);
-        assert_eq!(min, 40_000, "exactly 10 s old: still valid");
-        e.update_min_rtt(&mut min, Time(19 * 1_000_000_000 + 1), 70 * MSU);
-        assert_eq!(min, 70_000, "expired: the new sample replaces it");
+        let mut tp = TcpState::new(1448, 10);
+        tp.hz = 250;
+        let s = |secs: u64| Time(secs * 1_000_000_000);
+        e.update_min_rtt(&mut tp, s(0), 50 * MSU);
+        e.update_min_rtt(&mut tp, s(11), 60 * MSU);
+        assert_eq!(tp.min_rtt_us, 50_000, "kept past 10 s (BBR's window, not TCP's)");
+        e.update_min_rtt(&mut tp, s(20), 40 * MSU);
+        assert_eq!(tp.min_rtt_us, 40_000, "a lower sample restarts the window");
+        e.update_min_rtt(&mut tp, s(320) + Duration::from_micros(3999), 70 * MSU);
+        assert_eq!(tp.min_rtt_us, 40_000, "300 s and less than a jiffy: still valid");
+        e.update_min_rtt(&mut tp, s(320) + Duration::from_millis(4), 70 * MSU);
+        assert_eq!(tp.min_rtt_us, 70_000, "a jiffy more: the new sample replaces it");
     }
 }

@@ -387,7 +387,7 @@ impl TcpSender {
     fn on_syn_ack(&mut self, now: Time, tsecr: Time) {
         let Some(syn) = self.syn.take() else { return };
         let e = syn.established(now, tsecr);
-        self.rtt.update_min_rtt(&mut self.tp.min_rtt_us, now, e.rtt_us);
+        self.rtt.update_min_rtt(&mut self.tp, now, e.rtt_us);
         self.rtt.on_sample(&mut self.tp.srtt_us, e.rtt_us, 0, 0, &self.cfg);
         self.set_rto_timer(None);
         self.begin(now, if e.cwnd_one { 1 } else { self.cfg.init_cwnd.max(1) });
@@ -686,7 +686,7 @@ impl TcpSender {
     ) -> Option<u32> {
         let rtt = rtt_samples(now, times, advanced, tsecr);
         if let (Some(seq_rtt), Some(ca_rtt)) = (rtt.seq_rtt_us, rtt.ca_rtt_us) {
-            self.rtt.update_min_rtt(&mut self.tp.min_rtt_us, now, ca_rtt);
+            self.rtt.update_min_rtt(&mut self.tp, now, ca_rtt);
             let (una, nxt) = (self.snd_una(), self.snd_nxt());
             self.rtt.on_sample(&mut self.tp.srtt_us, seq_rtt, una, nxt, &self.cfg);
             self.stats.rtt_us.record(ca_rtt);
