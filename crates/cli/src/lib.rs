@@ -7,6 +7,7 @@ pub mod bench;
 pub mod compare;
 pub mod fidelity;
 pub mod fidelity_report;
+pub mod flow_writer;
 pub mod format;
 pub mod huge_pages;
 pub mod parquet_file;

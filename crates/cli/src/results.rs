@@ -9,9 +9,8 @@
 //! place at the end ([`Staging`]), so a failed run never leaves half-written results and
 //! never touches earlier ones.
 
-use crate::format::{
-    num, push_csv_num, push_millis, push_secs, push_u64, secs, text_table, xml, Json,
-};
+use crate::flow_writer::FlowWriter;
+use crate::format::{num, push_secs, push_u64, secs, text_table, xml, Json};
 use crate::plot::{Chart, Series};
 use crate::series::{Kind, SeriesFile, SeriesFormat, Value};
 use cclab_cc::{Algorithm, CongestionControl, ALGORITHMS};
@@ -154,16 +153,13 @@ struct PlotPoint {
 
 /// Records the time series while the simulation runs.
 pub struct Recorder {
-    flows: SeriesFile,
+    /// flows.csv or flows.parquet, written on a thread of its own (none with `--series
+    /// none`).
+    flows: Option<FlowWriter>,
     queue: QueueSeries,
     /// The reverse bottleneck's queue, in runs that model it.
     reverse_queue: Option<QueueSeries>,
-    /// Internal-variable names of the algorithms in this scenario, in a fixed order.
-    cc_columns: Vec<&'static str>,
-    cc_values: Vec<Option<f64>>,
-    /// Per flow, the names its last sample reported and their columns.
-    cc_maps: Vec<CcMap>,
-    /// A Parquet row being built (reused).
+    /// A Parquet row of the queue being built (reused).
     values: Vec<Value>,
     error: Option<String>,
     stride: u64,
@@ -226,31 +222,6 @@ impl QueueSeries {
 /// Whether a row was written (or the error that stopped it).
 type Written = Result<(), String>;
 
-/// Where one flow's `cc_*` values go: the names its algorithm reported (in its own
-/// order) and the column of each. Built on the flow's first sample and reused while the
-/// algorithm keeps reporting the same names, so a sample costs no string comparison.
-#[derive(Clone, Default)]
-struct CcMap {
-    names: Vec<&'static str>,
-    columns: Vec<Option<usize>>,
-}
-
-impl CcMap {
-    /// Whether `cc` reports the same names as this map, compared by address: the names
-    /// are the algorithm's string constants.
-    fn matches(&self, cc: &[(&'static str, f64)]) -> bool {
-        self.names.len() == cc.len()
-            && self.names.iter().zip(cc).all(|(a, (b, _))| std::ptr::eq(*a, *b))
-    }
-
-    fn build(cc: &[(&'static str, f64)], all: &[&'static str]) -> CcMap {
-        CcMap {
-            names: cc.iter().map(|(n, _)| *n).collect(),
-            columns: cc.iter().map(|(n, _)| all.iter().position(|c| c == n)).collect(),
-        }
-    }
-}
-
 /// The `cc_*` column names for a scenario: the union over the algorithms it uses, in the
 /// order of the algorithm table and then each algorithm's own reporting order.
 pub fn cc_columns(scn: &Scenario) -> Vec<&'static str> {
@@ -306,7 +277,10 @@ impl Recorder {
         .iter()
         .map(|(n, k)| (n.to_string(), *k))
         .collect();
-        let flows = SeriesFile::create(dir, "flows", format, &flow_cols)?;
+        let flows = match SeriesFile::create(dir, "flows", format, &flow_cols)? {
+            SeriesFile::None => None,
+            file => Some(FlowWriter::start(file, cc_columns, cfg.flows.len())?),
+        };
         let queue = QueueSeries::create(dir, "queue", format, &queue_cols)?;
         let reverse_queue = if cfg.has_reverse_link() {
             Some(QueueSeries::create(dir, "reverse_queue", format, &queue_cols)?)
@@ -321,10 +295,7 @@ impl Recorder {
             flows,
             queue,
             reverse_queue,
-            cc_values: vec![None; cc_columns.len()],
-            cc_columns,
-            cc_maps: vec![CcMap::default(); cfg.flows.len()],
-            values: Vec::with_capacity(flow_cols.len()),
+            values: Vec::with_capacity(queue_cols.len()),
             error: None,
             stride,
             flow_seen: vec![0; nplot],
@@ -338,7 +309,7 @@ impl Recorder {
         if let Some(e) = self.error.take() {
             return Err(e);
         }
-        self.flows.finish()?;
+        self.flows.as_mut().map_or(Ok(()), FlowWriter::finish)?;
         self.queue.file.finish()?;
         self.reverse_queue.as_mut().map_or(Ok(()), |q| q.file.finish())
     }
@@ -349,14 +320,14 @@ impl Recorder {
         if let Some(e) = &self.error {
             return Err(e.clone());
         }
-        self.flows.flush_csv()?;
+        self.flows.as_mut().map_or(Ok(()), FlowWriter::flush)?;
         self.queue.file.flush_csv()?;
         self.reverse_queue.as_mut().map_or(Ok(()), |q| q.file.flush_csv())
     }
 
     /// Whether flows.csv or flows.parquet is written (not with `--series none`).
     fn writes_flows(&self) -> bool {
-        !matches!(self.flows, SeriesFile::None)
+        self.flows.is_some()
     }
 
     /// Keeps the first write error, which [`Recorder::finish`] reports.
@@ -364,41 +335,6 @@ impl Recorder {
         if let Err(e) = written {
             self.error.get_or_insert(e);
         }
-    }
-
-    /// Sets `cc_values` to flow `flow`'s `cc_*` values `cc`, in column order.
-    fn fill_cc_values(&mut self, flow: usize, cc: &[(&'static str, f64)]) {
-        self.cc_values.iter_mut().for_each(|v| *v = None);
-        let Some(map) = self.cc_maps.get_mut(flow) else { return };
-        if !map.matches(cc) {
-            *map = CcMap::build(cc, &self.cc_columns);
-        }
-        for (column, (_, v)) in map.columns.iter().zip(cc) {
-            if let Some(c) = column {
-                self.cc_values[*c] = Some(*v);
-            }
-        }
-    }
-
-    /// Row `row` of the samples' rows of flows.csv or flows.parquet.
-    fn flow_row(&mut self, b: &FlowSamples, row: usize) -> Written {
-        self.fill_cc_values(b.flow[row], b.cc_of(row));
-        if !self.flows.wants_values() {
-            let cc = &self.cc_values;
-            return self.flows.text_row(|out| flow_line(out, b, row, cc));
-        }
-        self.values.clear();
-        self.values.extend([
-            Value::Double(b.time.as_secs_f64()),
-            Value::Int(b.flow[row] as i64),
-            Value::Int(i64::from(b.cwnd_pkts[row])),
-            Value::Int(i64::from(b.ssthresh_pkts[row])),
-            Value::Double(b.srtt[row].as_millis_f64()),
-            Value::Int(i64::from(b.inflight_pkts[row])),
-            Value::Int(b.delivered_bytes[row] as i64),
-        ]);
-        self.values.extend(self.cc_values.iter().map(|v| v.map_or(Value::Missing, Value::Double)));
-        self.flows.values_row(&self.values)
     }
 
     /// Keeps every `stride`-th sample of the first flows for the plots. The rows come in
@@ -421,30 +357,6 @@ impl Recorder {
     }
 }
 
-/// Row `row` of the samples' lines of flows.csv (without newline), its `cc_*` cells
-/// from `cc`.
-fn flow_line(out: &mut Vec<u8>, b: &FlowSamples, row: usize, cc: &[Option<f64>]) {
-    push_secs(out, b.time.as_nanos());
-    out.push(b',');
-    push_u64(out, b.flow[row] as u64);
-    for v in [b.cwnd_pkts[row], b.ssthresh_pkts[row]] {
-        out.push(b',');
-        push_u64(out, u64::from(v));
-    }
-    out.push(b',');
-    push_millis(out, b.srtt[row].as_nanos());
-    out.push(b',');
-    push_u64(out, u64::from(b.inflight_pkts[row]));
-    out.push(b',');
-    push_u64(out, b.delivered_bytes[row]);
-    for v in cc {
-        out.push(b',');
-        if let Some(v) = v {
-            push_csv_num(out, *v, 6);
-        }
-    }
-}
-
 impl Observer for Recorder {
     /// One sample on its own (the testbed's): a one-row [`FlowSamples`].
     fn flow_sample(&mut self, s: &FlowSample) {
@@ -456,14 +368,8 @@ impl Observer for Recorder {
     }
 
     fn flow_samples(&mut self, b: &FlowSamples) {
-        if self.writes_flows() {
-            for row in 0..b.len() {
-                if self.error.is_some() {
-                    break;
-                }
-                let written = self.flow_row(b, row);
-                self.note(written);
-            }
+        if let Some(flows) = &mut self.flows {
+            flows.rows(b);
         }
         self.plot_points(b);
     }

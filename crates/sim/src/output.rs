@@ -150,6 +150,22 @@ impl FlowSamples {
         self.cc_ends.push(self.cc.len());
     }
 
+    /// Appends `other`'s rows after these (the time stays this one's): a results writer
+    /// gathers several instants' rows into one batch this way, without an allocation per
+    /// instant.
+    pub fn append(&mut self, other: &FlowSamples) {
+        self.flow.extend_from_slice(&other.flow);
+        self.cwnd_pkts.extend_from_slice(&other.cwnd_pkts);
+        self.ssthresh_pkts.extend_from_slice(&other.ssthresh_pkts);
+        self.srtt.extend_from_slice(&other.srtt);
+        self.inflight_pkts.extend_from_slice(&other.inflight_pkts);
+        self.delivered_bytes.extend_from_slice(&other.delivered_bytes);
+        self.retransmits.extend_from_slice(&other.retransmits);
+        let cc_before = self.cc.len();
+        self.cc.extend_from_slice(&other.cc);
+        self.cc_ends.extend(other.cc_ends.iter().map(|end| end + cc_before));
+    }
+
     /// Rows (flows) at this instant.
     pub fn len(&self) -> usize {
         self.flow.len()
