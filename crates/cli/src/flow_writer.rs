@@ -17,6 +17,7 @@ use crate::series::{SeriesFile, Value};
 use cclab_sim::FlowSamples;
 use cclab_units::Time;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::sync::Mutex;
 use std::thread::JoinHandle;
 
 /// Batches handed over and not yet written, at most.
@@ -60,8 +61,10 @@ pub struct FlowWriter {
     jobs: Option<SyncSender<Job>>,
     /// The batch being filled.
     batch: Box<Batch>,
-    /// Batches the writer is done with, filled again later.
-    written: Receiver<Box<Batch>>,
+    /// Batches the writer is done with, filled again later. In a `Mutex` only so that a
+    /// `FlowWriter` may be shared between threads (the Python package's objects must
+    /// be); it is never locked, its owner reaches it through `get_mut`.
+    written: Mutex<Receiver<Box<Batch>>>,
     writer: Option<JoinHandle<Result<(), String>>>,
     /// How the writer ended, once it has.
     ended: Result<(), String>,
@@ -89,6 +92,7 @@ impl FlowWriter {
             .spawn(move || rows.serve(jobs_in, written_out))
             .map_err(|e| format!("cannot start the thread that writes flows.csv: {e}"))?;
         let batch = Box::default();
+        let written = Mutex::new(written);
         Ok(FlowWriter { jobs: Some(jobs), batch, written, writer: Some(writer), ended: Ok(()) })
     }
 
@@ -110,7 +114,8 @@ impl FlowWriter {
         if self.batch.instants.is_empty() {
             return;
         }
-        let empty = self.written.try_recv().unwrap_or_default();
+        let recycled = self.written.get_mut().ok().and_then(|w| w.try_recv().ok());
+        let empty = recycled.unwrap_or_default();
         let full = std::mem::replace(&mut self.batch, empty);
         if jobs.send(Job::Rows(full)).is_err() {
             self.jobs = None;
