@@ -954,7 +954,12 @@ fn receive_udp(
         }
     };
     let _ = ready.send(Ok(()));
-    let mut r = cclab_sim::tcp::TcpReceiver::new(i as u32, f.tcp.mss, f.bytes, f.tcp.delayed_ack);
+    // The algorithm was checked before the run (`check`).
+    let sack = f.algorithm().is_ok_and(|ca| {
+        cclab_sim::tcp::recovery_style(&f.tcp, &ca) == cclab_cc::LossRecovery::Sack
+    });
+    let mut r =
+        cclab_sim::tcp::TcpReceiver::new(i as u32, f.tcp.mss, f.bytes, f.tcp.delayed_ack, sack);
     let _ = crate::udp::serve_receiver(&s, &mut r, origin, &stop, &sh.received);
 }
 

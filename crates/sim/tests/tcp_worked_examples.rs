@@ -32,8 +32,13 @@ impl Harness {
         };
         let mut s = TcpSender::new(0, Algorithm::new(cc).unwrap(), cfg, None);
         s.start(Time::ZERO);
-        let r =
-            TcpReceiver::new(0, 1448, None, DelayedAck { enabled: false, ..Default::default() });
+        let r = TcpReceiver::new(
+            0,
+            1448,
+            None,
+            DelayedAck { enabled: false, ..Default::default() },
+            true,
+        );
         let mut h = Harness { s, r, now: Time::ZERO, wire: vec![] };
         h.send();
         h
@@ -310,7 +315,7 @@ fn finite_transfer_sends_a_short_last_segment_and_completes() {
     let mut out = vec![];
     s.transmit(Time::ZERO, &mut |seg| out.push(seg));
     assert_eq!(out.iter().map(|s| s.payload).collect::<Vec<_>>(), vec![1448, 1448, 104]);
-    let mut r = TcpReceiver::new(0, 1448, Some(3000), DelayedAck::default());
+    let mut r = TcpReceiver::new(0, 1448, Some(3000), DelayedAck::default(), true);
     let mut last = None;
     for seg in &out {
         last = r.on_data(Time(1), seg).or(last);

@@ -20,7 +20,7 @@ mod tlp;
 
 pub use receiver::TcpReceiver;
 pub(crate) use scoreboard::RECORD_BYTES as SCOREBOARD_RECORD_BYTES;
-pub use sender::{SenderStats, TcpSender};
+pub use sender::{recovery_style, SenderStats, TcpSender};
 
 use crate::config::TcpConfig;
 use cclab_units::Time;

@@ -1,15 +1,38 @@
 //! The TCP receiver: cumulative ACKs with SACK blocks, delayed ACKs as Linux sends them
 //! (an ACK for every second full segment, a 40 ms timer otherwise, quick ACKs for the
-//! first 16 segments of a connection and whenever data arrives out of order or fills a
-//! hole: `tcp_ack_snd_check`, `tcp_incr_quickack` in net/ipv4/tcp_input.c), and the
-//! RFC 7323 rule for which timestamp to echo.
+//! first 16 segments of a connection and when data fills a hole: `tcp_ack_snd_check`,
+//! `tcp_incr_quickack` in net/ipv4/tcp_input.c), SACK compression for data that arrives
+//! out of order (below), and the RFC 7323 rule for which timestamp to echo.
+//!
+//! SACK compression (Linux 4.18 and later, `__tcp_ack_snd_check`): while data is held out
+//! of order, a SACK flow's receiver sends the first [`DUP_ACKS_AT_ONCE`] duplicate ACKs
+//! for one `rcv_nxt` at once (the sender's DupThresh), then one ACK per
+//! [`COMPRESSED_MAX`] segments or when a timer fires, whichever comes first; any ACK
+//! sent meanwhile stops the timer (`tcp_event_ack_sent`). The timer is 5% of the
+//! receiver's RTT, at most [`COMPRESS_DELAY_MAX`] (the defaults of
+//! `net.ipv4.tcp_comp_sack_nr` and `tcp_comp_sack_delay_ns`; its 100 us of slack is not
+//! modelled). Linux takes that RTT as the smaller of the handshake's sample
+//! (`tcp_synack_rtt_meas`) and a running estimate from the timestamps echoed in data
+//! (`tcp_rcv_rtt_measure_ts`, whose samples include the queue, so they are rarely the
+//! smaller); the model takes the handshake's sample, and without a modelled handshake
+//! it has none, so it ACKs at once as before (Linux, with no RTT at all, would too).
 
 use super::{release_if_empty, Ack, Segment, MAX_SACK_BLOCKS};
 use crate::config::DelayedAck;
-use cclab_units::Time;
+use cclab_units::{Duration, Time};
 
 /// Linux `TCP_MAX_QUICKACKS`: segments ACKed at once at the start of a connection.
 const QUICKACKS: u32 = 16;
+
+/// Linux `TCP_FASTRETRANS_THRESH`: duplicate ACKs for one `rcv_nxt` sent at once before
+/// SACK compression starts.
+const DUP_ACKS_AT_ONCE: u32 = 3;
+
+/// `net.ipv4.tcp_comp_sack_nr` (default 44): compressed ACKs at most before one is sent.
+const COMPRESSED_MAX: u32 = 44;
+
+/// `net.ipv4.tcp_comp_sack_delay_ns` (default 1 ms): the longest a compressed ACK waits.
+const COMPRESS_DELAY_MAX: Duration = Duration::from_millis(1);
 
 #[derive(Clone, Debug)]
 pub struct TcpReceiver {
@@ -18,8 +41,21 @@ pub struct TcpReceiver {
     /// Total bytes of a finite transfer (to count the short last segment right).
     total_bytes: Option<u64>,
     delack: DelayedAck,
-    /// Next segment expected.
+    /// Whether the flow uses SACK (only then are ACKs compressed).
+    sack: bool,
+    /// When the last SYN arrived, and the handshake's RTT sample (from it to the first
+    /// data segment, which follows the handshake's last ACK).
+    syn_at: Option<Time>,
+    handshake_rtt: Option<Duration>,
+    /// SACK compression: the `rcv_nxt` its duplicate ACKs were counted for, how many were
+    /// sent at once, how many segments wait for a compressed ACK, and its timer.
+    dup_acks_for: u32,
+    dup_acks: u32,
+    compressed: u32,
+    compress_deadline: Option<Time>,
+    /// Next segment expected, and what it was when the last ACK left (Linux `rcv_wup`).
     rcv_nxt: u32,
+    rcv_wup: u32,
     /// Out-of-order segments held, as sorted disjoint ranges `[start, end)`.
     ooo: Vec<(u32, u32)>,
     /// The range holding the most recently received out-of-order segment (first SACK block).
@@ -32,13 +68,27 @@ pub struct TcpReceiver {
 }
 
 impl TcpReceiver {
-    pub fn new(flow: u32, mss: u32, total_bytes: Option<u64>, delack: DelayedAck) -> TcpReceiver {
+    pub fn new(
+        flow: u32,
+        mss: u32,
+        total_bytes: Option<u64>,
+        delack: DelayedAck,
+        sack: bool,
+    ) -> TcpReceiver {
         TcpReceiver {
             flow,
             mss,
             total_bytes,
             delack,
+            sack,
+            syn_at: None,
+            handshake_rtt: None,
+            dup_acks_for: 0,
+            dup_acks: 0,
+            compressed: 0,
+            compress_deadline: None,
             rcv_nxt: 0,
+            rcv_wup: 0,
             ooo: Vec::new(),
             last_ooo: None,
             unacked: 0,
@@ -61,9 +111,12 @@ impl TcpReceiver {
         self.rcv_nxt
     }
 
-    /// When the delayed-ACK timer fires, if armed.
+    /// When the delayed-ACK timer or the compressed-ACK timer fires next, if armed.
     pub fn delack_deadline(&self) -> Option<Time> {
-        self.delack_deadline
+        match (self.delack_deadline, self.compress_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// A data segment arrived; returns the ACK to send now, if any (otherwise the
@@ -72,7 +125,11 @@ impl TcpReceiver {
     /// changes nothing else.
     pub fn on_data(&mut self, now: Time, seg: &Segment) -> Option<Ack> {
         if seg.is_syn() {
+            self.syn_at = Some(now);
             return Some(Ack::syn_ack(self.flow, seg.tsval));
+        }
+        if let Some(syn_at) = self.syn_at.take() {
+            self.handshake_rtt = Some(now - syn_at);
         }
         let had_ooo = !self.ooo.is_empty();
         let s = seg.seq;
@@ -80,7 +137,8 @@ impl TcpReceiver {
             // Old duplicate (a spurious retransmission): ACK at once, as Linux does.
             return Some(self.make_ack());
         }
-        if s == self.rcv_nxt {
+        let in_order = s == self.rcv_nxt;
+        if in_order {
             // RFC 7323: remember the timestamp of the segment at the left edge.
             self.ts_recent = seg.tsval;
             self.rcv_nxt += 1;
@@ -101,32 +159,66 @@ impl TcpReceiver {
             self.insert_ooo(s);
         }
         self.unacked += 1;
+        // In order after a hole, the segment filled it (ACK now: RFC 5681 4.2) or moved
+        // `rcv_nxt` under held data. Moved by more than one segment since the last ACK, it
+        // is ACKed at once; by one, Linux takes that ACK for one of the first duplicate
+        // ACKs for the new `rcv_nxt`, which go at once too.
         let now_ack = !self.delack.enabled
-            || had_ooo
-            || !self.ooo.is_empty()
             || self.quick > 0
-            || self.unacked >= self.delack.every.max(1);
+            || if !in_order || (had_ooo && !self.ooo.is_empty() && self.rcv_nxt - self.rcv_wup <= 1)
+            {
+                self.ack_held_segment_now(now)
+            } else {
+                had_ooo || self.unacked >= self.delack.every.max(1)
+            };
         if now_ack {
             self.quick = self.quick.saturating_sub(1);
             Some(self.make_ack())
         } else {
-            if self.delack_deadline.is_none() {
+            if in_order && self.delack_deadline.is_none() {
                 self.delack_deadline = Some(now + self.delack.timeout);
             }
             None
         }
     }
 
-    /// The delayed-ACK timer fired at `now`.
-    pub fn on_delack_timer(&mut self, now: Time) -> Option<Ack> {
-        match self.delack_deadline {
-            Some(d) if d <= now && self.unacked > 0 => Some(self.make_ack()),
-            Some(d) if d <= now => {
-                self.delack_deadline = None;
-                None
-            }
-            _ => None,
+    /// SACK compression (module doc) for a segment just held out of order: whether to
+    /// ACK it now; if not, it waits for the compressed ACK, whose timer this arms.
+    fn ack_held_segment_now(&mut self, now: Time) -> bool {
+        let Some(rtt) = self.handshake_rtt.filter(|_| self.sack) else { return true };
+        if self.compressed >= COMPRESSED_MAX {
+            return true;
         }
+        if self.dup_acks_for != self.rcv_nxt {
+            self.dup_acks_for = self.rcv_nxt;
+            self.dup_acks = 0;
+        }
+        if self.dup_acks < DUP_ACKS_AT_ONCE {
+            self.dup_acks += 1;
+            return true;
+        }
+        // 5% of the RTT in whole microseconds, as Linux computes it from srtt in eighths
+        // of a microsecond: `rtt * (NSEC_PER_USEC >> 3) / 20` ns.
+        let delay = Duration::from_nanos(rtt.as_micros() * 50).min(COMPRESS_DELAY_MAX);
+        if delay == Duration::ZERO {
+            return true; // Linux's timer would fire at once
+        }
+        self.compressed += 1;
+        self.compress_deadline.get_or_insert(now + delay);
+        false
+    }
+
+    /// The delayed-ACK or compressed-ACK timer fired at `now`.
+    pub fn on_delack_timer(&mut self, now: Time) -> Option<Ack> {
+        if self.delack_deadline().is_none_or(|d| d > now) {
+            return None;
+        }
+        if self.unacked > 0 {
+            return Some(self.make_ack());
+        }
+        self.delack_deadline = None;
+        self.compress_deadline = None;
+        None
     }
 
     fn insert_ooo(&mut self, s: u32) {
@@ -153,8 +245,12 @@ impl TcpReceiver {
     }
 
     fn make_ack(&mut self) -> Ack {
+        // Any ACK covers what waited for either timer (`tcp_event_ack_sent`).
         self.unacked = 0;
+        self.rcv_wup = self.rcv_nxt;
         self.delack_deadline = None;
+        self.compressed = 0;
+        self.compress_deadline = None;
         let mut sacks = [(0, 0); MAX_SACK_BLOCKS];
         let mut n = 0;
         // RFC 2018: the block holding the latest segment first, then the others (highest
@@ -190,7 +286,7 @@ mod tests {
 
     #[test]
     fn acks_every_second_segment_after_the_quickack_phase() {
-        let mut r = TcpReceiver::new(0, 1448, None, DelayedAck::default());
+        let mut r = TcpReceiver::new(0, 1448, None, DelayedAck::default(), true);
         for i in 0..QUICKACKS {
             assert!(r.on_data(Time(i as u64), &seg(i, i as u64)).is_some());
         }
@@ -207,7 +303,7 @@ mod tests {
 
     #[test]
     fn out_of_order_data_gets_sack_blocks_latest_first_and_immediate_acks() {
-        let mut r = TcpReceiver::new(0, 1448, None, DelayedAck::default());
+        let mut r = TcpReceiver::new(0, 1448, None, DelayedAck::default(), true);
         r.quick = 0;
         r.on_data(Time(0), &seg(0, 0));
         let a = r.on_data(Time(1), &seg(2, 1)).unwrap();
@@ -221,5 +317,100 @@ mod tests {
         assert_eq!((a.ack, a.sack_blocks()), (4, &[(5, 6)][..]));
         assert_eq!(a.tsecr, Time(4));
         assert_eq!(r.delivered_bytes(), 4 * 1448);
+    }
+
+    /// A receiver past its quick ACKs whose handshake took `rtt`, with segments 0..10
+    /// received in order and ACKed.
+    fn after_handshake(rtt: Duration, sack: bool) -> TcpReceiver {
+        let mut r = TcpReceiver::new(0, 1448, None, DelayedAck::default(), sack);
+        let syn = Segment::syn(0, Time(0));
+        assert!(r.on_data(Time(0), &syn).is_some_and(|a| a.is_syn_ack()));
+        r.quick = 0;
+        for i in 0..10 {
+            r.on_data(Time(0) + rtt, &seg(i, 0));
+        }
+        r.on_delack_timer(Time(u64::MAX / 2));
+        r
+    }
+
+    /// Linux's SACK compression: after a hole, three duplicate ACKs at once, then the
+    /// held segments wait up to 1 ms (5% of a 40 ms RTT would be 2 ms) for one ACK that
+    /// carries them all; a new `rcv_nxt` starts the count of three again.
+    #[test]
+    fn held_segments_after_three_duplicate_acks_wait_for_one_compressed_ack() {
+        let mut r = after_handshake(Duration::from_millis(40), true);
+        let t = Time(1_000_000_000);
+        for (k, seq) in (11..14).enumerate() {
+            let a = r.on_data(t, &seg(seq, 0)).expect("one of the first three duplicate ACKs");
+            assert_eq!((a.ack, a.sack_blocks()), (10, &[(11, seq + 1)][..]), "dup ACK {k}");
+        }
+        assert!(r.on_data(t, &seg(14, 0)).is_none(), "the fourth is compressed");
+        assert!(r.on_data(t + Duration::from_micros(300), &seg(15, 0)).is_none());
+        assert_eq!(r.delack_deadline(), Some(t + Duration::from_millis(1)));
+        assert!(r.on_delack_timer(t + Duration::from_micros(999)).is_none());
+        let a = r.on_delack_timer(t + Duration::from_millis(1)).expect("the compressed ACK");
+        assert_eq!((a.ack, a.sack_blocks()), (10, &[(11, 16)][..]));
+        assert_eq!(r.delack_deadline(), None);
+        // The retransmission moves rcv_nxt under another hole: ACKed at once, and the
+        // next held segments are again duplicate ACKs for the new rcv_nxt.
+        let t = t + Duration::from_millis(50);
+        r.on_data(t, &seg(17, 0));
+        assert_eq!(r.on_data(t, &seg(10, 0)).map(|a| a.ack), Some(16));
+        for seq in 18..21 {
+            assert_eq!(r.on_data(t, &seg(seq, 0)).map(|a| a.ack), Some(16), "seq {seq}");
+        }
+        assert!(r.on_data(t, &seg(21, 0)).is_none());
+    }
+
+    /// At most 44 segments wait for one compressed ACK; the 45th is ACKed at once. A
+    /// short RTT shortens the timer (5%: 0.5 ms for 10 ms).
+    #[test]
+    fn compression_stops_at_44_segments_and_its_timer_is_five_percent_of_the_rtt() {
+        let mut r = after_handshake(Duration::from_millis(10), true);
+        let t = Time(1_000_000_000);
+        for seq in 11..14 {
+            assert!(r.on_data(t, &seg(seq, 0)).is_some());
+        }
+        for seq in 14..14 + COMPRESSED_MAX {
+            assert!(r.on_data(t, &seg(seq, 0)).is_none(), "seq {seq}");
+        }
+        assert_eq!(r.delack_deadline(), Some(t + Duration::from_micros(500)));
+        let a = r.on_data(t, &seg(14 + COMPRESSED_MAX, 0)).expect("the 45th");
+        assert_eq!(a.sack_blocks(), &[(11, 15 + COMPRESSED_MAX)]);
+        assert_eq!(r.delack_deadline(), None, "the ACK stopped the timer");
+    }
+
+    /// Without SACK, or without a handshake to measure the RTT by, every held segment
+    /// is ACKed at once.
+    #[test]
+    fn no_compression_without_sack_or_without_an_rtt() {
+        let mut r = after_handshake(Duration::from_millis(40), false);
+        for seq in 11..20 {
+            assert!(r.on_data(Time(1_000_000_000), &seg(seq, 0)).is_some(), "no SACK, {seq}");
+        }
+        let mut r = TcpReceiver::new(0, 1448, None, DelayedAck::default(), true);
+        r.quick = 0;
+        r.on_data(Time(0), &seg(0, 0));
+        for seq in 2..12 {
+            assert!(r.on_data(Time(1), &seg(seq, 0)).is_some(), "no RTT, {seq}");
+        }
+    }
+
+    /// A retransmission that moves `rcv_nxt` by one segment under held data is ACKed at
+    /// once and counts as the first duplicate ACK for the new `rcv_nxt`: two more go at
+    /// once, then compression.
+    #[test]
+    fn a_one_segment_advance_under_held_data_counts_as_a_duplicate_ack() {
+        let mut r = after_handshake(Duration::from_millis(40), true);
+        let t = Time(1_000_000_000);
+        for seq in 12..15 {
+            assert_eq!(r.on_data(t, &seg(seq, 0)).map(|a| a.ack), Some(10));
+        }
+        assert!(r.on_data(t, &seg(15, 0)).is_none());
+        assert_eq!(r.on_data(t, &seg(10, 0)).map(|a| a.ack), Some(11), "hole 11 remains");
+        for seq in 16..18 {
+            assert_eq!(r.on_data(t, &seg(seq, 0)).map(|a| a.ack), Some(11), "seq {seq}");
+        }
+        assert!(r.on_data(t, &seg(18, 0)).is_none(), "the fourth for rcv_nxt 11");
     }
 }

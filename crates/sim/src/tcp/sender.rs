@@ -149,6 +149,12 @@ pub struct TcpSender {
     rwnd_segs: u32,
 }
 
+/// The loss recovery a flow uses: its `recovery` key, or else its algorithm's own. The
+/// receiver needs it too: only a SACK flow's receiver compresses its ACKs.
+pub fn recovery_style(cfg: &TcpConfig, ca: &Algorithm) -> LossRecovery {
+    cfg.recovery.unwrap_or_else(|| ca.loss_recovery())
+}
+
 impl TcpSender {
     /// A sender for `flow` with algorithm `ca`; `bytes` is a finite transfer size (None: bulk).
     /// `cfg` may be shared with other senders (pass an `Arc`) or owned (a `TcpConfig`).
@@ -160,7 +166,7 @@ impl TcpSender {
     ) -> TcpSender {
         let cfg = cfg.into();
         let mss = cfg.mss.max(1);
-        let style = cfg.recovery.unwrap_or_else(|| ca.loss_recovery());
+        let style = recovery_style(&cfg, &ca);
         let (total_segs, last_payload) = match bytes {
             Some(b) => {
                 let n = b.div_ceil(mss as u64).min(u32::MAX as u64 / 2) as u32;

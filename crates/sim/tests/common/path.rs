@@ -52,7 +52,7 @@ impl<F: Fn(u32, u32) -> Fate> Path<F> {
         let cfg = TcpConfig { handshake: false, delayed_ack: no_delack, ..cfg };
         let mut s = TcpSender::new(0, Algorithm::new("reno").unwrap(), cfg, bytes);
         s.start(Time::ZERO);
-        let r = TcpReceiver::new(0, 1448, bytes, no_delack);
+        let r = TcpReceiver::new(0, 1448, bytes, no_delack, true);
         let mut p = Path {
             s,
             r,
