@@ -90,7 +90,9 @@ impl FlowWriter {
         let writer = std::thread::Builder::new()
             .name("flows writer".into())
             .spawn(move || rows.serve(jobs_in, written_out))
-            .map_err(|e| format!("cannot start the thread that writes flows.csv: {e}"))?;
+            .map_err(|e| {
+                format!("cannot start the thread that writes the flows' time series: {e}")
+            })?;
         let batch = Box::default();
         let written = Mutex::new(written);
         Ok(FlowWriter { jobs: Some(jobs), batch, written, writer: Some(writer), ended: Ok(()) })
@@ -140,7 +142,7 @@ impl FlowWriter {
         self.jobs = None;
         if let Some(writer) = self.writer.take() {
             self.ended = writer.join().unwrap_or_else(|_| {
-                Err("the thread writing flows.csv stopped on an internal error".into())
+                Err("the thread writing the flows' time series stopped on an internal error".into())
             });
         }
         self.ended.clone()

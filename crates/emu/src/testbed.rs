@@ -955,11 +955,11 @@ fn receive_udp(
     };
     let _ = ready.send(Ok(()));
     // The algorithm was checked before the run (`check`).
-    let sack = f.algorithm().is_ok_and(|ca| {
-        cclab_sim::tcp::recovery_style(&f.tcp, &ca) == cclab_cc::LossRecovery::Sack
-    });
+    let recovery = f
+        .algorithm()
+        .map_or(cclab_cc::LossRecovery::Sack, |ca| cclab_sim::tcp::recovery_style(&f.tcp, &ca));
     let mut r =
-        cclab_sim::tcp::TcpReceiver::new(i as u32, f.tcp.mss, f.bytes, f.tcp.delayed_ack, sack);
+        cclab_sim::tcp::TcpReceiver::new(i as u32, f.tcp.mss, f.bytes, f.tcp.delayed_ack, recovery);
     let _ = crate::udp::serve_receiver(&s, &mut r, origin, &stop, &sh.received);
 }
 

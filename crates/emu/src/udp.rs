@@ -14,7 +14,7 @@
 use crate::forwarder::monotonic_ns;
 use crate::harness::{Harness, Side};
 use crate::EmuError;
-use cclab_cc::{Algorithm, LossRecovery};
+use cclab_cc::Algorithm;
 use cclab_sim::tcp::{recovery_style, Ack, Segment, TcpReceiver, TcpSender, MAX_SACK_BLOCKS};
 use cclab_sim::{FlowSample, TcpConfig};
 use cclab_units::{Duration, Time};
@@ -272,11 +272,11 @@ pub fn run_flow(h: &Harness, flow: &UdpFlow) -> Result<UdpRun, EmuError> {
     let (tx, rx) = std::sync::mpsc::channel();
     let (rstop, rdelivered, tcp, bytes) =
         (stop.clone(), delivered.clone(), flow.tcp.clone(), flow.bytes);
-    let sack = recovery_style(&tcp, &ca) == LossRecovery::Sack;
+    let recovery = recovery_style(&tcp, &ca);
     let receiver = h.spawn(Side::B, move || -> std::io::Result<()> {
         let s = UdpSocket::bind((crate::ADDR_B, PORT))?;
         let _ = tx.send(());
-        let mut r = TcpReceiver::new(0, tcp.mss, bytes, tcp.delayed_ack, sack);
+        let mut r = TcpReceiver::new(0, tcp.mss, bytes, tcp.delayed_ack, recovery);
         serve_receiver(&s, &mut r, origin, &rstop, &rdelivered)
     });
     rx.recv_timeout(std::time::Duration::from_secs(2))

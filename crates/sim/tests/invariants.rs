@@ -62,7 +62,7 @@ fn run_model(cc: &str, recovery: Option<LossRecovery>, seed: u64, steps: usize) 
         ..Default::default()
     };
     let mut s = TcpSender::new(0, Algorithm::new(cc).unwrap(), cfg, None);
-    let mut r = TcpReceiver::new(0, 1448, None, delack, true);
+    let mut r = TcpReceiver::new(0, 1448, None, delack, s.recovery_style());
     let tahoe = s.recovery_style() == LossRecovery::Tahoe;
     let mut now = Time::ZERO;
     s.start(now);

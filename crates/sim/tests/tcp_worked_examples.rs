@@ -37,7 +37,7 @@ impl Harness {
             1448,
             None,
             DelayedAck { enabled: false, ..Default::default() },
-            true,
+            LossRecovery::Sack,
         );
         let mut h = Harness { s, r, now: Time::ZERO, wire: vec![] };
         h.send();
@@ -315,7 +315,7 @@ fn finite_transfer_sends_a_short_last_segment_and_completes() {
     let mut out = vec![];
     s.transmit(Time::ZERO, &mut |seg| out.push(seg));
     assert_eq!(out.iter().map(|s| s.payload).collect::<Vec<_>>(), vec![1448, 1448, 104]);
-    let mut r = TcpReceiver::new(0, 1448, Some(3000), DelayedAck::default(), true);
+    let mut r = TcpReceiver::new(0, 1448, Some(3000), DelayedAck::default(), LossRecovery::Sack);
     let mut last = None;
     for seg in &out {
         last = r.on_data(Time(1), seg).or(last);

@@ -57,7 +57,6 @@ use crate::rng::{stream, Rng};
 use crate::tcp::{Ack, Segment, TcpReceiver, TcpSender};
 use crate::trace::LinkSchedule;
 use crate::validate::{self, apply_param, flow_index_error, TcpChange};
-use cclab_cc::LossRecovery;
 use cclab_units::Time;
 use link::{ack_wire_bytes, Packet};
 pub use live::LiveClock;
@@ -109,8 +108,9 @@ impl Simulation {
         for (i, f) in cfg.flows.iter().enumerate() {
             let alg = f.check(&cfg.bottleneck).map_err(|e| e.within(&format!("flows[{i}]")))?;
             let sender = TcpSender::new(i as u32, alg, tcp.of(&f.tcp), f.bytes);
-            let sack = sender.recovery_style() == LossRecovery::Sack;
-            let receiver = TcpReceiver::new(i as u32, f.tcp.mss, f.bytes, f.tcp.delayed_ack, sack);
+            let recovery = sender.recovery_style();
+            let receiver =
+                TcpReceiver::new(i as u32, f.tcp.mss, f.bytes, f.tcp.delayed_ack, recovery);
             flows.push(Flow {
                 sender,
                 receiver,

@@ -19,6 +19,7 @@
 
 use super::{release_if_empty, Ack, Segment, MAX_SACK_BLOCKS};
 use crate::config::DelayedAck;
+use cclab_cc::LossRecovery;
 use cclab_units::{Duration, Time};
 
 /// Linux `TCP_MAX_QUICKACKS`: segments ACKed at once at the start of a connection.
@@ -41,7 +42,7 @@ pub struct TcpReceiver {
     /// Total bytes of a finite transfer (to count the short last segment right).
     total_bytes: Option<u64>,
     delack: DelayedAck,
-    /// Whether the flow uses SACK (only then are ACKs compressed).
+    /// Whether the flow uses SACK recovery (only then are ACKs compressed).
     sack: bool,
     /// When the last SYN arrived, and the handshake's RTT sample (from it to the first
     /// data segment, which follows the handshake's last ACK).
@@ -73,14 +74,14 @@ impl TcpReceiver {
         mss: u32,
         total_bytes: Option<u64>,
         delack: DelayedAck,
-        sack: bool,
+        recovery: LossRecovery,
     ) -> TcpReceiver {
         TcpReceiver {
             flow,
             mss,
             total_bytes,
             delack,
-            sack,
+            sack: recovery == LossRecovery::Sack,
             syn_at: None,
             handshake_rtt: None,
             dup_acks_for: 0,
@@ -159,15 +160,16 @@ impl TcpReceiver {
             self.insert_ooo(s);
         }
         self.unacked += 1;
-        // In order after a hole, the segment filled it (ACK now: RFC 5681 4.2) or moved
-        // `rcv_nxt` under held data. Moved by more than one segment since the last ACK, it
-        // is ACKed at once; by one, Linux takes that ACK for one of the first duplicate
-        // ACKs for the new `rcv_nxt`, which go at once too.
+        // A segment held out of order is a duplicate ACK's cause. So is one that moved
+        // `rcv_nxt` by a single segment under held data: Linux counts that ACK as the first
+        // duplicate ACK for the new `rcv_nxt`. Moved further, or filling the hole, it is
+        // ACKed at once (RFC 5681 4.2).
+        let duplicate_ack =
+            !in_order || (had_ooo && !self.ooo.is_empty() && self.rcv_nxt - self.rcv_wup <= 1);
         let now_ack = !self.delack.enabled
             || self.quick > 0
-            || if !in_order || (had_ooo && !self.ooo.is_empty() && self.rcv_nxt - self.rcv_wup <= 1)
-            {
-                self.ack_held_segment_now(now)
+            || if duplicate_ack {
+                self.duplicate_ack_now(now)
             } else {
                 had_ooo || self.unacked >= self.delack.every.max(1)
             };
@@ -182,9 +184,9 @@ impl TcpReceiver {
         }
     }
 
-    /// SACK compression (module doc) for a segment just held out of order: whether to
-    /// ACK it now; if not, it waits for the compressed ACK, whose timer this arms.
-    fn ack_held_segment_now(&mut self, now: Time) -> bool {
+    /// SACK compression (module doc) for a duplicate ACK: whether to send it now; if not,
+    /// its segment waits for the compressed ACK, whose timer this arms.
+    fn duplicate_ack_now(&mut self, now: Time) -> bool {
         let Some(rtt) = self.handshake_rtt.filter(|_| self.sack) else { return true };
         if self.compressed >= COMPRESSED_MAX {
             return true;
@@ -286,7 +288,7 @@ mod tests {
 
     #[test]
     fn acks_every_second_segment_after_the_quickack_phase() {
-        let mut r = TcpReceiver::new(0, 1448, None, DelayedAck::default(), true);
+        let mut r = TcpReceiver::new(0, 1448, None, DelayedAck::default(), LossRecovery::Sack);
         for i in 0..QUICKACKS {
             assert!(r.on_data(Time(i as u64), &seg(i, i as u64)).is_some());
         }
@@ -303,7 +305,7 @@ mod tests {
 
     #[test]
     fn out_of_order_data_gets_sack_blocks_latest_first_and_immediate_acks() {
-        let mut r = TcpReceiver::new(0, 1448, None, DelayedAck::default(), true);
+        let mut r = TcpReceiver::new(0, 1448, None, DelayedAck::default(), LossRecovery::Sack);
         r.quick = 0;
         r.on_data(Time(0), &seg(0, 0));
         let a = r.on_data(Time(1), &seg(2, 1)).unwrap();
@@ -321,8 +323,8 @@ mod tests {
 
     /// A receiver past its quick ACKs whose handshake took `rtt`, with segments 0..10
     /// received in order and ACKed.
-    fn after_handshake(rtt: Duration, sack: bool) -> TcpReceiver {
-        let mut r = TcpReceiver::new(0, 1448, None, DelayedAck::default(), sack);
+    fn after_handshake(rtt: Duration, recovery: LossRecovery) -> TcpReceiver {
+        let mut r = TcpReceiver::new(0, 1448, None, DelayedAck::default(), recovery);
         let syn = Segment::syn(0, Time(0));
         assert!(r.on_data(Time(0), &syn).is_some_and(|a| a.is_syn_ack()));
         r.quick = 0;
@@ -338,7 +340,7 @@ mod tests {
     /// carries them all; a new `rcv_nxt` starts the count of three again.
     #[test]
     fn held_segments_after_three_duplicate_acks_wait_for_one_compressed_ack() {
-        let mut r = after_handshake(Duration::from_millis(40), true);
+        let mut r = after_handshake(Duration::from_millis(40), LossRecovery::Sack);
         let t = Time(1_000_000_000);
         for (k, seq) in (11..14).enumerate() {
             let a = r.on_data(t, &seg(seq, 0)).expect("one of the first three duplicate ACKs");
@@ -366,7 +368,7 @@ mod tests {
     /// short RTT shortens the timer (5%: 0.5 ms for 10 ms).
     #[test]
     fn compression_stops_at_44_segments_and_its_timer_is_five_percent_of_the_rtt() {
-        let mut r = after_handshake(Duration::from_millis(10), true);
+        let mut r = after_handshake(Duration::from_millis(10), LossRecovery::Sack);
         let t = Time(1_000_000_000);
         for seq in 11..14 {
             assert!(r.on_data(t, &seg(seq, 0)).is_some());
@@ -384,11 +386,11 @@ mod tests {
     /// is ACKed at once.
     #[test]
     fn no_compression_without_sack_or_without_an_rtt() {
-        let mut r = after_handshake(Duration::from_millis(40), false);
+        let mut r = after_handshake(Duration::from_millis(40), LossRecovery::NewReno);
         for seq in 11..20 {
             assert!(r.on_data(Time(1_000_000_000), &seg(seq, 0)).is_some(), "no SACK, {seq}");
         }
-        let mut r = TcpReceiver::new(0, 1448, None, DelayedAck::default(), true);
+        let mut r = TcpReceiver::new(0, 1448, None, DelayedAck::default(), LossRecovery::Sack);
         r.quick = 0;
         r.on_data(Time(0), &seg(0, 0));
         for seq in 2..12 {
@@ -401,7 +403,7 @@ mod tests {
     /// once, then compression.
     #[test]
     fn a_one_segment_advance_under_held_data_counts_as_a_duplicate_ack() {
-        let mut r = after_handshake(Duration::from_millis(40), true);
+        let mut r = after_handshake(Duration::from_millis(40), LossRecovery::Sack);
         let t = Time(1_000_000_000);
         for seq in 12..15 {
             assert_eq!(r.on_data(t, &seg(seq, 0)).map(|a| a.ack), Some(10));

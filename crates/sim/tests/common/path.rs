@@ -2,7 +2,7 @@
 //! where the test decides the fate of each transmission of each segment (delivered,
 //! dropped or held back).
 
-use cclab_cc::Algorithm;
+use cclab_cc::{Algorithm, LossRecovery};
 use cclab_sim::tcp::{Ack, Segment, TcpReceiver, TcpSender};
 use cclab_sim::{DelayedAck, TcpConfig};
 use cclab_units::{Duration, Time};
@@ -52,7 +52,7 @@ impl<F: Fn(u32, u32) -> Fate> Path<F> {
         let cfg = TcpConfig { handshake: false, delayed_ack: no_delack, ..cfg };
         let mut s = TcpSender::new(0, Algorithm::new("reno").unwrap(), cfg, bytes);
         s.start(Time::ZERO);
-        let r = TcpReceiver::new(0, 1448, bytes, no_delack, true);
+        let r = TcpReceiver::new(0, 1448, bytes, no_delack, LossRecovery::Sack);
         let mut p = Path {
             s,
             r,
