@@ -4,10 +4,12 @@
 //! cross a real link in wall-clock time (what the CUBIC-vs-Tahoe notebook did over UDP).
 //!
 //! Wire format (little-endian), one segment or ACK per datagram:
-//! - data: `b'D'`, flow u32, seq u32 (segment number), payload u32, tsval u64 (ns), then
+//! - data: `b'D'`, flow u32, seq u32 (segment number), payload u32, tsval u64 (ns),
+//!   tsecr u64 (ns), then
 //!   padding so that the IP packet has the segment's `wire_bytes` (1500 for a full MSS,
 //!   as the equivalent TCP packet);
-//! - ack: `b'A'`, flow u32, ack u32, n_sacks u8, 3 x (start u32, end u32), tsecr u64.
+//! - ack: `b'A'`, flow u32, ack u32, n_sacks u8, 3 x (start u32, end u32), tsecr u64,
+//!   tsval u64.
 //!
 //! Both ends read the same CLOCK_MONOTONIC origin, so echoed timestamps are comparable.
 
@@ -23,8 +25,8 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
-const DATA_HEADER: usize = 21;
-const ACK_LEN: usize = 10 + MAX_SACK_BLOCKS * 8 + 8;
+const DATA_HEADER: usize = 29;
+const ACK_LEN: usize = 10 + MAX_SACK_BLOCKS * 8 + 16;
 /// IPv4 + UDP headers.
 const IP_UDP: u32 = 28;
 /// UDP port of a user-space flow's receiver.
@@ -36,6 +38,7 @@ pub fn encode_segment(seg: &Segment, buf: &mut [u8]) -> usize {
     buf[5..9].copy_from_slice(&seg.seq.to_le_bytes());
     buf[9..13].copy_from_slice(&seg.payload.to_le_bytes());
     buf[13..21].copy_from_slice(&seg.tsval.as_nanos().to_le_bytes());
+    buf[21..29].copy_from_slice(&seg.tsecr.as_nanos().to_le_bytes());
     (seg.wire_bytes.saturating_sub(IP_UDP) as usize).clamp(DATA_HEADER, buf.len())
 }
 
@@ -60,6 +63,7 @@ pub fn decode_segment(b: &[u8]) -> Option<Segment> {
         payload: u32_at(b, 9),
         wire_bytes: b.len() as u32 + IP_UDP,
         tsval: Time(u64_at(b, 13)),
+        tsecr: Time(u64_at(b, 21)),
     })
 }
 
@@ -72,7 +76,9 @@ pub fn encode_ack(a: &Ack, buf: &mut [u8]) -> usize {
         buf[10 + 8 * k..14 + 8 * k].copy_from_slice(&s.to_le_bytes());
         buf[14 + 8 * k..18 + 8 * k].copy_from_slice(&e.to_le_bytes());
     }
-    buf[10 + 8 * MAX_SACK_BLOCKS..ACK_LEN].copy_from_slice(&a.tsecr.as_nanos().to_le_bytes());
+    let times = 10 + 8 * MAX_SACK_BLOCKS;
+    buf[times..times + 8].copy_from_slice(&a.tsecr.as_nanos().to_le_bytes());
+    buf[times + 8..ACK_LEN].copy_from_slice(&a.tsval.as_nanos().to_le_bytes());
     ACK_LEN
 }
 
@@ -90,6 +96,7 @@ pub fn decode_ack(b: &[u8]) -> Option<Ack> {
         sacks,
         n_sacks: b[9],
         tsecr: Time(u64_at(b, 10 + 8 * MAX_SACK_BLOCKS)),
+        tsval: Time(u64_at(b, 18 + 8 * MAX_SACK_BLOCKS)),
     })
 }
 
@@ -324,6 +331,7 @@ mod tests {
             payload: 1448,
             wire_bytes: 1500,
             tsval: Time(987_654_321),
+            tsecr: Time(123_456_789),
         };
         let mut buf = [0u8; 2048];
         let n = encode_segment(&seg, &mut buf);
@@ -335,6 +343,7 @@ mod tests {
             sacks: [(80, 90), (95, 99), (0, 0)],
             n_sacks: 2,
             tsecr: Time(42),
+            tsval: Time(43),
         };
         let n = encode_ack(&ack, &mut buf);
         assert_eq!(decode_ack(&buf[..n]), Some(ack));

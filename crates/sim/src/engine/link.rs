@@ -250,7 +250,14 @@ mod tests {
 
     #[test]
     fn an_ack_carries_its_sack_blocks_on_the_wire() {
-        let mut ack = Ack { flow: 0, ack: 5, sacks: [(0, 0); 3], n_sacks: 0, tsecr: Time::ZERO };
+        let mut ack = Ack {
+            flow: 0,
+            ack: 5,
+            sacks: [(0, 0); 3],
+            n_sacks: 0,
+            tsecr: Time::ZERO,
+            tsval: Time::ZERO,
+        };
         assert_eq!(ack_wire_bytes(52, &ack), 52);
         ack.n_sacks = 1;
         assert_eq!(ack_wire_bytes(52, &ack), 64);

@@ -359,6 +359,7 @@ impl Simulation {
                     payload: 0,
                     wire_bytes: self.cross[i].config().packet_bytes,
                     tsval: now,
+                    tsecr: Time::ZERO,
                 };
                 self.net.offer(dir, Packet::Data(pkt));
                 if next < self.end {

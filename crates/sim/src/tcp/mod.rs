@@ -11,6 +11,7 @@
 mod handshake;
 mod rack;
 mod rate;
+mod rcv_buffer;
 mod receiver;
 mod recovery;
 mod rtt;
@@ -55,6 +56,9 @@ pub struct Segment {
     pub wire_bytes: u32,
     /// The sender's timestamp (TSval), echoed by the receiver for undo decisions.
     pub tsval: Time,
+    /// The sender's TSecr: the TSval of the latest ACK it took (RFC 7323 `TS.Recent`),
+    /// from which the receiver estimates its RTT; zero before any.
+    pub tsecr: Time,
 }
 
 /// The segment number that marks a SYN (and, in an [`Ack`], a SYN-ACK). Data segments
@@ -68,7 +72,14 @@ pub const SYN_WIRE_BYTES: u32 = 60;
 impl Segment {
     /// A SYN of `flow` sent at `now` (it carries no data; its TSval is echoed by the SYN-ACK).
     pub fn syn(flow: u32, now: Time) -> Segment {
-        Segment { flow, seq: SYN_SEQ, payload: 0, wire_bytes: SYN_WIRE_BYTES, tsval: now }
+        Segment {
+            flow,
+            seq: SYN_SEQ,
+            payload: 0,
+            wire_bytes: SYN_WIRE_BYTES,
+            tsval: now,
+            tsecr: Time::ZERO,
+        }
     }
 
     #[inline]
@@ -100,12 +111,15 @@ pub struct Ack {
     pub n_sacks: u8,
     /// Echo of the TSval of the latest in-order segment (RFC 7323 `TS.Recent`).
     pub tsecr: Time,
+    /// The receiver's timestamp (TSval): when it sent this ACK.
+    pub tsval: Time,
 }
 
 impl Ack {
-    /// The SYN-ACK answering a SYN sent at `tsval` (echoed as its TSecr).
-    pub fn syn_ack(flow: u32, tsval: Time) -> Ack {
-        Ack { flow, ack: SYN_SEQ, sacks: [(0, 0); MAX_SACK_BLOCKS], n_sacks: 0, tsecr: tsval }
+    /// The SYN-ACK sent at `now` answering a SYN sent at `syn_tsval` (echoed as its TSecr).
+    pub fn syn_ack(flow: u32, syn_tsval: Time, now: Time) -> Ack {
+        let sacks = [(0, 0); MAX_SACK_BLOCKS];
+        Ack { flow, ack: SYN_SEQ, sacks, n_sacks: 0, tsecr: syn_tsval, tsval: now }
     }
 
     #[inline]
@@ -124,6 +138,6 @@ impl Ack {
     fn hand_made(ack: u32, blocks: &[(u32, u32)], tsecr: Time) -> Ack {
         let mut sacks = [(0, 0); MAX_SACK_BLOCKS];
         sacks[..blocks.len()].copy_from_slice(blocks);
-        Ack { flow: 0, ack, sacks, n_sacks: blocks.len() as u8, tsecr }
+        Ack { flow: 0, ack, sacks, n_sacks: blocks.len() as u8, tsecr, tsval: Time::ZERO }
     }
 }

@@ -145,6 +145,8 @@ pub struct TcpSender {
     // cwnd validation (tcp_cwnd_validate).
     cwnd_usage_seq: u32,
     last_send: Time,
+    /// The TSval of the latest ACK taken (RFC 7323 `TS.Recent`), echoed in each segment.
+    ts_recent: Time,
     /// Segments the receiver window allows outstanding.
     rwnd_segs: u32,
 }
@@ -200,6 +202,7 @@ impl TcpSender {
             timer: TimerDeadline::Stopped,
             cwnd_usage_seq: 0,
             last_send: Time::ZERO,
+            ts_recent: Time::ZERO,
             rwnd_segs,
         }
     }
@@ -514,6 +517,7 @@ impl TcpSender {
             payload,
             wire_bytes: payload + self.cfg.header_bytes,
             tsval: now,
+            tsecr: self.ts_recent,
         });
         self.last_send = now;
         self.rec.on_sent(self.tp.ca_state);
@@ -553,6 +557,7 @@ impl TcpSender {
 
     /// Processes one ACK (Linux `tcp_ack`). The caller then calls [`transmit`](Self::transmit).
     pub fn on_ack(&mut self, now: Time, ack: &Ack) {
+        self.ts_recent = self.ts_recent.max(ack.tsval);
         if !self.started {
             if ack.is_syn_ack() {
                 self.on_syn_ack(now, ack.tsecr);
