@@ -30,6 +30,17 @@ fn real_time() -> std::sync::MutexGuard<'static, ()> {
     REAL_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
+/// Runs `cclab fidelity` with `runs` real runs over the files in `dir`'s `scenarios`
+/// folder and returns its fidelity.json.
+fn fidelity_of_own_scenarios(dir: &TempDir, runs: u32) -> Value {
+    let runs = runs.to_string();
+    let args = ["fidelity", "--runs", &runs, "--scenarios", "scenarios", "--out", "fid"];
+    let o = run_in(dir.path(), &args);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(dir.path().join("fid/fidelity.json")).unwrap();
+    serde_json::from_str(&text).unwrap()
+}
+
 fn scenario<'a>(report: &'a Value, name: &str) -> &'a Value {
     report["scenarios"]
         .as_array()
@@ -170,15 +181,7 @@ fn one_cubic_flow_leaves_slow_start_at_the_simulated_cwnd() {
          duration = \"3s\"\n[bottleneck]\nrate = \"30Mbps\"\ndelay = \"5ms\"\n\
          buffer = \"1bdp\"\n[[flows]]\ncc = \"cubic\"\nrtt = \"20ms\"\n",
     );
-    let o = run_in(
-        dir.path(),
-        &["fidelity", "--runs", "2", "--scenarios", "scenarios", "--out", "fid"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let report: Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.path().join("fid/fidelity.json")).unwrap(),
-    )
-    .unwrap();
+    let report = fidelity_of_own_scenarios(&dir, 2);
     let s = scenario(&report, "one-cubic");
     assert_eq!(s["kernel_hystart"].as_array().unwrap().len(), 2, "{s}");
     for run in s["kernel_hystart"].as_array().unwrap() {
@@ -223,15 +226,7 @@ fn delay_detected_slow_start_exits_match_the_kernels() {
         .unwrap()
         .replace("duration = \"30s\"", "duration = \"2s\"");
     dir.write("scenarios/four.toml", &four);
-    let o = run_in(
-        dir.path(),
-        &["fidelity", "--runs", "1", "--scenarios", "scenarios", "--out", "fid"],
-    );
-    assert!(o.status.success(), "{}", stderr(&o));
-    let report: Value = serde_json::from_str(
-        &std::fs::read_to_string(dir.path().join("fid/fidelity.json")).unwrap(),
-    )
-    .unwrap();
+    let report = fidelity_of_own_scenarios(&dir, 1);
     let s = scenario(&report, "four");
     let hystart = &s["kernel_hystart"][0];
     assert_eq!(hystart["delay_detect"], 3, "three kernel exits by the delay test: {s}");
