@@ -26,7 +26,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 const DATA_HEADER: usize = 29;
-const ACK_LEN: usize = 10 + MAX_SACK_BLOCKS * 8 + 16;
+/// Where an ACK's two timestamps (TSecr, then TSval) start, after its SACK blocks.
+const ACK_TIMES: usize = 10 + MAX_SACK_BLOCKS * 8;
+const ACK_LEN: usize = ACK_TIMES + 16;
 /// IPv4 + UDP headers.
 const IP_UDP: u32 = 28;
 /// UDP port of a user-space flow's receiver.
@@ -76,9 +78,8 @@ pub fn encode_ack(a: &Ack, buf: &mut [u8]) -> usize {
         buf[10 + 8 * k..14 + 8 * k].copy_from_slice(&s.to_le_bytes());
         buf[14 + 8 * k..18 + 8 * k].copy_from_slice(&e.to_le_bytes());
     }
-    let times = 10 + 8 * MAX_SACK_BLOCKS;
-    buf[times..times + 8].copy_from_slice(&a.tsecr.as_nanos().to_le_bytes());
-    buf[times + 8..ACK_LEN].copy_from_slice(&a.tsval.as_nanos().to_le_bytes());
+    buf[ACK_TIMES..ACK_TIMES + 8].copy_from_slice(&a.tsecr.as_nanos().to_le_bytes());
+    buf[ACK_TIMES + 8..ACK_LEN].copy_from_slice(&a.tsval.as_nanos().to_le_bytes());
     ACK_LEN
 }
 
@@ -95,8 +96,8 @@ pub fn decode_ack(b: &[u8]) -> Option<Ack> {
         ack: u32_at(b, 5),
         sacks,
         n_sacks: b[9],
-        tsecr: Time(u64_at(b, 10 + 8 * MAX_SACK_BLOCKS)),
-        tsval: Time(u64_at(b, 18 + 8 * MAX_SACK_BLOCKS)),
+        tsecr: Time(u64_at(b, ACK_TIMES)),
+        tsval: Time(u64_at(b, ACK_TIMES + 8)),
     })
 }
 

@@ -74,9 +74,6 @@ pub(super) struct ReceiveBuffer {
     window_clamp: u64,
     /// `tp->rcv_ssthresh`: the window grows to here (and the advertised window with it).
     rcv_ssthresh: u64,
-    /// The first window advertised (`tp->rcv_wnd` until data arrives; later
-    /// advertisements are not modelled).
-    first_window: u64,
     /// `tp->scaling_ratio`, in 256ths: how much of the buffer is window.
     ratio: u64,
     /// `icsk_ack.rcv_mss`: a segment of another size updates the ratio.
@@ -88,8 +85,9 @@ pub(super) struct ReceiveBuffer {
     space_since: Option<Time>,
     /// `tp->rcv_rtt_est.rtt_us`: eight times the RTT estimate, us (0: none yet).
     rtt_us8: u64,
-    /// The last TSecr taken for an RTT sample (`tp->rcv_rtt_last_tsecr`).
-    last_tsecr: Option<Time>,
+    /// The last TSecr taken for an RTT sample (`tp->rcv_rtt_last_tsecr`; zero at first,
+    /// so segments echoing nothing give no sample).
+    last_tsecr: Time,
 }
 
 impl ReceiveBuffer {
@@ -98,7 +96,7 @@ impl ReceiveBuffer {
     pub(super) fn new(mss: u32) -> ReceiveBuffer {
         let advmss = mss.max(1) as u64;
         let full = win_from_space(RMEM_DEFAULT, DEFAULT_RATIO);
-        let rcv_wnd = if full > advmss { full / advmss * advmss } else { full };
+        let rcv_wnd = first_window(advmss);
         let mut window_clamp = full;
         if full > 4 * advmss {
             window_clamp = (full - (full >> APP_WIN)).max(4 * advmss);
@@ -112,14 +110,13 @@ impl ReceiveBuffer {
             rcvbuf: RMEM_DEFAULT,
             window_clamp,
             rcv_ssthresh,
-            first_window: rcv_wnd,
             ratio: DEFAULT_RATIO,
             rcv_mss: MSS_DEFAULT.min(advmss).min(rcv_wnd / 2),
             space: rcv_ssthresh.min(rcv_wnd).min(10 * advmss),
             space_read: 0,
             space_since: None,
             rtt_us8: 0,
-            last_tsecr: None,
+            last_tsecr: Time::ZERO,
         }
     }
 
@@ -182,11 +179,11 @@ impl ReceiveBuffer {
     /// then `tcp_rcv_rtt_update` with `win_dep` 0: the first sample as is, then 7/8 of
     /// the estimate plus 1/8 of the sample.
     fn rtt_sample(&mut self, now: Time, len: u64, tsecr: Time) {
-        if self.last_tsecr == Some(tsecr) {
+        if self.last_tsecr == tsecr {
             return;
         }
-        self.last_tsecr = Some(tsecr);
-        if len < self.rcv_mss || tsecr == Time::ZERO {
+        self.last_tsecr = tsecr;
+        if len < self.rcv_mss {
             return;
         }
         let ms = (now.as_nanos() / 1_000_000).saturating_sub(tsecr.as_nanos() / 1_000_000);
@@ -222,7 +219,7 @@ impl ReceiveBuffer {
         if clamp < self.window_clamp {
             self.rcv_ssthresh = clamp.min(2 * self.advmss);
         } else {
-            self.rcv_ssthresh = self.rcv_ssthresh.max(self.first_window.min(clamp));
+            self.rcv_ssthresh = self.rcv_ssthresh.max(first_window(self.advmss).min(clamp));
         }
         self.window_clamp = clamp;
     }
@@ -281,6 +278,17 @@ impl ReceiveBuffer {
         b.rcv_ssthresh = b.window_clamp;
         b.rcvbuf = 0;
         b
+    }
+}
+
+/// The first window a receiver advertises (`tcp_select_initial_window`: the starting
+/// buffer's window in whole segments), which `tp->rcv_wnd` keeps until data arrives.
+fn first_window(advmss: u64) -> u64 {
+    let full = win_from_space(RMEM_DEFAULT, DEFAULT_RATIO);
+    if full > advmss {
+        full / advmss * advmss
+    } else {
+        full
     }
 }
 
