@@ -152,9 +152,9 @@ impl EmuLink {
     /// Starts serving the next queued packet at `at` (the link is free).
     fn serve_next(&mut self, at: Time) {
         let start = at.max(self.last_departure);
-        self.in_service = self.queue.dequeue(start).map(|p| {
+        self.in_service = self.queue.dequeue_with_arrival(start).map(|(p, arrived)| {
             let done = match &mut self.schedule {
-                Some(s) => s.transmit(start, p.len as u64),
+                Some(s) => s.transmit_queued(start, arrived, p.len as u64),
                 None => start,
             };
             (p, done)

@@ -197,6 +197,26 @@ impl LinkSchedule {
         }
     }
 
+    /// A packet that arrived at `arrived` starts service at `start` (when the link is
+    /// free, never before `arrived`): as [`transmit`], except that on a trace it uses only
+    /// opportunities strictly after its arrival. mahimahi's `LinkQueue::read_packet`
+    /// (linkshell's link_queue.cc) spends every opportunity up to the arrival's timestamp
+    /// (`rationalize(now)`) before it queues the packet, so an opportunity at the very
+    /// instant of an arrival goes to the packets already there. The tie happens only where
+    /// arrivals fall exactly on the trace's whole milliseconds, as they do in a simulation
+    /// with whole-millisecond delays; in a real emulator the hosts' processing puts every
+    /// arrival a little after the instant that caused it, and the rule gives the same
+    /// answer as any such arrival.
+    ///
+    /// [`transmit`]: Self::transmit
+    #[inline]
+    pub fn transmit_queued(&mut self, start: Time, arrived: Time, bytes: u64) -> Time {
+        if let LinkSchedule::Trace(c) = self {
+            c.seek(start.max(arrived + Duration(1)));
+        }
+        self.transmit(start, bytes)
+    }
+
     /// Capacity in bytes over `[0, end)`: what the link could deliver at most.
     pub fn capacity_bytes(rate: &crate::config::LinkRate, end: Time) -> u64 {
         match rate {
@@ -247,6 +267,25 @@ mod tests {
         assert_eq!(s.transmit(Time(7 * MS), 1500), Time(8 * MS));
         // Long idle: jumps laps.
         assert_eq!(s.transmit(Time(4001 * MS), 1500), Time(4002 * MS));
+    }
+
+    #[test]
+    fn a_packet_misses_the_opportunity_at_its_own_arrival() {
+        let t = Arc::new(Trace::parse("2\n2\n4\n").unwrap());
+        let at = |ms| Time(ms * MS);
+        let mut s = LinkSchedule::Trace(TraceCursor::new(t.clone()));
+        assert_eq!(s.transmit_queued(at(2), at(2), 1500), at(4));
+        // A moment earlier, it is in time for the first at 2 ms; of two packets queued
+        // behind it, the one there before 2 ms takes the second, the one that came at
+        // 2 ms waits.
+        let mut s = LinkSchedule::Trace(TraceCursor::new(t));
+        assert_eq!(s.transmit_queued(Time(2 * MS - 1), Time(2 * MS - 1), 1500), at(2));
+        assert_eq!(s.transmit_queued(at(2), Time(2 * MS - 1), 1500), at(2));
+        let mut s2 = s.clone();
+        assert_eq!(s.transmit_queued(at(2), at(2), 1500), at(4));
+        assert_eq!(s2.transmit_queued(at(3), at(3), 1500), at(4));
+        let mut c = LinkSchedule::new(&crate::config::LinkRate::Constant(Rate::from_mbps(12)));
+        assert_eq!(c.transmit_queued(at(1), at(1), 1500), at(2));
     }
 
     #[test]

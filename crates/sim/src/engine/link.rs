@@ -163,10 +163,10 @@ impl Bottleneck {
     #[inline]
     pub(super) fn start_service(&mut self, now: Time) -> Option<Time> {
         self.account_queue(now);
-        let p = self.queue.dequeue(now);
+        let p = self.queue.dequeue_with_arrival(now);
         self.count_discarded();
-        let p = p?;
-        let done = self.link.transmit(now, p.size_bytes() as u64);
+        let (p, arrived) = p?;
+        let done = self.link.transmit_queued(now, arrived, p.size_bytes() as u64);
         self.in_service = Some(p);
         Some(done)
     }

@@ -312,13 +312,20 @@ impl<P: QueuedPacket> Queue<P> {
     /// drops) empty.
     #[inline]
     pub fn dequeue(&mut self, now: Time) -> Option<P> {
+        self.dequeue_with_arrival(now).map(|(p, _)| p)
+    }
+
+    /// [`dequeue`](Self::dequeue), with when the packet arrived (a trace link needs it:
+    /// `LinkSchedule::transmit_queued`).
+    #[inline]
+    pub fn dequeue_with_arrival(&mut self, now: Time) -> Option<(P, Time)> {
         if let Kind::DropTail = self.kind {
             // The simulator's most common case, kept free of the AQM bookkeeping below
             // so the packet moves straight out of the FIFO.
             let e = self.fifo.pop_front()?;
             self.packets -= 1;
             self.bytes -= e.pkt.size_bytes() as u64;
-            return Some(e.pkt);
+            return Some((e.pkt, e.enqueued));
         }
         // The CoDel family discards here (DropTail, above, never fills the list).
         let dropped = &mut self.discarded;
@@ -352,7 +359,7 @@ impl<P: QueuedPacket> Queue<P> {
         let e = out?;
         self.packets -= 1;
         self.bytes -= e.pkt.size_bytes() as u64;
-        Some(e.pkt)
+        Some((e.pkt, e.enqueued))
     }
 }
 
