@@ -362,12 +362,14 @@ fn match_flows<'a>(
         .collect()
 }
 
-/// Per-flow (time s, cwnd packets), (time s, ssthresh packets) and (time s, delivered
-/// bytes) from the series, for the flows whose id is below `max_id`, indexed by id.
+/// Per-flow (time s, cwnd packets), (time s, ssthresh packets), (time s, delivered
+/// bytes) and (time s, smoothed RTT ms) from the series, for the flows whose id is below
+/// `max_id`, indexed by id.
 pub(crate) struct FlowSeries {
     pub cwnd: Vec<Vec<(f64, f64)>>,
     pub ssthresh: Vec<Vec<(f64, f64)>>,
     pub delivered: Vec<Vec<(f64, u64)>>,
+    pub srtt_ms: Vec<Vec<(f64, f64)>>,
 }
 
 /// The series from flows.csv, or from flows.parquet where the run wrote Parquet.
@@ -392,17 +394,19 @@ fn load_flows_parquet(path: &Path, max_id: usize) -> Result<FlowSeries, String> 
             .position(|c| c.name() == name)
             .ok_or_else(|| format!("{}: no column {name}", path.display()))
     };
-    let (ct, cf, cc, cs, cd) = (
+    let (ct, cf, cc, cs, cd, cr) = (
         col("time_s")?,
         col("flow")?,
         col("cwnd_pkts")?,
         col("ssthresh_pkts")?,
         col("delivered_bytes")?,
+        col("srtt_ms")?,
     );
     let mut out = FlowSeries {
         cwnd: vec![Vec::new(); max_id],
         ssthresh: vec![Vec::new(); max_id],
         delivered: vec![Vec::new(); max_id],
+        srtt_ms: vec![Vec::new(); max_id],
     };
     for row in reader.get_row_iter(None).map_err(|e| bad(&e))? {
         let row = row.map_err(|e| bad(&e))?;
@@ -415,9 +419,11 @@ fn load_flows_parquet(path: &Path, max_id: usize) -> Result<FlowSeries, String> 
         let cwnd = row.get_long(cc).map_err(|e| bad(&e))? as f64;
         let ssthresh = row.get_long(cs).map_err(|e| bad(&e))? as f64;
         let delivered = row.get_long(cd).map_err(|e| bad(&e))? as u64;
+        let srtt = row.get_double(cr).map_err(|e| bad(&e))?;
         out.cwnd[flow].push((t, cwnd));
         out.ssthresh[flow].push((t, ssthresh));
         out.delivered[flow].push((t, delivered));
+        out.srtt_ms[flow].push((t, srtt));
     }
     Ok(out)
 }
@@ -442,11 +448,12 @@ fn load_flows_csv(dir: &Path, max_id: usize) -> Result<FlowSeries, String> {
     };
     let (ct, cf, cc, cd) =
         (col("time_s")?, col("flow")?, col("cwnd_pkts")?, col("delivered_bytes")?);
-    let cs = col("ssthresh_pkts")?;
+    let (cs, cr) = (col("ssthresh_pkts")?, col("srtt_ms")?);
     let mut out = FlowSeries {
         cwnd: vec![Vec::new(); max_id],
         ssthresh: vec![Vec::new(); max_id],
         delivered: vec![Vec::new(); max_id],
+        srtt_ms: vec![Vec::new(); max_id],
     };
     for (n, line) in lines.enumerate() {
         if line.trim().is_empty() {
@@ -482,8 +489,14 @@ fn load_flows_csv(dir: &Path, max_id: usize) -> Result<FlowSeries, String> {
         let cwnd = packets(cc)?;
         out.ssthresh[flow].push((t, packets(cs)?));
         let delivered: u64 = cell(cd).parse().map_err(|_| bad(cd, "a whole number of bytes"))?;
+        let srtt: f64 = cell(cr)
+            .parse()
+            .ok()
+            .filter(|x: &f64| x.is_finite())
+            .ok_or_else(|| bad(cr, "a time in milliseconds"))?;
         out.cwnd[flow].push((t, cwnd));
         out.delivered[flow].push((t, delivered));
+        out.srtt_ms[flow].push((t, srtt));
     }
     Ok(out)
 }

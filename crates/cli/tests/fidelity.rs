@@ -10,8 +10,8 @@ use serde_json::Value;
 /// Every figure fidelity.json reports per flow.
 const FIGURES: [&str; 8] = [
     "goodput_bps",
-    "rtt_p50_ms",
-    "rtt_p95_ms",
+    "srtt_p50_ms",
+    "srtt_p95_ms",
     "ss_exit_cwnd",
     "ss_exit_s",
     "loss_events",
