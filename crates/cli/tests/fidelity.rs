@@ -25,9 +25,40 @@ const FIGURES: [&str; 8] = [
 /// run saw 68 simulated against a mean of 88 real, while the quick matrix ran beside it).
 static REAL_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Takes the machine for a real-time test (a failed test's poisoned lock is still a lock).
-fn real_time() -> std::sync::MutexGuard<'static, ()> {
-    REAL_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+/// Takes the machine for a real-time test (a failed test's poisoned lock is still a lock),
+/// or says why the test is skipped where there is no testbed.
+fn real_time() -> Option<std::sync::MutexGuard<'static, ()>> {
+    if let Some(why) = testbed_unavailable() {
+        eprintln!("SKIPPED: cclab fidelity needs root and TUN: {why}");
+        return None;
+    }
+    Some(REAL_TIME.lock().unwrap_or_else(|poisoned| poisoned.into_inner()))
+}
+
+/// A matrix file (`scenarios/fidelity/<file>.toml`) cut to `duration` and written into
+/// `dir`'s `scenarios` folder as `<stem>.toml`, its trace path made absolute.
+fn matrix_file(dir: &TempDir, file: &str, stem: &str, duration: &str) {
+    let path = repo().join(format!("scenarios/fidelity/{file}.toml"));
+    let traces = repo().join("scenarios/traces");
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("duration = \"30s\"", &format!("duration = \"{duration}\""))
+        .replace("../traces", traces.to_str().unwrap());
+    std::fs::create_dir_all(dir.path().join("scenarios")).unwrap();
+    dir.write(&format!("scenarios/{stem}.toml"), &text);
+}
+
+/// Asserts that each flow of scenario `s` (`stem` in `dir`'s report) left slow start in
+/// the simulator within `tolerance(real)` packets of the real runs' mean cwnd, with the
+/// scenario and the first real run's kernel.json in the message.
+fn assert_exits_within(dir: &TempDir, s: &Value, stem: &str, tolerance: impl Fn(f64) -> f64) {
+    let kernel = first_kernel_json(dir, stem);
+    for (i, flow) in s["flows"].as_array().unwrap().iter().enumerate() {
+        let exit = &flow["ss_exit_cwnd"];
+        let (sim, real) = (exit["sim"].as_f64().unwrap(), exit["real_mean"].as_f64().unwrap());
+        let agrees = (sim - real).abs() <= tolerance(real);
+        assert!(agrees, "flow {i}: exit {sim} simulated, {real} real: {s}\n{kernel}");
+    }
 }
 
 /// Runs `cclab fidelity` with `runs` real runs over the files in `dir`'s `scenarios`
@@ -62,11 +93,7 @@ fn scenario<'a>(report: &'a Value, name: &str) -> &'a Value {
 /// not asserted: they are issue 10's open departures.
 #[test]
 fn quick_matrix_reports_every_figure_and_agrees_where_stable() {
-    if let Some(why) = testbed_unavailable() {
-        eprintln!("SKIPPED: cclab fidelity needs root and TUN: {why}");
-        return;
-    }
-    let _machine = real_time();
+    let Some(_machine) = real_time() else { return };
     let dir = TempDir::new("fidelity");
     let out = dir.path().join("fid");
     let o = cclab()
@@ -176,11 +203,7 @@ fn simulated_runs_with_host_delay_are_averaged(out: &std::path::Path) {
 /// kernel.json says of each socket: its algorithm and what limited it.
 #[test]
 fn one_cubic_flow_leaves_slow_start_at_the_simulated_cwnd() {
-    if let Some(why) = testbed_unavailable() {
-        eprintln!("SKIPPED: cclab fidelity needs root and TUN: {why}");
-        return;
-    }
-    let _machine = real_time();
+    let Some(_machine) = real_time() else { return };
     let dir = TempDir::new("fidelity-one");
     std::fs::create_dir(dir.path().join("scenarios")).unwrap();
     dir.write(
@@ -210,9 +233,7 @@ fn one_cubic_flow_leaves_slow_start_at_the_simulated_cwnd() {
         // The flow starts at 0: its sender connected within the run's first second.
         assert!(flow["connect_us"].as_u64().unwrap() < 1_000_000, "{kernel}");
     }
-    let exit = &s["flows"][0]["ss_exit_cwnd"];
-    let (sim, real) = (exit["sim"].as_f64().unwrap(), exit["real_mean"].as_f64().unwrap());
-    assert!((sim - real).abs() <= 0.15 * real, "slow-start exit {sim} simulated, {real} real");
+    assert_exits_within(&dir, s, "one-cubic", |real| 0.15 * real);
 }
 
 /// Four CUBIC flows at 20 to 80 ms: three leave slow start by HyStart's delay test,
@@ -223,28 +244,14 @@ fn one_cubic_flow_leaves_slow_start_at_the_simulated_cwnd() {
 /// in the simulator when its receiver ACKed every second segment after 16).
 #[test]
 fn delay_detected_slow_start_exits_match_the_kernels() {
-    if let Some(why) = testbed_unavailable() {
-        eprintln!("SKIPPED: cclab fidelity needs root and TUN: {why}");
-        return;
-    }
-    let _machine = real_time();
+    let Some(_machine) = real_time() else { return };
     let dir = TempDir::new("fidelity-four");
-    std::fs::create_dir(dir.path().join("scenarios")).unwrap();
-    let four = std::fs::read_to_string(repo().join("scenarios/fidelity/four-cubic-mixed-rtt.toml"))
-        .unwrap()
-        .replace("duration = \"30s\"", "duration = \"2s\"");
-    dir.write("scenarios/four.toml", &four);
+    matrix_file(&dir, "four-cubic-mixed-rtt", "four", "2s");
     let report = fidelity_of_own_scenarios(&dir, 1);
     let s = scenario(&report, "four");
     let hystart = &s["kernel_hystart"][0];
     assert_eq!(hystart["delay_detect"], 3, "three kernel exits by the delay test: {s}");
-    for (i, flow) in s["flows"].as_array().unwrap().iter().enumerate() {
-        let exit = &flow["ss_exit_cwnd"];
-        let (sim, real) = (exit["sim"].as_f64().unwrap(), exit["real_mean"].as_f64().unwrap());
-        let kernel = first_kernel_json(&dir, "four");
-        let agrees = (sim - real).abs() <= 2.0;
-        assert!(agrees, "flow {i}: exit {sim} simulated, {real} real: {s}\n{kernel}");
-    }
+    assert_exits_within(&dir, s, "four", |_| 2.0);
 }
 
 /// Two CUBIC flows (40 and 80 ms) on the Verizon trace leave slow start as the kernel's
@@ -255,29 +262,12 @@ fn delay_detected_slow_start_exits_match_the_kernels() {
 /// flows swapped these roles: 28 and 168.
 #[test]
 fn on_a_trace_both_flows_leave_slow_start_where_the_kernels_do() {
-    if let Some(why) = testbed_unavailable() {
-        eprintln!("SKIPPED: cclab fidelity needs root and TUN: {why}");
-        return;
-    }
-    let _machine = real_time();
+    let Some(_machine) = real_time() else { return };
     let dir = TempDir::new("fidelity-trace");
-    std::fs::create_dir(dir.path().join("scenarios")).unwrap();
-    let traces = repo().join("scenarios/traces");
-    let verizon =
-        std::fs::read_to_string(repo().join("scenarios/fidelity/trace-verizon-cubic-cubic.toml"))
-            .unwrap()
-            .replace("duration = \"30s\"", "duration = \"2s\"")
-            .replace("../traces", traces.to_str().unwrap());
-    dir.write("scenarios/verizon.toml", &verizon);
+    matrix_file(&dir, "trace-verizon-cubic-cubic", "verizon", "2s");
     let report = fidelity_of_own_scenarios(&dir, 1);
     let s = scenario(&report, "verizon");
-    for (i, flow) in s["flows"].as_array().unwrap().iter().enumerate() {
-        let exit = &flow["ss_exit_cwnd"];
-        let (sim, real) = (exit["sim"].as_f64().unwrap(), exit["real_mean"].as_f64().unwrap());
-        let kernel = first_kernel_json(&dir, "verizon");
-        let agrees = (sim - real).abs() <= 0.15 * real;
-        assert!(agrees, "flow {i}: exit {sim} simulated, {real} real: {s}\n{kernel}");
-    }
+    assert_exits_within(&dir, s, "verizon", |real| 0.15 * real);
 }
 
 #[test]
