@@ -1,7 +1,9 @@
 //! `cclab compare DIR_A DIR_B`: two results folders (from `cclab run` or `cclab testbed
 //! run`) side by side. Reads each folder's summary.json and flows.csv, prints every
-//! flow's goodput, retransmits, packets dropped and RTT percentiles and the link's
-//! utilisation, drops, mean queue and Jain's index with B - A and (B - A) / A, and writes
+//! flow's goodput, retransmits, packets dropped, RTT percentiles (summary.json's) and
+//! smoothed-RTT percentiles (over the 10 ms samples, which a simulated and a testbed run
+//! take alike; see [`FlowSeries::srtt_percentiles`]) and the link's utilisation, drops,
+//! mean queue and Jain's index with B - A and (B - A) / A, and writes
 //! compare.json, overlay plots of cwnd and throughput (A solid, B dashed, one colour per
 //! flow) and compare.html into the output folder.
 //!
@@ -10,12 +12,17 @@
 
 use crate::format::{num, text_table, xml, Json};
 use crate::plot::{Chart, Series};
-use crate::results::{goodput_points, MAX_TABLE_FLOWS};
+use crate::results::{goodput_points, table_flows};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 /// Flows drawn in the overlay plots at most: two lines each, and the legend holds 16.
 const MAX_OVERLAY_FLOWS: usize = 8;
+/// Under the table: what the two kinds of RTT rows are over.
+const RTT_NOTE: &str =
+    "RTT: summary.json's percentiles (a simulated run's over every ACK's RTT sample, \
+a testbed run's over the kernel's srtt every 10 ms); srtt: both runs' smoothed RTT every 10 ms \
+(like with like; for the flows the terminal table lists)";
 /// Legend labels longer than this are cut (the note above the plot has the full names).
 const MAX_LABEL_NAME: usize = 12;
 
@@ -43,6 +50,11 @@ pub(crate) struct FlowSummary {
     pub rtt_p50_ms: f64,
     pub rtt_p95_ms: f64,
     pub rtt_p99_ms: f64,
+    /// Percentiles of the smoothed RTT over the run's 10 ms samples (see
+    /// [`FlowSeries::srtt_percentiles`]); NaN until filled from the series, and for the
+    /// flows the terminal table leaves out (`table_flows`).
+    pub srtt_p50_ms: f64,
+    pub srtt_p95_ms: f64,
 }
 
 /// What `compare` (and `cclab fidelity`) needs of one results folder.
@@ -136,6 +148,26 @@ const FLOW_METRICS: &[(Metric, FlowValue)] = &[
             table_decimals: 3,
         },
         |f| f.rtt_p99_ms,
+    ),
+    (
+        Metric {
+            key: "srtt_p50_ms",
+            label: "srtt p50 ms",
+            json_decimals: 3,
+            table_scale: 1.0,
+            table_decimals: 3,
+        },
+        |f| f.srtt_p50_ms,
+    ),
+    (
+        Metric {
+            key: "srtt_p95_ms",
+            label: "srtt p95 ms",
+            json_decimals: 3,
+            table_scale: 1.0,
+            table_decimals: 3,
+        },
+        |f| f.srtt_p95_ms,
     ),
 ];
 
@@ -308,6 +340,8 @@ pub(crate) fn load_summary(dir: &Path) -> Result<Run, String> {
             rtt_p50_ms: num_at("rtt_ms.p50")?,
             rtt_p95_ms: num_at("rtt_ms.p95")?,
             rtt_p99_ms: num_at("rtt_ms.p99")?,
+            srtt_p50_ms: f64::NAN,
+            srtt_p95_ms: f64::NAN,
         });
     }
     let mut ids: Vec<u64> = flows.iter().map(|f| f.id).collect();
@@ -370,6 +404,26 @@ pub(crate) struct FlowSeries {
     pub ssthresh: Vec<Vec<(f64, f64)>>,
     pub delivered: Vec<Vec<(f64, u64)>>,
     pub srtt_ms: Vec<Vec<(f64, f64)>>,
+}
+
+impl FlowSeries {
+    /// Percentiles (nearest rank) of a flow's smoothed RTT over its samples, leaving out
+    /// those before its first RTT measurement (0); NaN without any. A simulated run and a
+    /// testbed run sample srtt on the same grid (the testbed from `TCP_INFO`, the
+    /// simulator from its sender), so these compare like with like. summary.json's RTT
+    /// percentiles do not: the testbed's are over these samples, the simulator's over
+    /// every ACK's RTT, which weighs each period by its ACKs rather than its time. On a
+    /// trace link that is most of the gap (one CUBIC flow on Verizon-LTE-short.down:
+    /// per-ACK p50 239 ms against srtt samples' 296, the kernel's 299).
+    pub fn srtt_percentiles<const N: usize>(&self, flow: usize, qs: [f64; N]) -> [f64; N] {
+        let Some(samples) = self.srtt_ms.get(flow) else { return [f64::NAN; N] };
+        let mut v: Vec<f64> = samples.iter().map(|&(_, r)| r).filter(|&r| r > 0.0).collect();
+        v.sort_by(f64::total_cmp);
+        qs.map(|q| match v.len() {
+            0 => f64::NAN,
+            n => v[((q * n as f64).ceil() as usize).clamp(1, n) - 1],
+        })
+    }
 }
 
 /// The series from flows.csv, or from flows.parquet where the run wrote Parquet.
@@ -512,14 +566,11 @@ fn short(name: &str) -> String {
 
 /// The two overlay plots: (file name, SVG).
 fn overlay_plots(
-    a: &Run,
-    b: &Run,
+    (a, sa): (&Run, &FlowSeries),
+    (b, sb): (&Run, &FlowSeries),
     pairs: &[(&FlowSummary, &FlowSummary)],
-) -> Result<Vec<(&'static str, String)>, String> {
+) -> Vec<(&'static str, String)> {
     let shown: Vec<_> = pairs.iter().take(MAX_OVERLAY_FLOWS).collect();
-    let max_id = shown.iter().map(|(fa, fb)| fa.id.max(fb.id) as usize + 1).max().unwrap_or(0);
-    let sa = load_flows(&a.dir, max_id)?;
-    let sb = load_flows(&b.dir, max_id)?;
     let x_max = a.duration_s.max(b.duration_s);
     let x_max = if x_max.is_finite() && x_max > 0.0 { x_max } else { 1.0 };
     let window = x_max / 100.0;
@@ -536,11 +587,11 @@ fn overlay_plots(
                 [
                     Series {
                         name: format!("{}: {}", short(&a.name), fa.name),
-                        points: f(&sa, fa.id as usize),
+                        points: f(sa, fa.id as usize),
                     },
                     Series {
                         name: format!("{}: {}", short(&b.name), fb.name),
-                        points: f(&sb, fb.id as usize),
+                        points: f(sb, fb.id as usize),
                     },
                 ]
             })
@@ -552,10 +603,10 @@ fn overlay_plots(
         Chart { title, x_label: "time (s)", y_label, x_max, series, note: Some(note.clone()) }
             .render_styled(&style)
     };
-    Ok(vec![
+    vec![
         ("cwnd.svg", chart("Congestion window", "cwnd (packets)", cwnd)),
         ("throughput.svg", chart("Throughput (goodput)", "goodput (Mbit/s)", goodput)),
-    ])
+    ]
 }
 
 fn run_json(r: &Run) -> Json {
@@ -638,7 +689,7 @@ fn rows(
 /// The terminal table: the label column left-aligned, numbers right-aligned.
 /// Like `cclab run`'s table, long flow lists are cut (compare.json has every flow).
 fn table(a: &Run, b: &Run, pairs: &[(&FlowSummary, &FlowSummary)]) -> String {
-    let shown = if pairs.len() > MAX_TABLE_FLOWS + 4 { MAX_TABLE_FLOWS } else { pairs.len() };
+    let shown = table_flows(pairs.len());
     let rows = rows(a, b, pairs, shown);
     let mut out = format!(
         "A = {} (scenario {}, seed {})\nB = {} (scenario {}, seed {})\n\n",
@@ -650,6 +701,8 @@ fn table(a: &Run, b: &Run, pairs: &[(&FlowSummary, &FlowSummary)]) -> String {
         b.seed
     );
     out.push_str(&text_table(&rows, 1));
+    out.push_str(RTT_NOTE);
+    out.push('\n');
     if shown < pairs.len() {
         out.push_str(&format!(
             "(the first {shown} of {} flows are shown; every flow is in compare.json)\n",
@@ -689,6 +742,7 @@ fn html(
         h.push_str("</tr>\n");
     }
     h.push_str("</table>\n");
+    h.push_str(&format!("<p>{}</p>\n", xml(RTT_NOTE)));
     for (_, svg) in plots {
         h.push_str("<div>\n");
         h.push_str(svg);
@@ -716,11 +770,26 @@ fn prepare_out(out: &Path) -> Result<(), String> {
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))
 }
 
+/// Sets each flow's srtt percentiles from the series, for the flows it holds.
+fn fill_srtt(run: &mut Run, series: &FlowSeries) {
+    for f in &mut run.flows {
+        [f.srtt_p50_ms, f.srtt_p95_ms] = series.srtt_percentiles(f.id as usize, [0.50, 0.95]);
+    }
+}
+
 pub fn main(args: Args) -> Result<(), String> {
-    let a = load_summary(&args.a)?;
-    let b = load_summary(&args.b)?;
+    let mut a = load_summary(&args.a)?;
+    let mut b = load_summary(&args.b)?;
+    match_flows(&a, &b)?;
+    // The series of the flows the table shows (the plots draw the first few of them):
+    // reading every flow's would hold gigabytes for a run of 10,000 flows.
+    let max_id = a.flows.iter().take(table_flows(a.flows.len())).map(|f| f.id as usize + 1).max();
+    let sa = load_flows(&a.dir, max_id.unwrap_or(0))?;
+    let sb = load_flows(&b.dir, max_id.unwrap_or(0))?;
+    fill_srtt(&mut a, &sa);
+    fill_srtt(&mut b, &sb);
     let pairs = match_flows(&a, &b)?;
-    let plots = overlay_plots(&a, &b, &pairs)?;
+    let plots = overlay_plots((&a, &sa), (&b, &sb), &pairs);
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("results").join(format!("compare-{}-vs-{}", a.name, b.name))
     });

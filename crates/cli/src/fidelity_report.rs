@@ -4,7 +4,7 @@
 //! with `cclab compare`'s readers, so the report sees exactly what the files say.
 //!
 //! Figures per flow: goodput (summary.json); the smoothed RTT's p50 and p95 over the
-//! samples (see `srtt_percentiles`); the slow-start exit (the
+//! samples (see `FlowSeries::srtt_percentiles`); the slow-start exit (the
 //! first sample whose ssthresh is finite: the largest cwnd up to it, and its time after
 //! the flow's start); loss events (samples whose ssthresh changed to below the previous
 //! sample's cwnd: a reduction, not HyStart's exit), retransmits and the flow's packets the
@@ -154,7 +154,7 @@ fn figures(run: &Run, starts: &[f64]) -> Result<RunFigures, String> {
         .map(|(i, f)| {
             let (ss_exit_cwnd, ss_exit_s) =
                 slow_start_exit(&series, i, starts.get(i).copied().unwrap_or(0.0));
-            let [srtt_p50_ms, srtt_p95_ms] = srtt_percentiles(&series, i, [0.50, 0.95]);
+            let [srtt_p50_ms, srtt_p95_ms] = series.srtt_percentiles(i, [0.50, 0.95]);
             FlowFigures {
                 goodput_bps: f.goodput_bps,
                 srtt_p50_ms,
@@ -226,22 +226,6 @@ fn slow_start_exit(s: &FlowSeries, flow: usize, start: f64) -> (f64, f64) {
         }
     }
     (f64::NAN, f64::NAN)
-}
-
-/// Percentiles (nearest rank) of a flow's smoothed RTT over its samples, leaving out
-/// those before its first RTT measurement (0); NaN without any. Both sides sample srtt on
-/// the same grid (the testbed from `TCP_INFO`, the simulator from its sender), so these
-/// compare like with like. summary.json's RTT percentiles do not: the testbed's are over
-/// these samples, the simulator's over every ACK's RTT, which weighs each period by its
-/// ACKs rather than its time. On a trace link that is most of the gap (one CUBIC flow on
-/// Verizon-LTE-short.down: per-ACK p50 239 ms against srtt samples' 296, the kernel's 299).
-fn srtt_percentiles<const N: usize>(s: &FlowSeries, flow: usize, qs: [f64; N]) -> [f64; N] {
-    let mut v: Vec<f64> = s.srtt_ms[flow].iter().map(|&(_, r)| r).filter(|&r| r > 0.0).collect();
-    v.sort_by(f64::total_cmp);
-    qs.map(|q| match v.len() {
-        0 => f64::NAN,
-        n => v[((q * n as f64).ceil() as usize).clamp(1, n) - 1],
-    })
 }
 
 /// Window reductions: samples where cwnd falls after it last rose (a peak, then a fall).
@@ -562,10 +546,10 @@ mod tests {
     #[test]
     fn srtt_percentiles_skip_the_samples_before_the_first_rtt() {
         let mut s = series(&[]);
-        assert!(srtt_percentiles(&s, 0, [0.5])[0].is_nan());
+        assert!(s.srtt_percentiles(0, [0.5])[0].is_nan());
         s.srtt_ms[0] = [0.0, 0.0, 50.0, 40.0, 30.0, 20.0, 10.0].iter().map(|&r| (0.0, r)).collect();
-        assert_eq!(srtt_percentiles(&s, 0, [0.0, 0.5, 0.95, 1.0]), [10.0, 30.0, 50.0, 50.0]);
-        assert_eq!(srtt_percentiles(&s, 0, [0.2, 0.21]), [10.0, 20.0]);
+        assert_eq!(s.srtt_percentiles(0, [0.0, 0.5, 0.95, 1.0]), [10.0, 30.0, 50.0, 50.0]);
+        assert_eq!(s.srtt_percentiles(0, [0.2, 0.21]), [10.0, 20.0]);
     }
 
     #[test]

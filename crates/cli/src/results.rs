@@ -21,7 +21,17 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Flows listed in the terminal table at most (summary.json has all of them).
-pub(crate) const MAX_TABLE_FLOWS: usize = 20;
+const MAX_TABLE_FLOWS: usize = 20;
+
+/// How many of `n` flows a terminal table lists: all of them, unless cutting the list
+/// would leave out more than a few.
+pub(crate) fn table_flows(n: usize) -> usize {
+    if n > MAX_TABLE_FLOWS + 4 {
+        MAX_TABLE_FLOWS
+    } else {
+        n
+    }
+}
 /// Flows drawn in the plots at most (the CSV has all of them).
 pub const MAX_PLOT_FLOWS: usize = 16;
 /// Samples kept per flow for the plots at most; longer runs keep every k-th sample.
@@ -627,7 +637,7 @@ pub fn table(scn: &Scenario, r: &Report, m: &RunMetrics) -> String {
     header.extend(extras.iter().map(|(name, _)| name.to_string()));
     let mut rows = vec![header];
     // Long tables are cut: the full list is in summary.json.
-    let shown = if r.flows.len() > MAX_TABLE_FLOWS + 4 { MAX_TABLE_FLOWS } else { r.flows.len() };
+    let shown = table_flows(r.flows.len());
     for f in &r.flows[..shown] {
         let mut row = flow_row(scn, f, &m.flows[f.flow], total);
         row.extend(extras.iter().map(|(_, value)| value(&m.flows[f.flow])));

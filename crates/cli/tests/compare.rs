@@ -17,6 +17,8 @@ const FLOW_METRICS: &[(&str, &str, i32)] = &[
     ("rtt_p95_ms", "/rtt_ms/p95", 3),
     ("rtt_p99_ms", "/rtt_ms/p99", 3),
 ];
+/// Per-flow metrics read from the series rather than summary.json (compare.json keys).
+const SERIES_FLOW_METRICS: &[&str] = &["srtt_p50_ms", "srtt_p95_ms"];
 /// Link and fairness metrics: compare.json pointer, summary.json pointer, decimals.
 const RUN_METRICS: &[(&str, &str, i32)] = &[
     ("/link/utilization", "/link/utilization", 6),
@@ -52,6 +54,26 @@ fn f(v: &Value, ptr: &str) -> f64 {
     v.pointer(ptr)
         .and_then(Value::as_f64)
         .unwrap_or_else(|| panic!("{ptr} missing or not a number in {v}"))
+}
+
+/// Percentiles (nearest rank) of flow `flow`'s srtt_ms column in a results folder's
+/// flows.csv, leaving out the samples before its first RTT (0), computed here from the
+/// file itself.
+fn srtt_percentiles_of(dir: &Path, flow: usize, qs: &[f64]) -> Vec<f64> {
+    let text = read(&dir.join("flows.csv"));
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    let col = |name: &str| header.iter().position(|&h| h == name).expect(name);
+    let (cf, cr) = (col("flow"), col("srtt_ms"));
+    let mut v: Vec<f64> = lines
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|c| c[cf] == flow.to_string())
+        .map(|c| c[cr].parse::<f64>().expect("srtt_ms is a number"))
+        .filter(|&r| r > 0.0)
+        .collect();
+    assert!(v.len() > 10, "flow {flow} has srtt samples in {}", dir.display());
+    v.sort_by(f64::total_cmp);
+    qs.iter().map(|q| v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1]).collect()
 }
 
 /// Two runs of the same small scenario that differ: B has another seed and CUBIC as
@@ -159,7 +181,19 @@ fn differences_are_b_minus_a_in_the_table_and_in_compare_json() {
             f(&sb, &format!("/flows/{i}/rtt_ms/p99")),
             3,
         );
+        // The smoothed RTT's percentiles come from each folder's own series.
+        let pa = srtt_percentiles_of(&dir.path().join(a), i, &[0.5, 0.95]);
+        let pb = srtt_percentiles_of(&dir.path().join(b), i, &[0.5, 0.95]);
+        for (k, &key) in SERIES_FLOW_METRICS.iter().enumerate() {
+            let what = format!("flow {i} {key}");
+            close(f(fl, &format!("/{key}/a")), pa[k], 3, &what);
+            close(f(fl, &format!("/{key}/b")), pb[k], 3, &what);
+            close(f(fl, &format!("/{key}/diff")), pb[k] - pa[k], 3, &what);
+        }
+        row_shows(&out, "srtt p50 ms", i, pa[0], pb[0], 3);
+        row_shows(&out, "srtt p95 ms", i, pa[1], pb[1], 3);
     }
+    assert!(out.contains("srtt: both runs' smoothed RTT every 10 ms"), "{out}");
     assert!(some_nonzero, "the two runs should differ somewhere");
     for &(cptr, sptr, dec) in RUN_METRICS {
         let (va, vb) = (f(&sa, sptr), f(&sb, sptr));
@@ -243,7 +277,8 @@ fn a_folder_compared_with_itself_differs_by_zero() {
     let cmp = json(&dir.path().join("results/compare-runA-vs-runA/compare.json"));
     let mut checked = 0;
     for fl in cmp["flows"].as_array().unwrap() {
-        for &(key, _, _) in FLOW_METRICS {
+        let keys = FLOW_METRICS.iter().map(|m| m.0).chain(SERIES_FLOW_METRICS.iter().copied());
+        for key in keys {
             assert_eq!(f(fl, &format!("/{key}/diff")), 0.0, "{key}");
             assert_eq!(f(fl, &format!("/{key}/rel")), 0.0, "{key}");
             assert_eq!(f(fl, &format!("/{key}/a")), f(fl, &format!("/{key}/b")), "{key}");
@@ -254,7 +289,7 @@ fn a_folder_compared_with_itself_differs_by_zero() {
         assert_eq!(f(&cmp, &format!("{ptr}/diff")), 0.0, "{ptr}");
         checked += 1;
     }
-    assert_eq!(checked, 2 * FLOW_METRICS.len() + RUN_METRICS.len());
+    assert_eq!(checked, 2 * (FLOW_METRICS.len() + SERIES_FLOW_METRICS.len()) + RUN_METRICS.len());
     // Every metric row of the table says no change.
     let rows: Vec<&str> =
         out.lines().filter(|l| l.starts_with("  ") && !l.contains("A: runA")).collect();
@@ -365,6 +400,12 @@ fn many_flows_are_all_in_compare_json_and_the_table_is_cut() {
         out.contains("(the first 20 of 30 flows are shown; every flow is in compare.json)"),
         "{out}"
     );
+    // The smoothed RTT's percentiles are read from the series of the flows the table
+    // lists only (the others' would cost a read of every flow's series).
+    let srtt = |id: usize| cmp["flows"][id]["srtt_p50_ms"]["a"].clone();
+    let want = srtt_percentiles_of(&d.join("a"), 19, &[0.5])[0];
+    close(srtt(19).as_f64().expect("flow 19's srtt p50"), want, 3, "flow 19 srtt p50");
+    assert!(srtt(20).is_null() && srtt(29).is_null(), "{} {}", srtt(20), srtt(29));
     let svg = read(&d.join("cmp/cwnd.svg"));
     assert_eq!(svg.matches("<polyline").count(), 16);
     assert!(svg.contains("(first 8 of 30 flows)"));
