@@ -349,13 +349,17 @@ impl Scoreboard {
                 self.retrans_out -= 1;
             }
         }
-        // Forget SACK ranges now below snd_una.
+        // Forget SACK ranges now below snd_una. They are sorted and disjoint, so those
+        // lie at the front and only the first one left can start below it: after a
+        // burst of drops a recovery holds hundreds of ranges, and each ACK costs a search
+        // here, not a pass over all of them.
         if self.snd_una > prior_una && !self.sacked_ranges.is_empty() {
             let una = self.snd_una;
-            self.sacked_ranges.retain_mut(|r| {
-                r.0 = r.0.max(una);
-                r.0 < r.1
-            });
+            let below = self.sacked_ranges.partition_point(|r| r.1 <= una);
+            self.sacked_ranges.drain(..below);
+            if let Some(first) = self.sacked_ranges.first_mut() {
+                first.0 = first.0.max(una);
+            }
             super::release_if_empty(&mut self.sacked_ranges);
         }
         self.release_spare();
