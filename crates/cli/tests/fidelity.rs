@@ -49,16 +49,27 @@ fn matrix_file(dir: &TempDir, file: &str, stem: &str, duration: &str) {
 }
 
 /// Asserts that each flow of scenario `s` (`stem` in `dir`'s report) left slow start in
-/// the simulator within `tolerance(real)` packets of the real runs' mean cwnd, with the
-/// scenario and the first real run's kernel.json in the message.
+/// the simulator within `tolerance(real)` packets of the real runs' median cwnd (so that
+/// one odd kernel run among three does not decide it), with the scenario and the first
+/// real run's kernel.json in the message.
 fn assert_exits_within(dir: &TempDir, s: &Value, stem: &str, tolerance: impl Fn(f64) -> f64) {
     let kernel = first_kernel_json(dir, stem);
     for (i, flow) in s["flows"].as_array().unwrap().iter().enumerate() {
         let exit = &flow["ss_exit_cwnd"];
-        let (sim, real) = (exit["sim"].as_f64().unwrap(), exit["real_mean"].as_f64().unwrap());
+        let runs: Vec<f64> =
+            exit["real_runs"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+        let (sim, real) = (exit["sim"].as_f64().unwrap(), median(runs));
         let agrees = (sim - real).abs() <= tolerance(real);
         assert!(agrees, "flow {i}: exit {sim} simulated, {real} real: {s}\n{kernel}");
     }
+}
+
+/// The median (the mean of the middle two for an even count).
+fn median(mut v: Vec<f64>) -> f64 {
+    assert!(!v.is_empty(), "no real runs");
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    (v[(n - 1) / 2] + v[n / 2]) / 2.0
 }
 
 /// Runs `cclab fidelity` with `runs` real runs over the files in `dir`'s `scenarios`
@@ -241,16 +252,21 @@ fn one_cubic_flow_leaves_slow_start_at_the_simulated_cwnd() {
 /// each ACK covers. A Linux receiver ACKs every segment while its window grows
 /// (`tcp_grow_window`), and with the simulator's receiver doing the same both leave at
 /// the same cwnd to within two segments (49, 49 and 28 in the kernel here; 56, 56 and 30
-/// in the simulator when its receiver ACKed every second segment after 16).
+/// in the simulator when its receiver ACKed every second segment after 16). The kernel
+/// is not seeded: in about one run in sixteen it left elsewhere (78, 89, 49 and 49 once,
+/// against its usual 77, 49, 49 and 28), so it runs three times and its typical run is
+/// what the simulator must match.
 #[test]
 fn delay_detected_slow_start_exits_match_the_kernels() {
     let Some(_machine) = real_time() else { return };
     let dir = TempDir::new("fidelity-four");
     matrix_file(&dir, "four-cubic-mixed-rtt", "four", "2s");
-    let report = fidelity_of_own_scenarios(&dir, 1);
+    let report = fidelity_of_own_scenarios(&dir, 3);
     let s = scenario(&report, "four");
-    let hystart = &s["kernel_hystart"][0];
-    assert_eq!(hystart["delay_detect"], 3, "three kernel exits by the delay test: {s}");
+    let runs = s["kernel_hystart"].as_array().unwrap();
+    assert_eq!(runs.len(), 3, "{s}");
+    let by_delay = runs.iter().filter(|h| h["delay_detect"] == 3).count();
+    assert!(by_delay >= 2, "three kernel exits by the delay test in most runs: {s}");
     assert_exits_within(&dir, s, "four", |_| 2.0);
 }
 
