@@ -49,6 +49,10 @@ pub struct Args {
     /// e.g. 60us; at most 10ms); the kernel's hosts have their own [default: each file's].
     #[arg(long, value_parser = host_delay_arg)]
     pub host_delay: Option<Duration>,
+    /// Give every simulated flow this jiffies frequency (the `hz` flow key: 100, 250, 300
+    /// or 1000), e.g. the testbed kernel's CONFIG_HZ [default: each file's].
+    #[arg(long, value_parser = hz_arg)]
+    pub hz: Option<u32>,
     /// Run the simulator with this seed instead of each file's (with --host-delay, each
     /// seed is another draw of the hosts' processing times).
     #[arg(long)]
@@ -58,6 +62,14 @@ pub struct Args {
     /// only useful where the run draws random numbers (--host-delay, random loss, RED).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=20))]
     pub sim_runs: u64,
+}
+
+fn hz_arg(s: &str) -> Result<u32, String> {
+    use cclab_sim::validate::{LINUX_HZ, LINUX_HZ_ALLOWED};
+    match s.parse::<u32>() {
+        Ok(hz) if LINUX_HZ.contains(&hz) => Ok(hz),
+        _ => Err(format!("{s} is not allowed; allowed: {LINUX_HZ_ALLOWED}")),
+    }
 }
 
 fn host_delay_arg(s: &str) -> Result<Duration, String> {
@@ -76,6 +88,7 @@ fn host_delay_arg(s: &str) -> Result<Duration, String> {
 #[derive(Clone, Copy)]
 pub struct SimSide {
     pub host_delay: Option<Duration>,
+    pub hz: Option<u32>,
     pub seed: Option<u64>,
     pub runs: u64,
 }
@@ -85,9 +98,12 @@ impl SimSide {
     /// the k-th seed from the first.
     fn apply(&self, scn: &Scenario, k: u64) -> Scenario {
         let mut scn = scn.clone();
-        if let Some(d) = self.host_delay {
-            for f in &mut scn.config.flows {
+        for f in &mut scn.config.flows {
+            if let Some(d) = self.host_delay {
                 f.tcp.host_delay = d;
+            }
+            if let Some(hz) = self.hz {
+                f.tcp.hz = hz;
             }
         }
         scn.config.seed = self.seed.unwrap_or(scn.config.seed).wrapping_add(k);
@@ -128,7 +144,12 @@ pub fn main(args: Args) -> Result<(), String> {
     if !args.sim_only {
         real_runs_possible(&cases)?;
     }
-    let side = SimSide { host_delay: args.host_delay, seed: args.sim_seed, runs: args.sim_runs };
+    let side = SimSide {
+        host_delay: args.host_delay,
+        hz: args.hz,
+        seed: args.sim_seed,
+        runs: args.sim_runs,
+    };
     let mut measured = Vec::new();
     for (n, case) in cases.iter().enumerate() {
         eprintln!("[{}/{}] {}", n + 1, cases.len(), case.stem);

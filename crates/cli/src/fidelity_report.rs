@@ -367,10 +367,13 @@ fn scenario_json(m: &Measured, v: &Verdict) -> Json {
 /// One line on what the simulator's side ran with beyond the files.
 fn side_text(side: SimSide) -> String {
     let delay = side.host_delay.map_or("each file's".to_string(), |d| d.to_string());
+    let hz = side.hz.map_or("each file's".to_string(), |hz| hz.to_string());
     let seed = side.seed.map_or("each file's seed".to_string(), |s| format!("seed {s}"));
     match side.runs {
-        1 => format!("simulator: host_delay {delay}, {seed}"),
-        n => format!("simulator: host_delay {delay}, {n} runs from {seed}; \"sim\" is their mean"),
+        1 => format!("simulator: host_delay {delay}, hz {hz}, {seed}"),
+        n => format!(
+            "simulator: host_delay {delay}, hz {hz}, {n} runs from {seed}; \"sim\" is their mean"
+        ),
     }
 }
 
@@ -382,6 +385,7 @@ fn json(all: &[Measured], verdicts: &[Verdict], quick: bool, side: SimSide) -> J
             "simulator",
             Json::Obj(vec![
                 ("host_delay_us", side.host_delay.map_or(Json::Null, |d| Json::f(d.as_nanos() as f64 / 1e3, 3))),
+                ("hz", side.hz.map_or(Json::Null, |hz| Json::u(hz as u64))),
                 ("seed", side.seed.map_or(Json::Null, Json::u)),
                 ("runs", Json::u(side.runs)),
             ]),

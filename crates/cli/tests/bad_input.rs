@@ -198,6 +198,10 @@ fn tcp_settings_follow_the_simulators_limits() {
     has_all(&e, &["scen.toml:10:", "flows[0].stop = \"0s\"", "later than start = 0us"]);
     let e = error_of(&edit(9, "rtt = \"100ms\"\nhost_delay = \"11ms\""), &[]);
     has_all(&e, &["scen.toml:10:", "flows[0].host_delay = \"11ms\"", "allowed: 0us to 10ms"]);
+    let e = error_of(&edit(9, "rtt = \"100ms\"\nhz = 200"), &[]);
+    has_all(&e, &["scen.toml:10:", "flows[0].hz = 200", "allowed: 100, 250, 300 or 1000"]);
+    let e = error_of(&edit(9, "rtt = \"100ms\"\nhz = -250"), &[]);
+    has_all(&e, &["scen.toml:10:", "flows[0].hz = -250", "allowed: 100, 250, 300 or 1000"]);
 }
 
 #[test]

@@ -180,9 +180,11 @@ fn simulated_runs_with_host_delay_are_averaged(out: &std::path::Path) {
         let text = std::fs::read_to_string(out.join("fidelity.json")).unwrap();
         (stdout(&o), serde_json::from_str::<Value>(&text).unwrap())
     };
-    let (text, report) = sim_only(&["--host-delay", "60us", "--sim-seed", "5", "--sim-runs", "2"]);
-    assert!(text.contains("host_delay 60us, 2 runs from seed 5"), "{text}");
+    let (text, report) =
+        sim_only(&["--host-delay", "60us", "--hz", "250", "--sim-seed", "5", "--sim-runs", "2"]);
+    assert!(text.contains("host_delay 60us, hz 250, 2 runs from seed 5"), "{text}");
     assert_eq!(report["simulator"]["host_delay_us"], 60.0);
+    assert_eq!(report["simulator"]["hz"], 250);
     assert_eq!(report["simulator"]["runs"], 2);
     let rtt4 = out.join("rtt4-cubic-cubic");
     for (dir, seed) in [("sim", 5), ("sim-2", 6)] {
@@ -203,6 +205,7 @@ fn simulated_runs_with_host_delay_are_averaged(out: &std::path::Path) {
     let (_, report) = sim_only(&[]);
     assert!(!rtt4.join("sim-2").exists(), "a report with one simulated run keeps no sim-2");
     assert_eq!(report["simulator"]["runs"], 1);
+    assert!(report["simulator"]["hz"].is_null(), "each file's hz: {}", report["simulator"]);
 }
 
 /// One CUBIC flow alone, 30 Mbit/s, 20 ms, 1 BDP: HyStart's ACK train ends its slow start
@@ -292,6 +295,13 @@ fn refusals_name_what_is_wrong() {
     let o = run_in(dir.path(), &["fidelity", "--runs", "0"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--runs"), "{}", stderr(&o));
+    let o = run_in(dir.path(), &["fidelity", "--hz", "200"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("--hz") && stderr(&o).contains("250, 300 or 1000"),
+        "{}",
+        stderr(&o)
+    );
 
     let scenarios = repo().join("scenarios/fidelity");
     let scenarios = scenarios.to_str().unwrap();

@@ -219,6 +219,43 @@ fn overrides_reach_the_results() {
     }
 }
 
+/// A flow's `hz` reaches its algorithm's clock: CUBIC's epoch starts (`cc_epoch_start`,
+/// jiffies over the flow's HZ) fall on whole 4 ms jiffies at 250, and not all of them do
+/// at the default 1000; and the run is another one.
+#[test]
+fn a_flows_hz_is_the_jiffies_its_cubic_counts() {
+    let dir = TempDir::new("hz");
+    let scn = small("cubic-codel-changes.toml");
+    let epochs = |out: &str, set: &[&str]| -> Vec<f64> {
+        let mut args = vec!["run", &scn, "--out", out];
+        args.extend(set);
+        run_ok(dir.path(), &args);
+        let text = read(&dir.path().join(out).join("flows.csv"));
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+        let col = |name: &str| header.iter().position(|&h| h == name).expect(name);
+        let (cf, ce) = (col("flow"), col("cc_epoch_start"));
+        let mut v: Vec<f64> = lines
+            .map(|l| l.split(',').collect::<Vec<_>>())
+            .filter(|c| c[cf] == "0" && !c[ce].is_empty())
+            .map(|c| c[ce].parse::<f64>().unwrap())
+            .filter(|&e| e > 0.0)
+            .collect();
+        v.dedup();
+        v
+    };
+    let on_jiffy = |e: f64, hz: f64| ((e * hz) - (e * hz).round()).abs() < 1e-6;
+    let at_250 = epochs("hz250", &["--set", "flows[0].hz=250"]);
+    let at_1000 = epochs("hz1000", &[]);
+    assert!(at_250.len() >= 3 && at_1000.len() >= 3, "{at_250:?} {at_1000:?}");
+    assert!(at_250.iter().all(|&e| on_jiffy(e, 250.0)), "{at_250:?}");
+    assert!(at_1000.iter().any(|&e| !on_jiffy(e, 250.0)), "{at_1000:?}");
+    assert_ne!(
+        read(&dir.path().join("hz250/summary.json")),
+        read(&dir.path().join("hz1000/summary.json"))
+    );
+}
+
 #[test]
 fn the_default_scenario_runs_without_a_file_into_results_name() {
     let dir = TempDir::new("default");

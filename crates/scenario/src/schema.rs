@@ -115,6 +115,7 @@ const FLOW: &[&str] = &[
     "rack",
     "tlp",
     "host_delay",
+    "hz",
     "transport",
     "enabled",
     "arrivals",
@@ -129,6 +130,7 @@ const FLOW_KEYS: &[(&str, &str)] = &[
     ("tcp.delayed_ack", "delayed_ack"),
     ("tcp.handshake", "handshake"),
     ("tcp.host_delay", "host_delay"),
+    ("tcp.hz", "hz"),
 ];
 const CROSS: &[&str] =
     &["kind", "rate", "count", "start", "stop", "packet_size", "mean_on", "mean_off", "direction"];
@@ -443,6 +445,9 @@ fn tcp_settings(f: &Fields) -> Result<TcpConfig, ScenarioError> {
     tcp.rwnd = f.bytes("rwnd")?;
     if let Some(d) = f.duration("host_delay")? {
         tcp.host_delay = d;
+    }
+    if let Some(n) = f.whole_u32("hz")? {
+        tcp.hz = n;
     }
     if let Some((n, r)) = f.string("recovery")? {
         tcp.recovery = Some(match r.as_str() {

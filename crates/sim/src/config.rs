@@ -213,7 +213,10 @@ pub struct TcpConfig {
     pub tlp: bool,
     /// Header bytes added to each segment on the wire (IP + TCP with timestamps: 52).
     pub header_bytes: u32,
-    /// Jiffies frequency given to algorithms (Linux `CONFIG_HZ`).
+    /// The sender's jiffies frequency (Linux `CONFIG_HZ`): the clock of the algorithms
+    /// (CUBIC's epoch and its time since), the min-RTT window and the jiffy rounding of
+    /// the reorder and probe timers. 1000 by default; Linux's Kconfig default, and
+    /// Debian's kernels, use 250 (scenario key `hz`).
     pub hz: u32,
     /// The hosts' processing time (default zero): each ACK reaches its sender after a
     /// further delay drawn uniformly from 0 to this, from the flow's own seeded stream,

@@ -52,6 +52,11 @@ pub const RTO_MIN: (Duration, Duration) =
 pub const INIT_CWND: (u32, u32) = (LIMITS_INITCWND.min as u32, LIMITS_INITCWND.max as u32);
 /// Largest receiver window in bytes.
 pub const MAX_RWND: u64 = 1 << 40;
+/// The jiffies frequencies a Linux kernel can be built with (`kernel/Kconfig.hz`).
+pub const LINUX_HZ: [u32; 4] = [100, 250, 300, 1000];
+/// What an error about `hz` says is allowed.
+pub const LINUX_HZ_ALLOWED: &str =
+    "100, 250, 300 or 1000 (the timer frequencies Linux's CONFIG_HZ offers)";
 /// The largest `host_delay`: a host's processing time; a longer path belongs in `rtt`.
 pub const MAX_HOST_DELAY: Duration = Duration::from_millis(10);
 
@@ -269,8 +274,12 @@ impl TcpConfig {
                 ));
             }
         }
-        if self.hz == 0 {
-            return Err(SimError::new("hz", "0", "must be positive"));
+        if !LINUX_HZ.contains(&self.hz) {
+            return Err(SimError::new(
+                "hz",
+                self.hz.to_string(),
+                format!("allowed: {LINUX_HZ_ALLOWED}"),
+            ));
         }
         time_in("host_delay", self.host_delay, Duration::ZERO, MAX_HOST_DELAY)?;
         Ok(())
