@@ -18,9 +18,10 @@
 //! - `tcp_grow_window`: `rcv_ssthresh` grows by two segments per segment received while
 //!   it is below the clamp and the free buffer (`tcp_space`, less what the receiver
 //!   holds unread or out of order), and asks for a quick ACK each time;
-//! - receive-buffer autotuning (`tcp_rcv_space_adjust`), once per receiver RTT: when the
-//!   application read more in the last RTT than ever before, the buffer and the clamp
-//!   grow to about three times that;
+//! - receive-buffer autotuning (`tcp_rcv_space_adjust`, `tcp_rcvbuf_grow`), once per
+//!   receiver RTT: when the application read more in the last RTT than ever before, the
+//!   buffer and the clamp grow to twice that, more while the amount read grows, plus the
+//!   out-of-order data; and on each segment queued out of order;
 //! - the receiver's RTT from the timestamps echoed in data (`tcp_rcv_rtt_measure_ts`: a
 //!   moving average of millisecond samples).
 //!
@@ -147,9 +148,11 @@ impl ReceiveBuffer {
         len >= GROW_MIN_BYTES && self.grow(len, held + truesize(len))
     }
 
-    /// The application has read everything up to `read` bytes at `now`
-    /// (`tcp_rcv_space_adjust`, called from `tcp_recvmsg`).
-    pub(super) fn on_read(&mut self, now: Time, read: u64) {
+    /// The application has read everything up to `read` bytes at `now`, while the
+    /// receiver holds out-of-order data up to `ooo_bytes` beyond what it read
+    /// (`tcp_rcv_space_adjust`, called from `tcp_recvmsg`). Nothing is left unread (the
+    /// application reads each in-order segment as it arrives), so Linux's `inq` is zero.
+    pub(super) fn on_read(&mut self, now: Time, read: u64, ooo_bytes: u64) {
         let Some(since) = self.space_since else { return };
         if self.rtt_us8 == 0 {
             return;
@@ -160,24 +163,47 @@ impl ReceiveBuffer {
         }
         let copied = read - self.space_read;
         if copied > self.space {
-            let mut rcvwin = 2 * copied + 16 * self.advmss;
-            let grow = rcvwin * (copied - self.space) / self.space.max(1);
-            rcvwin += 2 * grow;
-            let rcvbuf = (rcvwin * RATIO_ONE / self.ratio).min(RMEM_MAX);
-            if rcvbuf > self.rcvbuf {
-                self.rcvbuf = rcvbuf;
-                self.window_clamp = win_from_space(rcvbuf, self.ratio);
-            }
-            self.space = copied;
+            self.grow_buffer(copied, ooo_bytes);
         }
         self.space_read = read;
         self.space_since = Some(now);
     }
 
+    /// A segment went into the out-of-order queue, which now reaches `ooo_bytes` beyond
+    /// what was read: the buffer makes room for it (`tcp_data_queue_ofo` ends with
+    /// `tcp_rcvbuf_grow`, the amount read per RTT unchanged).
+    pub(super) fn on_out_of_order(&mut self, ooo_bytes: u64) {
+        self.grow_buffer(self.space, ooo_bytes);
+    }
+
+    /// `tcp_rcvbuf_grow` as Linux 6.18 has it: `copied` bytes read in the last RTT (the
+    /// new `rcvq_space.space`) make a window of twice that, plus twice that again times
+    /// the growth since the last measurement (room for a sender in slow start), plus the
+    /// out-of-order data; the buffer grows to hold that window, the clamp with it. Linux
+    /// 6.16 ("tcp: fix sk_rcvbuf overshoot", net-next May 2025) dropped the earlier
+    /// formula's cushion of 16 segments, and "tcp: fix too slow tcp_rcvbuf_grow() action"
+    /// put back the growth term; `tcp:tcp_rcvbuf_grow` traces of the testbed's receivers
+    /// (Linux 6.18.44) give these windows to the byte.
+    fn grow_buffer(&mut self, copied: u64, ooo_bytes: u64) {
+        let old = self.space.max(1);
+        self.space = copied;
+        let mut rcvwin = copied << 1;
+        rcvwin += (rcvwin * copied.saturating_sub(old) / old) << 1;
+        rcvwin += ooo_bytes;
+        let rcvbuf = (rcvwin * RATIO_ONE / self.ratio).min(RMEM_MAX);
+        if rcvbuf > self.rcvbuf {
+            self.rcvbuf = rcvbuf;
+            self.window_clamp = win_from_space(rcvbuf, self.ratio);
+        }
+    }
+
     /// `tcp_rcv_rtt_measure_ts`: a sample from each new TSecr on a full segment, in whole
     /// milliseconds (Linux's timestamp clock; `tcp_rtt_tsopt_us` gives no sample for 0),
-    /// then `tcp_rcv_rtt_update` with `win_dep` 0: the first sample as is, then 7/8 of
-    /// the estimate plus 1/8 of the sample.
+    /// then `tcp_rcv_rtt_update` with `win_dep` 0 as Linux 6.16 has it ("tcp: always
+    /// seek for minimal rtt in tcp_rcv_rtt_update()"): a sample below the estimate
+    /// replaces it, a larger one moves it by an eighth of the difference. Linux skips a
+    /// larger sample while data waits unread (`rcv_nxt != copied_seq`); here the
+    /// application has read everything by the next segment, so none is skipped.
     fn rtt_sample(&mut self, now: Time, len: u64, tsecr: Time) {
         if self.last_tsecr == tsecr {
             return;
@@ -191,8 +217,11 @@ impl ReceiveBuffer {
             return;
         }
         let m = ms * 1000;
-        self.rtt_us8 =
-            if self.rtt_us8 == 0 { m << 3 } else { self.rtt_us8 + m - (self.rtt_us8 >> 3) };
+        self.rtt_us8 = if self.rtt_us8 == 0 || m << 3 < self.rtt_us8 {
+            m << 3
+        } else {
+            self.rtt_us8 + m - (self.rtt_us8 >> 3)
+        };
     }
 
     /// `tcp_measure_rcv_mss`: a full segment of a new size sets the scaling ratio from its
@@ -271,12 +300,16 @@ impl ReceiveBuffer {
         self.rcv_ssthresh
     }
 
-    /// A buffer whose window can grow no further: its receiver ACKs every second segment.
+    /// A buffer whose window can grow no further (its segment size measured, the buffer
+    /// at `tcp_rmem[2]`, the window at the clamp): its receiver ACKs every second segment.
     #[cfg(test)]
     pub(super) fn grown(mss: u32) -> ReceiveBuffer {
         let mut b = ReceiveBuffer::new(mss);
+        b.rcv_mss = b.advmss;
+        b.ratio = b.advmss * RATIO_ONE / truesize(b.advmss);
+        b.rcvbuf = RMEM_MAX;
+        b.window_clamp = win_from_space(RMEM_MAX, b.ratio);
         b.rcv_ssthresh = b.window_clamp;
-        b.rcvbuf = 0;
         b
     }
 }
@@ -340,20 +373,57 @@ mod tests {
         // Ten segments at 40 ms echoing a timestamp from 0 ms: RTT 40 ms.
         for i in 0..10 {
             b.on_segment(ms(40), 1448, Time(1), true, 0, true);
-            b.on_read(ms(40), (i + 1) * 1448);
+            b.on_read(ms(40), (i + 1) * 1448, 0);
         }
         assert_eq!(b.rtt_us8 >> 3, 40_000);
         let clamp = b.window_clamp;
         // 30 segments read by 81 ms, more than the 10 of the start: the buffer and
         // the clamp grow.
-        b.on_read(ms(81), 30 * 1448);
+        b.on_read(ms(81), 30 * 1448, 0);
         assert!(b.window_clamp > 2 * clamp, "{} against {clamp}", b.window_clamp);
         assert_eq!(b.space, 30 * 1448);
         // Less read in the next RTT: nothing changes but the measurement's start.
         let grown = b.window_clamp;
-        b.on_read(ms(125), 40 * 1448);
+        b.on_read(ms(125), 40 * 1448, 0);
         assert_eq!(b.window_clamp, grown);
         assert_eq!(b.space_read, 40 * 1448);
+    }
+
+    /// The windows Linux 6.18 gave an 80 ms flow's receiver on the testbed
+    /// (`tcp:tcp_rcvbuf_grow`, rtt8 fidelity case): 28,960 bytes read in an RTT after
+    /// 15,928, then 57,920.
+    #[test]
+    fn autotuning_gives_linux_6_18s_windows() {
+        let mut b = ReceiveBuffer::new(1448);
+        b.on_segment(Time(0), 1448, Time::ZERO, true, 0, true);
+        assert_eq!((b.ratio, b.rcvbuf, b.window_clamp), (160, 131_072, 81_920));
+        b.space = 15_928;
+        b.rtt_us8 = 95_301 << 3;
+        b.on_read(Time(98_403_000), 28_960, 0);
+        assert_eq!((b.rcvbuf, b.window_clamp, b.space), (244_316, 152_697, 28_960));
+        b.rtt_us8 = 102_000 << 3;
+        b.on_read(Time(200_405_000), 28_960 + 57_920, 0);
+        assert_eq!((b.rcvbuf, b.window_clamp, b.space), (556_032, 347_520, 57_920));
+        // Out-of-order data beyond what was read makes room for itself: twice the last
+        // RTT's reading plus how far the held data reaches.
+        b.on_out_of_order(400_000);
+        assert_eq!(b.window_clamp, win_from_space((2 * 57_920 + 400_000) * 256 / 160, 160));
+        assert_eq!(b.space, 57_920);
+    }
+
+    /// The receiver's RTT estimate falls to a lower sample at once and rises by an
+    /// eighth of a higher one.
+    #[test]
+    fn the_receivers_rtt_seeks_the_minimum() {
+        let mut b = ReceiveBuffer::new(1448);
+        let ms = |m: u64| Time(m * 1_000_000);
+        let sample = |b: &mut ReceiveBuffer, now: u64, echoed: u64| {
+            b.on_segment(ms(now), 1448, ms(echoed), true, 0, true);
+            b.rtt_us8 >> 3
+        };
+        assert_eq!(sample(&mut b, 101, 1), 100_000);
+        assert_eq!(sample(&mut b, 192, 102), 90_000);
+        assert_eq!(sample(&mut b, 323, 203), 93_750);
     }
 
     #[test]

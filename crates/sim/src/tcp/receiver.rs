@@ -168,9 +168,10 @@ impl TcpReceiver {
                 self.ooo.drain(..merged);
                 release_if_empty(&mut self.ooo);
             }
-            self.buffer.on_read(now, self.delivered_bytes());
+            self.buffer.on_read(now, self.delivered_bytes(), self.ooo_bytes());
         } else {
             self.insert_ooo(s);
+            self.buffer.on_out_of_order(self.ooo_bytes());
         }
         self.unacked += 1;
         // A segment held out of order is a duplicate ACK's cause. So is one that moved
@@ -237,6 +238,12 @@ impl TcpReceiver {
     }
 
     /// Segments held out of order.
+    /// How far the held out-of-order data reaches beyond `rcv_nxt`, bytes (Linux's
+    /// `ooo_last_skb->end_seq - rcv_nxt`; 0 with nothing held).
+    fn ooo_bytes(&self) -> u64 {
+        self.ooo.last().map_or(0, |&(_, end)| (end - self.rcv_nxt) as u64 * self.mss as u64)
+    }
+
     fn held_segments(&self) -> u32 {
         self.ooo.iter().map(|&(a, b)| b - a).sum()
     }
