@@ -60,15 +60,9 @@ fn f(v: &Value, ptr: &str) -> f64 {
 /// flows.csv, leaving out the samples before its first RTT (0), computed here from the
 /// file itself.
 fn srtt_percentiles_of(dir: &Path, flow: usize, qs: &[f64]) -> Vec<f64> {
-    let text = read(&dir.join("flows.csv"));
-    let mut lines = text.lines();
-    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
-    let col = |name: &str| header.iter().position(|&h| h == name).expect(name);
-    let (cf, cr) = (col("flow"), col("srtt_ms"));
-    let mut v: Vec<f64> = lines
-        .map(|l| l.split(',').collect::<Vec<_>>())
-        .filter(|c| c[cf] == flow.to_string())
-        .map(|c| c[cr].parse::<f64>().expect("srtt_ms is a number"))
+    let mut v: Vec<f64> = flow_column(dir, flow, "srtt_ms")
+        .iter()
+        .map(|r| r.parse::<f64>().expect("srtt_ms is a number"))
         .filter(|&r| r > 0.0)
         .collect();
     assert!(v.len() > 10, "flow {flow} has srtt samples in {}", dir.display());

@@ -83,6 +83,15 @@ fn fidelity_of_own_scenarios(dir: &TempDir, runs: u32) -> Value {
     serde_json::from_str(&text).unwrap()
 }
 
+/// `cclab fidelity` with `runs` real runs of matrix file `file` cut to 2 s (as `stem`),
+/// in a folder of its own; returns the folder and its fidelity.json.
+fn two_seconds_of(file: &str, stem: &str, runs: u32) -> (TempDir, Value) {
+    let dir = TempDir::new(&format!("fidelity-{stem}"));
+    matrix_file(&dir, file, stem, "2s");
+    let report = fidelity_of_own_scenarios(&dir, runs);
+    (dir, report)
+}
+
 /// The first real run's kernel.json of scenario `name` (when each flow connected, the
 /// kernel's HyStart counters), for a failure message: a slow start that ended elsewhere
 /// than usual is easier to read beside when its flows started.
@@ -262,9 +271,7 @@ fn one_cubic_flow_leaves_slow_start_at_the_simulated_cwnd() {
 #[test]
 fn delay_detected_slow_start_exits_match_the_kernels() {
     let Some(_machine) = real_time() else { return };
-    let dir = TempDir::new("fidelity-four");
-    matrix_file(&dir, "four-cubic-mixed-rtt", "four", "2s");
-    let report = fidelity_of_own_scenarios(&dir, 3);
+    let (dir, report) = two_seconds_of("four-cubic-mixed-rtt", "four", 3);
     let s = scenario(&report, "four");
     let runs = s["kernel_hystart"].as_array().unwrap();
     assert_eq!(runs.len(), 3, "{s}");
@@ -282,9 +289,7 @@ fn delay_detected_slow_start_exits_match_the_kernels() {
 #[test]
 fn on_a_trace_both_flows_leave_slow_start_where_the_kernels_do() {
     let Some(_machine) = real_time() else { return };
-    let dir = TempDir::new("fidelity-trace");
-    matrix_file(&dir, "trace-verizon-cubic-cubic", "verizon", "2s");
-    let report = fidelity_of_own_scenarios(&dir, 1);
+    let (dir, report) = two_seconds_of("trace-verizon-cubic-cubic", "verizon", 1);
     let s = scenario(&report, "verizon");
     assert_exits_within(&dir, s, "verizon", |real| 0.15 * real);
 }

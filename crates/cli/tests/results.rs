@@ -230,15 +230,10 @@ fn a_flows_hz_is_the_jiffies_its_cubic_counts() {
         let mut args = vec!["run", &scn, "--out", out];
         args.extend(set);
         run_ok(dir.path(), &args);
-        let text = read(&dir.path().join(out).join("flows.csv"));
-        let mut lines = text.lines();
-        let header: Vec<&str> = lines.next().unwrap().split(',').collect();
-        let col = |name: &str| header.iter().position(|&h| h == name).expect(name);
-        let (cf, ce) = (col("flow"), col("cc_epoch_start"));
-        let mut v: Vec<f64> = lines
-            .map(|l| l.split(',').collect::<Vec<_>>())
-            .filter(|c| c[cf] == "0" && !c[ce].is_empty())
-            .map(|c| c[ce].parse::<f64>().unwrap())
+        let mut v: Vec<f64> = flow_column(&dir.path().join(out), 0, "cc_epoch_start")
+            .iter()
+            .filter(|e| !e.is_empty())
+            .map(|e| e.parse::<f64>().unwrap())
             .filter(|&e| e > 0.0)
             .collect();
         v.dedup();

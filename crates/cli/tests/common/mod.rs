@@ -106,6 +106,23 @@ pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// The values of column `column` in flow `flow`'s rows of a results folder's flows.csv,
+/// in time order (empty cells kept).
+pub fn flow_column(dir: &Path, flow: usize, column: &str) -> Vec<String> {
+    let path = dir.join("flows.csv");
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let mut lines = text.lines();
+    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    let col = |name: &str| header.iter().position(|&h| h == name).expect(name);
+    let (cf, cv) = (col("flow"), col(column));
+    let flow = flow.to_string();
+    lines
+        .map(|l| l.split(',').collect::<Vec<_>>())
+        .filter(|c| c[cf] == flow)
+        .map(|c| c[cv].to_string())
+        .collect()
+}
+
 /// A valid small scenario to start from (lines numbered for the tests that edit it):
 /// 1 duration, 2 seed, 3 [bottleneck], 4 rate, 5 delay, 6 buffer, 7 [[flows]], 8 cc, 9 rtt,
 /// 10 [[flows]], 11 cc, 12 rtt.

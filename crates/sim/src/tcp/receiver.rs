@@ -237,13 +237,13 @@ impl TcpReceiver {
         None
     }
 
-    /// Segments held out of order.
     /// How far the held out-of-order data reaches beyond `rcv_nxt`, bytes (Linux's
     /// `ooo_last_skb->end_seq - rcv_nxt`; 0 with nothing held).
     fn ooo_bytes(&self) -> u64 {
         self.ooo.last().map_or(0, |&(_, end)| (end - self.rcv_nxt) as u64 * self.mss as u64)
     }
 
+    /// Segments held out of order.
     fn held_segments(&self) -> u32 {
         self.ooo.iter().map(|&(a, b)| b - a).sum()
     }
