@@ -156,6 +156,11 @@ pub struct TcpState {
     pub now_us: u64,
     /// Timer frequency used for `jiffies` (Linux `CONFIG_HZ`; 1000 by default here).
     pub hz: u32,
+    /// Where time zero falls within a tick, in microseconds (under one tick, `1e6 / hz`):
+    /// the tick counter reads `(now_us + tick_phase_us) * hz / 1e6`. Linux's `jiffies`
+    /// counts from boot, so a connection starts at an arbitrary point of a tick; zero
+    /// puts a tick at time zero.
+    pub tick_phase_us: u32,
     /// Congestion window in packets (`snd_cwnd`).
     pub snd_cwnd: u32,
     /// Slow-start threshold in packets (`snd_ssthresh`).
@@ -197,6 +202,7 @@ impl TcpState {
         TcpState {
             now_us: 0,
             hz: 1000,
+            tick_phase_us: 0,
             snd_cwnd: init_cwnd.max(1),
             snd_ssthresh: tcp::INFINITE_SSTHRESH,
             snd_cwnd_cnt: 0,
@@ -225,6 +231,7 @@ impl TcpState {
 
     /// `tcp_jiffies32` at `now_us` rather than at [`now_us`](Self::now_us).
     pub fn jiffies_at(&self, now_us: u64) -> u32 {
+        let now_us = now_us.saturating_add(self.tick_phase_us as u64);
         match now_us.checked_mul(self.hz as u64) {
             Some(ticks_us) => (ticks_us / 1_000_000) as u32,
             None => (now_us as u128 * self.hz as u128 / 1_000_000) as u32,
@@ -335,5 +342,19 @@ mod tests {
         tp.hz = 1000;
         tp.now_us = 4_294_967_296_000; // 2^32 ms: the tick count wraps to zero
         assert_eq!(tp.jiffies(), 0);
+    }
+
+    /// A tick phase moves every tick earlier by that much: at HZ 250 (4 ms ticks) with
+    /// the phase 2.5 ms, the first tick comes at 1.5 ms and the next at 5.5 ms.
+    #[test]
+    fn the_tick_phase_moves_the_ticks_earlier() {
+        let mut tp = TcpState::new(1448, 10);
+        tp.hz = 250;
+        tp.tick_phase_us = 2_500;
+        let ticks: Vec<u32> =
+            [0, 1_499, 1_500, 5_499, 5_500].iter().map(|&us| tp.jiffies_at(us)).collect();
+        assert_eq!(ticks, [0, 0, 1, 1, 2]);
+        tp.tick_phase_us = 0;
+        assert_eq!(tp.jiffies_at(1_500), 0, "without a phase the first tick is at 4 ms");
     }
 }

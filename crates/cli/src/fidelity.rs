@@ -62,6 +62,12 @@ pub struct Args {
     /// only useful where the run draws random numbers (--host-delay, random loss, RED).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=20))]
     pub sim_runs: u64,
+    /// Spread the senders' tick phase (the `tick_phase` flow key) evenly over the
+    /// --sim-runs runs: run k of N (from 0) gives every flow k/N of its tick. The
+    /// kernel's jiffies are at an arbitrary point of a tick when a real run starts, and
+    /// CUBIC's clock counts them; this samples that spread. Needs --sim-runs 2 or more.
+    #[arg(long)]
+    pub tick_phases: bool,
 }
 
 fn hz_arg(s: &str) -> Result<u32, String> {
@@ -91,6 +97,8 @@ pub struct SimSide {
     pub hz: Option<u32>,
     pub seed: Option<u64>,
     pub runs: u64,
+    /// Spread the flows' tick phase over the runs (`--tick-phases`).
+    pub tick_phases: bool,
 }
 
 impl SimSide {
@@ -104,6 +112,10 @@ impl SimSide {
             }
             if let Some(hz) = self.hz {
                 f.tcp.hz = hz;
+            }
+            if self.tick_phases {
+                let tick_us = 1_000_000 / f.tcp.hz as u64;
+                f.tcp.tick_phase = Duration::from_micros(tick_us * k / self.runs);
             }
         }
         scn.config.seed = self.seed.unwrap_or(scn.config.seed).wrapping_add(k);
@@ -131,6 +143,12 @@ pub struct Case {
 }
 
 pub fn main(args: Args) -> Result<(), String> {
+    if args.tick_phases && args.sim_runs < 2 {
+        return Err(format!(
+            "--tick-phases spreads the tick phase over the simulated runs, and --sim-runs is {}; allowed: --sim-runs 2 to 20 with it",
+            args.sim_runs
+        ));
+    }
     let dir = crate::reproduce::repo_folder(
         args.scenarios.as_deref(),
         "scenarios/fidelity",
@@ -149,6 +167,7 @@ pub fn main(args: Args) -> Result<(), String> {
         hz: args.hz,
         seed: args.sim_seed,
         runs: args.sim_runs,
+        tick_phases: args.tick_phases,
     };
     let mut measured = Vec::new();
     for (n, case) in cases.iter().enumerate() {

@@ -202,6 +202,13 @@ fn tcp_settings_follow_the_simulators_limits() {
     has_all(&e, &["scen.toml:10:", "flows[0].hz = 200", "allowed: 100, 250, 300 or 1000"]);
     let e = error_of(&edit(9, "rtt = \"100ms\"\nhz = -250"), &[]);
     has_all(&e, &["scen.toml:10:", "flows[0].hz = -250", "allowed: 100, 250, 300 or 1000"]);
+    let e = error_of(&edit(9, "rtt = \"100ms\"\nhz = 250\ntick_phase = \"4ms\""), &[]);
+    has_all(
+        &e,
+        &["scen.toml:11:", "flows[0].tick_phase = \"4ms\"", "under one tick (4ms at hz = 250)"],
+    );
+    let e = error_of(&edit(9, "rtt = \"100ms\""), &["--set", "flows[0].tick_phase=1ms"]);
+    has_all(&e, &["flows[0].tick_phase = 1ms", "under one tick (1ms at hz = 1000)"]);
 }
 
 #[test]

@@ -189,13 +189,45 @@ fn simulated_runs_with_host_delay_are_averaged(out: &std::path::Path) {
         let text = std::fs::read_to_string(out.join("fidelity.json")).unwrap();
         (stdout(&o), serde_json::from_str::<Value>(&text).unwrap())
     };
-    let (text, report) =
-        sim_only(&["--host-delay", "60us", "--hz", "250", "--sim-seed", "5", "--sim-runs", "2"]);
-    assert!(text.contains("host_delay 60us, hz 250, 2 runs from seed 5"), "{text}");
+    let (text, report) = sim_only(&[
+        "--host-delay",
+        "60us",
+        "--hz",
+        "250",
+        "--sim-seed",
+        "5",
+        "--sim-runs",
+        "2",
+        "--tick-phases",
+    ]);
+    assert!(
+        text.contains("host_delay 60us, hz 250, 2 runs from seed 5, tick phases spread"),
+        "{text}"
+    );
     assert_eq!(report["simulator"]["host_delay_us"], 60.0);
     assert_eq!(report["simulator"]["hz"], 250);
     assert_eq!(report["simulator"]["runs"], 2);
+    assert_eq!(report["simulator"]["tick_phases"], true);
     let rtt4 = out.join("rtt4-cubic-cubic");
+    // The second of two runs at HZ 250 is the file with half a 4 ms tick, seed 6.
+    let by_hand = out.join("by-hand");
+    let file = repo().join("scenarios/fidelity/rtt4-cubic-cubic.toml");
+    let mut run = cclab();
+    run.arg("run").arg(&file).arg("--out").arg(&by_hand).args(["--seed", "6"]);
+    run.args(["--set", "duration=10s"]);
+    for i in 0..2 {
+        for set in ["host_delay=60us", "hz=250", "tick_phase=2ms"] {
+            run.args(["--set", &format!("flows[{i}].{set}")]);
+        }
+    }
+    let o = run.output().expect("run cclab");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read_to_string(by_hand.join("summary.json")).unwrap(),
+        std::fs::read_to_string(rtt4.join("sim-2").join("summary.json")).unwrap(),
+        "sim-2 is the file at tick phase 2ms"
+    );
+    std::fs::remove_dir_all(&by_hand).unwrap();
     for (dir, seed) in [("sim", 5), ("sim-2", 6)] {
         let summary: Value = serde_json::from_str(
             &std::fs::read_to_string(rtt4.join(dir).join("summary.json")).unwrap(),
@@ -300,6 +332,14 @@ fn refusals_name_what_is_wrong() {
     let o = run_in(dir.path(), &["fidelity", "--runs", "0"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--runs"), "{}", stderr(&o));
+    let o = run_in(dir.path(), &["fidelity", "--tick-phases"]);
+    assert!(!o.status.success());
+    assert!(
+        stderr(&o).contains("--tick-phases") && stderr(&o).contains("--sim-runs 2 to 20"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!dir.path().join("results").exists(), "nothing written on a refusal");
     let o = run_in(dir.path(), &["fidelity", "--hz", "200"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(

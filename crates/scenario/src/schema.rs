@@ -116,6 +116,7 @@ const FLOW: &[&str] = &[
     "tlp",
     "host_delay",
     "hz",
+    "tick_phase",
     "transport",
     "enabled",
     "arrivals",
@@ -131,6 +132,7 @@ const FLOW_KEYS: &[(&str, &str)] = &[
     ("tcp.handshake", "handshake"),
     ("tcp.host_delay", "host_delay"),
     ("tcp.hz", "hz"),
+    ("tcp.tick_phase", "tick_phase"),
 ];
 const CROSS: &[&str] =
     &["kind", "rate", "count", "start", "stop", "packet_size", "mean_on", "mean_off", "direction"];
@@ -448,6 +450,9 @@ fn tcp_settings(f: &Fields) -> Result<TcpConfig, ScenarioError> {
     }
     if let Some(n) = f.whole_u32("hz")? {
         tcp.hz = n;
+    }
+    if let Some(d) = f.duration("tick_phase")? {
+        tcp.tick_phase = d;
     }
     if let Some((n, r)) = f.string("recovery")? {
         tcp.recovery = Some(match r.as_str() {

@@ -229,6 +229,14 @@ pub struct TcpConfig {
     /// random delay before sending, `TcpAgent::send_much` in tcp.cc). The testbed's
     /// kernel hosts have their own and ignore it.
     pub host_delay: Duration,
+    /// Where the run's time zero falls within one of the sender's ticks (scenario key
+    /// `tick_phase`; under `1 s / hz`, to the microsecond; default zero). Linux's
+    /// `jiffies` count from boot, so a real connection starts at an arbitrary point of a
+    /// tick, and what CUBIC does with its jiffies clock (its epoch, the time since, its
+    /// 1/32 s between updates) and where the min-RTT window ends move with it. Sweeping
+    /// it shows how much of a run's outcome rests on that phase. The testbed's kernel has
+    /// its own and ignores it.
+    pub tick_phase: Duration,
 }
 
 impl Default for TcpConfig {
@@ -248,6 +256,7 @@ impl Default for TcpConfig {
             header_bytes: 52,
             hz: 1000,
             host_delay: Duration::ZERO,
+            tick_phase: Duration::ZERO,
         }
     }
 }

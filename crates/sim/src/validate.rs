@@ -282,6 +282,14 @@ impl TcpConfig {
             ));
         }
         time_in("host_delay", self.host_delay, Duration::ZERO, MAX_HOST_DELAY)?;
+        let tick = Duration::from_micros(1_000_000 / self.hz as u64);
+        if self.tick_phase >= tick {
+            return Err(out_of_range(
+                "tick_phase",
+                self.tick_phase,
+                format!("0us to under one tick ({tick} at hz = {})", self.hz),
+            ));
+        }
         Ok(())
     }
 }

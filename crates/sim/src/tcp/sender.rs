@@ -181,6 +181,7 @@ impl TcpSender {
             cfg.rwnd.map_or(u32::MAX, |w| (w / mss as u64).clamp(1, u32::MAX as u64) as u32);
         let mut tp = TcpState::new(mss, cfg.init_cwnd);
         tp.hz = cfg.hz;
+        tp.tick_phase_us = cfg.tick_phase.as_micros() as u32;
         TcpSender {
             ca,
             tp,
