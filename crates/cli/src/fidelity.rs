@@ -68,6 +68,11 @@ pub struct Args {
     /// CUBIC's clock counts them; this samples that spread. Needs --sim-runs 2 or more.
     #[arg(long)]
     pub tick_phases: bool,
+    /// Give every simulated flow the `psh` flow key: an application that writes what
+    /// each ACK frees, and a receiver that ACKs the end of each write at once, as the
+    /// kernel's hosts do [default: each file's].
+    #[arg(long)]
+    pub psh: bool,
 }
 
 fn hz_arg(s: &str) -> Result<u32, String> {
@@ -99,6 +104,8 @@ pub struct SimSide {
     pub runs: u64,
     /// Spread the flows' tick phase over the runs (`--tick-phases`).
     pub tick_phases: bool,
+    /// Turn on every flow's `psh` (`--psh`).
+    pub psh: bool,
 }
 
 impl SimSide {
@@ -113,6 +120,7 @@ impl SimSide {
             if let Some(hz) = self.hz {
                 f.tcp.hz = hz;
             }
+            f.tcp.psh |= self.psh;
             if self.tick_phases {
                 let tick_us = 1_000_000 / f.tcp.hz as u64;
                 f.tcp.tick_phase = Duration::from_micros(tick_us * k / self.runs);
@@ -168,6 +176,7 @@ pub fn main(args: Args) -> Result<(), String> {
         seed: args.sim_seed,
         runs: args.sim_runs,
         tick_phases: args.tick_phases,
+        psh: args.psh,
     };
     let mut measured = Vec::new();
     for (n, case) in cases.iter().enumerate() {

@@ -370,10 +370,11 @@ fn side_text(side: SimSide) -> String {
     let hz = side.hz.map_or("each file's".to_string(), |hz| hz.to_string());
     let seed = side.seed.map_or("each file's seed".to_string(), |s| format!("seed {s}"));
     let phases = if side.tick_phases { ", tick phases spread over the runs" } else { "" };
+    let psh = if side.psh { "psh on" } else { "psh each file's" };
     match side.runs {
-        1 => format!("simulator: host_delay {delay}, hz {hz}, {seed}"),
+        1 => format!("simulator: host_delay {delay}, hz {hz}, {psh}, {seed}"),
         n => format!(
-            "simulator: host_delay {delay}, hz {hz}, {n} runs from {seed}{phases}; \"sim\" is their mean"
+            "simulator: host_delay {delay}, hz {hz}, {psh}, {n} runs from {seed}{phases}; \"sim\" is their mean"
         ),
     }
 }
@@ -390,6 +391,7 @@ fn json(all: &[Measured], verdicts: &[Verdict], quick: bool, side: SimSide) -> J
                 ("seed", side.seed.map_or(Json::Null, Json::u)),
                 ("runs", Json::u(side.runs)),
                 ("tick_phases", Json::Bool(side.tick_phases)),
+                ("psh", Json::Bool(side.psh)),
             ]),
         ),
         ("rules", Json::s("goodput: within 10% of the real mean or inside the real runs' range, every flow; Jain: within 0.05 of the real mean; slow-start exit cwnd: within 15% of the real mean")),

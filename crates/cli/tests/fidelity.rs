@@ -199,24 +199,26 @@ fn simulated_runs_with_host_delay_are_averaged(out: &std::path::Path) {
         "--sim-runs",
         "2",
         "--tick-phases",
+        "--psh",
     ]);
     assert!(
-        text.contains("host_delay 60us, hz 250, 2 runs from seed 5, tick phases spread"),
+        text.contains("host_delay 60us, hz 250, psh on, 2 runs from seed 5, tick phases spread"),
         "{text}"
     );
+    assert_eq!(report["simulator"]["psh"], true);
     assert_eq!(report["simulator"]["host_delay_us"], 60.0);
     assert_eq!(report["simulator"]["hz"], 250);
     assert_eq!(report["simulator"]["runs"], 2);
     assert_eq!(report["simulator"]["tick_phases"], true);
     let rtt4 = out.join("rtt4-cubic-cubic");
-    // The second of two runs at HZ 250 is the file with half a 4 ms tick, seed 6.
+    // The second of two runs at HZ 250 is the file with half a 4 ms tick, seed 6, psh.
     let by_hand = out.join("by-hand");
     let file = repo().join("scenarios/fidelity/rtt4-cubic-cubic.toml");
     let mut run = cclab();
     run.arg("run").arg(&file).arg("--out").arg(&by_hand).args(["--seed", "6"]);
     run.args(["--set", "duration=10s"]);
     for i in 0..2 {
-        for set in ["host_delay=60us", "hz=250", "tick_phase=2ms"] {
+        for set in ["host_delay=60us", "hz=250", "tick_phase=2ms", "psh=true"] {
             run.args(["--set", &format!("flows[{i}].{set}")]);
         }
     }
@@ -225,7 +227,7 @@ fn simulated_runs_with_host_delay_are_averaged(out: &std::path::Path) {
     assert_eq!(
         std::fs::read_to_string(by_hand.join("summary.json")).unwrap(),
         std::fs::read_to_string(rtt4.join("sim-2").join("summary.json")).unwrap(),
-        "sim-2 is the file at tick phase 2ms"
+        "sim-2 is the file at tick phase 2ms with psh"
     );
     std::fs::remove_dir_all(&by_hand).unwrap();
     for (dir, seed) in [("sim", 5), ("sim-2", 6)] {

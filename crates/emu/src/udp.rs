@@ -4,7 +4,7 @@
 //! cross a real link in wall-clock time (what the CUBIC-vs-Tahoe notebook did over UDP).
 //!
 //! Wire format (little-endian), one segment or ACK per datagram:
-//! - data: `b'D'`, flow u32, seq u32 (segment number), payload u32, tsval u64 (ns),
+//! - data: `b'D'` (`b'P'` with TCP's PSH flag), flow u32, seq u32 (segment number), payload u32, tsval u64 (ns),
 //!   tsecr u64 (ns), then
 //!   padding so that the IP packet has the segment's `wire_bytes` (1500 for a full MSS,
 //!   as the equivalent TCP packet);
@@ -34,8 +34,12 @@ const IP_UDP: u32 = 28;
 /// UDP port of a user-space flow's receiver.
 pub const PORT: u16 = 5401;
 
+/// A data datagram's first byte: `D`, or `P` for one with TCP's PSH flag.
+const DATA: u8 = b'D';
+const DATA_PUSHED: u8 = b'P';
+
 pub fn encode_segment(seg: &Segment, buf: &mut [u8]) -> usize {
-    buf[0] = b'D';
+    buf[0] = if seg.psh { DATA_PUSHED } else { DATA };
     buf[1..5].copy_from_slice(&seg.flow.to_le_bytes());
     buf[5..9].copy_from_slice(&seg.seq.to_le_bytes());
     buf[9..13].copy_from_slice(&seg.payload.to_le_bytes());
@@ -56,7 +60,7 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 
 /// Decodes a data datagram (None: not one); `wire_bytes` is what arrived plus IP/UDP.
 pub fn decode_segment(b: &[u8]) -> Option<Segment> {
-    if b.len() < DATA_HEADER || b[0] != b'D' {
+    if b.len() < DATA_HEADER || (b[0] != DATA && b[0] != DATA_PUSHED) {
         return None;
     }
     Some(Segment {
@@ -66,6 +70,7 @@ pub fn decode_segment(b: &[u8]) -> Option<Segment> {
         wire_bytes: b.len() as u32 + IP_UDP,
         tsval: Time(u64_at(b, 13)),
         tsecr: Time(u64_at(b, 21)),
+        psh: b[0] == DATA_PUSHED,
     })
 }
 
@@ -333,11 +338,15 @@ mod tests {
             wire_bytes: 1500,
             tsval: Time(987_654_321),
             tsecr: Time(123_456_789),
+            psh: false,
         };
         let mut buf = [0u8; 2048];
         let n = encode_segment(&seg, &mut buf);
         assert_eq!(n as u32 + IP_UDP, 1500, "same size on the wire as the TCP segment");
         assert_eq!(decode_segment(&buf[..n]), Some(seg));
+        let pushed = Segment { psh: true, ..seg };
+        let n = encode_segment(&pushed, &mut buf);
+        assert_eq!(decode_segment(&buf[..n]), Some(pushed));
         let ack = Ack {
             flow: 3,
             ack: 77,

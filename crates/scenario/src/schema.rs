@@ -117,6 +117,7 @@ const FLOW: &[&str] = &[
     "host_delay",
     "hz",
     "tick_phase",
+    "psh",
     "transport",
     "enabled",
     "arrivals",
@@ -133,6 +134,7 @@ const FLOW_KEYS: &[(&str, &str)] = &[
     ("tcp.host_delay", "host_delay"),
     ("tcp.hz", "hz"),
     ("tcp.tick_phase", "tick_phase"),
+    ("tcp.psh", "psh"),
 ];
 const CROSS: &[&str] =
     &["kind", "rate", "count", "start", "stop", "packet_size", "mean_on", "mean_off", "direction"];
@@ -453,6 +455,9 @@ fn tcp_settings(f: &Fields) -> Result<TcpConfig, ScenarioError> {
     }
     if let Some(d) = f.duration("tick_phase")? {
         tcp.tick_phase = d;
+    }
+    if let Some(b) = f.bool("psh")? {
+        tcp.psh = b;
     }
     if let Some((n, r)) = f.string("recovery")? {
         tcp.recovery = Some(match r.as_str() {

@@ -237,6 +237,18 @@ pub struct TcpConfig {
     /// it shows how much of a run's outcome rests on that phase. The testbed's kernel has
     /// its own and ignores it.
     pub tick_phase: Duration,
+    /// The sending application writes what each ACK frees, and the receiver ACKs the end
+    /// of a write at once (scenario key `psh`; default off). A Linux bulk sender blocked
+    /// on its send buffer wakes when an ACK frees room, writes that much and marks the
+    /// write's end with PSH; the kernel's own packets through the testbed show it (PSH
+    /// on the last of each burst of two or more, none on a segment sent alone). Since
+    /// Linux 6.1 a full-sized segment with PSH sets `ICSK_ACK_PUSHED`
+    /// (`tcp_measure_rcv_mss`, net/ipv4/tcp_input.c), and once the application has read
+    /// everything `__tcp_cleanup_rbuf` (net/ipv4/tcp.c) sends the ACK at once, even for
+    /// that one segment. Each such ACK frees a single segment, so the sender's bursts and
+    /// the ACKs that clock them are no longer all pairs. The receiving application here
+    /// reads at once. The testbed's kernel hosts do this themselves and ignore it.
+    pub psh: bool,
 }
 
 impl Default for TcpConfig {
@@ -257,6 +269,7 @@ impl Default for TcpConfig {
             hz: 1000,
             host_delay: Duration::ZERO,
             tick_phase: Duration::ZERO,
+            psh: false,
         }
     }
 }

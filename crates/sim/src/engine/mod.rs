@@ -360,6 +360,7 @@ impl Simulation {
                     wire_bytes: self.cross[i].config().packet_bytes,
                     tsval: now,
                     tsecr: Time::ZERO,
+                    psh: false,
                 };
                 self.net.offer(dir, Packet::Data(pkt));
                 if next < self.end {

@@ -59,6 +59,8 @@ pub struct Segment {
     /// The sender's TSecr: the TSval of the latest ACK it took (RFC 7323 `TS.Recent`),
     /// from which the receiver estimates its RTT; zero before any.
     pub tsecr: Time,
+    /// TCP's PSH flag: the end of one of the application's writes (see `TcpConfig::psh`).
+    pub psh: bool,
 }
 
 /// The segment number that marks a SYN (and, in an [`Ack`], a SYN-ACK). Data segments
@@ -79,6 +81,7 @@ impl Segment {
             wire_bytes: SYN_WIRE_BYTES,
             tsval: now,
             tsecr: Time::ZERO,
+            psh: false,
         }
     }
 

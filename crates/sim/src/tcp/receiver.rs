@@ -187,7 +187,9 @@ impl TcpReceiver {
             } else {
                 had_ooo || self.unacked >= self.delack.every.max(1)
             };
-        if now_ack {
+        // The end of a write, read at once with nothing else waiting (`TcpConfig::psh`).
+        let pushed = seg.psh && in_order && self.ooo.is_empty();
+        if now_ack || pushed {
             self.quick = self.quick.saturating_sub(1);
             Some(self.make_ack(now))
         } else {
@@ -310,7 +312,15 @@ mod tests {
     use super::*;
 
     fn seg(seq: u32, t: u64) -> Segment {
-        Segment { flow: 0, seq, payload: 1448, wire_bytes: 1500, tsval: Time(t), tsecr: Time::ZERO }
+        Segment {
+            flow: 0,
+            seq,
+            payload: 1448,
+            wire_bytes: 1500,
+            tsval: Time(t),
+            tsecr: Time::ZERO,
+            psh: false,
+        }
     }
 
     /// Segments ACKed one by one at a connection's start: the 16 quick ACKs, and the 6
@@ -347,6 +357,30 @@ mod tests {
         assert!(r.on_data(Time(6), &seg(6, 6)).is_none());
         assert!(r.on_data(Time(7), &seg(7, 7)).is_some());
         assert_eq!(r.quick, 0, "growth asks for one ACK, not more");
+    }
+
+    /// The end of a write (PSH), read at once, is ACKed alone; the same segment without
+    /// PSH waits for a second one or the timer.
+    #[test]
+    fn a_pushed_segment_is_acked_at_once() {
+        let grown = || {
+            let mut r = TcpReceiver::new(0, 1448, None, DelayedAck::default(), LossRecovery::Sack);
+            r.quick = 0;
+            r.buffer = ReceiveBuffer::grown(1448);
+            r
+        };
+        let mut r = grown();
+        assert!(r.on_data(Time(0), &seg(0, 0)).is_none());
+        let a = r.on_data(Time(1), &seg(1, 1)).expect("every second segment");
+        assert_eq!(a.ack, 2);
+        let a = r.on_data(Time(2), &Segment { psh: true, ..seg(2, 2) }).expect("pushed");
+        assert_eq!(a.ack, 3);
+        assert_eq!(r.delack_deadline(), None);
+        let mut r = grown();
+        r.on_data(Time(0), &seg(0, 0));
+        r.on_data(Time(1), &seg(1, 1));
+        assert!(r.on_data(Time(2), &seg(2, 2)).is_none(), "no PSH: delayed");
+        assert!(r.delack_deadline().is_some());
     }
 
     #[test]

@@ -80,6 +80,16 @@ impl TimerDeadline {
     }
 }
 
+/// What one pass of [`TcpSender::send_window`] sent.
+struct Window {
+    sent: u32,
+    sent_new: u32,
+    /// It stopped at the congestion window.
+    cwnd_limited: bool,
+    /// It resent the oldest outstanding segment.
+    resent_head: bool,
+}
+
 /// Per-flow counters for reports.
 #[derive(Clone, Debug, Default)]
 pub struct SenderStats {
@@ -446,25 +456,12 @@ impl TcpSender {
             self.maybe_restart_after_idle(now);
         }
         let probe = self.send_loss_probe(now, out);
-        let (mut sent, mut sent_new) = (0, 0);
-        let mut cwnd_limited = false;
-        let mut resent_head = false;
-        loop {
-            if self.in_flight() >= self.tp.snd_cwnd {
-                cwnd_limited = true;
-                break;
-            }
-            if let Some(seq) = self.board.next_lost() {
-                resent_head |= seq == self.snd_una();
-                self.retransmit(now, seq, out);
-            } else if self.new_data_allowed() {
-                self.send_new(now, out);
-                sent_new += 1;
-            } else {
-                break;
-            }
-            sent += 1;
-        }
+        let window = if self.cfg.psh {
+            self.send_window_as_one_write(now, out)
+        } else {
+            self.send_window(now, out)
+        };
+        let Window { sent, sent_new, cwnd_limited, resent_head } = window;
         if sent > 0 {
             self.cwnd_validate(cwnd_limited);
         }
@@ -482,6 +479,50 @@ impl TcpSender {
         }
         self.sync_tp(now);
         sent + probe
+    }
+
+    /// Sends lost segments, then new data, while the window allows.
+    #[inline(always)]
+    fn send_window(&mut self, now: Time, out: &mut impl FnMut(Segment)) -> Window {
+        let mut w = Window { sent: 0, sent_new: 0, cwnd_limited: false, resent_head: false };
+        loop {
+            if self.in_flight() >= self.tp.snd_cwnd {
+                w.cwnd_limited = true;
+                break;
+            }
+            if let Some(seq) = self.board.next_lost() {
+                w.resent_head |= seq == self.snd_una();
+                self.retransmit(now, seq, out);
+            } else if self.new_data_allowed() {
+                self.send_new(now, out);
+                w.sent_new += 1;
+            } else {
+                break;
+            }
+            w.sent += 1;
+        }
+        w
+    }
+
+    /// [`send_window`](Self::send_window) for an application that writes what each ACK
+    /// frees (`TcpConfig::psh`): the segments sent together are one write, and Linux
+    /// marks a write's end with PSH (`tcp_push` → `tcp_mark_push` from
+    /// `tcp_sendmsg_locked`, net/ipv4/tcp.c). A segment sent alone is a piece the window
+    /// cut from a larger write, whose PSH stays on its last piece (`tso_fragment`,
+    /// net/ipv4/tcp_output.c), so it carries none. Each segment is held until the next
+    /// one, at the same instant, so that the last can be marked.
+    fn send_window_as_one_write(&mut self, now: Time, out: &mut impl FnMut(Segment)) -> Window {
+        let mut held: Option<Segment> = None;
+        let w = self.send_window(now, &mut |seg| {
+            if let Some(before) = held.replace(seg) {
+                out(before);
+            }
+        });
+        if let Some(mut last) = held {
+            last.psh = w.sent >= 2;
+            out(last);
+        }
+        w
     }
 
     fn maybe_restart_after_idle(&mut self, now: Time) {
@@ -519,6 +560,7 @@ impl TcpSender {
             wire_bytes: payload + self.cfg.header_bytes,
             tsval: now,
             tsecr: self.ts_recent,
+            psh: false,
         });
         self.last_send = now;
         self.rec.on_sent(self.tp.ca_state);
