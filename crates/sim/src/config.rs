@@ -237,11 +237,13 @@ pub struct TcpConfig {
     /// it shows how much of a run's outcome rests on that phase. The testbed's kernel has
     /// its own and ignores it.
     pub tick_phase: Duration,
-    /// The sending application writes what each ACK frees, and the receiver ACKs the end
-    /// of a write at once (scenario key `psh`; default off). A Linux bulk sender blocked
-    /// on its send buffer wakes when an ACK frees room, writes that much and marks the
-    /// write's end with PSH; the kernel's own packets through the testbed show it (PSH
-    /// on the last of each burst of two or more, none on a segment sent alone). Since
+    /// Segments carry PSH as the kernel's senders' do on the testbed, and the receiver
+    /// ACKs a PSH segment at once (scenario key `psh`; default off). The kernel's packets
+    /// through the testbed carry PSH on every second segment of a burst: a pair sent for
+    /// an ACK of two ends with it, a segment sent alone (for an ACK of one, or a window
+    /// increase after a pair) carries none. A bulk sender marks the end of each write
+    /// (`tcp_push` → `tcp_mark_push` from `tcp_sendmsg_locked`, net/ipv4/tcp.c); which
+    /// writes and buffers put the marks there is not modelled, only where they fall. Since
     /// Linux 6.1 a full-sized segment with PSH sets `ICSK_ACK_PUSHED`
     /// (`tcp_measure_rcv_mss`, net/ipv4/tcp_input.c), and once the application has read
     /// everything `__tcp_cleanup_rbuf` (net/ipv4/tcp.c) sends the ACK at once, even for

@@ -1,5 +1,5 @@
-//! The application model of `TcpConfig::psh`: each burst the sender sends is one write,
-//! whose last segment carries PSH; a segment sent alone carries none.
+//! The sender's side of `TcpConfig::psh`: every second segment of a burst carries PSH,
+//! so a pair ends with it and a segment sent alone carries none.
 
 use cclab_cc::{Algorithm, LossRecovery};
 use cclab_sim::tcp::{Segment, TcpReceiver, TcpSender};
@@ -7,7 +7,7 @@ use cclab_sim::{DelayedAck, TcpConfig};
 use cclab_units::{Duration, Time};
 
 /// Every burst of a Reno flow over 12 round trips, its segment 40 lost once, each
-/// segment ACKed on its own (so that bursts of one and of two both occur).
+/// segment ACKed on its own (so that bursts of one, of two and of more all occur).
 fn bursts(psh: bool) -> Vec<Vec<Segment>> {
     let no_delay = DelayedAck { enabled: false, ..Default::default() };
     let cfg = TcpConfig { psh, handshake: false, delayed_ack: no_delay, ..Default::default() };
@@ -53,14 +53,15 @@ fn bursts(psh: bool) -> Vec<Vec<Segment>> {
 }
 
 #[test]
-fn each_burst_of_two_or_more_ends_with_the_only_psh() {
+fn every_second_segment_of_a_burst_carries_psh() {
     let all = bursts(true);
     for b in &all {
-        let (last, rest) = b.split_last().unwrap();
-        assert!(rest.iter().all(|s| !s.psh), "{b:?}");
-        assert_eq!(last.psh, b.len() >= 2, "{b:?}");
+        let marks: Vec<bool> = b.iter().map(|s| s.psh).collect();
+        let pairs: Vec<bool> = (1..=b.len()).map(|k| k % 2 == 0).collect();
+        assert_eq!(marks, pairs, "{b:?}");
     }
     let singles = all.iter().filter(|b| b.len() == 1).count();
     assert!(singles > 0 && singles < all.len(), "{singles} of {} bursts alone", all.len());
+    assert!(all.iter().any(|b| b.len() >= 3), "a burst of three or more");
     assert!(bursts(false).iter().flatten().all(|s| !s.psh), "off: no PSH at all");
 }

@@ -457,7 +457,7 @@ impl TcpSender {
         }
         let probe = self.send_loss_probe(now, out);
         let window = if self.cfg.psh {
-            self.send_window_as_one_write(now, out)
+            self.send_window_in_pushed_pairs(now, out)
         } else {
             self.send_window(now, out)
         };
@@ -504,25 +504,17 @@ impl TcpSender {
         w
     }
 
-    /// [`send_window`](Self::send_window) for an application that writes what each ACK
-    /// frees (`TcpConfig::psh`): the segments sent together are one write, and Linux
-    /// marks a write's end with PSH (`tcp_push` → `tcp_mark_push` from
-    /// `tcp_sendmsg_locked`, net/ipv4/tcp.c). A segment sent alone is a piece the window
-    /// cut from a larger write, whose PSH stays on its last piece (`tso_fragment`,
-    /// net/ipv4/tcp_output.c), so it carries none. Each segment is held until the next
-    /// one, at the same instant, so that the last can be marked.
-    fn send_window_as_one_write(&mut self, now: Time, out: &mut impl FnMut(Segment)) -> Window {
-        let mut held: Option<Segment> = None;
-        let w = self.send_window(now, &mut |seg| {
-            if let Some(before) = held.replace(seg) {
-                out(before);
-            }
-        });
-        if let Some(mut last) = held {
-            last.psh = w.sent >= 2;
-            out(last);
-        }
-        w
+    /// [`send_window`](Self::send_window) with PSH on every second segment of the burst
+    /// (`TcpConfig::psh`), as the kernel's senders mark theirs on the testbed: a pair
+    /// sent for an ACK of two ends with PSH, a segment sent alone (for an ACK of one, or
+    /// a window increase after a pair) carries none.
+    fn send_window_in_pushed_pairs(&mut self, now: Time, out: &mut impl FnMut(Segment)) -> Window {
+        let mut sent = 0;
+        self.send_window(now, &mut |mut seg| {
+            sent += 1;
+            seg.psh = sent % 2 == 0;
+            out(seg)
+        })
     }
 
     fn maybe_restart_after_idle(&mut self, now: Time) {
