@@ -122,8 +122,7 @@ impl SimSide {
             }
             f.tcp.psh |= self.psh;
             if self.tick_phases {
-                let tick_us = 1_000_000 / f.tcp.hz as u64;
-                f.tcp.tick_phase = Duration::from_micros(tick_us * k / self.runs);
+                f.tcp.tick_phase = Duration::from_micros(f.tcp.tick().as_micros() * k / self.runs);
             }
         }
         scn.config.seed = self.seed.unwrap_or(scn.config.seed).wrapping_add(k);

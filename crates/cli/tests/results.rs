@@ -251,11 +251,11 @@ fn a_flows_hz_is_the_jiffies_its_cubic_counts() {
     );
 }
 
-/// A flow's `tick_phase` moves the ticks its CUBIC counts: two flows at RTT ratio 8
-/// share the link otherwise with half a tick more (the drops fall elsewhere), and a phase
-/// of zero is the default, byte for byte.
+/// A flow's `tick_phase` reaches the run: two flows at RTT ratio 8 share the link
+/// otherwise with half a tick more (the drops fall elsewhere), and a phase of zero is the
+/// default, byte for byte. Where the ticks then fall is `TcpState::jiffies_at`'s test.
 #[test]
-fn a_flows_tick_phase_is_where_its_jiffies_tick() {
+fn a_flows_tick_phase_moves_the_run_and_zero_is_the_default() {
     let dir = TempDir::new("tick-phase");
     let scn = repo().join("scenarios/fidelity/rtt8-cubic-cubic.toml");
     let scn = scn.to_str().unwrap();

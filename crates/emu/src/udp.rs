@@ -4,10 +4,9 @@
 //! cross a real link in wall-clock time (what the CUBIC-vs-Tahoe notebook did over UDP).
 //!
 //! Wire format (little-endian), one segment or ACK per datagram:
-//! - data: `b'D'` (`b'P'` with TCP's PSH flag), flow u32, seq u32 (segment number), payload u32, tsval u64 (ns),
-//!   tsecr u64 (ns), then
-//!   padding so that the IP packet has the segment's `wire_bytes` (1500 for a full MSS,
-//!   as the equivalent TCP packet);
+//! - data: `b'D'` (`b'P'` with TCP's PSH flag), flow u32, seq u32 (segment number),
+//!   payload u32, tsval u64 (ns), tsecr u64 (ns), then padding so that the IP packet
+//!   has the segment's `wire_bytes` (1500 for a full MSS, as the equivalent TCP packet);
 //! - ack: `b'A'`, flow u32, ack u32, n_sacks u8, 3 x (start u32, end u32), tsecr u64,
 //!   tsval u64.
 //!

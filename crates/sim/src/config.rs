@@ -276,6 +276,14 @@ impl Default for TcpConfig {
     }
 }
 
+impl TcpConfig {
+    /// One of the sender's ticks (`1 s / hz`), to the microsecond: the range and the
+    /// precision of `tick_phase`.
+    pub fn tick(&self) -> Duration {
+        Duration::from_micros(1_000_000 / self.hz.max(1) as u64)
+    }
+}
+
 /// Receiver delayed-ACK policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct DelayedAck {

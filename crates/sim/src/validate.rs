@@ -282,7 +282,7 @@ impl TcpConfig {
             ));
         }
         time_in("host_delay", self.host_delay, Duration::ZERO, MAX_HOST_DELAY)?;
-        let tick = Duration::from_micros(1_000_000 / self.hz as u64);
+        let tick = self.tick();
         if self.tick_phase >= tick {
             return Err(out_of_range(
                 "tick_phase",

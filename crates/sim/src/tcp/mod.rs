@@ -59,7 +59,7 @@ pub struct Segment {
     /// The sender's TSecr: the TSval of the latest ACK it took (RFC 7323 `TS.Recent`),
     /// from which the receiver estimates its RTT; zero before any.
     pub tsecr: Time,
-    /// TCP's PSH flag: the end of one of the application's writes (see `TcpConfig::psh`).
+    /// TCP's PSH flag; the sender sets it only with `TcpConfig::psh`, which says where.
     pub psh: bool,
 }
 

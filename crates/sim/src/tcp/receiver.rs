@@ -187,7 +187,8 @@ impl TcpReceiver {
             } else {
                 had_ooo || self.unacked >= self.delack.every.max(1)
             };
-        // The end of a write, read at once with nothing else waiting (`TcpConfig::psh`).
+        // A PSH segment, read at once with nothing else waiting, is ACKed at once
+        // (`TcpConfig::psh`).
         let pushed = seg.psh && in_order && self.ooo.is_empty();
         if now_ack || pushed {
             self.quick = self.quick.saturating_sub(1);
