@@ -65,12 +65,6 @@ pub const HYSTART_MIN_SAMPLES: u8 = 8;
 pub const HYSTART_DELAY_MIN_US: u32 = 4000;
 /// `HYSTART_DELAY_MAX`: upper clamp of the delay-increase threshold, 16 ms (tcp_cubic.c).
 pub const HYSTART_DELAY_MAX_US: u32 = 16000;
-/// `GSO_LEGACY_MAX_SIZE` (include/linux/netdevice.h): what `sk_gso_max_size` is on a
-/// device without BIG TCP; `hystart_ack_delay()` scales with it.
-pub const GSO_MAX_SIZE: u64 = 65536;
-/// `tcp_pacing_ss_ratio` and `tcp_pacing_ca_ratio` sysctl defaults (percent).
-pub const PACING_SS_RATIO: u64 = 200;
-pub const PACING_CA_RATIO: u64 = 120;
 /// TCPTuner's alpha scale: alpha is in 1/512ths (tcp_tuner.c: "alpha = 512 / 512").
 pub const ALPHA_SCALE: u32 = 512;
 /// Fixed-point one for CUBIC-FIT's number of virtual flows (10 fractional bits).
@@ -432,21 +426,11 @@ impl CubicCore {
 
     /// `hystart_ack_delay`: allowance for TSO/GRO batching, from the pacing rate.
     fn hystart_ack_delay(tp: &TcpState) -> u32 {
-        if tp.srtt_us == 0 {
-            return 0;
-        }
-        // tcp_update_pacing_rate(): mss * (USEC_PER_SEC / 100 << 3) * ratio * cwnd / srtt_us(x8).
-        let ratio =
-            if tp.snd_cwnd < tp.snd_ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
-        let rate = tp.mss_cache as u64
-            * ((1_000_000 / 100) << 3)
-            * ratio
-            * tp.snd_cwnd.max(tp.packets_in_flight) as u64
-            / tp.srtt_us as u64;
+        let rate = tcp::pacing_rate(tp);
         if rate == 0 {
             return 0;
         }
-        (GSO_MAX_SIZE * 4 * 1_000_000 / rate).min(1000) as u32
+        (tcp::GSO_MAX_SIZE * 4 * 1_000_000 / rate).min(1000) as u32
     }
 
     /// `hystart_update`.

@@ -68,9 +68,9 @@ pub struct Args {
     /// CUBIC's clock counts them; this samples that spread. Needs --sim-runs 2 or more.
     #[arg(long)]
     pub tick_phases: bool,
-    /// Give every simulated flow the `psh` flow key: PSH on every second segment of a
-    /// burst and a receiver that ACKs a PSH segment at once, as the kernel's hosts do
-    /// [default: each file's].
+    /// Give every simulated flow the `psh` flow key: PSH on the last segment of each GSO
+    /// packet of two or more and a receiver that ACKs a PSH segment at once, as the
+    /// kernel's hosts do [default: each file's].
     #[arg(long)]
     pub psh: bool,
 }

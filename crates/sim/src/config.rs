@@ -237,19 +237,21 @@ pub struct TcpConfig {
     /// it shows how much of a run's outcome rests on that phase. The testbed's kernel has
     /// its own and ignores it.
     pub tick_phase: Duration,
-    /// Segments carry PSH as the kernel's senders' do on the testbed, and the receiver
-    /// ACKs a PSH segment at once (scenario key `psh`; default off). The kernel's packets
-    /// through the testbed carry PSH on every second segment of a burst: a pair sent for
-    /// an ACK of two ends with it, a segment sent alone (for an ACK of one, or a window
-    /// increase after a pair) carries none. A bulk sender marks the end of each write
-    /// (`tcp_push` → `tcp_mark_push` from `tcp_sendmsg_locked`, net/ipv4/tcp.c); which
-    /// writes and buffers put the marks there is not modelled, only where they fall. Since
-    /// Linux 6.1 a full-sized segment with PSH sets `ICSK_ACK_PUSHED`
+    /// Segments carry PSH where Linux's senders put it, and the receiver ACKs a PSH
+    /// segment at once (scenario key `psh`; default off). `tcp_write_xmit` sends new data
+    /// in GSO packets of `tcp_tso_autosize` segments (about 1 ms at the pacing rate, at
+    /// least two; see `cclab_cc::tcp::tso_segs`), and `__tcp_transmit_skb`
+    /// (net/ipv4/tcp_output.c) forces PSH on every packet of more than one segment, which
+    /// GSO leaves on its last segment. At the testbed's rates a packet holds two, so a pair
+    /// ends with PSH and a segment sent alone carries none, as the kernel's packets show.
+    /// Since Linux 6.1 a full-sized segment with PSH sets `ICSK_ACK_PUSHED`
     /// (`tcp_measure_rcv_mss`, net/ipv4/tcp_input.c), and once the application has read
     /// everything `__tcp_cleanup_rbuf` (net/ipv4/tcp.c) sends the ACK at once, even for
     /// that one segment. Each such ACK frees a single segment, so the sender's bursts and
     /// the ACKs that clock them are no longer all pairs. The receiving application here
-    /// reads at once. The testbed's kernel hosts do this themselves and ignore it.
+    /// reads at once. Not modelled: `tcp_tso_should_defer`, which can hold back a send
+    /// smaller than a packet. The testbed's kernel hosts do all this themselves and
+    /// ignore the key.
     pub psh: bool,
 }
 

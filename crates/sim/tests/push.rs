@@ -1,14 +1,24 @@
-//! The sender's side of `TcpConfig::psh`: every second segment of a burst carries PSH,
-//! so a pair ends with it and a segment sent alone carries none.
+//! The sender's side of `TcpConfig::psh`: new data goes out in GSO packets of at most
+//! `tso_segs` segments, and each packet of more than one segment ends with PSH, as
+//! Linux's `__tcp_transmit_skb` marks it; a segment sent alone carries none.
 
-use cclab_cc::{Algorithm, LossRecovery};
+use cclab_cc::{tcp::tso_segs, Algorithm, LossRecovery};
 use cclab_sim::tcp::{Segment, TcpReceiver, TcpSender};
 use cclab_sim::{DelayedAck, TcpConfig};
 use cclab_units::{Duration, Time};
 
-/// Every burst of a Reno flow over 12 round trips, its segment 40 lost once, each
-/// segment ACKed on its own (so that bursts of one, of two and of more all occur).
-fn bursts(psh: bool) -> Vec<Vec<Segment>> {
+/// One pass of the sender: what it sent, the segments below the highest sent before
+/// it, and the packet size the pacing rate allowed.
+struct Burst {
+    segs: Vec<Segment>,
+    first_new: u32,
+    max_segs: u32,
+}
+
+/// Every burst of a Reno flow over 12 round trips, its segment 40 lost once, segments
+/// 100 us apart and every second ACK lost on the way back (so that bursts of one, of two
+/// and of more all occur; the short RTT makes the GSO packets long once it is known).
+fn bursts(psh: bool) -> Vec<Burst> {
     let no_delay = DelayedAck { enabled: false, ..Default::default() };
     let cfg = TcpConfig { psh, handshake: false, delayed_ack: no_delay, ..Default::default() };
     let mut s = TcpSender::new(0, Algorithm::new("reno").unwrap(), cfg, None);
@@ -16,16 +26,20 @@ fn bursts(psh: bool) -> Vec<Vec<Segment>> {
     let mut now = Time::ZERO;
     s.start(now);
     let mut all = vec![];
-    let send = |s: &mut TcpSender, now: Time, all: &mut Vec<Vec<Segment>>| {
-        let mut out = vec![];
-        s.transmit(now, &mut |seg| out.push(seg));
-        if !out.is_empty() {
-            all.push(out.clone());
+    let send = |s: &mut TcpSender, now: Time, all: &mut Vec<Burst>| {
+        let mut tp = s.tp().clone();
+        tp.packets_in_flight = s.in_flight();
+        let (first_new, max_segs) = (s.snd_nxt(), tso_segs(&tp));
+        let mut segs = vec![];
+        s.transmit(now, &mut |seg| segs.push(seg));
+        if !segs.is_empty() {
+            all.push(Burst { segs: segs.clone(), first_new, max_segs });
         }
-        out
+        segs
     };
     let mut wire = send(&mut s, now, &mut all);
     let mut dropped = false;
+    let mut acks = 0;
     for _round in 0..12 {
         let mut next = vec![];
         for seg in std::mem::take(&mut wire) {
@@ -35,6 +49,10 @@ fn bursts(psh: bool) -> Vec<Vec<Segment>> {
                 continue;
             }
             if let Some(a) = r.on_data(now, &seg) {
+                acks += 1;
+                if acks % 2 == 1 {
+                    continue;
+                }
                 s.on_ack(now, &a);
                 next.extend(send(&mut s, now, &mut all));
             }
@@ -52,16 +70,38 @@ fn bursts(psh: bool) -> Vec<Vec<Segment>> {
     all
 }
 
+/// Where PSH belongs in a burst: no retransmission carries it, and the new segments,
+/// cut into packets of `max_segs`, carry it on the last of each packet of two or more.
+fn expected_marks(b: &Burst) -> Vec<bool> {
+    let resent = b.segs.iter().filter(|s| s.seq < b.first_new).count();
+    let new = b.segs.len() - resent;
+    let mut marks = vec![false; resent];
+    let mut left = new as u32;
+    while left > 0 {
+        let len = left.min(b.max_segs);
+        marks.extend((1..=len).map(|k| k == len && len > 1));
+        left -= len;
+    }
+    marks
+}
+
 #[test]
-fn every_second_segment_of_a_burst_carries_psh() {
+fn each_gso_packet_of_two_or_more_segments_ends_with_psh() {
     let all = bursts(true);
     for b in &all {
-        let marks: Vec<bool> = b.iter().map(|s| s.psh).collect();
-        let pairs: Vec<bool> = (1..=b.len()).map(|k| k % 2 == 0).collect();
-        assert_eq!(marks, pairs, "{b:?}");
+        let marks: Vec<bool> = b.segs.iter().map(|s| s.psh).collect();
+        assert_eq!(marks, expected_marks(b), "max_segs {}: {:?}", b.max_segs, b.segs);
     }
-    let singles = all.iter().filter(|b| b.len() == 1).count();
-    assert!(singles > 0 && singles < all.len(), "{singles} of {} bursts alone", all.len());
-    assert!(all.iter().any(|b| b.len() >= 3), "a burst of three or more");
-    assert!(bursts(false).iter().flatten().all(|s| !s.psh), "off: no PSH at all");
+    let new_segs = |b: &Burst| b.segs.iter().filter(|s| s.seq >= b.first_new).count() as u32;
+    // Before the first RTT sample the pacing rate is zero, so the initial window goes
+    // out in pairs; once the 100 us RTT is known, a packet can hold all of a burst.
+    assert_eq!(all[0].max_segs, 2);
+    assert!(all[0].segs.len() >= 4 && all[0].segs.iter().filter(|s| s.psh).count() >= 2);
+    assert!(
+        all.iter().any(|b| b.max_segs > 2 && new_segs(b) > 2),
+        "a burst of three or more in one packet"
+    );
+    assert!(all.iter().any(|b| b.segs.len() == 1), "a segment sent alone");
+    assert!(all.iter().any(|b| b.segs.iter().any(|s| s.seq < b.first_new)), "a retransmission");
+    assert!(bursts(false).iter().flat_map(|b| &b.segs).all(|s| !s.psh), "off: no PSH at all");
 }

@@ -360,8 +360,8 @@ mod tests {
         assert_eq!(r.quick, 0, "growth asks for one ACK, not more");
     }
 
-    /// The end of a write (PSH), read at once, is ACKed alone; the same segment without
-    /// PSH waits for a second one or the timer.
+    /// A PSH segment (the end of a GSO packet), read at once, is ACKed alone; the same
+    /// segment without PSH waits for a second one or the timer.
     #[test]
     fn a_pushed_segment_is_acked_at_once() {
         let grown = || {

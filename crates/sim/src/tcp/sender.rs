@@ -31,7 +31,9 @@
 //!
 //! Differences from Linux worth knowing: time is kept in nanoseconds (no jiffies
 //! rounding of the RTO; timestamps tick in microseconds, as with Linux's usec TS option),
-//! no pacing, no TSO (every segment is one MSS), no DSACK (RACK's reordering window
+//! no pacing, no TSO (every segment is one MSS on the wire; with `TcpConfig::psh` new
+//! data is grouped into GSO packets only to place PSH, and `tcp_tso_should_defer`'s
+//! holding back of sends smaller than a packet is not modelled), no DSACK (RACK's reordering window
 //! never widens) and no F-RTO (a spurious timeout is found only by timestamps, after
 //! go-back-N has begun).
 
@@ -88,6 +90,32 @@ struct Window {
     cwnd_limited: bool,
     /// It resent the oldest outstanding segment.
     resent_head: bool,
+}
+
+/// The GSO packet being built by [`TcpSender::send_window_in_gso_packets`]: its
+/// segments go out as they come, except the last, which waits to learn whether it
+/// ends a packet of more than one segment (and so carries PSH).
+#[derive(Default)]
+struct GsoPacket {
+    last: Option<Segment>,
+    len: u32,
+}
+
+impl GsoPacket {
+    fn add(&mut self, seg: Segment, out: &mut impl FnMut(Segment)) {
+        if let Some(middle) = self.last.replace(seg) {
+            out(middle);
+        }
+        self.len += 1;
+    }
+
+    fn end(&mut self, out: &mut impl FnMut(Segment)) {
+        if let Some(mut last) = self.last.take() {
+            last.psh = self.len > 1;
+            out(last);
+        }
+        self.len = 0;
+    }
 }
 
 /// Per-flow counters for reports.
@@ -457,7 +485,7 @@ impl TcpSender {
         }
         let probe = self.send_loss_probe(now, out);
         let window = if self.cfg.psh {
-            self.send_window_in_pushed_pairs(now, out)
+            self.send_window_in_gso_packets(now, out)
         } else {
             self.send_window(now, out)
         };
@@ -504,17 +532,32 @@ impl TcpSender {
         w
     }
 
-    /// [`send_window`](Self::send_window) with PSH on every second segment of the burst
-    /// (`TcpConfig::psh`), as the kernel's senders mark theirs on the testbed: a pair
-    /// sent for an ACK of two ends with PSH, a segment sent alone (for an ACK of one, or
-    /// a window increase after a pair) carries none.
-    fn send_window_in_pushed_pairs(&mut self, now: Time, out: &mut impl FnMut(Segment)) -> Window {
-        let mut sent = 0;
-        self.send_window(now, &mut |mut seg| {
-            sent += 1;
-            seg.psh = sent % 2 == 0;
-            out(seg)
-        })
+    /// [`send_window`](Self::send_window) with PSH where Linux puts it (`TcpConfig::psh`).
+    /// `tcp_write_xmit` cuts new data into GSO packets of at most
+    /// [`tso_segs`](cclab_cc::tcp::tso_segs) segments (two at the testbed's rates), and
+    /// `__tcp_transmit_skb` (tcp_output.c) forces PSH on every packet of more than one
+    /// segment, so that the receiver's GRO flushes it at once; GSO leaves the flag on the
+    /// packet's last segment. So a pair ends with PSH, and a segment sent alone, whether the last of an
+    /// odd burst or a retransmission, carries none. The last segment of each packet is
+    /// held back until the packet's length is known, then passed on at the same instant.
+    fn send_window_in_gso_packets(&mut self, now: Time, out: &mut impl FnMut(Segment)) -> Window {
+        let max_segs = cclab_cc::tcp::tso_segs(&self.tp);
+        let first_new = self.snd_nxt();
+        let mut packet = GsoPacket::default();
+        let window = self.send_window(now, &mut |seg| {
+            if seg.seq < first_new {
+                // A retransmission goes out as a packet of its own.
+                packet.end(out);
+                out(seg);
+                return;
+            }
+            if packet.len == max_segs {
+                packet.end(out);
+            }
+            packet.add(seg, out);
+        });
+        packet.end(out);
+        window
     }
 
     fn maybe_restart_after_idle(&mut self, now: Time) {
