@@ -33,9 +33,9 @@
 //! rounding of the RTO; timestamps tick in microseconds, as with Linux's usec TS option),
 //! no pacing, no TSO (every segment is one MSS on the wire; with `TcpConfig::psh` new
 //! data is grouped into GSO packets only to place PSH, and `tcp_tso_should_defer`'s
-//! holding back of sends smaller than a packet is not modelled), no DSACK (RACK's reordering window
-//! never widens) and no F-RTO (a spurious timeout is found only by timestamps, after
-//! go-back-N has begun).
+//! holding back of sends smaller than a packet is not modelled), no DSACK (RACK's
+//! reordering window never widens) and no F-RTO (a spurious timeout is found only by
+//! timestamps, after go-back-N has begun).
 
 use super::handshake::SynSent;
 use super::rack::{Rack, RackFeed};
@@ -537,9 +537,12 @@ impl TcpSender {
     /// [`tso_segs`](cclab_cc::tcp::tso_segs) segments (two at the testbed's rates), and
     /// `__tcp_transmit_skb` (tcp_output.c) forces PSH on every packet of more than one
     /// segment, so that the receiver's GRO flushes it at once; GSO leaves the flag on the
-    /// packet's last segment. So a pair ends with PSH, and a segment sent alone, whether the last of an
-    /// odd burst or a retransmission, carries none. The last segment of each packet is
-    /// held back until the packet's length is known, then passed on at the same instant.
+    /// packet's last segment. So a pair ends with PSH, and a segment sent alone, the last
+    /// of an odd burst, carries none. Retransmissions go out one segment at a time without
+    /// PSH, as the kernel's do when SACK has cut its packets down to the lost segments;
+    /// a lost packet resent whole (both segments of a pair lost) would carry PSH there.
+    /// The last segment of each packet is held back until the packet's length is known,
+    /// then passed on at the same instant.
     fn send_window_in_gso_packets(&mut self, now: Time, out: &mut impl FnMut(Segment)) -> Window {
         let max_segs = cclab_cc::tcp::tso_segs(&self.tp);
         let first_new = self.snd_nxt();
