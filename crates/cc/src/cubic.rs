@@ -29,8 +29,8 @@
 //!   idling), which is later than the last send by about one RTT, so the shift is
 //!   slightly smaller than the kernel's.
 //! - `hystart_ack_delay()` reads `sk_pacing_rate`; we compute it as
-//!   `tcp_update_pacing_rate()` would (200% of cwnd * mss / srtt in slow start, 120%
-//!   after) with the legacy 64 KiB GSO size, and assume no pacing qdisc
+//!   `tcp_update_pacing_rate()` would ([`tcp::pacing_rate`]: 200% of cwnd * mss / srtt in
+//!   slow start, 120% after) with the legacy 64 KiB GSO size, and assume no pacing qdisc
 //!   (`SK_PACING_NONE`, so the ACK-train threshold is halved as in the kernel).
 //! - Parameter values the kernel cannot survive are made safe: beta = 1 (the kernel
 //!   divides by zero in `beta_scale`) freezes the Reno estimate, and a Reno increment

@@ -14,8 +14,8 @@ pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
 /// device without BIG TCP. CUBIC's `hystart_ack_delay()` and [`tso_segs`] scale with it.
 pub const GSO_MAX_SIZE: u64 = 65536;
 /// `tcp_pacing_ss_ratio` and `tcp_pacing_ca_ratio` sysctl defaults (percent).
-pub const PACING_SS_RATIO: u64 = 200;
-pub const PACING_CA_RATIO: u64 = 120;
+const PACING_SS_RATIO: u64 = 200;
+const PACING_CA_RATIO: u64 = 120;
 /// `sk_pacing_shift`'s default for TCP (`tcp_init_sock`): a packet of `tcp_tso_autosize`
 /// holds about 2^-10 s (1 ms) of data at the pacing rate.
 const PACING_SHIFT: u32 = 10;
