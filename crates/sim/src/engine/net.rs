@@ -90,9 +90,14 @@ pub(super) struct Net {
     /// Per-flow timers (RTO, delayed ACK) in a calendar queue: there is one or two per
     /// flow, and keeping them out of `heap` keeps the hot heap a few entries deep.
     timers: Wheel<Event>,
-    /// The earliest timer's [`Event::key`] (inner None: no timer), or None when not known:
-    /// kept between pushes and pops so that most events do not ask the wheel.
-    timer_head: Option<Option<u128>>,
+    /// The earliest [`Event::key`] of `heap` and `timers` together ([`NO_EVENT`]: none),
+    /// or None when not known: kept between pushes and pops, so that the departures and
+    /// arrivals that make up most of the order are compared with one number, and most
+    /// events ask neither queue.
+    queued_head: Option<u128>,
+    /// The earliest key of `timers` alone, or None when not known (the wheel's `peek`
+    /// may have to move through empty slots).
+    timer_head: Option<u128>,
     /// The forward bottleneck's next departure and the forward pipe's next arrival (the
     /// keys of their `LinkDone` and `Arrive` events), or [`NO_EVENT`]. They are the two
     /// most frequent events (one each per packet) and each has at most one pending: held
@@ -178,6 +183,7 @@ impl Net {
         Net {
             heap: SmallQueue::new(),
             timers: Wheel::new(),
+            queued_head: None,
             timer_head: None,
             departure: NO_EVENT,
             arrival: NO_EVENT,
@@ -202,41 +208,63 @@ impl Net {
         let ev = Event { time: at.0, seq: self.seq, kind };
         self.seq += 1;
         match kind {
-            Kind::Rto(_) | Kind::DelAck(_) => {
-                self.timers.push(ev);
-                self.timer_head = None;
-            }
             Kind::LinkDone(Direction::Forward) => {
                 debug_assert_eq!(self.departure, NO_EVENT, "one departure at a time");
                 self.departure = ev.key();
+                return;
             }
             Kind::Arrive(Direction::Forward) => {
                 debug_assert_eq!(self.arrival, NO_EVENT, "one arrival at a time");
                 self.arrival = ev.key();
+                return;
+            }
+            Kind::Rto(_) | Kind::DelAck(_) => {
+                self.timers.push(ev);
+                self.timer_head = self.timer_head.map(|head| head.min(ev.key()));
             }
             _ => self.heap.push(ev),
         }
+        if let Some(head) = self.queued_head {
+            self.queued_head = Some(head.min(ev.key()));
+        }
     }
 
-    /// The earliest timer's key, asking the wheel only when it changed.
+    /// The earliest key of `heap` and `timers`, asking them only when it may have changed.
     #[inline]
-    fn timer_head(&mut self) -> Option<u128> {
+    fn queued_head(&mut self) -> u128 {
+        match self.queued_head {
+            Some(head) => head,
+            None => {
+                let head = self.heap_head().min(self.timer_head());
+                self.queued_head = Some(head);
+                head
+            }
+        }
+    }
+
+    #[inline]
+    fn heap_head(&self) -> u128 {
+        self.heap.peek().map_or(NO_EVENT, Event::key)
+    }
+
+    #[inline]
+    fn timer_head(&mut self) -> u128 {
         match self.timer_head {
             Some(head) => head,
             None => {
-                let head = self.timers.peek().map(Event::key);
+                let head = self.timers.peek().map_or(NO_EVENT, Event::key);
                 self.timer_head = Some(head);
                 head
             }
         }
     }
 
-    /// The kind of the earliest pending timer, if any (remembering its key for
-    /// `pop_due`, as `timer_head` does).
+    /// The kind of the earliest pending timer, if any (remembering its key, as
+    /// `timer_head` does).
     #[inline]
     pub(super) fn next_timer(&mut self) -> Option<Kind> {
         let next = self.timers.peek().copied();
-        self.timer_head = Some(next.map(|e| e.key()));
+        self.timer_head = Some(next.map_or(NO_EVENT, |e| e.key()));
         next.map(|e| e.kind)
     }
 
@@ -245,14 +273,12 @@ impl Net {
     #[inline]
     pub(super) fn pop_due(&mut self, t: Time) -> Option<Event> {
         loop {
-            let h = self.heap.peek().map_or(NO_EVENT, Event::key);
-            let m = self.timer_head().unwrap_or(NO_EVENT);
-            let (d, a) = (self.departure, self.arrival);
-            let key = h.min(m).min(d).min(a);
-            if key == NO_EVENT || Event::time_of_key(key) > t.0 {
-                return None;
-            }
-            if key == d {
+            // Keys are unique but for NO_EVENT, so at most one of the three is the least.
+            let (d, a, q) = (self.departure, self.arrival, self.queued_head());
+            if d < a && d < q {
+                if Event::time_of_key(d) > t.0 {
+                    return None;
+                }
                 self.departure = NO_EVENT;
                 self.now = Time(Event::time_of_key(d));
                 if self.scheduled {
@@ -260,16 +286,25 @@ impl Net {
                 } else {
                     self.link_done(Direction::Forward);
                 }
-            } else if key == a {
+                continue;
+            }
+            if a < q {
+                if Event::time_of_key(a) > t.0 {
+                    return None;
+                }
                 self.arrival = NO_EVENT;
                 let (time, seq) = (Event::time_of_key(a), a as u64);
                 return Some(Event { time, seq, kind: Kind::Arrive(Direction::Forward) });
-            } else if key == m {
+            }
+            if q == NO_EVENT || Event::time_of_key(q) > t.0 {
+                return None;
+            }
+            self.queued_head = None;
+            if q == self.timer_head() {
                 self.timer_head = None;
                 return self.timers.pop();
-            } else {
-                return self.heap.pop();
             }
+            return self.heap.pop();
         }
     }
 
