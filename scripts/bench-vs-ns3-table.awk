@@ -1,8 +1,8 @@
 # Prints scripts/bench-vs-ns3.sh's two tables from its records, one case a line:
 #   name flows cc mbps rtt_ms queue_pkts secs
-#   ns3_wall ns3_cpu cclab_wall cclab_cpu cclab_tmpfs_wall
+#   ns3_wall ns3_cpu cclab_wall cclab_cpu cclab_pgo_wall cclab_pgo_cpu
 #   ns3_packets ns3_utilisation cclab_packets cclab_utilisation
-# (times are medians in seconds; cclab_tmpfs_wall is "-" without a tmpfs), then says
+# (times are medians in seconds; "cclab_pgo" is the profile-guided build), then says
 # plainly for each case whether both simulators moved the same work: bottleneck packets
 # within tol percent and utilisation within tol percentage points. Set tol with -v.
 function per_s(n, secs) {
@@ -18,23 +18,24 @@ function abs(x) { return x < 0 ? -x : x }
     n++
     text[n] = sprintf("%d %s, %d Mbit/s, %d ms, 1 BDP (%d pkt), %d s", $2, $3, $4, $5, $6, $7)
     name[n] = $1
-    ns3_w[n] = $8; ns3_c[n] = $9; cc_w[n] = $10; cc_c[n] = $11; shm_w[n] = $12
-    ns3_pk[n] = $13; ns3_u[n] = $14; cc_pk[n] = $15; cc_u[n] = $16
+    ns3_w[n] = $8; ns3_c[n] = $9; cc_w[n] = $10; cc_c[n] = $11; pgo_w[n] = $12; pgo_c[n] = $13
+    ns3_pk[n] = $14; ns3_u[n] = $15; cc_pk[n] = $16; cc_u[n] = $17
 }
 END {
-    print "Speed (median process wall time; CPU = user + system):"
+    print "Speed (median process wall time; CPU = user + system; cclab's plain release build,"
+    print "then its profile-guided build, scripts/build-pgo.sh):"
     print ""
-    print "| case | ns-3 wall | cclab wall | ratio | ns-3 packets / wall-s" \
-        " | cclab packets / wall-s | ns-3 CPU | cclab CPU | CPU ratio" \
-        " | cclab wall, results to tmpfs | ratio (tmpfs) |"
-    print "|---|---|---|---|---|---|---|---|---|---|---|"
+    print "| case | ns-3 wall | cclab wall | ratio | cclab PGO wall | ratio" \
+        " | ns-3 packets / wall-s | cclab PGO packets / wall-s" \
+        " | ns-3 CPU | cclab CPU | CPU ratio | cclab PGO CPU | CPU ratio |"
+    print "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     for (i = 1; i <= n; i++) {
-        shm = shm_w[i] == "-" ? "-" : sprintf("%.3f s", shm_w[i])
-        printf "| %s | %.3f s | %.3f s | %s | %s | %s | %.3f s | %.3f s | %s | %s | %s |\n",
+        printf "| %s | %.3f s | %.3f s | %s | %.3f s | %s | %s | %s | %.3f s | %.3f s | %s" \
+            " | %.3f s | %s |\n",
             text[i], ns3_w[i], cc_w[i], ratio(ns3_w[i], cc_w[i]),
-            per_s(ns3_pk[i], ns3_w[i]), per_s(cc_pk[i], cc_w[i]),
-            ns3_c[i], cc_c[i], ratio(ns3_c[i], cc_c[i]),
-            shm, shm_w[i] == "-" ? "-" : ratio(ns3_w[i], shm_w[i])
+            pgo_w[i], ratio(ns3_w[i], pgo_w[i]),
+            per_s(ns3_pk[i], ns3_w[i]), per_s(cc_pk[i], pgo_w[i]),
+            ns3_c[i], cc_c[i], ratio(ns3_c[i], cc_c[i]), pgo_c[i], ratio(ns3_c[i], pgo_c[i])
     }
     print ""
     print "Work (bottleneck packets sent, and utilisation = busy fraction of the bottleneck):"

@@ -15,8 +15,10 @@
 # - cclab: `cclab run bench/ns3/dumbbell.toml --set ...` parses the scenario, simulates
 #   with its default 10 ms time-series sampling, writes the whole results folder a user
 #   gets (summary.json, perf.json, flows.csv, queue.csv, four SVG plots, report.html) to
-#   disk under the build folder, and prints its table. A second cclab figure writes the
-#   same folder to a tmpfs (/dev/shm) instead, where there is one.
+#   disk under the build folder, and prints its table. Two cclab binaries are timed: the
+#   plain release build (`cargo build --release`) and the profile-guided one
+#   (scripts/build-pgo.sh), whose results folders must be identical to the plain
+#   build's (the script stops if they are not).
 # Building either program is not timed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -81,6 +83,7 @@ bdp_packets() {
 
 OUT="${CARGO_TARGET_DIR:-target}/bench-vs-ns3"
 CCLAB="${CARGO_TARGET_DIR:-target}/release/cclab"
+CCLAB_PGO="${CARGO_TARGET_DIR:-target}/pgo/release/cclab"
 NS3="$OUT/dumbbell"
 NS3_LIBS="-lns3-core -lns3-network -lns3-internet -lns3-point-to-point -lns3-applications"
 NS3_LIBS="$NS3_LIBS -lns3-traffic-control"
@@ -96,6 +99,8 @@ build() {
     ensure_cargo
     echo "building cclab (cargo build --release -p cclab)" >&2
     cargo build --release --quiet -p cclab
+    echo "building cclab with profile-guided optimisation (scripts/build-pgo.sh)" >&2
+    bash scripts/build-pgo.sh >/dev/null
     mkdir -p "$OUT"
     if [ ! -x "$NS3" ] || [ bench/ns3/dumbbell.cc -nt "$NS3" ]; then
         echo "building $NS3 (g++ -O2 against Debian's ns-3)" >&2
@@ -128,8 +133,10 @@ run_ns3() { # log flows mbps rtt_ms secs queue
         --bottleneckDelay="${BOTTLENECK_DELAY_MS}ms" --queue="$6" --duration="$5s"
 }
 
-run_cclab() { # log out_dir flows mbps rtt_ms secs queue
-    timed "$1" "$CCLAB" run bench/ns3/dumbbell.toml --out "$2" \
+run_cclab() { # binary log out_dir flows mbps rtt_ms secs queue
+    local cclab=$1
+    shift
+    timed "$1" "$cclab" run bench/ns3/dumbbell.toml --out "$2" \
         --set "flows[0].cc=$CC" --set "flows[0].count=$3" --set "bottleneck.rate=$4Mbps" \
         --set "flows[0].rtt=$5ms" --set "bottleneck.delay=${BOTTLENECK_DELAY_MS}ms" \
         --set "bottleneck.buffer=$7pkt" --set "duration=$6s"
@@ -139,49 +146,47 @@ run_cclab() { # log out_dir flows mbps rtt_ms secs queue
 ns3_value() { awk -v k="$2" '$1 == k { print $2 }' "$1"; }
 json_value() { sed -n "s/^ *\"$2\": \([0-9.]*\),\{0,1\}$/\1/p" "$1" | head -1; }
 
-# A scratch folder on a tmpfs for the second cclab figure; TMPFS stays empty without one.
-TMPFS=""
-make_tmpfs_dir() {
-    if [ -d /dev/shm ] && [ "$(stat -f -c %T /dev/shm)" = tmpfs ]; then
-        TMPFS=$(mktemp -d /dev/shm/cclab-bench-vs-ns3.XXXXXX)
-        trap 'rm -rf "$TMPFS"' EXIT
-    fi
-}
-
 # Runs one case RUNS times, alternating the simulators, and prints one record for
-# scripts/bench-vs-ns3-table.awk: the case, then for ns-3 and cclab the median wall and
-# CPU seconds, then cclab's median wall writing to tmpfs ("-" without one), then the
-# bottleneck packets and utilisation of ns-3 and of cclab.
+# scripts/bench-vs-ns3-table.awk: the case, then for ns-3, cclab and cclab's PGO build
+# the median wall and CPU seconds, then the bottleneck packets and utilisation of ns-3
+# and of cclab.
 bench_case() {
     local name=$1 flows=$2 mbps=$3 rtt=$4 secs=$5 queue i
     queue=$(bdp_packets "$mbps" "$rtt")
-    local ns3_w=() ns3_c=() cc_w=() cc_c=() shm_w=() log="$OUT/$name" t shm="-"
+    local ns3_w=() ns3_c=() cc_w=() cc_c=() pgo_w=() pgo_c=() log="$OUT/$name" t
     local work=("$flows" "$mbps" "$rtt" "$secs" "$queue")
     for ((i = 1; i <= RUNS; i++)); do
         t=$(run_ns3 "$log.ns3.txt" "${work[@]}")
         ns3_w+=("${t% *}") && ns3_c+=("${t#* }")
-        t=$(run_cclab "$log.cclab.txt" "$OUT/results-$name" "${work[@]}")
+        t=$(run_cclab "$CCLAB" "$log.cclab.txt" "$OUT/results-$name" "${work[@]}")
         cc_w+=("${t% *}") && cc_c+=("${t#* }")
-        if [ -n "$TMPFS" ]; then
-            t=$(run_cclab "$log.cclab-tmpfs.txt" "$TMPFS/$name" "${work[@]}")
-            shm="${t% *}" && shm_w+=("$shm")
-        fi
+        t=$(run_cclab "$CCLAB_PGO" "$log.cclab-pgo.txt" "$OUT/results-$name-pgo" "${work[@]}")
+        pgo_w+=("${t% *}") && pgo_c+=("${t#* }")
         echo "$name run $i/$RUNS: ns-3 ${ns3_w[-1]} s, cclab ${cc_w[-1]} s," \
-            "cclab to tmpfs $shm s (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+            "cclab PGO ${pgo_w[-1]} s (load $(cut -d' ' -f1 /proc/loadavg))" >&2
     done
-    local summary="$OUT/results-$name/summary.json" shm_median="-"
-    [ -z "$TMPFS" ] || shm_median=$(median "${shm_w[@]}")
+    same_results "$OUT/results-$name" "$OUT/results-$name-pgo"
+    local summary="$OUT/results-$name/summary.json"
     echo "$name $flows $CC $mbps $rtt $queue $secs" \
         "$(median "${ns3_w[@]}") $(median "${ns3_c[@]}")" \
-        "$(median "${cc_w[@]}") $(median "${cc_c[@]}") $shm_median" \
+        "$(median "${cc_w[@]}") $(median "${cc_c[@]}")" \
+        "$(median "${pgo_w[@]}") $(median "${pgo_c[@]}")" \
         "$(ns3_value "$log.ns3.txt" bottleneck_packets) $(ns3_value "$log.ns3.txt" utilization)" \
         "$(json_value "$summary" delivered_packets) $(json_value "$summary" utilization)"
+}
+
+# The plain and PGO builds' results folders hold the same bytes (perf.json, which times
+# the run, aside), or the script stops: the two must simulate the same thing.
+same_results() {
+    if ! diff -r -q -x perf.json "$1" "$2" >&2; then
+        echo "error: the PGO build's results differ from the plain build's ($1, $2)" >&2
+        exit 1
+    fi
 }
 
 main() {
     parse_args "$@"
     build
-    make_tmpfs_dir
     echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "machine: $(nproc) cores, $(sed -n 's/^model name\t: //p' /proc/cpuinfo | head -1)"
     echo "ns-3: Debian libns3-dev $(dpkg-query -W -f='${Version}' libns3-dev)"
