@@ -4,11 +4,12 @@
 #   bash scripts/bench-vs-ns3.sh [--quick] [--runs N] [--cc cubic|reno]
 #
 # Installs Debian's ns-3 (libns3-dev) if it is missing (needs root), builds cclab
-# (release) and our own ns-3 dumbbell program (bench/ns3/dumbbell.cc), then runs each case
-# on both simulators, alternating ns-3 and cclab, N times (default 3; --quick: short
-# cases, 1 run). For each case it prints the median process wall time of each, the ratio,
-# bottleneck packets per wall-second of each, and whether both moved the same work
-# (bottleneck packets and utilisation within a few percent).
+# (release, plain and profile-guided) and our own ns-3 dumbbell program
+# (bench/ns3/dumbbell.cc), then runs each case in N rounds (default 3; --quick: short
+# cases, 1 round), each one ns-3 run followed by CCLAB_REPEATS runs of each cclab build.
+# For each case it prints the median process wall time of each, the ratios, bottleneck
+# packets per wall-second of each, and whether both moved the same work (bottleneck
+# packets and utilisation within a few percent).
 #
 # What is timed: the whole process, with bash's `time` (millisecond resolution).
 # - ns-3: `dumbbell` builds the topology, simulates, prints three lines and tears down.
@@ -25,6 +26,10 @@ cd "$(dirname "$0")/.."
 . scripts/deps.sh
 
 RUNS=3
+# cclab runs per round, per build: a cclab run lasts tens of milliseconds, so one
+# scheduling hiccup of the shared host moves a single run by more than the difference
+# being measured; ns-3's runs last seconds and average such noise out themselves.
+CCLAB_REPEATS=5
 QUICK=0
 CC=cubic
 # Bottleneck one-way delay in both simulators; the rest of each RTT is on the access path.
@@ -151,19 +156,24 @@ json_value() { sed -n "s/^ *\"$2\": \([0-9.]*\),\{0,1\}$/\1/p" "$1" | head -1; }
 # the median wall and CPU seconds, then the bottleneck packets and utilisation of ns-3
 # and of cclab.
 bench_case() {
-    local name=$1 flows=$2 mbps=$3 rtt=$4 secs=$5 queue i
+    local name=$1 flows=$2 mbps=$3 rtt=$4 secs=$5 queue i r
     queue=$(bdp_packets "$mbps" "$rtt")
     local ns3_w=() ns3_c=() cc_w=() cc_c=() pgo_w=() pgo_c=() log="$OUT/$name" t
     local work=("$flows" "$mbps" "$rtt" "$secs" "$queue")
     for ((i = 1; i <= RUNS; i++)); do
         t=$(run_ns3 "$log.ns3.txt" "${work[@]}")
         ns3_w+=("${t% *}") && ns3_c+=("${t#* }")
-        t=$(run_cclab "$CCLAB" "$log.cclab.txt" "$OUT/results-$name" "${work[@]}")
-        cc_w+=("${t% *}") && cc_c+=("${t#* }")
-        t=$(run_cclab "$CCLAB_PGO" "$log.cclab-pgo.txt" "$OUT/results-$name-pgo" "${work[@]}")
-        pgo_w+=("${t% *}") && pgo_c+=("${t#* }")
-        echo "$name run $i/$RUNS: ns-3 ${ns3_w[-1]} s, cclab ${cc_w[-1]} s," \
-            "cclab PGO ${pgo_w[-1]} s (load $(cut -d' ' -f1 /proc/loadavg))" >&2
+        for ((r = 1; r <= CCLAB_REPEATS; r++)); do
+            t=$(run_cclab "$CCLAB" "$log.cclab.txt" "$OUT/results-$name" "${work[@]}")
+            cc_w+=("${t% *}") && cc_c+=("${t#* }")
+            t=$(run_cclab "$CCLAB_PGO" "$log.cclab-pgo.txt" "$OUT/results-$name-pgo" \
+                "${work[@]}")
+            pgo_w+=("${t% *}") && pgo_c+=("${t#* }")
+        done
+        echo "$name round $i/$RUNS: ns-3 ${ns3_w[-1]} s, cclab" \
+            "$(median "${cc_w[@]: -CCLAB_REPEATS}") s, cclab PGO" \
+            "$(median "${pgo_w[@]: -CCLAB_REPEATS}") s (medians of $CCLAB_REPEATS;" \
+            "load $(cut -d' ' -f1 /proc/loadavg))" >&2
     done
     same_results "$OUT/results-$name" "$OUT/results-$name-pgo"
     local summary="$OUT/results-$name/summary.json"
@@ -191,7 +201,7 @@ main() {
     echo "machine: $(nproc) cores, $(sed -n 's/^model name\t: //p' /proc/cpuinfo | head -1)"
     echo "ns-3: Debian libns3-dev $(dpkg-query -W -f='${Version}' libns3-dev)"
     echo "cclab: commit $(git describe --always --dirty 2>/dev/null || echo unknown)"
-    echo "runs per case: $RUNS, alternating ns-3 and cclab"
+    echo "rounds per case: $RUNS, each one ns-3 run, then $CCLAB_REPEATS runs of each cclab build"
     echo "load before: $(uptime | sed 's/.*load average/load average/')"
     echo
     local records="$OUT/records.txt"
