@@ -37,6 +37,7 @@ pub mod config;
 pub mod cross;
 pub mod engine;
 pub mod error;
+mod fifo;
 pub mod hist;
 pub mod loss;
 pub mod output;

@@ -4,13 +4,14 @@
 
 use super::link::{Bottleneck, BottleneckSpec, Packet};
 use crate::config::{Direction, LossModel, SimConfig};
+use crate::fifo::Fifo;
 use crate::rng::{stream, Rng};
 use crate::small_queue::SmallQueue;
 use crate::tcp::{Ack, Segment};
 use crate::wheel::{Timed, Wheel};
 use cclab_units::{Duration, Time};
 use std::cmp::Ordering;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
 impl Timed for Event {
     fn time(&self) -> u64 {
@@ -107,7 +108,7 @@ pub(super) struct Net {
     arrival: u128,
     /// ACKs on their way back, one FIFO per distinct return delay, and one of its own for
     /// each flow with a host delay: (arrival time, ACK).
-    pub(super) ack_paths: Vec<(Duration, VecDeque<(u64, Ack)>)>,
+    pub(super) ack_paths: Vec<(Duration, Fifo<(u64, Ack)>)>,
     /// Each flow's ACK path (an index into `ack_paths`).
     ack_path_of: Vec<u32>,
     seq: u64,
@@ -118,7 +119,7 @@ pub(super) struct Net {
     pub(super) rev: Option<Bottleneck>,
     delay: Duration,
     /// Bottleneck-to-receivers pipes, forward and reverse: (arrival time, packet).
-    pub(super) pipes: [VecDeque<(u64, Segment)>; 2],
+    pub(super) pipes: [Fifo<(u64, Segment)>; 2],
     /// Whether the forward bottleneck is scheduled at arrival: with a constant rate, a
     /// DropTail queue and only TCP data crossing it (no reverse link, no cross traffic),
     /// a packet's departure is known when it is queued (the previous one's, or now, plus
@@ -152,7 +153,7 @@ impl Net {
             let d = f.rtt.saturating_sub(b.delay);
             let own = (f.tcp.host_delay > Duration::ZERO).then_some(i);
             ack_path_of.push(*path_of.entry((d, own)).or_insert_with(|| {
-                ack_paths.push((d, VecDeque::new()));
+                ack_paths.push((d, Fifo::default()));
                 ack_paths.len() as u32 - 1
             }));
         }
@@ -195,7 +196,7 @@ impl Net {
             fwd,
             rev,
             delay: b.delay,
-            pipes: [VecDeque::new(), VecDeque::new()],
+            pipes: [Fifo::default(), Fifo::default()],
             scheduled,
             departed: 0,
             n_flows: cfg.flows.len() as u32,
@@ -367,7 +368,10 @@ impl Net {
     fn depart(&mut self) {
         let now = self.now;
         let pipe = &self.pipes[Direction::Forward as usize];
-        let (arrival, seg) = pipe[self.departed];
+        let Some(&(arrival, seg)) = pipe.get(self.departed) else {
+            debug_assert!(false, "a departure with no packet on the link");
+            return;
+        };
         self.fwd.delivered(seg.wire_bytes);
         if self.departed == 0 {
             self.schedule(Time(arrival), Kind::Arrive(Direction::Forward));
