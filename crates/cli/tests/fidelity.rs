@@ -53,15 +53,26 @@ fn matrix_file(dir: &TempDir, file: &str, stem: &str, duration: &str) {
 /// one odd kernel run among three does not decide it), with the scenario and the first
 /// real run's kernel.json in the message.
 fn assert_exits_within(dir: &TempDir, s: &Value, stem: &str, tolerance: impl Fn(f64) -> f64) {
-    let kernel = first_kernel_json(dir, stem);
-    for (i, flow) in s["flows"].as_array().unwrap().iter().enumerate() {
-        let exit = &flow["ss_exit_cwnd"];
-        let runs: Vec<f64> =
-            exit["real_runs"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
-        let (sim, real) = (exit["sim"].as_f64().unwrap(), median(runs));
-        let agrees = (sim - real).abs() <= tolerance(real);
-        assert!(agrees, "flow {i}: exit {sim} simulated, {real} real: {s}\n{kernel}");
+    for i in 0..s["flows"].as_array().unwrap().len() {
+        assert_exit_within(dir, s, stem, i, &tolerance);
     }
+}
+
+/// [`assert_exits_within`] for flow `i` alone.
+fn assert_exit_within(
+    dir: &TempDir,
+    s: &Value,
+    stem: &str,
+    i: usize,
+    tolerance: impl Fn(f64) -> f64,
+) {
+    let exit = &s["flows"][i]["ss_exit_cwnd"];
+    let runs: Vec<f64> =
+        exit["real_runs"].as_array().unwrap().iter().map(|v| v.as_f64().unwrap()).collect();
+    let (sim, real) = (exit["sim"].as_f64().unwrap(), median(runs));
+    let agrees = (sim - real).abs() <= tolerance(real);
+    let kernel = || first_kernel_json(dir, stem);
+    assert!(agrees, "flow {i}: exit {sim} simulated, {real} real: {s}\n{}", kernel());
 }
 
 /// The median (the mean of the middle two for an even count).
@@ -315,17 +326,28 @@ fn delay_detected_slow_start_exits_match_the_kernels() {
 }
 
 /// Two CUBIC flows (40 and 80 ms) on the Verizon trace leave slow start as the kernel's
-/// do: the 40 ms flow late (172 in the kernel's six runs of the full matrix, 170 once),
-/// the 80 ms flow by the delay test at 49. The simulator's packets arrive on the
-/// trace's whole milliseconds, exactly at its delivery opportunities; while it let a
-/// packet take the opportunity of its own arrival instant (mahimahi does not), the two
-/// flows swapped these roles: 28 and 168.
+/// do: the 80 ms flow by the delay test at 49 in every kernel run seen, the 40 ms flow
+/// late (172 in the kernel's six runs of the full matrix on the AMD EPYC machine, 170
+/// once). The simulator's packets arrive on the trace's whole milliseconds, exactly at
+/// its delivery opportunities; while it let a packet take the opportunity of its own
+/// arrival instant (mahimahi does not), the two flows swapped these roles: 28 and 168,
+/// which the 80 ms flow's exit alone catches.
+///
+/// Only the 80 ms flow is asserted. On the Intel Xeon machine of 2026-11-27, whose
+/// testbed senders connect 0.3 to 1.4 ms after the emulator's clock starts (0.25 to
+/// 0.33 ms on the AMD one), the kernel's 40 ms flow left at 28 in 6 of 18 runs (in
+/// those, flow 0 connected after 1 ms or 0.3 ms before flow 1) and at 172 in the others,
+/// while its 80 ms flow left at 49 or 50 in every run whose exit was read (12) and
+/// within this test's 15% in the rest: which of the trace's first opportunities the
+/// 40 ms flow's first packets meet turns on fractions of a millisecond of host timing.
+/// The simulator's flows start at zero and give 172 and 49 (with both started 1 ms
+/// late, 25 and 166). Every flow's exits are in the failure message.
 #[test]
-fn on_a_trace_both_flows_leave_slow_start_where_the_kernels_do() {
+fn on_a_trace_the_long_flow_leaves_slow_start_where_the_kernels_does() {
     let Some(_machine) = real_time() else { return };
     let (dir, report) = two_seconds_of("trace-verizon-cubic-cubic", "verizon", 1);
     let s = scenario(&report, "verizon");
-    assert_exits_within(&dir, s, "verizon", |real| 0.15 * real);
+    assert_exit_within(&dir, s, "verizon", 1, |real| 0.15 * real);
 }
 
 #[test]

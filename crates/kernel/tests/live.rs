@@ -296,14 +296,20 @@ fn impossible_sample(samples: &[Sample]) -> Option<&Sample> {
 /// [`bulk_flow`] without `during`, run once more (saying so) when the kernel produced
 /// an [`impossible_sample`]; a second one fails the test.
 fn bulk_flow_checked(path: &Path, cc: &str, secs: u64) -> Flow {
-    let flow = bulk_flow(path, cc, secs, |_| {});
-    let Some(bad) = impossible_sample(&flow.samples) else { return flow };
+    run_checked(cc, || bulk_flow(path, cc, secs, |_| {}), |flow| &flow.samples)
+}
+
+/// `run()`, once more (saying so) when the samples of what it returns hold an
+/// [`impossible_sample`]; a second one fails the test.
+fn run_checked<T>(cc: &str, mut run: impl FnMut() -> T, samples: impl Fn(&T) -> &[Sample]) -> T {
+    let first = run();
+    let Some(bad) = impossible_sample(samples(&first)) else { return first };
     eprintln!(
         "KERNEL ANOMALY: {cc} at {:?}: cwnd {} ssthresh {:#x} (ca_state {}); running the flow again",
         bad.t, bad.cwnd, bad.ssthresh, bad.ca_state
     );
-    let again = bulk_flow(path, cc, secs, |_| {});
-    if let Some(bad) = impossible_sample(&again.samples) {
+    let again = run();
+    if let Some(bad) = impossible_sample(samples(&again)) {
         panic!(
             "{cc}: the kernel again stored an impossible window: cwnd {} ssthresh {:#x} at {:?}",
             bad.cwnd, bad.ssthresh, bad.t
@@ -660,13 +666,22 @@ fn tuner_backs_off_to_beta_and_follows_a_live_beta_change() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let l = Loaded::new(&[Algo::Tuner]);
     let path = Path::new("20mbit", "60kb");
-    let mut changed_at = None;
-    let flow = bulk_flow(&path, "cclab_tuner", 12, |t| {
-        if t >= Duration::from_secs(6) && changed_at.is_none() {
-            l.k.set(Algo::Tuner, &[("beta".into(), 0.5)]).unwrap();
-            changed_at = Some(t);
-        }
-    });
+    // A 12 s flow whose beta goes from the default 0.7 to 0.5 at 6 s; when it changed.
+    let run = || {
+        l.k.set(Algo::Tuner, &[("beta".into(), 0.7)]).unwrap();
+        let mut changed_at = None;
+        let flow = bulk_flow(&path, "cclab_tuner", 12, |t| {
+            if t >= Duration::from_secs(6) && changed_at.is_none() {
+                l.k.set(Algo::Tuner, &[("beta".into(), 0.5)]).unwrap();
+                changed_at = Some(t);
+            }
+        });
+        (flow, changed_at.unwrap())
+    };
+    // The kernel anomaly of `impossible_sample` (the README's "Known issues") showed here
+    // once in a clean-clone CI run: after it, PRR's wrapped windows made a dozen entries
+    // into recovery whose backoffs meant nothing.
+    let (flow, changed_at) = run_checked("cclab_tuner", run, |(flow, _)| &flow.samples);
     let names = format!("{} {}", path.a, path.b);
     drop(path);
     let left = netns_list();
@@ -674,7 +689,6 @@ fn tuner_backs_off_to_beta_and_follows_a_live_beta_change() {
         !left.contains(&names.split(' ').next().unwrap().to_string()),
         "namespaces left: {left}"
     );
-    let changed_at = changed_at.unwrap();
     let before = backoffs(&flow.samples, Duration::from_millis(500), changed_at);
     let after =
         backoffs(&flow.samples, changed_at + Duration::from_millis(300), Duration::from_secs(13));
