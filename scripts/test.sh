@@ -14,7 +14,7 @@ cargo clippy --workspace --all-targets --release --quiet -- -D warnings
 echo "== cargo test --workspace --release"
 cargo test --workspace --release --no-fail-fast
 echo "== the profile-guided build (scripts/build-pgo.sh: its results equal the plain build's)"
-bash scripts/build-pgo.sh
+bash scripts/build-pgo.sh --skip-without-llvm
 echo "== the web lab in headless Chromium"
 bash scripts/web-browser-test.sh
 echo "== the Python package (pip install ./python, pytest, the notebooks)"
