@@ -10,8 +10,6 @@ const LEFT: f64 = 70.0;
 const RIGHT: f64 = 170.0;
 const TOP: f64 = 36.0;
 const BOTTOM: f64 = 50.0;
-/// Points drawn per line at most; longer series are thinned by a fixed stride.
-const MAX_POINTS: usize = 2000;
 /// About the text of one drawn point ("123.4,56.7 "), to size buffers up front.
 const BYTES_PER_POINT: usize = 12;
 /// Colour-blind-safe palette (Okabe & Ito), then repeated with dashes.
@@ -71,17 +69,8 @@ impl Chart<'_> {
     /// `style`, e.g. `cclab compare` draws a flow in one colour, solid for run A and
     /// dashed for run B.
     pub fn render_styled(&self, style: &dyn Fn(usize) -> (usize, bool)) -> String {
-        let x_max = if self.x_max > 0.0 { self.x_max } else { 1.0 };
-        let y_data = self
-            .series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.1))
-            .filter(|y| y.is_finite())
-            .fold(0.0f64, f64::max);
-        let y_step = tick_step(if y_data > 0.0 { y_data * 1.05 } else { 1.0 });
-        let y_max = ((if y_data > 0.0 { y_data * 1.05 } else { 1.0 }) / y_step).ceil() * y_step;
-        let area = Area { x_max, y_max };
-        let drawn: usize = self.series.iter().map(|s| s.points.len().min(MAX_POINTS + 1)).sum();
+        let (area, y_step) = Area::fit(self.x_max, &self.series);
+        let drawn: usize = self.series.iter().map(|s| s.points.len().min(MAX_DRAWN)).sum();
         let mut s = String::with_capacity(4096 + drawn * BYTES_PER_POINT);
         self.write_frame(&mut s, &area, y_step);
         for (i, ser) in self.series.iter().enumerate() {
@@ -169,6 +158,20 @@ struct Area {
 }
 
 impl Area {
+    /// The area for `series` over x from 0 to `x_max`, with y from 0 to a round number
+    /// above the highest point; and the y grid's step.
+    fn fit(x_max: f64, series: &[Series]) -> (Area, f64) {
+        let x_max = if x_max > 0.0 { x_max } else { 1.0 };
+        let y_data = series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .filter(|y| y.is_finite())
+            .fold(0.0f64, f64::max);
+        let y_step = tick_step(if y_data > 0.0 { y_data * 1.05 } else { 1.0 });
+        let y_max = ((if y_data > 0.0 { y_data * 1.05 } else { 1.0 }) / y_step).ceil() * y_step;
+        (Area { x_max, y_max }, y_step)
+    }
+
     fn sx(&self, x: f64) -> f64 {
         LEFT + x / self.x_max * PLOT_W
     }
@@ -177,25 +180,68 @@ impl Area {
     }
 }
 
-/// Series `i` as a polyline (at most [`MAX_POINTS`] points) and its legend entry, in
-/// palette colour `c`, dashed or not.
+/// Pixel columns in the plotting area: a line's points are thinned to two per column.
+const COLUMNS: usize = PLOT_W as usize;
+/// Points drawn per line at most, for points in the chart's x range (see
+/// [`column_extremes`]; the right edge, x = `x_max`, is a column of its own).
+const MAX_DRAWN: usize = 2 * COLUMNS + 2;
+
+/// Calls `draw` with the points of a line worth drawing, in order, given in pixels: of
+/// each run of consecutive points that fall in one pixel column, the lowest and the
+/// highest (once when they are one point). One column cannot show more than the span
+/// between them, so the line looks the same as through every point, however long it
+/// is, and a long run's chart is no larger than a short one's. (This is the min/max
+/// decimation of plotting libraries; the columns are whole pixels of the plotting area.)
+fn column_extremes(points: impl Iterator<Item = (f64, f64)>, mut draw: impl FnMut(f64, f64)) {
+    // The current column's number and its lowest and highest point, with their order.
+    let mut column: Option<i64> = None;
+    let mut low = (0usize, 0.0, 0.0);
+    let mut high = low;
+    let mut flush = |low: (usize, f64, f64), high: (usize, f64, f64)| {
+        let (first, second) = if low.0 <= high.0 { (low, high) } else { (high, low) };
+        draw(first.1, first.2);
+        if second.0 != first.0 {
+            draw(second.1, second.2);
+        }
+    };
+    for (k, (px, py)) in points.enumerate() {
+        // A truncating cast for `floor`, which is a library call on x86-64: the same for
+        // points right of the area's left edge, and time is never negative.
+        let here = (px - LEFT) as i64;
+        if column != Some(here) {
+            if column.is_some() {
+                flush(low, high);
+            }
+            column = Some(here);
+            (low, high) = ((k, px, py), (k, px, py));
+        } else if py < low.2 {
+            low = (k, px, py);
+        } else if py > high.2 {
+            high = (k, px, py);
+        }
+    }
+    if column.is_some() {
+        flush(low, high);
+    }
+}
+
+/// Series `i` as a polyline (its points thinned by [`column_extremes`]) and its legend
+/// entry, in palette colour `c`, dashed or not.
 fn write_series(s: &mut String, area: &Area, i: usize, ser: &Series, (c, dashed): (usize, bool)) {
     let colour = COLOURS[c % COLOURS.len()];
     let dash = if dashed { r#" stroke-dasharray="6,3""# } else { "" };
-    // Every `stride`-th point and the last, stepped to (no division per point).
-    let n = ser.points.len();
-    let stride = n.div_ceil(MAX_POINTS).max(1);
-    let last = (n > 0 && !(n - 1).is_multiple_of(stride)).then(|| n - 1);
-    let mut pts = Vec::with_capacity((n / stride + 2) * BYTES_PER_POINT);
-    for j in (0..n).step_by(stride).chain(last) {
-        let (px, py) = ser.points[j];
-        if px.is_finite() && py.is_finite() {
-            push_fixed(&mut pts, area.sx(px), 1);
-            pts.push(b',');
-            push_fixed(&mut pts, area.sy(py), 1);
-            pts.push(b' ');
-        }
-    }
+    let mut pts = Vec::with_capacity(ser.points.len().min(MAX_DRAWN) * BYTES_PER_POINT);
+    let in_pixels = ser
+        .points
+        .iter()
+        .filter(|(x, y)| x.is_finite() && y.is_finite())
+        .map(|&(x, y)| (area.sx(x), area.sy(y)));
+    column_extremes(in_pixels, |px, py| {
+        push_fixed(&mut pts, px, 1);
+        pts.push(b',');
+        push_fixed(&mut pts, py, 1);
+        pts.push(b' ');
+    });
     let _ = writeln!(
         s,
         r#"<polyline fill="none" stroke="{colour}" stroke-width="1.3"{dash} points="{}"/>"#,
@@ -227,29 +273,73 @@ mod tests {
         assert_eq!(tick_step(0.0), 1.0);
     }
 
-    /// Long lines are drawn with every stride-th point and the last, whatever the length.
+    /// The points of the only polyline in `svg`, as drawn.
+    fn drawn_points(svg: &str) -> Vec<(String, String)> {
+        let drawn = svg.split(" points=\"").nth(1).unwrap().split('"').next().unwrap();
+        drawn
+            .split(' ')
+            .map(|p| {
+                let (x, y) = p.split_once(',').unwrap();
+                (x.to_string(), y.to_string())
+            })
+            .collect()
+    }
+
+    /// A chart of one line, drawn, and the area its points were mapped onto.
+    fn one_line(points: Vec<(f64, f64)>, x_max: f64) -> (String, Area) {
+        let series = vec![Series { name: "s".into(), points }];
+        let area = Area::fit(x_max, &series).0;
+        let chart = Chart { title: "t", x_label: "x", y_label: "y", x_max, series, note: None };
+        (chart.render(), area)
+    }
+
+    /// A line with no more than one point in a pixel column is drawn through every point.
     #[test]
-    fn long_lines_keep_every_stride_th_point_and_the_last() {
-        for n in [1usize, 2, 2000, 2001, 4001, 4002, 4003, 6001] {
-            let points: Vec<(f64, f64)> = (0..n).map(|j| (j as f64, (j % 7) as f64)).collect();
-            let chart = Chart {
-                title: "t",
-                x_label: "x",
-                y_label: "y",
-                x_max: n as f64,
-                series: vec![Series { name: "s".into(), points }],
-                note: None,
-            };
-            let svg = chart.render();
-            let drawn = svg.split(" points=\"").nth(1).unwrap().split('"').next().unwrap();
-            let xs: Vec<&str> = drawn.split(' ').map(|p| p.split(',').next().unwrap()).collect();
-            let stride = n.div_ceil(MAX_POINTS);
-            let area = Area { x_max: n as f64, y_max: 1.0 };
-            let expected: Vec<String> = (0..n)
-                .filter(|j| j % stride == 0 || j + 1 == n)
-                .map(|j| format!("{:.1}", area.sx(j as f64)))
+    fn a_short_line_is_drawn_whole() {
+        let n = COLUMNS / 2;
+        let points: Vec<(f64, f64)> = (0..n).map(|j| (j as f64, (j % 7) as f64)).collect();
+        let (svg, area) = one_line(points.clone(), n as f64);
+        let want: Vec<(String, String)> = points
+            .iter()
+            .map(|&(x, y)| (format!("{:.1}", area.sx(x)), format!("{:.1}", area.sy(y))))
+            .collect();
+        assert_eq!(drawn_points(&svg), want);
+    }
+
+    /// A long line keeps, of each pixel column, exactly its lowest and highest point, in
+    /// their order: worked out here the slow way, by grouping every point by column.
+    #[test]
+    fn a_long_line_keeps_each_columns_lowest_and_highest_point() {
+        for n in [COLUMNS * 2 + 1, 3001, 60_000] {
+            // A sawtooth with noise: columns hold rises, falls and repeated values.
+            let points: Vec<(f64, f64)> = (0..n)
+                .map(|j| (j as f64 * 0.01, ((j * 7919) % 101) as f64 + (j % 500) as f64))
                 .collect();
-            assert_eq!(xs, expected, "{n} points");
+            let x_max = n as f64 * 0.01;
+            let (svg, area) = one_line(points.clone(), x_max);
+            let mut want = Vec::new();
+            let mut j = 0;
+            while j < n {
+                let column = (area.sx(points[j].0) - LEFT).floor();
+                let mut k = j;
+                while k < n && (area.sx(points[k].0) - LEFT).floor() == column {
+                    k += 1;
+                }
+                let run = j..k;
+                let sy = |i: usize| area.sy(points[i].1);
+                // The first lowest and the first highest on screen (y grows downwards).
+                let top = run.clone().fold(j, |b, i| if sy(i) < sy(b) { i } else { b });
+                let bottom = run.clone().fold(j, |b, i| if sy(i) > sy(b) { i } else { b });
+                let mut kept = vec![top.min(bottom), top.max(bottom)];
+                kept.dedup();
+                for i in kept {
+                    want.push((format!("{:.1}", area.sx(points[i].0)), format!("{:.1}", sy(i))));
+                }
+                j = k;
+            }
+            let drawn = drawn_points(&svg);
+            assert_eq!(drawn, want, "{n} points");
+            assert!(drawn.len() <= MAX_DRAWN, "{n} points: {} drawn", drawn.len());
         }
     }
 

@@ -218,9 +218,10 @@ mod tests {
 
     fn check(x: f64) {
         for d in 0..=12 {
-            let mut fixed = Vec::new();
+            // After other text, as the plots append one coordinate after another.
+            let mut fixed = b"7,".to_vec();
             push_fixed(&mut fixed, x, d);
-            assert_eq!(text(fixed), format!("{x:.d$}"), "push_fixed({x:e}, {d})");
+            assert_eq!(text(fixed), format!("7,{x:.d$}"), "push_fixed({x:e}, {d})");
             let mut num = Vec::new();
             push_num(&mut num, x, d);
             assert_eq!(text(num), num_by_format(x, d), "push_num({x:e}, {d})");
