@@ -24,6 +24,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
+. scripts/bench-common.sh
 
 RUNS=3
 # cclab runs per round, per build: a cclab run lasts tens of milliseconds, so one
@@ -32,8 +33,6 @@ RUNS=3
 CCLAB_REPEATS=5
 QUICK=0
 CC=cubic
-# Bottleneck one-way delay in both simulators; the rest of each RTT is on the access path.
-BOTTLENECK_DELAY_MS=5
 # Allowed difference in bottleneck packets (percent) and utilisation (absolute, percent
 # points) for "the same work".
 TOLERANCE_PCT=3
@@ -81,14 +80,7 @@ cases() {
     fi
 }
 
-# One BDP in 1500-byte packets, rounded up as cclab's "1bdp" is: Mbit/s x ms x 125 bytes.
-bdp_packets() {
-    echo $(( ($1 * $2 * 125 + 1499) / 1500 ))
-}
-
 OUT="${CARGO_TARGET_DIR:-target}/bench-vs-ns3"
-CCLAB="${CARGO_TARGET_DIR:-target}/release/cclab"
-CCLAB_PGO="${CARGO_TARGET_DIR:-target}/pgo/release/cclab"
 NS3="$OUT/dumbbell"
 NS3_LIBS="-lns3-core -lns3-network -lns3-internet -lns3-point-to-point -lns3-applications"
 NS3_LIBS="$NS3_LIBS -lns3-traffic-control"
@@ -101,11 +93,7 @@ build() {
         fi
         install_packages "libns3-dev"
     fi
-    ensure_cargo
-    echo "building cclab (cargo build --release -p cclab)" >&2
-    cargo build --release --quiet -p cclab
-    echo "building cclab with profile-guided optimisation (scripts/build-pgo.sh)" >&2
-    bash scripts/build-pgo.sh >/dev/null
+    build_cclab
     mkdir -p "$OUT"
     if [ ! -x "$NS3" ] || [ bench/ns3/dumbbell.cc -nt "$NS3" ]; then
         echo "building $NS3 (g++ -O2 against Debian's ns-3)" >&2
@@ -114,37 +102,9 @@ build() {
     fi
 }
 
-# Runs a command with its output into the file $1 and prints its wall and CPU (user +
-# system) seconds; on failure shows the output and stops.
-timed() {
-    local log=$1 TIMEFORMAT='%3R %3U %3S' times
-    shift
-    if ! times=$( { time "$@" </dev/null >"$log" 2>&1; } 2>&1 ); then
-        echo "error: failed: $*" >&2
-        cat "$log" >&2
-        exit 1
-    fi
-    echo "$times" | awk '{ printf "%.3f %.3f\n", $1, $2 + $3 }'
-}
-
-# The median of the numbers given (the mean of the middle two for an even count).
-median() {
-    printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END {
-        if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
 run_ns3() { # log flows mbps rtt_ms secs queue
     timed "$1" "$NS3" --cc="$CC" --flows="$2" --rate="$3Mbps" --rtt="$4ms" \
         --bottleneckDelay="${BOTTLENECK_DELAY_MS}ms" --queue="$6" --duration="$5s"
-}
-
-run_cclab() { # binary log out_dir flows mbps rtt_ms secs queue
-    local cclab=$1
-    shift
-    timed "$1" "$cclab" run bench/ns3/dumbbell.toml --out "$2" \
-        --set "flows[0].cc=$CC" --set "flows[0].count=$3" --set "bottleneck.rate=$4Mbps" \
-        --set "flows[0].rtt=$5ms" --set "bottleneck.delay=${BOTTLENECK_DELAY_MS}ms" \
-        --set "bottleneck.buffer=$7pkt" --set "duration=$6s"
 }
 
 # Reads "key value" from the ns-3 program's output, or "key": value from summary.json.
@@ -164,9 +124,9 @@ bench_case() {
         t=$(run_ns3 "$log.ns3.txt" "${work[@]}")
         ns3_w+=("${t% *}") && ns3_c+=("${t#* }")
         for ((r = 1; r <= CCLAB_REPEATS; r++)); do
-            t=$(run_cclab "$CCLAB" "$log.cclab.txt" "$OUT/results-$name" "${work[@]}")
+            t=$(run_cclab "$CCLAB" "$log.cclab.txt" "$OUT/results-$name" "$CC" "${work[@]}")
             cc_w+=("${t% *}") && cc_c+=("${t#* }")
-            t=$(run_cclab "$CCLAB_PGO" "$log.cclab-pgo.txt" "$OUT/results-$name-pgo" \
+            t=$(run_cclab "$CCLAB_PGO" "$log.cclab-pgo.txt" "$OUT/results-$name-pgo" "$CC" \
                 "${work[@]}")
             pgo_w+=("${t% *}") && pgo_c+=("${t#* }")
         done
