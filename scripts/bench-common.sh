@@ -10,6 +10,12 @@
 CCLAB="${CARGO_TARGET_DIR:-target}/release/cclab"
 # shellcheck disable=SC2034
 CCLAB_PGO="${CARGO_TARGET_DIR:-target}/pgo/release/cclab"
+# The standard cases' dumbbells: flows, bottleneck Mbit/s, RTT ms (issue 14's (a) and
+# (b); each script picks the simulated time).
+# shellcheck disable=SC2034
+CASE_A="1 100 50"
+# shellcheck disable=SC2034
+CASE_B="100 1000 20"
 # Bottleneck one-way delay; the rest of each RTT is on the access path.
 BOTTLENECK_DELAY_MS=5
 

@@ -59,8 +59,9 @@ median_ratio() {
 # ratio_cpu" (medians).
 bench_build() {
     local label=$1 cclab=$2 i t
-    local w10=() c10=() w1=() c1=()
-    local work=(cubic 100 1000 20 "$SECS" "$(bdp_packets 1000 20)")
+    local w10=() c10=() w1=() c1=() flows mbps rtt
+    read -r flows mbps rtt <<<"$CASE_B"
+    local work=(cubic "$flows" "$mbps" "$rtt" "$SECS" "$(bdp_packets "$mbps" "$rtt")")
     for ((i = 1; i <= PAIRS; i++)); do
         t=$(run_cclab "$cclab" "$OUT/$label-10ms.txt" "$OUT/$label-10ms" "${work[@]}" \
             --series none)
@@ -81,7 +82,7 @@ main() {
     echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "machine: $(nproc) cores, $(sed -n 's/^model name\t: //p' /proc/cpuinfo | head -1)"
     echo "cclab: commit $(git describe --always --dirty 2>/dev/null || echo unknown)"
-    echo "case: 100 CUBIC flows, 1 Gbit/s, RTT 20 ms, 1 BDP DropTail, ${SECS} s, --series none"
+    echo "case: (flows, Mbit/s, RTT ms) $CASE_B, CUBIC, 1 BDP DropTail, ${SECS} s, --series none"
     echo "pairs per build: $PAIRS (10 ms sampling, then one sample per run)"
     echo "load before: $(uptime | sed 's/.*load average/load average/')"
     echo

@@ -71,12 +71,12 @@ parse_args() {
 # The cases, one a line: name, flows, bottleneck Mbit/s, RTT ms, simulated seconds.
 cases() {
     if [ "$QUICK" = 1 ]; then
-        echo "a-10s 1 100 50 10"
-        echo "b-3s 100 1000 20 3"
+        echo "a-10s $CASE_A 10"
+        echo "b-3s $CASE_B 3"
     else
-        echo "a-10s 1 100 50 10"
-        echo "a-60s 1 100 50 60"
-        echo "b-30s 100 1000 20 30"
+        echo "a-10s $CASE_A 10"
+        echo "a-60s $CASE_A 60"
+        echo "b-30s $CASE_B 30"
     fi
 }
 

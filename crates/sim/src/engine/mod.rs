@@ -28,21 +28,20 @@
 //! bottleneck's next departure and its pipe's next arrival (one pending each, one of each
 //! per packet), which sit in two fields of `Net`; the earliest key of these runs next, so
 //! the order is that of one queue (the earlier of the heap's and the wheel's heads is
-//! kept between pushes and pops, so most events compare three cached keys). A departure is handled where it is found, inside
-//! `Net::pop_due`, and does not count as an event. Packets never get their
-//! own heap entry while they sit in a FIFO with a constant delay: the bottleneck
-//! schedules only its head packet's departure, the bottleneck-to-receivers pipe and each
-//! ACK path (one per distinct return delay) schedule only their head (htsim's trick), so
-//! the heap holds O(ACK paths + cross sources) entries. With a constant-rate DropTail
-//! bottleneck crossed only by TCP data (no reverse link, no cross traffic), a packet's
-//! departure is known when it is queued, so it goes straight into the pipe and the queue
-//! only counts it; its departure still runs at its place in the order (it ends its
-//! queueing and the next one's wait), but copies nothing (`Net::scheduled`). Everything
-//! else keeps the packets in the queue. Packets are `Copy` structs in rings
-//! (`fifo.rs`, and the queues' own) that grow once and are reused: no allocation per
-//! packet. Timers (RTO,
-//! delayed ACK) are lazy: a deadline field per flow, and an event only when the deadline
-//! moves earlier than the pending one.
+//! kept between pushes and pops, so most events compare three cached keys). A departure
+//! is handled where it is found, inside `Net::pop_due`, and does not count as an event.
+//! Packets never get their own heap entry while they sit in a FIFO with a constant delay:
+//! the bottleneck schedules only its head packet's departure, the bottleneck-to-receivers
+//! pipe and each ACK path (one per distinct return delay) schedule only their head
+//! (htsim's trick), so the heap holds O(ACK paths + cross sources) entries. With a
+//! constant-rate DropTail bottleneck crossed only by TCP data (no reverse link, no cross
+//! traffic), a packet's departure is known when it is queued, so it goes straight into
+//! the pipe and the queue only counts it; its departure still runs at its place in the
+//! order (it ends its queueing and the next one's wait), but copies nothing
+//! (`Net::scheduled`). Everything else keeps the packets in the queue. Packets are `Copy`
+//! structs in rings (`fifo.rs`, and the queues' own) that grow once and are reused: no
+//! allocation per packet. Timers (RTO, delayed ACK) are lazy: a deadline field per flow,
+//! and an event only when the deadline moves earlier than the pending one.
 
 mod link;
 mod live;

@@ -368,10 +368,9 @@ impl Net {
     fn depart(&mut self) {
         let now = self.now;
         let pipe = &self.pipes[Direction::Forward as usize];
-        let Some(&(arrival, seg)) = pipe.get(self.departed) else {
-            debug_assert!(false, "a departure with no packet on the link");
-            return;
-        };
+        // A departure is scheduled only for a packet put on the link, so one is there (as
+        // the `VecDeque` index this replaced, a broken invariant stops the run).
+        let &(arrival, seg) = pipe.get(self.departed).expect("a departing packet on the link");
         self.fwd.delivered(seg.wire_bytes);
         if self.departed == 0 {
             self.schedule(Time(arrival), Kind::Arrive(Direction::Forward));
