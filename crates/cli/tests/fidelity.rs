@@ -342,10 +342,14 @@ fn delay_detected_slow_start_exits_match_the_kernels() {
 /// 40 ms flow's first packets meet turns on fractions of a millisecond of host timing.
 /// The simulator's flows start at zero and give 172 and 49 (with both started 1 ms
 /// late, 25 and 166). Every flow's exits are in the failure message.
+///
+/// The kernel runs three times and the median is compared (as in the four-flow test): a
+/// clean-clone CI run of 2026-11-27 22:39 UTC on that machine had its 80 ms flow leave
+/// at 64 once, with the senders connecting 1.1 and 1.3 ms late.
 #[test]
 fn on_a_trace_the_long_flow_leaves_slow_start_where_the_kernels_does() {
     let Some(_machine) = real_time() else { return };
-    let (dir, report) = two_seconds_of("trace-verizon-cubic-cubic", "verizon", 1);
+    let (dir, report) = two_seconds_of("trace-verizon-cubic-cubic", "verizon", 3);
     let s = scenario(&report, "verizon");
     assert_exit_within(&dir, s, "verizon", 1, |real| 0.15 * real);
 }
