@@ -249,9 +249,11 @@ pub struct TcpConfig {
     /// everything `__tcp_cleanup_rbuf` (net/ipv4/tcp.c) sends the ACK at once, even for
     /// that one segment. Each such ACK frees a single segment, so the sender's bursts and
     /// the ACKs that clock them are no longer all pairs. The receiving application here
-    /// reads at once. Not modelled: `tcp_tso_should_defer`, which can hold back a send
-    /// smaller than a packet. The testbed's kernel hosts do all this themselves and
-    /// ignore the key.
+    /// reads at once. A packet the window would cut below `tso_segs` waits for the next
+    /// ACK when that is due within a millisecond and the last send was less than one ago
+    /// (`tcp_tso_should_defer`, as of Linux 6.18), so some of those single-segment ACKs
+    /// are answered by nothing at once and a pair later. The testbed's kernel hosts do all
+    /// this themselves and ignore the key.
     pub psh: bool,
 }
 

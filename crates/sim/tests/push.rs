@@ -1,9 +1,11 @@
 //! The sender's side of `TcpConfig::psh`: new data goes out in GSO packets of at most
 //! `tso_segs` segments, and each packet of more than one segment ends with PSH, as
-//! Linux's `__tcp_transmit_skb` marks it; a segment sent alone carries none.
+//! Linux's `__tcp_transmit_skb` marks it; a segment sent alone carries none. A packet the
+//! window would cut short waits for the next ACK when that is due within a millisecond,
+//! as `tcp_tso_should_defer` decides.
 
 use cclab_cc::{tcp::tso_segs, Algorithm, LossRecovery};
-use cclab_sim::tcp::{Segment, TcpReceiver, TcpSender};
+use cclab_sim::tcp::{Ack, Segment, TcpReceiver, TcpSender, MAX_SACK_BLOCKS};
 use cclab_sim::{DelayedAck, TcpConfig};
 use cclab_units::{Duration, Time};
 
@@ -104,4 +106,63 @@ fn each_gso_packet_of_two_or_more_segments_ends_with_psh() {
     assert!(all.iter().any(|b| b.segs.len() == 1), "a segment sent alone");
     assert!(all.iter().any(|b| b.segs.iter().any(|s| s.seq < b.first_new)), "a retransmission");
     assert!(bursts(false).iter().flat_map(|b| &b.segs).all(|s| !s.psh), "off: no PSH at all");
+}
+
+/// The segments a sender with a 10-segment receive window and a 100 ms RTT sends in
+/// answer to each of a series of cumulative ACKs (time in us, next expected segment),
+/// each ACK echoing the send time of the segment it acknowledges last.
+fn answers(psh: bool, acks: &[(u64, u32)]) -> Vec<Vec<Segment>> {
+    let cfg = TcpConfig { psh, handshake: false, rwnd: Some(10 * 1448), ..Default::default() };
+    let mut s = TcpSender::new(0, Algorithm::new("reno").unwrap(), cfg, None);
+    s.start(Time::ZERO);
+    let send = |s: &mut TcpSender, now: Time| {
+        let mut segs = vec![];
+        s.transmit(now, &mut |seg| segs.push(seg));
+        segs
+    };
+    let mut sent = send(&mut s, Time::ZERO);
+    assert_eq!(sent.len(), 10, "the initial window");
+    let mut out = vec![];
+    for &(at_us, ack) in acks {
+        let now = Time::ZERO + Duration::from_micros(at_us);
+        let tsecr = sent[ack as usize - 1].tsval;
+        let sacks = [(0, 0); MAX_SACK_BLOCKS];
+        s.on_ack(now, &Ack { flow: 0, ack, sacks, n_sacks: 0, tsecr, tsval: now });
+        assert_eq!(tso_segs(s.tp()), 2, "packets of two at this rate");
+        let answer = send(&mut s, now);
+        sent.extend(answer.iter().copied());
+        out.push(answer);
+    }
+    out
+}
+
+#[test]
+fn a_packet_the_window_cuts_short_waits_for_an_ack_due_within_a_millisecond() {
+    // The first ACK comes 100 ms after the last send, the next two 0.3 ms apart while the
+    // oldest outstanding segment (sent at 0) is due, the fourth acknowledges everything
+    // sent at 0, so that the oldest left was sent at 100 ms and is due 100 ms later.
+    let acks = [(100_000, 1), (100_300, 2), (100_600, 3), (100_900, 10)];
+    let shape = |answers: &[Vec<Segment>]| -> Vec<Vec<(u32, bool)>> {
+        answers.iter().map(|a| a.iter().map(|seg| (seg.seq, seg.psh)).collect()).collect()
+    };
+    assert_eq!(
+        shape(&answers(true, &acks)),
+        vec![
+            // The last send was 100 ms ago: no holding back after a pause.
+            vec![(10, false)],
+            // One segment's room, the last send 0.3 ms ago and the next ACK due now: wait.
+            vec![],
+            // Room for two: the pair goes.
+            vec![(11, false), (12, true)],
+            // Room for seven: three pairs, then the last one alone, since the next ACK
+            // (of segment 10, sent at 100 ms) is due about 100 ms from now.
+            vec![(13, false), (14, true), (15, false), (16, true), (17, false), (18, true)]
+                .into_iter()
+                .chain([(19, false)])
+                .collect(),
+        ]
+    );
+    // Without GSO sending every ACK's room is used at once.
+    let plain: Vec<usize> = answers(false, &acks).iter().map(Vec::len).collect();
+    assert_eq!(plain, vec![1, 1, 1, 7]);
 }

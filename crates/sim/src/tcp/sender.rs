@@ -32,8 +32,8 @@
 //! Differences from Linux worth knowing: time is kept in nanoseconds (no jiffies
 //! rounding of the RTO; timestamps tick in microseconds, as with Linux's usec TS option),
 //! no pacing, no TSO (every segment is one MSS on the wire; with `TcpConfig::psh` new
-//! data is grouped into GSO packets only to place PSH, and `tcp_tso_should_defer`'s
-//! holding back of sends smaller than a packet is not modelled), no DSACK (RACK's
+//! data is grouped into GSO packets to place PSH and to hold back, as
+//! `tcp_tso_should_defer` does, a packet the window would cut short), no DSACK (RACK's
 //! reordering window never widens) and no F-RTO (a spurious timeout is found only by
 //! timestamps, after go-back-N has begun).
 
@@ -92,7 +92,7 @@ struct Window {
     resent_head: bool,
 }
 
-/// The GSO packet being built by [`TcpSender::send_window_in_gso_packets`]: its
+/// The GSO packet being built by [`TcpSender::send_window`]: its
 /// segments go out as they come, except the last, which waits to learn whether it
 /// ends a packet of more than one segment (and so carries PSH).
 #[derive(Default)]
@@ -484,10 +484,10 @@ impl TcpSender {
             self.maybe_restart_after_idle(now);
         }
         let probe = self.send_loss_probe(now, out);
-        let window = if self.cfg.psh {
-            self.send_window_in_gso_packets(now, out)
-        } else {
-            self.send_window(now, out)
+        let gso = self.cfg.psh.then(|| cclab_cc::tcp::tso_segs(&self.tp));
+        let window = match gso {
+            None => self.send_window(now, None, out),
+            Some(max_segs) => self.send_window(now, Some(max_segs), out),
         };
         let Window { sent, sent_new, cwnd_limited, resent_head } = window;
         if sent > 0 {
@@ -509,58 +509,111 @@ impl TcpSender {
         sent + probe
     }
 
-    /// Sends lost segments, then new data, while the window allows.
+    /// Sends lost segments, then new data, while the window allows. With `gso` (Linux's GSO
+    /// sending, `TcpConfig::psh`), `tcp_write_xmit` (tcp_output.c) cuts new data into
+    /// packets of at most that many segments ([`tso_segs`](cclab_cc::tcp::tso_segs), two at
+    /// the testbed's rates), may hold back one that the window would cut short
+    /// ([`tso_should_defer`](Self::tso_should_defer)), and `__tcp_transmit_skb` forces PSH
+    /// on every packet of more than one segment, so that the receiver's GRO flushes it at
+    /// once; GSO leaves the flag on the packet's last segment. So a pair ends with PSH, and
+    /// a segment sent alone carries none. Retransmissions go out one segment at a time
+    /// without PSH, as the kernel's do when SACK has cut its packets down to the lost
+    /// segments; a lost packet resent whole (both segments of a pair lost) would carry PSH
+    /// there.
     #[inline(always)]
-    fn send_window(&mut self, now: Time, out: &mut impl FnMut(Segment)) -> Window {
+    fn send_window(
+        &mut self,
+        now: Time,
+        gso: Option<u32>,
+        out: &mut impl FnMut(Segment),
+    ) -> Window {
         let mut w = Window { sent: 0, sent_new: 0, cwnd_limited: false, resent_head: false };
+        let mut packet = GsoPacket::default();
         loop {
             if self.in_flight() >= self.tp.snd_cwnd {
                 w.cwnd_limited = true;
                 break;
             }
             if let Some(seq) = self.board.next_lost() {
+                packet.end(out);
                 w.resent_head |= seq == self.snd_una();
                 self.retransmit(now, seq, out);
             } else if self.new_data_allowed() {
-                self.send_new(now, out);
+                match gso {
+                    None => self.send_new(now, out),
+                    Some(max_segs) => {
+                        if packet.len == max_segs {
+                            packet.end(out);
+                        }
+                        if packet.len == 0 {
+                            if let Some(cwnd_limited) = self.tso_should_defer(now, max_segs) {
+                                w.cwnd_limited |= cwnd_limited;
+                                break;
+                            }
+                        }
+                        self.send_new(now, &mut |seg| packet.add(seg, out));
+                    }
+                }
                 w.sent_new += 1;
             } else {
                 break;
             }
             w.sent += 1;
         }
+        packet.end(out);
         w
     }
 
-    /// [`send_window`](Self::send_window) with PSH where Linux puts it (`TcpConfig::psh`).
-    /// `tcp_write_xmit` cuts new data into GSO packets of at most
-    /// [`tso_segs`](cclab_cc::tcp::tso_segs) segments (two at the testbed's rates), and
-    /// `__tcp_transmit_skb` (tcp_output.c) forces PSH on every packet of more than one
-    /// segment, so that the receiver's GRO flushes it at once; GSO leaves the flag on the
-    /// packet's last segment. So a pair ends with PSH, and a segment sent alone, the last
-    /// of an odd burst, carries none. Retransmissions go out one segment at a time without
-    /// PSH, as the kernel's do when SACK has cut its packets down to the lost segments;
-    /// a lost packet resent whole (both segments of a pair lost) would carry PSH there.
-    /// The last segment of each packet is held back until the packet's length is known,
-    /// then passed on at the same instant.
-    fn send_window_in_gso_packets(&mut self, now: Time, out: &mut impl FnMut(Segment)) -> Window {
-        let max_segs = cclab_cc::tcp::tso_segs(&self.tp);
-        let first_new = self.snd_nxt();
-        let mut packet = GsoPacket::default();
-        let window = self.send_window(now, &mut |seg| {
-            if seg.seq < first_new {
-                // A retransmission goes out as a packet of its own.
-                packet.end(out);
-                out(seg);
-                return;
-            }
-            if packet.len == max_segs {
-                packet.end(out);
-            }
-            packet.add(seg, out);
-        });
-        packet.end(out);
-        window
+    /// Linux `tcp_tso_should_defer` (tcp_output.c, as of "tcp: fix tcp_tso_should_defer()
+    /// vs large RTT", 6.18): whether to hold back a GSO packet that the windows would cut
+    /// below `max_segs` segments, so that the next ACK lets a fuller one out. It holds back
+    /// only right after a send (within 1 ms) and only when the ACK of the oldest outstanding
+    /// segment is due within min(1 ms, srtt / 2); then nothing goes until an ACK comes. In
+    /// Some(cwnd_limited) if it holds back (`is_cwnd_limited` when cwnd, not the receiver
+    /// window, is the smaller), None to send now. Not modelled: the send queue's division
+    /// into buffers (`skb`s of `size_goal` bytes, 45 segments at the testbed's windows),
+    /// whose ends the kernel never sends across and which let a buffer's last segment go
+    /// alone. The testbed's trace showed the rule at work: see README, "The kernel holds
+    /// back".
+    fn tso_should_defer(&self, now: Time, max_segs: u32) -> Option<bool> {
+        if self.tp.ca_state >= CaState::Recovery
+            || now.saturating_since(self.last_send) > Duration::from_millis(1)
+        {
+            return None;
+        }
+        let cong_win = self.tp.snd_cwnd.saturating_sub(self.in_flight());
+        let send_win = self.rwnd_segs.saturating_sub(self.packets_out());
+        let limit = cong_win.min(send_win);
+        // A full packet fits, or the rest of the data does (the last buffer, with its FIN,
+        // or an earlier one that gets no more data).
+        if limit >= max_segs || self.new_segments_left() <= limit {
+            return None;
+        }
+        // `tcp_tso_win_divisor` (3): a third of the window is worth sending at once.
+        if limit * 3 >= self.rwnd_segs.min(self.tp.snd_cwnd) {
+            return None;
+        }
+        if self.packets_out() == 0 {
+            return None;
+        }
+        let srtt_ns = 125 * u64::from(self.tp.srtt_us); // srtt_us holds srtt * 8
+        let expected_ack = self.board.seg(self.snd_una()).sent() + srtt_ns;
+        let threshold = (srtt_ns / 2).min(1_000_000);
+        // Due later than that, the ACK would leave the window idle too long: send now.
+        if expected_ack as i64 - now.0 as i64 > threshold as i64 {
+            return None;
+        }
+        Some(cong_win < send_win)
+    }
+
+    /// Segments of new data the application has still to be sent (u32::MAX for a bulk
+    /// sender).
+    fn new_segments_left(&self) -> u32 {
+        match self.total_segs {
+            _ if self.app_closed => 0,
+            Some(n) => n.saturating_sub(self.snd_nxt()),
+            None => u32::MAX,
+        }
     }
 
     fn maybe_restart_after_idle(&mut self, now: Time) {
