@@ -69,8 +69,9 @@ pub struct Args {
     #[arg(long)]
     pub tick_phases: bool,
     /// Give every simulated flow the `psh` flow key: PSH on the last segment of each GSO
-    /// packet of two or more and a receiver that ACKs a PSH segment at once, as the
-    /// kernel's hosts do [default: each file's].
+    /// packet of two or more, a packet the window cuts short held for an ACK due within
+    /// 1 ms, and a receiver that ACKs a PSH segment at once, as the kernel's hosts do
+    /// [default: each file's].
     #[arg(long)]
     pub psh: bool,
 }

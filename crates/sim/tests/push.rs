@@ -108,12 +108,22 @@ fn each_gso_packet_of_two_or_more_segments_ends_with_psh() {
     assert!(bursts(false).iter().flat_map(|b| &b.segs).all(|s| !s.psh), "off: no PSH at all");
 }
 
-/// The segments a sender with a 10-segment receive window and a 100 ms RTT sends in
-/// answer to each of a series of cumulative ACKs (time in us, next expected segment),
-/// each ACK echoing the send time of the segment it acknowledges last.
-fn answers(psh: bool, acks: &[(u64, u32)]) -> Vec<Vec<Segment>> {
-    let cfg = TcpConfig { psh, handshake: false, rwnd: Some(10 * 1448), ..Default::default() };
-    let mut s = TcpSender::new(0, Algorithm::new("reno").unwrap(), cfg, None);
+/// A Reno sender with a receive window of `rwnd` segments and `segs` segments to send
+/// (None: a bulk sender), and a 100 ms RTT.
+struct Path {
+    psh: bool,
+    rwnd: u32,
+    segs: Option<u64>,
+}
+
+/// What `p`'s sender sends at 0, then in answer to each of a series of cumulative ACKs
+/// (time in us, next expected segment), each ACK echoing the send time of the segment it
+/// acknowledges last.
+fn answers(p: Path, acks: &[(u64, u32)]) -> Vec<Vec<Segment>> {
+    let rwnd = Some(u64::from(p.rwnd) * 1448);
+    let cfg = TcpConfig { psh: p.psh, handshake: false, rwnd, ..Default::default() };
+    let bytes = p.segs.map(|n| n * 1448);
+    let mut s = TcpSender::new(0, Algorithm::new("reno").unwrap(), cfg, bytes);
     s.start(Time::ZERO);
     let send = |s: &mut TcpSender, now: Time| {
         let mut segs = vec![];
@@ -121,8 +131,7 @@ fn answers(psh: bool, acks: &[(u64, u32)]) -> Vec<Vec<Segment>> {
         segs
     };
     let mut sent = send(&mut s, Time::ZERO);
-    assert_eq!(sent.len(), 10, "the initial window");
-    let mut out = vec![];
+    let mut out = vec![sent.clone()];
     for &(at_us, ack) in acks {
         let now = Time::ZERO + Duration::from_micros(at_us);
         let tsecr = sent[ack as usize - 1].tsval;
@@ -142,11 +151,11 @@ fn a_packet_the_window_cuts_short_waits_for_an_ack_due_within_a_millisecond() {
     // oldest outstanding segment (sent at 0) is due, the fourth acknowledges everything
     // sent at 0, so that the oldest left was sent at 100 ms and is due 100 ms later.
     let acks = [(100_000, 1), (100_300, 2), (100_600, 3), (100_900, 10)];
-    let shape = |answers: &[Vec<Segment>]| -> Vec<Vec<(u32, bool)>> {
-        answers.iter().map(|a| a.iter().map(|seg| (seg.seq, seg.psh)).collect()).collect()
-    };
+    let bulk = |psh| answers(Path { psh, rwnd: 10, segs: None }, &acks);
+    let answered = bulk(true);
+    assert_eq!(answered[0].len(), 10, "the initial window");
     assert_eq!(
-        shape(&answers(true, &acks)),
+        shape(&answered[1..]),
         vec![
             // The last send was 100 ms ago: no holding back after a pause.
             vec![(10, false)],
@@ -163,6 +172,26 @@ fn a_packet_the_window_cuts_short_waits_for_an_ack_due_within_a_millisecond() {
         ]
     );
     // Without GSO sending every ACK's room is used at once.
-    let plain: Vec<usize> = answers(false, &acks).iter().map(Vec::len).collect();
+    let plain: Vec<usize> = bulk(false)[1..].iter().map(Vec::len).collect();
     assert_eq!(plain, vec![1, 1, 1, 7]);
+}
+
+/// Each answer as (segment, PSH) pairs.
+fn shape(answers: &[Vec<Segment>]) -> Vec<Vec<(u32, bool)>> {
+    answers.iter().map(|a| a.iter().map(|seg| (seg.seq, seg.psh)).collect()).collect()
+}
+
+#[test]
+fn a_segment_goes_at_once_when_it_is_the_rest_of_the_data_or_a_third_of_the_window() {
+    // The second ACK of the test above, which waits with a bulk sender and room for 10.
+    let acks = [(100_000, 1), (100_300, 2)];
+    // The segment it would hold back is the application's last.
+    let finite = answers(Path { psh: true, rwnd: 10, segs: Some(12) }, &acks);
+    assert_eq!(shape(&finite[1..]), vec![vec![(10, false)], vec![(11, false)]]);
+    // One segment is a third of a 3-segment window (`tcp_tso_win_divisor`).
+    let narrow = answers(Path { psh: true, rwnd: 3, segs: None }, &acks);
+    assert_eq!(
+        shape(&narrow),
+        vec![vec![(0, false), (1, true), (2, false)], vec![(3, false)], vec![(4, false)]]
+    );
 }
