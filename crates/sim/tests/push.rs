@@ -110,7 +110,7 @@ fn each_gso_packet_of_two_or_more_segments_ends_with_psh() {
 
 /// A Reno sender with a receive window of `rwnd` segments and `segs` segments to send
 /// (None: a bulk sender), and a 100 ms RTT.
-struct Path {
+struct Flow {
     psh: bool,
     rwnd: u32,
     segs: Option<u64>,
@@ -119,7 +119,7 @@ struct Path {
 /// What `p`'s sender sends at 0, then in answer to each of a series of cumulative ACKs
 /// (time in us, next expected segment), each ACK echoing the send time of the segment it
 /// acknowledges last.
-fn answers(p: Path, acks: &[(u64, u32)]) -> Vec<Vec<Segment>> {
+fn answers(p: Flow, acks: &[(u64, u32)]) -> Vec<Vec<Segment>> {
     let rwnd = Some(u64::from(p.rwnd) * 1448);
     let cfg = TcpConfig { psh: p.psh, handshake: false, rwnd, ..Default::default() };
     let bytes = p.segs.map(|n| n * 1448);
@@ -151,7 +151,7 @@ fn a_packet_the_window_cuts_short_waits_for_an_ack_due_within_a_millisecond() {
     // oldest outstanding segment (sent at 0) is due, the fourth acknowledges everything
     // sent at 0, so that the oldest left was sent at 100 ms and is due 100 ms later.
     let acks = [(100_000, 1), (100_300, 2), (100_600, 3), (100_900, 10)];
-    let bulk = |psh| answers(Path { psh, rwnd: 10, segs: None }, &acks);
+    let bulk = |psh| answers(Flow { psh, rwnd: 10, segs: None }, &acks);
     let answered = bulk(true);
     assert_eq!(answered[0].len(), 10, "the initial window");
     assert_eq!(
@@ -186,10 +186,10 @@ fn a_segment_goes_at_once_when_it_is_the_rest_of_the_data_or_a_third_of_the_wind
     // The second ACK of the test above, which waits with a bulk sender and room for 10.
     let acks = [(100_000, 1), (100_300, 2)];
     // The segment it would hold back is the application's last.
-    let finite = answers(Path { psh: true, rwnd: 10, segs: Some(12) }, &acks);
+    let finite = answers(Flow { psh: true, rwnd: 10, segs: Some(12) }, &acks);
     assert_eq!(shape(&finite[1..]), vec![vec![(10, false)], vec![(11, false)]]);
     // One segment is a third of a 3-segment window (`tcp_tso_win_divisor`).
-    let narrow = answers(Path { psh: true, rwnd: 3, segs: None }, &acks);
+    let narrow = answers(Flow { psh: true, rwnd: 3, segs: None }, &acks);
     assert_eq!(
         shape(&narrow),
         vec![vec![(0, false), (1, true), (2, false)], vec![(3, false)], vec![(4, false)]]

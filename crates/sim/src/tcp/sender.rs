@@ -485,6 +485,8 @@ impl TcpSender {
         }
         let probe = self.send_loss_probe(now, out);
         let gso = self.cfg.psh.then(|| cclab_cc::tcp::tso_segs(&self.tp));
+        // Two calls of the inlined loop, so that the plain one is compiled knowing `gso` is
+        // None and carries no GSO checks.
         let window = match gso {
             None => self.send_window(now, None, out),
             Some(max_segs) => self.send_window(now, Some(max_segs), out),
