@@ -6,10 +6,11 @@
 //! Figures per flow: goodput (summary.json); the smoothed RTT's p50 and p95 over the
 //! samples (see `FlowSeries::srtt_percentiles`); the slow-start exit (the
 //! first sample whose ssthresh is finite: the largest cwnd up to it, and its time after
-//! the flow's start); loss events (samples whose ssthresh changed to below the previous
-//! sample's cwnd: a reduction, not HyStart's exit), retransmits and the flow's packets the
-//! bottleneck dropped (summary.json's per-flow `drops`). Samples are the
-//! runs' `sample_interval` apart (10 ms unless the scenario says otherwise), on both sides.
+//! the flow's start); loss events (reductions of cwnd, see `loss_event_times`) and the
+//! share of them another flow shared (see `shared_losses`); retransmits and the flow's
+//! packets the bottleneck dropped (summary.json's per-flow `drops`). Samples are the runs'
+//! `sample_interval` apart (10 ms unless the scenario says otherwise), on both sides. A
+//! figure a run does not have (no exit, no loss event) is left out of the runs' mean.
 //!
 //! Verdicts (issue 10's targets): a flow's goodput agrees when the simulated value is
 //! within ±10% of the real mean or inside the real runs' range; a scenario's goodput
@@ -42,6 +43,7 @@ struct FlowFigures {
     ss_exit_cwnd: f64,
     ss_exit_s: f64,
     loss_events: f64,
+    shared_losses_pct: f64,
     retransmits: f64,
     drops: f64,
 }
@@ -57,6 +59,7 @@ const FIGURES: &[(&str, &str, usize, Get)] = &[
     ("ss_exit_cwnd", "slow-start exit cwnd", 0, |f| f.ss_exit_cwnd),
     ("ss_exit_s", "slow-start exit s", 3, |f| f.ss_exit_s),
     ("loss_events", "loss events", 0, |f| f.loss_events),
+    ("shared_losses_pct", "loss events shared, %", 0, |f| f.shared_losses_pct),
     ("retransmits", "retransmits", 0, |f| f.retransmits),
     ("drops", "drops at the bottleneck", 0, |f| f.drops),
 ];
@@ -128,7 +131,8 @@ fn mean_of(runs: &[RunFigures]) -> RunFigures {
     let mean = |get: &dyn Fn(&RunFigures) -> f64| runs.iter().map(get).sum::<f64>() / n;
     let flows = (0..runs[0].flows.len())
         .map(|i| {
-            let m = |get: Get| mean(&|r: &RunFigures| get(&r.flows[i]));
+            // Over the runs where the figure exists, as for the real runs (`spread`).
+            let m = |get: Get| spread(runs.iter().map(|r| get(&r.flows[i]))).0;
             FlowFigures {
                 goodput_bps: m(|f| f.goodput_bps),
                 srtt_p50_ms: m(|f| f.srtt_p50_ms),
@@ -136,6 +140,7 @@ fn mean_of(runs: &[RunFigures]) -> RunFigures {
                 ss_exit_cwnd: m(|f| f.ss_exit_cwnd),
                 ss_exit_s: m(|f| f.ss_exit_s),
                 loss_events: m(|f| f.loss_events),
+                shared_losses_pct: m(|f| f.shared_losses_pct),
                 retransmits: m(|f| f.retransmits),
                 drops: m(|f| f.drops),
             }
@@ -147,6 +152,9 @@ fn mean_of(runs: &[RunFigures]) -> RunFigures {
 fn figures(run: &Run, starts: &[f64]) -> Result<RunFigures, String> {
     let n = run.flows.len();
     let series = load_flows(&run.dir, n)?;
+    let losses: Vec<Vec<f64>> = (0..n).map(|i| loss_event_times(&series, i)).collect();
+    let srtt: Vec<[f64; 2]> = (0..n).map(|i| series.srtt_percentiles(i, [0.50, 0.95])).collect();
+    let rtt_s: Vec<f64> = srtt.iter().map(|[_, p95]| p95 / 1e3).collect();
     let flows = run
         .flows
         .iter()
@@ -154,14 +162,15 @@ fn figures(run: &Run, starts: &[f64]) -> Result<RunFigures, String> {
         .map(|(i, f)| {
             let (ss_exit_cwnd, ss_exit_s) =
                 slow_start_exit(&series, i, starts.get(i).copied().unwrap_or(0.0));
-            let [srtt_p50_ms, srtt_p95_ms] = series.srtt_percentiles(i, [0.50, 0.95]);
+            let [srtt_p50_ms, srtt_p95_ms] = srtt[i];
             FlowFigures {
                 goodput_bps: f.goodput_bps,
                 srtt_p50_ms,
                 srtt_p95_ms,
                 ss_exit_cwnd,
                 ss_exit_s,
-                loss_events: loss_events(&series, i) as f64,
+                loss_events: losses[i].len() as f64,
+                shared_losses_pct: 100.0 * shared_losses(&losses, &rtt_s, i),
                 retransmits: f.retransmits,
                 drops: f.drops,
             }
@@ -228,24 +237,48 @@ fn slow_start_exit(s: &FlowSeries, flow: usize, start: f64) -> (f64, f64) {
     (f64::NAN, f64::NAN)
 }
 
-/// Window reductions: samples where cwnd falls after it last rose (a peak, then a fall).
-/// Linux lowers cwnd only to reduce it (loss recovery, an RTO, ECN), and a reduction that
-/// takes several samples, as PRR's does, counts once. HyStart's exit (ssthresh = cwnd)
-/// does not lower cwnd, so it is not counted. A rule on ssthresh alone would miss the
-/// reductions that set the same ssthresh as the one before, which steady CUBIC cycles do.
-fn loss_events(s: &FlowSeries, flow: usize) -> usize {
+/// Window reductions: the times of the samples where cwnd falls after it last rose (a
+/// peak, then a fall). Linux lowers cwnd only to reduce it (loss recovery, an RTO, ECN),
+/// and a reduction that takes several samples, as PRR's does, counts once. HyStart's exit
+/// (ssthresh = cwnd) does not lower cwnd, so it is not counted. A rule on ssthresh alone
+/// would miss the reductions that set the same ssthresh as the one before, which steady
+/// CUBIC cycles do.
+fn loss_event_times(s: &FlowSeries, flow: usize) -> Vec<f64> {
     let mut rising = true;
-    let mut events = 0;
+    let mut times = Vec::new();
     for w in s.cwnd[flow].windows(2) {
         let (before, after) = (w[0].1, w[1].1);
         if after < before && rising {
-            events += 1;
+            times.push(w[1].0);
         }
         if after != before {
             rising = after > before;
         }
     }
-    events
+    times
+}
+
+/// The share of flow `i`'s loss events (`losses[i]`, times in s) that another flow shared:
+/// one of its own began within the larger of the two flows' RTTs (`rtt_s`, each the
+/// flow's srtt p95 in the run, which is its RTT with the queue full, when DropTail drops).
+/// The drops of one overflow reach each sender about one of its RTTs later, so the
+/// reductions they cause start that close together. With several flows on a link this
+/// is how synchronised their losses are: a flow whose every reduction is shared loses
+/// whenever the link overflows, whoever made it overflow. NaN without loss events or
+/// without another flow.
+fn shared_losses(losses: &[Vec<f64>], rtt_s: &[f64], i: usize) -> f64 {
+    if losses[i].is_empty() || losses.len() < 2 {
+        return f64::NAN;
+    }
+    let shared_with = |t: f64, j: usize| {
+        let window = rtt_s[i].max(rtt_s[j]);
+        losses[j].iter().any(|&u| (t - u).abs() <= window)
+    };
+    let shared = losses[i]
+        .iter()
+        .filter(|&&t| (0..losses.len()).any(|j| j != i && shared_with(t, j)))
+        .count();
+    shared as f64 / losses[i].len() as f64
 }
 
 /// Mean, smallest and largest of the finite values (NaN when there are none).
@@ -573,7 +606,7 @@ mod tests {
         let s =
             series(&[(0.0, 10.0, inf), (0.01, 30.0, 30.0), (0.02, 31.0, 30.0), (0.03, 20.0, 21.0)]);
         assert_eq!(slow_start_exit(&s, 0, 0.0), (30.0, 0.01));
-        assert_eq!(loss_events(&s, 0), 1);
+        assert_eq!(loss_event_times(&s, 0), [0.03]);
         // Two reductions to the same ssthresh, the second over two samples: two events.
         let cycles = series(&[
             (0.0, 60.0, 42.0),
@@ -586,10 +619,29 @@ mod tests {
             (0.07, 46.0, 46.0),
             (0.08, 47.0, 46.0),
         ]);
-        assert_eq!(loss_events(&cycles, 0), 2);
+        assert_eq!(loss_event_times(&cycles, 0), [0.02, 0.05]);
         let never = series(&[(0.0, 10.0, inf), (0.01, 20.0, inf)]);
         assert!(slow_start_exit(&never, 0, 0.0).0.is_nan());
-        assert_eq!(loss_events(&never, 0), 0);
+        assert!(loss_event_times(&never, 0).is_empty());
+    }
+
+    #[test]
+    fn a_loss_event_is_shared_when_another_flow_reduces_within_the_larger_rtt() {
+        // Flow 0 (RTT 0.1 s) reduces at 5, 10 and 15 s; flow 1 (RTT 0.3 s) at 5.25 s (within
+        // its own RTT of 5 s, not of flow 0's) and 10.5 s (within neither).
+        let losses = vec![vec![5.0, 10.0, 15.0], vec![5.25, 10.5]];
+        let rtt = [0.1, 0.3];
+        assert!((shared_losses(&losses, &rtt, 0) - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(shared_losses(&losses, &rtt, 1), 0.5);
+        // The window is the larger RTT on both sides: with flow 1's RTT at 0.2 s, 5.25 s
+        // is no longer shared.
+        assert_eq!(shared_losses(&losses, &[0.1, 0.2], 0), 0.0);
+        // Any other flow counts, once.
+        let three = vec![vec![5.0], vec![5.05], vec![5.08]];
+        assert_eq!(shared_losses(&three, &[0.1; 3], 0), 1.0);
+        // No loss events, or no other flow: no share.
+        assert!(shared_losses(&[vec![], vec![1.0]], &rtt, 0).is_nan());
+        assert!(shared_losses(&[vec![1.0]], &[0.1], 0).is_nan());
     }
 
     #[test]

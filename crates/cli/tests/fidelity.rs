@@ -178,10 +178,31 @@ fn quick_matrix_reports_every_figure_and_agrees_where_stable() {
         let (sim, real) = (total("sim"), total("real_mean"));
         assert!((sim - real).abs() <= 0.05 * real, "{name}: total goodput {sim} against {real}");
     }
+    assert_shared_losses_are_shares(&report);
     let same = scenario(&report, "rtt1-cubic-cubic");
     assert_eq!(same["jain_agrees"], true, "{same}");
     assert_eq!(report["quick"], true);
     simulated_runs_with_host_delay_are_averaged(&out);
+}
+
+/// Each flow's share of loss events shared with another flow, run by run: a percentage,
+/// or null for a run in which the flow had no loss event; the two equal CUBIC flows of
+/// rtt1-cubic-cubic lose on both sides, so theirs is a number.
+fn assert_shared_losses_are_shares(report: &Value) {
+    for s in report["scenarios"].as_array().unwrap() {
+        for f in s["flows"].as_array().unwrap() {
+            let shared = &f["shared_losses_pct"];
+            let runs = shared["real_runs"].as_array().unwrap();
+            assert_eq!(runs.len(), 2, "{s}");
+            for v in runs.iter().chain([&shared["sim"]]) {
+                assert!(v.is_null() || (0.0..=100.0).contains(&v.as_f64().unwrap()), "{s}");
+            }
+        }
+    }
+    for f in scenario(report, "rtt1-cubic-cubic")["flows"].as_array().unwrap() {
+        assert!(f["shared_losses_pct"]["sim"].as_f64().is_some(), "{f}");
+        assert!(f["shared_losses_pct"]["real_mean"].as_f64().is_some(), "{f}");
+    }
 }
 
 /// `--sim-only` over the quick matrix's real runs with the hosts' processing time and two
