@@ -312,7 +312,7 @@ fn run_real(case: &Case, folder: &Path, runs: u64) -> Result<(), String> {
     for k in 1..=runs {
         eprintln!("  real run {k}/{runs} ({} s)", cfg.duration.as_secs_f64());
         let out = folder.join(format!("real-{k}"));
-        crate::testbed::execute(&case.scn, &transports, &out, false)
+        crate::testbed::execute(&case.scn, &transports, &out, false, None)
             .map_err(|e| format!("{}: real run {k}: {e}", case.stem))?;
     }
     let keep = folder.join("scenario.toml");

@@ -34,6 +34,13 @@ pub struct RunArgs {
     /// algorithms the kernel lacks).
     #[arg(long)]
     pub transport: Option<String>,
+    /// Write every packet event of the emulator (arrivals with the queue, drops,
+    /// departures, releases into each namespace, with its own ns timestamps) to this CSV
+    /// file: what happens within a packet time, such as which flow's packet finds the
+    /// queue full and how long each receiver takes to ACK. Columns:
+    /// event,direction,time_ns,address,queue_packets,due_ns (see the README).
+    #[arg(long, value_name = "FILE")]
+    pub packet_log: Option<PathBuf>,
 }
 
 pub fn main(args: Args) -> Result<(), String> {
@@ -54,19 +61,21 @@ pub fn main(args: Args) -> Result<(), String> {
         Some(t) => vec![t; scn.config.flows.len()],
         None => scn.transports.clone(),
     };
-    let done = execute(&scn, &transports, &out, true)?;
+    let done = execute(&scn, &transports, &out, true, a.packet_log.as_deref())?;
     results::print_finished((&scn, &done.report, &done.metrics), &done.perf, &out, done.replaced);
     Ok(())
 }
 
 /// Runs `scn` on real TCP through the emulator and writes its results folder `out`, as
 /// [`crate::run::execute`] does for a simulated run. cclab's BPF algorithms must be loaded
-/// (`cclab kernel load`); the testbed runs them with the flows' parameters.
+/// (`cclab kernel load`); the testbed runs them with the flows' parameters. With
+/// `packet_log`, the emulator's packet events go to that file as well.
 pub fn execute(
     scn: &Scenario,
     transports: &[Transport],
     out: &Path,
     show_progress: bool,
+    packet_log: Option<&Path>,
 ) -> Result<Finished, String> {
     let staging = Staging::new(out)?;
     let mut rec = Recorder::new(staging.path(), scn, crate::series::SeriesFormat::Auto)?;
@@ -83,7 +92,7 @@ pub fn execute(
         ControlFlow::Continue(())
     };
     let (report, facts) =
-        cclab_emu::testbed::run_steered(&scn.config, transports, &mut both, steer)
+        cclab_emu::testbed::run_logged(&scn.config, transports, &mut both, steer, packet_log)
             .map_err(|e| e.to_string())?;
     // Namespace and emulator setup and teardown included: the command's real cost.
     let wall_s = started.elapsed().as_secs_f64();

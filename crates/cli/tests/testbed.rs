@@ -65,6 +65,91 @@ fn per_flow_transport_mixes_kernel_and_udp_flows() {
     assert!(!dir.path().join("tb2").exists(), "nothing written on failure");
 }
 
+/// `--packet-log` writes every packet event of the emulator: both directions, in time
+/// order, consistent with the run's own counts (what arrived was queued or dropped, what
+/// departed had arrived, what was released had departed), and `scripts/packet_log.py`
+/// reads it. A log file that cannot be created fails the run before it starts, naming the
+/// flag and the path, with no results folder.
+#[test]
+fn the_packet_log_has_every_packet_event_and_the_script_reads_it() {
+    if let Some(why) = testbed_unavailable() {
+        eprintln!("SKIPPED: the testbed needs root and TUN: {why}");
+        return;
+    }
+    let _runs = RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = TempDir::new("testbed-log");
+    dir.write(
+        "two.toml",
+        "duration = \"4s\"\n[bottleneck]\nrate = \"10Mbps\"\ndelay = \"5ms\"\nbuffer = \"20pkt\"\n\
+         [[flows]]\ncc = \"cubic\"\nrtt = \"20ms\"\n[[flows]]\ncc = \"reno\"\nrtt = \"40ms\"\n",
+    );
+    let log = dir.path().join("packets.csv");
+    let o = run_in(
+        dir.path(),
+        &["testbed", "run", "two.toml", "--out", "tb", "--packet-log", log.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&log).unwrap();
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("event,direction,time_ns,address,queue_packets,due_ns"));
+    let mut count = std::collections::HashMap::<(String, String, String), u64>::new();
+    let mut last = 0u64;
+    for line in lines {
+        let f: Vec<&str> = line.split(',').collect();
+        assert_eq!(f.len(), 6, "{line}");
+        let t: u64 = f[2].parse().unwrap();
+        assert!(t >= last, "time goes back: {line}");
+        last = t;
+        let queued = matches!(f[0], "arrive" | "drop");
+        assert_eq!(!f[4].is_empty(), queued, "queue only on arrivals and drops: {line}");
+        assert_eq!(!f[5].is_empty(), !queued, "due only on departures and releases: {line}");
+        *count.entry((f[0].into(), f[1].into(), f[3].into())).or_default() += 1;
+    }
+    let n = |e: &str, d: &str| -> u64 {
+        count.iter().filter(|((ev, dir, _), _)| ev == e && dir == d).map(|(_, c)| c).sum()
+    };
+    // Both flows' receivers, in both directions.
+    for d in ["up", "down"] {
+        for addr in ["198.18.1.1", "198.18.1.2"] {
+            let k = ("arrive".to_string(), d.to_string(), addr.to_string());
+            assert!(count.get(&k).copied().unwrap_or(0) > 100, "{k:?}: {count:?}");
+        }
+    }
+    let (arrived, dropped, departed, released) =
+        (n("arrive", "up"), n("drop", "up"), n("depart", "up"), n("release", "up"));
+    assert!(arrived >= departed && arrived - departed <= 21, "{count:?}");
+    assert!(departed >= released, "{count:?}");
+    assert_eq!(n("drop", "down"), 0, "the ACK path has no limit: {count:?}");
+    assert!(n("release", "down") <= n("arrive", "down"), "{count:?}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("tb/summary.json")).unwrap())
+            .unwrap();
+    // The run's counts end at its duration; the log goes on while the flows wind down.
+    assert!(dropped >= summary["link"]["drops"].as_u64().unwrap(), "{count:?}");
+    assert!(dropped > 0, "a 20-packet buffer overflows: {count:?}");
+    assert!(released >= summary["link"]["delivered_packets"].as_u64().unwrap(), "{count:?}");
+
+    let script = repo().join("scripts/packet_log.py");
+    let o = Command::new("python3").arg(&script).arg(&log).arg("--skip").arg("1").output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report = stdout(&o);
+    for addr in ["198.18.1.1", "198.18.1.2"] {
+        assert!(report.contains(&format!("{addr}: arrived/dropped/departed/released")), "{report}");
+    }
+    assert_eq!(report.matches("receiver's ACK latency, us: p5").count(), 2, "{report}");
+    assert!(report.contains("overflows after 1 s:"), "{report}");
+
+    let missing = dir.path().join("no-such-dir/packets.csv");
+    let o = run_in(
+        dir.path(),
+        &["testbed", "run", "two.toml", "--out", "tb2", "--packet-log", missing.to_str().unwrap()],
+    );
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(err.contains("--packet-log") && err.contains("no-such-dir"), "{err}");
+    assert!(!dir.path().join("tb2").exists(), "nothing written on failure");
+}
+
 /// One kernel CUBIC flow on a 10 Mbit/s, 40 ms path for `secs` seconds.
 fn one_flow(secs: u32) -> String {
     format!(

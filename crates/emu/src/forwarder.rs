@@ -13,6 +13,7 @@
 //! chunks and is reused; the queues hold slot indices. Nothing is allocated per packet.
 
 use crate::model::{flow_key, ipv4_destination, ipv4_source, Delays, EmuLink, Link, Pkt, Refusal};
+use crate::packet_log::{Event, PacketLog};
 use crate::stats::DirectionStats;
 use crate::{DirectionConfig, EmuError};
 use cclab_units::{Duration, Time};
@@ -207,6 +208,8 @@ pub struct Forwarder {
     origin_ns: u64,
     sample_interval: Duration,
     logs: Option<[BufWriter<File>; 2]>,
+    /// Every packet event, when asked for ([`set_packet_log`](Self::set_packet_log)).
+    packet_log: Option<PacketLog>,
     /// Time the loop ran.
     elapsed: Duration,
     /// Run the loop's thread under SCHED_FIFO (see [`set_realtime`](Self::set_realtime)).
@@ -214,6 +217,16 @@ pub struct Forwarder {
     realtime_refused: Option<String>,
     cpu_time: Duration,
     gauges: Gauges,
+}
+
+/// The address of the receiver a packet of direction `d` belongs to (0: up, data to the
+/// receiver; 1: down, ACKs from it), read from its IPv4 header in `buf`.
+fn receiver_address(d: usize, buf: &[u8], pkt: &Pkt) -> u32 {
+    if d == 0 {
+        ipv4_destination(&buf[..pkt.len as usize])
+    } else {
+        pkt.src
+    }
 }
 
 fn cvt(r: libc::c_int, what: &str) -> Result<libc::c_int, EmuError> {
@@ -311,6 +324,7 @@ impl Forwarder {
             origin_ns: 0,
             sample_interval,
             logs,
+            packet_log: None,
             elapsed: Duration::ZERO,
             realtime: false,
             realtime_refused: None,
@@ -372,6 +386,13 @@ impl Forwarder {
     /// [`realtime_refused`](Self::realtime_refused) says so after the run.
     pub fn set_realtime(&mut self, on: bool) {
         self.realtime = on;
+    }
+
+    /// Logs every packet event of the next [`run`](Self::run) to `path`
+    /// ([`crate::packet_log`]), replacing the file.
+    pub fn set_packet_log(&mut self, path: &Path) -> Result<(), EmuError> {
+        self.packet_log = Some(PacketLog::create(path)?);
+        Ok(())
     }
 
     /// Why SCHED_FIFO was asked for and refused in the last run, if it was.
@@ -496,6 +517,10 @@ impl Forwarder {
                 )
             };
         }
+        let result = match (result, self.packet_log.take()) {
+            (Ok(()), Some(log)) => log.finish(),
+            (result, _) => result,
+        };
         self.elapsed = self.now() - Time::ZERO;
         self.cpu_time = Duration(thread_cpu_ns().saturating_sub(cpu_start));
         if self.realtime && self.realtime_refused.is_none() && prior_policy >= 0 {
@@ -564,7 +589,14 @@ impl Forwarder {
                 src: ipv4_source(head),
                 arrived: now,
             };
-            if let Err((pkt, why)) = dir.link.enqueue(pkt, now) {
+            let queued = dir.link.enqueue(pkt, now);
+            if let Some(log) = &mut self.packet_log {
+                let event = if queued.is_ok() { Event::Arrive } else { Event::Drop };
+                // The flow's receiver: where its data goes, and where its ACKs come from.
+                let address = if side == 0 { destination } else { ipv4_source(head) };
+                log.event(event, side, now, address, Some(dir.link.backlog().0), None);
+            }
+            if let Err((pkt, why)) = queued {
                 match why {
                     Refusal::QueueDrop => dir.stats.queue_drops += 1,
                     Refusal::RandomLoss => dir.stats.random_losses += 1,
@@ -585,6 +617,10 @@ impl Forwarder {
             loop {
                 let now = Time(monotonic_ns().saturating_sub(origin));
                 if let Some((pkt, departed)) = dir.link.dequeue(now) {
+                    if let Some(log) = &mut self.packet_log {
+                        let address = receiver_address(d, dir.pool.buf(pkt.slot), &pkt);
+                        log.event(Event::Depart, d, now, address, None, Some(departed));
+                    }
                     dir.delay.push(pkt, departed);
                     continue;
                 }
@@ -595,6 +631,10 @@ impl Forwarder {
                 // itself runs the receiving side's stack, which is not the link's delay).
                 let late = now.saturating_since(release);
                 let buf = dir.pool.buf(pkt.slot);
+                if let Some(log) = &mut self.packet_log {
+                    let address = receiver_address(d, buf, &pkt);
+                    log.event(Event::Release, d, now, address, None, Some(release));
+                }
                 // SAFETY: buf holds pkt.len valid bytes.
                 let n = unsafe {
                     libc::write(out, buf.as_ptr() as *const libc::c_void, pkt.len as usize)

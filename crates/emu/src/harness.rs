@@ -6,6 +6,7 @@ use crate::forwarder::monotonic_ns;
 use crate::{DirectionConfig, EmuError, EmuNet, Forwarder, StopHandle};
 use cclab_units::{Duration, Time};
 use std::os::fd::RawFd;
+use std::path::Path;
 use std::thread::JoinHandle;
 
 /// Which namespace a piece of code runs in.
@@ -41,23 +42,28 @@ impl Harness {
         seed: u64,
         realtime: bool,
     ) -> Result<Harness, EmuError> {
-        Self::start_after(up, down, seed, realtime, |_| Ok(()))
+        Self::start_after(up, down, seed, realtime, None, |_| Ok(()))
     }
 
     /// [`start_with`](Self::start_with), running `setup` on the namespaces before the
     /// emulator's clock starts: what it takes (the testbed's routes, a few ms of `ip`)
-    /// then does not shift a trace's time 0 ahead of the run's.
+    /// then does not shift a trace's time 0 ahead of the run's. With `packet_log`, every
+    /// packet event goes to that file ([`crate::packet_log`]).
     pub fn start_after(
         up: &DirectionConfig,
         down: &DirectionConfig,
         seed: u64,
         realtime: bool,
+        packet_log: Option<&Path>,
         setup: impl FnOnce(&EmuNet) -> Result<(), EmuError>,
     ) -> Result<Harness, EmuError> {
         let (net, tun_a, tun_b) = EmuNet::create()?;
         setup(&net)?;
         let mut fwd =
             Forwarder::new(tun_a, tun_b, up, down, seed, Duration::from_millis(10), None)?;
+        if let Some(path) = packet_log {
+            fwd.set_packet_log(path)?;
+        }
         fwd.set_realtime(realtime);
         let origin_ns = monotonic_ns();
         fwd.set_origin(origin_ns);

@@ -32,6 +32,7 @@ pub mod harness;
 pub mod kernel_algos;
 pub mod model;
 pub mod netns;
+pub mod packet_log;
 pub mod spec;
 pub mod stats;
 pub mod tcpinfo;

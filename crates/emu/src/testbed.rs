@@ -49,6 +49,7 @@ use std::io::{Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream, UdpSocket};
 use std::ops::ControlFlow;
 use std::os::fd::AsRawFd;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -276,6 +277,18 @@ pub fn run_steered(
     obs: &mut dyn Observer,
     steer: &mut dyn FnMut(Time, &mut Steering<'_>) -> ControlFlow<()>,
 ) -> Result<(Report, KernelFacts), EmuError> {
+    run_logged(cfg, transports, obs, steer, None)
+}
+
+/// [`run_steered`], with every packet event of the emulator written to `packet_log`
+/// ([`crate::packet_log`]) if given.
+pub fn run_logged(
+    cfg: &SimConfig,
+    transports: &[Transport],
+    obs: &mut dyn Observer,
+    steer: &mut dyn FnMut(Time, &mut Steering<'_>) -> ControlFlow<()>,
+    packet_log: Option<&Path>,
+) -> Result<(Report, KernelFacts), EmuError> {
     crate::netns::preflight()?;
     check(cfg, transports, &kernel_algorithms())?;
     let kernel: Vec<bool> = transports.iter().map(|t| *t == Transport::Kernel).collect();
@@ -284,7 +297,9 @@ pub fn run_steered(
     // The routes go in before the emulator's clock starts, and the run's clock is the
     // emulator's: a trace's time 0 is the scenario's (the routes' `ip` took 3 to 4 ms,
     // which put the trace that far ahead of the flows).
-    let h = Harness::start_after(&up, &down, cfg.seed, true, |net| add_flow_routes(net, cfg))?;
+    let h = Harness::start_after(&up, &down, cfg.seed, true, packet_log, |net| {
+        add_flow_routes(net, cfg)
+    })?;
     let clock = Clock { origin: h.origin_ns() };
     let mut threads = Threads::new(cfg.flows.len());
     threads.start_receivers(&h, cfg, transports, clock)?;
