@@ -32,6 +32,14 @@ def percentiles(values, qs=(0.05, 0.25, 0.5, 0.75, 0.95)):
     return " ".join(f"p{round(q * 100)} {v[int(q * (len(v) - 1))] / 1e3:.1f}" for q in qs)
 
 
+def integer(path, line, row, column):
+    """Row `row`'s `column` as an integer, or an error naming the file, line and value."""
+    try:
+        return int(row[column])
+    except (TypeError, ValueError):
+        sys.exit(f"error: {path} line {line}: {column} {row[column]!r} is not an integer")
+
+
 def read(path):
     """Times (ns) per (event, direction, address), and (time, due) pairs of releases."""
     times = defaultdict(list)
@@ -42,14 +50,11 @@ def read(path):
         if rows.fieldnames != want:
             sys.exit(f"error: {path}: columns {rows.fieldnames}, expected {want}")
         for n, r in enumerate(rows, start=2):
-            try:
-                t = int(r["time_ns"])
-            except ValueError:
-                sys.exit(f"error: {path} line {n}: time_ns {r['time_ns']!r} is not an integer")
+            t = integer(path, n, r, "time_ns")
             key = (r["event"], r["direction"], r["address"])
             times[key].append(t)
             if r["event"] == "release":
-                late[r["direction"]].append(t - int(r["due_ns"]))
+                late[r["direction"]].append(t - integer(path, n, r, "due_ns"))
     return times, late
 
 

@@ -589,12 +589,14 @@ impl Forwarder {
                 src: ipv4_source(head),
                 arrived: now,
             };
+            // The flow's receiver: where its data goes, and where its ACKs come from.
+            let receiver = if side == 0 { destination } else { pkt.src };
             let queued = dir.link.enqueue(pkt, now);
             if let Some(log) = &mut self.packet_log {
-                let event = if queued.is_ok() { Event::Arrive } else { Event::Drop };
-                // The flow's receiver: where its data goes, and where its ACKs come from.
-                let address = if side == 0 { destination } else { ipv4_source(head) };
-                log.event(event, side, now, address, Some(dir.link.backlog().0), None);
+                let queue = dir.link.backlog().0;
+                let event =
+                    if queued.is_ok() { Event::Arrive { queue } } else { Event::Drop { queue } };
+                log.event(event, side, now, receiver);
             }
             if let Err((pkt, why)) = queued {
                 match why {
@@ -619,7 +621,7 @@ impl Forwarder {
                 if let Some((pkt, departed)) = dir.link.dequeue(now) {
                     if let Some(log) = &mut self.packet_log {
                         let address = receiver_address(d, dir.pool.buf(pkt.slot), &pkt);
-                        log.event(Event::Depart, d, now, address, None, Some(departed));
+                        log.event(Event::Depart { due: departed }, d, now, address);
                     }
                     dir.delay.push(pkt, departed);
                     continue;
@@ -633,7 +635,7 @@ impl Forwarder {
                 let buf = dir.pool.buf(pkt.slot);
                 if let Some(log) = &mut self.packet_log {
                     let address = receiver_address(d, buf, &pkt);
-                    log.event(Event::Release, d, now, address, None, Some(release));
+                    log.event(Event::Release { due: release }, d, now, address);
                 }
                 // SAFETY: buf holds pkt.len valid bytes.
                 let n = unsafe {

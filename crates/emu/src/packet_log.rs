@@ -28,24 +28,17 @@ use std::path::{Path, PathBuf};
 /// The write buffer: about ten thousand lines.
 const BUFFER_BYTES: usize = 1 << 20;
 
-/// What happened to a packet.
+/// What happened to a packet, with what the line says beside it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    Arrive,
-    Drop,
-    Depart,
-    Release,
-}
-
-impl Event {
-    fn name(self) -> &'static str {
-        match self {
-            Event::Arrive => "arrive",
-            Event::Drop => "drop",
-            Event::Depart => "depart",
-            Event::Release => "release",
-        }
-    }
+    /// Read and queued; the backlog after it, in packets.
+    Arrive { queue: u64 },
+    /// Read and refused; the backlog, in packets.
+    Drop { queue: u64 },
+    /// Left the link; when the link finished it.
+    Depart { due: Time },
+    /// Written into the other namespace; when the delay line was due to release it.
+    Release { due: Time },
 }
 
 /// The log file being written. A write error is kept and reported by
@@ -67,26 +60,20 @@ impl PacketLog {
         Ok(log)
     }
 
-    /// One event of direction `dir` (0: up, 1: down) at `now`: for the flow whose receiver
-    /// is `address` (IPv4, host order), with the backlog or the due time where the event
-    /// has one.
-    pub fn event(
-        &mut self,
-        event: Event,
-        dir: usize,
-        now: Time,
-        address: u32,
-        queue: Option<u64>,
-        due: Option<Time>,
-    ) {
+    /// One event of direction `dir` (0: up, 1: down) at `now`, for the flow whose receiver
+    /// is `address` (IPv4, host order).
+    pub fn event(&mut self, event: Event, dir: usize, now: Time, address: u32) {
         let [a, b, c, d] = address.to_be_bytes();
         let direction = if dir == 0 { "up" } else { "down" };
-        let (name, t) = (event.name(), now.as_nanos());
-        let head = format_args!("{name},{direction},{t},{a}.{b}.{c}.{d}");
-        match (queue, due) {
-            (Some(q), _) => self.put(format_args!("{head},{q},\n")),
-            (None, Some(due)) => self.put(format_args!("{head},,{}\n", due.as_nanos())),
-            (None, None) => self.put(format_args!("{head},,\n")),
+        let t = now.as_nanos();
+        let head = format_args!("{direction},{t},{a}.{b}.{c}.{d}");
+        match event {
+            Event::Arrive { queue } => self.put(format_args!("arrive,{head},{queue},\n")),
+            Event::Drop { queue } => self.put(format_args!("drop,{head},{queue},\n")),
+            Event::Depart { due } => self.put(format_args!("depart,{head},,{}\n", due.as_nanos())),
+            Event::Release { due } => {
+                self.put(format_args!("release,{head},,{}\n", due.as_nanos()))
+            }
         }
     }
 
