@@ -18,24 +18,57 @@ const POW10: [u64; MAX_FAST_DECIMALS + 1] =
 /// 2^52: below it a double's fractional part is exact and meaningful.
 const TWO_POW_52: f64 = 4_503_599_627_370_496.0;
 
+/// "00", "01", ... "99": two digits per division by 100 halve the divisions (and the
+/// stores) a number's digits take, as integer printers commonly do.
+const DIGIT_PAIRS: [u8; 200] = {
+    let mut pairs = [0u8; 200];
+    let mut i = 0;
+    while i < 100 {
+        pairs[2 * i] = b'0' + (i / 10) as u8;
+        pairs[2 * i + 1] = b'0' + (i % 10) as u8;
+        i += 1;
+    }
+    pairs
+};
+
+/// Writes the two digits of `v` (below 100) to end just before `buf[end]`.
+fn two_digits(buf: &mut [u8], end: usize, v: u64) {
+    let at = v as usize * 2;
+    buf[end - 2..end].copy_from_slice(&DIGIT_PAIRS[at..at + 2]);
+}
+
 /// Writes the lowest `count` decimal digits of `v`, zero-padded, to end just before
 /// `buf[end]`. Returns where they start and `v` without them.
 fn low_digits(buf: &mut [u8], end: usize, mut v: u64, count: usize) -> (usize, u64) {
-    for slot in buf[end - count..end].iter_mut().rev() {
-        *slot = b'0' + (v % 10) as u8;
-        v /= 10;
+    let mut start = end;
+    while start > end - count + 1 {
+        two_digits(buf, start, v % 100);
+        v /= 100;
+        start -= 2;
     }
-    (end - count, v)
+    if start > end - count {
+        buf[start - 1] = b'0' + (v % 10) as u8;
+        v /= 10;
+        start -= 1;
+    }
+    (start, v)
 }
 
 /// Writes all of `v`'s decimal digits (at least one) to end just before `buf[end]`.
 /// Returns where they start.
-fn all_digits(buf: &mut [u8], end: usize, v: u64) -> usize {
-    let (mut start, mut rest) = low_digits(buf, end, v, 1);
-    while rest > 0 {
-        (start, rest) = low_digits(buf, start, rest, 1);
+fn all_digits(buf: &mut [u8], mut end: usize, mut v: u64) -> usize {
+    while v >= 100 {
+        two_digits(buf, end, v % 100);
+        v /= 100;
+        end -= 2;
     }
-    start
+    if v >= 10 {
+        two_digits(buf, end, v);
+        end - 2
+    } else {
+        buf[end - 1] = b'0' + v as u8;
+        end - 1
+    }
 }
 
 /// Appends `v` as `format!("{v}")` would.
@@ -73,8 +106,11 @@ fn scaled(x: f64, decimals: usize) -> Option<u64> {
     if p >= TWO_POW_52 {
         return None;
     }
-    let whole = p as u64; // exact: p is below 2^52
-    let fract = p - whole as f64; // exact
+    // Both conversions exact, p being below 2^52; through i64, which x86-64 converts
+    // in one instruction each way (u64 takes several).
+    let whole = p as i64;
+    let fract = p - whole as f64;
+    let whole = whole as u64;
     let error = p * f64::EPSILON; // ulp(p) <= p * 2^-52, twice the bound
     if (fract - 0.5).abs() <= error {
         return None;

@@ -5,9 +5,9 @@
 use super::net::Kind;
 use super::prefetch;
 use super::{Flow, Simulation};
-use crate::output::{FlowSample, Observer};
+use crate::output::Observer;
 use cclab_cc::CongestionControl;
-use cclab_units::{Duration, Time};
+use cclab_units::Time;
 
 impl Simulation {
     fn flow_active(fl: &Flow, now: Time) -> bool {
@@ -22,28 +22,31 @@ impl Simulation {
         let now = self.net.now;
         if obs.wants_flow_samples() {
             let with_cc = obs.wants_cc_values();
-            let samples = &mut self.samples;
-            samples.start(now);
             let flows = &mut self.flows;
-            for i in 0..flows.len() {
-                // Each flow's numbers lie in several cache lines of its state, which with
-                // many flows the packets since the last instant have pushed out of the
-                // nearer caches; loading the flows a few rows ahead overlaps those loads.
-                // With few flows they are still cached, and the hints cost more than they
-                // save (about a fifth of sampling's instructions with 100 flows).
-                if self.prefetch {
-                    prefetch::flow(flows, i + prefetch::SAMPLE_AHEAD);
+            let prefetch = self.prefetch;
+            self.samples.fill(now, flows.len(), |rows| {
+                for i in 0..flows.len() {
+                    // Each flow's numbers lie in several cache lines of its state, which
+                    // with many flows the packets since the last instant have pushed out
+                    // of the nearer caches; loading the flows a few rows ahead overlaps
+                    // those loads. With few flows they are still cached, and the hints
+                    // cost more than they save (about a fifth of sampling's instructions
+                    // with 100 flows).
+                    if prefetch {
+                        prefetch::flow(flows, i + prefetch::SAMPLE_AHEAD);
+                    }
+                    let fl = &mut flows[i];
+                    if Self::flow_active(fl, now) {
+                        let row = fl.sender.sample_row(i, fl.receiver.delivered_bytes());
+                        rows.push(&row, |report| {
+                            if with_cc {
+                                fl.sender.ca_mut().inspect(report);
+                            }
+                        });
+                    }
                 }
-                let fl = &mut flows[i];
-                if Self::flow_active(fl, now) {
-                    samples.push(&Self::numbers(i, fl), |report| {
-                        if with_cc {
-                            fl.sender.ca_mut().inspect(report);
-                        }
-                    });
-                }
-            }
-            obs.flow_samples(samples);
+            });
+            obs.flow_samples(&self.samples);
         }
         obs.queue_sample(&self.net.fwd.sample(now));
         if let Some(rev) = &mut self.net.rev {
@@ -53,24 +56,5 @@ impl Simulation {
         if next <= self.end {
             self.net.schedule(next, Kind::Sample);
         }
-    }
-
-    /// Flow `i`'s numbers in a sample (no time, no internal variables): the sender's
-    /// ([`TcpSender::fill_numbers`](crate::tcp::TcpSender::fill_numbers)) and the bytes
-    /// its receiver delivered.
-    fn numbers(i: usize, fl: &Flow) -> FlowSample {
-        let mut s = FlowSample {
-            time: Time::ZERO,
-            flow: i,
-            cwnd_pkts: 0,
-            ssthresh_pkts: 0,
-            srtt: Duration::ZERO,
-            inflight_pkts: 0,
-            delivered_bytes: fl.receiver.delivered_bytes(),
-            retransmits: 0,
-            cc: Vec::new(),
-        };
-        fl.sender.fill_numbers(&mut s);
-        s
     }
 }

@@ -47,7 +47,7 @@ use super::tlp::{ProbeDeadline, Tlp};
 use super::{Ack, Segment};
 use crate::config::TcpConfig;
 use crate::hist::Histogram;
-use crate::output::FlowSample;
+use crate::output::{FlowSample, SampleRow};
 use cclab_cc::{
     AckFlags, AckSample, Algorithm, CaEvent, CaState, CongestionControl, LossRecovery, RateSample,
     TcpState,
@@ -315,11 +315,26 @@ impl TcpSender {
     /// The sender's numbers in a sample, without the algorithm's variables (which cost
     /// far more to ask for, and only series files read).
     pub fn fill_numbers(&self, s: &mut FlowSample) {
-        s.cwnd_pkts = self.tp.snd_cwnd;
-        s.ssthresh_pkts = self.tp.snd_ssthresh;
-        s.srtt = Duration::from_micros(self.tp.srtt_us() as u64);
-        s.inflight_pkts = self.in_flight();
-        s.retransmits = self.stats.retransmits;
+        let row = self.sample_row(s.flow, s.delivered_bytes);
+        s.cwnd_pkts = row.cwnd_pkts;
+        s.ssthresh_pkts = row.ssthresh_pkts;
+        s.srtt = row.srtt;
+        s.inflight_pkts = row.inflight_pkts;
+        s.retransmits = row.retransmits;
+    }
+    /// The sender's numbers as a row of flow `flow`'s sample, with the bytes its receiver
+    /// delivered.
+    #[inline]
+    pub fn sample_row(&self, flow: usize, delivered_bytes: u64) -> SampleRow {
+        SampleRow {
+            flow,
+            cwnd_pkts: self.tp.snd_cwnd,
+            ssthresh_pkts: self.tp.snd_ssthresh,
+            srtt: Duration::from_micros(self.tp.srtt_us() as u64),
+            inflight_pkts: self.in_flight(),
+            delivered_bytes,
+            retransmits: self.stats.retransmits,
+        }
     }
     /// When the retransmission timer fires (the RTO, RACK's reorder timer or the
     /// tail-loss probe's; either way call [`on_rto`](Self::on_rto), then
@@ -575,8 +590,8 @@ impl TcpSender {
     /// window, is the smaller), None to send now. Not modelled: the send queue's division
     /// into buffers (`skb`s of `size_goal` bytes, 45 segments at the testbed's windows),
     /// whose ends the kernel never sends across and which let a buffer's last segment go
-    /// alone. The testbed's trace showed the rule at work: see README, "The kernel holds
-    /// back".
+    /// alone. The testbed's trace showed the rule at work: see docs/fidelity.md, "The
+    /// kernel holds back".
     fn tso_should_defer(&self, now: Time, max_segs: u32) -> Option<bool> {
         if self.tp.ca_state >= CaState::Recovery
             || now.saturating_since(self.last_send) > Duration::from_millis(1)
