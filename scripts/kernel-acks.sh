@@ -12,8 +12,8 @@
 # moves by what the first let out); and, where that ACK left room for one segment, whether
 # it went or waited, by how far ahead the ACK of the oldest outstanding segment was due
 # (its send time, from the same trace, plus srtt). That last table is what Linux's
-# `tcp_tso_should_defer` decides on (README, "The kernel holds back a packet the window
-# cuts short").
+# `tcp_tso_should_defer` decides on (docs/fidelity.md, "The kernel holds back a packet the
+# window cuts short").
 #
 # Writes DIR/run (the testbed's results folder), DIR/trace.txt and DIR/acks.txt (default
 # DIR: results/kernel-acks-<scenario>). Builds cclab unless CCLAB_BIN names a binary. Mounts tracefs at /sys/kernel/tracing if it is

@@ -25,7 +25,7 @@ const WAITING: usize = 2;
 
 /// Rows after which a batch is handed over (an instant is never split). Handing over
 /// every instant of a 100-flow run on its own cost 18% more CPU than one thread doing
-/// everything; batches of this size bring that down (see the README's speed section).
+/// everything; batches of this size bring that down (see docs/performance.md).
 const BATCH_ROWS: usize = 4096;
 
 /// Consecutive instants, handed over together: their rows one after another.
