@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Reads the emulator's packet log (`cclab testbed run --packet-log FILE`) and prints, per
-flow (its receiver address):
+"""Reads a packet log, the emulator's (`cclab testbed run --packet-log FILE`) or the
+simulator's in the same form (`cclab run --packet-log FILE`), and prints, per flow (its
+receiver address):
 
 - how many packets arrived, were dropped, departed and were released in each direction;
 - the receiver's ACK latency: for each ACK read from namespace B, the time since the

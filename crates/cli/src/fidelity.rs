@@ -296,7 +296,13 @@ fn run_sim(case: &Case, folder: &Path, side: SimSide) -> Result<(), String> {
     let file = case.file.display().to_string();
     for k in 0..side.runs {
         let scn = side.apply(&case.scn, k);
-        crate::run::execute(&scn, &file, &sim_folder(folder, k), &[], false, SeriesFormat::Auto)?;
+        crate::run::execute(
+            &scn,
+            &file,
+            (&sim_folder(folder, k), SeriesFormat::Auto, None),
+            &[],
+            false,
+        )?;
     }
     Ok(())
 }

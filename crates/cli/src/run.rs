@@ -7,7 +7,7 @@ use crate::results::{self, Clock, Perf, Recorder, Staging};
 use crate::series::SeriesFormat;
 use cclab_scenario::metrics::{run_metrics, sent_bytes, FlowSeries, RunMetrics, Tee};
 use cclab_scenario::{Loaded, Scenario};
-use cclab_sim::{LiveClock, Report, Simulation};
+use cclab_sim::{LiveClock, PacketEvent, PacketRecord, Report, Simulation};
 use cclab_units::Time;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -34,6 +34,13 @@ pub struct Args {
     /// flow samples).
     #[arg(long, value_enum, default_value_t = SeriesFormat::Auto)]
     pub series: SeriesFormat,
+    /// Write every packet event of the TCP flows to this CSV file: arrivals at a
+    /// bottleneck with its backlog, drops, departures from its link and deliveries, with
+    /// ns timestamps. The same format for `cclab run` (the simulator) and `cclab testbed
+    /// run` (the emulator, with its own clock), so that `scripts/packet_log.py` reads both.
+    /// Columns: event,direction,time_ns,address,queue_packets,due_ns (see the README).
+    #[arg(long, value_name = "FILE")]
+    pub packet_log: Option<PathBuf>,
 }
 
 /// The `--set` overrides, then `--seed` as one more.
@@ -64,13 +71,20 @@ pub fn main(args: Args) -> Result<(), String> {
     let scn = match &args.scenario {
         Some(path) => match cclab_scenario::load_file_or_sweep(path, &overrides(&args)) {
             Ok(Loaded::Single(scn)) => *scn,
+            Ok(Loaded::Sweep(_)) if args.packet_log.is_some() => {
+                return Err(format!(
+                    "--packet-log: {file} is a sweep of many runs; a packet log is written for \
+                     one scenario (run one point of it with --set)"
+                ))
+            }
             Ok(Loaded::Sweep(plan)) => return crate::sweep::main(&plan, &file, &args),
             Err(e) => return Err(e.to_string()),
         },
         None => load(&args)?,
     };
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(&scn.name));
-    let done = execute(&scn, &file, &out, &[], true, args.series)?;
+    let log = args.packet_log.as_deref();
+    let done = execute(&scn, &file, (&out, args.series, log), &[], true)?;
     results::print_finished((&scn, &done.report, &done.metrics), &done.perf, &out, done.replaced);
     Ok(())
 }
@@ -84,20 +98,28 @@ pub struct Finished {
     pub replaced: bool,
 }
 
-/// Runs `scn` (`file` names it in errors) and writes its results folder `out`: staged
-/// beside it and moved into place only when complete, with `extra` (name, text) files
-/// added. `show_progress` draws the progress bar.
+/// Runs `scn` (`file` names it in errors) and writes its results folder `out`, with its
+/// time series in format `series`: staged beside it and moved into place only when
+/// complete, with `extra` (name, text) files added. Where `packet_log` names a file, the
+/// run's packet events go there (see [`PacketLog`]). `show_progress` draws
+/// the progress bar.
 pub fn execute(
     scn: &Scenario,
     file: &str,
-    out: &Path,
+    (out, series, packet_log): (&Path, SeriesFormat, Option<&Path>),
     extra: &[(&str, String)],
     show_progress: bool,
-    series: SeriesFormat,
 ) -> Result<Finished, String> {
     let mut progress = show_progress.then(|| Progress::new(&scn.name));
     let total_s = scn.config.duration.as_secs_f64();
-    let finished = execute_with(scn, file, (out, series), extra, &mut |now_s| {
+    // The log's file first: a path that cannot be written stops the run before it
+    // starts, with no results folder.
+    let log = packet_log.map(PacketLog::create).transpose()?;
+    let mut run = Running::start(scn, file, (out, series))?;
+    if let Some(log) = log {
+        run.write_packets(log);
+    }
+    let finished = run_to_end(run, extra, &mut |now_s| {
         if let Some(p) = &mut progress {
             p.update(now_s, total_s);
         }
@@ -120,7 +142,16 @@ pub fn execute_with(
     extra: &[(&str, String)],
     after_step: &mut dyn FnMut(f64) -> Result<(), String>,
 ) -> Result<Finished, String> {
-    let mut run = Running::start(scn, file, out)?;
+    run_to_end(Running::start(scn, file, out)?, extra, after_step)
+}
+
+/// Steps `run` to its end, calling `after_step` between steps (see [`execute_with`]),
+/// and writes its results.
+fn run_to_end(
+    mut run: Running,
+    extra: &[(&str, String)],
+    after_step: &mut dyn FnMut(f64) -> Result<(), String>,
+) -> Result<Finished, String> {
     let end = run.end().as_nanos();
     // About a thousand steps: fine enough for a smooth bar, coarse enough to cost nothing.
     let step = (end / 1000).max(1_000);
@@ -147,6 +178,8 @@ pub struct Running {
     series: FlowSeries,
     /// Wall time spent in [`Running::run_until`] (perf.json).
     wall: Duration,
+    /// Where the packet events go, if anywhere.
+    packet_log: Option<PacketLog>,
 }
 
 impl Running {
@@ -161,7 +194,21 @@ impl Running {
         let staging = Staging::new(out)?;
         let rec = Recorder::new(staging.path(), scn, series)?;
         let series = FlowSeries::new(&scn.config, &scn.metrics);
-        Ok(Running { scn: scn.clone(), sim, staging, rec, series, wall: Duration::ZERO })
+        Ok(Running {
+            scn: scn.clone(),
+            sim,
+            staging,
+            rec,
+            series,
+            wall: Duration::ZERO,
+            packet_log: None,
+        })
+    }
+
+    /// Writes every packet event from now on to `log`.
+    fn write_packets(&mut self, log: PacketLog) {
+        self.sim.record_packets();
+        self.packet_log = Some(log);
     }
 
     /// The end of the run (its duration).
@@ -178,6 +225,9 @@ impl Running {
         let started = Instant::now();
         let finished = self.sim.run_until(t, &mut Tee(&mut self.rec, &mut self.series));
         self.wall += started.elapsed();
+        if let Some(log) = &mut self.packet_log {
+            log.write(self.sim.drain_packet_records());
+        }
         finished
     }
 
@@ -205,6 +255,9 @@ impl Running {
     /// Writes the rest of the results folder (summary.json, perf.json, plots, report,
     /// `extra`) and moves it into place.
     pub fn finish(mut self, extra: &[(&str, String)]) -> Result<Finished, String> {
+        if let Some(log) = self.packet_log.take() {
+            log.finish()?;
+        }
         let scn = &self.scn;
         let report = self.sim.report();
         let metrics = run_metrics(
@@ -223,5 +276,37 @@ impl Running {
         let replaced =
             results::finish(self.staging, &mut self.rec, (scn, &report, &metrics), &perf, extra)?;
         Ok(Finished { report, metrics, perf, replaced })
+    }
+}
+
+/// The simulator's packet events ([`cclab_sim::PacketRecord`]) written in the testbed's
+/// packet-log format (`cclab_emu::packet_log`), so that one script reads both: the
+/// forward direction is `up` and the reverse `down`; each flow is named by the address
+/// its receiver has in the testbed (`cclab_emu::testbed::flow_addr`, continued past the
+/// testbed's 64 flows within 198.18.0.0/15); and a due time is the event's own time (the
+/// simulator is never late).
+struct PacketLog(cclab_emu::packet_log::PacketLog);
+
+impl PacketLog {
+    fn create(path: &Path) -> Result<PacketLog, String> {
+        cclab_emu::packet_log::PacketLog::create(path).map(PacketLog).map_err(|e| e.to_string())
+    }
+
+    fn write(&mut self, records: impl Iterator<Item = PacketRecord>) {
+        use cclab_emu::packet_log::Event;
+        let first = u32::from(cclab_emu::testbed::flow_addr(0));
+        for r in records {
+            let event = match r.event {
+                PacketEvent::Arrive { queue } => Event::Arrive { queue },
+                PacketEvent::Drop { queue } => Event::Drop { queue },
+                PacketEvent::Depart => Event::Depart { due: r.time },
+                PacketEvent::Release => Event::Release { due: r.time },
+            };
+            self.0.event(event, r.direction as usize, r.time, first + r.flow);
+        }
+    }
+
+    fn finish(self) -> Result<(), String> {
+        self.0.finish().map_err(|e| e.to_string())
     }
 }

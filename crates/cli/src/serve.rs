@@ -55,6 +55,7 @@ impl ResultFiles for CliResults {
             set: vec![],
             jobs: None,
             series: crate::series::SeriesFormat::Auto,
+            packet_log: None,
         })
     }
     fn compare(&self, a: &Path, b: &Path, out: &Path) -> Result<(), String> {

@@ -261,7 +261,7 @@ pub fn run_one(
     let out = points.join(run.index.to_string());
     let extra = [("point.json", point_json(plan, run))];
     let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        run::execute(&run.scenario, file, &out, &extra, false, series).map(|_| ())
+        run::execute(&run.scenario, file, (&out, series, None), &extra, false).map(|_| ())
     }));
     attempt.unwrap_or_else(|p| {
         let what = p

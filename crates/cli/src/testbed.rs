@@ -34,13 +34,6 @@ pub struct RunArgs {
     /// algorithms the kernel lacks).
     #[arg(long)]
     pub transport: Option<String>,
-    /// Write every packet event of the emulator (arrivals with the queue, drops,
-    /// departures, releases into each namespace, with its own ns timestamps) to this CSV
-    /// file: what happens within a packet time, such as which flow's packet finds the
-    /// queue full and how long each receiver takes to ACK. Columns:
-    /// event,direction,time_ns,address,queue_packets,due_ns (see the README).
-    #[arg(long, value_name = "FILE")]
-    pub packet_log: Option<PathBuf>,
 }
 
 pub fn main(args: Args) -> Result<(), String> {
@@ -61,7 +54,7 @@ pub fn main(args: Args) -> Result<(), String> {
         Some(t) => vec![t; scn.config.flows.len()],
         None => scn.transports.clone(),
     };
-    let done = execute(&scn, &transports, &out, true, a.packet_log.as_deref())?;
+    let done = execute(&scn, &transports, &out, true, a.run.packet_log.as_deref())?;
     results::print_finished((&scn, &done.report, &done.metrics), &done.perf, &out, done.replaced);
     Ok(())
 }

@@ -5,6 +5,9 @@
 //! a 1 MiB buffer, so that logging costs the forwarding loop a formatted line per event
 //! and a write to the file only every ten thousand or so events.
 //!
+//! `cclab run --packet-log` writes the simulator's packet events through this same type,
+//! so that one script (`scripts/packet_log.py`) reads a simulated and a real run alike.
+//!
 //! Columns: `event,direction,time_ns,address,queue_packets,due_ns`.
 //! - `event`: `arrive` (read from a namespace and queued), `drop` (read and refused:
 //!   queue full, AQM or random loss), `depart` (left the link for the delay line),

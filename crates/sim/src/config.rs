@@ -104,6 +104,14 @@ impl Direction {
     pub fn name(self) -> &'static str {
         Self::NAMES[self as usize]
     }
+
+    /// The other way (the direction of a flow's ACKs).
+    pub fn opposite(self) -> Direction {
+        match self {
+            Direction::Forward => Direction::Reverse,
+            Direction::Reverse => Direction::Forward,
+        }
+    }
 }
 
 impl SimConfig {

@@ -2,7 +2,7 @@
 //! (crates/emu) reports a real run in the same types, with the same formulas (the
 //! associated functions of [`FlowReport`], [`LinkReport`] and [`RttSummary`]).
 
-use crate::config::LinkRate;
+use crate::config::{Direction, LinkRate};
 use crate::hist::Histogram;
 use cclab_units::{Duration, Time};
 
@@ -298,6 +298,37 @@ impl RowWriter<'_> {
         self.cc_ends[k] = cc.len();
         self.rows = k + 1;
     }
+}
+
+/// One packet event of a TCP flow, kept while [`Simulation::record_packets`] is on: the
+/// simulator's side of the testbed's packet log (`cclab testbed run --packet-log`), with
+/// the same events, so that one script reads both. Cross traffic is not recorded.
+///
+/// [`Simulation::record_packets`]: crate::Simulation::record_packets
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PacketRecord {
+    pub time: Time,
+    pub flow: u32,
+    /// Which bottleneck or path: forward (data of forward flows, the testbed's "up") or
+    /// reverse (their ACKs, the testbed's "down").
+    pub direction: Direction,
+    pub event: PacketEvent,
+}
+
+/// What happened to a packet (see [`PacketRecord`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PacketEvent {
+    /// Queued at the bottleneck, or, for an ACK of a run without a reverse bottleneck,
+    /// set off on its path; with the backlog after it, in packets (the one on the link
+    /// included).
+    Arrive { queue: u64 },
+    /// Lost at random, refused by the queue, or dropped from it by the queue discipline;
+    /// with the backlog after it.
+    Drop { queue: u64 },
+    /// Left the bottleneck's link (for an ACK without a reverse bottleneck, at once).
+    Depart,
+    /// Reached the receiver (data) or the sender (an ACK).
+    Release,
 }
 
 /// The bottleneck queue at one instant.

@@ -22,6 +22,16 @@ pub(super) enum Packet {
     Ack { ack: Ack, wire_bytes: u32 },
 }
 
+impl Packet {
+    /// The TCP flow (or cross-traffic source) the packet belongs to.
+    pub(super) fn flow(&self) -> u32 {
+        match self {
+            Packet::Data(s) => s.flow,
+            Packet::Ack { ack, .. } => ack.flow,
+        }
+    }
+}
+
 impl QueuedPacket for Packet {
     fn size_bytes(&self) -> u32 {
         match self {
@@ -49,14 +59,27 @@ pub(super) fn ack_wire_bytes(header_bytes: u32, ack: &Ack) -> u32 {
 
 /// Counts a lost packet against its flow in `flow_drops` when it is a TCP flow's segment
 /// (data or SYN): an ACK lost on the way back is not a loss of the flow's data, and cross
-/// traffic (ids above the flows') has no report.
+/// traffic (ids above the flows') has no report. While a packet log is kept (`dropped`),
+/// the packet goes there too, whatever it is.
 #[inline]
-fn charge_drop(flow_drops: &mut [u64], pkt: &Packet) {
+fn charge_drop(flow_drops: &mut [u64], dropped: &mut Option<Vec<Packet>>, pkt: &Packet) {
+    if let Some(log) = dropped {
+        log.push(*pkt);
+    }
     if let Packet::Data(seg) = pkt {
         if let Some(n) = flow_drops.get_mut(seg.flow as usize) {
             *n += 1;
         }
     }
+}
+
+/// What became of a packet offered to a bottleneck.
+pub(super) enum Offered {
+    /// Lost at random or refused by the queue.
+    Dropped,
+    /// Queued; with the time the link will be done with the packet it starts sending,
+    /// if it was idle and now starts.
+    Queued(Option<Time>),
 }
 
 /// The queue, the link and the counters of one direction.
@@ -73,6 +96,9 @@ pub(super) struct Bottleneck {
     pub(super) random_losses: u64,
     /// Data segments of each TCP flow lost here (queue drops and random loss), by flow id.
     pub(super) flow_drops: Vec<u64>,
+    /// Every packet dropped here since the engine last took them, while it keeps a packet
+    /// log (None otherwise).
+    pub(super) dropped: Option<Vec<Packet>>,
     /// Integral of queue length (packets) over time, packet-nanoseconds.
     queue_area: u128,
     queue_area_since: Time,
@@ -110,6 +136,7 @@ impl Bottleneck {
             delivered_bytes: 0,
             random_losses: 0,
             flow_drops: vec![0; spec.flows],
+            dropped: None,
             queue_area: 0,
             queue_area_since: Time::ZERO,
         }
@@ -135,28 +162,30 @@ impl Bottleneck {
             return false;
         }
         self.random_losses += 1;
-        charge_drop(&mut self.flow_drops, pkt);
+        charge_drop(&mut self.flow_drops, &mut self.dropped, pkt);
         true
     }
 
-    /// A packet arrives: random loss, then the queue. Returns when the link will be done
-    /// with the packet it starts sending, if it was idle and now starts.
+    /// A packet arrives: random loss, then the queue. Says whether it was queued, and
+    /// when the link will be done with the packet it starts sending, if it was idle and
+    /// now starts.
     #[inline]
-    pub(super) fn offer(&mut self, now: Time, pkt: Packet) -> Option<Time> {
+    pub(super) fn offer(&mut self, now: Time, pkt: Packet) -> Offered {
         if self.lost(&pkt) {
-            return None;
+            return Offered::Dropped;
         }
         self.account_queue(now);
         if let Err(refused) = self.queue.enqueue(now, pkt, &mut self.queue_rng) {
-            charge_drop(&mut self.flow_drops, &refused);
-            return None;
+            charge_drop(&mut self.flow_drops, &mut self.dropped, &refused);
+            return Offered::Dropped;
         }
         self.count_discarded();
-        if self.in_service.is_none() {
-            self.start_service(now)
-        } else {
-            None
-        }
+        Offered::Queued(if self.in_service.is_none() { self.start_service(now) } else { None })
+    }
+
+    /// Packets waiting and the one on the link.
+    pub(super) fn backlog(&self) -> u64 {
+        self.queue.len_packets() + self.in_service.is_some() as u64
     }
 
     /// Takes the next packet from the queue into service, if any; returns when it is done.
@@ -176,7 +205,7 @@ impl Bottleneck {
     #[inline]
     fn count_discarded(&mut self) {
         for p in self.queue.discarded() {
-            charge_drop(&mut self.flow_drops, p);
+            charge_drop(&mut self.flow_drops, &mut self.dropped, p);
         }
     }
 
@@ -197,14 +226,14 @@ impl Bottleneck {
 
     /// Scheduled path: a packet arrives at `now`; random loss, then DropTail's admission
     /// (counted in the queue, kept by the caller). Returns whether it was admitted.
-    #[inline]
+    #[inline(always)]
     pub(super) fn admit(&mut self, now: Time, pkt: &Packet) -> bool {
         if self.lost(pkt) {
             return false;
         }
         self.account_queue(now);
         if !self.queue.count_in(pkt.size_bytes() as u64) {
-            charge_drop(&mut self.flow_drops, pkt);
+            charge_drop(&mut self.flow_drops, &mut self.dropped, pkt);
             return false;
         }
         true

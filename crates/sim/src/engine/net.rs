@@ -2,9 +2,10 @@
 //! direction, `link.rs`), the pipes to the receivers and the ACK paths back. See the
 //! engine's module doc for why only FIFO heads are scheduled.
 
-use super::link::{Bottleneck, BottleneckSpec, Packet};
+use super::link::{Bottleneck, BottleneckSpec, Offered, Packet};
 use crate::config::{Direction, LossModel, SimConfig};
 use crate::fifo::Fifo;
+use crate::output::{PacketEvent, PacketRecord};
 use crate::rng::{stream, Rng};
 use crate::small_queue::SmallQueue;
 use crate::tcp::{Ack, Segment};
@@ -136,6 +137,42 @@ pub(super) struct Net {
     /// Per flow, its hosts' largest processing time (ns) and the stream it is drawn
     /// from; empty when no flow has one, so runs without it draw nothing.
     host_delay: Vec<(u64, Rng)>,
+    /// The packet log (`Simulation::record_packets`).
+    pub(super) packets: PacketLog,
+}
+
+/// Every packet event of the TCP flows since the engine last took them, while a packet
+/// log is kept. The packet path logs only in the event loop's logging copy
+/// (`Simulation::run_events::<true>`), so a run without a log pays nothing for it.
+pub(super) struct PacketLog {
+    records: Option<Vec<PacketRecord>>,
+    /// TCP flows in the run (cross traffic's ids lie above theirs and are not logged).
+    n_flows: u32,
+}
+
+impl PacketLog {
+    /// Whether a log is kept.
+    pub(super) fn on(&self) -> bool {
+        self.records.is_some()
+    }
+
+    /// Logs `event` of flow `flow`'s packet in direction `dir` at `now`, if a log is kept
+    /// and the packet is a TCP flow's. Out of line: the packet path stays as compact with
+    /// a log as without.
+    #[cold]
+    #[inline(never)]
+    pub(super) fn record(&mut self, now: Time, flow: u32, dir: Direction, event: PacketEvent) {
+        if let Some(log) = &mut self.records {
+            if flow < self.n_flows {
+                log.push(PacketRecord { time: now, flow, direction: dir, event });
+            }
+        }
+    }
+
+    /// The records since the last call, in the order they happened.
+    pub(super) fn drain(&mut self) -> impl Iterator<Item = PacketRecord> + '_ {
+        self.records.iter_mut().flat_map(|log| log.drain(..))
+    }
 }
 
 impl Net {
@@ -201,6 +238,44 @@ impl Net {
             departed: 0,
             n_flows: cfg.flows.len() as u32,
             host_delay: host_delays(cfg),
+            packets: PacketLog { records: None, n_flows: cfg.flows.len() as u32 },
+        }
+    }
+
+    /// Starts keeping the packet log (see `packets`), the bottlenecks' drops included.
+    pub(super) fn record_packets(&mut self) {
+        self.packets.records.get_or_insert_with(Vec::new);
+        self.fwd.dropped.get_or_insert_with(Vec::new);
+        if let Some(rev) = &mut self.rev {
+            rev.dropped.get_or_insert_with(Vec::new);
+        }
+    }
+
+    /// Packets waiting at the bottleneck of `dir` and the one on its link.
+    fn backlog(&self, dir: Direction) -> u64 {
+        if self.scheduled && dir == Direction::Forward {
+            let on_link = self.pipes[dir as usize].len() > self.departed;
+            return self.fwd.queue.len_packets() + on_link as u64;
+        }
+        match dir {
+            Direction::Forward => self.fwd.backlog(),
+            Direction::Reverse => self.rev.as_ref().map_or(0, Bottleneck::backlog),
+        }
+    }
+
+    /// Logs what the bottleneck of `dir` dropped since the last look, then `arrived` (a
+    /// packet it queued), if any.
+    #[cold]
+    fn log_bottleneck(&mut self, dir: Direction, arrived: Option<&Packet>) {
+        let queue = self.backlog(dir);
+        let mut dropped = self.bottleneck(dir).dropped.take().unwrap_or_default();
+        for p in &dropped {
+            self.packets.record(self.now, p.flow(), dir, PacketEvent::Drop { queue });
+        }
+        dropped.clear();
+        self.bottleneck(dir).dropped = Some(dropped);
+        if let Some(p) = arrived {
+            self.packets.record(self.now, p.flow(), dir, PacketEvent::Arrive { queue });
         }
     }
 
@@ -272,7 +347,7 @@ impl Net {
     /// Removes and returns the earliest event if it is due by `t`, first handling the
     /// forward departures due before it (see `departure`).
     #[inline]
-    pub(super) fn pop_due(&mut self, t: Time) -> Option<Event> {
+    pub(super) fn pop_due<const LOG: bool>(&mut self, t: Time) -> Option<Event> {
         loop {
             // Keys are unique but for NO_EVENT, so at most one of the three is the least.
             let (d, a, q) = (self.departure, self.arrival, self.queued_head());
@@ -283,9 +358,9 @@ impl Net {
                 self.departure = NO_EVENT;
                 self.now = Time(Event::time_of_key(d));
                 if self.scheduled {
-                    self.depart();
+                    self.depart::<LOG>();
                 } else {
-                    self.link_done(Direction::Forward);
+                    self.link_done::<LOG>(Direction::Forward);
                 }
                 continue;
             }
@@ -321,12 +396,17 @@ impl Net {
 
     /// A packet arrives at the bottleneck of `dir`.
     #[inline]
-    pub(super) fn offer(&mut self, dir: Direction, pkt: Packet) {
+    pub(super) fn offer<const LOG: bool>(&mut self, dir: Direction, pkt: Packet) {
         let now = self.now;
         if self.scheduled && dir == Direction::Forward {
-            return self.offer_scheduled(pkt);
+            return self.offer_scheduled::<LOG>(pkt);
         }
-        if let Some(done) = self.bottleneck(dir).offer(now, pkt) {
+        let offered = self.bottleneck(dir).offer(now, pkt);
+        if LOG {
+            let queued = matches!(offered, Offered::Queued(_));
+            self.log_bottleneck(dir, queued.then_some(&pkt));
+        }
+        if let Offered::Queued(Some(done)) = offered {
             self.schedule(done, Kind::LinkDone(dir));
         }
     }
@@ -335,7 +415,7 @@ impl Net {
     /// admitted it goes into the pipe with its arrival time, and on an idle link it
     /// starts at once (as `Bottleneck::offer` would start it).
     #[inline]
-    fn offer_scheduled(&mut self, pkt: Packet) {
+    fn offer_scheduled<const LOG: bool>(&mut self, pkt: Packet) {
         let now = self.now;
         // Only TCP data crosses a scheduled bottleneck (no ACKs, no cross traffic: see
         // `scheduled`); anything else here would be a bug in choosing this path.
@@ -344,6 +424,9 @@ impl Net {
             return;
         };
         if !self.fwd.admit(now, &pkt) {
+            if LOG {
+                self.log_bottleneck(Direction::Forward, None);
+            }
             return;
         }
         let pipe = &mut self.pipes[Direction::Forward as usize];
@@ -358,6 +441,9 @@ impl Net {
             self.fwd.start(now, seg.wire_bytes);
             self.schedule(done, Kind::LinkDone(Direction::Forward));
         }
+        if LOG {
+            self.log_bottleneck(Direction::Forward, Some(&pkt));
+        }
     }
 
     /// The scheduled forward bottleneck's packet on the link has left (its `LinkDone`
@@ -365,13 +451,16 @@ impl Net {
     /// for its receiver (scheduled now if no packet is ahead of it in the pipe), and the
     /// next one, if any, leaves the queue for the link.
     #[inline]
-    fn depart(&mut self) {
+    fn depart<const LOG: bool>(&mut self) {
         let now = self.now;
         let pipe = &self.pipes[Direction::Forward as usize];
         // A departure is scheduled only for a packet put on the link, so one is there (as
         // the `VecDeque` index this replaced, a broken invariant stops the run).
         let &(arrival, seg) = pipe.get(self.departed).expect("a departing packet on the link");
         self.fwd.delivered(seg.wire_bytes);
+        if LOG {
+            self.packets.record(now, seg.flow, Direction::Forward, PacketEvent::Depart);
+        }
         if self.departed == 0 {
             self.schedule(Time(arrival), Kind::Arrive(Direction::Forward));
         }
@@ -387,7 +476,7 @@ impl Net {
 
     /// The head of the pipe of `dir` has reached its receiver: the next one, if it has
     /// left the bottleneck, is the next to arrive.
-    #[inline]
+    #[inline(always)]
     pub(super) fn arrived(&mut self, dir: Direction) {
         let pipe = &mut self.pipes[dir as usize];
         pipe.pop_front();
@@ -405,8 +494,11 @@ impl Net {
     /// The bottleneck of `dir` finished its packet: data goes on to its receiver (cross
     /// traffic ends here), an ACK to its path back; then the next packet starts.
     #[inline]
-    pub(super) fn link_done(&mut self, dir: Direction) {
+    pub(super) fn link_done<const LOG: bool>(&mut self, dir: Direction) {
         let Some(p) = self.bottleneck(dir).finish() else { return };
+        if LOG {
+            self.packets.record(self.now, p.flow(), dir, PacketEvent::Depart);
+        }
         match p {
             Packet::Data(seg) if seg.flow < self.n_flows => {
                 let at = self.now + self.delay;
@@ -419,7 +511,11 @@ impl Net {
             Packet::Ack { ack, .. } => self.ack_path_push(ack),
         }
         let now = self.now;
-        if let Some(done) = self.bottleneck(dir).start_service(now) {
+        let done = self.bottleneck(dir).start_service(now);
+        if LOG {
+            self.log_bottleneck(dir, None);
+        }
+        if let Some(done) = done {
             self.schedule(done, Kind::LinkDone(dir));
         }
     }

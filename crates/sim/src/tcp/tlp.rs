@@ -169,7 +169,7 @@ impl TcpSender {
     /// `tcp_event_new_data_sent` turns a probe timer back into the RTO (from the oldest
     /// outstanding segment) and `tcp_write_xmit`'s `tcp_schedule_loss_probe` then arms
     /// the probe timer if the flow may probe, which replaces whatever was armed before.
-    #[inline]
+    #[inline(always)]
     pub(super) fn arm_timer_after_sending(&mut self, now: Time, sent: u32, sent_new: u32) {
         if sent_new > 0 && self.may_probe() {
             let head_sent = Time(self.board.seg(self.snd_una()).sent());
