@@ -6,7 +6,6 @@ mod common;
 use common::*;
 use std::collections::HashMap;
 use std::path::Path;
-use std::process::Command;
 
 /// The testbed test's scenario: a CUBIC and a Reno flow of unlike RTTs on a 20-packet
 /// DropTail buffer, which overflows.
@@ -95,15 +94,7 @@ fn a_simulated_run_logs_every_packet_event_as_the_testbed_does() {
     assert!(run_in(dir.path(), &args).status.success());
     assert!(std::fs::read(&log).unwrap() == std::fs::read(&again).unwrap());
 
-    let script = repo().join("scripts/packet_log.py");
-    let o = Command::new("python3").arg(&script).arg(&log).arg("--skip").arg("1").output().unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let report = stdout(&o);
-    for addr in ["198.18.1.1", "198.18.1.2"] {
-        assert!(report.contains(&format!("{addr}: arrived/dropped/departed/released")), "{report}");
-    }
-    assert_eq!(report.matches("receiver's ACK latency, us: p5").count(), 2, "{report}");
-    assert!(report.contains("overflows after 1 s:"), "{report}");
+    assert_the_script_reads_the_packet_log(&log);
 }
 
 /// ACKs that queue at a reverse bottleneck (behind reverse traffic) are logged there,

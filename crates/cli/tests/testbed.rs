@@ -129,15 +129,7 @@ fn the_packet_log_has_every_packet_event_and_the_script_reads_it() {
     assert!(dropped > 0, "a 20-packet buffer overflows: {count:?}");
     assert!(released >= summary["link"]["delivered_packets"].as_u64().unwrap(), "{count:?}");
 
-    let script = repo().join("scripts/packet_log.py");
-    let o = Command::new("python3").arg(&script).arg(&log).arg("--skip").arg("1").output().unwrap();
-    assert!(o.status.success(), "{}", stderr(&o));
-    let report = stdout(&o);
-    for addr in ["198.18.1.1", "198.18.1.2"] {
-        assert!(report.contains(&format!("{addr}: arrived/dropped/departed/released")), "{report}");
-    }
-    assert_eq!(report.matches("receiver's ACK latency, us: p5").count(), 2, "{report}");
-    assert!(report.contains("overflows after 1 s:"), "{report}");
+    assert_the_script_reads_the_packet_log(&log);
 
     let missing = dir.path().join("no-such-dir/packets.csv");
     let o = run_in(

@@ -127,3 +127,19 @@ pub fn flow_column(dir: &Path, flow: usize, column: &str) -> Vec<String> {
 /// 1 duration, 2 seed, 3 [bottleneck], 4 rate, 5 delay, 6 buffer, 7 [[flows]], 8 cc, 9 rtt,
 /// 10 [[flows]], 11 cc, 12 rtt.
 pub const BASE: &str = "duration = \"2s\"\nseed = 1\n[bottleneck]\nrate = \"10Mbps\"\ndelay = \"20ms\"\nbuffer = \"1bdp\"\n[[flows]]\ncc = \"reno\"\nrtt = \"100ms\"\n[[flows]]\ncc = \"tahoe\"\nrtt = \"60ms\"\n";
+
+/// Runs `scripts/packet_log.py` on the packet log `log` of a run of two flows (the
+/// testbed's receiver addresses 198.18.1.1 and .2) that overflowed its queue after its
+/// first second, and checks that it reports both flows, their ACK latency and the
+/// overflows.
+pub fn assert_the_script_reads_the_packet_log(log: &Path) {
+    let script = repo().join("scripts/packet_log.py");
+    let o = Command::new("python3").arg(&script).arg(log).arg("--skip").arg("1").output().unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let report = stdout(&o);
+    for addr in ["198.18.1.1", "198.18.1.2"] {
+        assert!(report.contains(&format!("{addr}: arrived/dropped/departed/released")), "{report}");
+    }
+    assert_eq!(report.matches("receiver's ACK latency, us: p5").count(), 2, "{report}");
+    assert!(report.contains("overflows after 1 s:"), "{report}");
+}
