@@ -226,6 +226,8 @@ impl Bottleneck {
 
     /// Scheduled path: a packet arrives at `now`; random loss, then DropTail's admission
     /// (counted in the queue, kept by the caller). Returns whether it was admitted.
+    // Always inlined: the event loop is compiled twice (with and without the packet
+    // log), and with two callers the compiler stopped inlining it (docs/performance.md).
     #[inline(always)]
     pub(super) fn admit(&mut self, now: Time, pkt: &Packet) -> bool {
         if self.lost(pkt) {

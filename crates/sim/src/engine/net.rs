@@ -476,6 +476,8 @@ impl Net {
 
     /// The head of the pipe of `dir` has reached its receiver: the next one, if it has
     /// left the bottleneck, is the next to arrive.
+    // Always inlined: the event loop is compiled twice (with and without the packet
+    // log), and with two callers the compiler stopped inlining it (docs/performance.md).
     #[inline(always)]
     pub(super) fn arrived(&mut self, dir: Direction) {
         let pipe = &mut self.pipes[dir as usize];

@@ -169,6 +169,8 @@ impl TcpSender {
     /// `tcp_event_new_data_sent` turns a probe timer back into the RTO (from the oldest
     /// outstanding segment) and `tcp_write_xmit`'s `tcp_schedule_loss_probe` then arms
     /// the probe timer if the flow may probe, which replaces whatever was armed before.
+    // Always inlined: the event loop is compiled twice (with and without the packet
+    // log), and with two callers the compiler stopped inlining it (docs/performance.md).
     #[inline(always)]
     pub(super) fn arm_timer_after_sending(&mut self, now: Time, sent: u32, sent_new: u32) {
         if sent_new > 0 && self.may_probe() {
