@@ -282,9 +282,9 @@ impl Running {
 /// The simulator's packet events ([`cclab_sim::PacketRecord`]) written in the testbed's
 /// packet-log format (`cclab_emu::packet_log`), so that one script reads both: the
 /// forward direction is `up` and the reverse `down`; each flow is named by the address
-/// its receiver has in the testbed (`cclab_emu::testbed::flow_addr`, continued past the
-/// testbed's 64 flows within 198.18.0.0/15); and a due time is the event's own time (the
-/// simulator is never late).
+/// its receiver has in the testbed (`cclab_emu::testbed::flow_addr`: 198.18.1.1 plus the
+/// flow's index, continued past the testbed's 64 flows); and a due time is the event's
+/// own time (the simulator is never late).
 struct PacketLog(cclab_emu::packet_log::PacketLog);
 
 impl PacketLog {

@@ -146,8 +146,6 @@ pub(super) struct Net {
 /// (`Simulation::run_events::<true>`), so a run without a log pays nothing for it.
 pub(super) struct PacketLog {
     records: Option<Vec<PacketRecord>>,
-    /// TCP flows in the run (cross traffic's ids lie above theirs and are not logged).
-    n_flows: u32,
 }
 
 impl PacketLog {
@@ -156,16 +154,13 @@ impl PacketLog {
         self.records.is_some()
     }
 
-    /// Logs `event` of flow `flow`'s packet in direction `dir` at `now`, if a log is kept
-    /// and the packet is a TCP flow's. Out of line: the packet path stays as compact with
-    /// a log as without.
+    /// Logs `event` of TCP flow `flow`'s packet in direction `dir` at `now`, if a log is
+    /// kept. Out of line: the packet path stays as compact with a log as without.
     #[cold]
     #[inline(never)]
     pub(super) fn record(&mut self, now: Time, flow: u32, dir: Direction, event: PacketEvent) {
         if let Some(log) = &mut self.records {
-            if flow < self.n_flows {
-                log.push(PacketRecord { time: now, flow, direction: dir, event });
-            }
+            log.push(PacketRecord { time: now, flow, direction: dir, event });
         }
     }
 
@@ -238,7 +233,7 @@ impl Net {
             departed: 0,
             n_flows: cfg.flows.len() as u32,
             host_delay: host_delays(cfg),
-            packets: PacketLog { records: None, n_flows: cfg.flows.len() as u32 },
+            packets: PacketLog { records: None },
         }
     }
 
@@ -264,17 +259,18 @@ impl Net {
     }
 
     /// Logs what the bottleneck of `dir` dropped since the last look, then `arrived` (a
-    /// packet it queued), if any.
+    /// packet it queued), if any; TCP flows' packets only (cross traffic's ids lie above
+    /// the flows').
     #[cold]
     fn log_bottleneck(&mut self, dir: Direction, arrived: Option<&Packet>) {
         let queue = self.backlog(dir);
         let mut dropped = self.bottleneck(dir).dropped.take().unwrap_or_default();
-        for p in &dropped {
+        for p in dropped.iter().filter(|p| p.flow() < self.n_flows) {
             self.packets.record(self.now, p.flow(), dir, PacketEvent::Drop { queue });
         }
         dropped.clear();
         self.bottleneck(dir).dropped = Some(dropped);
-        if let Some(p) = arrived {
+        if let Some(p) = arrived.filter(|p| p.flow() < self.n_flows) {
             self.packets.record(self.now, p.flow(), dir, PacketEvent::Arrive { queue });
         }
     }
@@ -498,7 +494,7 @@ impl Net {
     #[inline]
     pub(super) fn link_done<const LOG: bool>(&mut self, dir: Direction) {
         let Some(p) = self.bottleneck(dir).finish() else { return };
-        if LOG {
+        if LOG && p.flow() < self.n_flows {
             self.packets.record(self.now, p.flow(), dir, PacketEvent::Depart);
         }
         match p {
