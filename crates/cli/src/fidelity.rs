@@ -49,6 +49,11 @@ pub struct Args {
     /// e.g. 60us; at most 10ms); the kernel's hosts have their own [default: each file's].
     #[arg(long, value_parser = host_delay_arg)]
     pub host_delay: Option<Duration>,
+    /// Give every simulated flow's receiving application this time to read a segment
+    /// (the `read_delay` flow key, e.g. 47us; at most 10ms): the ACKs Linux leaves to the
+    /// read leave that much later [default: each file's].
+    #[arg(long, value_parser = host_delay_arg)]
+    pub read_delay: Option<Duration>,
     /// Give every simulated flow this jiffies frequency (the `hz` flow key: 100, 250, 300
     /// or 1000), e.g. the testbed kernel's CONFIG_HZ [default: each file's].
     #[arg(long, value_parser = hz_arg)]
@@ -100,6 +105,7 @@ fn host_delay_arg(s: &str) -> Result<Duration, String> {
 #[derive(Clone, Copy)]
 pub struct SimSide {
     pub host_delay: Option<Duration>,
+    pub read_delay: Option<Duration>,
     pub hz: Option<u32>,
     pub seed: Option<u64>,
     pub runs: u64,
@@ -117,6 +123,9 @@ impl SimSide {
         for f in &mut scn.config.flows {
             if let Some(d) = self.host_delay {
                 f.tcp.host_delay = d;
+            }
+            if let Some(d) = self.read_delay {
+                f.tcp.read_delay = d;
             }
             if let Some(hz) = self.hz {
                 f.tcp.hz = hz;
@@ -172,6 +181,7 @@ pub fn main(args: Args) -> Result<(), String> {
     }
     let side = SimSide {
         host_delay: args.host_delay,
+        read_delay: args.read_delay,
         hz: args.hz,
         seed: args.sim_seed,
         runs: args.sim_runs,

@@ -400,14 +400,15 @@ fn scenario_json(m: &Measured, v: &Verdict) -> Json {
 /// One line on what the simulator's side ran with beyond the files.
 fn side_text(side: SimSide) -> String {
     let delay = side.host_delay.map_or("each file's".to_string(), |d| d.to_string());
+    let read = side.read_delay.map_or("each file's".to_string(), |d| d.to_string());
     let hz = side.hz.map_or("each file's".to_string(), |hz| hz.to_string());
     let seed = side.seed.map_or("each file's seed".to_string(), |s| format!("seed {s}"));
     let phases = if side.tick_phases { ", tick phases spread over the runs" } else { "" };
     let psh = if side.psh { "psh on" } else { "psh each file's" };
     match side.runs {
-        1 => format!("simulator: host_delay {delay}, hz {hz}, {psh}, {seed}"),
+        1 => format!("simulator: host_delay {delay}, read_delay {read}, hz {hz}, {psh}, {seed}"),
         n => format!(
-            "simulator: host_delay {delay}, hz {hz}, {psh}, {n} runs from {seed}{phases}; \"sim\" is their mean"
+            "simulator: host_delay {delay}, read_delay {read}, hz {hz}, {psh}, {n} runs from {seed}{phases}; \"sim\" is their mean"
         ),
     }
 }
@@ -420,6 +421,7 @@ fn json(all: &[Measured], verdicts: &[Verdict], quick: bool, side: SimSide) -> J
             "simulator",
             Json::Obj(vec![
                 ("host_delay_us", side.host_delay.map_or(Json::Null, |d| Json::f(d.as_nanos() as f64 / 1e3, 3))),
+                ("read_delay_us", side.read_delay.map_or(Json::Null, |d| Json::f(d.as_nanos() as f64 / 1e3, 3))),
                 ("hz", side.hz.map_or(Json::Null, |hz| Json::u(hz as u64))),
                 ("seed", side.seed.map_or(Json::Null, Json::u)),
                 ("runs", Json::u(side.runs)),

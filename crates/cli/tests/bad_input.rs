@@ -198,6 +198,8 @@ fn tcp_settings_follow_the_simulators_limits() {
     has_all(&e, &["scen.toml:10:", "flows[0].stop = \"0s\"", "later than start = 0us"]);
     let e = error_of(&edit(9, "rtt = \"100ms\"\nhost_delay = \"11ms\""), &[]);
     has_all(&e, &["scen.toml:10:", "flows[0].host_delay = \"11ms\"", "allowed: 0us to 10ms"]);
+    let e = error_of(&edit(9, "rtt = \"100ms\"\nread_delay = \"11ms\""), &[]);
+    has_all(&e, &["scen.toml:10:", "flows[0].read_delay = \"11ms\"", "allowed: 0us to 10ms"]);
     let e = error_of(&edit(9, "rtt = \"100ms\"\nhz = 200"), &[]);
     has_all(&e, &["scen.toml:10:", "flows[0].hz = 200", "allowed: 100, 250, 300 or 1000"]);
     let e = error_of(&edit(9, "rtt = \"100ms\"\nhz = -250"), &[]);
@@ -473,7 +475,11 @@ fn bad_flags_give_one_line_and_a_non_zero_exit() {
     for args in
         [&["run", "--bogus"][..], &["run", "--seed", "abc"], &["frobnicate"], &["bench", "--one"]]
             .into_iter()
-            .chain([&["fidelity", "--host-delay", "11ms"][..], &["fidelity", "--sim-runs", "0"]])
+            .chain([
+                &["fidelity", "--host-delay", "11ms"][..],
+                &["fidelity", "--read-delay", "11ms"],
+                &["fidelity", "--sim-runs", "0"],
+            ])
     {
         let o = run_in(dir.path(), args);
         let e = stderr(&o);

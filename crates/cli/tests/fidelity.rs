@@ -205,7 +205,8 @@ fn assert_shared_losses_are_shares(report: &Value) {
     }
 }
 
-/// `--sim-only` over the quick matrix's real runs with the hosts' processing time and two
+/// `--sim-only` over the quick matrix's real runs with the hosts' processing and reading
+/// times and two
 /// simulated runs: each scenario gets `sim` and `sim-2` (seeds 5 and 6), the report says
 /// so and judges their mean; a later report with one simulated run drops `sim-2`.
 fn simulated_runs_with_host_delay_are_averaged(out: &std::path::Path) {
@@ -224,6 +225,8 @@ fn simulated_runs_with_host_delay_are_averaged(out: &std::path::Path) {
     let (text, report) = sim_only(&[
         "--host-delay",
         "60us",
+        "--read-delay",
+        "47us",
         "--hz",
         "250",
         "--sim-seed",
@@ -234,11 +237,14 @@ fn simulated_runs_with_host_delay_are_averaged(out: &std::path::Path) {
         "--psh",
     ]);
     assert!(
-        text.contains("host_delay 60us, hz 250, psh on, 2 runs from seed 5, tick phases spread"),
+        text.contains(
+            "host_delay 60us, read_delay 47us, hz 250, psh on, 2 runs from seed 5, tick phases spread"
+        ),
         "{text}"
     );
     assert_eq!(report["simulator"]["psh"], true);
     assert_eq!(report["simulator"]["host_delay_us"], 60.0);
+    assert_eq!(report["simulator"]["read_delay_us"], 47.0);
     assert_eq!(report["simulator"]["hz"], 250);
     assert_eq!(report["simulator"]["runs"], 2);
     assert_eq!(report["simulator"]["tick_phases"], true);
@@ -250,7 +256,7 @@ fn simulated_runs_with_host_delay_are_averaged(out: &std::path::Path) {
     run.arg("run").arg(&file).arg("--out").arg(&by_hand).args(["--seed", "6"]);
     run.args(["--set", "duration=10s"]);
     for i in 0..2 {
-        for set in ["host_delay=60us", "hz=250", "tick_phase=2ms", "psh=true"] {
+        for set in ["host_delay=60us", "read_delay=47us", "hz=250", "tick_phase=2ms", "psh=true"] {
             run.args(["--set", &format!("flows[{i}].{set}")]);
         }
     }

@@ -115,6 +115,7 @@ const FLOW: &[&str] = &[
     "rack",
     "tlp",
     "host_delay",
+    "read_delay",
     "hz",
     "tick_phase",
     "psh",
@@ -132,6 +133,7 @@ const FLOW_KEYS: &[(&str, &str)] = &[
     ("tcp.delayed_ack", "delayed_ack"),
     ("tcp.handshake", "handshake"),
     ("tcp.host_delay", "host_delay"),
+    ("tcp.read_delay", "read_delay"),
     ("tcp.hz", "hz"),
     ("tcp.tick_phase", "tick_phase"),
     ("tcp.psh", "psh"),
@@ -449,6 +451,9 @@ fn tcp_settings(f: &Fields) -> Result<TcpConfig, ScenarioError> {
     tcp.rwnd = f.bytes("rwnd")?;
     if let Some(d) = f.duration("host_delay")? {
         tcp.host_delay = d;
+    }
+    if let Some(d) = f.duration("read_delay")? {
+        tcp.read_delay = d;
     }
     if let Some(n) = f.whole_u32("hz")? {
         tcp.hz = n;

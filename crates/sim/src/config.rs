@@ -237,6 +237,17 @@ pub struct TcpConfig {
     /// random delay before sending, `TcpAgent::send_much` in tcp.cc). The testbed's
     /// kernel hosts have their own and ignore it.
     pub host_delay: Duration,
+    /// How long the receiving application takes to read a segment after it arrives
+    /// (scenario key `read_delay`; default zero: it reads at once). It matters for the
+    /// ACKs Linux leaves to the read: a second full segment is ACKed on arrival only if
+    /// the window the ACK would offer, with the segment still unread, reaches the one
+    /// offered last (`__tcp_ack_snd_check`, net/ipv4/tcp_input.c); otherwise, and for a
+    /// pushed segment (`psh`), the ACK leaves when the application has read
+    /// (`__tcp_cleanup_rbuf`, net/ipv4/tcp.c), this long after the arrival. On the
+    /// testbed's hosts such ACKs left 47 us (median; 39 to 56 us for the middle 80%) after
+    /// their segment's arrival, the others at once. The testbed's kernel hosts have their
+    /// own and ignore it.
+    pub read_delay: Duration,
     /// Where the run's time zero falls within one of the sender's ticks (scenario key
     /// `tick_phase`; under `1 s / hz`, to the microsecond; default zero). Linux's
     /// `jiffies` count from boot, so a real connection starts at an arbitrary point of a
@@ -282,6 +293,7 @@ impl Default for TcpConfig {
             header_bytes: 52,
             hz: 1000,
             host_delay: Duration::ZERO,
+            read_delay: Duration::ZERO,
             tick_phase: Duration::ZERO,
             psh: false,
         }

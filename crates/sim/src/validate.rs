@@ -57,7 +57,8 @@ pub const LINUX_HZ: [u32; 4] = [100, 250, 300, 1000];
 /// What an error about `hz` says is allowed.
 pub const LINUX_HZ_ALLOWED: &str =
     "100, 250, 300 or 1000 (the timer frequencies Linux's CONFIG_HZ offers)";
-/// The largest `host_delay`: a host's processing time; a longer path belongs in `rtt`.
+/// The largest `host_delay` and `read_delay`: a host's processing time; a longer path
+/// belongs in `rtt`.
 pub const MAX_HOST_DELAY: Duration = Duration::from_millis(10);
 
 fn out_of_range(field: &str, value: impl Display, allowed: impl Display) -> SimError {
@@ -282,6 +283,7 @@ impl TcpConfig {
             ));
         }
         time_in("host_delay", self.host_delay, Duration::ZERO, MAX_HOST_DELAY)?;
+        time_in("read_delay", self.read_delay, Duration::ZERO, MAX_HOST_DELAY)?;
         let tick = self.tick();
         if self.tick_phase >= tick {
             return Err(out_of_range(

@@ -109,3 +109,27 @@ fn a_host_delay_longer_than_10ms_is_refused_by_name() {
     let err = Simulation::new(cfg).err().expect("refused").to_string();
     assert!(err.contains("flows[0].tcp.host_delay") && err.contains("0us to 10ms"), "{err}");
 }
+
+#[test]
+fn a_read_delay_reaches_the_run_and_moves_only_the_acks() {
+    // Reno at RTT ratio 4 with PSH: the receivers' ACKs left to the application's read
+    // (`TcpConfig::read_delay`) leave later, so the flows' phase and their split move,
+    // while the link stays full.
+    let with_read = |d: Duration| {
+        let mut cfg = reno_at_rtt_ratio_4(Duration::ZERO, 1);
+        for f in &mut cfg.flows {
+            f.tcp.psh = true;
+            f.tcp.read_delay = d;
+        }
+        run(cfg)
+    };
+    let (plain, read) = (with_read(Duration::ZERO), with_read(Duration::from_micros(47)));
+    assert_ne!(plain.flows, read.flows);
+    let total = |r: &Report| r.flows.iter().map(|f| f.goodput_bps).sum::<f64>();
+    assert!(
+        (total(&read) / total(&plain) - 1.0).abs() < 0.02,
+        "{} {}",
+        total(&plain),
+        total(&read)
+    );
+}

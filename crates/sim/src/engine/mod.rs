@@ -111,7 +111,8 @@ impl Simulation {
             let sender = TcpSender::new(i as u32, alg, tcp.of(&f.tcp), f.bytes);
             let recovery = sender.recovery_style();
             let receiver =
-                TcpReceiver::new(i as u32, f.tcp.mss, f.bytes, f.tcp.delayed_ack, recovery);
+                TcpReceiver::new(i as u32, f.tcp.mss, f.bytes, f.tcp.delayed_ack, recovery)
+                    .with_read_delay(f.tcp.read_delay);
             flows.push(Flow {
                 sender,
                 receiver,

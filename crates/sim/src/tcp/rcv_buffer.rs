@@ -25,12 +25,17 @@
 //! - the receiver's RTT from the timestamps echoed in data (`tcp_rcv_rtt_measure_ts`: a
 //!   moving average of millisecond samples).
 //!
-//! The application reads each in-order segment as it arrives (as the testbed's receivers
-//! do). Not modelled: the window the receiver advertises (the simulated sender is never
-//! limited by it; the testbed's kernel senders showed no `rwnd_limited` time), the
-//! window-update ACKs a read can send (`tcp_cleanup_rbuf`: only when the advertised
-//! window is nearly used up), the RTT samples taken per window without timestamps (they
-//! can only lower the estimate, and take a whole window), and memory pressure.
+//! - the window each ACK offers (`tcp_select_window`, `__tcp_select_window`), kept only
+//!   when the receiving application takes time to read (`TcpConfig::read_delay`): a
+//!   second full segment is then ACKed on arrival only if that window, with the segment
+//!   unread, reaches the last one offered (`__tcp_ack_snd_check`).
+//!
+//! The sender is never limited by the offered window (the testbed's kernel senders showed
+//! no `rwnd_limited` time). Not modelled: the window-update ACKs a read can send
+//! (`tcp_cleanup_rbuf`: only when the advertised window is nearly used up), the RTT
+//! samples taken per window without timestamps (they can only lower the estimate, and
+//! take a whole window), and memory pressure (with the `quick` reset of
+//! `__tcp_select_window`'s low-memory branch).
 
 use cclab_units::Time;
 
@@ -40,6 +45,12 @@ const RMEM_DEFAULT: u64 = 131_072;
 /// `net.ipv4.tcp_rmem[2]`: the most autotuning gives a receive buffer, bytes (32 MiB,
 /// Linux 6.18's default and this machine's).
 const RMEM_MAX: u64 = 33_554_432;
+
+/// The receiver's window scale (`tcp_select_initial_window`: room for the largest buffer,
+/// `tcp_rmem[2]` here being above `net.core.rmem_max`, in a 16-bit field): offered windows
+/// are whole multiples of `1 << WINDOW_SCALE` bytes (1,024, as the testbed's ACKs show).
+const WINDOW_SCALE: u32 = RMEM_MAX.ilog2() - 15;
+const WINDOW_UNIT: u64 = 1 << WINDOW_SCALE;
 
 /// `TCP_RMEM_TO_WIN_SCALE`: the scaling ratio is in 256ths.
 const RATIO_ONE: u64 = 256;
@@ -89,6 +100,8 @@ pub(super) struct ReceiveBuffer {
     /// The last TSecr taken for an RTT sample (`tp->rcv_rtt_last_tsecr`; zero at first,
     /// so segments echoing nothing give no sample).
     last_tsecr: Time,
+    /// `tp->rcv_wnd`: the window the last ACK offered, bytes.
+    rcv_wnd: u64,
 }
 
 impl ReceiveBuffer {
@@ -118,7 +131,40 @@ impl ReceiveBuffer {
             space_since: None,
             rtt_us8: 0,
             last_tsecr: Time::ZERO,
+            rcv_wnd,
         }
+    }
+
+    /// `__tcp_select_window`: the window an ACK sent now would offer while `held`
+    /// segments' buffers are unread or out of order. The free buffer's window, rounded to
+    /// the window scale, at most `rcv_ssthresh`; none when under a sixteenth of the buffer
+    /// or one segment.
+    fn offered_window(&self, held: u32) -> u64 {
+        let used = held as u64 * truesize(self.advmss);
+        let mut free = win_from_space(self.rcvbuf.saturating_sub(used), self.ratio);
+        let allowed = win_from_space(self.rcvbuf, self.ratio);
+        if free < self.window_clamp.min(allowed) / 2 {
+            free = free / WINDOW_UNIT * WINDOW_UNIT;
+            if free < allowed >> 4 || free < self.rcv_mss {
+                return 0;
+            }
+        }
+        free.min(self.rcv_ssthresh).next_multiple_of(WINDOW_UNIT)
+    }
+
+    /// An ACK leaves while `held` segments are unread or out of order, `consumed` bytes
+    /// after the last one (`tcp_select_window`): it offers [`Self::offered_window`], but
+    /// never less than what is left of the last window offered.
+    pub(super) fn advertise(&mut self, held: u32, consumed: u64) {
+        let left = self.rcv_wnd.saturating_sub(consumed);
+        self.rcv_wnd = self.offered_window(held).max(left.next_multiple_of(WINDOW_UNIT));
+    }
+
+    /// `__tcp_ack_snd_check`'s test for a second full segment that waits unread: whether
+    /// an ACK now would offer at least the last window (the window's right edge would
+    /// advance). If not, Linux leaves the ACK to the application's read.
+    pub(super) fn window_advances(&self, held: u32) -> bool {
+        self.offered_window(held) >= self.rcv_wnd
     }
 
     /// A data segment of `len` bytes arrived at `now`, echoing `tsecr`, while the
@@ -294,6 +340,15 @@ impl ReceiveBuffer {
         0
     }
 
+    /// [`Self::grown`] with `rcv_ssthresh` one segment short of the clamp, where growth
+    /// stops when each segment is still unread as it grows the window.
+    #[cfg(test)]
+    pub(super) fn grown_but_one(mss: u32) -> ReceiveBuffer {
+        let mut b = ReceiveBuffer::grown(mss);
+        b.rcv_ssthresh -= win_from_space(truesize(b.advmss), b.ratio);
+        b
+    }
+
     /// `tp->rcv_ssthresh` (for tests).
     #[cfg(test)]
     pub(super) fn rcv_ssthresh(&self) -> u64 {
@@ -409,6 +464,35 @@ mod tests {
         b.on_out_of_order(400_000);
         assert_eq!(b.window_clamp, win_from_space((2 * 57_920 + 400_000) * 256 / 160, 160));
         assert_eq!(b.space, 57_920);
+    }
+
+    /// The windows a 20 ms Reno flow's receiver offered on the testbed (Linux 6.18.44,
+    /// `tcp:tcp_rcvbuf_grow` and `tcp:tcp_probe`, rtt4-reno-reno): its buffer grown to
+    /// 4,140,432 bytes, a clamp of 2,587,770, and ACKs offering 2,588,672 bytes with
+    /// nothing unread or 2,586,624 with one segment unread. At the clamp, one segment
+    /// unread keeps the window from advancing; a segment short of it, it does not.
+    #[test]
+    fn offered_windows_are_linuxs_and_advance_only_below_the_clamp() {
+        let mut b = ReceiveBuffer::new(1448);
+        b.on_segment(Time(0), 1448, Time::ZERO, true, 0, true);
+        b.rcvbuf = 4_140_432;
+        b.window_clamp = win_from_space(b.rcvbuf, b.ratio);
+        assert_eq!(b.window_clamp, 2_587_770);
+        b.rcv_ssthresh = b.window_clamp;
+        assert_eq!((b.offered_window(0), b.offered_window(1)), (2_588_672, 2_586_624));
+        b.advertise(0, 0);
+        assert!(!b.window_advances(1));
+        // Never less than what is left of the last window: 2,588,672 less two segments
+        // is 2,585,776, which the window scale's unit rounds up to 2,586,624.
+        b.advertise(1, 2 * 1448);
+        assert_eq!(b.rcv_wnd, 2_586_624);
+        assert!(b.window_advances(1));
+        // One segment short of the clamp (where growth with a segment unread stops), the
+        // window advances with a segment unread even after one offered with none.
+        b.rcv_ssthresh = b.window_clamp - win_from_space(truesize(1448), b.ratio);
+        b.advertise(0, 0);
+        assert!(b.window_advances(1));
+        assert!(!b.window_advances(2));
     }
 
     /// The receiver's RTT estimate falls to a lower sample at once and rises by an

@@ -7,6 +7,16 @@
 //! Linux's receiver also ACKs at once each segment that grows its window, which it does
 //! for much longer than the 16 quick ACKs: see [`ReceiveBuffer`](super::rcv_buffer).
 //!
+//! When the receiving application takes time to read (`TcpConfig::read_delay`), a
+//! second full segment is ACKed on arrival only if the window would advance
+//! (`__tcp_ack_snd_check`); otherwise its ACK, and the ACK of a pushed segment, leave
+//! when the application has read (`__tcp_cleanup_rbuf`, net/ipv4/tcp.c). The application
+//! wakes `read_delay` after the oldest segment it has not read arrived, and reads
+//! everything that has arrived by then. A flow whose window has grown to its clamp offers,
+//! with one segment unread, a window one unit smaller than with none, so once an ACK has
+//! offered the whole window its ACKs keep to the read; one whose window stopped a segment
+//! short of the clamp ACKs on arrival.
+//!
 //! SACK compression (Linux 4.18 and later, `__tcp_ack_snd_check`): while data is held out
 //! of order, a SACK flow's receiver sends the first [`DUP_ACKS_AT_ONCE`] duplicate ACKs
 //! for one `rcv_nxt` at once (the sender's DupThresh), then one ACK per
@@ -73,6 +83,48 @@ pub struct TcpReceiver {
     ts_recent: Time,
     /// The receive buffer and window, whose growth asks for quick ACKs.
     buffer: ReceiveBuffer,
+    /// The receiving application, when it takes time to read (`TcpConfig::read_delay`);
+    /// boxed, as most runs have none and every receiver's size counts with many flows.
+    reader: Option<Box<Reader>>,
+}
+
+/// The receiving application that takes `delay` to read: it wakes `delay` after the
+/// oldest segment it has not read arrived and reads everything that has arrived by then.
+#[derive(Clone, Debug)]
+struct Reader {
+    delay: Duration,
+    /// In-order segments not read yet, and when the application reads them.
+    unread: u32,
+    read_at: Option<Time>,
+    /// An ACK waits for that read.
+    ack_at_read: bool,
+}
+
+impl Reader {
+    /// A segment arrived at `now`: the reads due by then are done, and an in-order
+    /// segment waits for the next. Returns whether an ACK waited for a read due by now.
+    fn on_arrival(&mut self, now: Time, in_order: bool) -> bool {
+        let owed = self.ack_at_read && self.read_at.is_some_and(|t| t <= now);
+        self.catch_up(now);
+        if in_order {
+            self.unread += 1;
+            self.read_at.get_or_insert(now + self.delay);
+        }
+        owed
+    }
+
+    /// The application has read what it was due to read by `now`.
+    fn catch_up(&mut self, now: Time) {
+        if self.read_at.is_some_and(|t| t <= now) {
+            self.unread = 0;
+            self.read_at = None;
+        }
+    }
+
+    /// When the read an ACK waits for happens, if one does.
+    fn ack_deadline(&self) -> Option<Time> {
+        self.read_at.filter(|_| self.ack_at_read)
+    }
 }
 
 impl TcpReceiver {
@@ -104,7 +156,16 @@ impl TcpReceiver {
             delack_deadline: None,
             ts_recent: Time::ZERO,
             buffer: ReceiveBuffer::new(mss),
+            reader: None,
         }
+    }
+
+    /// The receiving application reads each segment `d` after it arrives
+    /// (`TcpConfig::read_delay`).
+    pub fn with_read_delay(mut self, d: Duration) -> TcpReceiver {
+        self.reader = (d > Duration::ZERO)
+            .then(|| Box::new(Reader { delay: d, unread: 0, read_at: None, ack_at_read: false }));
+        self
     }
 
     /// Bytes delivered in order to the application.
@@ -120,9 +181,15 @@ impl TcpReceiver {
         self.rcv_nxt
     }
 
-    /// When the delayed-ACK timer or the compressed-ACK timer fires next, if armed.
+    /// When the delayed-ACK timer or the compressed-ACK timer fires next, or the read an
+    /// ACK waits for happens, if any.
     pub fn delack_deadline(&self) -> Option<Time> {
-        match (self.delack_deadline, self.compress_deadline) {
+        let timers = match (self.delack_deadline, self.compress_deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let Some(reader) = &self.reader else { return timers };
+        match (timers, reader.ack_deadline()) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
@@ -190,7 +257,19 @@ impl TcpReceiver {
         // A PSH segment, read at once with nothing else waiting, is ACKed at once
         // (`TcpConfig::psh`).
         let pushed = seg.psh && in_order && self.ooo.is_empty();
-        if now_ack || pushed {
+        if self.reader.is_some() {
+            let second_full =
+                in_order && !had_ooo && !duplicate_ack && self.unacked >= self.delack.every.max(1);
+            return self.ack_with_reader(now, in_order, second_full, now_ack, pushed);
+        }
+        self.ack_now_or_later(now, now_ack || pushed, in_order)
+    }
+
+    /// The ACK for a segment that arrived at `now`: sent if `send`, else left to the
+    /// delayed-ACK timer, armed for an in-order segment.
+    #[inline]
+    fn ack_now_or_later(&mut self, now: Time, send: bool, in_order: bool) -> Option<Ack> {
+        if send {
             self.quick = self.quick.saturating_sub(1);
             Some(self.make_ack(now))
         } else {
@@ -199,6 +278,35 @@ impl TcpReceiver {
             }
             None
         }
+    }
+
+    /// [`Self::on_data`]'s ACK when the application takes time to read: what Linux's input
+    /// path ACKs on arrival is a second full segment when the window would advance; the
+    /// rest of what is due now (a second full segment otherwise, a pushed segment) waits
+    /// for the read. The rest is as without a reader. An ACK that waited for a read due at
+    /// this very instant leaves now.
+    #[cold]
+    #[inline(never)]
+    fn ack_with_reader(
+        &mut self,
+        now: Time,
+        in_order: bool,
+        second_full: bool,
+        now_ack: bool,
+        pushed: bool,
+    ) -> Option<Ack> {
+        let owed = self.reader.as_mut().is_some_and(|r| r.on_arrival(now, in_order));
+        let due = second_full || (pushed && !now_ack);
+        if !owed && self.quick == 0 && self.delack.enabled && due {
+            if second_full && self.buffer.window_advances(self.held_now()) {
+                return Some(self.make_ack(now));
+            }
+            if let Some(r) = &mut self.reader {
+                r.ack_at_read = true;
+            }
+            return None;
+        }
+        self.ack_now_or_later(now, now_ack || pushed || owed, in_order)
     }
 
     /// SACK compression (module doc) for a duplicate ACK: whether to send it now; if not,
@@ -232,6 +340,9 @@ impl TcpReceiver {
         if self.delack_deadline().is_none_or(|d| d > now) {
             return None;
         }
+        if let Some(r) = &mut self.reader {
+            r.catch_up(now);
+        }
         if self.unacked > 0 {
             return Some(self.make_ack(now));
         }
@@ -249,6 +360,11 @@ impl TcpReceiver {
     /// Segments held out of order.
     fn held_segments(&self) -> u32 {
         self.ooo.iter().map(|&(a, b)| b - a).sum()
+    }
+
+    /// Segments whose buffers the receiver holds: unread or out of order.
+    fn held_now(&self) -> u32 {
+        self.reader.as_ref().map_or(0, |r| r.unread) + self.held_segments()
     }
 
     fn insert_ooo(&mut self, s: u32) {
@@ -274,8 +390,24 @@ impl TcpReceiver {
         }
     }
 
+    /// The window the ACK about to leave offers (kept only with a reader, its one user),
+    /// and the read no longer holds an ACK.
+    #[cold]
+    #[inline(never)]
+    fn advertise_window(&mut self) {
+        let consumed = (self.rcv_nxt - self.rcv_wup) as u64 * self.mss as u64;
+        let held = self.held_now();
+        self.buffer.advertise(held, consumed);
+        if let Some(r) = &mut self.reader {
+            r.ack_at_read = false;
+        }
+    }
+
     /// The ACK sent at `now` for what has arrived.
     fn make_ack(&mut self, now: Time) -> Ack {
+        if self.reader.is_some() {
+            self.advertise_window();
+        }
         // Any ACK covers what waited for either timer (`tcp_event_ack_sent`).
         self.unacked = 0;
         self.rcv_wup = self.rcv_nxt;
@@ -358,6 +490,63 @@ mod tests {
         assert!(r.on_data(Time(6), &seg(6, 6)).is_none());
         assert!(r.on_data(Time(7), &seg(7, 7)).is_some());
         assert_eq!(r.quick, 0, "growth asks for one ACK, not more");
+    }
+
+    /// With an application that takes `read_delay` to read, a receiver whose window is at
+    /// its clamp, once an ACK has offered the whole window (here the delayed-ACK timer's,
+    /// nothing being unread by then), leaves the next pair's ACK to the read, which
+    /// offers the whole window again, and so on. A receiver a segment short of the clamp
+    /// ACKs each pair on arrival, and so does any receiver with no read delay.
+    #[test]
+    fn a_second_segment_waits_for_the_read_when_the_window_would_not_advance() {
+        let read = Duration::from_micros(47);
+        let us = |u: u64| Time(u * 1_000);
+        let timeout = DelayedAck::default().timeout;
+        // A receiver whose last ACK came from the delayed-ACK timer, at 40 ms.
+        let after_a_timer_ack = |read_delay: Duration, short_of_clamp: bool| {
+            let mut r = TcpReceiver::new(0, 1448, None, DelayedAck::default(), LossRecovery::Sack)
+                .with_read_delay(read_delay);
+            r.quick = 0;
+            r.buffer = match short_of_clamp {
+                false => ReceiveBuffer::grown(1448),
+                true => ReceiveBuffer::grown_but_one(1448),
+            };
+            assert!(r.on_data(us(0), &seg(0, 0)).is_none());
+            assert_eq!(r.on_delack_timer(us(0) + timeout).map(|a| a.ack), Some(1));
+            r
+        };
+        let t = |i: u64| us(40_000 + 600 * i);
+        let mut r = after_a_timer_ack(read, false);
+        for pair in 0..3 {
+            let (a, b) = (1 + 2 * pair, 2 + 2 * pair);
+            assert!(r.on_data(t(a as u64), &seg(a, 0)).is_none());
+            assert!(r.on_data(t(b as u64), &seg(b, 0)).is_none(), "pair {pair}");
+            assert_eq!(r.delack_deadline(), Some(t(b as u64) + read));
+            assert!(r.on_delack_timer(Time((t(b as u64) + read).as_nanos() - 1)).is_none());
+            assert_eq!(r.on_delack_timer(t(b as u64) + read).map(|a| a.ack), Some(b + 1));
+        }
+        for (read_delay, short_of_clamp) in [(read, true), (Duration::ZERO, false)] {
+            let mut r = after_a_timer_ack(read_delay, short_of_clamp);
+            for i in 1..7 {
+                let ack = r.on_data(t(i as u64), &seg(i, 0));
+                assert_eq!(ack.map(|a| a.ack), (i % 2 == 0).then_some(i + 1), "segment {i}");
+            }
+        }
+    }
+
+    /// With a read delay, a pushed segment alone is ACKed at the read, not on arrival.
+    #[test]
+    fn a_pushed_segment_is_acked_at_the_read() {
+        let read = Duration::from_micros(47);
+        let mut r = TcpReceiver::new(0, 1448, None, DelayedAck::default(), LossRecovery::Sack)
+            .with_read_delay(read);
+        r.quick = 0;
+        r.buffer = ReceiveBuffer::grown(1448);
+        let mut pushed = seg(0, 0);
+        pushed.psh = true;
+        assert!(r.on_data(Time(0), &pushed).is_none());
+        assert_eq!(r.delack_deadline(), Some(Time(0) + read));
+        assert_eq!(r.on_delack_timer(Time(0) + read).map(|a| a.ack), Some(1));
     }
 
     /// A PSH segment (the end of a GSO packet), read at once, is ACKed alone; the same
