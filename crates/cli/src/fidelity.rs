@@ -47,12 +47,12 @@ pub struct Args {
     pub sim_only: bool,
     /// Give every simulated flow this host processing time (the `host_delay` flow key,
     /// e.g. 60us; at most 10ms); the kernel's hosts have their own [default: each file's].
-    #[arg(long, value_parser = host_delay_arg)]
+    #[arg(long, value_parser = host_time_arg)]
     pub host_delay: Option<Duration>,
     /// Give every simulated flow's receiving application this time to read a segment
     /// (the `read_delay` flow key, e.g. 47us; at most 10ms): the ACKs Linux leaves to the
     /// read leave that much later [default: each file's].
-    #[arg(long, value_parser = host_delay_arg)]
+    #[arg(long, value_parser = host_time_arg)]
     pub read_delay: Option<Duration>,
     /// Give every simulated flow this jiffies frequency (the `hz` flow key: 100, 250, 300
     /// or 1000), e.g. the testbed kernel's CONFIG_HZ [default: each file's].
@@ -89,7 +89,9 @@ fn hz_arg(s: &str) -> Result<u32, String> {
     }
 }
 
-fn host_delay_arg(s: &str) -> Result<Duration, String> {
+/// A host's time (`--host-delay`, `--read-delay`): a duration up to
+/// [`cclab_sim::validate::MAX_HOST_DELAY`].
+fn host_time_arg(s: &str) -> Result<Duration, String> {
     let d = cclab_units::parse_duration(s).map_err(|e| e.to_string())?;
     if d > cclab_sim::validate::MAX_HOST_DELAY {
         return Err(format!(

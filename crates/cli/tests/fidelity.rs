@@ -206,9 +206,9 @@ fn assert_shared_losses_are_shares(report: &Value) {
 }
 
 /// `--sim-only` over the quick matrix's real runs with the hosts' processing and reading
-/// times and two
-/// simulated runs: each scenario gets `sim` and `sim-2` (seeds 5 and 6), the report says
-/// so and judges their mean; a later report with one simulated run drops `sim-2`.
+/// times and two simulated runs: each scenario gets `sim` and `sim-2` (seeds 5 and 6), the
+/// report says so and judges their mean; a later report with one simulated run drops
+/// `sim-2`.
 fn simulated_runs_with_host_delay_are_averaged(out: &std::path::Path) {
     let sim_only = |extra: &[&str]| {
         let o = cclab()

@@ -111,7 +111,7 @@ fn a_host_delay_longer_than_10ms_is_refused_by_name() {
 }
 
 #[test]
-fn a_read_delay_reaches_the_run_and_moves_only_the_acks() {
+fn a_read_delay_reaches_the_run_and_keeps_the_link_full() {
     // Reno at RTT ratio 4 with PSH: the receivers' ACKs left to the application's read
     // (`TcpConfig::read_delay`) leave later, so the flows' phase and their split move,
     // while the link stays full.

@@ -258,6 +258,12 @@ impl Net {
         }
     }
 
+    /// Whether `p` is a TCP flow's packet (cross traffic's ids lie above the flows'), the
+    /// only ones the packet log keeps.
+    fn is_tcp(&self, p: &Packet) -> bool {
+        p.flow() < self.n_flows
+    }
+
     /// Logs what the bottleneck of `dir` dropped since the last look, then `arrived` (a
     /// packet it queued), if any; TCP flows' packets only (cross traffic's ids lie above
     /// the flows').
@@ -265,12 +271,14 @@ impl Net {
     fn log_bottleneck(&mut self, dir: Direction, arrived: Option<&Packet>) {
         let queue = self.backlog(dir);
         let mut dropped = self.bottleneck(dir).dropped.take().unwrap_or_default();
-        for p in dropped.iter().filter(|p| p.flow() < self.n_flows) {
-            self.packets.record(self.now, p.flow(), dir, PacketEvent::Drop { queue });
+        for p in &dropped {
+            if self.is_tcp(p) {
+                self.packets.record(self.now, p.flow(), dir, PacketEvent::Drop { queue });
+            }
         }
         dropped.clear();
         self.bottleneck(dir).dropped = Some(dropped);
-        if let Some(p) = arrived.filter(|p| p.flow() < self.n_flows) {
+        if let Some(p) = arrived.filter(|p| self.is_tcp(p)) {
             self.packets.record(self.now, p.flow(), dir, PacketEvent::Arrive { queue });
         }
     }
@@ -494,7 +502,7 @@ impl Net {
     #[inline]
     pub(super) fn link_done<const LOG: bool>(&mut self, dir: Direction) {
         let Some(p) = self.bottleneck(dir).finish() else { return };
-        if LOG && p.flow() < self.n_flows {
+        if LOG && self.is_tcp(&p) {
             self.packets.record(self.now, p.flow(), dir, PacketEvent::Depart);
         }
         match p {

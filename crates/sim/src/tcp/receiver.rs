@@ -88,6 +88,14 @@ pub struct TcpReceiver {
     reader: Option<Box<Reader>>,
 }
 
+/// The earlier of two optional deadlines.
+fn earlier(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}
+
 /// The receiving application that takes `delay` to read: it wakes `delay` after the
 /// oldest segment it has not read arrived and reads everything that has arrived by then.
 #[derive(Clone, Debug)]
@@ -184,14 +192,10 @@ impl TcpReceiver {
     /// When the delayed-ACK timer or the compressed-ACK timer fires next, or the read an
     /// ACK waits for happens, if any.
     pub fn delack_deadline(&self) -> Option<Time> {
-        let timers = match (self.delack_deadline, self.compress_deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        };
-        let Some(reader) = &self.reader else { return timers };
-        match (timers, reader.ack_deadline()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+        let timers = earlier(self.delack_deadline, self.compress_deadline);
+        match &self.reader {
+            Some(reader) => earlier(timers, reader.ack_deadline()),
+            None => timers,
         }
     }
 
