@@ -405,10 +405,13 @@ fn side_text(side: SimSide) -> String {
     let seed = side.seed.map_or("each file's seed".to_string(), |s| format!("seed {s}"));
     let phases = if side.tick_phases { ", tick phases spread over the runs" } else { "" };
     let psh = if side.psh { "psh on" } else { "psh each file's" };
+    let hosts = side.hosts.name();
     match side.runs {
-        1 => format!("simulator: host_delay {delay}, read_delay {read}, hz {hz}, {psh}, {seed}"),
+        1 => format!(
+            "simulator (hosts {hosts}): host_delay {delay}, read_delay {read}, hz {hz}, {psh}, {seed}"
+        ),
         n => format!(
-            "simulator: host_delay {delay}, read_delay {read}, hz {hz}, {psh}, {n} runs from {seed}{phases}; \"sim\" is their mean"
+            "simulator (hosts {hosts}): host_delay {delay}, read_delay {read}, hz {hz}, {psh}, {n} runs from {seed}{phases}; \"sim\" is their mean"
         ),
     }
 }
@@ -420,6 +423,7 @@ fn json(all: &[Measured], verdicts: &[Verdict], quick: bool, side: SimSide) -> J
         (
             "simulator",
             Json::Obj(vec![
+                ("hosts", Json::s(side.hosts.name())),
                 ("host_delay_us", side.host_delay.map_or(Json::Null, |d| Json::f(d.as_nanos() as f64 / 1e3, 3))),
                 ("read_delay_us", side.read_delay.map_or(Json::Null, |d| Json::f(d.as_nanos() as f64 / 1e3, 3))),
                 ("hz", side.hz.map_or(Json::Null, |hz| Json::u(hz as u64))),

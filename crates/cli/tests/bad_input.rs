@@ -479,6 +479,7 @@ fn bad_flags_give_one_line_and_a_non_zero_exit() {
                 &["fidelity", "--host-delay", "11ms"][..],
                 &["fidelity", "--read-delay", "11ms"],
                 &["fidelity", "--sim-runs", "0"],
+                &["fidelity", "--hosts", "lab"],
             ])
     {
         let o = run_in(dir.path(), args);

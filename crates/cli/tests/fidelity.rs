@@ -182,6 +182,14 @@ fn quick_matrix_reports_every_figure_and_agrees_where_stable() {
     let same = scenario(&report, "rtt1-cubic-cubic");
     assert_eq!(same["jain_agrees"], true, "{same}");
     assert_eq!(report["quick"], true);
+    // By default the simulator models the testbed's hosts, and judges the mean of twenty
+    // draws of their timing.
+    let simulator = &report["simulator"];
+    assert_eq!(simulator["hosts"], "testbed", "{simulator}");
+    assert_eq!(simulator["host_delay_us"], 30.0, "{simulator}");
+    assert_eq!(simulator["read_delay_us"], 47.0, "{simulator}");
+    assert_eq!((&simulator["psh"], &simulator["runs"]), (&Value::Bool(true), &Value::from(20)));
+    assert!(out.join("rtt4-cubic-cubic/sim-20/summary.json").is_file());
     simulated_runs_with_host_delay_are_averaged(&out);
 }
 
@@ -283,10 +291,15 @@ fn simulated_runs_with_host_delay_are_averaged(out: &std::path::Path) {
         let mean = (runs[0] + runs[1]) / 2.0;
         assert!((g["sim"].as_f64().unwrap() - mean).abs() <= 1.0, "{g}");
     }
-    let (_, report) = sim_only(&[]);
+    let (text, report) = sim_only(&["--hosts", "files"]);
     assert!(!rtt4.join("sim-2").exists(), "a report with one simulated run keeps no sim-2");
-    assert_eq!(report["simulator"]["runs"], 1);
-    assert!(report["simulator"]["hz"].is_null(), "each file's hz: {}", report["simulator"]);
+    assert!(text.contains("simulator (hosts files): host_delay each file's"), "{text}");
+    let simulator = &report["simulator"];
+    assert_eq!((&simulator["hosts"], &simulator["runs"]), (&Value::from("files"), &Value::from(1)));
+    for key in ["hz", "host_delay_us", "read_delay_us"] {
+        assert!(simulator[key].is_null(), "each file's {key}: {simulator}");
+    }
+    assert_eq!(simulator["psh"], false, "{simulator}");
 }
 
 /// One CUBIC flow alone, 30 Mbit/s, 20 ms, 1 BDP: HyStart's ACK train ends its slow start
@@ -387,7 +400,7 @@ fn refusals_name_what_is_wrong() {
     let o = run_in(dir.path(), &["fidelity", "--runs", "0"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("--runs"), "{}", stderr(&o));
-    let o = run_in(dir.path(), &["fidelity", "--tick-phases"]);
+    let o = run_in(dir.path(), &["fidelity", "--hosts", "files", "--tick-phases"]);
     assert!(!o.status.success());
     assert!(
         stderr(&o).contains("--tick-phases") && stderr(&o).contains("--sim-runs 2 to 20"),
