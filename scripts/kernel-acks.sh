@@ -30,74 +30,14 @@ usage() {
 [ $# -ge 1 ] || usage
 SCENARIO=$1
 shift
-[ -f "$SCENARIO" ] || { echo "error: SCENARIO: no such file: $SCENARIO" >&2; exit 2; }
-OUT="results/kernel-acks-$(basename "$SCENARIO" .toml)"
-PASS=()
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --out)
-            [ $# -ge 2 ] || usage
-            OUT=$2
-            shift 2
-            ;;
-        *)
-            PASS+=("$1")
-            shift
-            ;;
-    esac
-done
-[ "$(id -u)" = 0 ] || { echo "error: needs root (tracefs and the testbed's namespaces)" >&2; exit 2; }
-command -v python3 >/dev/null || { echo "error: needs python3" >&2; exit 2; }
-
-# CCLAB_BIN: a cclab binary to use instead of building one (the test suite sets it).
-CCLAB=${CCLAB_BIN:-}
-if [ -z "$CCLAB" ]; then
-    . scripts/deps.sh
-    ensure_cargo
-    cargo build --release -q
-    CCLAB="$(pwd)/target/release/cclab"
-fi
-
-T=/sys/kernel/tracing
-MOUNTED=0
-if [ ! -e "$T/events" ]; then
-    mount -t tracefs nodev "$T"
-    MOUNTED=1
-fi
-for e in tcp_probe tcp_retransmit_skb tcp_sendmsg_locked; do
-    [ -d "$T/events/tcp/$e" ] || { echo "error: this kernel has no tcp:$e trace event" >&2; exit 1; }
-done
-OLD_BUFFER=$(cat "$T/buffer_size_kb")
-OLD_ON=$(cat "$T/tracing_on")
-
-restore() {
-    for e in tcp_probe tcp_retransmit_skb tcp_sendmsg_locked; do
-        echo 0 > "$T/events/tcp/$e/enable" || true
-        echo 0 > "$T/events/tcp/$e/filter" || true
-    done
-    echo "$OLD_BUFFER" > "$T/buffer_size_kb" || true
-    echo "$OLD_ON" > "$T/tracing_on" || true
-    if [ "$MOUNTED" = 1 ]; then
-        umount "$T" || true
-    fi
-}
-trap restore EXIT
-
+. scripts/kernel-trace.sh
+scenario_options kernel-acks "$@"
+need_root_and_python
+cclab_binary
 mkdir -p "$OUT"
-echo 0 > "$T/tracing_on"
-echo > "$T/trace"
-# About 100 bytes an event; a 30 s run of two flows at 20 Mbit/s makes about 30,000.
-echo 65536 > "$T/buffer_size_kb"
+hold_root_lock
 # Only ACKs without data: the senders' side (the receivers' probes carry data).
-echo 'data_len == 0' > "$T/events/tcp/tcp_probe/filter"
-for e in tcp_probe tcp_retransmit_skb tcp_sendmsg_locked; do
-    echo 1 > "$T/events/tcp/$e/enable"
-done
-echo 1 > "$T/tracing_on"
-flock /tmp/cclab-root.lock "$CCLAB" testbed run "$SCENARIO" --out "$OUT/run" "${PASS[@]}"
-echo 0 > "$T/tracing_on"
-cat "$T/trace" > "$OUT/trace.txt"
-if grep -q '^overrun: [1-9]' "$T"/per_cpu/cpu*/stats; then
-    echo "warning: the trace buffer overran; some events are missing" >&2
-fi
+trace_start "tcp/tcp_probe=data_len == 0" tcp/tcp_retransmit_skb= tcp/tcp_sendmsg_locked=
+"$CCLAB" testbed run "$SCENARIO" --out "$OUT/run" "${PASS[@]}"
+trace_stop "$OUT/trace.txt"
 python3 scripts/kernel_acks.py "$OUT/trace.txt" | tee "$OUT/acks.txt"

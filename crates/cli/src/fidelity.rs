@@ -112,11 +112,12 @@ impl Hosts {
 
 /// `--hosts testbed`: what the testbed's hosts were measured to do on the reference
 /// machine (a 2-core Intel Xeon KVM guest, kernel 6.18; docs/fidelity.md, "The testbed's
-/// hosts by default"). The host delay is spread uniformly from zero, so 30 us is twice the
-/// median time the kernel's senders took to answer an ACK there (15 to 16 us, from the
-/// emulator's packet log); 47 us is the median time from a segment's arrival to an ACK
-/// sent after the application's read (kernel events). Neither was chosen by the matrix:
-/// the counts hold from 15 to 120 us and from 30 to 60 us.
+/// hosts by default"; `scripts/host-times.sh` measures both). The host delay is spread
+/// uniformly from zero, so 30 us is twice the median time the kernel's senders took to
+/// answer an ACK there (15 to 17 us, from the emulator's packet log); 47 us is the median
+/// time from a segment's arrival to an ACK sent after the application's read (kernel
+/// events). Neither was chosen by the matrix: the counts hold from 15 to 120 us and from
+/// 30 to 60 us.
 const TESTBED_HOST_DELAY: Duration = Duration::from_micros(30);
 const TESTBED_READ_DELAY: Duration = Duration::from_micros(47);
 /// The host delay draws a time per ACK, so one simulated run is one sample of many; the
