@@ -588,10 +588,12 @@ impl TcpSender {
     /// segment is due within min(1 ms, srtt / 2); then nothing goes until an ACK comes. In
     /// Some(cwnd_limited) if it holds back (`is_cwnd_limited` when cwnd, not the receiver
     /// window, is the smaller), None to send now. Not modelled: the send queue's division
-    /// into buffers (`skb`s of `size_goal` bytes, 45 segments at the testbed's windows),
-    /// whose ends the kernel never sends across and which let a buffer's last segment go
-    /// alone. The testbed's trace showed the rule at work: see docs/fidelity.md, "The
-    /// kernel holds back".
+    /// into buffers (`skb`s of `size_goal` bytes, at most 64 KiB and half the largest
+    /// window the receiver has advertised when the application wrote: about 20 to 45
+    /// segments at the testbed's windows), whose ends the kernel never sends across and
+    /// whose last segment, left alone, it never holds back. The testbed's trace showed the
+    /// rule at work: see docs/fidelity.md, "The kernel holds back", and where the missing
+    /// buffers likely show: "Per ACK, the two 20 ms flows part at one held-back segment".
     fn tso_should_defer(&self, now: Time, max_segs: u32) -> Option<bool> {
         if self.tp.ca_state >= CaState::Recovery
             || now.saturating_since(self.last_send) > Duration::from_millis(1)
