@@ -100,6 +100,9 @@ pub fn decode_ack(b: &[u8]) -> Option<Ack> {
         ack: u32_at(b, 5),
         sacks,
         n_sacks: b[9],
+        // Not on this wire: the user-space flows' senders then cut their send queue into
+        // 64 KiB buffers (see cclab_sim's send_buffers.rs).
+        window: 0,
         tsecr: Time(u64_at(b, ACK_TIMES)),
         tsval: Time(u64_at(b, ACK_TIMES + 8)),
     })
@@ -351,6 +354,7 @@ mod tests {
             ack: 77,
             sacks: [(80, 90), (95, 99), (0, 0)],
             n_sacks: 2,
+            window: 0,
             tsecr: Time(42),
             tsval: Time(43),
         };

@@ -271,8 +271,11 @@ pub struct TcpConfig {
     /// reads at once. A packet the window would cut below `tso_segs` waits for the next
     /// ACK when that is due within a millisecond and the last send was less than one ago
     /// (`tcp_tso_should_defer`, as of Linux 6.18), so some of those single-segment ACKs
-    /// are answered by nothing at once and a pair later. The testbed's kernel hosts do all
-    /// this themselves and ignore the key.
+    /// are answered by nothing at once and a pair later. The data waits in send buffers
+    /// of at most 64 KiB and half the largest window the receiver has offered, which no
+    /// GSO packet spans and whose last segment goes alone (`send_buffers.rs` in
+    /// `cclab_sim::tcp`), so the receiver's ACKs carry their window. The testbed's kernel
+    /// hosts do all this themselves and ignore the key.
     pub psh: bool,
 }
 

@@ -136,7 +136,7 @@ fn answers(p: Flow, acks: &[(u64, u32)]) -> Vec<Vec<Segment>> {
         let now = Time::ZERO + Duration::from_micros(at_us);
         let tsecr = sent[ack as usize - 1].tsval;
         let sacks = [(0, 0); MAX_SACK_BLOCKS];
-        s.on_ack(now, &Ack { flow: 0, ack, sacks, n_sacks: 0, tsecr, tsval: now });
+        s.on_ack(now, &Ack { flow: 0, ack, sacks, n_sacks: 0, window: 0, tsecr, tsval: now });
         assert_eq!(tso_segs(s.tp()), 2, "packets of two at this rate");
         let answer = send(&mut s, now);
         sent.extend(answer.iter().copied());
@@ -194,4 +194,31 @@ fn a_segment_goes_at_once_when_it_is_the_rest_of_the_data_or_a_third_of_the_wind
         shape(&narrow),
         vec![vec![(0, false), (1, true), (2, false)], vec![(3, false)], vec![(4, false)]]
     );
+}
+
+/// The send queue's buffers (`send_buffers.rs`): with no window offered yet they hold
+/// 64 KiB, 45 segments, so the first buffer's last segment, 44, goes out alone and the
+/// pairs start again at 45 (`tcp_mss_split_point` never sends across a buffer's end).
+#[test]
+fn a_gso_packet_never_spans_two_send_buffers() {
+    let no_delay = DelayedAck { enabled: false, ..Default::default() };
+    let cfg =
+        TcpConfig { psh: true, handshake: false, delayed_ack: no_delay, ..Default::default() };
+    let mut s = TcpSender::new(0, Algorithm::new("reno").unwrap(), cfg, None);
+    s.start(Time::ZERO);
+    let mut sent: Vec<Segment> = vec![];
+    s.transmit(Time::ZERO, &mut |seg| sent.push(seg));
+    // Two rounds: every segment out is acknowledged 60 ms after it left, all at once.
+    for round in 1..=2u64 {
+        let now = Time::ZERO + Duration::from_millis(60 * round);
+        let (ack, tsecr) = (s.snd_nxt(), sent.last().unwrap().tsval);
+        let sacks = [(0, 0); MAX_SACK_BLOCKS];
+        s.on_ack(now, &Ack { flow: 0, ack, sacks, n_sacks: 0, window: 0, tsecr, tsval: now });
+        assert_eq!(tso_segs(s.tp()), 2, "packets of two once the RTT is known");
+        s.transmit(now, &mut |seg| sent.push(seg));
+    }
+    assert!(sent.len() > 60, "the second round reaches past the first buffer: {}", sent.len());
+    let pushed: Vec<u32> = sent[30..60].iter().filter(|g| g.psh).map(|g| g.seq).collect();
+    let want: Vec<u32> = (31..44).step_by(2).chain((46..60).step_by(2)).collect();
+    assert_eq!(pushed, want, "pairs up to segment 43, 44 alone, pairs again from 45");
 }

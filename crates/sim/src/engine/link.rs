@@ -286,6 +286,7 @@ mod tests {
             ack: 5,
             sacks: [(0, 0); 3],
             n_sacks: 0,
+            window: 0,
             tsecr: Time::ZERO,
             tsval: Time::ZERO,
         };

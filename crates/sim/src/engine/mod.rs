@@ -112,7 +112,8 @@ impl Simulation {
             let recovery = sender.recovery_style();
             let receiver =
                 TcpReceiver::new(i as u32, f.tcp.mss, f.bytes, f.tcp.delayed_ack, recovery)
-                    .with_read_delay(f.tcp.read_delay);
+                    .with_read_delay(f.tcp.read_delay)
+                    .with_window(f.tcp.psh);
             flows.push(Flow {
                 sender,
                 receiver,

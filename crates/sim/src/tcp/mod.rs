@@ -16,6 +16,7 @@ mod receiver;
 mod recovery;
 mod rtt;
 mod scoreboard;
+mod send_buffers;
 mod sender;
 mod tlp;
 
@@ -112,6 +113,9 @@ pub struct Ack {
     /// SACK blocks `[start, end)` in segments, most recent first; `n_sacks` are valid.
     pub sacks: [(u32, u32); MAX_SACK_BLOCKS],
     pub n_sacks: u8,
+    /// The receive window this ACK offers, bytes; 0 where the receiver does not model it
+    /// (only GSO senders, `TcpConfig::psh`, read it: see `send_buffers.rs`).
+    pub window: u32,
     /// Echo of the TSval of the latest in-order segment (RFC 7323 `TS.Recent`).
     pub tsecr: Time,
     /// The receiver's timestamp (TSval): when it sent this ACK.
@@ -122,7 +126,7 @@ impl Ack {
     /// The SYN-ACK sent at `now` answering a SYN sent at `syn_tsval` (echoed as its TSecr).
     pub fn syn_ack(flow: u32, syn_tsval: Time, now: Time) -> Ack {
         let sacks = [(0, 0); MAX_SACK_BLOCKS];
-        Ack { flow, ack: SYN_SEQ, sacks, n_sacks: 0, tsecr: syn_tsval, tsval: now }
+        Ack { flow, ack: SYN_SEQ, sacks, n_sacks: 0, window: 0, tsecr: syn_tsval, tsval: now }
     }
 
     #[inline]
@@ -141,6 +145,14 @@ impl Ack {
     fn hand_made(ack: u32, blocks: &[(u32, u32)], tsecr: Time) -> Ack {
         let mut sacks = [(0, 0); MAX_SACK_BLOCKS];
         sacks[..blocks.len()].copy_from_slice(blocks);
-        Ack { flow: 0, ack, sacks, n_sacks: blocks.len() as u8, tsecr, tsval: Time::ZERO }
+        Ack {
+            flow: 0,
+            ack,
+            sacks,
+            n_sacks: blocks.len() as u8,
+            window: 0,
+            tsecr,
+            tsval: Time::ZERO,
+        }
     }
 }

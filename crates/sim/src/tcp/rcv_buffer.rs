@@ -67,7 +67,7 @@ const DEFAULT_RATIO: u64 = RATIO_ONE / 2;
 const SEGMENT_OVERHEAD: u64 = 2_304 - 1_448;
 
 /// Linux `TCP_MSS_DEFAULT`: the receiver's segment-size guess before data arrives.
-const MSS_DEFAULT: u64 = 536;
+pub(super) const MSS_DEFAULT: u64 = 536;
 
 /// `net.ipv4.tcp_app_win` (31): the part of the window kept for the application's
 /// buffer, as a shift.
@@ -158,6 +158,12 @@ impl ReceiveBuffer {
     pub(super) fn advertise(&mut self, held: u32, consumed: u64) {
         let left = self.rcv_wnd.saturating_sub(consumed);
         self.rcv_wnd = self.offered_window(held).max(left.next_multiple_of(WINDOW_UNIT));
+    }
+
+    /// `tp->rcv_wnd`: the window the last ACK offered, bytes (the first window until an
+    /// ACK is sent).
+    pub(super) fn window(&self) -> u64 {
+        self.rcv_wnd
     }
 
     /// `__tcp_ack_snd_check`'s test for a second full segment that waits unread: whether

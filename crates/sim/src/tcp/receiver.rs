@@ -86,6 +86,10 @@ pub struct TcpReceiver {
     /// The receiving application, when it takes time to read (`TcpConfig::read_delay`);
     /// boxed, as most runs have none and every receiver's size counts with many flows.
     reader: Option<Box<Reader>>,
+    /// Every ACK offers a window worked out as Linux's receiver does: for a reading delay
+    /// (whose ACK rules depend on it) and for a GSO sender, which sizes its send buffers
+    /// by it (see [`with_window`](Self::with_window)).
+    advertises: bool,
 }
 
 /// The earlier of two optional deadlines.
@@ -165,14 +169,24 @@ impl TcpReceiver {
             ts_recent: Time::ZERO,
             buffer: ReceiveBuffer::new(mss),
             reader: None,
+            advertises: false,
         }
     }
 
     /// The receiving application reads each segment `d` after it arrives
     /// (`TcpConfig::read_delay`).
     pub fn with_read_delay(mut self, d: Duration) -> TcpReceiver {
+        self.advertises |= d > Duration::ZERO;
         self.reader = (d > Duration::ZERO)
             .then(|| Box::new(Reader { delay: d, unread: 0, read_at: None, ack_at_read: false }));
+        self
+    }
+
+    /// Puts in every ACK the window Linux's receiver would offer (`Ack::window`), which a
+    /// GSO sender (`TcpConfig::psh`) sizes its send buffers by. Without it, and without a
+    /// reading delay (which works the window out anyway), ACKs carry none.
+    pub fn with_window(mut self, advertises: bool) -> TcpReceiver {
+        self.advertises |= advertises;
         self
     }
 
@@ -206,7 +220,11 @@ impl TcpReceiver {
     pub fn on_data(&mut self, now: Time, seg: &Segment) -> Option<Ack> {
         if seg.is_syn() {
             self.syn_at = Some(now);
-            return Some(Ack::syn_ack(self.flow, seg.tsval, now));
+            let mut syn_ack = Ack::syn_ack(self.flow, seg.tsval, now);
+            if self.advertises {
+                syn_ack.window = self.buffer.window().min(u32::MAX as u64) as u32;
+            }
+            return Some(syn_ack);
         }
         if let Some(syn_at) = self.syn_at.take() {
             self.handshake_rtt = Some(now - syn_at);
@@ -394,24 +412,23 @@ impl TcpReceiver {
         }
     }
 
-    /// The window the ACK about to leave offers (kept only with a reader, its one user),
-    /// and the read no longer holds an ACK.
+    /// The window the ACK about to leave offers, bytes (worked out only with a reader or
+    /// for a GSO sender, its users), and the read no longer holds an ACK.
     #[cold]
     #[inline(never)]
-    fn advertise_window(&mut self) {
+    fn advertise_window(&mut self) -> u32 {
         let consumed = (self.rcv_nxt - self.rcv_wup) as u64 * self.mss as u64;
         let held = self.held_now();
         self.buffer.advertise(held, consumed);
         if let Some(r) = &mut self.reader {
             r.ack_at_read = false;
         }
+        self.buffer.window().min(u32::MAX as u64) as u32
     }
 
     /// The ACK sent at `now` for what has arrived.
     fn make_ack(&mut self, now: Time) -> Ack {
-        if self.reader.is_some() {
-            self.advertise_window();
-        }
+        let window = if self.advertises { self.advertise_window() } else { 0 };
         // Any ACK covers what waited for either timer (`tcp_event_ack_sent`).
         self.unacked = 0;
         self.rcv_wup = self.rcv_nxt;
@@ -440,7 +457,7 @@ impl TcpReceiver {
             n += 1;
         }
         let (ack, tsecr) = (self.rcv_nxt, self.ts_recent);
-        Ack { flow: self.flow, ack, sacks, n_sacks: n as u8, tsecr, tsval: now }
+        Ack { flow: self.flow, ack, sacks, n_sacks: n as u8, window, tsecr, tsval: now }
     }
 }
 

@@ -43,6 +43,7 @@ use super::rate::{RateBuild, RateSampler};
 use super::recovery::Recovery;
 use super::rtt::{rtt_samples, AckedTimes, RttEstimator};
 use super::scoreboard::{Scoreboard, LOST, RETRANS, SACKED};
+use super::send_buffers::SendBuffers;
 use super::tlp::{ProbeDeadline, Tlp};
 use super::{Ack, Segment};
 use crate::config::TcpConfig;
@@ -92,6 +93,14 @@ struct Window {
     resent_head: bool,
 }
 
+/// The send-queue buffer the next new segment lies in: its segments left from there, and
+/// whether it is the last one the application has written.
+#[derive(Clone, Copy, Debug)]
+struct Buffer {
+    left: u32,
+    last: bool,
+}
+
 /// The GSO packet being built by [`TcpSender::send_window`]: its
 /// segments go out as they come, except the last, which waits to learn whether it
 /// ends a packet of more than one segment (and so carries PSH).
@@ -99,6 +108,9 @@ struct Window {
 struct GsoPacket {
     last: Option<Segment>,
     len: u32,
+    /// The most segments it may take: the GSO size, or less where its send-queue buffer
+    /// ends (`tcp_mss_split_point`).
+    room: u32,
 }
 
 impl GsoPacket {
@@ -187,6 +199,12 @@ pub struct TcpSender {
     ts_recent: Time,
     /// Segments the receiver window allows outstanding.
     rwnd_segs: u32,
+    /// The largest window the receiver has offered, bytes (Linux `tp->max_window`; 0 while
+    /// its ACKs carry none).
+    max_window: u32,
+    /// With GSO sending (`TcpConfig::psh`), the send queue's buffers, whose ends group
+    /// segments into packets; boxed, as other senders have none.
+    send_buffers: Option<Box<SendBuffers>>,
 }
 
 /// The loss recovery a flow uses: its `recovery` key, or else its algorithm's own. The
@@ -243,6 +261,8 @@ impl TcpSender {
             last_send: Time::ZERO,
             ts_recent: Time::ZERO,
             rwnd_segs,
+            max_window: 0,
+            send_buffers: None,
         }
     }
 
@@ -440,6 +460,9 @@ impl TcpSender {
     fn begin(&mut self, now: Time, cwnd: u32) {
         self.started = true;
         self.tp.snd_cwnd = cwnd;
+        if self.cfg.psh {
+            self.send_buffers = Some(Box::new(SendBuffers::new(self.cfg.mss, cwnd)));
+        }
         self.sync_tp(now);
         self.ca.init(&mut self.tp);
     }
@@ -501,10 +524,19 @@ impl TcpSender {
         let probe = self.send_loss_probe(now, out);
         let gso = self.cfg.psh.then(|| cclab_cc::tcp::tso_segs(&self.tp));
         // Two calls of the inlined loop, so that the plain one is compiled knowing `gso` is
-        // None and carries no GSO checks.
+        // None and carries no GSO checks (nor the send buffers, which only GSO uses).
         let window = match gso {
             None => self.send_window(now, None, out),
-            Some(max_segs) => self.send_window(now, Some(max_segs), out),
+            Some(max_segs) => {
+                // The application has written before anything is sent (on the first call,
+                // what fits the send buffer `tcp_init_buffer_space` sized). After the push,
+                // `tcp_check_space` grows the send buffer if cwnd is not full
+                // (`tcp_should_expand_sndbuf`), and the woken application writes.
+                self.application_writes(false);
+                let window = self.send_window(now, Some(max_segs), out);
+                self.application_writes(true);
+                window
+            }
         };
         let Window { sent, sent_new, cwnd_limited, resent_head } = window;
         if sent > 0 {
@@ -559,13 +591,21 @@ impl TcpSender {
                 match gso {
                     None => self.send_new(now, out),
                     Some(max_segs) => {
-                        if packet.len == max_segs {
+                        if packet.len == packet.room {
                             packet.end(out);
                         }
                         if packet.len == 0 {
-                            if let Some(cwnd_limited) = self.tso_should_defer(now, max_segs) {
-                                w.cwnd_limited |= cwnd_limited;
-                                break;
+                            let buffer = self.buffer_at_next();
+                            packet.room = max_segs.min(buffer.left);
+                            // A buffer's last segment alone is never held back
+                            // (`tcp_write_xmit` asks only for more than one).
+                            if buffer.left > 1 {
+                                if let Some(cwnd_limited) =
+                                    self.tso_should_defer(now, max_segs, buffer)
+                                {
+                                    w.cwnd_limited |= cwnd_limited;
+                                    break;
+                                }
                             }
                         }
                         self.send_new(now, &mut |seg| packet.add(seg, out));
@@ -587,14 +627,13 @@ impl TcpSender {
     /// only right after a send (within 1 ms) and only when the ACK of the oldest outstanding
     /// segment is due within min(1 ms, srtt / 2); then nothing goes until an ACK comes. In
     /// Some(cwnd_limited) if it holds back (`is_cwnd_limited` when cwnd, not the receiver
-    /// window, is the smaller), None to send now. Not modelled: the send queue's division
-    /// into buffers (`skb`s of `size_goal` bytes, at most 64 KiB and half the largest
-    /// window the receiver has advertised when the application wrote: about 20 to 45
-    /// segments at the testbed's windows), whose ends the kernel never sends across and
-    /// whose last segment, left alone, it never holds back. The testbed's trace showed the
-    /// rule at work: see docs/fidelity.md, "The kernel holds back", and where the missing
-    /// buffers likely show: "Per ACK, the two 20 ms flows part at one held-back segment".
-    fn tso_should_defer(&self, now: Time, max_segs: u32) -> Option<bool> {
+    /// window, is the smaller), None to send now. `buffer` is the send-queue buffer the
+    /// packet would begin in (`send_buffers.rs`): the rest of one that is not the last
+    /// written goes at once ("middle in queue"); the caller does not ask for a buffer's
+    /// last segment alone, as `tcp_write_xmit` does not. The testbed's trace showed the
+    /// rule at work: see docs/fidelity.md, "The kernel holds back" and "The kernel's send
+    /// buffers, modelled".
+    fn tso_should_defer(&self, now: Time, max_segs: u32, buffer: Buffer) -> Option<bool> {
         if self.tp.ca_state >= CaState::Recovery
             || now.saturating_since(self.last_send) > Duration::from_millis(1)
         {
@@ -606,6 +645,11 @@ impl TcpSender {
         // A full packet fits, or the rest of the data does (the last buffer, with its FIN,
         // or an earlier one that gets no more data).
         if limit >= max_segs || self.new_segments_left() <= limit {
+            return None;
+        }
+        // "Middle in queue won't get any more data": the rest of a buffer that is not the
+        // last one written goes whole.
+        if !buffer.last && limit >= buffer.left {
             return None;
         }
         // `tcp_tso_win_divisor` (3): a third of the window is worth sending at once.
@@ -623,6 +667,34 @@ impl TcpSender {
             return None;
         }
         Some(cong_win < send_win)
+    }
+
+    /// The application fills the send buffer (see `send_buffers.rs`), with GSO sending;
+    /// `expand`: first the send buffer grows if cwnd is not full (`tcp_new_space`).
+    fn application_writes(&mut self, expand: bool) {
+        let end = match self.total_segs {
+            _ if self.app_closed => Some(self.snd_nxt()),
+            n => n,
+        };
+        if let Some(b) = &mut self.send_buffers {
+            if expand && self.board.in_flight() < self.tp.snd_cwnd {
+                b.expand(self.tp.snd_cwnd);
+            }
+            b.write(self.board.snd_una(), end, self.max_window);
+        }
+    }
+
+    /// The send-queue buffer the next new segment lies in (one without end where the
+    /// sender keeps no buffers).
+    fn buffer_at_next(&mut self) -> Buffer {
+        let seq = self.snd_nxt();
+        match &mut self.send_buffers {
+            Some(b) => {
+                let (left, last) = b.buffer_at(seq, self.max_window);
+                Buffer { left, last }
+            }
+            None => Buffer { left: u32::MAX, last: true },
+        }
     }
 
     /// Segments of new data the application has still to be sent (u32::MAX for a bulk
@@ -714,12 +786,15 @@ impl TcpSender {
         if !self.started {
             if ack.is_syn_ack() {
                 self.on_syn_ack(now, ack.tsecr);
+                self.max_window = self.max_window.max(ack.window);
             }
             return;
         }
         if ack.ack > self.snd_nxt() || ack.ack < self.snd_una() {
             return; // acknowledges unsent data, an old ACK or a duplicate SYN-ACK
         }
+        // `tcp_ack_update_window`.
+        self.max_window = self.max_window.max(ack.window);
         // `tp` is brought up to date after the delivery is taken, before the algorithm
         // first reads it (steps 1-2 read none of the fields `sync_tp` sets).
         let prior_in_flight = self.in_flight();
