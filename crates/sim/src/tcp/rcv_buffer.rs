@@ -162,8 +162,8 @@ impl ReceiveBuffer {
 
     /// `tp->rcv_wnd`: the window the last ACK offered, bytes (the first window until an
     /// ACK is sent).
-    pub(super) fn window(&self) -> u64 {
-        self.rcv_wnd
+    pub(super) fn window(&self) -> u32 {
+        self.rcv_wnd.min(u32::MAX as u64) as u32
     }
 
     /// `__tcp_ack_snd_check`'s test for a second full segment that waits unread: whether

@@ -222,7 +222,7 @@ impl TcpReceiver {
             self.syn_at = Some(now);
             let mut syn_ack = Ack::syn_ack(self.flow, seg.tsval, now);
             if self.advertises {
-                syn_ack.window = self.buffer.window().min(u32::MAX as u64) as u32;
+                syn_ack.window = self.buffer.window();
             }
             return Some(syn_ack);
         }
@@ -423,7 +423,7 @@ impl TcpReceiver {
         if let Some(r) = &mut self.reader {
             r.ack_at_read = false;
         }
-        self.buffer.window().min(u32::MAX as u64) as u32
+        self.buffer.window()
     }
 
     /// The ACK sent at `now` for what has arrived.

@@ -39,6 +39,14 @@ const INIT_CWND: u64 = 10;
 /// `net.ipv4.tcp_wmem[2]`: the most autotuning gives a send buffer, bytes.
 const WMEM_MAX: u64 = 4_194_304;
 
+/// The buffer a segment lies in: its segments left from there on, and whether it is the
+/// last one the application has written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Buffer {
+    pub(super) left: u32,
+    pub(super) last: bool,
+}
+
 /// One sender's write queue, in segments.
 #[derive(Clone, Debug)]
 pub(super) struct SendBuffers {
@@ -99,15 +107,14 @@ impl SendBuffers {
     /// before `seq` are dropped. Where the writer has not reached `seq`, a buffer is begun
     /// there (the application's writes are modelled only as far as they shape buffers;
     /// they never hold sending back).
-    pub(super) fn buffer_at(&mut self, seq: u32, max_window: u32) -> (u32, bool) {
+    pub(super) fn buffer_at(&mut self, seq: u32, max_window: u32) -> Buffer {
         while self.ends.front().is_some_and(|&end| end <= seq) {
             self.ends.pop_front();
         }
         if self.ends.is_empty() {
             self.ends.push_back(seq.saturating_add(self.size_goal(max_window)));
         }
-        let end = self.ends[0];
-        (end - seq, self.ends.len() == 1)
+        Buffer { left: self.ends[0] - seq, last: self.ends.len() == 1 }
     }
 }
 
@@ -148,11 +155,11 @@ mod tests {
     fn the_buffer_at_a_segment_says_what_is_left_of_it_and_whether_it_is_the_last() {
         let mut b = SendBuffers::new(1448, 10);
         b.write(0, None, 65_160);
-        assert_eq!(b.buffer_at(0, 65_160), (22, false));
-        assert_eq!(b.buffer_at(21, 65_160), (1, false));
-        assert_eq!(b.buffer_at(22, 65_160), (22, false));
-        assert_eq!(b.buffer_at(50, 65_160), (16, true));
+        assert_eq!(b.buffer_at(0, 65_160), Buffer { left: 22, last: false });
+        assert_eq!(b.buffer_at(21, 65_160), Buffer { left: 1, last: false });
+        assert_eq!(b.buffer_at(22, 65_160), Buffer { left: 22, last: false });
+        assert_eq!(b.buffer_at(50, 65_160), Buffer { left: 16, last: true });
         // Past what was written, a buffer is begun where sending is.
-        assert_eq!(b.buffer_at(70, 65_160), (22, true));
+        assert_eq!(b.buffer_at(70, 65_160), Buffer { left: 22, last: true });
     }
 }

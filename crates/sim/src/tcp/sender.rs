@@ -43,7 +43,7 @@ use super::rate::{RateBuild, RateSampler};
 use super::recovery::Recovery;
 use super::rtt::{rtt_samples, AckedTimes, RttEstimator};
 use super::scoreboard::{Scoreboard, LOST, RETRANS, SACKED};
-use super::send_buffers::SendBuffers;
+use super::send_buffers::{Buffer, SendBuffers};
 use super::tlp::{ProbeDeadline, Tlp};
 use super::{Ack, Segment};
 use crate::config::TcpConfig;
@@ -91,14 +91,6 @@ struct Window {
     cwnd_limited: bool,
     /// It resent the oldest outstanding segment.
     resent_head: bool,
-}
-
-/// The send-queue buffer the next new segment lies in: its segments left from there, and
-/// whether it is the last one the application has written.
-#[derive(Clone, Copy, Debug)]
-struct Buffer {
-    left: u32,
-    last: bool,
 }
 
 /// The GSO packet being built by [`TcpSender::send_window`]: its
@@ -672,10 +664,7 @@ impl TcpSender {
     /// The application fills the send buffer (see `send_buffers.rs`), with GSO sending;
     /// `expand`: first the send buffer grows if cwnd is not full (`tcp_new_space`).
     fn application_writes(&mut self, expand: bool) {
-        let end = match self.total_segs {
-            _ if self.app_closed => Some(self.snd_nxt()),
-            n => n,
-        };
+        let end = self.data_end();
         if let Some(b) = &mut self.send_buffers {
             if expand && self.board.in_flight() < self.tp.snd_cwnd {
                 b.expand(self.tp.snd_cwnd);
@@ -689,10 +678,7 @@ impl TcpSender {
     fn buffer_at_next(&mut self) -> Buffer {
         let seq = self.snd_nxt();
         match &mut self.send_buffers {
-            Some(b) => {
-                let (left, last) = b.buffer_at(seq, self.max_window);
-                Buffer { left, last }
-            }
+            Some(b) => b.buffer_at(seq, self.max_window),
             None => Buffer { left: u32::MAX, last: true },
         }
     }
@@ -700,10 +686,15 @@ impl TcpSender {
     /// Segments of new data the application has still to be sent (u32::MAX for a bulk
     /// sender).
     fn new_segments_left(&self) -> u32 {
+        self.data_end().map_or(u32::MAX, |end| end.saturating_sub(self.snd_nxt()))
+    }
+
+    /// Where the application's data ends: a finite transfer's last segment, what was sent
+    /// once the application stopped, None for a bulk sender still writing.
+    fn data_end(&self) -> Option<u32> {
         match self.total_segs {
-            _ if self.app_closed => 0,
-            Some(n) => n.saturating_sub(self.snd_nxt()),
-            None => u32::MAX,
+            _ if self.app_closed => Some(self.snd_nxt()),
+            n => n,
         }
     }
 
