@@ -1,6 +1,7 @@
 //! The sender's queue of unsent data cut into buffers, as Linux's write queue is: for GSO
 //! sending only (`TcpConfig::psh`), where the buffers' ends decide how segments are
-//! grouped into packets and which packets may be held back.
+//! grouped into packets and which packets may be held back, and where the application's
+//! writes decide how much data there is to send.
 //!
 //! Linux copies what the application writes into buffers (`skb`s) of `size_goal` bytes
 //! (`tcp_sendmsg_locked`, net/ipv4/tcp.c). `tcp_xmit_size_goal` takes 64 KiB
@@ -12,14 +13,31 @@
 //! segment). A packet that takes the rest of a buffer that is not the last is not held
 //! back either ("middle in queue" in `tcp_tso_should_defer`).
 //!
-//! The application writes while what it has written and not had acknowledged is below
-//! the send buffer (`sk_stream_memory_free`), which `tcp_sndbuf_expand` sizes for twice
-//! cwnd (at least `TCP_INIT_CWND`) at 4,352 bytes of memory per segment. Simplified here:
-//! - the buffer memory is counted as the payload (a buffer of tens of segments costs about
-//!   a kilobyte more);
-//! - the writer is woken as soon as there is room (Linux wakes it once a third of the
-//!   buffer is free);
-//! - each buffer is written whole, at the size goal of the moment it is begun.
+//! How much the application has written is the send buffer's business:
+//! - Every buffer costs its payload and the memory of an empty `skb` (`SKB_OVERHEAD`),
+//!   and so does every packet sent from one until it is wholly acknowledged: sending a
+//!   packet cuts it off its buffer into an `skb` of its own (`tso_fragment`), and an ACK
+//!   frees an `skb` only once it covers all of it (`tcp_clean_rtx_queue`). Their sum is
+//!   `sk_wmem_queued`.
+//! - The application begins a new buffer only while that sum is below the send buffer
+//!   (`sk_stream_memory_free`), and fills a buffer it has begun; then it blocks
+//!   (`sk_stream_wait_memory`, which sets `SOCK_NOSPACE`).
+//! - After each ACK's sending, `tcp_check_space` (tcp_input.c) looks at a blocked writer
+//!   only: if the push left cwnd unfilled, the send buffer grows to twice cwnd at 4,352
+//!   bytes of memory per segment (`tcp_new_space`, `tcp_should_expand_sndbuf`,
+//!   `tcp_sndbuf_expand`); and if at least a third of it is then free
+//!   (`sk_stream_write_space`: free space at least half of what is queued), the writer
+//!   wakes and writes until the send buffer is full again.
+//! - Data the application has not written cannot be sent: a sender that catches up with
+//!   its writer leaves cwnd unfilled, which is what grows the send buffer.
+//!
+//! Simplified here: the woken writer writes at the instant of the ACK (the kernel wakes a
+//! thread, which takes some microseconds); a buffer is written whole at the size goal of
+//! the moment it is begun (the testbed's writer writes 64 KiB at a time, and a buffer
+//! left part-filled by one write is filled by the next, whose size goal may have grown);
+//! after a loss, the kernel splits the `skb`s that SACK blocks cut and merges SACKed ones
+//! (`tcp_fragment`, `tcp_shift_skb_data`), which is not followed, so the memory of a
+//! window with losses in it is counted as it was sent.
 
 use super::rcv_buffer::MSS_DEFAULT;
 use std::collections::VecDeque;
@@ -32,6 +50,14 @@ const GSO_MAX_BYTES: u64 = 65_536;
 /// `roundup_pow_of_two(1,460 + MAX_TCP_HEADER + the aligned skb_shared_info)` (4,096) plus
 /// the aligned `struct sk_buff` (256), bytes.
 const PER_SEGMENT_MEMORY: u64 = 4_352;
+
+/// The memory of an `skb` beyond its payload, bytes: `tcp_stream_alloc_skb` charges
+/// `SKB_TRUESIZE` of its empty head (the head, the aligned `struct sk_buff` and
+/// `skb_shared_info`), and the payload adds its own length. Measured on this project's
+/// kernel (6.18): a socket whose peer's window held everything back queued 54 buffers,
+/// and `ss -m`'s `w` (`sk_wmem_queued`) exceeded its unsent bytes by 67,392, 54 times
+/// 1,248 (two and four buffers: 2,496 and 4,992).
+const SKB_OVERHEAD: u64 = 1_248;
 
 /// `TCP_INIT_CWND`: the send buffer is sized for at least this many segments.
 const INIT_CWND: u64 = 10;
@@ -47,27 +73,48 @@ pub(super) struct Buffer {
     pub(super) last: bool,
 }
 
+/// Where the sender stands: the oldest unacknowledged segment and the next to send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Progress {
+    pub(super) snd_una: u32,
+    pub(super) snd_nxt: u32,
+}
+
 /// One sender's write queue, in segments.
 #[derive(Clone, Debug)]
 pub(super) struct SendBuffers {
     mss: u64,
     /// `sk->sk_sndbuf`, bytes.
     sndbuf: u64,
+    /// Where the application has written up to (exclusive).
+    written: u32,
     /// The end (exclusive) of each buffer that is not yet wholly sent, in order.
     ends: VecDeque<u32>,
+    /// The end (exclusive) of each packet sent from the buffers and not wholly
+    /// acknowledged, in order: each is an `skb` of its own.
+    packets: VecDeque<u32>,
+    /// The application waits for memory (`SOCK_NOSPACE`).
+    writer_blocked: bool,
 }
 
 impl SendBuffers {
-    /// A connection's write queue once established (`tcp_init_buffer_space` expands the
-    /// send buffer for the initial cwnd), for segments of `mss` bytes.
-    pub(super) fn new(mss: u32, init_cwnd: u32) -> SendBuffers {
-        let mut b = SendBuffers { mss: mss.max(1) as u64, sndbuf: 0, ends: VecDeque::new() };
+    /// A connection's write queue once established at segment `start` (`tcp_init_buffer_space`
+    /// expands the send buffer for the initial cwnd), for segments of `mss` bytes.
+    pub(super) fn new(mss: u32, init_cwnd: u32, start: u32) -> SendBuffers {
+        let mut b = SendBuffers {
+            mss: mss.max(1) as u64,
+            sndbuf: 0,
+            written: start,
+            ends: VecDeque::new(),
+            packets: VecDeque::new(),
+            writer_blocked: false,
+        };
         b.expand(init_cwnd);
         b
     }
 
     /// `tcp_sndbuf_expand` for a cwnd of `cwnd`: the buffer only grows.
-    pub(super) fn expand(&mut self, cwnd: u32) {
+    fn expand(&mut self, cwnd: u32) {
         let segments = (cwnd as u64).max(INIT_CWND);
         self.sndbuf = self.sndbuf.max((2 * segments * PER_SEGMENT_MEMORY).min(WMEM_MAX));
     }
@@ -82,39 +129,93 @@ impl SendBuffers {
         (bytes / self.mss).max(1) as u32
     }
 
-    /// Where the application has written up to (the last buffer's end), if anywhere.
-    fn written(&self) -> Option<u32> {
-        self.ends.back().copied()
+    /// Where the application has written up to: the sender may send below it.
+    pub(super) fn written(&self) -> u32 {
+        self.written
     }
 
-    /// The application writes, from `snd_una` on, as much as the send buffer holds, up to
-    /// `data_end` (the end of a finite transfer), with `max_window` the largest window the
-    /// receiver has offered so far.
-    pub(super) fn write(&mut self, snd_una: u32, data_end: Option<u32>, max_window: u32) {
-        let room = (self.sndbuf / self.mss).min(u32::MAX as u64) as u32;
-        let limit = snd_una.saturating_add(room).min(data_end.unwrap_or(u32::MAX));
-        let mut written = self.written().unwrap_or(snd_una).max(snd_una);
-        while written < limit {
-            written = written
-                .saturating_add(self.size_goal(max_window))
-                .min(data_end.unwrap_or(u32::MAX));
-            self.ends.push_back(written);
+    /// Forgets the buffers wholly sent and the packets wholly acknowledged.
+    fn free(&mut self, at: Progress) {
+        while self.ends.front().is_some_and(|&end| end <= at.snd_nxt) {
+            self.ends.pop_front();
+        }
+        while self.packets.front().is_some_and(|&end| end <= at.snd_una) {
+            self.packets.pop_front();
         }
     }
 
-    /// The buffer that segment `seq` (the next to send) lies in: how many of its segments
-    /// are left from `seq` on, and whether it is the last one written. Buffers wholly
-    /// before `seq` are dropped. Where the writer has not reached `seq`, a buffer is begun
-    /// there (the application's writes are modelled only as far as they shape buffers;
-    /// they never hold sending back).
-    pub(super) fn buffer_at(&mut self, seq: u32, max_window: u32) -> Buffer {
+    /// `sk_wmem_queued`: the payload written and not acknowledged, and the memory of each
+    /// `skb` holding it, bytes (call `free` first).
+    fn queued(&self, at: Progress) -> u64 {
+        let payload = self.written.saturating_sub(at.snd_una) as u64 * self.mss;
+        payload + SKB_OVERHEAD * (self.ends.len() + self.packets.len()) as u64
+    }
+
+    /// A packet ending (exclusive) at segment `end` was sent from the buffers.
+    pub(super) fn packet_sent(&mut self, end: u32) {
+        self.packets.push_back(end);
+    }
+
+    /// The application writes, unless it is blocked: a buffer at a time while the send
+    /// buffer has room, up to `data_end` (the end of a finite transfer), with
+    /// `max_window` the largest window the receiver has offered so far. It blocks when
+    /// the send buffer is full.
+    pub(super) fn write(&mut self, at: Progress, data_end: Option<u32>, max_window: u32) {
+        if self.writer_blocked {
+            return;
+        }
+        self.free(at);
+        let end = data_end.unwrap_or(u32::MAX);
+        while self.written < end {
+            if self.queued(at) >= self.sndbuf {
+                self.writer_blocked = true;
+                return;
+            }
+            self.written = self.written.saturating_add(self.size_goal(max_window)).min(end);
+            self.ends.push_back(self.written);
+        }
+    }
+
+    /// `tcp_check_space` after an ACK's sending, with `cwnd_unfilled` whether the push
+    /// left cwnd unfilled: a blocked writer may see the send buffer grow, and wakes to
+    /// write if a third of it is free. Whether it wrote anything.
+    pub(super) fn check_space(
+        &mut self,
+        at: Progress,
+        cwnd: u32,
+        cwnd_unfilled: bool,
+        data_end: Option<u32>,
+        max_window: u32,
+    ) -> bool {
+        if !self.writer_blocked {
+            return false;
+        }
+        if cwnd_unfilled {
+            self.expand(cwnd);
+        }
+        self.free(at);
+        let queued = self.queued(at);
+        if self.sndbuf.saturating_sub(queued) < queued / 2 {
+            return false;
+        }
+        self.writer_blocked = false;
+        let before = self.written;
+        self.write(at, data_end, max_window);
+        self.written > before
+    }
+
+    /// The buffer that segment `seq` (the next to send, below `written`) lies in: how
+    /// many of its segments are left from `seq` on, and whether it is the last one
+    /// written. Buffers wholly before `seq` are dropped.
+    pub(super) fn buffer_at(&mut self, seq: u32) -> Buffer {
         while self.ends.front().is_some_and(|&end| end <= seq) {
             self.ends.pop_front();
         }
-        if self.ends.is_empty() {
-            self.ends.push_back(seq.saturating_add(self.size_goal(max_window)));
+        match self.ends.front() {
+            Some(&end) => Buffer { left: end - seq, last: self.ends.len() == 1 },
+            // Not reached: the sender sends only what was written.
+            None => Buffer { left: 1, last: true },
         }
-        Buffer { left: self.ends[0] - seq, last: self.ends.len() == 1 }
     }
 }
 
@@ -122,9 +223,11 @@ impl SendBuffers {
 mod tests {
     use super::*;
 
+    const AT_START: Progress = Progress { snd_una: 0, snd_nxt: 0 };
+
     #[test]
     fn buffers_are_half_the_largest_window_up_to_64_kib() {
-        let b = SendBuffers::new(1448, 10);
+        let b = SendBuffers::new(1448, 10, 0);
         // No window yet: 64 KiB, 45 segments of 1,448 bytes.
         assert_eq!(b.size_goal(0), 45);
         // The testbed's first window, 65,160 bytes: half is 22.5 segments.
@@ -136,30 +239,68 @@ mod tests {
     }
 
     #[test]
-    fn the_application_writes_what_the_send_buffer_holds_in_buffers_of_the_moment() {
-        let mut b = SendBuffers::new(1448, 10);
-        // 2 x 10 x 4,352 bytes: 60 segments of room from snd_una 0: buffers of 22.
-        b.write(0, None, 65_160);
+    fn the_writer_begins_buffers_while_the_send_buffer_has_room_then_blocks() {
+        // 2 x 10 x 4,352 = 87,040 bytes; a buffer of 22 segments costs 22 x 1,448 + 1,248
+        // = 33,104: the third is begun at 66,208 and the writer blocks at 99,312.
+        let mut b = SendBuffers::new(1448, 10, 0);
+        b.write(AT_START, None, 65_160);
         assert_eq!(b.ends, [22, 44, 66]);
-        // The window grows: buffers written from now on are larger.
-        b.expand(30); // 180 segments of room
-        b.write(40, None, 131_072);
-        assert_eq!(b.ends, [22, 44, 66, 111, 156, 201, 246]);
-        // A finite transfer's last buffer ends with its data.
-        let mut f = SendBuffers::new(1448, 10);
-        f.write(0, Some(30), 0);
-        assert_eq!(f.ends, [30]);
+        assert_eq!((b.written(), b.writer_blocked), (66, true));
+        // Blocked, it writes no more, however much is acknowledged.
+        b.write(Progress { snd_una: 60, snd_nxt: 60 }, None, 65_160);
+        assert_eq!(b.written(), 66);
+        // A finite transfer's last buffer ends with its data, and the writer is done.
+        let mut f = SendBuffers::new(1448, 10, 0);
+        f.write(AT_START, Some(30), 0);
+        assert_eq!((f.ends.clone(), f.writer_blocked), (VecDeque::from([30]), false));
+    }
+
+    #[test]
+    fn sent_packets_cost_memory_until_wholly_acknowledged() {
+        let mut b = SendBuffers::new(1448, 10, 0);
+        b.write(AT_START, None, 65_160);
+        for end in (2..=10).step_by(2) {
+            b.packet_sent(end);
+        }
+        let at = Progress { snd_una: 0, snd_nxt: 10 };
+        b.free(at);
+        // 66 segments, three buffers (the first one's rest among them), five packets.
+        assert_eq!(b.queued(at), 66 * 1448 + 8 * 1248);
+        // An ACK of 3 segments frees one packet; the one it covers half stays.
+        let at = Progress { snd_una: 3, snd_nxt: 10 };
+        b.free(at);
+        assert_eq!(b.queued(at), 63 * 1448 + 7 * 1248);
+    }
+
+    #[test]
+    fn a_blocked_writer_wakes_when_a_third_of_the_send_buffer_is_free() {
+        let mut b = SendBuffers::new(1448, 10, 0);
+        b.write(AT_START, None, 65_160);
+        for end in (2..=60).step_by(2) {
+            b.packet_sent(end);
+        }
+        // 105,552 bytes queued: no room.
+        let sent = Progress { snd_una: 0, snd_nxt: 10 };
+        assert!(!b.check_space(sent, 10, false, None, 65_160));
+        // Acknowledged up to 40 with 60 sent: 26 x 1,448 + 11 x 1,248 = 51,376 queued,
+        // 35,664 free, at least half of it: the writer wakes, begins two buffers and
+        // blocks again (84,480 before the second, 117,584 after).
+        let acked = Progress { snd_una: 40, snd_nxt: 60 };
+        assert!(b.check_space(acked, 40, false, None, 65_160));
+        assert_eq!((b.written(), b.writer_blocked), (110, true));
+        assert_eq!(b.sndbuf, 87_040);
+        // A push that leaves cwnd unfilled grows the send buffer first: 2 x 40 x 4,352.
+        assert!(b.check_space(acked, 40, true, None, 65_160));
+        assert_eq!(b.sndbuf, 348_160);
     }
 
     #[test]
     fn the_buffer_at_a_segment_says_what_is_left_of_it_and_whether_it_is_the_last() {
-        let mut b = SendBuffers::new(1448, 10);
-        b.write(0, None, 65_160);
-        assert_eq!(b.buffer_at(0, 65_160), Buffer { left: 22, last: false });
-        assert_eq!(b.buffer_at(21, 65_160), Buffer { left: 1, last: false });
-        assert_eq!(b.buffer_at(22, 65_160), Buffer { left: 22, last: false });
-        assert_eq!(b.buffer_at(50, 65_160), Buffer { left: 16, last: true });
-        // Past what was written, a buffer is begun where sending is.
-        assert_eq!(b.buffer_at(70, 65_160), Buffer { left: 22, last: true });
+        let mut b = SendBuffers::new(1448, 10, 0);
+        b.write(AT_START, None, 65_160);
+        assert_eq!(b.buffer_at(0), Buffer { left: 22, last: false });
+        assert_eq!(b.buffer_at(21), Buffer { left: 1, last: false });
+        assert_eq!(b.buffer_at(22), Buffer { left: 22, last: false });
+        assert_eq!(b.buffer_at(50), Buffer { left: 16, last: true });
     }
 }

@@ -43,7 +43,7 @@ use super::rate::{RateBuild, RateSampler};
 use super::recovery::Recovery;
 use super::rtt::{rtt_samples, AckedTimes, RttEstimator};
 use super::scoreboard::{Scoreboard, LOST, RETRANS, SACKED};
-use super::send_buffers::{Buffer, SendBuffers};
+use super::send_buffers::{Buffer, Progress, SendBuffers};
 use super::tlp::{ProbeDeadline, Tlp};
 use super::{Ack, Segment};
 use crate::config::TcpConfig;
@@ -93,6 +93,18 @@ struct Window {
     resent_head: bool,
 }
 
+impl Window {
+    /// This pass followed by `later` (which stopped where the two stopped).
+    fn then(self, later: Window) -> Window {
+        Window {
+            sent: self.sent + later.sent,
+            sent_new: self.sent_new + later.sent_new,
+            cwnd_limited: later.cwnd_limited,
+            resent_head: self.resent_head | later.resent_head,
+        }
+    }
+}
+
 /// The GSO packet being built by [`TcpSender::send_window`]: its
 /// segments go out as they come, except the last, which waits to learn whether it
 /// ends a packet of more than one segment (and so carries PSH).
@@ -113,12 +125,13 @@ impl GsoPacket {
         self.len += 1;
     }
 
-    fn end(&mut self, out: &mut impl FnMut(Segment)) {
-        if let Some(mut last) = self.last.take() {
-            last.psh = self.len > 1;
-            out(last);
-        }
-        self.len = 0;
+    /// Sends the packet's last segment; where the packet ends (exclusive), if it had any.
+    fn end(&mut self, out: &mut impl FnMut(Segment)) -> Option<u32> {
+        let len = std::mem::take(&mut self.len);
+        let mut last = self.last.take()?;
+        last.psh = len > 1;
+        out(last);
+        Some(last.seq + 1)
     }
 }
 
@@ -390,8 +403,12 @@ impl TcpSender {
         &self.cfg
     }
 
+    /// Data is there to send: the application has not stopped, a finite transfer is not
+    /// all sent, and, with GSO sending, the application has written beyond what was sent.
     fn has_new_data(&self) -> bool {
-        !self.app_closed && self.total_segs.is_none_or(|n| self.snd_nxt() < n)
+        !self.app_closed
+            && self.total_segs.is_none_or(|n| self.snd_nxt() < n)
+            && self.send_buffers.as_ref().is_none_or(|b| self.snd_nxt() < b.written())
     }
 
     /// New data may go now as far as the data and the receiver window go (cwnd aside).
@@ -453,7 +470,8 @@ impl TcpSender {
         self.started = true;
         self.tp.snd_cwnd = cwnd;
         if self.cfg.psh {
-            self.send_buffers = Some(Box::new(SendBuffers::new(self.cfg.mss, cwnd)));
+            self.send_buffers =
+                Some(Box::new(SendBuffers::new(self.cfg.mss, cwnd, self.board.snd_una())));
         }
         self.sync_tp(now);
         self.ca.init(&mut self.tp);
@@ -522,12 +540,15 @@ impl TcpSender {
             Some(max_segs) => {
                 // The application has written before anything is sent (on the first call,
                 // what fits the send buffer `tcp_init_buffer_space` sized). After the push,
-                // `tcp_check_space` grows the send buffer if cwnd is not full
-                // (`tcp_should_expand_sndbuf`), and the woken application writes.
-                self.application_writes(false);
+                // `tcp_check_space` may wake it, and what it writes goes out with its own
+                // push (`tcp_push` at the end of `tcp_sendmsg_locked`).
+                self.application_writes();
                 let window = self.send_window(now, Some(max_segs), out);
-                self.application_writes(true);
-                window
+                if self.check_space() {
+                    window.then(self.send_window(now, Some(max_segs), out))
+                } else {
+                    window
+                }
             }
         };
         let Window { sent, sent_new, cwnd_limited, resent_head } = window;
@@ -576,7 +597,7 @@ impl TcpSender {
                 break;
             }
             if let Some(seq) = self.board.next_lost() {
-                packet.end(out);
+                self.end_packet(&mut packet, out);
                 w.resent_head |= seq == self.snd_una();
                 self.retransmit(now, seq, out);
             } else if self.new_data_allowed() {
@@ -584,7 +605,7 @@ impl TcpSender {
                     None => self.send_new(now, out),
                     Some(max_segs) => {
                         if packet.len == packet.room {
-                            packet.end(out);
+                            self.end_packet(&mut packet, out);
                         }
                         if packet.len == 0 {
                             let buffer = self.buffer_at_next();
@@ -609,7 +630,7 @@ impl TcpSender {
             }
             w.sent += 1;
         }
-        packet.end(out);
+        self.end_packet(&mut packet, out);
         w
     }
 
@@ -661,15 +682,35 @@ impl TcpSender {
         Some(cong_win < send_win)
     }
 
-    /// The application fills the send buffer (see `send_buffers.rs`), with GSO sending;
-    /// `expand`: first the send buffer grows if cwnd is not full (`tcp_new_space`).
-    fn application_writes(&mut self, expand: bool) {
-        let end = self.data_end();
+    /// With GSO sending, the application writes unless it waits for memory (see
+    /// `send_buffers.rs`).
+    fn application_writes(&mut self) {
+        let (at, end) = (self.progress(), self.data_end());
         if let Some(b) = &mut self.send_buffers {
-            if expand && self.board.in_flight() < self.tp.snd_cwnd {
-                b.expand(self.tp.snd_cwnd);
-            }
-            b.write(self.board.snd_una(), end, self.max_window);
+            b.write(at, end, self.max_window);
+        }
+    }
+
+    /// Linux `tcp_check_space` after a push, with GSO sending: whether the application
+    /// woke and wrote (see `send_buffers.rs`).
+    fn check_space(&mut self) -> bool {
+        let (at, end) = (self.progress(), self.data_end());
+        let cwnd = self.tp.snd_cwnd;
+        let cwnd_unfilled = self.board.in_flight() < cwnd;
+        self.send_buffers
+            .as_mut()
+            .is_some_and(|b| b.check_space(at, cwnd, cwnd_unfilled, end, self.max_window))
+    }
+
+    fn progress(&self) -> Progress {
+        Progress { snd_una: self.snd_una(), snd_nxt: self.snd_nxt() }
+    }
+
+    /// Ends the GSO packet being built: its last segment goes out, and the send queue
+    /// counts it as an `skb` of its own.
+    fn end_packet(&mut self, packet: &mut GsoPacket, out: &mut impl FnMut(Segment)) {
+        if let (Some(end), Some(b)) = (packet.end(out), &mut self.send_buffers) {
+            b.packet_sent(end);
         }
     }
 
@@ -678,7 +719,7 @@ impl TcpSender {
     fn buffer_at_next(&mut self) -> Buffer {
         let seq = self.snd_nxt();
         match &mut self.send_buffers {
-            Some(b) => b.buffer_at(seq, self.max_window),
+            Some(b) => b.buffer_at(seq),
             None => Buffer { left: u32::MAX, last: true },
         }
     }
