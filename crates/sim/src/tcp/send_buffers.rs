@@ -136,11 +136,16 @@ impl SendBuffers {
 
     /// Forgets the buffers wholly sent and the packets wholly acknowledged.
     fn free(&mut self, at: Progress) {
-        while self.ends.front().is_some_and(|&end| end <= at.snd_nxt) {
-            self.ends.pop_front();
-        }
+        self.drop_buffers_sent_by(at.snd_nxt);
         while self.packets.front().is_some_and(|&end| end <= at.snd_una) {
             self.packets.pop_front();
+        }
+    }
+
+    /// Forgets the buffers that end at or before segment `seq`: they are wholly sent.
+    fn drop_buffers_sent_by(&mut self, seq: u32) {
+        while self.ends.front().is_some_and(|&end| end <= seq) {
+            self.ends.pop_front();
         }
     }
 
@@ -208,9 +213,7 @@ impl SendBuffers {
     /// many of its segments are left from `seq` on, and whether it is the last one
     /// written. Buffers wholly before `seq` are dropped.
     pub(super) fn buffer_at(&mut self, seq: u32) -> Buffer {
-        while self.ends.front().is_some_and(|&end| end <= seq) {
-            self.ends.pop_front();
-        }
+        self.drop_buffers_sent_by(seq);
         match self.ends.front() {
             Some(&end) => Buffer { left: end - seq, last: self.ends.len() == 1 },
             // Not reached: the sender sends only what was written.
