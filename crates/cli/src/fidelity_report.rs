@@ -21,6 +21,7 @@ use crate::compare::{load_flows, load_summary, FlowSeries, Run};
 use crate::fidelity::{sim_folder, Case, SimSide};
 use crate::format::{num, xml, Json};
 use crate::plot::{Chart, Series};
+use cclab_emu::testbed::DISTURBED_LATE_SHARE;
 use std::path::Path;
 
 /// Linux `TCP_INFINITE_SSTHRESH`, which the simulator reports too before a first exit.
@@ -72,6 +73,9 @@ struct RunFigures {
     /// Real runs: the kernel's HyStart exits over the run's CUBIC flows, from kernel.json
     /// (train detections, their cwnd sum, delay detections, their cwnd sum).
     hystart: Option<[u64; 4]>,
+    /// Real runs: the share of packets the emulator released more than a packet time
+    /// late, %, from kernel.json (`emulator.late_pct`).
+    late_pct: Option<f64>,
 }
 
 /// A scenario's simulated runs and its real runs, read back from their folders.
@@ -146,7 +150,13 @@ fn mean_of(runs: &[RunFigures]) -> RunFigures {
             }
         })
         .collect();
-    RunFigures { jain: mean(&|r| r.jain), flows, cwnd: runs[0].cwnd.clone(), hystart: None }
+    RunFigures {
+        jain: mean(&|r| r.jain),
+        flows,
+        cwnd: runs[0].cwnd.clone(),
+        hystart: None,
+        late_pct: None,
+    }
 }
 
 fn figures(run: &Run, starts: &[f64]) -> Result<RunFigures, String> {
@@ -176,13 +186,20 @@ fn figures(run: &Run, starts: &[f64]) -> Result<RunFigures, String> {
             }
         })
         .collect();
-    Ok(RunFigures { jain: run.jain, flows, cwnd: series.cwnd, hystart: kernel_hystart(&run.dir) })
+    let kernel = kernel_json(&run.dir);
+    let hystart = kernel.as_ref().and_then(kernel_hystart);
+    let late_pct = kernel.as_ref().and_then(|k| k["emulator"]["late_pct"].as_f64());
+    Ok(RunFigures { jain: run.jain, flows, cwnd: series.cwnd, hystart, late_pct })
 }
 
-/// The kernel's HyStart counters of a real run (`cclab testbed run`'s kernel.json), if any.
-fn kernel_hystart(dir: &Path) -> Option<[u64; 4]> {
+/// A real run's kernel.json (`cclab testbed run`), if it has one.
+fn kernel_json(dir: &Path) -> Option<serde_json::Value> {
     let text = std::fs::read_to_string(dir.join("kernel.json")).ok()?;
-    let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// The kernel's HyStart counters of a real run's kernel.json.
+fn kernel_hystart(v: &serde_json::Value) -> Option<[u64; 4]> {
     let h = &v["hystart"];
     let get = |k: &str| h[k].as_u64();
     Some([
@@ -205,6 +222,25 @@ fn hystart_text(m: &Measured) -> String {
         "-".into()
     } else {
         runs.join("; ")
+    }
+}
+
+/// "0.02%, 3.41% (disturbed)": each real run's packets released more than a packet time
+/// late, where its kernel.json says.
+fn late_text(m: &Measured) -> String {
+    let runs: Vec<String> = m
+        .real
+        .iter()
+        .filter_map(|r| r.late_pct)
+        .map(|p| {
+            let disturbed = p > DISTURBED_LATE_SHARE * 100.0;
+            format!("{p:.2}%{}", if disturbed { " (disturbed)" } else { "" })
+        })
+        .collect();
+    if runs.is_empty() {
+        "-".into()
+    } else {
+        runs.join(", ")
     }
 }
 
@@ -392,6 +428,12 @@ fn scenario_json(m: &Measured, v: &Verdict) -> Json {
             ]),
         ),
         ("kernel_hystart", hystart_json(m)),
+        (
+            "emulator_late_pct",
+            Json::Arr(
+                m.real.iter().map(|r| r.late_pct.map_or(Json::Null, |p| Json::f(p, 3))).collect(),
+            ),
+        ),
         ("goodput_agrees", Json::Bool(v.goodput.iter().all(|&b| b))),
         ("jain_agrees", Json::Bool(v.jain)),
     ])
@@ -559,7 +601,7 @@ fn html(all: &[Measured], verdicts: &[Verdict], charts: &[String], side: SimSide
     }
     h.push_str("</table>\n");
     for ((m, v), svg) in all.iter().zip(verdicts).zip(charts) {
-        h.push_str(&format!("<h2 id=\"{s}\">{s}</h2>\n<p>{}</p>\n<p>{} real runs; goodput agrees: {}; the kernel's HyStart exits per run: {}</p>\n<table><tr><th>flow</th><th class=\"l\">figure</th><th>sim</th><th>real mean [range]</th></tr>\n", xml(&m.why), m.real.len(), v.goodput.iter().map(|&b| yes(b)).collect::<Vec<_>>().join(", "), xml(&hystart_text(m)), s = xml(&m.stem)));
+        h.push_str(&format!("<h2 id=\"{s}\">{s}</h2>\n<p>{}</p>\n<p>{} real runs; goodput agrees: {}; the kernel's HyStart exits per run: {}; packets the emulator released more than a packet time late, per run: {}</p>\n<table><tr><th>flow</th><th class=\"l\">figure</th><th>sim</th><th>real mean [range]</th></tr>\n", xml(&m.why), m.real.len(), v.goodput.iter().map(|&b| yes(b)).collect::<Vec<_>>().join(", "), xml(&hystart_text(m)), xml(&late_text(m)), s = xml(&m.stem)));
         for r in scenario_rows(m) {
             h.push_str(&format!(
                 "<tr><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td></tr>\n",

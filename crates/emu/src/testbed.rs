@@ -248,6 +248,60 @@ impl HystartCounters {
 pub struct KernelFacts {
     pub hystart: HystartCounters,
     pub flows: Vec<Option<SocketFacts>>,
+    /// How closely the emulator kept to its schedule ([`EmulatorTiming`]).
+    pub emulator: EmulatorTiming,
+}
+
+/// How late the emulator released the run's packets (both directions) against their
+/// scheduled times. A packet held up by more than one packet's transmission time at the
+/// bottleneck's mean rate can change the order in which the flows' packets meet there
+/// and the spacing of a flow's ACKs, which is what slow-start exits and shares turn on
+/// (docs/fidelity.md, "What ends RTT ratio 2's 40 ms slow start"). On an idle machine
+/// the emulator is within tens of microseconds; on a virtual machine whose host takes
+/// its CPUs away for milliseconds (steal time), a run can be late for hundreds of
+/// packets, and then it is not a run of the scenario's network.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct EmulatorTiming {
+    /// Packets the emulator delivered (both directions).
+    pub deliveries: u64,
+    /// One packet's transmission time at the bottleneck's mean rate (1,500 bytes).
+    pub late_limit: Duration,
+    /// Deliveries later than `late_limit`.
+    pub late: u64,
+    /// The latest delivery's lateness.
+    pub max_late: Duration,
+}
+
+/// The share of deliveries beyond which a real run counts as disturbed: more than one in
+/// a hundred packets late by more than a packet time. Runs on an idle machine stay far
+/// below it (0 to 0.2% on the AMD EPYC guest of 2026-11-29); the runs there whose kernel
+/// left slow start unlike its usual runs were at 2 to 6%.
+pub const DISTURBED_LATE_SHARE: f64 = 0.01;
+
+impl EmulatorTiming {
+    fn of(stats: [&DirectionStats; 2], late_limit: Duration) -> EmulatorTiming {
+        let mut all = stats[0].lateness.clone();
+        all.merge(&stats[1].lateness);
+        EmulatorTiming {
+            deliveries: all.count(),
+            late_limit,
+            late: all.beyond(late_limit),
+            max_late: all.max(),
+        }
+    }
+
+    /// The share of deliveries later than `late_limit` (0 with none).
+    pub fn late_share(&self) -> f64 {
+        if self.deliveries == 0 {
+            return 0.0;
+        }
+        self.late as f64 / self.deliveries as f64
+    }
+
+    /// Whether the run was disturbed ([`DISTURBED_LATE_SHARE`]).
+    pub fn disturbed(&self) -> bool {
+        self.late_share() > DISTURBED_LATE_SHARE
+    }
 }
 
 /// One kernel flow's socket at the end of its run: the algorithm it ran, read back with
@@ -316,7 +370,9 @@ pub fn run_logged(
     sampled?;
     let stats = [&fwd.dirs[crate::UPLINK].stats, &fwd.dirs[crate::DOWNLINK].stats];
     let report = sampler.report(cfg, transports, &threads.shared, stats);
-    Ok((report, KernelFacts { hystart, flows: sampler.socket_facts(&threads.shared) }))
+    let emulator = EmulatorTiming::of(stats, cfg.bottleneck.rate.mean_packet_time());
+    let flows = sampler.socket_facts(&threads.shared);
+    Ok((report, KernelFacts { hystart, flows, emulator }))
 }
 
 /// What a caller may change on a running testbed: each flow's route metrics and the
@@ -1085,6 +1141,25 @@ fn wait_for_start(start: Time, now: &impl Fn() -> Time, stop: &AtomicBool) -> bo
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_with_more_than_one_packet_in_a_hundred_late_is_disturbed() {
+        let stats = |late_us: &[u64]| {
+            let mut d = DirectionStats::default();
+            late_us.iter().for_each(|&us| d.lateness.record(Duration::from_micros(us)));
+            d
+        };
+        // 300 us: a packet time at 40 Mbit/s. Uplink: 99 on time; downlink: 1 late.
+        let (up, down) = (stats(&[10; 99]), stats(&[301]));
+        let t = EmulatorTiming::of([&up, &down], Duration::from_micros(300));
+        assert_eq!((t.deliveries, t.late, t.max_late), (100, 1, Duration::from_micros(301)));
+        assert!(!t.disturbed(), "1% late is the limit, not beyond it");
+        let down = stats(&[301, 2_000]);
+        let t = EmulatorTiming::of([&up, &down], Duration::from_micros(300));
+        assert_eq!((t.deliveries, t.late), (101, 2));
+        assert!(t.disturbed());
+        assert_eq!(EmulatorTiming::default().late_share(), 0.0);
+    }
     use cclab_sim::{Buffer, FlowConfig, LinkConfig, LinkRate, LossModel, Qdisc, TcpConfig};
     use cclab_units::Rate;
 

@@ -134,6 +134,18 @@ pub enum LinkRate {
     Trace(Arc<Trace>),
 }
 
+impl LinkRate {
+    /// A 1,500-byte packet's transmission time at the link's mean rate: the typical
+    /// packet time RED ages its average by, and the emulator's yardstick of lateness.
+    pub fn mean_packet_time(&self) -> Duration {
+        let mean = match self {
+            LinkRate::Constant(r) => *r,
+            LinkRate::Trace(t) => t.mean_rate(),
+        };
+        mean.tx_time(1500)
+    }
+}
+
 /// A mahimahi trace: each entry is a millisecond at which the link may deliver one
 /// 1500-byte packet (MTU-sized delivery opportunity); the schedule repeats with period
 /// `period_ms` (the last timestamp). Format: one integer per line (shared/traces/PROVENANCE.md).

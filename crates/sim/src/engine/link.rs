@@ -119,12 +119,9 @@ pub(super) struct BottleneckSpec<'a> {
 
 impl Bottleneck {
     pub(super) fn new(spec: BottleneckSpec) -> Bottleneck {
-        let mean_rate = match spec.rate {
-            LinkRate::Constant(r) => *r,
-            LinkRate::Trace(t) => t.mean_rate(),
-        };
         let mut queue_rng = spec.queue_rng;
-        let queue = Queue::new(spec.qdisc, spec.buffer, mean_rate.tx_time(1500), &mut queue_rng);
+        let queue =
+            Queue::new(spec.qdisc, spec.buffer, spec.rate.mean_packet_time(), &mut queue_rng);
         Bottleneck {
             queue,
             queue_rng,
