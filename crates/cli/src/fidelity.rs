@@ -391,6 +391,7 @@ fn run_real(case: &Case, folder: &Path, runs: u64, redo: u64) -> Result<(), Stri
         eprintln!("  real run {k}/{runs} ({} s)", cfg.duration.as_secs_f64());
         let out = folder.join(format!("real-{k}"));
         let attempt = folder.join(format!("real-{k}-attempt"));
+        let aside = folder.join(format!("real-{k}-aside"));
         let mut kept = real_run(case, &transports, &out, k)?;
         for redone in 1..=redo {
             if !kept.disturbed() {
@@ -402,7 +403,7 @@ fn run_real(case: &Case, folder: &Path, runs: u64, redo: u64) -> Result<(), Stri
             );
             let next = real_run(case, &transports, &attempt, k)?;
             if next.late_share() < kept.late_share() {
-                replace_folder(&attempt, &out)?;
+                crate::results::move_into_place(&attempt, &out, &aside)?;
                 kept = next;
             }
         }
@@ -423,13 +424,6 @@ fn real_run(
     let (_, emulator) = crate::testbed::execute(&case.scn, transports, out, false, None)
         .map_err(|e| format!("{}: real run {k}: {e}", case.stem))?;
     Ok(emulator)
-}
-
-/// Moves the results folder `from` over `to`.
-fn replace_folder(from: &Path, to: &Path) -> Result<(), String> {
-    std::fs::remove_dir_all(to).map_err(|e| format!("cannot remove {}: {e}", to.display()))?;
-    std::fs::rename(from, to)
-        .map_err(|e| format!("cannot move {} to {}: {e}", from.display(), to.display()))
 }
 
 /// `--sim-only`: the real runs beside the report must be of this very text.

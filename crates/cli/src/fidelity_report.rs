@@ -21,7 +21,6 @@ use crate::compare::{load_flows, load_summary, FlowSeries, Run};
 use crate::fidelity::{sim_folder, Case, SimSide};
 use crate::format::{num, xml, Json};
 use crate::plot::{Chart, Series};
-use cclab_emu::testbed::DISTURBED_LATE_SHARE;
 use std::path::Path;
 
 /// Linux `TCP_INFINITE_SSTHRESH`, which the simulator reports too before a first exit.
@@ -74,8 +73,8 @@ struct RunFigures {
     /// (train detections, their cwnd sum, delay detections, their cwnd sum).
     hystart: Option<[u64; 4]>,
     /// Real runs: the share of packets the emulator released more than a packet time
-    /// late, %, from kernel.json (`emulator.late_pct`).
-    late_pct: Option<f64>,
+    /// late, %, and whether that made the run disturbed, from kernel.json (`emulator`).
+    late: Option<(f64, bool)>,
 }
 
 /// A scenario's simulated runs and its real runs, read back from their folders.
@@ -155,7 +154,7 @@ fn mean_of(runs: &[RunFigures]) -> RunFigures {
         flows,
         cwnd: runs[0].cwnd.clone(),
         hystart: None,
-        late_pct: None,
+        late: None,
     }
 }
 
@@ -188,8 +187,11 @@ fn figures(run: &Run, starts: &[f64]) -> Result<RunFigures, String> {
         .collect();
     let kernel = kernel_json(&run.dir);
     let hystart = kernel.as_ref().and_then(kernel_hystart);
-    let late_pct = kernel.as_ref().and_then(|k| k["emulator"]["late_pct"].as_f64());
-    Ok(RunFigures { jain: run.jain, flows, cwnd: series.cwnd, hystart, late_pct })
+    let late = kernel.as_ref().and_then(|k| {
+        let e = &k["emulator"];
+        Some((e["late_pct"].as_f64()?, e["disturbed"].as_bool()?))
+    });
+    Ok(RunFigures { jain: run.jain, flows, cwnd: series.cwnd, hystart, late })
 }
 
 /// A real run's kernel.json (`cclab testbed run`), if it has one.
@@ -231,11 +233,8 @@ fn late_text(m: &Measured) -> String {
     let runs: Vec<String> = m
         .real
         .iter()
-        .filter_map(|r| r.late_pct)
-        .map(|p| {
-            let disturbed = p > DISTURBED_LATE_SHARE * 100.0;
-            format!("{p:.2}%{}", if disturbed { " (disturbed)" } else { "" })
-        })
+        .filter_map(|r| r.late)
+        .map(|(p, disturbed)| format!("{p:.2}%{}", if disturbed { " (disturbed)" } else { "" }))
         .collect();
     if runs.is_empty() {
         "-".into()
@@ -431,7 +430,7 @@ fn scenario_json(m: &Measured, v: &Verdict) -> Json {
         (
             "emulator_late_pct",
             Json::Arr(
-                m.real.iter().map(|r| r.late_pct.map_or(Json::Null, |p| Json::f(p, 3))).collect(),
+                m.real.iter().map(|r| r.late.map_or(Json::Null, |(p, _)| Json::f(p, 3))).collect(),
             ),
         ),
         ("goodput_agrees", Json::Bool(v.goodput.iter().all(|&b| b))),

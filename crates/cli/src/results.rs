@@ -90,28 +90,35 @@ impl Staging {
 
     /// Moves the finished folder into place, replacing earlier results of the same name.
     pub fn commit(mut self) -> Result<bool, String> {
-        let replaced = self.dest.exists();
         let old = self.tmp.with_file_name(format!(
             "{}.old",
             self.tmp.file_name().and_then(|n| n.to_str()).unwrap_or("results")
         ));
-        if replaced {
-            std::fs::rename(&self.dest, &old).map_err(|e| {
-                format!("cannot move earlier results {} aside: {e}", self.dest.display())
-            })?;
-        }
-        if let Err(e) = std::fs::rename(&self.tmp, &self.dest) {
-            if replaced {
-                let _ = std::fs::rename(&old, &self.dest);
-            }
-            return Err(format!("cannot move results into {}: {e}", self.dest.display()));
-        }
+        let replaced = move_into_place(&self.tmp, &self.dest, &old)?;
         self.committed = true;
-        if replaced {
-            let _ = std::fs::remove_dir_all(&old);
-        }
         Ok(replaced)
     }
+}
+
+/// Moves results folder `from` to `dest`, replacing a folder already there: that one is
+/// moved to `aside` first, put back if the move fails, and removed once it succeeded, so
+/// nothing already written is lost. Whether it replaced one.
+pub fn move_into_place(from: &Path, dest: &Path, aside: &Path) -> Result<bool, String> {
+    let replaced = dest.exists();
+    if replaced {
+        std::fs::rename(dest, aside)
+            .map_err(|e| format!("cannot move earlier results {} aside: {e}", dest.display()))?;
+    }
+    if let Err(e) = std::fs::rename(from, dest) {
+        if replaced {
+            let _ = std::fs::rename(aside, dest);
+        }
+        return Err(format!("cannot move results into {}: {e}", dest.display()));
+    }
+    if replaced {
+        let _ = std::fs::remove_dir_all(aside);
+    }
+    Ok(replaced)
 }
 
 /// Tidies up after runs of the same destination that were killed outright (no `Drop`):

@@ -1141,6 +1141,8 @@ fn wait_for_start(start: Time, now: &impl Fn() -> Time, stop: &AtomicBool) -> bo
 #[cfg(test)]
 mod tests {
     use super::*;
+    use cclab_sim::{Buffer, FlowConfig, LinkConfig, LinkRate, LossModel, Qdisc, TcpConfig};
+    use cclab_units::Rate;
 
     #[test]
     fn a_run_with_more_than_one_packet_in_a_hundred_late_is_disturbed() {
@@ -1160,8 +1162,6 @@ mod tests {
         assert!(t.disturbed());
         assert_eq!(EmulatorTiming::default().late_share(), 0.0);
     }
-    use cclab_sim::{Buffer, FlowConfig, LinkConfig, LinkRate, LossModel, Qdisc, TcpConfig};
-    use cclab_units::Rate;
 
     pub fn config(flows: &[(&str, u64)]) -> SimConfig {
         SimConfig {
