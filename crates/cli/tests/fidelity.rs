@@ -85,12 +85,7 @@ fn assert_exit_within(
 fn host_disturbed(dir: &TempDir, s: &Value, stem: &str) -> bool {
     let runs = s["emulator_late_pct"].as_array().unwrap().len();
     let disturbed = (1..=runs)
-        .filter(|k| {
-            let file = dir.path().join(format!("fid/{stem}/real-{k}/kernel.json"));
-            let kernel: Value =
-                serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
-            kernel["emulator"]["disturbed"].as_bool().unwrap()
-        })
+        .filter(|&k| real_kernel_json(dir, stem, k)["emulator"]["disturbed"].as_bool().unwrap())
         .count();
     let skip = 2 * disturbed >= runs;
     if skip {
@@ -141,6 +136,12 @@ fn two_seconds_of(file: &str, stem: &str, runs: u32) -> (TempDir, Value) {
     matrix_file(&dir, file, stem, "2s");
     let report = fidelity_of_own_scenarios(&dir, runs);
     (dir, report)
+}
+
+/// Real run `run`'s kernel.json of scenario `name`, parsed.
+fn real_kernel_json(dir: &TempDir, name: &str, run: usize) -> Value {
+    let file = dir.path().join(format!("fid/{name}/real-{run}/kernel.json"));
+    serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap()
 }
 
 /// The first real run's kernel.json of scenario `name` (when each flow connected, the
@@ -366,8 +367,7 @@ fn one_cubic_flow_leaves_slow_start_at_the_simulated_cwnd() {
     // The sockets ran CUBIC, and neither the receiver's window nor the send buffer held
     // them back: the hosts' buffers do not shape what is measured.
     for run in 1..=2 {
-        let file = dir.path().join(format!("fid/one-cubic/real-{run}/kernel.json"));
-        let kernel: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+        let kernel = real_kernel_json(&dir, "one-cubic", run);
         let flow = &kernel["flows"][0];
         assert_eq!(flow["cc"], "cubic", "{kernel}");
         let busy = flow["busy_ms"].as_u64().unwrap();
