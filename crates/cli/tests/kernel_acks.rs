@@ -125,9 +125,13 @@ fn value_after(text: &str, label: &str) -> Option<f64> {
 /// The hosts' timing on Reno at RTT ratio 4, whose 20 ms flow's receive window grows to
 /// its clamp early, after which Linux leaves most of its ACKs to the application's read
 /// (73% to 75% of them over 30 s runs on 2026-11-28; 30% over the 8 s here, slow start
-/// included): the script finds those ACKs (at least 10% is asserted), their delay after
-/// the segment (45 to 47 us median on this machine; more than 10 us, a thread's wake-up,
-/// is asserted), the senders' answers, and prints the two values for `cclab fidelity`.
+/// included): the script finds those ACKs, their delay after the segment (45 to 47 us
+/// median on this machine; more than 10 us, a thread's wake-up, is asserted), the
+/// senders' answers, and prints the two values for `cclab fidelity`. The share is the
+/// kernel's, not the script's, and it varies: on 2026-11-29, 18 runs of this 8 s case by
+/// hand gave 30% to 38%, and two of five runs of this test (one in CI) 4.6% and 7.0%, a
+/// few hundred ACKs. So what is asserted is that the script finds them at all: at least
+/// 2% of the ACKs, over a hundred.
 #[test]
 fn host_times_finds_the_acks_left_to_the_read_and_the_senders_answer() {
     let dir = TempDir::new("host-times");
@@ -141,7 +145,7 @@ fn host_times_finds_the_acks_left_to_the_read_and_the_senders_answer() {
     let counts = numbers(flows[0].lines().next().unwrap().split_once(": ").unwrap().1);
     let [acks, read_path, share] = counts[..] else { panic!("{text}") };
     assert!(acks > 1000.0 && read_path <= acks, "the 20 ms flow's ACKs:\n{text}");
-    assert!(share >= 10.0, "many of the 20 ms flow's ACKs wait for the read:\n{text}");
+    assert!(share >= 2.0, "some of the 20 ms flow's ACKs wait for the read:\n{text}");
     for flow in &flows {
         let answer = flow.split("sender's answer to an ACK").nth(1).unwrap_or("");
         let p50 = value_after(answer, "p50 ").unwrap_or_else(|| panic!("{flow}"));
