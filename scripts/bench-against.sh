@@ -5,8 +5,8 @@
 #
 # Issue 14 sets its packets-per-second targets "measured in the same run as the figures
 # before your change": this script is that run. REV (default 0957973, main when the issue
-# was filed) is exported with `git archive` into target/bench-against/REV and built there
-# (`cargo build --release`, kept for the next run); this tree is built plain and with
+# was filed) is exported with `git archive` into target/bench-against/<commit> and built
+# there (`cargo build --release`, kept for the next run); this tree is built plain and with
 # profile-guided optimisation (scripts/build-pgo.sh). Then `cclab bench --one CASE` of
 # the three binaries runs in turn, REV, plain, PGO, for N rounds (default 21 for case a,
 # 15 for b, 5 for c; --quick: 3 rounds of a and b). Each child times the simulation alone
@@ -78,26 +78,24 @@ column() {
     awk -v f="$2" '{ print $f }' "$1"
 }
 
-# Prints one build's line for a case: the files of its runs and of REV's.
+# Prints one build's line for a case: the file of its runs and, for a build compared
+# with REV, the file of REV's runs.
 report() {
-    local label=$1 runs=$2 rev_runs=$3 wall cpu packets ratios=()
+    local label=$1 runs=$2 rev_runs=${3:-} wall cpu packets ratios=()
     # bench --one: name simulated_s wall_s cpu_s packets events peak_kb utilisation [...]
     wall=$(median $(column "$runs" 3))
     cpu=$(median $(column "$runs" 4))
     packets=$(column "$runs" 5 | head -1)
-    if [ "$runs" != "$rev_runs" ]; then
+    awk -v l="$label" -v w="$wall" -v c="$cpu" -v p="$packets" 'BEGIN {
+        printf "  %-7s wall %.4f s  cpu %.4f s  %6.2f M packets/wall-s  %d packets", l, w, c, p / w / 1e6, p }'
+    if [ -n "$rev_runs" ]; then
         mapfile -t ratios < <(paste -d' ' <(column "$rev_runs" 3) <(column "$runs" 3) |
             awk '{ printf "%.4f\n", $1 / $2 }')
-        awk -v l="$label" -v w="$wall" -v c="$cpu" -v p="$packets" \
-            -v rw="$(median $(column "$rev_runs" 3))" -v rc="$(median $(column "$rev_runs" 4))" \
-            -v rr="$(median "${ratios[@]}")" 'BEGIN {
-            printf "  %-6s wall %.4f s  cpu %.4f s  %6.2f M packets/wall-s  %d packets  x%.2f wall, x%.2f cpu, x%.2f per round\n",
-                l, w, c, p / w / 1e6, p, rw / w, rc / c, rr }'
-    else
-        awk -v l="$label" -v w="$wall" -v c="$cpu" -v p="$packets" 'BEGIN {
-            printf "  %-6s wall %.4f s  cpu %.4f s  %6.2f M packets/wall-s  %d packets\n",
-                l, w, c, p / w / 1e6, p }'
+        awk -v w="$wall" -v c="$cpu" -v rw="$(median $(column "$rev_runs" 3))" \
+            -v rc="$(median $(column "$rev_runs" 4))" -v rr="$(median "${ratios[@]}")" 'BEGIN {
+            printf "  x%.2f wall, x%.2f cpu, x%.2f per round", rw / w, rc / c, rr }'
     fi
+    echo
 }
 
 main() {
@@ -118,7 +116,7 @@ main() {
             "$CCLAB_PGO" bench --one "$case" >>"$SCRATCH/$case.pgo"
         done
         echo "case $case, $n rounds (medians; speed-ups against $REV):"
-        report "$REV" "$SCRATCH/$case.rev" "$SCRATCH/$case.rev"
+        report "$REV" "$SCRATCH/$case.rev"
         report plain "$SCRATCH/$case.plain" "$SCRATCH/$case.rev"
         report PGO "$SCRATCH/$case.pgo" "$SCRATCH/$case.rev"
     done
