@@ -75,7 +75,8 @@ pub struct Args {
     #[arg(long, value_parser = hz_arg)]
     pub hz: Option<u32>,
     /// Run the simulator with this seed instead of each file's (with --host-delay, each
-    /// seed is another draw of the hosts' processing times).
+    /// seed is another draw of the hosts' processing times). Real run k takes the seed of
+    /// simulated run k, for the emulator's random draws.
     #[arg(long)]
     pub sim_seed: Option<u64>,
     /// Simulated runs per scenario, with consecutive seeds from --sim-seed (or the
@@ -204,7 +205,23 @@ impl SimSide {
                 f.tcp.tick_phase = Duration::from_micros(f.tcp.tick().as_micros() * k / self.runs);
             }
         }
-        scn.config.seed = self.seed.unwrap_or(scn.config.seed).wrapping_add(k);
+        scn.config.seed = self.seed_of(&scn, k);
+        scn
+    }
+
+    /// The seed of simulated run `k` (from 0), which real run `k + 1` shares: the
+    /// emulator draws its random losses, RED's and PIE's drops and cross traffic from the
+    /// same streams as the simulator (`cclab_sim::rng::stream`), so with one seed the
+    /// real runs would all lose the same packets, the n-th at the bottleneck in every
+    /// run, and their mean would be of one draw where the simulated runs' is of twenty.
+    fn seed_of(&self, scn: &Scenario, k: u64) -> u64 {
+        self.seed.unwrap_or(scn.config.seed).wrapping_add(k)
+    }
+
+    /// The scenario of real run `k` (from 1): the file's, with simulated run `k`'s seed.
+    fn real(&self, scn: &Scenario, k: u64) -> Scenario {
+        let mut scn = scn.clone();
+        scn.config.seed = self.seed_of(&scn, k - 1);
         scn
     }
 }
@@ -257,7 +274,7 @@ pub fn main(args: Args) -> Result<(), String> {
         if args.sim_only {
             check_unchanged(case, &folder)?;
         } else {
-            run_real(case, &folder, args.runs, args.redo_disturbed)?;
+            run_real(case, &folder, side, args.runs, args.redo_disturbed)?;
         }
         measured.push(Measured::read(case, &folder)?);
     }
@@ -379,8 +396,8 @@ fn run_sim(case: &Case, folder: &Path, side: SimSide) -> Result<(), String> {
 }
 
 /// The real runs of one scenario, after which its text is kept beside them. A disturbed
-/// run is repeated up to `redo` times; the least disturbed attempt is kept.
-fn run_real(case: &Case, folder: &Path, runs: u64, redo: u64) -> Result<(), String> {
+/// run is repeated up to `redo` times, with its seed; the least disturbed attempt is kept.
+fn run_real(case: &Case, folder: &Path, side: SimSide, runs: u64, redo: u64) -> Result<(), String> {
     let cfg = &case.scn.config;
     // The testbed runs each twin with the flows' parameters and puts the map back after.
     let mut twins: Vec<Algo> = cfg.flows.iter().filter_map(|f| twin_of(&f.cc)).collect();
@@ -388,11 +405,16 @@ fn run_real(case: &Case, folder: &Path, runs: u64, redo: u64) -> Result<(), Stri
     let _loaded = twins.into_iter().map(TwinGuard::load).collect::<Result<Vec<_>, _>>()?;
     let transports = vec![Transport::Kernel; cfg.flows.len()];
     for k in 1..=runs {
-        eprintln!("  real run {k}/{runs} ({} s)", cfg.duration.as_secs_f64());
+        let scn = side.real(&case.scn, k);
+        eprintln!(
+            "  real run {k}/{runs} ({} s, seed {})",
+            cfg.duration.as_secs_f64(),
+            scn.config.seed
+        );
         let out = folder.join(format!("real-{k}"));
         let attempt = folder.join(format!("real-{k}-attempt"));
         let aside = folder.join(format!("real-{k}-aside"));
-        let mut kept = real_run(case, &transports, &out, k)?;
+        let mut kept = real_run(case, &scn, &transports, &out, k)?;
         for redone in 1..=redo {
             if !kept.disturbed() {
                 break;
@@ -401,7 +423,7 @@ fn run_real(case: &Case, folder: &Path, runs: u64, redo: u64) -> Result<(), Stri
                 "  real run {k}: {:.1}% of packets late, redone ({redone} of at most {redo})",
                 kept.late_share() * 100.0
             );
-            let next = real_run(case, &transports, &attempt, k)?;
+            let next = real_run(case, &scn, &transports, &attempt, k)?;
             if next.late_share() < kept.late_share() {
                 crate::results::move_into_place(&attempt, &out, &aside)?;
                 kept = next;
@@ -414,14 +436,15 @@ fn run_real(case: &Case, folder: &Path, runs: u64, redo: u64) -> Result<(), Stri
     std::fs::write(&keep, &case.text).map_err(|e| format!("cannot write {}: {e}", keep.display()))
 }
 
-/// One real run of `case` into `out`; how late its emulator was.
+/// Real run `k` of `case`, as `scn`, into `out`; how late its emulator was.
 fn real_run(
     case: &Case,
+    scn: &Scenario,
     transports: &[Transport],
     out: &Path,
     k: u64,
 ) -> Result<EmulatorTiming, String> {
-    let (_, emulator) = crate::testbed::execute(&case.scn, transports, out, false, None)
+    let (_, emulator) = crate::testbed::execute(scn, transports, out, false, None)
         .map_err(|e| format!("{}: real run {k}: {e}", case.stem))?;
     Ok(emulator)
 }
@@ -464,5 +487,51 @@ impl Drop for TwinGuard {
         if self.loaded_here {
             let _ = Kernel::default().unload(self.algo);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn side(seed: Option<u64>) -> SimSide {
+        SimSide {
+            hosts: Hosts::Testbed,
+            host_delay: Some(TESTBED_HOST_DELAY),
+            read_delay: Some(TESTBED_READ_DELAY),
+            hz: None,
+            seed,
+            runs: TESTBED_SIM_RUNS,
+            tick_phases: false,
+            psh: true,
+        }
+    }
+
+    fn scenario() -> Scenario {
+        let text = "seed = 7\nduration = \"2s\"\n[bottleneck]\nrate = \"20Mbps\"\ndelay = \"10ms\"\nloss = 0.002\n[[flows]]\ncc = \"cubic\"\nrtt = \"40ms\"\n";
+        cclab_scenario::parse_str(text, "t.toml", None, "t", &[]).unwrap()
+    }
+
+    #[test]
+    fn real_run_k_draws_with_simulated_run_ks_seed() {
+        let scn = scenario();
+        for seed in [None, Some(100)] {
+            let side = side(seed);
+            let real: Vec<u64> = (1..=3).map(|k| side.real(&scn, k).config.seed).collect();
+            let sim: Vec<u64> = (0..3).map(|k| side.apply(&scn, k).config.seed).collect();
+            assert_eq!(real, sim, "--sim-seed {seed:?}");
+            let first = seed.unwrap_or(7);
+            assert_eq!(real, vec![first, first + 1, first + 2], "--sim-seed {seed:?}");
+        }
+    }
+
+    #[test]
+    fn a_real_run_takes_only_the_seed_of_the_simulated_side() {
+        let scn = scenario();
+        let real = side(None).real(&scn, 2);
+        let mut expected = scn.clone();
+        expected.config.seed = 8;
+        // Not the simulated hosts' settings: they model what the real hosts do anyway.
+        assert_eq!(format!("{:?}", real.config), format!("{:?}", expected.config));
     }
 }

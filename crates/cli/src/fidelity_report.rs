@@ -66,6 +66,8 @@ const FIGURES: &[(&str, &str, usize, Get)] = &[
 
 /// One run (simulated or real) of a scenario.
 struct RunFigures {
+    /// The run's seed (summary.json): real run k has simulated run k's (`fidelity::SimSide`).
+    seed: u64,
     jain: f64,
     flows: Vec<FlowFigures>,
     cwnd: Vec<Vec<(f64, f64)>>,
@@ -150,6 +152,7 @@ fn mean_of(runs: &[RunFigures]) -> RunFigures {
         })
         .collect();
     RunFigures {
+        seed: runs[0].seed,
         jain: mean(&|r| r.jain),
         flows,
         cwnd: runs[0].cwnd.clone(),
@@ -191,7 +194,7 @@ fn figures(run: &Run, starts: &[f64]) -> Result<RunFigures, String> {
         let e = &k["emulator"];
         Some((e["late_pct"].as_f64()?, e["disturbed"].as_bool()?))
     });
-    Ok(RunFigures { jain: run.jain, flows, cwnd: series.cwnd, hystart, late })
+    Ok(RunFigures { seed: run.seed, jain: run.jain, flows, cwnd: series.cwnd, hystart, late })
 }
 
 /// A real run's kernel.json (`cclab testbed run`), if it has one.
@@ -225,6 +228,11 @@ fn hystart_text(m: &Measured) -> String {
     } else {
         runs.join("; ")
     }
+}
+
+/// "1, 2, 3": the real runs' seeds, which drew the emulator's random losses and drops.
+fn seeds_text(m: &Measured) -> String {
+    m.real.iter().map(|r| r.seed.to_string()).collect::<Vec<_>>().join(", ")
 }
 
 /// "0.02%, 3.41% (disturbed)": each real run's packets released more than a packet time
@@ -416,6 +424,7 @@ fn scenario_json(m: &Measured, v: &Verdict) -> Json {
         ("why", Json::s(&m.why)),
         ("duration_s", Json::f(m.duration_s, 3)),
         ("real_runs", Json::u(m.real.len() as u64)),
+        ("real_seeds", Json::Arr(m.real.iter().map(|r| Json::u(r.seed)).collect())),
         ("flows", Json::Arr(flows)),
         (
             "jain",
@@ -600,7 +609,7 @@ fn html(all: &[Measured], verdicts: &[Verdict], charts: &[String], side: SimSide
     }
     h.push_str("</table>\n");
     for ((m, v), svg) in all.iter().zip(verdicts).zip(charts) {
-        h.push_str(&format!("<h2 id=\"{s}\">{s}</h2>\n<p>{}</p>\n<p>{} real runs; goodput agrees: {}; the kernel's HyStart exits per run: {}; packets the emulator released more than a packet time late, per run: {}</p>\n<table><tr><th>flow</th><th class=\"l\">figure</th><th>sim</th><th>real mean [range]</th></tr>\n", xml(&m.why), m.real.len(), v.goodput.iter().map(|&b| yes(b)).collect::<Vec<_>>().join(", "), xml(&hystart_text(m)), xml(&late_text(m)), s = xml(&m.stem)));
+        h.push_str(&format!("<h2 id=\"{s}\">{s}</h2>\n<p>{}</p>\n<p>{} real runs (seeds {}); goodput agrees: {}; the kernel's HyStart exits per run: {}; packets the emulator released more than a packet time late, per run: {}</p>\n<table><tr><th>flow</th><th class=\"l\">figure</th><th>sim</th><th>real mean [range]</th></tr>\n", xml(&m.why), m.real.len(), seeds_text(m), v.goodput.iter().map(|&b| yes(b)).collect::<Vec<_>>().join(", "), xml(&hystart_text(m)), xml(&late_text(m)), s = xml(&m.stem)));
         for r in scenario_rows(m) {
             h.push_str(&format!(
                 "<tr><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td></tr>\n",

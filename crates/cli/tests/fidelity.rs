@@ -219,6 +219,13 @@ fn quick_matrix_reports_every_figure_and_agrees_where_stable() {
                 assert!(kernel["hystart"][key].as_u64().is_some(), "{name} run {run}: {kernel}");
             }
             assert_eq!(s["kernel_hystart"][run - 1], kernel["hystart"], "{name} run {run}");
+            // Real run k draws the emulator's random numbers with simulated run k's seed
+            // (the files' seed is 1): not all with one, which would repeat one draw.
+            let file = out.join(name).join(format!("real-{run}/summary.json"));
+            let summary: Value =
+                serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+            assert_eq!(summary["seed"], run as u64, "{name} run {run}");
+            assert_eq!(s["real_seeds"][run - 1], run as u64, "{name} run {run}");
         }
         let svg = std::fs::read_to_string(out.join(format!("cwnd-{name}.svg"))).unwrap();
         assert!(svg.contains("stroke-dasharray"), "{name}: the real runs are dashed");
