@@ -5,6 +5,7 @@ use crate::format::Json;
 use crate::progress::Progress;
 use crate::results::{self, Clock, Perf, Recorder, Staging};
 use crate::run::Finished;
+use cclab_emu::forwarder::{install_signal_handlers, signalled, uninstall_signal_handlers};
 use cclab_emu::testbed::{EmulatorTiming, KernelFacts, Steering, Transport};
 use cclab_scenario::metrics::{run_metrics, FlowSeries, Tee};
 use cclab_scenario::Scenario;
@@ -83,11 +84,24 @@ pub fn execute(
         if let Some(p) = &mut progress {
             p.update(t.as_secs_f64(), total_s)
         }
+        if signalled() {
+            return ControlFlow::Break(());
+        }
         ControlFlow::Continue(())
     };
-    let (report, facts) =
-        cclab_emu::testbed::run_logged(&scn.config, transports, &mut both, steer, packet_log)
-            .map_err(|e| e.to_string())?;
+    // Ctrl-C (or SIGTERM, SIGHUP) ends the run through its normal path, which removes
+    // its namespaces and links (and lets `cclab fidelity` unload what it loaded), instead
+    // of killing the process with them still in place; the results folder is not touched.
+    install_signal_handlers();
+    let ran = cclab_emu::testbed::run_logged(&scn.config, transports, &mut both, steer, packet_log);
+    uninstall_signal_handlers();
+    if signalled() {
+        return Err(format!(
+            "interrupted by a signal: the run's namespaces were removed and {} was left as it was",
+            out.display()
+        ));
+    }
+    let (report, facts) = ran.map_err(|e| e.to_string())?;
     // Namespace and emulator setup and teardown included: the command's real cost.
     let wall_s = started.elapsed().as_secs_f64();
     if let Some(p) = &mut progress {

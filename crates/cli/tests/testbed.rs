@@ -250,3 +250,57 @@ fn a_killed_testbed_leaves_nothing_after_the_next_run_and_a_live_one_is_untouche
     assert!(dir.path().join("live/summary.json").exists());
     assert!(namespaces_of(live_pid).is_empty());
 }
+
+/// Ctrl-C (SIGINT) or SIGTERM mid-run ends `cclab testbed run` through its normal path: it
+/// says it was interrupted, exits non-zero, removes its namespaces (so no later run has to)
+/// and leaves the results folder it was to replace as it was.
+#[test]
+fn an_interrupted_testbed_removes_its_namespaces_and_keeps_the_earlier_results() {
+    if let Some(why) = testbed_unavailable() {
+        eprintln!("SKIPPED: the testbed needs root and TUN: {why}");
+        return;
+    }
+    let _runs = RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = TempDir::new("interrupt");
+    dir.write("short.toml", &one_flow(2));
+    dir.write("long.toml", &one_flow(30));
+    let first = run_in(dir.path(), &["testbed", "run", "short.toml", "--out", "out"]);
+    assert!(first.status.success(), "{}", stderr(&first));
+    let earlier = std::fs::read(dir.path().join("out/summary.json")).unwrap();
+    let entries = || {
+        let mut names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = entries();
+    for signal in ["INT", "TERM"] {
+        let run = cclab()
+            .current_dir(dir.path())
+            .args(["testbed", "run", "long.toml", "--out", "out"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run cclab");
+        let pid = run.id();
+        let made = wait_for_namespaces(pid);
+        let ids: Vec<(u64, u64)> =
+            made.iter().filter_map(|n| file_id(&format!("/run/netns/{n}"))).collect();
+        std::thread::sleep(Duration::from_secs(1)); // mid-flow
+        let sent = Command::new("kill").args([&format!("-{signal}"), &pid.to_string()]).status();
+        assert!(sent.unwrap().success(), "kill -{signal} {pid}");
+        let started = Instant::now();
+        let out = run.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "SIG{signal}: exited 0\n{err}");
+        assert!(out.status.code().is_some(), "SIG{signal} killed it outright\n{err}");
+        assert!(started.elapsed() < Duration::from_secs(10), "SIG{signal}: slow to end");
+        assert!(err.contains("interrupted by a signal"), "SIG{signal}: {err}");
+        assert!(namespaces_of(pid).is_empty(), "SIG{signal}: {:?} left", namespaces_of(pid));
+        assert_eq!(holders(&ids), Vec::<String>::new(), "SIG{signal}: namespaces still held");
+        assert_eq!(std::fs::read(dir.path().join("out/summary.json")).unwrap(), earlier);
+        assert_eq!(entries(), before, "SIG{signal}: nothing new beside the results");
+    }
+}
