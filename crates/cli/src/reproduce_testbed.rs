@@ -100,6 +100,13 @@ pub fn run_all(jobs: &[Job<'_>]) -> Result<Vec<Outcome>, String> {
             crate::format::num(left_s, 0)
         );
         if let Err(e) = run_one(job, run) {
+            if crate::testbed::interrupted() {
+                // Ctrl-C stops the command, not just this run; what is done stays done.
+                return Err(format!(
+                    "testbed run {} of {}: {e}; the runs done so far are kept, and the same command runs only the rest",
+                    run.index, job.stem
+                ));
+            }
             let msg = format!("testbed run {} of {} failed: {e}", run.index, job.stem);
             eprintln!("{msg}");
             failed[*j].push((run.index, msg));

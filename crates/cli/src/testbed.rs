@@ -121,6 +121,11 @@ pub fn execute(
     Ok((Finished { report, metrics, perf, replaced }, facts.emulator))
 }
 
+/// Whether a signal ended the latest run of [`execute`] (which then returned an error).
+pub fn interrupted() -> bool {
+    signalled()
+}
+
 /// Tells on stderr when the emulator kept so badly to its schedule that the run is not
 /// one of the scenario's network ([`EmulatorTiming::disturbed`]).
 pub fn warn_if_disturbed(e: &EmulatorTiming) {
