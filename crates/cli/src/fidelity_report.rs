@@ -515,7 +515,12 @@ fn scenario_rows(m: &Measured) -> Vec<[String; 4]> {
                 (1.0, 0)
             };
             let sim = get(&m.sim.flows[i]);
-            let sim = if sim.is_finite() { num(sim * scale, d) } else { "-".into() };
+            let mut sim = if sim.is_finite() { num(sim * scale, d) } else { "-".into() };
+            if *key == "ss_exit_cwnd" {
+                if let Some(counts) = value_counts(m.sim_runs.iter().map(|r| get(&r.flows[i]))) {
+                    sim = format!("{sim} ({counts})");
+                }
+            }
             rows.push([
                 format!("{} ({})", m.names[i].0, m.names[i].1),
                 label.to_string(),
@@ -525,6 +530,23 @@ fn scenario_rows(m: &Measured) -> Vec<[String; 4]> {
         }
     }
     rows
+}
+
+/// The most distinct values [`value_counts`] lists.
+const MAX_LISTED_VALUES: usize = 4;
+
+/// Whole-number values of several runs with how many runs took each ("89 x7, 133 x13"),
+/// where they take two to [`MAX_LISTED_VALUES`] values. The simulated runs' slow-start
+/// exits fall in two or three clusters (HyStart's test or one drop decides where a run
+/// leaves), so their mean, which the verdict judges, is often a cwnd no run left at.
+fn value_counts(values: impl Iterator<Item = f64>) -> Option<String> {
+    let mut counts = std::collections::BTreeMap::<i64, usize>::new();
+    for v in values.filter(|v| v.is_finite()) {
+        *counts.entry(v.round() as i64).or_default() += 1;
+    }
+    (2..=MAX_LISTED_VALUES)
+        .contains(&counts.len())
+        .then(|| counts.iter().map(|(v, n)| format!("{v} x{n}")).collect::<Vec<_>>().join(", "))
 }
 
 fn yes(b: bool) -> &'static str {
@@ -599,7 +621,7 @@ fn cwnd_chart(m: &Measured) -> String {
 fn html(all: &[Measured], verdicts: &[Verdict], charts: &[String], side: SimSide) -> String {
     let mut h = String::from("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab fidelity</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:1000px}table{border-collapse:collapse;margin:1em 0}td,th{padding:3px 10px;border-bottom:1px solid #ccc;text-align:right}td:first-child,th:first-child,td.l{text-align:left}</style></head><body>\n<h1>Simulator against the real kernel: how flows share a link</h1>\n");
     h.push_str(&format!("<p>{}.</p>\n", xml(&side_text(side))));
-    h.push_str("<p>Per flow: simulated, and the real runs' mean [range]. Goodput agrees within 10% of the real mean or inside the real range (every flow); Jain within 0.05; slow-start exit cwnd within 15%. Loss events shared: the share of a flow's cwnd reductions that another flow matched with one of its own within the larger of their srtt p95s (the drops of one overflow), which decides how unlike flows split a DropTail link.</p>\n<table><tr><th>scenario</th><th>goodput agrees</th><th>Jain sim</th><th>Jain real</th><th>Jain agrees</th></tr>\n");
+    h.push_str("<p>Per flow: simulated, and the real runs' mean [range]. Goodput agrees within 10% of the real mean or inside the real range (every flow); Jain within 0.05; slow-start exit cwnd within 15% of the real mean (beside the simulated runs' mean, the exits they took and how many took each, where they took two to four: a mean of two clusters is a cwnd no run left at). Loss events shared: the share of a flow's cwnd reductions that another flow matched with one of its own within the larger of their srtt p95s (the drops of one overflow), which decides how unlike flows split a DropTail link.</p>\n<table><tr><th>scenario</th><th>goodput agrees</th><th>Jain sim</th><th>Jain real</th><th>Jain agrees</th></tr>\n");
     for (m, v) in all.iter().zip(verdicts) {
         let (mean, min, max) = spread(m.real.iter().map(|r| r.jain));
         h.push_str(&format!(
@@ -698,6 +720,16 @@ mod tests {
         // No loss events, or no other flow: no share.
         assert!(shared_losses(&[vec![], vec![1.0]], &rtt, 0).is_nan());
         assert!(shared_losses(&[vec![1.0]], &[0.1], 0).is_nan());
+    }
+
+    #[test]
+    fn value_counts_list_a_few_clusters_and_nothing_else() {
+        let runs = [89.0, 133.0, 89.0, f64::NAN, 133.0, 133.0];
+        assert_eq!(value_counts(runs.into_iter()).as_deref(), Some("89 x2, 133 x3"));
+        // One value, or more than a few: nothing to add to the mean.
+        assert_eq!(value_counts([64.0; 20].into_iter()), None);
+        assert_eq!(value_counts((1..=5).map(f64::from)), None);
+        assert_eq!(value_counts(std::iter::empty()), None);
     }
 
     #[test]
