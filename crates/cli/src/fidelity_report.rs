@@ -354,6 +354,19 @@ struct Verdict {
     ss_exit: Vec<Option<bool>>,
 }
 
+impl Verdict {
+    /// Flows whose slow-start exit agrees, and flows with an exit on either side.
+    fn exits(&self) -> (u64, u64) {
+        let judged = self.ss_exit.iter().flatten();
+        (judged.clone().filter(|&&b| b).count() as u64, judged.count() as u64)
+    }
+}
+
+/// Slow-start exits that agree, and exits judged, over every scenario.
+fn exit_totals(verdicts: &[Verdict]) -> (u64, u64) {
+    verdicts.iter().map(Verdict::exits).fold((0, 0), |(a, n), (b, m)| (a + b, n + m))
+}
+
 fn verdict(m: &Measured) -> Verdict {
     let real = |i: usize, get: Get| spread(m.real.iter().map(move |r| get(&r.flows[i])));
     let n = m.sim.flows.len();
@@ -489,6 +502,8 @@ fn json(all: &[Measured], verdicts: &[Verdict], quick: bool, side: SimSide) -> J
             ("scenarios", Json::u(all.len() as u64)),
             ("goodput_agree", Json::u(count(&|v| v.goodput.iter().all(|&b| b)))),
             ("jain_agree", Json::u(count(&|v| v.jain))),
+            ("ss_exit_agree", Json::u(exit_totals(verdicts).0)),
+            ("ss_exit_flows", Json::u(exit_totals(verdicts).1)),
         ])),
     ])
 }
@@ -578,13 +593,19 @@ fn terminal(all: &[Measured], verdicts: &[Verdict]) -> String {
             yes(v.jain)
         ));
     }
+    s.push_str(&totals_line(all.len(), verdicts));
+    s.push('\n');
+    s
+}
+
+/// The verdicts counted over the matrix, as the terminal and the report's top give them.
+fn totals_line(scenarios: usize, verdicts: &[Verdict]) -> String {
     let g = verdicts.iter().filter(|v| v.goodput.iter().all(|&b| b)).count();
     let j = verdicts.iter().filter(|v| v.jain).count();
-    s.push_str(&format!(
-        "goodput agrees on {g} of {n} scenarios, Jain on {j} of {n}\n",
-        n = all.len()
-    ));
-    s
+    let (e, flows) = exit_totals(verdicts);
+    format!(
+        "goodput agrees on {g} of {scenarios} scenarios, Jain on {j} of {scenarios}, slow-start exit cwnd on {e} of {flows} flows"
+    )
 }
 
 /// Simulated flows solid, each real run's dashed in the flow's colour.
@@ -621,15 +642,17 @@ fn cwnd_chart(m: &Measured) -> String {
 fn html(all: &[Measured], verdicts: &[Verdict], charts: &[String], side: SimSide) -> String {
     let mut h = String::from("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab fidelity</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:1000px}table{border-collapse:collapse;margin:1em 0}td,th{padding:3px 10px;border-bottom:1px solid #ccc;text-align:right}td:first-child,th:first-child,td.l{text-align:left}</style></head><body>\n<h1>Simulator against the real kernel: how flows share a link</h1>\n");
     h.push_str(&format!("<p>{}.</p>\n", xml(&side_text(side))));
-    h.push_str("<p>Per flow: simulated, and the real runs' mean [range]. Goodput agrees within 10% of the real mean or inside the real range (every flow); Jain within 0.05; slow-start exit cwnd within 15% of the real mean (beside the simulated runs' mean, the exits they took and how many took each, where they took two to four: a mean of two clusters is a cwnd no run left at). Loss events shared: the share of a flow's cwnd reductions that another flow matched with one of its own within the larger of their srtt p95s (the drops of one overflow), which decides how unlike flows split a DropTail link.</p>\n<table><tr><th>scenario</th><th>goodput agrees</th><th>Jain sim</th><th>Jain real</th><th>Jain agrees</th></tr>\n");
+    h.push_str("<p>Per flow: simulated, and the real runs' mean [range]. Goodput agrees within 10% of the real mean or inside the real range (every flow); Jain within 0.05; slow-start exit cwnd within 15% of the real mean (beside the simulated runs' mean, the exits they took and how many took each, where they took two to four: a mean of two clusters is a cwnd no run left at). Loss events shared: the share of a flow's cwnd reductions that another flow matched with one of its own within the larger of their srtt p95s (the drops of one overflow), which decides how unlike flows split a DropTail link.</p>\n<table><tr><th>scenario</th><th>goodput agrees</th><th>Jain sim</th><th>Jain real</th><th>Jain agrees</th><th>slow-start exits agree</th></tr>\n");
     for (m, v) in all.iter().zip(verdicts) {
         let (mean, min, max) = spread(m.real.iter().map(|r| r.jain));
+        let (exits, judged) = v.exits();
         h.push_str(&format!(
-            "<tr><td><a href=\"#{s}\">{s}</a></td><td>{}</td><td>{}</td><td>{} [{}-{}]</td><td>{}</td></tr>\n",
+            "<tr><td><a href=\"#{s}\">{s}</a></td><td>{}</td><td>{}</td><td>{} [{}-{}]</td><td>{}</td><td>{exits} of {judged}</td></tr>\n",
             yes(v.goodput.iter().all(|&b| b)), num(m.sim.jain, 3), num(mean, 3), num(min, 3), num(max, 3), yes(v.jain), s = xml(&m.stem)
         ));
     }
     h.push_str("</table>\n");
+    h.push_str(&format!("<p>{}.</p>\n", totals_line(all.len(), verdicts)));
     for ((m, v), svg) in all.iter().zip(verdicts).zip(charts) {
         h.push_str(&format!("<h2 id=\"{s}\">{s}</h2>\n<p>{}</p>\n<p>{} real runs (seeds {}); goodput agrees: {}; the kernel's HyStart exits per run: {}; packets the emulator released more than a packet time late, per run: {}</p>\n<table><tr><th>flow</th><th class=\"l\">figure</th><th>sim</th><th>real mean [range]</th></tr>\n", xml(&m.why), m.real.len(), seeds_text(m), v.goodput.iter().map(|&b| yes(b)).collect::<Vec<_>>().join(", "), xml(&hystart_text(m)), xml(&late_text(m)), s = xml(&m.stem)));
         for r in scenario_rows(m) {
@@ -720,6 +743,15 @@ mod tests {
         // No loss events, or no other flow: no share.
         assert!(shared_losses(&[vec![], vec![1.0]], &rtt, 0).is_nan());
         assert!(shared_losses(&[vec![1.0]], &[0.1], 0).is_nan());
+    }
+
+    #[test]
+    fn exits_are_counted_over_the_flows_that_left_slow_start() {
+        let v = |ss_exit: Vec<Option<bool>>| Verdict { goodput: vec![], jain: true, ss_exit };
+        let verdicts = [v(vec![Some(true), Some(false)]), v(vec![None, Some(true), Some(true)])];
+        assert_eq!(verdicts[1].exits(), (2, 2));
+        assert_eq!(exit_totals(&verdicts), (3, 4));
+        assert!(totals_line(2, &verdicts).ends_with("slow-start exit cwnd on 3 of 4 flows"));
     }
 
     #[test]

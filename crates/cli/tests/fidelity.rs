@@ -203,6 +203,23 @@ fn quick_matrix_reports_every_figure_and_agrees_where_stable() {
     let report: Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("fidelity.json")).unwrap()).unwrap();
     assert_eq!(report["counts"]["scenarios"], 3);
+    // The exit counts are the per-flow verdicts summed (flows that left slow start on
+    // either side), as the terminal's last line says.
+    let flows: Vec<&Value> = report["scenarios"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|s| s["flows"].as_array().unwrap())
+        .collect();
+    let agree = flows.iter().filter(|f| f["ss_exit_agrees"] == true).count();
+    let judged = flows.iter().filter(|f| f["ss_exit_agrees"].is_boolean()).count();
+    assert_eq!(report["counts"]["ss_exit_agree"], agree as u64);
+    assert_eq!(report["counts"]["ss_exit_flows"], judged as u64);
+    assert!(
+        stdout(&o).contains(&format!("slow-start exit cwnd on {agree} of {judged} flows")),
+        "{}",
+        stdout(&o)
+    );
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     for name in ["rtt1-cubic-cubic", "cubic-vs-reno", "rtt4-cubic-cubic"] {
         let s = scenario(&report, name);
