@@ -481,6 +481,7 @@ fn side_text(side: SimSide) -> String {
 
 fn json(all: &[Measured], verdicts: &[Verdict], quick: bool, side: SimSide) -> Json {
     let count = |f: &dyn Fn(&Verdict) -> bool| verdicts.iter().filter(|v| f(v)).count() as u64;
+    let (exits_agree, exits_judged) = exit_totals(verdicts);
     Json::Obj(vec![
         ("quick", Json::Bool(quick)),
         (
@@ -502,8 +503,8 @@ fn json(all: &[Measured], verdicts: &[Verdict], quick: bool, side: SimSide) -> J
             ("scenarios", Json::u(all.len() as u64)),
             ("goodput_agree", Json::u(count(&|v| v.goodput.iter().all(|&b| b)))),
             ("jain_agree", Json::u(count(&|v| v.jain))),
-            ("ss_exit_agree", Json::u(exit_totals(verdicts).0)),
-            ("ss_exit_flows", Json::u(exit_totals(verdicts).1)),
+            ("ss_exit_agree", Json::u(exits_agree)),
+            ("ss_exit_flows", Json::u(exits_judged)),
         ])),
     ])
 }
