@@ -77,6 +77,9 @@ struct RunFigures {
     /// Real runs: the share of packets the emulator released more than a packet time
     /// late, %, and whether that made the run disturbed, from kernel.json (`emulator`).
     late: Option<(f64, bool)>,
+    /// Real runs: how late the emulator woke from its sleeps at the 99th percentile, us
+    /// (kernel.json's `emulator.wake_p99_us`; absent from runs made before it was kept).
+    wake_p99_us: Option<f64>,
 }
 
 /// A scenario's simulated runs and its real runs, read back from their folders.
@@ -158,6 +161,7 @@ fn mean_of(runs: &[RunFigures]) -> RunFigures {
         cwnd: runs[0].cwnd.clone(),
         hystart: None,
         late: None,
+        wake_p99_us: None,
     }
 }
 
@@ -190,11 +194,18 @@ fn figures(run: &Run, starts: &[f64]) -> Result<RunFigures, String> {
         .collect();
     let kernel = kernel_json(&run.dir);
     let hystart = kernel.as_ref().and_then(kernel_hystart);
-    let late = kernel.as_ref().and_then(|k| {
-        let e = &k["emulator"];
-        Some((e["late_pct"].as_f64()?, e["disturbed"].as_bool()?))
-    });
-    Ok(RunFigures { seed: run.seed, jain: run.jain, flows, cwnd: series.cwnd, hystart, late })
+    let emulator = kernel.as_ref().map(|k| &k["emulator"]);
+    let late = emulator.and_then(|e| Some((e["late_pct"].as_f64()?, e["disturbed"].as_bool()?)));
+    let wake_p99_us = emulator.and_then(|e| e["wake_p99_us"].as_f64());
+    Ok(RunFigures {
+        seed: run.seed,
+        jain: run.jain,
+        flows,
+        cwnd: series.cwnd,
+        hystart,
+        late,
+        wake_p99_us,
+    })
 }
 
 /// A real run's kernel.json (`cclab testbed run`), if it has one.
@@ -235,14 +246,28 @@ fn seeds_text(m: &Measured) -> String {
     m.real.iter().map(|r| r.seed.to_string()).collect::<Vec<_>>().join(", ")
 }
 
-/// "0.02%, 3.41% (disturbed)": each real run's packets released more than a packet time
-/// late, where its kernel.json says.
+/// "0.02% (woke 209 us late), 3.41% (disturbed)": each real run's packets released more
+/// than a packet time late, and the 99th percentile of how late the emulator woke from
+/// its sleeps, where its kernel.json says.
 fn late_text(m: &Measured) -> String {
     let runs: Vec<String> = m
         .real
         .iter()
-        .filter_map(|r| r.late)
-        .map(|(p, disturbed)| format!("{p:.2}%{}", if disturbed { " (disturbed)" } else { "" }))
+        .filter_map(|r| {
+            let (pct, disturbed) = r.late?;
+            let mut notes = Vec::new();
+            if let Some(us) = r.wake_p99_us {
+                notes.push(format!("woke {us:.0} us late"));
+            }
+            if disturbed {
+                notes.push("disturbed".to_string());
+            }
+            Some(if notes.is_empty() {
+                format!("{pct:.2}%")
+            } else {
+                format!("{pct:.2}% ({})", notes.join(", "))
+            })
+        })
         .collect();
     if runs.is_empty() {
         "-".into()
@@ -455,6 +480,15 @@ fn scenario_json(m: &Measured, v: &Verdict) -> Json {
                 m.real.iter().map(|r| r.late.map_or(Json::Null, |(p, _)| Json::f(p, 3))).collect(),
             ),
         ),
+        (
+            "emulator_wake_p99_us",
+            Json::Arr(
+                m.real
+                    .iter()
+                    .map(|r| r.wake_p99_us.map_or(Json::Null, |us| Json::f(us, 1)))
+                    .collect(),
+            ),
+        ),
         ("goodput_agrees", Json::Bool(v.goodput.iter().all(|&b| b))),
         ("jain_agrees", Json::Bool(v.jain)),
     ])
@@ -655,7 +689,7 @@ fn html(all: &[Measured], verdicts: &[Verdict], charts: &[String], side: SimSide
     h.push_str("</table>\n");
     h.push_str(&format!("<p>{}.</p>\n", totals_line(all.len(), verdicts)));
     for ((m, v), svg) in all.iter().zip(verdicts).zip(charts) {
-        h.push_str(&format!("<h2 id=\"{s}\">{s}</h2>\n<p>{}</p>\n<p>{} real runs (seeds {}); goodput agrees: {}; the kernel's HyStart exits per run: {}; packets the emulator released more than a packet time late, per run: {}</p>\n<table><tr><th>flow</th><th class=\"l\">figure</th><th>sim</th><th>real mean [range]</th></tr>\n", xml(&m.why), m.real.len(), seeds_text(m), v.goodput.iter().map(|&b| yes(b)).collect::<Vec<_>>().join(", "), xml(&hystart_text(m)), xml(&late_text(m)), s = xml(&m.stem)));
+        h.push_str(&format!("<h2 id=\"{s}\">{s}</h2>\n<p>{}</p>\n<p>{} real runs (seeds {}); goodput agrees: {}; the kernel's HyStart exits per run: {}; packets the emulator released more than a packet time late, per run (and how late it woke from its sleeps, 99th percentile): {}</p>\n<table><tr><th>flow</th><th class=\"l\">figure</th><th>sim</th><th>real mean [range]</th></tr>\n", xml(&m.why), m.real.len(), seeds_text(m), v.goodput.iter().map(|&b| yes(b)).collect::<Vec<_>>().join(", "), xml(&hystart_text(m)), xml(&late_text(m)), s = xml(&m.stem)));
         for r in scenario_rows(m) {
             h.push_str(&format!(
                 "<tr><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td></tr>\n",

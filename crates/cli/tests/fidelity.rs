@@ -463,6 +463,10 @@ fn delay_detected_slow_start_exits_match_the_kernels() {
     let late = s["emulator_late_pct"].as_array().unwrap();
     assert_eq!(late.len(), 3, "{s}");
     assert!(late.iter().all(|p| p.as_f64().is_some_and(|p| (0.0..=100.0).contains(&p))), "{s}");
+    // And how late it woke from its sleeps (99th percentile, us): it slept in every run.
+    let wakes = s["emulator_wake_p99_us"].as_array().unwrap();
+    assert_eq!(wakes.len(), 3, "{s}");
+    assert!(wakes.iter().all(|us| us.as_f64().is_some_and(|us| us >= 0.0)), "{s}");
     if host_disturbed(&dir, s, "four") {
         return;
     }

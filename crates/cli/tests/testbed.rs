@@ -42,6 +42,15 @@ fn per_flow_transport_mixes_kernel_and_udp_flows() {
     assert!(p["bottleneck_packets"].as_u64().unwrap() > 1000, "{perf}");
     assert!(p.get("events").is_none() && p.get("simulated_s").is_none(), "{perf}");
     assert!(stdout(&o).contains("emulated 4 s in"), "{}", stdout(&o));
+    // What the emulator added to the timing: its lateness as a rule and its wake-ups,
+    // in kernel.json and on the terminal.
+    let kernel = std::fs::read_to_string(dir.path().join("tb/kernel.json")).unwrap();
+    let e = &serde_json::from_str::<serde_json::Value>(&kernel).unwrap()["emulator"];
+    let f = |k: &str| e[k].as_f64().unwrap_or_else(|| panic!("{k} missing: {e}"));
+    assert!(f("wakes") > 100.0, "a 4 s run sleeps between its packets: {e}");
+    assert!(f("wake_p50_us") <= f("wake_p99_us"), "{e}");
+    assert!(f("late_p50_us") <= f("late_p99_us") && f("late_p99_us") <= f("max_late_us"), "{e}");
+    assert!(stdout(&o).contains("emulator: packets released"), "{}", stdout(&o));
     let summary = std::fs::read_to_string(dir.path().join("tb/summary.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&summary).unwrap();
     let flows = v["flows"].as_array().unwrap();

@@ -14,7 +14,7 @@
 
 use crate::model::{flow_key, ipv4_destination, ipv4_source, Delays, EmuLink, Link, Pkt, Refusal};
 use crate::packet_log::{Event, PacketLog};
-use crate::stats::DirectionStats;
+use crate::stats::{DirectionStats, Lateness};
 use crate::{DirectionConfig, EmuError};
 use cclab_units::{Duration, Time};
 use std::fs::File;
@@ -216,6 +216,12 @@ pub struct Forwarder {
     realtime: bool,
     realtime_refused: Option<String>,
     cpu_time: Duration,
+    /// How long after its timer's expiry the loop woke from each sleep on it: what a
+    /// packet that reaches a sleeping emulator waits before it is read, on the same
+    /// wake-up path (a timer interrupt instead of the TUN device's). Microseconds on an
+    /// idle machine; hundreds on a virtual machine whose host is slow to run a halted
+    /// vCPU again (docs/fidelity.md, "What the emulator adds").
+    wakes: Lateness,
     gauges: Gauges,
 }
 
@@ -329,6 +335,7 @@ impl Forwarder {
             realtime: false,
             realtime_refused: None,
             cpu_time: Duration::ZERO,
+            wakes: Lateness::default(),
             gauges: Arc::new(Default::default()),
         };
         for fd in [
@@ -401,6 +408,11 @@ impl Forwarder {
     }
 
     /// CPU time the loop's thread used in the last run (for cost-per-packet figures).
+    /// How late the loop woke on its timer, over every sleep so far (see the field).
+    pub fn wakes(&self) -> &Lateness {
+        &self.wakes
+    }
+
     pub fn cpu_time(&self) -> Duration {
         self.cpu_time
     }
@@ -482,7 +494,8 @@ impl Forwarder {
             if next <= now + SPIN {
                 continue; // poll: the next event is too close to sleep for
             }
-            self.arm_timer(Time(next.as_nanos() - SPIN.as_nanos()));
+            let alarm = Time(next.as_nanos() - SPIN.as_nanos());
+            self.arm_timer(alarm);
             // SAFETY: events is a valid buffer of 8 entries.
             let n = unsafe { libc::epoll_wait(self.epoll.as_raw_fd(), events.as_mut_ptr(), 8, -1) };
             if n < 0 {
@@ -493,8 +506,12 @@ impl Forwarder {
                 break Err(EmuError::Setup(format!("epoll_wait: {err}")));
             }
             let mut exited = false;
+            let woke = self.now();
             for ev in &events[..n as usize] {
                 let fd = ev.u64 as RawFd;
+                if fd == self.timer.as_raw_fd() {
+                    self.wakes.record(woke.saturating_since(alarm));
+                }
                 if fd == self.timer.as_raw_fd() || fd == self.wake.as_raw_fd() {
                     drain_counter(fd);
                 } else if Some(fd) == exit_fd {
