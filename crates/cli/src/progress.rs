@@ -11,6 +11,8 @@ pub struct Progress {
     tty: bool,
     drawn: bool,
     label: String,
+    /// How the run's time passes: "simulated" or, on the testbed, "emulated".
+    clock: &'static str,
 }
 
 /// Wall time after which progress is shown.
@@ -18,17 +20,28 @@ const QUIET_FOR: Duration = Duration::from_secs(2);
 const REDRAW_EVERY: Duration = Duration::from_millis(100);
 
 impl Progress {
-    pub fn new(label: &str) -> Progress {
+    /// A bar for a simulated run.
+    pub fn simulated(label: &str) -> Progress {
+        Progress::new(label, "simulated")
+    }
+
+    /// A bar for a run on the testbed, whose time is the wall clock's.
+    pub fn emulated(label: &str) -> Progress {
+        Progress::new(label, "emulated")
+    }
+
+    fn new(label: &str, clock: &'static str) -> Progress {
         Progress {
             started: Instant::now(),
             last_draw: None,
             tty: std::io::stderr().is_terminal(),
             drawn: false,
             label: label.to_string(),
+            clock,
         }
     }
 
-    /// Simulated time `done_s` of `total_s` reached.
+    /// The run's time `done_s` of `total_s` reached.
     pub fn update(&mut self, done_s: f64, total_s: f64) {
         if !self.tty {
             return;
@@ -48,9 +61,10 @@ impl Progress {
         let mut err = std::io::stderr().lock();
         let _ = write!(
             err,
-            "\r{} [{bar}] {:5.1}%  {done_s:.1}/{total_s:.1} s simulated, {elapsed:.1} s wall",
+            "\r{} [{bar}] {:5.1}%  {done_s:.1}/{total_s:.1} s {}, {elapsed:.1} s wall",
             self.label,
-            frac * 100.0
+            frac * 100.0,
+            self.clock
         );
         let _ = err.flush();
     }
@@ -62,16 +76,18 @@ impl Progress {
         if self.drawn {
             let _ = writeln!(
                 err,
-                "\r{} [{}] 100.0%  {total_s:.1} s simulated in {:.1} s wall          ",
+                "\r{} [{}] 100.0%  {total_s:.1} s {} in {:.1} s wall          ",
                 self.label,
                 "#".repeat(30),
+                self.clock,
                 elapsed.as_secs_f64()
             );
         } else if !self.tty && elapsed >= QUIET_FOR {
             let _ = writeln!(
                 err,
-                "{}: {total_s:.1} s simulated in {:.1} s wall",
+                "{}: {total_s:.1} s {} in {:.1} s wall",
                 self.label,
+                self.clock,
                 elapsed.as_secs_f64()
             );
         }

@@ -110,7 +110,7 @@ pub fn execute(
     extra: &[(&str, String)],
     show_progress: bool,
 ) -> Result<Finished, String> {
-    let mut progress = show_progress.then(|| Progress::new(&scn.name));
+    let mut progress = show_progress.then(|| Progress::simulated(&scn.name));
     let total_s = scn.config.duration.as_secs_f64();
     // The log's file first: a path that cannot be written stops the run before it
     // starts, with no results folder.

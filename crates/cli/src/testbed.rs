@@ -92,7 +92,7 @@ pub fn execute(
     let mut rec = Recorder::new(staging.path(), scn, crate::series::SeriesFormat::Auto)?;
     let mut series = FlowSeries::new(&scn.config, &scn.metrics);
     let total_s = scn.config.duration.as_secs_f64();
-    let mut progress = show_progress.then(|| Progress::new(&scn.name));
+    let mut progress = show_progress.then(|| Progress::emulated(&scn.name));
     cclab_emu::netns::reap();
     let started = Instant::now();
     let mut both = Tee(&mut rec, &mut series);
