@@ -220,7 +220,8 @@ pub struct Forwarder {
     /// packet that reaches a sleeping emulator waits before it is read, on the same
     /// wake-up path (a timer interrupt instead of the TUN device's). Microseconds on an
     /// idle machine; hundreds on a virtual machine whose host is slow to run a halted
-    /// vCPU again (docs/fidelity.md, "What the emulator adds").
+    /// vCPU again (docs/fidelity.md, "What the emulator adds, and how firm the verdicts
+    /// are").
     wakes: Lateness,
     gauges: Gauges,
 }
@@ -407,12 +408,12 @@ impl Forwarder {
         self.realtime_refused.as_deref()
     }
 
-    /// CPU time the loop's thread used in the last run (for cost-per-packet figures).
     /// How late the loop woke on its timer, over every sleep so far (see the field).
     pub fn wakes(&self) -> &Lateness {
         &self.wakes
     }
 
+    /// CPU time the loop's thread used in the last run (for cost-per-packet figures).
     pub fn cpu_time(&self) -> Duration {
         self.cpu_time
     }
