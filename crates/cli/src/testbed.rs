@@ -67,13 +67,12 @@ pub fn main(args: Args) -> Result<(), String> {
 /// to the run's timing as a rule, beside [`warn_if_disturbed`]'s packets beyond a packet
 /// time.
 pub fn emulator_line(e: &EmulatorTiming) -> String {
-    let us = |d: Duration| d.as_secs_f64() * 1e6;
     format!(
         "emulator: packets released {:.0} us late at the median (99th percentile {:.0} us); it woke {:.0} us after its timer at the median ({:.0} us) in {} sleeps",
-        us(e.late_p50),
-        us(e.late_p99),
-        us(e.wake_p50),
-        us(e.wake_p99),
+        micros(e.late_p50),
+        micros(e.late_p99),
+        micros(e.wake_p50),
+        micros(e.wake_p99),
         e.wakes
     )
 }
@@ -152,7 +151,7 @@ pub fn warn_if_disturbed(e: &EmulatorTiming) {
             e.late,
             e.deliveries,
             e.late_share() * 100.0,
-            e.late_limit.as_secs_f64() * 1e6,
+            micros(e.late_limit),
             e.max_late.as_secs_f64() * 1e3,
         );
     }
@@ -197,19 +196,20 @@ fn kernel_json(k: &KernelFacts) -> Json {
 fn emulator_json(e: &EmulatorTiming) -> Json {
     Json::Obj(vec![
         ("deliveries", Json::u(e.deliveries)),
-        ("late_limit_us", Json::f(e.late_limit.as_secs_f64() * 1e6, 1)),
+        ("late_limit_us", Json::f(micros(e.late_limit), 1)),
         ("late", Json::u(e.late)),
         ("late_pct", Json::f(e.late_share() * 100.0, 3)),
-        ("max_late_us", Json::f(e.max_late.as_secs_f64() * 1e6, 1)),
+        ("max_late_us", Json::f(micros(e.max_late), 1)),
         ("disturbed", Json::Bool(e.disturbed())),
-        ("late_p50_us", micros(e.late_p50)),
-        ("late_p99_us", micros(e.late_p99)),
+        ("late_p50_us", Json::f(micros(e.late_p50), 1)),
+        ("late_p99_us", Json::f(micros(e.late_p99), 1)),
         ("wakes", Json::u(e.wakes)),
-        ("wake_p50_us", micros(e.wake_p50)),
-        ("wake_p99_us", micros(e.wake_p99)),
+        ("wake_p50_us", Json::f(micros(e.wake_p50), 1)),
+        ("wake_p99_us", Json::f(micros(e.wake_p99), 1)),
     ])
 }
 
-fn micros(d: Duration) -> Json {
-    Json::f(d.as_secs_f64() * 1e6, 1)
+/// A duration in microseconds, as the emulator's figures are given.
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
 }
