@@ -106,8 +106,8 @@ main() {
     build_cclab
     SCRATCH=$(mktemp -d)
     trap 'rm -rf "$SCRATCH"' EXIT
-    echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(git rev-parse --short HEAD) against $REV;" \
-        "$(nproc) cores of $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)"
+    echo "$(date -u '+%Y-%m-%d %H:%M UTC'), $(git describe --always --dirty) against $REV;" \
+        "$(machine)"
     for case in $CASES; do
         n=$(rounds_for "$case")
         for i in $(seq "$n"); do

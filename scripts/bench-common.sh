@@ -29,6 +29,17 @@ build_cclab() {
     bash scripts/build-pgo.sh >/dev/null
 }
 
+# The machine and the processor the profile-guided build is compiled for (its
+# `-Ctarget-cpu`, scripts/build-pgo.sh): "2 cores, AMD EPYC; PGO build for native (znver3)".
+machine() {
+    local model cpu=${CCLAB_PGO_CPU:-native}
+    model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+    if [ "$cpu" = native ]; then
+        cpu+=$(rustc --print target-cpus | sed -n 's/.*(currently \(.*\))\.$/ (\1)/p' | head -1)
+    fi
+    echo "$(nproc) cores, $model; PGO build for $cpu"
+}
+
 # One BDP in 1500-byte packets, rounded up as cclab's "1bdp" is: Mbit/s x ms x 125 bytes.
 bdp_packets() {
     echo $(( ($1 * $2 * 125 + 1499) / 1500 ))

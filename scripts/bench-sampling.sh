@@ -80,7 +80,7 @@ main() {
     build_cclab
     mkdir -p "$OUT"
     echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-    echo "machine: $(nproc) cores, $(sed -n 's/^model name\t: //p' /proc/cpuinfo | head -1)"
+    echo "machine: $(machine)"
     echo "cclab: commit $(git describe --always --dirty 2>/dev/null || echo unknown)"
     echo "case: (flows, Mbit/s, RTT ms) $CASE_B, CUBIC, 1 BDP DropTail, ${SECS} s, --series none"
     echo "pairs per build: $PAIRS (10 ms sampling, then one sample per run)"

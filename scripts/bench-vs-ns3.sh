@@ -158,7 +158,7 @@ main() {
     parse_args "$@"
     build
     echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
-    echo "machine: $(nproc) cores, $(sed -n 's/^model name\t: //p' /proc/cpuinfo | head -1)"
+    echo "machine: $(machine)"
     echo "ns-3: Debian libns3-dev $(dpkg-query -W -f='${Version}' libns3-dev)"
     echo "cclab: commit $(git describe --always --dirty 2>/dev/null || echo unknown)"
     echo "rounds per case: $RUNS, each one ns-3 run, then $CCLAB_REPEATS runs of each cclab build"
