@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Shared by scripts/bench-vs-ns3.sh and scripts/bench-sampling.sh (sourced, not run):
+# Shared by scripts/bench-vs-ns3.sh, bench-sampling.sh and bench-against.sh (sourced, not run):
 # the cclab builds they time, and how a run is timed and summed up.
 #
 # Both time whole processes with bash's `time` (millisecond resolution) and take
