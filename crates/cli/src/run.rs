@@ -297,8 +297,8 @@ impl PacketLog {
         let first = u32::from(cclab_emu::testbed::flow_addr(0));
         for r in records {
             let event = match r.event {
-                PacketEvent::Arrive { queue } => Event::Arrive { queue },
-                PacketEvent::Drop { queue } => Event::Drop { queue },
+                PacketEvent::Arrive { queue } => Event::Arrive { queue, tcp: None },
+                PacketEvent::Drop { queue } => Event::Drop { queue, tcp: None },
                 PacketEvent::Depart => Event::Depart { due: r.time },
                 PacketEvent::Release => Event::Release { due: r.time },
             };

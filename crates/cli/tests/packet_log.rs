@@ -14,16 +14,20 @@ const TWO_FLOWS: &str = "duration = \"4s\"\n[bottleneck]\nrate = \"10Mbps\"\ndel
     rtt = \"40ms\"\n";
 
 /// Lines of the log by (event, direction, address), after checking each line's form:
-/// six fields, times in order, a backlog only on arrivals and drops and a due time,
+/// thirteen fields (the TCP header's seven empty), times in order, a backlog only on arrivals and drops and a due time,
 /// equal to the event's own, only on departures and releases. Also the largest backlog.
 fn read_log(path: &Path) -> (HashMap<(String, String, String), u64>, u64) {
     let text = std::fs::read_to_string(path).unwrap();
     let mut lines = text.lines();
-    assert_eq!(lines.next(), Some("event,direction,time_ns,address,queue_packets,due_ns"));
+    assert_eq!(
+        lines.next(),
+        Some("event,direction,time_ns,address,queue_packets,due_ns,seq,ack,flags,window,payload_bytes,tsval,tsecr")
+    );
     let (mut count, mut last, mut most) = (HashMap::new(), 0u64, 0u64);
     for line in lines {
         let f: Vec<&str> = line.split(',').collect();
-        assert_eq!(f.len(), 6, "{line}");
+        assert_eq!(f.len(), 13, "{line}");
+        assert!(f[6..].iter().all(|c| c.is_empty()), "no TCP header in the simulator's: {line}");
         let t: u64 = f[2].parse().unwrap();
         assert!(t >= last, "time goes back: {line}");
         last = t;

@@ -4,6 +4,7 @@
 
 mod common;
 use common::*;
+use std::collections::HashSet;
 use std::os::unix::fs::MetadataExt;
 use std::process::{Command, Stdio};
 use std::sync::Mutex;
@@ -100,20 +101,50 @@ fn the_packet_log_has_every_packet_event_and_the_script_reads_it() {
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(&log).unwrap();
     let mut lines = text.lines();
-    assert_eq!(lines.next(), Some("event,direction,time_ns,address,queue_packets,due_ns"));
+    assert_eq!(
+        lines.next(),
+        Some("event,direction,time_ns,address,queue_packets,due_ns,seq,ack,flags,window,payload_bytes,tsval,tsecr")
+    );
     let mut count = std::collections::HashMap::<(String, String, String), u64>::new();
     let mut last = 0u64;
+    // Per flow and direction, the TSvals read so far, and the TSecrs that echoed none.
+    let mut tsvals = std::collections::HashMap::<(String, String), HashSet<u32>>::new();
+    let (mut echoes, mut unechoed) = (0u64, Vec::new());
     for line in lines {
         let f: Vec<&str> = line.split(',').collect();
-        assert_eq!(f.len(), 6, "{line}");
+        assert_eq!(f.len(), 13, "{line}");
         let t: u64 = f[2].parse().unwrap();
         assert!(t >= last, "time goes back: {line}");
         last = t;
+        *count.entry((f[0].into(), f[1].into(), f[3].into())).or_default() += 1;
         let queued = matches!(f[0], "arrive" | "drop");
         assert_eq!(!f[4].is_empty(), queued, "queue only on arrivals and drops: {line}");
         assert_eq!(!f[5].is_empty(), !queued, "due only on departures and releases: {line}");
-        *count.entry((f[0].into(), f[1].into(), f[3].into())).or_default() += 1;
+        assert_eq!(!f[6].is_empty(), queued, "a TCP header only on arrivals and drops: {line}");
+        if queued {
+            // Linux's segments carry timestamps, within the MSS; data goes up, ACKs down.
+            // Only the resets of the receivers, closed after the run while their senders
+            // still send, carry none. Every other segment after the SYN carries ACK.
+            let payload: u32 = f[10].parse().unwrap();
+            assert!(payload <= 1448 && (f[1] == "up" || payload == 0), "{line}");
+            if f[11].is_empty() {
+                assert!(t >= 4_000_000_000 && f[1] == "down" && f[8].contains('R'), "{line}");
+                continue;
+            }
+            assert!(f[8].contains('A') || f[8] == "S", "{line}");
+            let (tsval, tsecr): (u32, u32) = (f[11].parse().unwrap(), f[12].parse().unwrap());
+            tsvals.entry((f[3].into(), f[1].into())).or_default().insert(tsval);
+            let other = if f[1] == "up" { "down" } else { "up" };
+            if tsecr != 0 {
+                echoes += 1;
+                if !tsvals.get(&(f[3].into(), other.into())).is_some_and(|s| s.contains(&tsecr)) {
+                    unechoed.push(line.to_string());
+                }
+            }
+        }
     }
+    // Each TSecr echoes a TSval the other side sent through the emulator earlier.
+    assert!(echoes > 1000 && unechoed.is_empty(), "{echoes} echoes; not seen: {unechoed:?}");
     let n = |e: &str, d: &str| -> u64 {
         count.iter().filter(|((ev, dir, _), _)| ev == e && dir == d).map(|(_, c)| c).sum()
     };

@@ -13,7 +13,7 @@
 //! chunks and is reused; the queues hold slot indices. Nothing is allocated per packet.
 
 use crate::model::{flow_key, ipv4_destination, ipv4_source, Delays, EmuLink, Link, Pkt, Refusal};
-use crate::packet_log::{Event, PacketLog};
+use crate::packet_log::{Event, PacketLog, TcpHeader};
 use crate::stats::{DirectionStats, Lateness};
 use crate::{DirectionConfig, EmuError};
 use cclab_units::{Duration, Time};
@@ -612,8 +612,12 @@ impl Forwarder {
             let queued = dir.link.enqueue(pkt, now);
             if let Some(log) = &mut self.packet_log {
                 let queue = dir.link.backlog().0;
-                let event =
-                    if queued.is_ok() { Event::Arrive { queue } } else { Event::Drop { queue } };
+                let tcp = TcpHeader::parse(head);
+                let event = if queued.is_ok() {
+                    Event::Arrive { queue, tcp }
+                } else {
+                    Event::Drop { queue, tcp }
+                };
                 log.event(event, side, now, receiver);
             }
             if let Err((pkt, why)) = queued {

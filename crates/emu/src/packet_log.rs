@@ -8,7 +8,7 @@
 //! `cclab run --packet-log` writes the simulator's packet events through this same type,
 //! so that one script (`scripts/packet_log.py`) reads a simulated and a real run alike.
 //!
-//! Columns: `event,direction,time_ns,address,queue_packets,due_ns`.
+//! Columns: `event,direction,time_ns,address,queue_packets,due_ns,seq,ack,flags,window,payload_bytes,tsval,tsecr`.
 //! - `event`: `arrive` (read from a namespace and queued), `drop` (read and refused:
 //!   queue full, AQM or random loss), `depart` (left the link for the delay line),
 //!   `release` (written into the other namespace).
@@ -21,6 +21,16 @@
 //! - `due_ns`: for `depart`, when the link finished the packet; for `release`, when the
 //!   delay line was due to release it (the difference to `time_ns` is the emulator's own
 //!   lateness); empty otherwise.
+//! - `seq`, `ack`, `flags`, `window`, `payload_bytes`, `tsval`, `tsecr`: for `arrive` and
+//!   `drop` in the emulator's log, the packet's TCP header as the sending host wrote it
+//!   (sequence and acknowledgement numbers, the flags set as letters of `FSRPAUEC` (FIN,
+//!   SYN, RST, PSH, ACK, URG, ECE, CWR), the window field as sent, before the connection's
+//!   window scaling, payload bytes, and the timestamp option of RFC 7323, in the sender's
+//!   millisecond clock plus its per-connection offset); `tsval` and `tsecr` are empty
+//!   without that option. They say how many segments each ACK covers, when a receiver
+//!   raises its window, which of its ACKs a data segment echoes and what RTT it then
+//!   measures (`tcp_rcv_rtt_measure_ts`). Empty for the other events (the same packet)
+//!   and in the simulator's log.
 
 use crate::EmuError;
 use cclab_units::Time;
@@ -34,14 +44,86 @@ const BUFFER_BYTES: usize = 1 << 20;
 /// What happened to a packet, with what the line says beside it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Event {
-    /// Read and queued; the backlog after it, in packets.
-    Arrive { queue: u64 },
-    /// Read and refused; the backlog, in packets.
-    Drop { queue: u64 },
+    /// Read and queued; the backlog after it, in packets, and the TCP header, if any.
+    Arrive { queue: u64, tcp: Option<TcpHeader> },
+    /// Read and refused; the backlog, in packets, and the TCP header, if any.
+    Drop { queue: u64, tcp: Option<TcpHeader> },
     /// Left the link; when the link finished it.
     Depart { due: Time },
     /// Written into the other namespace; when the delay line was due to release it.
     Release { due: Time },
+}
+
+/// The fields of a TCP header the log keeps, as on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpHeader {
+    pub seq: u32,
+    pub ack: u32,
+    /// The flags byte (FIN is bit 0, CWR bit 7).
+    pub flags: u8,
+    /// The window field, unscaled.
+    pub window: u16,
+    pub payload_bytes: u32,
+    /// The timestamp option's TSval and TSecr (RFC 7323), if the segment carries it.
+    pub timestamps: Option<(u32, u32)>,
+}
+
+/// The option kind and length of TCP's timestamps (RFC 7323, section 3).
+const TIMESTAMP_KIND: u8 = 8;
+const TIMESTAMP_LEN: usize = 10;
+
+impl TcpHeader {
+    /// The TCP header of IPv4 packet `ip`, or `None` if it is not a whole one (another
+    /// protocol, a fragment's tail, or lengths that do not fit the bytes read).
+    pub fn parse(ip: &[u8]) -> Option<TcpHeader> {
+        if ip.len() < 20 || ip[0] >> 4 != 4 || ip[9] != 6 {
+            return None;
+        }
+        let ihl = (ip[0] & 0x0f) as usize * 4;
+        let total = (u16::from_be_bytes([ip[2], ip[3]]) as usize).min(ip.len());
+        let tcp = ip.get(ihl..total)?;
+        let word = |at: usize| u32::from_be_bytes([tcp[at], tcp[at + 1], tcp[at + 2], tcp[at + 3]]);
+        if tcp.len() < 20 {
+            return None;
+        }
+        let header_len = (tcp[12] >> 4) as usize * 4;
+        let options = tcp.get(20..header_len)?;
+        Some(TcpHeader {
+            seq: word(4),
+            ack: word(8),
+            flags: tcp[13],
+            window: u16::from_be_bytes([tcp[14], tcp[15]]),
+            payload_bytes: (tcp.len() - header_len) as u32,
+            timestamps: timestamp_option(options),
+        })
+    }
+}
+
+/// TSval and TSecr from a TCP header's options, if there.
+fn timestamp_option(mut options: &[u8]) -> Option<(u32, u32)> {
+    while let [kind, rest @ ..] = options {
+        match kind {
+            0 => return None,
+            1 => options = rest,
+            _ => {
+                let len = *rest.first()? as usize;
+                let option = options.get(..len.max(2))?;
+                if *kind == TIMESTAMP_KIND && len == TIMESTAMP_LEN {
+                    let word = |at: usize| {
+                        u32::from_be_bytes([
+                            option[at],
+                            option[at + 1],
+                            option[at + 2],
+                            option[at + 3],
+                        ])
+                    };
+                    return Some((word(2), word(6)));
+                }
+                options = &options[len.max(2)..];
+            }
+        }
+    }
+    None
 }
 
 /// The log file being written. A write error is kept and reported by
@@ -59,7 +141,9 @@ impl PacketLog {
             .map_err(|e| EmuError::Io(format!("--packet-log {}: {e}", path.display())))?;
         let out = BufWriter::with_capacity(BUFFER_BYTES, file);
         let mut log = PacketLog { path: path.to_path_buf(), out, error: None };
-        log.put(format_args!("event,direction,time_ns,address,queue_packets,due_ns\n"));
+        log.put(format_args!(
+            "event,direction,time_ns,address,queue_packets,due_ns,seq,ack,flags,window,payload_bytes,tsval,tsecr\n"
+        ));
         Ok(log)
     }
 
@@ -71,11 +155,17 @@ impl PacketLog {
         let t = now.as_nanos();
         let head = format_args!("{direction},{t},{a}.{b}.{c}.{d}");
         match event {
-            Event::Arrive { queue } => self.put(format_args!("arrive,{head},{queue},\n")),
-            Event::Drop { queue } => self.put(format_args!("drop,{head},{queue},\n")),
-            Event::Depart { due } => self.put(format_args!("depart,{head},,{}\n", due.as_nanos())),
+            Event::Arrive { queue, tcp } => {
+                self.put(format_args!("arrive,{head},{queue},,{}\n", Header(tcp)))
+            }
+            Event::Drop { queue, tcp } => {
+                self.put(format_args!("drop,{head},{queue},,{}\n", Header(tcp)))
+            }
+            Event::Depart { due } => {
+                self.put(format_args!("depart,{head},,{},,,,,,,\n", due.as_nanos()))
+            }
             Event::Release { due } => {
-                self.put(format_args!("release,{head},,{}\n", due.as_nanos()))
+                self.put(format_args!("release,{head},,{},,,,,,,\n", due.as_nanos()))
             }
         }
     }
@@ -95,5 +185,128 @@ impl PacketLog {
             Ok(()) => Ok(()),
             Err(e) => Err(EmuError::Io(format!("--packet-log {}: {e}", self.path.display()))),
         }
+    }
+}
+
+/// The flags' letters, from bit 0 (FIN) to bit 7 (CWR) of the header's flags byte.
+const FLAG_LETTERS: &str = "FSRPAUEC";
+
+/// A TCP header's seven columns (empty ones for a packet without one).
+struct Header(Option<TcpHeader>);
+
+impl std::fmt::Display for Header {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Some(h) = self.0 else { return f.write_str(",,,,,,") };
+        write!(f, "{},{},", h.seq, h.ack)?;
+        for (bit, letter) in FLAG_LETTERS.chars().enumerate() {
+            if h.flags & (1 << bit) != 0 {
+                write!(f, "{letter}")?;
+            }
+        }
+        write!(f, ",{},{},", h.window, h.payload_bytes)?;
+        match h.timestamps {
+            Some((tsval, tsecr)) => write!(f, "{tsval},{tsecr}"),
+            None => f.write_str(","),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An IPv4 packet carrying a TCP header with `options` and `payload` bytes of data.
+    fn packet(options: &[u8], payload: usize) -> Vec<u8> {
+        let tcp_len = 20 + options.len();
+        let total = 20 + tcp_len + payload;
+        let mut p = vec![0u8; total];
+        p[0] = 0x45;
+        p[2..4].copy_from_slice(&(total as u16).to_be_bytes());
+        p[9] = 6;
+        p[24..28].copy_from_slice(&1_000u32.to_be_bytes());
+        p[28..32].copy_from_slice(&2_000u32.to_be_bytes());
+        p[33] = 0x18; // PSH, ACK
+        p[34..36].copy_from_slice(&3_000u16.to_be_bytes());
+        p[32] = ((tcp_len / 4) as u8) << 4;
+        p[40..40 + options.len()].copy_from_slice(options);
+        p
+    }
+
+    #[test]
+    fn reads_sequence_numbers_payload_and_timestamps() {
+        // NOP, NOP, timestamps: the option block Linux sends on established segments.
+        let ts = [1, 1, 8, 10, 0, 0, 0x30, 0x39, 0, 1, 0xe2, 0x40];
+        let h = TcpHeader::parse(&packet(&ts, 1448)).unwrap();
+        assert_eq!(
+            h,
+            TcpHeader {
+                seq: 1_000,
+                ack: 2_000,
+                flags: 0x18,
+                window: 3_000,
+                payload_bytes: 1448,
+                timestamps: Some((12_345, 123_456))
+            }
+        );
+        // SACK before the timestamps, as on an ACK after a loss.
+        let sack_ts = [1, 1, 5, 10, 0, 0, 0, 1, 0, 0, 0, 2, 1, 1, 8, 10, 0, 0, 0, 7, 0, 0, 0, 9];
+        assert_eq!(TcpHeader::parse(&packet(&sack_ts, 0)).unwrap().timestamps, Some((7, 9)));
+        assert_eq!(TcpHeader::parse(&packet(&[], 0)).unwrap().timestamps, None);
+        // The end of the option list, and an option longer than the header, stop the search.
+        assert_eq!(
+            TcpHeader::parse(&packet(&[0, 0, 0, 0, 8, 10, 0, 0, 0, 7, 0, 0], 0))
+                .unwrap()
+                .timestamps,
+            None
+        );
+        assert_eq!(TcpHeader::parse(&packet(&[3, 40, 0, 0], 0)).unwrap().timestamps, None);
+    }
+
+    #[test]
+    fn refuses_what_is_not_a_whole_tcp_header() {
+        let mut udp = packet(&[], 0);
+        udp[9] = 17;
+        assert_eq!(TcpHeader::parse(&udp), None);
+        assert_eq!(TcpHeader::parse(&packet(&[], 0)[..30]), None);
+        let mut long = packet(&[], 0);
+        long[32] = 15 << 4; // a 60-byte header in 20 bytes
+        assert_eq!(TcpHeader::parse(&long), None);
+        assert_eq!(TcpHeader::parse(&[0x60; 60]), None);
+    }
+
+    #[test]
+    fn writes_the_header_only_on_arrivals_and_drops() {
+        let path =
+            std::env::temp_dir().join(format!("cclab-packet-log-{}.csv", std::process::id()));
+        let mut log = PacketLog::create(&path).unwrap();
+        let tcp = Some(TcpHeader {
+            seq: 1,
+            ack: 2,
+            flags: 0x91,
+            window: 6,
+            payload_bytes: 3,
+            timestamps: Some((4, 5)),
+        });
+        let address = u32::from(std::net::Ipv4Addr::new(198, 18, 1, 1));
+        log.event(Event::Arrive { queue: 1, tcp }, 0, Time(10), address);
+        log.event(
+            Event::Drop { queue: 2, tcp: Some(TcpHeader { timestamps: None, ..tcp.unwrap() }) },
+            0,
+            Time(11),
+            address,
+        );
+        log.event(Event::Depart { due: Time(12) }, 1, Time(13), address);
+        log.finish().unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        std::fs::remove_file(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[1..],
+            [
+                "arrive,up,10,198.18.1.1,1,,1,2,FAC,6,3,4,5",
+                "drop,up,11,198.18.1.1,2,,1,2,FAC,6,3,,",
+                "depart,down,13,198.18.1.1,,12,,,,,,,",
+            ]
+        );
     }
 }
