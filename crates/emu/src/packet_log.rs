@@ -279,18 +279,18 @@ mod tests {
         let path =
             std::env::temp_dir().join(format!("cclab-packet-log-{}.csv", std::process::id()));
         let mut log = PacketLog::create(&path).unwrap();
-        let tcp = Some(TcpHeader {
+        let header = TcpHeader {
             seq: 1,
             ack: 2,
             flags: 0x91,
             window: 6,
             payload_bytes: 3,
             timestamps: Some((4, 5)),
-        });
+        };
         let address = u32::from(std::net::Ipv4Addr::new(198, 18, 1, 1));
-        log.event(Event::Arrive { queue: 1, tcp }, 0, Time(10), address);
+        log.event(Event::Arrive { queue: 1, tcp: Some(header) }, 0, Time(10), address);
         log.event(
-            Event::Drop { queue: 2, tcp: Some(TcpHeader { timestamps: None, ..tcp.unwrap() }) },
+            Event::Drop { queue: 2, tcp: Some(TcpHeader { timestamps: None, ..header }) },
             0,
             Time(11),
             address,
