@@ -107,7 +107,8 @@ impl Window {
 
 /// The GSO packet being built by [`TcpSender::send_window`]: its
 /// segments go out as they come, except the last, which waits to learn whether it
-/// ends a packet of more than one segment (and so carries PSH).
+/// ends a packet of more than one segment or a buffer marked to push (and so carries
+/// PSH).
 #[derive(Default)]
 struct GsoPacket {
     last: Option<Segment>,
@@ -115,6 +116,9 @@ struct GsoPacket {
     /// The most segments it may take: the GSO size, or less where its send-queue buffer
     /// ends (`tcp_mss_split_point`).
     room: u32,
+    /// Where its buffer ends (exclusive), if that buffer is marked to push: a packet that
+    /// ends there carries PSH whatever its length (`send_buffers.rs`).
+    pushed_end: Option<u32>,
 }
 
 impl GsoPacket {
@@ -129,7 +133,7 @@ impl GsoPacket {
     fn end(&mut self, out: &mut impl FnMut(Segment)) -> Option<u32> {
         let len = std::mem::take(&mut self.len);
         let mut last = self.last.take()?;
-        last.psh = len > 1;
+        last.psh = len > 1 || self.pushed_end == Some(last.seq + 1);
         out(last);
         Some(last.seq + 1)
     }
@@ -578,10 +582,11 @@ impl TcpSender {
     /// ([`tso_should_defer`](Self::tso_should_defer)), and `__tcp_transmit_skb` forces PSH
     /// on every packet of more than one segment, so that the receiver's GRO flushes it at
     /// once; GSO leaves the flag on the packet's last segment. So a pair ends with PSH, and
-    /// a segment sent alone carries none. Retransmissions go out one segment at a time
-    /// without PSH, as the kernel's do when SACK has cut its packets down to the lost
-    /// segments; a lost packet resent whole (both segments of a pair lost) would carry PSH
-    /// there.
+    /// a segment sent alone carries none unless it ends a buffer that the application's
+    /// writes marked to push (`tcp_mark_push`, see `send_buffers.rs`). Retransmissions go
+    /// out one segment at a time without PSH, as the kernel's do when SACK has cut its
+    /// packets down to the lost segments; a lost packet resent whole (both segments of a
+    /// pair lost) would carry PSH there.
     #[inline(always)]
     fn send_window(
         &mut self,
@@ -610,6 +615,7 @@ impl TcpSender {
                         if packet.len == 0 {
                             let buffer = self.buffer_at_next();
                             packet.room = max_segs.min(buffer.left);
+                            packet.pushed_end = buffer.pushed.then(|| self.snd_nxt() + buffer.left);
                             // A buffer's last segment alone is never held back
                             // (`tcp_write_xmit` asks only for more than one).
                             if buffer.left > 1 {
@@ -720,7 +726,7 @@ impl TcpSender {
         let seq = self.snd_nxt();
         match &mut self.send_buffers {
             Some(b) => b.buffer_at(seq),
-            None => Buffer { left: u32::MAX, last: true },
+            None => Buffer { left: u32::MAX, last: true, pushed: false },
         }
     }
 
