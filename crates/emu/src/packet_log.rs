@@ -79,18 +79,21 @@ impl TcpHeader {
         if ip.len() < 20 || ip[0] >> 4 != 4 || ip[9] != 6 {
             return None;
         }
+        let fragment_offset = u16::from_be_bytes([ip[6], ip[7]]) & 0x1fff;
+        if fragment_offset != 0 {
+            return None;
+        }
         let ihl = (ip[0] & 0x0f) as usize * 4;
         let total = (u16::from_be_bytes([ip[2], ip[3]]) as usize).min(ip.len());
         let tcp = ip.get(ihl..total)?;
-        let word = |at: usize| u32::from_be_bytes([tcp[at], tcp[at + 1], tcp[at + 2], tcp[at + 3]]);
         if tcp.len() < 20 {
             return None;
         }
         let header_len = (tcp[12] >> 4) as usize * 4;
         let options = tcp.get(20..header_len)?;
         Some(TcpHeader {
-            seq: word(4),
-            ack: word(8),
+            seq: be_u32(tcp, 4),
+            ack: be_u32(tcp, 8),
             flags: tcp[13],
             window: u16::from_be_bytes([tcp[14], tcp[15]]),
             payload_bytes: (tcp.len() - header_len) as u32,
@@ -109,21 +112,18 @@ fn timestamp_option(mut options: &[u8]) -> Option<(u32, u32)> {
                 let len = *rest.first()? as usize;
                 let option = options.get(..len.max(2))?;
                 if *kind == TIMESTAMP_KIND && len == TIMESTAMP_LEN {
-                    let word = |at: usize| {
-                        u32::from_be_bytes([
-                            option[at],
-                            option[at + 1],
-                            option[at + 2],
-                            option[at + 3],
-                        ])
-                    };
-                    return Some((word(2), word(6)));
+                    return Some((be_u32(option, 2), be_u32(option, 6)));
                 }
                 options = &options[len.max(2)..];
             }
         }
     }
     None
+}
+
+/// The 32-bit big-endian word at `at` in `bytes` (the caller has checked the length).
+fn be_u32(bytes: &[u8], at: usize) -> u32 {
+    u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
 }
 
 /// The log file being written. A write error is kept and reported by
@@ -272,6 +272,9 @@ mod tests {
         long[32] = 15 << 4; // a 60-byte header in 20 bytes
         assert_eq!(TcpHeader::parse(&long), None);
         assert_eq!(TcpHeader::parse(&[0x60; 60]), None);
+        let mut tail = packet(&[], 8);
+        tail[7] = 1; // a fragment at offset 8: its bytes are payload, not a header
+        assert_eq!(TcpHeader::parse(&tail), None);
     }
 
     #[test]
