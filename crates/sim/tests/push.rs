@@ -1,8 +1,9 @@
 //! The sender's side of `TcpConfig::psh`: new data goes out in GSO packets of at most
 //! `tso_segs` segments, and each packet of more than one segment ends with PSH, as
-//! Linux's `__tcp_transmit_skb` marks it; a segment sent alone carries none. A packet the
-//! window would cut short waits for the next ACK when that is due within a millisecond,
-//! as `tcp_tso_should_defer` decides.
+//! Linux's `__tcp_transmit_skb` marks it; a segment sent alone carries none unless it
+//! ends a send-queue buffer that the application's writes pushed (`tcp_mark_push`). A
+//! packet the window would cut short waits for the next ACK when that is due within a
+//! millisecond, as `tcp_tso_should_defer` decides.
 
 use cclab_cc::{tcp::tso_segs, Algorithm, LossRecovery};
 use cclab_sim::tcp::{Ack, Segment, TcpReceiver, TcpSender, MAX_SACK_BLOCKS};
@@ -72,17 +73,26 @@ fn bursts(psh: bool) -> Vec<Burst> {
     all
 }
 
+/// The send queue's buffers here: no window is offered, so each holds 64 KiB, 45
+/// segments, and each is pushed as it fills (`forced_push`: more than half of a zero
+/// window past the last push).
+const BUFFER_SEGS: u32 = 45;
+
 /// Where PSH belongs in a burst: no retransmission carries it, and the new segments,
-/// cut into packets of `max_segs`, carry it on the last of each packet of two or more.
+/// cut into packets of `max_segs`, carry it on the last of each packet of two or more,
+/// and on a segment sent alone that ends a buffer.
 fn expected_marks(b: &Burst) -> Vec<bool> {
     let resent = b.segs.iter().filter(|s| s.seq < b.first_new).count();
     let new = b.segs.len() - resent;
     let mut marks = vec![false; resent];
     let mut left = new as u32;
+    let mut seq = b.first_new;
     while left > 0 {
         let len = left.min(b.max_segs);
-        marks.extend((1..=len).map(|k| k == len && len > 1));
+        let ends_buffer = (seq + len).is_multiple_of(BUFFER_SEGS);
+        marks.extend((1..=len).map(|k| k == len && (len > 1 || ends_buffer)));
         left -= len;
+        seq += len;
     }
     marks
 }
@@ -185,9 +195,10 @@ fn shape(answers: &[Vec<Segment>]) -> Vec<Vec<(u32, bool)>> {
 fn a_segment_goes_at_once_when_it_is_the_rest_of_the_data_or_a_third_of_the_window() {
     // The second ACK of the test above, which waits with a bulk sender and room for 10.
     let acks = [(100_000, 1), (100_300, 2)];
-    // The segment it would hold back is the application's last.
+    // The segment it would hold back is the application's last, which its last write
+    // pushed (`tcp_push` at the end of `sendmsg`).
     let finite = answers(Flow { psh: true, rwnd: 10, segs: Some(12) }, &acks);
-    assert_eq!(shape(&finite[1..]), vec![vec![(10, false)], vec![(11, false)]]);
+    assert_eq!(shape(&finite[1..]), vec![vec![(10, false)], vec![(11, true)]]);
     // One segment is a third of a 3-segment window (`tcp_tso_win_divisor`).
     let narrow = answers(Flow { psh: true, rwnd: 3, segs: None }, &acks);
     assert_eq!(
@@ -199,6 +210,7 @@ fn a_segment_goes_at_once_when_it_is_the_rest_of_the_data_or_a_third_of_the_wind
 /// The send queue's buffers (`send_buffers.rs`): with no window offered yet they hold
 /// 64 KiB, 45 segments, so the first buffer's last segment, 44, goes out alone and the
 /// pairs start again at 45 (`tcp_mss_split_point` never sends across a buffer's end).
+/// The buffer was pushed as it filled, so 44 carries PSH.
 #[test]
 fn a_gso_packet_never_spans_two_send_buffers() {
     let no_delay = DelayedAck { enabled: false, ..Default::default() };
@@ -219,6 +231,6 @@ fn a_gso_packet_never_spans_two_send_buffers() {
     }
     assert!(sent.len() > 60, "the second round reaches past the first buffer: {}", sent.len());
     let pushed: Vec<u32> = sent[30..60].iter().filter(|g| g.psh).map(|g| g.seq).collect();
-    let want: Vec<u32> = (31..44).step_by(2).chain((46..60).step_by(2)).collect();
+    let want: Vec<u32> = (31..44).step_by(2).chain([44]).chain((46..60).step_by(2)).collect();
     assert_eq!(pushed, want, "pairs up to segment 43, 44 alone, pairs again from 45");
 }
