@@ -2,9 +2,10 @@
 # Shared by scripts/bench-vs-ns3.sh, bench-sampling.sh and bench-against.sh (sourced, not run):
 # the cclab builds they time, and how a run is timed and summed up.
 #
-# Both time whole processes with bash's `time` (millisecond resolution) and take
-# medians, and both run `cclab run bench/ns3/dumbbell.toml` with the case's numbers set
-# on the command line, so a figure of one script can be set beside the other's.
+# bench-vs-ns3.sh and bench-sampling.sh both time whole processes with bash's `time`
+# (millisecond resolution) and take medians, and both run `cclab run
+# bench/ns3/dumbbell.toml` with the case's numbers set on the command line, so a figure
+# of one script can be set beside the other's; bench-against.sh times `cclab bench --one`.
 
 # shellcheck disable=SC2034 # used by the scripts that source this file
 CCLAB="${CARGO_TARGET_DIR:-target}/release/cclab"
