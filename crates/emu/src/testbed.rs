@@ -574,12 +574,17 @@ impl Threads {
     ) -> mpsc::Receiver<(usize, Result<TcpStream, String>)> {
         let end = Time::ZERO + cfg.duration;
         let (sock_tx, sock_rx) = mpsc::channel();
+        let line = Arc::new(StartLine::new(
+            transports.iter().filter(|t| **t == Transport::Kernel).count(),
+        ));
         for (i, f) in cfg.flows.iter().enumerate() {
             let (f, sh, stop, tx) =
                 (f.clone(), self.shared[i].clone(), self.stop.clone(), sock_tx.clone());
             self.handles.push(match transports[i] {
                 Transport::Kernel => {
-                    h.spawn(Side::A, move || send(i, f, end, move || clock.now(), sh, stop, tx))
+                    let line = line.clone();
+                    let flow = SenderFlow { i, f, end, sh, stop, tx, line };
+                    h.spawn(Side::A, move || send(flow, move || clock.now()))
                 }
                 Transport::Udp => {
                     let interval = Duration::from_millis(1).min(cfg.sample_interval);
@@ -947,20 +952,74 @@ fn receive(
     }
 }
 
-/// Sender of one flow: starts at `f.start`, sends until its size, its stop time or the
-/// end of the run; its socket uses the kernel's algorithm `cc`.
-#[allow(clippy::too_many_arguments)]
-fn send(
+/// How far ahead of the last kernel sender's arrival at the [`StartLine`] the senders go:
+/// time for the others, yielding in a loop, to see it.
+const START_LEAD: Duration = Duration::from_micros(100);
+
+/// Where the kernel senders line up before they start. Each makes its socket and its
+/// buffer first, then waits here for the others; the last to arrive sets one instant,
+/// [`START_LEAD`] ahead, and every sender connects at that instant or at its own later
+/// `start`. Without it the senders connected as their threads happened to begin, so that
+/// of two flows told to start together flow 0 was usually first (in 29 of 41 one-second
+/// runs of `cubic-vs-reno.toml` on 2026-12-02, by up to 1 ms), and the flow whose first
+/// window reached the bottleneck later took the whole first overflow (docs/fidelity.md,
+/// "Which flow the first overflow takes, and where flows start"). The waiting threads
+/// yield the processor in a loop rather than sleep, since a woken thread can take longer
+/// than the lead to run.
+struct StartLine {
+    /// Senders arrived so far.
+    arrived: AtomicU64,
+    /// The instant they go, in ns on the run's clock plus 1 (0: not every sender is here).
+    go: AtomicU64,
+    senders: u64,
+}
+
+impl StartLine {
+    fn new(senders: usize) -> StartLine {
+        StartLine { arrived: AtomicU64::new(0), go: AtomicU64::new(0), senders: senders as u64 }
+    }
+
+    /// Waits until every sender has arrived and returns the instant they go; None if the
+    /// run is stopped first.
+    fn arrive(&self, now: &impl Fn() -> Time, stop: &AtomicBool) -> Option<Time> {
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 >= self.senders {
+            self.go.store((now() + START_LEAD).as_nanos() + 1, Ordering::Release);
+        }
+        loop {
+            match self.go.load(Ordering::Acquire) {
+                0 if stop.load(Ordering::Relaxed) => return None,
+                0 => std::thread::yield_now(),
+                go => return Some(Time(go - 1)),
+            }
+        }
+    }
+}
+
+/// What one kernel sender's thread is given.
+struct SenderFlow {
     i: usize,
     f: cclab_sim::FlowConfig,
     end: Time,
-    now: impl Fn() -> Time,
     sh: Arc<FlowShared>,
     stop: Arc<AtomicBool>,
     tx: mpsc::Sender<(usize, Result<TcpStream, String>)>,
-) {
+    line: Arc<StartLine>,
+}
+
+/// Sender of one flow: starts at `f.start` (flows told to start together connect together,
+/// see [`StartLine`]), sends until its size, its stop time or the end of the run; its
+/// socket uses the kernel's algorithm `cc`.
+fn send(flow: SenderFlow, now: impl Fn() -> Time) {
+    let SenderFlow { i, f, end, sh, stop, tx, line } = flow;
     let mark = |a: &AtomicU64, t: Time| a.store(t.as_nanos() + 1, Ordering::Relaxed);
-    if !wait_for_start(f.start, &now, &stop) {
+    // Everything but the handshake is done before the line, so that the moment a flow
+    // starts is spent on `connect` alone.
+    let socket = cclab_kernel::socket::UnconnectedSocket::with_congestion(kernel_name(&f.cc));
+    let buf = vec![0x5au8; 1 << 16];
+    let Some(go) = line.arrive(&now, &stop) else {
+        return;
+    };
+    if !wait_for_start(f.start.max(go), &now, &stop) {
         return;
     }
     let last = f.stop.unwrap_or(end).min(end);
@@ -968,10 +1027,9 @@ fn send(
         mark(&sh.stopped, now());
         return;
     }
-    let cc = kernel_name(&f.cc);
     let addr = std::net::SocketAddrV4::new(flow_addr(i), PORT);
     mark(&sh.connecting, now());
-    let s = match cclab_kernel::socket::connect_with_congestion(addr, cc) {
+    let s = match socket.and_then(|socket| socket.connect(addr)) {
         Ok(s) => s,
         Err(e) => {
             let _ = tx.send((i, Err(e.to_string())));
@@ -990,7 +1048,6 @@ fn send(
         }
     }
     let mut s = s;
-    let buf = vec![0x5au8; 1 << 16];
     let mut left = f.bytes.unwrap_or(u64::MAX);
     while left > 0 && now() < last && !stop.load(Ordering::Relaxed) {
         let chunk = buf.len().min(left.min(usize::MAX as u64) as usize);
@@ -1141,17 +1198,29 @@ fn cross_sink(addr: Ipv4Addr, stop: Arc<AtomicBool>, ready: mpsc::Sender<Result<
     }
 }
 
-/// Sleeps until `start` on the run's clock, checking `stop` every 200 µs; false if the
-/// run was stopped first (a flow thread then returns without starting).
+/// Waits until `start` on the run's clock, checking `stop` as it goes: it sleeps in steps
+/// of 200 µs until the last [`START_SPIN`], then yields the processor in a loop, since a
+/// sleep can end a scheduler's tick late. False if the run was stopped first (a flow
+/// thread then returns without starting).
 fn wait_for_start(start: Time, now: &impl Fn() -> Time, stop: &AtomicBool) -> bool {
-    while now() < start {
+    loop {
+        let t = now();
+        if t >= start {
+            return true;
+        }
         if stop.load(Ordering::Relaxed) {
             return false;
         }
-        std::thread::sleep(std::time::Duration::from_micros(200));
+        if start - t > START_SPIN {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        } else {
+            std::thread::yield_now();
+        }
     }
-    true
 }
+
+/// The last part of a wait for a start that is spent yielding instead of sleeping.
+const START_SPIN: Duration = Duration::from_micros(300);
 
 #[cfg(test)]
 mod tests {
@@ -1327,5 +1396,57 @@ mod tests {
             ]
         );
         assert!(down.rate.is_none());
+    }
+
+    /// A clock from the test's start, as the run's clock is from the emulator's.
+    fn test_clock() -> impl Fn() -> Time + Send + Clone + 'static {
+        let origin = std::time::Instant::now();
+        move || Time(origin.elapsed().as_nanos() as u64)
+    }
+
+    #[test]
+    fn senders_that_arrive_at_the_line_apart_all_go_at_one_instant() {
+        let (line, stop, now) =
+            (Arc::new(StartLine::new(3)), Arc::new(AtomicBool::new(false)), test_clock());
+        let senders: Vec<_> = (0..3u64)
+            .map(|k| {
+                let (line, stop, now) = (line.clone(), stop.clone(), now.clone());
+                std::thread::spawn(move || {
+                    std::thread::sleep(std::time::Duration::from_millis(5 * k));
+                    let arrived = now();
+                    (arrived, line.arrive(&now, &stop))
+                })
+            })
+            .collect();
+        let got: Vec<(Time, Option<Time>)> =
+            senders.into_iter().map(|t| t.join().unwrap()).collect();
+        let go = got[0].1.expect("every sender arrived, so they go");
+        assert!(got.iter().all(|&(_, g)| g == Some(go)), "{got:?}");
+        let last_arrival = got.iter().map(|&(a, _)| a).max().unwrap();
+        assert!(go >= last_arrival + START_LEAD, "go {go:?}, last arrival {last_arrival:?}");
+    }
+
+    #[test]
+    fn a_stopped_run_releases_a_sender_waiting_at_the_line() {
+        let (line, stop, now) =
+            (Arc::new(StartLine::new(2)), Arc::new(AtomicBool::new(false)), test_clock());
+        let waiting = {
+            let (line, stop, now) = (line.clone(), stop.clone(), now.clone());
+            std::thread::spawn(move || line.arrive(&now, &stop))
+        };
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        stop.store(true, Ordering::Relaxed);
+        assert_eq!(waiting.join().unwrap(), None, "the other sender never came");
+    }
+
+    #[test]
+    fn a_start_is_waited_for_to_the_microsecond_and_a_stop_ends_the_wait() {
+        let (stop, now) = (AtomicBool::new(false), test_clock());
+        let start = now() + Duration::from_millis(3);
+        assert!(wait_for_start(start, &now, &stop));
+        let reached = now();
+        assert!(reached >= start, "returned at {reached:?}, before {start:?}");
+        stop.store(true, Ordering::Relaxed);
+        assert!(!wait_for_start(now() + Duration::from_secs(60), &now, &stop));
     }
 }

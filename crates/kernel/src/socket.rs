@@ -17,35 +17,52 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 /// use the ACK-train threshold meant for paced flows (`hystart_update`,
 /// net/ipv4/tcp_cubic.c): a different sender from the unpaced one the simulator models.
 pub fn connect_with_congestion(addr: SocketAddrV4, cc: &str) -> std::io::Result<TcpStream> {
-    // SAFETY: socket(2) has no preconditions.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
+    UnconnectedSocket::with_congestion(cc)?.connect(addr)
+}
+
+/// A TCP socket that runs `cc` and is not connected yet: [`connect_with_congestion`] in
+/// two steps, so that a caller can make the socket ahead of time and spend only the
+/// `connect` itself at the moment its connection is meant to start.
+pub struct UnconnectedSocket(OwnedFd);
+
+impl UnconnectedSocket {
+    /// A new TCP socket with its congestion control set to `cc`.
+    pub fn with_congestion(cc: &str) -> std::io::Result<UnconnectedSocket> {
+        // SAFETY: socket(2) has no preconditions.
+        let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: a non-negative result of socket(2) is a new descriptor that nothing else
+        // owns, so OwnedFd may close it.
+        let socket = unsafe { OwnedFd::from_raw_fd(fd) };
+        set_congestion(socket.as_raw_fd(), cc)
+            .map_err(|e| std::io::Error::new(e.kind(), format!("TCP_CONGESTION {cc}: {e}")))?;
+        Ok(UnconnectedSocket(socket))
     }
-    // SAFETY: a non-negative result of socket(2) is a new descriptor that nothing else
-    // owns, so OwnedFd may close it.
-    let socket = unsafe { OwnedFd::from_raw_fd(fd) };
-    set_congestion(socket.as_raw_fd(), cc)
-        .map_err(|e| std::io::Error::new(e.kind(), format!("TCP_CONGESTION {cc}: {e}")))?;
-    let sin = libc::sockaddr_in {
-        sin_family: libc::AF_INET as libc::sa_family_t,
-        sin_port: addr.port().to_be(),
-        sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes(addr.ip().octets()) },
-        sin_zero: [0; 8],
-    };
-    // SAFETY: `sin` is a valid sockaddr_in and the length given is its size.
-    let r = unsafe {
-        libc::connect(
-            socket.as_raw_fd(),
-            &sin as *const libc::sockaddr_in as *const libc::sockaddr,
-            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
-        )
-    };
-    if r != 0 {
-        let e = std::io::Error::last_os_error();
-        return Err(std::io::Error::new(e.kind(), format!("connect to {addr}: {e}")));
+
+    /// Connects to `addr` (blocking until the handshake completes or fails).
+    pub fn connect(self, addr: SocketAddrV4) -> std::io::Result<TcpStream> {
+        let sin = libc::sockaddr_in {
+            sin_family: libc::AF_INET as libc::sa_family_t,
+            sin_port: addr.port().to_be(),
+            sin_addr: libc::in_addr { s_addr: u32::from_ne_bytes(addr.ip().octets()) },
+            sin_zero: [0; 8],
+        };
+        // SAFETY: `sin` is a valid sockaddr_in and the length given is its size.
+        let r = unsafe {
+            libc::connect(
+                self.0.as_raw_fd(),
+                &sin as *const libc::sockaddr_in as *const libc::sockaddr,
+                std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+            )
+        };
+        if r != 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(std::io::Error::new(e.kind(), format!("connect to {addr}: {e}")));
+        }
+        Ok(TcpStream::from(self.0))
     }
-    Ok(TcpStream::from(socket))
 }
 
 /// Sets a socket's congestion control (Linux TCP_CONGESTION).
