@@ -1440,7 +1440,7 @@ mod tests {
     }
 
     #[test]
-    fn a_start_is_waited_for_to_the_microsecond_and_a_stop_ends_the_wait() {
+    fn a_start_is_never_left_early_and_a_stop_ends_the_wait() {
         let (stop, now) = (AtomicBool::new(false), test_clock());
         let start = now() + Duration::from_millis(3);
         assert!(wait_for_start(start, &now, &stop));
