@@ -42,13 +42,15 @@ impl Harness {
         seed: u64,
         realtime: bool,
     ) -> Result<Harness, EmuError> {
-        Self::start_after(up, down, seed, realtime, None, |_| Ok(()))
+        Self::start_after(up, down, seed, realtime, None, |_| Ok(()), Duration::ZERO)
     }
 
     /// [`start_with`](Self::start_with), running `setup` on the namespaces before the
     /// emulator's clock starts: what it takes (the testbed's routes, a few ms of `ip`)
-    /// then does not shift a trace's time 0 ahead of the run's. With `packet_log`, every
-    /// packet event goes to that file ([`crate::packet_log`]).
+    /// then does not shift a trace's time 0 ahead of the run's. The clock reads zero
+    /// `lead` after forwarding starts, time for the caller to make its hosts' threads and
+    /// sockets, so that a flow told to start at 0 can start at the trace's time 0. With
+    /// `packet_log`, every packet event goes to that file ([`crate::packet_log`]).
     pub fn start_after(
         up: &DirectionConfig,
         down: &DirectionConfig,
@@ -56,6 +58,7 @@ impl Harness {
         realtime: bool,
         packet_log: Option<&Path>,
         setup: impl FnOnce(&EmuNet) -> Result<(), EmuError>,
+        lead: Duration,
     ) -> Result<Harness, EmuError> {
         let (net, tun_a, tun_b) = EmuNet::create()?;
         setup(&net)?;
@@ -65,7 +68,7 @@ impl Harness {
             fwd.set_packet_log(path)?;
         }
         fwd.set_realtime(realtime);
-        let origin_ns = monotonic_ns();
+        let origin_ns = monotonic_ns() + lead.as_nanos();
         fwd.set_origin(origin_ns);
         let stop = fwd.stop_handle();
         let gauges = fwd.gauges();

@@ -365,10 +365,10 @@ pub fn run_logged(
     let (up, down) = path(cfg);
     // The routes go in before the emulator's clock starts, and the run's clock is the
     // emulator's: a trace's time 0 is the scenario's (the routes' `ip` took 3 to 4 ms,
-    // which put the trace that far ahead of the flows).
-    let h = Harness::start_after(&up, &down, cfg.seed, true, packet_log, |net| {
-        add_flow_routes(net, cfg)
-    })?;
+    // which put the trace that far ahead of the flows). The clock starts SETUP_LEAD
+    // later, once the hosts' threads and sockets are made.
+    let routes = |net: &crate::EmuNet| add_flow_routes(net, cfg);
+    let h = Harness::start_after(&up, &down, cfg.seed, true, packet_log, routes, SETUP_LEAD)?;
     let clock = Clock { origin: h.origin_ns() };
     let mut threads = Threads::new(cfg.flows.len());
     threads.start_receivers(&h, cfg, transports, clock)?;
@@ -487,8 +487,17 @@ fn add_flow_routes(net: &crate::EmuNet, cfg: &SimConfig) -> Result<(), EmuError>
     ip_batch(net.a.name(), &a_cmds)
 }
 
+/// How long after the emulator starts forwarding its clock, and the run's, reads zero:
+/// time for the receivers to listen and the senders to make their sockets, so that a flow
+/// told to start at 0 connects at the trace's time 0. Without it the flows connected
+/// 0.6 to 1.5 ms into the trace (2026-12-02), where the simulator's start at 0, and on
+/// the Verizon trace that decided which of two flows left slow start high
+/// (docs/fidelity.md, "Which flow the first overflow takes, and where flows start").
+/// A host slower than this starts its flows late, which `connect_us` shows.
+const SETUP_LEAD: Duration = Duration::from_millis(20);
+
 /// The run's clock: CLOCK_MONOTONIC since the emulator's clock started, shared by every
-/// thread.
+/// thread. It reads zero until then ([`SETUP_LEAD`]).
 #[derive(Clone, Copy)]
 struct Clock {
     origin: u64,
@@ -496,7 +505,19 @@ struct Clock {
 
 impl Clock {
     fn now(self) -> Time {
-        Time(monotonic_ns().saturating_sub(self.origin))
+        self.ahead(Duration::ZERO)
+    }
+
+    /// The run's clock `lead` from now (zero while that is before the run starts).
+    fn ahead(self, lead: Duration) -> Time {
+        Time((monotonic_ns() + lead.as_nanos()).saturating_sub(self.origin))
+    }
+
+    /// How long until `t` on the run's clock, the time before the run starts included;
+    /// None once `t` has come.
+    fn until(self, t: Time) -> Option<std::time::Duration> {
+        let left = (self.origin + t.as_nanos()).saturating_sub(monotonic_ns());
+        (left > 0).then(|| std::time::Duration::from_nanos(left))
     }
 }
 
@@ -584,11 +605,11 @@ impl Threads {
                 Transport::Kernel => {
                     let line = line.clone();
                     let flow = SenderFlow { i, f, end, sh, stop, tx, line };
-                    h.spawn(Side::A, move || send(flow, move || clock.now()))
+                    h.spawn(Side::A, move || send(flow, clock))
                 }
                 Transport::Udp => {
                     let interval = Duration::from_millis(1).min(cfg.sample_interval);
-                    h.spawn(Side::A, move || send_udp(i, f, end, clock.origin, interval, sh, stop))
+                    h.spawn(Side::A, move || send_udp(i, f, end, clock, interval, sh, stop))
                 }
             });
         }
@@ -673,9 +694,11 @@ impl Sampler {
     ) -> Result<(), EmuError> {
         let mut tick = Time::ZERO;
         loop {
-            let t = clock.now();
-            if t < tick {
-                std::thread::sleep(std::time::Duration::from_nanos((tick - t).as_nanos()));
+            // The sample of time 0 (before any flow has connected) is taken at once, not at
+            // the run's start, where this thread would take a processor from the senders
+            // that start then.
+            if let Some(left) = clock.until(tick).filter(|_| tick > Time::ZERO) {
+                std::thread::sleep(left);
                 continue;
             }
             while let Ok((i, s)) = self.sockets.try_recv() {
@@ -979,11 +1002,12 @@ impl StartLine {
         StartLine { arrived: AtomicU64::new(0), go: AtomicU64::new(0), senders: senders as u64 }
     }
 
-    /// Waits until every sender has arrived and returns the instant they go; None if the
-    /// run is stopped first.
-    fn arrive(&self, now: &impl Fn() -> Time, stop: &AtomicBool) -> Option<Time> {
+    /// Waits until every sender has arrived and returns the instant they go (the run's
+    /// start if every sender came at least [`START_LEAD`] before it); None if the run is
+    /// stopped first.
+    fn arrive(&self, clock: Clock, stop: &AtomicBool) -> Option<Time> {
         if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 >= self.senders {
-            self.go.store((now() + START_LEAD).as_nanos() + 1, Ordering::Release);
+            self.go.store(clock.ahead(START_LEAD).as_nanos() + 1, Ordering::Release);
         }
         loop {
             match self.go.load(Ordering::Acquire) {
@@ -1009,17 +1033,18 @@ struct SenderFlow {
 /// Sender of one flow: starts at `f.start` (flows told to start together connect together,
 /// see [`StartLine`]), sends until its size, its stop time or the end of the run; its
 /// socket uses the kernel's algorithm `cc`.
-fn send(flow: SenderFlow, now: impl Fn() -> Time) {
+fn send(flow: SenderFlow, clock: Clock) {
     let SenderFlow { i, f, end, sh, stop, tx, line } = flow;
+    let now = || clock.now();
     let mark = |a: &AtomicU64, t: Time| a.store(t.as_nanos() + 1, Ordering::Relaxed);
     // Everything but the handshake is done before the line, so that the moment a flow
     // starts is spent on `connect` alone.
     let socket = cclab_kernel::socket::UnconnectedSocket::with_congestion(kernel_name(&f.cc));
     let buf = vec![0x5au8; 1 << 16];
-    let Some(go) = line.arrive(&now, &stop) else {
+    let Some(go) = line.arrive(clock, &stop) else {
         return;
     };
-    if !wait_for_start(f.start.max(go), &now, &stop) {
+    if !wait_for_start(f.start.max(go), clock, &stop) {
         return;
     }
     let last = f.stop.unwrap_or(end).min(end);
@@ -1111,14 +1136,14 @@ fn send_udp(
     i: usize,
     f: cclab_sim::FlowConfig,
     end: Time,
-    origin: u64,
+    clock: Clock,
     interval: Duration,
     sh: Arc<FlowShared>,
     stop: Arc<AtomicBool>,
 ) {
-    let now = || Time(monotonic_ns().saturating_sub(origin));
+    let now = || clock.now();
     let mark = |a: &AtomicU64, t: Time| a.store(t.as_nanos() + 1, Ordering::Relaxed);
-    if !wait_for_start(f.start, &now, &stop) {
+    if !wait_for_start(f.start, clock, &stop) {
         return;
     }
     let last = f.stop.unwrap_or(end).min(end);
@@ -1131,6 +1156,7 @@ fn send_udp(
     };
     let mut snd = cclab_sim::tcp::TcpSender::new(i as u32, ca, f.tcp.clone(), f.bytes);
     snd.start(now());
+    let origin = clock.origin;
     crate::udp::drive_sender(&sock, &mut snd, origin, last, interval, &stop, &mut |snd, t| {
         if let Ok(mut g) = sh.snapshot.lock() {
             *g = Some(crate::udp::sample_of(snd, i, t));
@@ -1163,11 +1189,8 @@ fn cross_source(
     let payload = vec![0u8; (src.config().packet_bytes as usize).saturating_sub(28).max(1)];
     let mut next = src.config().start;
     while next < end && !stop.load(Ordering::Relaxed) {
-        let t = clock.now();
-        if t < next {
-            std::thread::sleep(std::time::Duration::from_nanos(
-                (next - t).as_nanos().min(5_000_000),
-            ));
+        if let Some(left) = clock.until(next) {
+            std::thread::sleep(left.min(std::time::Duration::from_millis(5)));
             continue;
         }
         next = match src.step(next) {
@@ -1198,20 +1221,20 @@ fn cross_sink(addr: Ipv4Addr, stop: Arc<AtomicBool>, ready: mpsc::Sender<Result<
     }
 }
 
-/// Waits until `start` on the run's clock, checking `stop` as it goes: it sleeps in steps
-/// of 200 µs until the last [`START_SPIN`], then yields the processor in a loop, since a
-/// sleep can end a scheduler's tick late. False if the run was stopped first (a flow
-/// thread then returns without starting).
-fn wait_for_start(start: Time, now: &impl Fn() -> Time, stop: &AtomicBool) -> bool {
+/// Waits until `start` on the run's clock (the time before the run starts included),
+/// checking `stop` as it goes: it sleeps in steps of 200 µs until the last
+/// [`START_SPIN`], then yields the processor in a loop, since a sleep can end a
+/// scheduler's tick late. False if the run was stopped first (a flow thread then returns
+/// without starting).
+fn wait_for_start(start: Time, clock: Clock, stop: &AtomicBool) -> bool {
     loop {
-        let t = now();
-        if t >= start {
+        let Some(left) = clock.until(start) else {
             return true;
-        }
+        };
         if stop.load(Ordering::Relaxed) {
             return false;
         }
-        if start - t > START_SPIN {
+        if left > std::time::Duration::from_nanos(START_SPIN.as_nanos()) {
             std::thread::sleep(std::time::Duration::from_micros(200));
         } else {
             std::thread::yield_now();
@@ -1398,23 +1421,23 @@ mod tests {
         assert!(down.rate.is_none());
     }
 
-    /// A clock from the test's start, as the run's clock is from the emulator's.
-    fn test_clock() -> impl Fn() -> Time + Send + Clone + 'static {
-        let origin = std::time::Instant::now();
-        move || Time(origin.elapsed().as_nanos() as u64)
+    /// A run's clock that starts `lead` from now, as the testbed's starts [`SETUP_LEAD`]
+    /// after the emulator.
+    fn clock_starting_in(lead: std::time::Duration) -> Clock {
+        Clock { origin: monotonic_ns() + lead.as_nanos() as u64 }
     }
 
     #[test]
     fn senders_that_arrive_at_the_line_apart_all_go_at_one_instant() {
-        let (line, stop, now) =
-            (Arc::new(StartLine::new(3)), Arc::new(AtomicBool::new(false)), test_clock());
+        let clock = clock_starting_in(std::time::Duration::ZERO);
+        let (line, stop) = (Arc::new(StartLine::new(3)), Arc::new(AtomicBool::new(false)));
         let senders: Vec<_> = (0..3u64)
             .map(|k| {
-                let (line, stop, now) = (line.clone(), stop.clone(), now.clone());
+                let (line, stop) = (line.clone(), stop.clone());
                 std::thread::spawn(move || {
                     std::thread::sleep(std::time::Duration::from_millis(5 * k));
-                    let arrived = now();
-                    (arrived, line.arrive(&now, &stop))
+                    let arrived = clock.now();
+                    (arrived, line.arrive(clock, &stop))
                 })
             })
             .collect();
@@ -1427,12 +1450,22 @@ mod tests {
     }
 
     #[test]
+    fn senders_ready_before_the_run_starts_go_at_its_start_and_not_before() {
+        let clock = clock_starting_in(std::time::Duration::from_millis(30));
+        let (line, stop) = (StartLine::new(1), AtomicBool::new(false));
+        let go = line.arrive(clock, &stop);
+        assert_eq!(go, Some(Time::ZERO), "arrived 30 ms before the start");
+        assert!(wait_for_start(Time::ZERO, clock, &stop));
+        assert!(clock.until(Time::ZERO).is_none(), "left the wait before the run's start");
+    }
+
+    #[test]
     fn a_stopped_run_releases_a_sender_waiting_at_the_line() {
-        let (line, stop, now) =
-            (Arc::new(StartLine::new(2)), Arc::new(AtomicBool::new(false)), test_clock());
+        let clock = clock_starting_in(std::time::Duration::ZERO);
+        let (line, stop) = (Arc::new(StartLine::new(2)), Arc::new(AtomicBool::new(false)));
         let waiting = {
-            let (line, stop, now) = (line.clone(), stop.clone(), now.clone());
-            std::thread::spawn(move || line.arrive(&now, &stop))
+            let (line, stop) = (line.clone(), stop.clone());
+            std::thread::spawn(move || line.arrive(clock, &stop))
         };
         std::thread::sleep(std::time::Duration::from_millis(5));
         stop.store(true, Ordering::Relaxed);
@@ -1441,12 +1474,12 @@ mod tests {
 
     #[test]
     fn a_start_is_never_left_early_and_a_stop_ends_the_wait() {
-        let (stop, now) = (AtomicBool::new(false), test_clock());
-        let start = now() + Duration::from_millis(3);
-        assert!(wait_for_start(start, &now, &stop));
-        let reached = now();
+        let (stop, clock) = (AtomicBool::new(false), clock_starting_in(std::time::Duration::ZERO));
+        let start = clock.now() + Duration::from_millis(3);
+        assert!(wait_for_start(start, clock, &stop));
+        let reached = clock.now();
         assert!(reached >= start, "returned at {reached:?}, before {start:?}");
         stop.store(true, Ordering::Relaxed);
-        assert!(!wait_for_start(now() + Duration::from_secs(60), &now, &stop));
+        assert!(!wait_for_start(clock.now() + Duration::from_secs(60), clock, &stop));
     }
 }
