@@ -96,7 +96,8 @@ impl Harness {
         self.origin_ns
     }
 
-    /// The emulator's clock (time since forwarding started).
+    /// The emulator's clock: time since its zero (`lead` after forwarding started, see
+    /// [`start_after`](Self::start_after)); zero before that.
     pub fn now(&self) -> Time {
         Time(monotonic_ns().saturating_sub(self.origin_ns))
     }

@@ -981,8 +981,8 @@ const START_LEAD: Duration = Duration::from_micros(100);
 
 /// Where the kernel senders line up before they start. Each makes its socket and its
 /// buffer first, then waits here for the others; the last to arrive sets one instant,
-/// [`START_LEAD`] ahead, and every sender connects at that instant or at its own later
-/// `start`. Without it the senders connected as their threads happened to begin, so that
+/// [`START_LEAD`] ahead or the run's start if that is later (as a rule, [`SETUP_LEAD`]),
+/// and every sender connects at that instant or at its own later `start`. Without it the senders connected as their threads happened to begin, so that
 /// of two flows told to start together flow 0 was usually first (in 29 of 41 one-second
 /// runs of `cubic-vs-reno.toml` on 2026-12-02, by up to 1 ms), and the flow whose first
 /// window reached the bottleneck later took the whole first overflow (docs/fidelity.md,
