@@ -52,6 +52,10 @@ fn per_flow_transport_mixes_kernel_and_udp_flows() {
     assert!(f("wake_p50_us") <= f("wake_p99_us"), "{e}");
     assert!(f("late_p50_us") <= f("late_p99_us") && f("late_p99_us") <= f("max_late_us"), "{e}");
     assert!(stdout(&o).contains("emulator: packets released"), "{}", stdout(&o));
+    // The emulator kept its processor awake during the run.
+    let cpus = std::thread::available_parallelism().unwrap().get() as f64;
+    assert!(f("cpu_kept_awake") < cpus, "{e}");
+    assert!(stdout(&o).contains("it kept processor"), "{}", stdout(&o));
     let summary = std::fs::read_to_string(dir.path().join("tb/summary.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&summary).unwrap();
     let flows = v["flows"].as_array().unwrap();

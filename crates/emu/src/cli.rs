@@ -102,7 +102,8 @@ pub struct LinkArgs {
     #[arg(long, default_value = "10ms")]
     pub sample: String,
     /// Run the forwarding loop as an ordinary thread instead of SCHED_FIFO (on a busy
-    /// machine, ordinary scheduling delays departures by milliseconds).
+    /// machine, ordinary scheduling delays departures by milliseconds), and without
+    /// keeping its processor awake with an idle-priority spinner.
     #[arg(long)]
     pub no_realtime: bool,
     /// Seed of the loss and RED random streams.

@@ -12,6 +12,7 @@
 //! Memory: packets live in a per-direction pool of fixed 2 KiB slots that grows in
 //! chunks and is reused; the queues hold slot indices. Nothing is allocated per packet.
 
+use crate::keep_awake::KeepAwake;
 use crate::model::{flow_key, ipv4_destination, ipv4_source, Delays, EmuLink, Link, Pkt, Refusal};
 use crate::packet_log::{Event, PacketLog, TcpHeader};
 use crate::stats::{DirectionStats, Lateness};
@@ -215,6 +216,8 @@ pub struct Forwarder {
     /// Run the loop's thread under SCHED_FIFO (see [`set_realtime`](Self::set_realtime)).
     realtime: bool,
     realtime_refused: Option<String>,
+    /// The processor the last real-time run kept awake ([`KeepAwake`]), if it did.
+    cpu_kept_awake: Option<usize>,
     cpu_time: Duration,
     /// How long after its timer's expiry the loop woke from each sleep on it: what a
     /// packet that reaches a sleeping emulator waits before it is read, on the same
@@ -335,6 +338,7 @@ impl Forwarder {
             elapsed: Duration::ZERO,
             realtime: false,
             realtime_refused: None,
+            cpu_kept_awake: None,
             cpu_time: Duration::ZERO,
             wakes: Lateness::default(),
             gauges: Arc::new(Default::default()),
@@ -391,9 +395,16 @@ impl Forwarder {
     /// for its turn (milliseconds under CFS). The loop sleeps between events, and the
     /// kernel's RT throttling bounds it in any case. Where the policy is refused (no
     /// real-time budget, e.g. in some containers) the loop runs as an ordinary thread;
-    /// [`realtime_refused`](Self::realtime_refused) says so after the run.
+    /// [`realtime_refused`](Self::realtime_refused) says so after the run. A real-time
+    /// loop also stays on its processor and keeps it from idling while it runs
+    /// ([`KeepAwake`], unless [`crate::keep_awake::set_enabled`] turned that off).
     pub fn set_realtime(&mut self, on: bool) {
         self.realtime = on;
+    }
+
+    /// The processor the last run kept awake ([`KeepAwake`]), if it did.
+    pub fn cpu_kept_awake(&self) -> Option<usize> {
+        self.cpu_kept_awake
     }
 
     /// Logs every packet event of the next [`run`](Self::run) to `path`
@@ -452,6 +463,8 @@ impl Forwarder {
                 self.realtime_refused = Some(std::io::Error::last_os_error().to_string());
             }
         }
+        let awake = (self.realtime && crate::keep_awake::enabled()).then(KeepAwake::here);
+        self.cpu_kept_awake = awake.as_ref().and_then(KeepAwake::cpu);
         let cpu_start = thread_cpu_ns();
         if self.origin_ns == 0 {
             self.origin_ns = monotonic_ns();

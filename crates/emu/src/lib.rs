@@ -17,6 +17,8 @@
 //!   command that creates namespaces calls first, removes what killed runs left behind;
 //! - [`spec`]: the `--uplink`/`--downlink` link descriptions;
 //! - [`harness`]: an emulated path run in-process (benchmarks, tests, testbed);
+//! - [`keep_awake`]: an idle-priority spinner that keeps the real-time emulator's processor
+//!   from halting, whose wake-ups would make it late;
 //! - [`testbed`]: a scenario's flows as real kernel TCP through the path, sampled with
 //!   [`tcpinfo`] into the simulator's output types;
 //! - [`udp`]: cclab's own sans-IO TCP (any Rust algorithm) over UDP through the path;
@@ -29,6 +31,7 @@ pub mod bench;
 pub mod cli;
 pub mod forwarder;
 pub mod harness;
+pub mod keep_awake;
 pub mod kernel_algos;
 pub mod model;
 pub mod netns;

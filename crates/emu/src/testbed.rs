@@ -280,6 +280,9 @@ pub struct EmulatorTiming {
     pub wakes: u64,
     pub wake_p50: Duration,
     pub wake_p99: Duration,
+    /// The processor the emulator ran on and kept from idling
+    /// ([`crate::keep_awake::KeepAwake`]), if it did.
+    pub cpu_kept_awake: Option<usize>,
 }
 
 /// The share of deliveries beyond which a real run counts as disturbed: more than one in
@@ -302,6 +305,7 @@ impl EmulatorTiming {
             wakes: wakes.count(),
             wake_p50: wakes.quantile(0.50),
             wake_p99: wakes.quantile(0.99),
+            cpu_kept_awake: None,
         }
     }
 
@@ -385,7 +389,9 @@ pub fn run_logged(
     sampled?;
     let stats = [&fwd.dirs[crate::UPLINK].stats, &fwd.dirs[crate::DOWNLINK].stats];
     let report = sampler.report(cfg, transports, &threads.shared, stats);
-    let emulator = EmulatorTiming::of(stats, fwd.wakes(), cfg.bottleneck.rate.mean_packet_time());
+    let mut emulator =
+        EmulatorTiming::of(stats, fwd.wakes(), cfg.bottleneck.rate.mean_packet_time());
+    emulator.cpu_kept_awake = fwd.cpu_kept_awake();
     let flows = sampler.socket_facts(&threads.shared);
     Ok((report, KernelFacts { hystart, flows, emulator }))
 }
