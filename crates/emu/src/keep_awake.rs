@@ -69,7 +69,6 @@ impl KeepAwake {
         if !pin_to(cpu) {
             return awake;
         }
-        awake.prior = Some(prior);
         let (ready_tx, ready_rx) = std::sync::mpsc::channel();
         let spawned =
             std::thread::Builder::new().name(format!("cclab-awake-{cpu}")).spawn(move || {
@@ -83,10 +82,13 @@ impl KeepAwake {
             if ready_rx.recv().unwrap_or(false) {
                 awake.spinner = Some(handle);
                 awake.cpu = Some(cpu);
-            } else {
-                let _ = handle.join();
+                awake.prior = Some(prior);
+                return awake;
             }
+            let _ = handle.join();
         }
+        // Nothing spins, so the caller need not stay here either.
+        set_affinity(&prior);
         awake
     }
 
