@@ -38,8 +38,9 @@ pub struct Args {
     pub runs: u64,
     /// Repeat a real run up to this many times while the emulator's timing says this
     /// machine disturbed it (more than 1% of its packets released later than a packet
-    /// time at the bottleneck: kernel.json's `emulator`), keeping the least disturbed
-    /// attempt. 0 keeps every run as it came, with a warning.
+    /// time at the bottleneck, or a flow calling connect() more than a packet time after
+    /// its start: kernel.json's `emulator`), keeping the least disturbed attempt. 0 keeps
+    /// every run as it came, with a warning.
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u64).range(0..=20))]
     pub redo_disturbed: u64,
     /// Output folder [default: results/fidelity, or results/fidelity-quick].
@@ -396,7 +397,8 @@ fn run_sim(case: &Case, folder: &Path, side: SimSide) -> Result<(), String> {
 }
 
 /// The real runs of one scenario, after which its text is kept beside them. A disturbed
-/// run is repeated up to `redo` times, with its seed; the least disturbed attempt is kept.
+/// run (too many packets late, or a flow late to start: [`EmulatorTiming::disturbed`]) is
+/// repeated up to `redo` times, with its seed; the least disturbed attempt is kept.
 fn run_real(case: &Case, folder: &Path, side: SimSide, runs: u64, redo: u64) -> Result<(), String> {
     let cfg = &case.scn.config;
     // The testbed runs each twin with the flows' parameters and puts the map back after.
@@ -420,11 +422,12 @@ fn run_real(case: &Case, folder: &Path, side: SimSide, runs: u64, redo: u64) -> 
                 break;
             }
             eprintln!(
-                "  real run {k}: {:.1}% of packets late, redone ({redone} of at most {redo})",
-                kept.late_share() * 100.0
+                "  real run {k}: {}, redone ({redone} of at most {redo})",
+                crate::testbed::disturbance(&kept)
             );
             let next = real_run(case, &scn, &transports, &attempt, k)?;
-            if next.late_share() < kept.late_share() {
+            // An undisturbed attempt first, then the one with fewer late packets.
+            if (next.disturbed(), next.late_share()) < (kept.disturbed(), kept.late_share()) {
                 crate::results::move_into_place(&attempt, &out, &aside)?;
                 kept = next;
             }

@@ -80,6 +80,10 @@ struct RunFigures {
     /// Real runs: how late the emulator woke from its sleeps at the 99th percentile, us
     /// (kernel.json's `emulator.wake_p99_us`; absent from runs made before it was kept).
     wake_p99_us: Option<f64>,
+    /// Real runs: how late after its start the latest kernel flow connected, us, and
+    /// whether that was more than a packet time (kernel.json's `emulator.start_late_us`
+    /// and `late_limit_us`; absent from runs made before it was kept).
+    start_late: Option<(f64, bool)>,
 }
 
 /// A scenario's simulated runs and its real runs, read back from their folders.
@@ -162,6 +166,7 @@ fn mean_of(runs: &[RunFigures]) -> RunFigures {
         hystart: None,
         late: None,
         wake_p99_us: None,
+        start_late: None,
     }
 }
 
@@ -197,6 +202,10 @@ fn figures(run: &Run, starts: &[f64]) -> Result<RunFigures, String> {
     let emulator = kernel.as_ref().map(|k| &k["emulator"]);
     let late = emulator.and_then(|e| Some((e["late_pct"].as_f64()?, e["disturbed"].as_bool()?)));
     let wake_p99_us = emulator.and_then(|e| e["wake_p99_us"].as_f64());
+    let start_late = emulator.and_then(|e| {
+        let (us, limit) = (e["start_late_us"].as_f64()?, e["late_limit_us"].as_f64()?);
+        Some((us, us > limit))
+    });
     Ok(RunFigures {
         seed: run.seed,
         jain: run.jain,
@@ -205,6 +214,7 @@ fn figures(run: &Run, starts: &[f64]) -> Result<RunFigures, String> {
         hystart,
         late,
         wake_p99_us,
+        start_late,
     })
 }
 
@@ -247,8 +257,8 @@ fn seeds_text(m: &Measured) -> String {
 }
 
 /// "0.02% (woke 209 us late), 3.41% (disturbed)": each real run's packets released more
-/// than a packet time late, and the 99th percentile of how late the emulator woke from
-/// its sleeps, where its kernel.json says.
+/// than a packet time late, whether a flow started more than that late, and the 99th
+/// percentile of how late the emulator woke from its sleeps, where its kernel.json says.
 fn late_text(m: &Measured) -> String {
     let runs: Vec<String> = m
         .real
@@ -258,6 +268,9 @@ fn late_text(m: &Measured) -> String {
             let mut notes = Vec::new();
             if let Some(us) = r.wake_p99_us {
                 notes.push(format!("woke {us:.0} us late"));
+            }
+            if let Some((us, true)) = r.start_late {
+                notes.push(format!("a flow {us:.0} us late to start"));
             }
             if disturbed {
                 notes.push("disturbed".to_string());
@@ -486,6 +499,15 @@ fn scenario_json(m: &Measured, v: &Verdict) -> Json {
                 m.real
                     .iter()
                     .map(|r| r.wake_p99_us.map_or(Json::Null, |us| Json::f(us, 1)))
+                    .collect(),
+            ),
+        ),
+        (
+            "emulator_start_late_us",
+            Json::Arr(
+                m.real
+                    .iter()
+                    .map(|r| r.start_late.map_or(Json::Null, |(us, _)| Json::f(us, 1)))
                     .collect(),
             ),
         ),

@@ -101,7 +101,8 @@ fn assert_some_run_has_the_exits(dir: &TempDir, s: &Value, stem: &str, tolerance
 
 /// Whether this machine disturbed at least half of scenario `s`'s real runs even after
 /// `cclab fidelity` redid them (each run's kernel.json says, `emulator.disturbed`: more
-/// than 1% of the packets released later than a packet time). The kernel's slow-start
+/// than 1% of the packets released later than a packet time, or a flow that connected
+/// more than a packet time after its start). The kernel's slow-start
 /// exits in such runs are those of another network (on the AMD EPYC guest of
 /// 2026-11-29, whose host takes its CPUs for milliseconds at times, the four-flow case
 /// left its usual exits in 3 of 3 disturbed runs), so the comparison with the simulator
@@ -114,8 +115,8 @@ fn host_disturbed(dir: &TempDir, s: &Value, stem: &str) -> bool {
     let skip = 2 * disturbed >= runs;
     if skip {
         eprintln!(
-            "SKIPPED: the kernel's slow-start exits of {stem}: this machine disturbed {disturbed} of its {runs} real runs even after redoing them (packets the emulator released more than a packet time late, %: {})",
-            s["emulator_late_pct"]
+            "SKIPPED: the kernel's slow-start exits of {stem}: this machine disturbed {disturbed} of its {runs} real runs even after redoing them (packets the emulator released more than a packet time late, %: {}; the latest flow's start, us after its time: {})",
+            s["emulator_late_pct"], s["emulator_start_late_us"]
         );
     }
     skip
@@ -467,6 +468,15 @@ fn delay_detected_slow_start_exits_match_the_kernels() {
     let wakes = s["emulator_wake_p99_us"].as_array().unwrap();
     assert_eq!(wakes.len(), 3, "{s}");
     assert!(wakes.iter().all(|us| us.as_f64().is_some_and(|us| us >= 0.0)), "{s}");
+    // And how late after its start its latest flow connected (us; the flows start at 0).
+    let starts = s["emulator_start_late_us"].as_array().unwrap();
+    assert_eq!(starts.len(), 3, "{s}");
+    for (k, us) in starts.iter().enumerate() {
+        let kernel = real_kernel_json(&dir, "four", k + 1);
+        let latest =
+            kernel["flows"].as_array().unwrap().iter().map(|f| f["connect_us"].as_f64().unwrap());
+        assert_eq!(us.as_f64(), latest.reduce(f64::max), "{s}\n{kernel}");
+    }
     if host_disturbed(&dir, s, "four") {
         return;
     }

@@ -56,6 +56,10 @@ fn per_flow_transport_mixes_kernel_and_udp_flows() {
     let cpus = std::thread::available_parallelism().unwrap().get() as f64;
     assert!(f("cpu_kept_awake") < cpus, "{e}");
     assert!(stdout(&o).contains("it kept processor"), "{}", stdout(&o));
+    // How late its one kernel flow (told to start at 0) connected; the UDP flow has none.
+    let k: serde_json::Value = serde_json::from_str(&kernel).unwrap();
+    assert_eq!(k["flows"][0]["connect_us"].as_f64(), Some(f("start_late_us")), "{kernel}");
+    assert!(k["flows"][1].is_null(), "{kernel}");
     let summary = std::fs::read_to_string(dir.path().join("tb/summary.json")).unwrap();
     let v: serde_json::Value = serde_json::from_str(&summary).unwrap();
     let flows = v["flows"].as_array().unwrap();

@@ -283,6 +283,12 @@ pub struct EmulatorTiming {
     /// The processor the emulator ran on and kept from idling
     /// ([`crate::keep_awake::KeepAwake`]), if it did.
     pub cpu_kept_awake: Option<usize>,
+    /// How much later than its start in the scenario the latest kernel flow called
+    /// `connect()`, on the emulator's clock ([`SocketFacts::connect_us`]). Not the
+    /// emulator's own lateness but its host's: a sender thread the machine holds up past
+    /// the start line sends its first window late, which changes where it meets the other
+    /// flows' at the bottleneck as a late packet does.
+    pub start_late: Duration,
 }
 
 /// The share of deliveries beyond which a real run counts as disturbed: more than one in
@@ -306,6 +312,7 @@ impl EmulatorTiming {
             wake_p50: wakes.quantile(0.50),
             wake_p99: wakes.quantile(0.99),
             cpu_kept_awake: None,
+            start_late: Duration::ZERO,
         }
     }
 
@@ -317,10 +324,31 @@ impl EmulatorTiming {
         self.late as f64 / self.deliveries as f64
     }
 
-    /// Whether the run was disturbed ([`DISTURBED_LATE_SHARE`]).
-    pub fn disturbed(&self) -> bool {
+    /// Whether more than [`DISTURBED_LATE_SHARE`] of the deliveries were late.
+    pub fn late_beyond_share(&self) -> bool {
         self.late_share() > DISTURBED_LATE_SHARE
     }
+
+    /// Whether a kernel flow called `connect()` more than `late_limit` after its start:
+    /// the one-packet-time rule of the deliveries, applied to the flows' first packet.
+    pub fn started_late(&self) -> bool {
+        self.start_late > self.late_limit
+    }
+
+    /// Whether the run was disturbed: too many packets late, or a flow started late; then
+    /// it is not a run of the scenario's network.
+    pub fn disturbed(&self) -> bool {
+        self.late_beyond_share() || self.started_late()
+    }
+}
+
+/// The latest a kernel flow called `connect()` after its start in `cfg` (zero without
+/// kernel flows).
+fn start_late(cfg: &SimConfig, flows: &[Option<SocketFacts>]) -> Duration {
+    let late_us = cfg.flows.iter().zip(flows).filter_map(|(flow, facts)| {
+        Some(facts.as_ref()?.connect_us.saturating_sub(flow.start.as_micros()))
+    });
+    Duration::from_micros(late_us.max().unwrap_or(0))
 }
 
 /// One kernel flow's socket at the end of its run: the algorithm it ran, read back with
@@ -393,6 +421,7 @@ pub fn run_logged(
         EmulatorTiming::of(stats, fwd.wakes(), cfg.bottleneck.rate.mean_packet_time());
     emulator.cpu_kept_awake = fwd.cpu_kept_awake();
     let flows = sampler.socket_facts(&threads.shared);
+    emulator.start_late = start_late(cfg, &flows);
     Ok((report, KernelFacts { hystart, flows, emulator }))
 }
 
@@ -1275,6 +1304,23 @@ mod tests {
         assert_eq!((t.deliveries, t.late), (101, 2));
         assert!(t.disturbed());
         assert_eq!(EmulatorTiming::default().late_share(), 0.0);
+    }
+
+    #[test]
+    fn a_run_whose_kernel_flow_connected_more_than_a_packet_time_after_its_start_is_disturbed() {
+        let us = Duration::from_micros;
+        let mut cfg = config(&[("cubic", 40), ("reno", 40), ("cubic", 40)]);
+        cfg.flows[1].start = Time::from_secs_f64(10.0);
+        let facts = |connect_us: u64| SocketFacts { connect_us, ..SocketFacts::default() };
+        // The second flow on time at 10 s, the third user-space (no socket facts).
+        let flows = [Some(facts(250)), Some(facts(10_000_120)), None];
+        assert_eq!(start_late(&cfg, &flows), us(250), "the latest flow, against its own start");
+        let on_time =
+            EmulatorTiming { late_limit: us(300), start_late: us(250), ..Default::default() };
+        assert!(!on_time.disturbed());
+        let late = EmulatorTiming { start_late: us(301), ..on_time };
+        assert!(late.started_late() && late.disturbed() && !late.late_beyond_share());
+        assert_eq!(start_late(&cfg, &[None, None, None]), Duration::ZERO);
     }
 
     #[test]
