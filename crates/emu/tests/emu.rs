@@ -124,10 +124,17 @@ fn round_trip_time_is_twice_the_one_way_delay() {
     echo.join().unwrap();
     let mut sorted = rtts.clone();
     sorted.sort_by(f64::total_cmp);
-    let median = sorted[sorted.len() / 2];
     eprintln!("RTTs (ms): {sorted:?}");
     assert!(sorted[0] >= 30.0, "a probe came back in {} ms, before 2 x 15 ms", sorted[0]);
-    assert!((median - 30.0).abs() < 1.0, "median RTT {median} ms, expected 30 ms within 1 ms");
+    // The lower quartile, not the median: a probe's time includes the hosts' threads
+    // being scheduled, which is not the link's delay. On a guest whose host took its
+    // running vCPUs (CI, 2026-12-03 06:05 UTC) half the probes took 31.2 to 37.4 ms while
+    // the quartile was 30.5 ms; on a quiet one the median is 30.2 ms.
+    let quartile = sorted[sorted.len() / 4];
+    assert!(
+        (quartile - 30.0).abs() < 1.0,
+        "lower quartile of the RTTs {quartile} ms, expected 30 ms within 1 ms"
+    );
 }
 
 #[test]
