@@ -89,7 +89,11 @@ fn one_kernel_cubic_flow_fills_the_link_and_is_sampled() {
     assert!((250..=302).contains(&rec.queue.len()), "{} queue samples", rec.queue.len());
     assert!(rec.flows.len() > 250 && rec.flows.iter().all(|s| s.cwnd_pkts >= 2));
     assert!(rec.flows.windows(2).all(|w| w[0].delivered_bytes <= w[1].delivered_bytes));
-    assert!(rec.queue.iter().all(|q| q.packets <= 50_000 / 1500 + 1), "queue above its byte limit");
+    // The byte limit holds the packets waiting; the gauge counts the one in service too.
+    // In bytes, not packets: a pushed buffer's last segment is short, so more packets
+    // than 34 full-sized ones can be within it (a bound of 34 failed in CI, 2026-12-03).
+    let fullest = rec.queue.iter().max_by_key(|q| q.bytes).unwrap();
+    assert!(fullest.bytes <= 50_000 + 1_500, "queue above its byte limit: {fullest:?}");
 }
 
 #[test]
