@@ -417,20 +417,31 @@ fn run_real(case: &Case, folder: &Path, side: SimSide, runs: u64, redo: u64) -> 
         let attempt = folder.join(format!("real-{k}-attempt"));
         let aside = folder.join(format!("real-{k}-aside"));
         let mut kept = real_run(case, &scn, &transports, &out, k)?;
+        // Each attempt's own disturbance is told as it ends, the kept one's at the end
+        // (a later attempt can be worse than the one kept).
+        let (mut latest, mut kept_attempt) = (kept.clone(), 1);
         for redone in 1..=redo {
             if !kept.disturbed() {
                 break;
             }
             eprintln!(
-                "  real run {k}: {}, redone ({redone} of at most {redo})",
+                "  real run {k}, attempt {redone}: {}, redone ({redone} of at most {redo})",
+                crate::testbed::disturbance(&latest)
+            );
+            latest = real_run(case, &scn, &transports, &attempt, k)?;
+            // An undisturbed attempt first, then the one with fewer late packets.
+            if (latest.disturbed(), latest.late_share()) < (kept.disturbed(), kept.late_share()) {
+                crate::results::move_into_place(&attempt, &out, &aside)?;
+                (kept, kept_attempt) = (latest.clone(), redone + 1);
+            }
+        }
+        if redo > 0 && kept.disturbed() {
+            eprintln!(
+                "  real run {k}, attempt {}: {}; kept attempt {kept_attempt} ({})",
+                redo + 1,
+                crate::testbed::disturbance(&latest),
                 crate::testbed::disturbance(&kept)
             );
-            let next = real_run(case, &scn, &transports, &attempt, k)?;
-            // An undisturbed attempt first, then the one with fewer late packets.
-            if (next.disturbed(), next.late_share()) < (kept.disturbed(), kept.late_share()) {
-                crate::results::move_into_place(&attempt, &out, &aside)?;
-                kept = next;
-            }
         }
         let _ = std::fs::remove_dir_all(&attempt);
         crate::testbed::warn_if_disturbed(&kept);
