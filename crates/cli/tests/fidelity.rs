@@ -399,6 +399,13 @@ fn simulated_runs_with_host_delay_are_averaged(out: &std::path::Path) {
 /// `sk_pacing_status` set, and the kernel's exit was 135 against the simulator's 68 (see
 /// `cclab_kernel::socket::connect_with_congestion`). Unpaced, both are near 68. Also what
 /// kernel.json says of each socket: its algorithm and what limited it.
+///
+/// The kernel is not seeded, and now and then its train runs on: of 70 runs of this
+/// scenario through `cclab testbed run` on the Rocket Lake guest (2026-12-03, 10:10 UTC),
+/// 66 left at 66 to 70 and 4 at 107 to 183, all by the ACK train (the one of those four
+/// whose emulator figures were kept was 0.05% late, so no rule marks it). With
+/// two runs one such run decided the comparison (CI, 09:32 UTC: 68 and 111), so the kernel
+/// runs three times and its median is compared, as in the tests below.
 #[test]
 fn one_cubic_flow_leaves_slow_start_at_the_simulated_cwnd() {
     let Some(_machine) = real_time() else { return };
@@ -410,12 +417,12 @@ fn one_cubic_flow_leaves_slow_start_at_the_simulated_cwnd() {
          duration = \"3s\"\n[bottleneck]\nrate = \"30Mbps\"\ndelay = \"5ms\"\n\
          buffer = \"1bdp\"\n[[flows]]\ncc = \"cubic\"\nrtt = \"20ms\"\n",
     );
-    let report = fidelity_of_own_scenarios(&dir, 2);
+    let report = fidelity_of_own_scenarios(&dir, 3);
     let s = scenario(&report, "one-cubic");
-    assert_eq!(s["kernel_hystart"].as_array().unwrap().len(), 2, "{s}");
+    assert_eq!(s["kernel_hystart"].as_array().unwrap().len(), 3, "{s}");
     // The sockets ran CUBIC, and neither the receiver's window nor the send buffer held
     // them back: the hosts' buffers do not shape what is measured.
-    for run in 1..=2 {
+    for run in 1..=3 {
         let kernel = real_kernel_json(&dir, "one-cubic", run);
         let flow = &kernel["flows"][0];
         assert_eq!(flow["cc"], "cubic", "{kernel}");
