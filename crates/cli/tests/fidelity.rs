@@ -405,7 +405,10 @@ fn simulated_runs_with_host_delay_are_averaged(out: &std::path::Path) {
 /// 66 left at 66 to 70 and 4 at 107 to 183, all by the ACK train (the one of those four
 /// whose emulator figures were kept was 0.05% late, so no rule marks it). With
 /// two runs one such run decided the comparison (CI, 09:32 UTC: 68 and 111), so the kernel
-/// runs three times and its median is compared, as in the tests below.
+/// runs three times and its median is compared, as in the tests below; and in the whole
+/// test binary at 10:25 one run of three left by the delay test at 176 (the others at 111
+/// and 68), so the ACK train is required of most runs, not of each (that run still fails,
+/// on its median of 111: two odd runs of three are not the kernel's typical start-up).
 #[test]
 fn one_cubic_flow_leaves_slow_start_at_the_simulated_cwnd() {
     let Some(_machine) = real_time() else { return };
@@ -444,9 +447,10 @@ fn one_cubic_flow_leaves_slow_start_at_the_simulated_cwnd() {
     if host_disturbed(&dir, s, "one-cubic") {
         return;
     }
-    for run in s["kernel_hystart"].as_array().unwrap() {
-        assert_eq!(run["train_detect"], 1, "the kernel's exit is the ACK train: {s}");
-    }
+    // The kernel's typical run, as for the exit's median: most runs end by the ACK train.
+    let runs = s["kernel_hystart"].as_array().unwrap();
+    let by_train = runs.iter().filter(|run| run["train_detect"] == 1).count();
+    assert!(2 * by_train > runs.len(), "the kernel's exit is the ACK train in most runs: {s}");
     assert_exits_within(&dir, s, "one-cubic", |real| 0.15 * real);
 }
 
