@@ -84,6 +84,10 @@ struct RunFigures {
     /// whether that was more than a packet time (kernel.json's `emulator.start_late_us`
     /// and `late_limit_us`; absent from runs made before it was kept).
     start_late: Option<(f64, bool)>,
+    /// Real runs: the processor time the machine's host took from the guest while the
+    /// run lasted, summed over its processors, s (kernel.json's `emulator.steal_ms`;
+    /// absent from runs made before it was kept).
+    steal_s: Option<f64>,
 }
 
 /// A scenario's simulated runs and its real runs, read back from their folders.
@@ -167,6 +171,7 @@ fn mean_of(runs: &[RunFigures]) -> RunFigures {
         late: None,
         wake_p99_us: None,
         start_late: None,
+        steal_s: None,
     }
 }
 
@@ -206,6 +211,9 @@ fn figures(run: &Run, starts: &[f64]) -> Result<RunFigures, String> {
         let (us, limit) = (e["start_late_us"].as_f64()?, e["late_limit_us"].as_f64()?);
         Some((us, us > limit))
     });
+    let steal_s = emulator
+        .and_then(|e| e["steal_ms"].as_array())
+        .map(|per_cpu| per_cpu.iter().filter_map(|ms| ms.as_f64()).sum::<f64>() / 1e3);
     Ok(RunFigures {
         seed: run.seed,
         jain: run.jain,
@@ -215,6 +223,7 @@ fn figures(run: &Run, starts: &[f64]) -> Result<RunFigures, String> {
         late,
         wake_p99_us,
         start_late,
+        steal_s,
     })
 }
 
@@ -256,9 +265,10 @@ fn seeds_text(m: &Measured) -> String {
     m.real.iter().map(|r| r.seed.to_string()).collect::<Vec<_>>().join(", ")
 }
 
-/// "0.02% (woke 209 us late), 3.41% (disturbed)": each real run's packets released more
-/// than a packet time late, whether a flow started more than that late, and the 99th
-/// percentile of how late the emulator woke from its sleeps, where its kernel.json says.
+/// "0.02% (woke 209 us late), 3.41% (host took 0.93 s, disturbed)": each real run's
+/// packets released more than a packet time late, whether a flow started more than that
+/// late, the 99th percentile of how late the emulator woke from its sleeps, and the
+/// processor time the machine's host took from the run, where its kernel.json says.
 fn late_text(m: &Measured) -> String {
     let runs: Vec<String> = m
         .real
@@ -271,6 +281,9 @@ fn late_text(m: &Measured) -> String {
             }
             if let Some((us, true)) = r.start_late {
                 notes.push(format!("a flow {us:.0} us late to start"));
+            }
+            if let Some(s) = r.steal_s.filter(|&s| s > 0.0) {
+                notes.push(format!("host took {s:.2} s"));
             }
             if disturbed {
                 notes.push("disturbed".to_string());
@@ -509,6 +522,12 @@ fn scenario_json(m: &Measured, v: &Verdict) -> Json {
                     .iter()
                     .map(|r| r.start_late.map_or(Json::Null, |(us, _)| Json::f(us, 1)))
                     .collect(),
+            ),
+        ),
+        (
+            "host_steal_s",
+            Json::Arr(
+                m.real.iter().map(|r| r.steal_s.map_or(Json::Null, |s| Json::f(s, 2))).collect(),
             ),
         ),
         ("goodput_agrees", Json::Bool(v.goodput.iter().all(|&b| b))),

@@ -71,11 +71,12 @@ pub fn main(args: Args) -> Result<(), String> {
 
 /// "emulator: packets released 1 us late at the median (99th percentile 44 us); it woke
 /// 21 us after its timer at the median (56 us) in 10377 sleeps; it kept processor
-/// 1 awake": what the emulator added to the run's timing as a rule, beside
-/// [`warn_if_disturbed`]'s packets beyond a packet time.
+/// 1 awake; the host took 0.93 s of processor 0, 0.02 s of processor 1": what the
+/// emulator added to the run's timing as a rule, and what the machine's host took
+/// from it, beside [`warn_if_disturbed`]'s packets beyond a packet time.
 pub fn emulator_line(e: &EmulatorTiming) -> String {
     format!(
-        "emulator: packets released {:.0} us late at the median (99th percentile {:.0} us); it woke {:.0} us after its timer at the median ({:.0} us) in {} sleeps; {}",
+        "emulator: packets released {:.0} us late at the median (99th percentile {:.0} us); it woke {:.0} us after its timer at the median ({:.0} us) in {} sleeps; {}; {}",
         micros(e.late_p50),
         micros(e.late_p99),
         micros(e.wake_p50),
@@ -84,8 +85,27 @@ pub fn emulator_line(e: &EmulatorTiming) -> String {
         match e.cpu_kept_awake {
             Some(cpu) => format!("it kept processor {cpu} awake"),
             None => "no processor kept awake".to_string(),
-        }
+        },
+        steal_text(&e.steal)
     )
+}
+
+/// "the host took 0.93 s of processor 0, 0.02 s of processor 1" (steal time, per
+/// processor: [`cclab_emu::steal`]), "the host took no processor time" or, where it
+/// could not be read, "the host's steal time unknown".
+fn steal_text(steal: &[Duration]) -> String {
+    if steal.is_empty() {
+        return "the host's steal time unknown".to_string();
+    }
+    if steal.iter().all(|&d| d == Duration::ZERO) {
+        return "the host took no processor time".to_string();
+    }
+    let per_cpu: Vec<String> = steal
+        .iter()
+        .enumerate()
+        .map(|(cpu, d)| format!("{:.2} s of processor {cpu}", d.as_secs_f64()))
+        .collect();
+    format!("the host took {}", per_cpu.join(", "))
 }
 
 /// Runs `scn` on real TCP through the emulator and writes its results folder `out`, as
@@ -175,7 +195,8 @@ pub fn warn_if_disturbed(e: &EmulatorTiming) {
     }
 }
 
-/// "4.5% of packets late, a flow 3286 us late to start": why a run was disturbed.
+/// "4.5% of packets late, a flow 3286 us late to start (the host took 1.12 s)": why a
+/// run was disturbed, and the processor time the machine's host took meanwhile, if any.
 pub fn disturbance(e: &EmulatorTiming) -> String {
     let mut why = Vec::new();
     if e.late_beyond_share() {
@@ -184,7 +205,12 @@ pub fn disturbance(e: &EmulatorTiming) -> String {
     if e.started_late() {
         why.push(format!("a flow {:.0} us late to start", micros(e.start_late)));
     }
-    why.join(", ")
+    let stolen: f64 = e.steal.iter().map(|d| d.as_secs_f64()).sum();
+    if stolen > 0.0 {
+        format!("{} (the host took {stolen:.2} s)", why.join(", "))
+    } else {
+        why.join(", ")
+    }
 }
 
 /// kernel.json: the kernel's own HyStart counters over the run's kernel CUBIC flows, and
@@ -221,8 +247,9 @@ fn kernel_json(k: &KernelFacts) -> Json {
 
 /// kernel.json's `emulator`: how many of the run's packets the emulator released later
 /// than one packet time at the bottleneck, and whether that made the run disturbed; how
-/// late it released them as a rule (median, 99th percentile), and how late it woke from
-/// its sleeps ([`EmulatorTiming`]).
+/// late it released them as a rule (median, 99th percentile), how late it woke from
+/// its sleeps, and how much time the machine's host took from each processor, in ms
+/// (`steal_ms`, indexed by processor) ([`EmulatorTiming`]).
 fn emulator_json(e: &EmulatorTiming) -> Json {
     Json::Obj(vec![
         ("deliveries", Json::u(e.deliveries)),
@@ -238,10 +265,50 @@ fn emulator_json(e: &EmulatorTiming) -> Json {
         ("wake_p50_us", Json::f(micros(e.wake_p50), 1)),
         ("wake_p99_us", Json::f(micros(e.wake_p99), 1)),
         ("cpu_kept_awake", e.cpu_kept_awake.map_or(Json::Null, |c| Json::u(c as u64))),
+        (
+            "steal_ms",
+            Json::Arr(e.steal.iter().map(|&d| Json::f(d.as_secs_f64() * 1e3, 0)).collect()),
+        ),
     ])
 }
 
 /// A duration in microseconds, as the emulator's figures are given.
 fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timing(late: u64, start_late_us: u64, steal_ms: &[u64]) -> EmulatorTiming {
+        EmulatorTiming {
+            deliveries: 1000,
+            late_limit: Duration::from_micros(400),
+            late,
+            start_late: Duration::from_micros(start_late_us),
+            steal: steal_ms.iter().map(|&ms| Duration::from_millis(ms)).collect(),
+            ..EmulatorTiming::default()
+        }
+    }
+
+    #[test]
+    fn a_disturbed_runs_reason_ends_with_what_the_host_took_when_it_took_anything() {
+        let e = timing(45, 3286, &[930, 190]);
+        assert_eq!(
+            disturbance(&e),
+            "4.5% of packets late, a flow 3286 us late to start (the host took 1.12 s)"
+        );
+        assert_eq!(disturbance(&timing(45, 0, &[0, 0])), "4.5% of packets late");
+        assert_eq!(disturbance(&timing(0, 900, &[])), "a flow 900 us late to start");
+    }
+
+    #[test]
+    fn the_emulator_line_gives_the_hosts_steal_per_processor_or_says_there_was_none() {
+        let line = |steal: &[u64]| emulator_line(&timing(0, 0, steal));
+        assert!(line(&[930, 20])
+            .ends_with("the host took 0.93 s of processor 0, 0.02 s of processor 1"));
+        assert!(line(&[0, 0]).ends_with("the host took no processor time"));
+        assert!(line(&[]).ends_with("the host's steal time unknown"));
+    }
 }

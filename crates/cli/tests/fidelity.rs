@@ -495,6 +495,10 @@ fn delay_detected_slow_start_exits_match_the_kernels() {
             kernel["flows"].as_array().unwrap().iter().map(|f| f["connect_us"].as_f64().unwrap());
         assert_eq!(us.as_f64(), latest.reduce(f64::max), "{s}\n{kernel}");
     }
+    // And the processor time the machine's host took from it (s, summed over processors).
+    let steal = s["host_steal_s"].as_array().unwrap();
+    assert_eq!(steal.len(), 3, "{s}");
+    assert!(steal.iter().all(|t| t.as_f64().is_some_and(|t| t >= 0.0)), "{s}");
     if host_disturbed(&dir, s, "four") {
         return;
     }

@@ -56,6 +56,17 @@ fn per_flow_transport_mixes_kernel_and_udp_flows() {
     let cpus = std::thread::available_parallelism().unwrap().get() as f64;
     assert!(f("cpu_kept_awake") < cpus, "{e}");
     assert!(stdout(&o).contains("it kept processor"), "{}", stdout(&o));
+    // What the machine's host took from each processor while the run lasted (ms; zero
+    // on bare metal): one figure per processor /proc/stat lists, none beyond the run.
+    let steal = e["steal_ms"].as_array().unwrap_or_else(|| panic!("steal_ms missing: {e}"));
+    let listed = std::fs::read_to_string("/proc/stat").unwrap();
+    let listed = listed.lines().filter(|l| l.starts_with("cpu") && !l.starts_with("cpu ")).count();
+    assert_eq!(steal.len(), listed, "{e}");
+    assert!(
+        steal.iter().all(|ms| ms.as_f64().is_some_and(|ms| (0.0..=4_500.0).contains(&ms))),
+        "{e}"
+    );
+    assert!(stdout(&o).contains("the host took"), "{}", stdout(&o));
     // How late its one kernel flow (told to start at 0) connected; the UDP flow has none.
     let k: serde_json::Value = serde_json::from_str(&kernel).unwrap();
     assert_eq!(k["flows"][0]["connect_us"].as_f64(), Some(f("start_late_us")), "{kernel}");

@@ -21,6 +21,8 @@
 //!   from halting, whose wake-ups would make it late;
 //! - [`testbed`]: a scenario's flows as real kernel TCP through the path, sampled with
 //!   [`tcpinfo`] into the simulator's output types;
+//! - [`steal`]: how much processor time the machine's host took from the guest during a
+//!   run;
 //! - [`udp`]: cclab's own sans-IO TCP (any Rust algorithm) over UDP through the path;
 //! - [`cli`]: `cclab emu` (wrap a command like mm-link), `cleanup`, `bench`, `udp`;
 //! - [`bench`](mod@bench): the timing, throughput and agreement figures.
@@ -38,6 +40,7 @@ pub mod netns;
 pub mod packet_log;
 pub mod spec;
 pub mod stats;
+pub mod steal;
 pub mod tcpinfo;
 pub mod testbed;
 pub mod udp;

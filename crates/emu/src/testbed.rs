@@ -33,6 +33,7 @@ use crate::forwarder::{monotonic_ns, DirectionGauge};
 use crate::harness::{Harness, Side};
 use crate::kernel_algos::{kernel_name, set_live, tunable, RunTunables};
 use crate::stats::{DirectionStats, Lateness};
+use crate::steal::StealCounters;
 use crate::tcpinfo::{tcp_info, TcpInfo};
 use crate::{DirectionConfig, EmuError};
 use cclab_cc::tcp_limits::{INITCWND, RTO_MIN_MS};
@@ -289,6 +290,12 @@ pub struct EmulatorTiming {
     /// the start line sends its first window late, which changes where it meets the other
     /// flows' at the bottleneck as a late packet does.
     pub start_late: Duration,
+    /// How much processor time the machine's host took from each of this guest's
+    /// processors while the run's flows ran, indexed by processor ([`crate::steal`]):
+    /// where it lands says whose timing it disturbed (the processor kept awake runs the
+    /// emulator, the other ones the hosts' threads). Zero on bare metal; empty where
+    /// `/proc/stat` cannot be read.
+    pub steal: Vec<Duration>,
 }
 
 /// The share of deliveries beyond which a real run counts as disturbed: more than one in
@@ -313,6 +320,7 @@ impl EmulatorTiming {
             wake_p99: wakes.quantile(0.99),
             cpu_kept_awake: None,
             start_late: Duration::ZERO,
+            steal: Vec::new(),
         }
     }
 
@@ -408,7 +416,9 @@ pub fn run_logged(
     let mut sampler = Sampler::new(cfg, transports, sockets);
     let mut steering =
         Steering { ns: h.net().a.name().to_string(), routes: flow_routes(cfg), flows: &cfg.flows };
+    let steal_before = StealCounters::now();
     let sampled = sampler.run(&h, &threads.shared, clock, obs, &mut |t| steer(t, &mut steering));
+    let steal = StealCounters::now().since(&steal_before);
     threads.wind_down(sampled.is_ok());
     let netstat = h.spawn(Side::A, || std::fs::read_to_string("/proc/thread-self/net/netstat"));
     let hystart =
@@ -422,6 +432,7 @@ pub fn run_logged(
     emulator.cpu_kept_awake = fwd.cpu_kept_awake();
     let flows = sampler.socket_facts(&threads.shared);
     emulator.start_late = start_late(cfg, &flows);
+    emulator.steal = steal;
     Ok((report, KernelFacts { hystart, flows, emulator }))
 }
 
