@@ -8,8 +8,8 @@
 //! counts that time per processor (the `steal` column of `/proc/stat`, from the
 //! hypervisor's steal clock: `account_steal_time` in kernel/sched/cputime.c), so a run
 //! can say how much of it there was, and on which processor, beside the lateness the
-//! emulator measures itself (docs/fidelity.md, "The hosts' threads beside the emulator: tried, not kept"). On bare
-//! metal, and on hypervisors that do not report it, the counts stay at zero.
+//! emulator measures itself (docs/fidelity.md, "The host's steal, recorded per run").
+//! On bare metal, and on hypervisors that do not report it, the counts stay at zero.
 
 use cclab_units::Duration;
 
