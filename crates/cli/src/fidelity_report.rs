@@ -88,6 +88,10 @@ struct RunFigures {
     /// run lasted, summed over its processors, s (kernel.json's `emulator.steal_ms`;
     /// absent from runs made before it was kept).
     steal_s: Option<f64>,
+    /// Real runs: the same taken while each flow was in slow start, from its start to
+    /// the sample where it had left, s (kernel.json's `emulator.steal_growth`; `None` for
+    /// runs made before it was kept and flows that never left slow start).
+    ss_steal_s: Vec<Option<f64>>,
 }
 
 /// A scenario's simulated runs and its real runs, read back from their folders.
@@ -172,6 +176,7 @@ fn mean_of(runs: &[RunFigures]) -> RunFigures {
         wake_p99_us: None,
         start_late: None,
         steal_s: None,
+        ss_steal_s: Vec::new(),
     }
 }
 
@@ -181,7 +186,7 @@ fn figures(run: &Run, starts: &[f64]) -> Result<RunFigures, String> {
     let losses: Vec<Vec<f64>> = (0..n).map(|i| loss_event_times(&series, i)).collect();
     let srtt: Vec<[f64; 2]> = (0..n).map(|i| series.srtt_percentiles(i, [0.50, 0.95])).collect();
     let rtt_s: Vec<f64> = srtt.iter().map(|[_, p95]| p95 / 1e3).collect();
-    let flows = run
+    let flows: Vec<FlowFigures> = run
         .flows
         .iter()
         .enumerate()
@@ -214,6 +219,16 @@ fn figures(run: &Run, starts: &[f64]) -> Result<RunFigures, String> {
     let steal_s = emulator
         .and_then(|e| e["steal_ms"].as_array())
         .map(|per_cpu| per_cpu.iter().filter_map(|ms| ms.as_f64()).sum::<f64>() / 1e3);
+    let growth = emulator.and_then(|e| steal_growth(&e["steal_growth"]));
+    let ss_steal_s = flows
+        .iter()
+        .zip(starts.iter().chain(std::iter::repeat(&0.0)))
+        .map(|(f, &start)| {
+            let growth = growth.as_ref()?;
+            let end = start + f.ss_exit_s;
+            end.is_finite().then(|| steal_until(growth, end) - steal_until(growth, start))
+        })
+        .collect();
     Ok(RunFigures {
         seed: run.seed,
         jain: run.jain,
@@ -224,7 +239,24 @@ fn figures(run: &Run, starts: &[f64]) -> Result<RunFigures, String> {
         wake_p99_us,
         start_late,
         steal_s,
+        ss_steal_s,
     })
+}
+
+/// kernel.json's `emulator.steal_growth` as (time, steal summed over the processors),
+/// both in s.
+fn steal_growth(v: &serde_json::Value) -> Option<Vec<(f64, f64)>> {
+    let entry = |e: &serde_json::Value| {
+        let values: Vec<f64> = e.as_array()?.iter().map(|x| x.as_f64()).collect::<Option<_>>()?;
+        let (t, per_cpu) = values.split_first()?;
+        Some((*t, per_cpu.iter().sum::<f64>() / 1e3))
+    };
+    v.as_array()?.iter().map(entry).collect()
+}
+
+/// The steal a run had reached by `t` s: that of the last reading at or before it.
+fn steal_until(growth: &[(f64, f64)], t: f64) -> f64 {
+    growth.iter().take_while(|&&(at, _)| at <= t).last().map_or(0.0, |&(_, s)| s)
 }
 
 /// A real run's kernel.json (`cclab testbed run`), if it has one.
@@ -265,10 +297,11 @@ fn seeds_text(m: &Measured) -> String {
     m.real.iter().map(|r| r.seed.to_string()).collect::<Vec<_>>().join(", ")
 }
 
-/// "0.02% (woke 209 us late), 3.41% (host took 0.93 s, disturbed)": each real run's
-/// packets released more than a packet time late, whether a flow started more than that
-/// late, the 99th percentile of how late the emulator woke from its sleeps, and the
-/// processor time the machine's host took from the run, where its kernel.json says.
+/// "0.02% (woke 209 us late), 3.41% (host took 0.93 s, 0.03 s of it in a slow start,
+/// disturbed)": each real run's packets released more than a packet time late, whether a
+/// flow started more than that late, the 99th percentile of how late the emulator woke
+/// from its sleeps, and the processor time the machine's host took from the run and
+/// during its flows' slow starts, where its kernel.json says.
 fn late_text(m: &Measured) -> String {
     let runs: Vec<String> = m
         .real
@@ -283,7 +316,7 @@ fn late_text(m: &Measured) -> String {
                 notes.push(format!("a flow {us:.0} us late to start"));
             }
             if let Some(s) = r.steal_s.filter(|&s| s > 0.0) {
-                notes.push(format!("host took {s:.2} s"));
+                notes.push(format!("host took {s:.2} s{}", slow_start_steal_text(&r.ss_steal_s)));
             }
             if disturbed {
                 notes.push("disturbed".to_string());
@@ -299,6 +332,18 @@ fn late_text(m: &Measured) -> String {
         "-".into()
     } else {
         runs.join(", ")
+    }
+}
+
+/// ", 0.03 s of it in a slow start": the most the host took from the run while one of
+/// its flows was in slow start, where the run's kernel.json says and it took any (each
+/// flow's figure is in fidelity.json).
+fn slow_start_steal_text(per_flow: &[Option<f64>]) -> String {
+    let most = per_flow.iter().flatten().copied().fold(0.0, f64::max);
+    if most > 0.0 {
+        format!(", {most:.2} s of it in a slow start")
+    } else {
+        String::new()
     }
 }
 
@@ -479,6 +524,16 @@ fn scenario_json(m: &Measured, v: &Verdict) -> Json {
             items.extend(FIGURES.iter().map(|(key, _, d, get)| (*key, pair_json(m, i, *d, *get))));
             items.push(("goodput_agrees", Json::Bool(v.goodput[i])));
             items.push(("ss_exit_agrees", v.ss_exit[i].map_or(Json::Null, Json::Bool)));
+            let ss_steal = |r: &RunFigures| r.ss_steal_s.get(i).copied().flatten();
+            items.push((
+                "real_ss_host_steal_s",
+                Json::Arr(
+                    m.real
+                        .iter()
+                        .map(|r| ss_steal(r).map_or(Json::Null, |s| Json::f(s, 2)))
+                        .collect(),
+                ),
+            ));
             Json::Obj(items)
         })
         .collect();
@@ -800,6 +855,26 @@ mod tests {
         let never = series(&[(0.0, 10.0, inf), (0.01, 20.0, inf)]);
         assert!(slow_start_exit(&never, 0, 0.0).0.is_nan());
         assert!(loss_event_times(&never, 0).is_empty());
+    }
+
+    #[test]
+    fn the_steal_in_a_window_is_read_from_kernel_json_growth_at_its_two_ends() {
+        let v: serde_json::Value =
+            serde_json::from_str("[[0.5, 0, 10], [1.25, 20, 10], [2.0, 20, 40]]").unwrap();
+        let growth = steal_growth(&v).unwrap();
+        assert_eq!(growth, vec![(0.5, 0.01), (1.25, 0.03), (2.0, 0.06)]);
+        let between = |from, to| steal_until(&growth, to) - steal_until(&growth, from);
+        assert_eq!(between(0.0, 0.4), 0.0);
+        assert_eq!(between(0.0, 0.5), 0.01);
+        assert!((between(0.5, 1.9) - 0.02).abs() < 1e-12);
+        assert!((between(0.0, 9.0) - 0.06).abs() < 1e-12);
+        assert!(steal_growth(&serde_json::from_str("[[0.5, \"x\"]]").unwrap()).is_none());
+        assert_eq!(steal_growth(&serde_json::from_str("[]").unwrap()), Some(vec![]));
+        assert_eq!(
+            slow_start_steal_text(&[Some(0.0), None, Some(0.03), Some(0.01)]),
+            ", 0.03 s of it in a slow start"
+        );
+        assert_eq!(slow_start_steal_text(&[Some(0.0), None]), "");
     }
 
     #[test]

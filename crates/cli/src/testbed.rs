@@ -249,7 +249,9 @@ fn kernel_json(k: &KernelFacts) -> Json {
 /// than one packet time at the bottleneck, and whether that made the run disturbed; how
 /// late it released them as a rule (median, 99th percentile), how late it woke from
 /// its sleeps, and how much time the machine's host took from each processor, in ms
-/// (`steal_ms`, indexed by processor) ([`EmulatorTiming`]).
+/// (`steal_ms`, indexed by processor), and when: `steal_growth` lists `[t, ms, ms, ...]`
+/// (the run's time in s, then each processor's steal since the run began) at each
+/// sampling instant where it had grown ([`EmulatorTiming`]).
 fn emulator_json(e: &EmulatorTiming) -> Json {
     Json::Obj(vec![
         ("deliveries", Json::u(e.deliveries)),
@@ -265,11 +267,27 @@ fn emulator_json(e: &EmulatorTiming) -> Json {
         ("wake_p50_us", Json::f(micros(e.wake_p50), 1)),
         ("wake_p99_us", Json::f(micros(e.wake_p99), 1)),
         ("cpu_kept_awake", e.cpu_kept_awake.map_or(Json::Null, |c| Json::u(c as u64))),
+        ("steal_ms", Json::Arr(e.steal.iter().map(|&d| millis(d)).collect())),
         (
-            "steal_ms",
-            Json::Arr(e.steal.iter().map(|&d| Json::f(d.as_secs_f64() * 1e3, 0)).collect()),
+            "steal_growth",
+            Json::Arr(
+                e.steal_growth
+                    .iter()
+                    .map(|(t, per_cpu)| {
+                        let at = Json::f(t.as_secs_f64(), 3);
+                        Json::Arr(
+                            std::iter::once(at).chain(per_cpu.iter().map(|&d| millis(d))).collect(),
+                        )
+                    })
+                    .collect(),
+            ),
         ),
     ])
+}
+
+/// A steal figure in whole milliseconds (`/proc/stat` counts 10 ms ticks).
+fn millis(d: Duration) -> Json {
+    Json::f(d.as_secs_f64() * 1e3, 0)
 }
 
 /// A duration in microseconds, as the emulator's figures are given.

@@ -499,6 +499,16 @@ fn delay_detected_slow_start_exits_match_the_kernels() {
     let steal = s["host_steal_s"].as_array().unwrap();
     assert_eq!(steal.len(), 3, "{s}");
     assert!(steal.iter().all(|t| t.as_f64().is_some_and(|t| t >= 0.0)), "{s}");
+    // And the part of it in each flow's slow start: at most the run's whole.
+    for flow in s["flows"].as_array().unwrap() {
+        let in_slow_start = flow["real_ss_host_steal_s"].as_array().unwrap();
+        assert_eq!(in_slow_start.len(), 3, "{s}");
+        // (null for a run where the flow never left slow start)
+        for (part, whole) in in_slow_start.iter().zip(steal) {
+            let Some(part) = part.as_f64() else { continue };
+            assert!((0.0..=whole.as_f64().unwrap() + 0.005).contains(&part), "{s}");
+        }
+    }
     if host_disturbed(&dir, s, "four") {
         return;
     }

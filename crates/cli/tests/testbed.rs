@@ -67,6 +67,20 @@ fn per_flow_transport_mixes_kernel_and_udp_flows() {
         "{e}"
     );
     assert!(stdout(&o).contains("the host took"), "{}", stdout(&o));
+    // And as it grew: [t, ms per processor] where it had grown, in time order, each
+    // processor's figure never falling, the last entry the run's total.
+    let growth = e["steal_growth"].as_array().unwrap_or_else(|| panic!("steal_growth: {e}"));
+    let rows: Vec<Vec<f64>> = growth
+        .iter()
+        .map(|r| r.as_array().unwrap().iter().map(|x| x.as_f64().unwrap()).collect())
+        .collect();
+    assert!(rows.iter().all(|r| r.len() == listed + 1 && (0.0..=4.0).contains(&r[0])), "{e}");
+    assert!(rows.windows(2).all(|w| w[0][0] < w[1][0]), "{e}");
+    assert!(rows.windows(2).all(|w| (1..=listed).all(|c| w[0][c] <= w[1][c])), "{e}");
+    match rows.last() {
+        Some(last) => assert!(last[1..].iter().zip(steal).all(|(g, s)| Some(*g) == s.as_f64())),
+        None => assert!(steal.iter().all(|ms| ms.as_f64() == Some(0.0)), "{e}"),
+    }
     // How late its one kernel flow (told to start at 0) connected; the UDP flow has none.
     let k: serde_json::Value = serde_json::from_str(&kernel).unwrap();
     assert_eq!(k["flows"][0]["connect_us"].as_f64(), Some(f("start_late_us")), "{kernel}");

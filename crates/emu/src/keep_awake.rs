@@ -17,10 +17,17 @@
 //! real-time, so the kernel's real-time throttling (which stops a spinning `SCHED_FIFO`
 //! thread for 50 ms in every second) does not apply. One processor, not all: with every
 //! vCPU spinning the guest used all the CPU time its host allows it and was stopped for
-//! about 100 ms in 2 of 20 runs. The loop is a plain load of a flag, without the `PAUSE`
-//! instruction that `std::hint::spin_loop` issues: KVM takes a vCPU that pauses in a
-//! loop for a waiter on a lock and gives its time to another (pause-loop exiting), which
-//! is what this is here to avoid.
+//! about 100 ms in 2 of 20 runs. The loop is a load of a flag and a `sched_yield`,
+//! without the `PAUSE` instruction that `std::hint::spin_loop` issues: KVM takes a vCPU
+//! that pauses in a loop for a waiter on a lock and gives its time to another (pause-loop
+//! exiting), which is what this is here to avoid. It yields because preemption at wake-up
+//! does not cover a thread that was never asleep: a sender waiting for its start yields
+//! in a loop, the scheduler may then pick the spinner, and without the spinner's own
+//! yield that sender waited for the next scheduler tick (up to 4 ms at this kernel's HZ
+//! of 250): 64 of 140 one-flow runs connected 0.6 to 5.1 ms late, none of 30 with it
+//! (docs/fidelity.md, "Late starts were the spinner's ticks"). A `sched_yield` with
+//! nothing else to run returns at once and stays in the guest, so the processor is kept
+//! as busy as before.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -75,7 +82,9 @@ impl KeepAwake {
                 let ok = pin_to(cpu) && idle_policy();
                 let _ = ready_tx.send(ok);
                 if ok {
-                    while !stop.load(Ordering::Relaxed) {}
+                    while !stop.load(Ordering::Relaxed) {
+                        std::thread::yield_now();
+                    }
                 }
             });
         if let Ok(handle) = spawned {

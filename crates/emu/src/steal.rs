@@ -11,7 +11,7 @@
 //! emulator measures itself (docs/fidelity.md, "The host's steal, recorded per run").
 //! On bare metal, and on hypervisors that do not report it, the counts stay at zero.
 
-use cclab_units::Duration;
+use cclab_units::{Duration, Time};
 
 /// Each processor's steal counter, in the kernel's clock ticks (`USER_HZ`), in
 /// processor order as `/proc/stat` lists them (`cpu0`, `cpu1`, ...).
@@ -52,6 +52,69 @@ impl StealCounters {
             }
         }
         stolen
+    }
+}
+
+/// The steal of a run as it grew: read at the run's sampling instants, kept where it had
+/// grown. A whole run's sum cannot say whether the host took its time during the half
+/// second in which a flow's slow start decides where it leaves; this can (the fidelity
+/// report sums it over each flow's slow start).
+#[derive(Clone, Debug, Default)]
+pub struct StealTimeline {
+    /// The first reading, which the others count from.
+    start: StealCounters,
+    /// When the counters were last read.
+    last_read: Option<Time>,
+    /// Each processor's steal since `start` at the instants where it had grown since
+    /// the entry before.
+    growth: Vec<(Time, Vec<Duration>)>,
+}
+
+impl StealTimeline {
+    /// The counters move in `USER_HZ` ticks (10 ms), so reading them more often shows
+    /// nothing more; each read of `/proc/stat` costs about 10 us of the processor the
+    /// hosts' threads run on.
+    const READ_EVERY: Duration = Duration::from_millis(10);
+
+    /// Reads the counters at `t` (a run's sampling instant) unless they were read less
+    /// than [`Self::READ_EVERY`] before; `last` reads them whatever the interval (the
+    /// run's end).
+    pub fn read(&mut self, t: Time, last: bool) {
+        if let Some(prev) = self.last_read {
+            if !last && t.saturating_since(prev) < Self::READ_EVERY {
+                return;
+            }
+        }
+        self.record(t, StealCounters::now());
+    }
+
+    /// Adds the reading `now`, taken at `t`.
+    fn record(&mut self, t: Time, now: StealCounters) {
+        if self.last_read.replace(t).is_none() {
+            self.start = now;
+            return;
+        }
+        let stolen = now.since(&self.start);
+        let before = self.growth.last().map(|(_, s)| s.as_slice());
+        let total = |s: &[Duration]| s.iter().map(|d| d.as_nanos()).sum::<u64>();
+        if total(&stolen) > before.map_or(0, total) {
+            self.growth.push((t, stolen));
+        }
+    }
+
+    /// Each processor's steal over the whole run (empty where `/proc/stat` cannot be
+    /// read), indexed by processor.
+    pub fn total(&self) -> Vec<Duration> {
+        match self.growth.last() {
+            Some((_, stolen)) => stolen.clone(),
+            None => self.start.since(&self.start),
+        }
+    }
+
+    /// The instants where the steal had grown, each with every processor's steal since
+    /// the run's first reading.
+    pub fn growth(&self) -> &[(Time, Vec<Duration>)] {
+        &self.growth
     }
 }
 
@@ -100,6 +163,41 @@ intr 12999
         let tick = Duration::from_nanos(1_000_000_000 / clock_ticks_per_second());
         assert_eq!(after.since(&before), vec![tick, Duration::ZERO]);
         assert_eq!(StealCounters::default().since(&before), Vec::<Duration>::new());
+    }
+
+    #[test]
+    fn a_timeline_keeps_the_instants_where_steal_grew_counted_from_its_first_reading() {
+        let tick = Duration::from_nanos(1_000_000_000 / clock_ticks_per_second());
+        let at = |ms| Time::ZERO + Duration::from_millis(ms);
+        let mut timeline = StealTimeline::default();
+        timeline
+            .record(at(0), StealCounters::parse("cpu0 0 0 0 0 0 0 0 5\ncpu1 0 0 0 0 0 0 0 7\n"));
+        assert_eq!(timeline.total(), vec![Duration::ZERO, Duration::ZERO]);
+        timeline
+            .record(at(10), StealCounters::parse("cpu0 0 0 0 0 0 0 0 5\ncpu1 0 0 0 0 0 0 0 7\n"));
+        timeline
+            .record(at(20), StealCounters::parse("cpu0 0 0 0 0 0 0 0 6\ncpu1 0 0 0 0 0 0 0 9\n"));
+        timeline
+            .record(at(30), StealCounters::parse("cpu0 0 0 0 0 0 0 0 6\ncpu1 0 0 0 0 0 0 0 9\n"));
+        timeline
+            .record(at(40), StealCounters::parse("cpu0 0 0 0 0 0 0 0 6\ncpu1 0 0 0 0 0 0 0 10\n"));
+        let (one, two, three) = (tick, tick.saturating_mul(2), tick.saturating_mul(3));
+        assert_eq!(timeline.growth(), &[(at(20), vec![one, two]), (at(40), vec![one, three])]);
+        assert_eq!(timeline.total(), vec![one, three]);
+        assert!(StealTimeline::default().total().is_empty());
+    }
+
+    #[test]
+    fn a_timeline_reads_at_most_once_a_tick_but_always_at_the_end() {
+        let at = |ms| Time::ZERO + Duration::from_millis(ms);
+        let mut timeline = StealTimeline::default();
+        timeline.read(at(0), false);
+        timeline.read(at(4), false);
+        assert_eq!(timeline.last_read, Some(at(0)));
+        timeline.read(at(10), false);
+        assert_eq!(timeline.last_read, Some(at(10)));
+        timeline.read(at(12), true);
+        assert_eq!(timeline.last_read, Some(at(12)));
     }
 
     #[test]

@@ -33,7 +33,7 @@ use crate::forwarder::{monotonic_ns, DirectionGauge};
 use crate::harness::{Harness, Side};
 use crate::kernel_algos::{kernel_name, set_live, tunable, RunTunables};
 use crate::stats::{DirectionStats, Lateness};
-use crate::steal::StealCounters;
+use crate::steal::StealTimeline;
 use crate::tcpinfo::{tcp_info, TcpInfo};
 use crate::{DirectionConfig, EmuError};
 use cclab_cc::tcp_limits::{INITCWND, RTO_MIN_MS};
@@ -296,6 +296,10 @@ pub struct EmulatorTiming {
     /// emulator, the other ones the hosts' threads). Zero on bare metal; empty where
     /// `/proc/stat` cannot be read.
     pub steal: Vec<Duration>,
+    /// The same as it grew over the run: each processor's steal since the run's first
+    /// sample at the sampling instants where it had grown, so that a reader can tell how
+    /// much fell within a flow's slow start.
+    pub steal_growth: Vec<(Time, Vec<Duration>)>,
 }
 
 /// The share of deliveries beyond which a real run counts as disturbed: more than one in
@@ -321,6 +325,7 @@ impl EmulatorTiming {
             cpu_kept_awake: None,
             start_late: Duration::ZERO,
             steal: Vec::new(),
+            steal_growth: Vec::new(),
         }
     }
 
@@ -416,9 +421,7 @@ pub fn run_logged(
     let mut sampler = Sampler::new(cfg, transports, sockets);
     let mut steering =
         Steering { ns: h.net().a.name().to_string(), routes: flow_routes(cfg), flows: &cfg.flows };
-    let steal_before = StealCounters::now();
     let sampled = sampler.run(&h, &threads.shared, clock, obs, &mut |t| steer(t, &mut steering));
-    let steal = StealCounters::now().since(&steal_before);
     threads.wind_down(sampled.is_ok());
     let netstat = h.spawn(Side::A, || std::fs::read_to_string("/proc/thread-self/net/netstat"));
     let hystart =
@@ -432,7 +435,8 @@ pub fn run_logged(
     emulator.cpu_kept_awake = fwd.cpu_kept_awake();
     let flows = sampler.socket_facts(&threads.shared);
     emulator.start_late = start_late(cfg, &flows);
-    emulator.steal = steal;
+    emulator.steal = sampler.steal.total();
+    emulator.steal_growth = sampler.steal.growth().to_vec();
     Ok((report, KernelFacts { hystart, flows, emulator }))
 }
 
@@ -706,6 +710,8 @@ struct Sampler {
     reverse: bool,
     /// Bytes each receiver had read by the end.
     received: Vec<u64>,
+    /// The host's steal, read at the sampling instants.
+    steal: StealTimeline,
 }
 
 impl Sampler {
@@ -726,6 +732,7 @@ impl Sampler {
             queues: Default::default(),
             reverse: cfg.has_reverse_link(),
             received: vec![0; n],
+            steal: StealTimeline::default(),
         }
     }
 
@@ -763,6 +770,7 @@ impl Sampler {
             if steer(t).is_break() {
                 self.end = t;
             }
+            self.steal.read(t, t >= self.end);
             if t >= self.end {
                 for (q, g) in self.queues.iter_mut().zip(g.iter()) {
                     q.close(g);
