@@ -24,7 +24,7 @@
 //! does not cover a thread that was never asleep: a sender waiting for its start yields
 //! in a loop, the scheduler may then pick the spinner, and without the spinner's own
 //! yield that sender waited for the next scheduler tick (up to 4 ms at this kernel's HZ
-//! of 250): 64 of 140 one-flow runs connected 0.6 to 5.1 ms late, none of 30 with it
+//! of 250): 64 of 140 one-flow runs connected 0.6 to 5.1 ms late, none of 130 with it
 //! (docs/fidelity.md, "Late starts were the spinner's ticks"). A `sched_yield` with
 //! nothing else to run returns at once and stays in the guest, so the processor is kept
 //! as busy as before.
