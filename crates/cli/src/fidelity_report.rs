@@ -186,13 +186,13 @@ fn figures(run: &Run, starts: &[f64]) -> Result<RunFigures, String> {
     let losses: Vec<Vec<f64>> = (0..n).map(|i| loss_event_times(&series, i)).collect();
     let srtt: Vec<[f64; 2]> = (0..n).map(|i| series.srtt_percentiles(i, [0.50, 0.95])).collect();
     let rtt_s: Vec<f64> = srtt.iter().map(|[_, p95]| p95 / 1e3).collect();
+    let start_of = |i: usize| starts.get(i).copied().unwrap_or(0.0);
     let flows: Vec<FlowFigures> = run
         .flows
         .iter()
         .enumerate()
         .map(|(i, f)| {
-            let (ss_exit_cwnd, ss_exit_s) =
-                slow_start_exit(&series, i, starts.get(i).copied().unwrap_or(0.0));
+            let (ss_exit_cwnd, ss_exit_s) = slow_start_exit(&series, i, start_of(i));
             let [srtt_p50_ms, srtt_p95_ms] = srtt[i];
             FlowFigures {
                 goodput_bps: f.goodput_bps,
@@ -222,9 +222,9 @@ fn figures(run: &Run, starts: &[f64]) -> Result<RunFigures, String> {
     let growth = emulator.and_then(|e| steal_growth(&e["steal_growth"]));
     let ss_steal_s = flows
         .iter()
-        .zip(starts.iter().chain(std::iter::repeat(&0.0)))
-        .map(|(f, &start)| {
-            let growth = growth.as_ref()?;
+        .enumerate()
+        .map(|(i, f)| {
+            let (growth, start) = (growth.as_ref()?, start_of(i));
             let end = start + f.ss_exit_s;
             end.is_finite().then(|| steal_until(growth, end) - steal_until(growth, start))
         })

@@ -78,7 +78,9 @@ fn per_flow_transport_mixes_kernel_and_udp_flows() {
     assert!(rows.windows(2).all(|w| w[0][0] < w[1][0]), "{e}");
     assert!(rows.windows(2).all(|w| (1..=listed).all(|c| w[0][c] <= w[1][c])), "{e}");
     match rows.last() {
-        Some(last) => assert!(last[1..].iter().zip(steal).all(|(g, s)| Some(*g) == s.as_f64())),
+        Some(last) => {
+            assert!(last[1..].iter().zip(steal).all(|(g, s)| Some(*g) == s.as_f64()), "{e}")
+        }
         None => assert!(steal.iter().all(|ms| ms.as_f64() == Some(0.0)), "{e}"),
     }
     // How late its one kernel flow (told to start at 0) connected; the UDP flow has none.
