@@ -105,9 +105,11 @@ fn assert_some_run_has_the_exits(dir: &TempDir, s: &Value, stem: &str, tolerance
 /// more than a packet time after its start). The kernel's slow-start
 /// exits in such runs are those of another network (on the AMD EPYC guest of
 /// 2026-11-29, whose host takes its CPUs for milliseconds at times, the four-flow case
-/// left its usual exits in 3 of 3 disturbed runs), so the comparison with the simulator
-/// is skipped, loudly.
-fn host_disturbed(dir: &TempDir, s: &Value, stem: &str) -> bool {
+/// left its usual exits in 3 of 3 disturbed runs), and so are its shares (a CI run of
+/// 2026-12-03 whose host took 10 to 14% of the processors: Jain 0.90 and 0.97 for two
+/// equal CUBIC flows, 0.99 simulated), so the comparison of `what` with the simulator is
+/// skipped, loudly.
+fn host_disturbed(dir: &TempDir, s: &Value, stem: &str, what: &str) -> bool {
     let runs = s["emulator_late_pct"].as_array().unwrap().len();
     let disturbed = (1..=runs)
         .filter(|&k| real_kernel_json(dir, stem, k)["emulator"]["disturbed"].as_bool().unwrap())
@@ -115,7 +117,7 @@ fn host_disturbed(dir: &TempDir, s: &Value, stem: &str) -> bool {
     let skip = 2 * disturbed >= runs;
     if skip {
         eprintln!(
-            "SKIPPED: the kernel's slow-start exits of {stem}: this machine disturbed {disturbed} of its {runs} real runs even after redoing them (packets the emulator released more than a packet time late, %: {}; the latest flow's start, us after its time: {})",
+            "SKIPPED: {what} of {stem}: this machine disturbed {disturbed} of its {runs} real runs even after redoing them (packets the emulator released more than a packet time late, %: {}; the latest flow's start, us after its time: {})",
             s["emulator_late_pct"], s["emulator_start_late_us"]
         );
     }
@@ -186,8 +188,9 @@ fn scenario<'a>(report: &'a Value, name: &str) -> &'a Value {
 
 /// The quick matrix (3 scenarios, 10 s, 2 real runs each): every file of the report, every
 /// figure for every flow, and agreement where it is stable run after run (the link's total
-/// goodput; Jain of two CUBIC flows at one RTT). The flows' shares are in the report but
-/// not asserted: they are issue 10's open departures.
+/// goodput; Jain of two CUBIC flows at one RTT), compared only where this machine left
+/// enough real runs undisturbed ([`host_disturbed`]). The flows' shares are in the report
+/// but not asserted: they are issue 10's open departures.
 #[test]
 fn quick_matrix_reports_every_figure_and_agrees_where_stable() {
     let Some(_machine) = real_time() else { return };
@@ -195,7 +198,7 @@ fn quick_matrix_reports_every_figure_and_agrees_where_stable() {
     let out = dir.path().join("fid");
     let o = cclab()
         .current_dir(repo())
-        .args(["fidelity", "--quick", "--runs", "2", "--out"])
+        .args(["fidelity", "--quick", "--runs", "2", "--redo-disturbed", "2", "--out"])
         .arg(&out)
         .output()
         .expect("run cclab");
@@ -266,11 +269,18 @@ fn quick_matrix_reports_every_figure_and_agrees_where_stable() {
             flows.iter().map(|f| f["goodput_bps"][key].as_f64().unwrap()).sum()
         };
         let (sim, real) = (total("sim"), total("real_mean"));
-        assert!((sim - real).abs() <= 0.05 * real, "{name}: total goodput {sim} against {real}");
+        if !host_disturbed(&dir, scenario(&report, name), name, "the link's total goodput") {
+            assert!(
+                (sim - real).abs() <= 0.05 * real,
+                "{name}: total goodput {sim} against {real}"
+            );
+        }
     }
     assert_shared_losses_are_shares(&report);
     let same = scenario(&report, "rtt1-cubic-cubic");
-    assert_eq!(same["jain_agrees"], true, "{same}");
+    if !host_disturbed(&dir, same, "rtt1-cubic-cubic", "Jain's index") {
+        assert_eq!(same["jain_agrees"], true, "{same}");
+    }
     assert_eq!(report["quick"], true);
     // By default the simulator models the testbed's hosts, and judges the mean of twenty
     // draws of their timing.
@@ -444,7 +454,7 @@ fn one_cubic_flow_leaves_slow_start_at_the_simulated_cwnd() {
         // The flow starts at 0: its sender connected within the run's first second.
         assert!(flow["connect_us"].as_u64().unwrap() < 1_000_000, "{kernel}");
     }
-    if host_disturbed(&dir, s, "one-cubic") {
+    if host_disturbed(&dir, s, "one-cubic", "the kernel's slow-start exits") {
         return;
     }
     // The kernel's typical run, as for the exit's median: most runs end by the ACK train.
@@ -509,7 +519,7 @@ fn delay_detected_slow_start_exits_match_the_kernels() {
             assert!((0.0..=whole.as_f64().unwrap() + 0.005).contains(&part), "{s}");
         }
     }
-    if host_disturbed(&dir, s, "four") {
+    if host_disturbed(&dir, s, "four", "the kernel's slow-start exits") {
         return;
     }
     let by_delay = runs.iter().filter(|h| h["delay_detect"] == 3).count();
@@ -543,7 +553,7 @@ fn on_a_trace_the_long_flow_leaves_slow_start_where_the_kernels_does() {
     let Some(_machine) = real_time() else { return };
     let (dir, report) = two_seconds_of("trace-verizon-cubic-cubic", "verizon", 3);
     let s = scenario(&report, "verizon");
-    if host_disturbed(&dir, s, "verizon") {
+    if host_disturbed(&dir, s, "verizon", "the kernel's slow-start exits") {
         return;
     }
     assert_exit_within(&dir, s, "verizon", 1, |real| 0.15 * real);

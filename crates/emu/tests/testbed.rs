@@ -7,6 +7,7 @@ use cclab_sim::{
     SimConfig, TcpConfig,
 };
 use cclab_units::{Duration, Rate, Time};
+use std::ops::ControlFlow;
 
 fn unavailable() -> bool {
     match cclab_emu::netns::preflight() {
@@ -65,14 +66,78 @@ impl Observer for Rec {
     }
 }
 
+/// How many times a test runs its scenario at most while this machine disturbs the runs.
+const ATTEMPTS: usize = 3;
+
+/// A real run, what its observer recorded, and how closely the emulator kept to time.
+struct Run<O> {
+    report: cclab_sim::Report,
+    obs: O,
+    timing: testbed::EmulatorTiming,
+}
+
+impl<O> Run<O> {
+    /// Whether the run is one of the scenario's network: its rates, utilization and
+    /// delays are the network's only when this machine let the emulator keep to time
+    /// ([`testbed::EmulatorTiming::disturbed`]). Says loudly which checks are skipped when
+    /// not.
+    fn undisturbed(&self, checks: &str) -> bool {
+        let e = &self.timing;
+        if e.disturbed() {
+            eprintln!(
+                "SKIPPED: {checks}: this machine disturbed all {ATTEMPTS} runs (the least: {:.2}% of packets more than a packet time late, a flow {} us late to start, the host took {:?} ms of the processors)",
+                100.0 * e.late_share(),
+                e.start_late.as_micros(),
+                e.steal.iter().map(|d| d.as_millis_f64()).collect::<Vec<_>>()
+            );
+        }
+        !e.disturbed()
+    }
+}
+
+/// Runs `cfg` over `transports` until a run is not disturbed, at most [`ATTEMPTS`] times,
+/// and keeps the least disturbed. Why: a virtual machine's host can take its processors
+/// for milliseconds at a time, and the link stalls meanwhile. A CI run of 2026-12-03 whose
+/// host took 10 to 14% of them failed the user-space flow's test (its log did not keep
+/// which check); with `scripts/take-cpus.py 20 40` beside them, the utilizations here
+/// were 0.55 to 0.72 against the 0.8 and 0.85 asserted.
+fn least_disturbed<O: Observer + Default>(
+    cfg: &SimConfig,
+    transports: &[testbed::Transport],
+) -> Run<O> {
+    let mut kept: Option<Run<O>> = None;
+    for _ in 0..ATTEMPTS {
+        let mut obs = O::default();
+        let go_on = &mut |_, _: &mut testbed::Steering<'_>| ControlFlow::Continue(());
+        let (report, facts) = testbed::run_steered(cfg, transports, &mut obs, go_on).unwrap();
+        let run = Run { report, obs, timing: facts.emulator };
+        let better = |k: &Run<O>| {
+            (run.timing.disturbed(), run.timing.late_share())
+                < (k.timing.disturbed(), k.timing.late_share())
+        };
+        if kept.as_ref().is_none_or(better) {
+            kept = Some(run);
+        }
+        if kept.as_ref().is_some_and(|k| !k.timing.disturbed()) {
+            break;
+        }
+    }
+    kept.expect("at least one attempt")
+}
+
+/// [`least_disturbed`] with every flow on kernel TCP.
+fn least_disturbed_kernel<O: Observer + Default>(cfg: &SimConfig) -> Run<O> {
+    least_disturbed(cfg, &vec![testbed::Transport::Kernel; cfg.flows.len()])
+}
+
 #[test]
 fn one_kernel_cubic_flow_fills_the_link_and_is_sampled() {
     if unavailable() {
         return;
     }
     let cfg = scenario(vec![flow("cubic", 0, None)], 3);
-    let mut rec = Rec::default();
-    let r = testbed::run(&cfg, &mut rec, &mut |_| {}).unwrap();
+    let run = least_disturbed_kernel::<Rec>(&cfg);
+    let (r, rec) = (&run.report, &run.obs);
     let f = &r.flows[0];
     eprintln!(
         "utilization {:.3}, goodput {:.2} Mbit/s, rtt {:?}, drops {}",
@@ -81,14 +146,19 @@ fn one_kernel_cubic_flow_fills_the_link_and_is_sampled() {
         f.rtt,
         r.link.queue_drops
     );
-    assert!(r.link.utilization > 0.8, "utilization {}", r.link.utilization);
-    assert!(f.goodput_bps > 7e6 && f.goodput_bps < 10e6, "goodput {}", f.goodput_bps);
-    // srtt never below the path's 40 ms, and at most base + buffer (50 kB at 10 Mbit/s = 40 ms) + slack.
-    assert!(f.rtt.p50_ms >= 40.0 && f.rtt.p99_ms < 95.0, "{:?}", f.rtt);
-    // Samples every 10 ms for 3 s, cwnd in packets, delivered bytes non-decreasing.
-    assert!((250..=302).contains(&rec.queue.len()), "{} queue samples", rec.queue.len());
-    assert!(rec.flows.len() > 250 && rec.flows.iter().all(|s| s.cwnd_pkts >= 2));
+    // srtt never below the path's 40 ms; cwnd in packets, delivered bytes non-decreasing.
+    assert!(f.rtt.p50_ms >= 40.0, "{:?}", f.rtt);
+    assert!(!rec.flows.is_empty() && rec.flows.iter().all(|s| s.cwnd_pkts >= 2));
     assert!(rec.flows.windows(2).all(|w| w[0].delivered_bytes <= w[1].delivered_bytes));
+    if run.undisturbed("utilization, goodput, srtt's p99 and the sample counts") {
+        assert!(r.link.utilization > 0.8, "utilization {}", r.link.utilization);
+        assert!(f.goodput_bps > 7e6 && f.goodput_bps < 10e6, "goodput {}", f.goodput_bps);
+        // At most base + buffer (50 kB at 10 Mbit/s = 40 ms) + slack.
+        assert!(f.rtt.p99_ms < 95.0, "{:?}", f.rtt);
+        // Samples every 10 ms for 3 s.
+        assert!((250..=302).contains(&rec.queue.len()), "{} queue samples", rec.queue.len());
+        assert!(rec.flows.len() > 250, "{} flow samples", rec.flows.len());
+    }
     // The byte limit holds the packets waiting; the gauge counts the one in service too.
     // In bytes, not packets: a pushed buffer's last segment is short, so more packets
     // than 34 full-sized ones can be within it (a bound of 34 failed in CI, 2026-12-03).
@@ -132,8 +202,8 @@ fn flows_with_different_rtts_see_their_own_rtt_and_the_shorter_gets_more() {
     let mut long = flow("reno", 1, None);
     long.rtt = Duration::from_millis(120);
     let cfg = scenario(vec![short, long], 4);
-    let mut rec = Rec::default();
-    let r = testbed::run(&cfg, &mut rec, &mut |_| {}).unwrap();
+    let run = least_disturbed_kernel::<Rec>(&cfg);
+    let (r, rec) = (&run.report, &run.obs);
     let (a, b) = (&r.flows[0], &r.flows[1]);
     eprintln!(
         "30 ms: {:.2} Mbit/s {:?}\n120 ms: {:.2} Mbit/s {:?}",
@@ -160,12 +230,14 @@ fn flows_with_different_rtts_see_their_own_rtt_and_the_shorter_gets_more() {
         "{:?}",
         min_srtt(1)
     );
-    assert!(
-        a.goodput_bps > b.goodput_bps,
-        "the shorter RTT should get more: {} vs {}",
-        a.goodput_bps,
-        b.goodput_bps
-    );
+    if run.undisturbed("the shorter RTT's larger share") {
+        assert!(
+            a.goodput_bps > b.goodput_bps,
+            "the shorter RTT should get more: {} vs {}",
+            a.goodput_bps,
+            b.goodput_bps
+        );
+    }
     // Every packet the bottleneck lost was one of the two flows' (by receiver address),
     // and the short flow's slow start overflowed the 33-packet buffer.
     eprintln!("drops: {} and {} of {}", a.drops, b.drops, r.link.queue_drops);
@@ -189,8 +261,8 @@ fn udp_cross_traffic_takes_its_share_of_the_bottleneck() {
             direction: cclab_sim::Direction::Forward,
         });
     }
-    let mut rec = Rec::default();
-    let r = testbed::run(&cfg, &mut rec, &mut |_| {}).unwrap();
+    let run = least_disturbed_kernel::<Rec>(&cfg);
+    let r = &run.report;
     let tcp_bits = r.flows[0].goodput_bps * 3.0;
     let link_bits = r.link.delivered_bytes as f64 * 8.0;
     let cross_share = 1.0 - tcp_bits * 1500.0 / 1448.0 / link_bits;
@@ -200,9 +272,11 @@ fn udp_cross_traffic_takes_its_share_of_the_bottleneck() {
         r.flows[0].goodput_bps / 1e6,
         cross_share
     );
-    assert!(r.link.utilization > 0.85, "utilization {}", r.link.utilization);
-    // Two 1 Mbit/s sources on a 10 Mbit/s link: about a fifth of what crossed it.
-    assert!((0.12..0.3).contains(&cross_share), "cross share {cross_share}");
+    if run.undisturbed("utilization and the cross traffic's share") {
+        assert!(r.link.utilization > 0.85, "utilization {}", r.link.utilization);
+        // Two 1 Mbit/s sources on a 10 Mbit/s link: about a fifth of what crossed it.
+        assert!((0.12..0.3).contains(&cross_share), "cross share {cross_share}");
+    }
 }
 
 #[test]
@@ -211,21 +285,24 @@ fn a_user_space_flow_shares_the_path_with_a_kernel_flow() {
         return;
     }
     let cfg = scenario(vec![flow("reno", 0, None), flow("tahoe", 1, None)], 3);
-    let mut rec = Rec::default();
-    let r = testbed::run_with(
-        &cfg,
-        &[testbed::Transport::Kernel, testbed::Transport::Udp],
-        &mut rec,
-        &mut |_| {},
-    )
-    .unwrap();
+    let run = least_disturbed::<Rec>(&cfg, &[testbed::Transport::Kernel, testbed::Transport::Udp]);
+    let (r, rec) = (&run.report, &run.obs);
     let (k, u) = (&r.flows[0], &r.flows[1]);
     eprintln!("kernel reno {:.2} Mbit/s, udp tahoe {:.2} Mbit/s ({} retransmits, {} timeouts), utilization {:.3}", k.goodput_bps / 1e6, u.goodput_bps / 1e6, u.retransmits, u.timeouts, r.link.utilization);
-    assert!(r.link.utilization > 0.85, "utilization {}", r.link.utilization);
-    assert!(u.goodput_bps > 1e6 && k.goodput_bps > 1e6, "both flows must get through");
+    assert!(u.goodput_bps > 0.0 && k.goodput_bps > 0.0, "both flows must get through");
     // The user-space flow is sampled from the algorithm itself: cwnd and srtt of a 40 ms path.
     let tahoe: Vec<_> = rec.flows.iter().filter(|s| s.flow == 1).collect();
-    assert!(tahoe.len() > 250, "{} samples", tahoe.len());
+    if run.undisturbed("utilization, the flows' rates and the sample count") {
+        assert!(r.link.utilization > 0.85, "utilization {}", r.link.utilization);
+        assert!(
+            u.goodput_bps > 1e6 && k.goodput_bps > 1e6,
+            "{} and {}",
+            u.goodput_bps,
+            k.goodput_bps
+        );
+        assert!(tahoe.len() > 250, "{} samples", tahoe.len());
+    }
+    assert!(!tahoe.is_empty());
     assert!(tahoe
         .iter()
         .filter(|s| s.srtt.as_nanos() > 0)
@@ -267,15 +344,17 @@ fn reverse_udp_sources_cross_the_downlink_at_their_rate() {
         // A 20 kB transfer: its few ACKs are a negligible part of the reverse bytes.
         let mut cfg = scenario(vec![flow("cubic", 0, Some(20_000))], 4);
         cfg.cross.push(reverse_source(kind, 4));
-        let mut rec = RevRec::default();
-        let r = testbed::run(&cfg, &mut rec, &mut |_| {}).unwrap();
+        let run = least_disturbed_kernel::<RevRec>(&cfg);
+        let (r, rec) = (&run.report, &run.obs);
         let rev = r.reverse_link.as_ref().expect("a reverse bottleneck");
         let mbps = rev.delivered_bytes as f64 * 8.0 / 4.0 / 1e6;
         eprintln!(
             "{kind:?}: reverse link {mbps:.3} Mbit/s, {} packets, forward {} packets",
             rev.delivered_packets, r.link.delivered_packets
         );
-        assert!((mbps / 4.0 - 1.0).abs() < 0.05, "{kind:?}: {mbps} Mbit/s against 4");
+        if run.undisturbed(&format!("{kind:?}'s rate")) {
+            assert!((mbps / 4.0 - 1.0).abs() < 0.05, "{kind:?}: {mbps} Mbit/s against 4");
+        }
         assert_eq!(rec.reverse.len(), rec.queue.len());
         // The forward link carries the transfer only (14 segments and the handshake).
         assert!(r.link.delivered_packets < 40, "{}", r.link.delivered_packets);
@@ -297,9 +376,9 @@ fn reverse_load_lowers_a_kernel_flows_goodput() {
         },
         8,
     ));
-    let a = testbed::run(&alone, &mut cclab_sim::NoObserver, &mut |_| {}).unwrap();
-    let mut rec = RevRec::default();
-    let b = testbed::run(&loaded, &mut rec, &mut |_| {}).unwrap();
+    let alone_run = least_disturbed_kernel::<RevRec>(&alone);
+    let loaded_run = least_disturbed_kernel::<RevRec>(&loaded);
+    let (a, b, rec) = (&alone_run.report, &loaded_run.report, &loaded_run.obs);
     let (fa, fb) = (&a.flows[0], &b.flows[0]);
     let rev = b.reverse_link.as_ref().expect("a reverse bottleneck");
     eprintln!(
@@ -314,11 +393,14 @@ fn reverse_load_lowers_a_kernel_flows_goodput() {
     assert!(rec.reverse.iter().any(|q| q.packets > 10), "the reverse queue fills");
     // Measured here: 9.35 against 8.09-8.18 Mbit/s, mean RTT 60.9 against 68.2 ms (the
     // simulator on the same path: 9.40 against 7.37-8.49 over seeds 1-3, 2026-11-24).
-    assert!(
-        fb.goodput_bps < 0.93 * fa.goodput_bps,
-        "{} against {}",
-        fb.goodput_bps,
-        fa.goodput_bps
-    );
-    assert!(fb.rtt.mean_ms > fa.rtt.mean_ms + 3.0 && fb.rtt.p95_ms > fa.rtt.p95_ms);
+    let what = "the loaded run's goodput and RTT against the lone run's";
+    if alone_run.undisturbed(what) && loaded_run.undisturbed(what) {
+        assert!(
+            fb.goodput_bps < 0.93 * fa.goodput_bps,
+            "{} against {}",
+            fb.goodput_bps,
+            fa.goodput_bps
+        );
+        assert!(fb.rtt.mean_ms > fa.rtt.mean_ms + 3.0 && fb.rtt.p95_ms > fa.rtt.p95_ms);
+    }
 }
