@@ -426,11 +426,10 @@ fn run_real(case: &Case, folder: &Path, side: SimSide, runs: u64, redo: u64) -> 
             }
             eprintln!(
                 "  real run {k}, attempt {redone}: {}, redone ({redone} of at most {redo})",
-                crate::testbed::disturbance(&latest)
+                latest.disturbance()
             );
             latest = real_run(case, &scn, &transports, &attempt, k)?;
-            // An undisturbed attempt first, then the one with fewer late packets.
-            if (latest.disturbed(), latest.late_share()) < (kept.disturbed(), kept.late_share()) {
+            if latest.less_disturbed_than(&kept) {
                 crate::results::move_into_place(&attempt, &out, &aside)?;
                 (kept, kept_attempt) = (latest.clone(), redone + 1);
             }
@@ -439,8 +438,8 @@ fn run_real(case: &Case, folder: &Path, side: SimSide, runs: u64, redo: u64) -> 
             eprintln!(
                 "  real run {k}, attempt {}: {}; kept attempt {kept_attempt} ({})",
                 redo + 1,
-                crate::testbed::disturbance(&latest),
-                crate::testbed::disturbance(&kept)
+                latest.disturbance(),
+                kept.disturbance()
             );
         }
         let _ = std::fs::remove_dir_all(&attempt);

@@ -195,24 +195,6 @@ pub fn warn_if_disturbed(e: &EmulatorTiming) {
     }
 }
 
-/// "4.5% of packets late, a flow 3286 us late to start (the host took 1.12 s)": why a
-/// run was disturbed, and the processor time the machine's host took meanwhile, if any.
-pub fn disturbance(e: &EmulatorTiming) -> String {
-    let mut why = Vec::new();
-    if e.late_beyond_share() {
-        why.push(format!("{:.1}% of packets late", e.late_share() * 100.0));
-    }
-    if e.started_late() {
-        why.push(format!("a flow {:.0} us late to start", micros(e.start_late)));
-    }
-    let stolen: f64 = e.steal.iter().map(|d| d.as_secs_f64()).sum();
-    if stolen > 0.0 {
-        format!("{} (the host took {stolen:.2} s)", why.join(", "))
-    } else {
-        why.join(", ")
-    }
-}
-
 /// kernel.json: the kernel's own HyStart counters over the run's kernel CUBIC flows, and
 /// per flow (null for user-space ones) the algorithm its socket ran, when it called
 /// `connect()` (µs after the run's start), and the milliseconds
@@ -299,31 +281,12 @@ fn micros(d: Duration) -> f64 {
 mod tests {
     use super::*;
 
-    fn timing(late: u64, start_late_us: u64, steal_ms: &[u64]) -> EmulatorTiming {
-        EmulatorTiming {
-            deliveries: 1000,
-            late_limit: Duration::from_micros(400),
-            late,
-            start_late: Duration::from_micros(start_late_us),
-            steal: steal_ms.iter().map(|&ms| Duration::from_millis(ms)).collect(),
-            ..EmulatorTiming::default()
-        }
-    }
-
-    #[test]
-    fn a_disturbed_runs_reason_ends_with_what_the_host_took_when_it_took_anything() {
-        let e = timing(45, 3286, &[930, 190]);
-        assert_eq!(
-            disturbance(&e),
-            "4.5% of packets late, a flow 3286 us late to start (the host took 1.12 s)"
-        );
-        assert_eq!(disturbance(&timing(45, 0, &[0, 0])), "4.5% of packets late");
-        assert_eq!(disturbance(&timing(0, 900, &[])), "a flow 900 us late to start");
-    }
-
     #[test]
     fn the_emulator_line_gives_the_hosts_steal_per_processor_or_says_there_was_none() {
-        let line = |steal: &[u64]| emulator_line(&timing(0, 0, steal));
+        let line = |steal_ms: &[u64]| {
+            let steal = steal_ms.iter().map(|&ms| Duration::from_millis(ms)).collect();
+            emulator_line(&EmulatorTiming { steal, ..EmulatorTiming::default() })
+        };
         assert!(line(&[930, 20])
             .ends_with("the host took 0.93 s of processor 0, 0.02 s of processor 1"));
         assert!(line(&[0, 0]).ends_with("the host took no processor time"));

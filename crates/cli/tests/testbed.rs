@@ -92,12 +92,20 @@ fn per_flow_transport_mixes_kernel_and_udp_flows() {
     let flows = v["flows"].as_array().unwrap();
     assert_eq!(flows[0]["cc"], "cubic");
     assert_eq!(flows[1]["cc"], "tahoe");
-    for f in flows {
-        let g = f["goodput_bps"].as_f64().unwrap();
-        assert!(g > 1e6, "every flow moves data: {f}");
-    }
+    // The rates are the network's only where this machine let the emulator keep to time
+    // (a host taking the processors stalls the link: "A red CI on a host taking a tenth of
+    // the processors" in docs/fidelity.md).
     let util = v["link"]["utilization"].as_f64().unwrap();
-    assert!(util > 0.8, "utilisation {util}");
+    if e["disturbed"] == true {
+        eprintln!("SKIPPED: the flows' goodput and the link's utilization ({util}): this machine disturbed the run: {e}");
+    } else {
+        for f in flows {
+            let g = f["goodput_bps"].as_f64().unwrap();
+            assert!(g > 1e6, "every flow moves data: {f}");
+        }
+        assert!(util > 0.8, "utilisation {util}");
+    }
+    assert!(flows.iter().all(|f| f["goodput_bps"].as_f64().unwrap() > 0.0), "{summary}");
 
     // Without the per-flow field, the kernel has no tahoe: a clear error, not a substitute.
     let o = run_in(

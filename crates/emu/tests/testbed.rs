@@ -1,6 +1,8 @@
 //! The testbed on short scenarios: real kernel TCP through the emulator, measured into the
 //! simulator's output types. Needs root and /dev/net/tun; skips with a printed reason.
 
+mod common;
+
 use cclab_emu::testbed;
 use cclab_sim::{
     Buffer, FlowConfig, FlowSample, LinkConfig, LinkRate, LossModel, Observer, Qdisc, QueueSample,
@@ -66,9 +68,6 @@ impl Observer for Rec {
     }
 }
 
-/// How many times a test runs its scenario at most while this machine disturbs the runs.
-const ATTEMPTS: usize = 3;
-
 /// A real run, what its observer recorded, and how closely the emulator kept to time.
 struct Run<O> {
     report: cclab_sim::Report,
@@ -77,52 +76,24 @@ struct Run<O> {
 }
 
 impl<O> Run<O> {
-    /// Whether the run is one of the scenario's network: its rates, utilization and
-    /// delays are the network's only when this machine let the emulator keep to time
-    /// ([`testbed::EmulatorTiming::disturbed`]). Says loudly which checks are skipped when
-    /// not.
+    /// [`common::undisturbed`] of this run.
     fn undisturbed(&self, checks: &str) -> bool {
-        let e = &self.timing;
-        if e.disturbed() {
-            eprintln!(
-                "SKIPPED: {checks}: this machine disturbed all {ATTEMPTS} runs (the least: {:.2}% of packets more than a packet time late, a flow {} us late to start, the host took {:?} ms of the processors)",
-                100.0 * e.late_share(),
-                e.start_late.as_micros(),
-                e.steal.iter().map(|d| d.as_millis_f64()).collect::<Vec<_>>()
-            );
-        }
-        !e.disturbed()
+        common::undisturbed(&self.timing, checks)
     }
 }
 
-/// Runs `cfg` over `transports` until a run is not disturbed, at most [`ATTEMPTS`] times,
-/// and keeps the least disturbed. Why: a virtual machine's host can take its processors
-/// for milliseconds at a time, and the link stalls meanwhile. A CI run of 2026-12-03 whose
-/// host took 10 to 14% of them failed the user-space flow's test (its log did not keep
-/// which check); with `scripts/take-cpus.py 20 40` beside them, the utilizations here
-/// were 0.55 to 0.72 against the 0.8 and 0.85 asserted.
+/// Runs `cfg` over `transports` as [`common::least_disturbed`] does.
 fn least_disturbed<O: Observer + Default>(
     cfg: &SimConfig,
     transports: &[testbed::Transport],
 ) -> Run<O> {
-    let mut kept: Option<Run<O>> = None;
-    for _ in 0..ATTEMPTS {
+    let ((report, obs), timing) = common::least_disturbed(|| {
         let mut obs = O::default();
         let go_on = &mut |_, _: &mut testbed::Steering<'_>| ControlFlow::Continue(());
         let (report, facts) = testbed::run_steered(cfg, transports, &mut obs, go_on).unwrap();
-        let run = Run { report, obs, timing: facts.emulator };
-        let better = |k: &Run<O>| {
-            (run.timing.disturbed(), run.timing.late_share())
-                < (k.timing.disturbed(), k.timing.late_share())
-        };
-        if kept.as_ref().is_none_or(better) {
-            kept = Some(run);
-        }
-        if kept.as_ref().is_some_and(|k| !k.timing.disturbed()) {
-            break;
-        }
-    }
-    kept.expect("at least one attempt")
+        ((report, obs), facts.emulator)
+    });
+    Run { report, obs, timing }
 }
 
 /// [`least_disturbed`] with every flow on kernel TCP.
