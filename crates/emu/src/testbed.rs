@@ -309,11 +309,11 @@ pub struct EmulatorTiming {
 pub const DISTURBED_LATE_SHARE: f64 = 0.01;
 
 impl EmulatorTiming {
-    /// The timing of a finished emulator: its two directions' delivery stats and its
-    /// wake-ups (a [`crate::forwarder::Forwarder`], as [`crate::harness::Harness::finish`]
-    /// returns it), a delivery counted late beyond
-    /// `late_limit` (one packet time at the bottleneck's mean rate). What only a testbed
-    /// run knows (the flows' start, the host's steal) is left at zero.
+    /// The timing of a finished emulator (a [`crate::forwarder::Forwarder`], as
+    /// [`crate::harness::Harness::finish`] returns it): its two directions' delivery stats
+    /// and its wake-ups, a delivery counted late beyond `late_limit` (one packet time at
+    /// the bottleneck's mean rate). What only a testbed run knows (the flows' start, the
+    /// host's steal) is left at zero.
     pub fn of(
         stats: [&DirectionStats; 2],
         wakes: &Lateness,
