@@ -16,6 +16,13 @@
 //! within ±10% of the real mean or inside the real runs' range; a scenario's goodput
 //! agrees when every flow's does; Jain agrees within ±0.05 of the real mean; a slow-start
 //! exit cwnd agrees within ±15% of the real mean.
+//!
+//! The real mean and range are those of the runs the machine left undisturbed (kernel.json's
+//! `emulator.disturbed`: too many packets released late, or a flow late to start). A
+//! disturbed run measured the kernel on a network with the host's stalls added, not the
+//! scenario's, so it is shown (its figures in `real_runs`, the cwnd overlay, the run's
+//! line of timing) but not judged. A scenario whose every run was disturbed is not judged
+//! at all: its figures are the disturbed runs' mean, and the counts leave it out.
 
 use crate::compare::{load_flows, load_summary, FlowSeries, Run};
 use crate::fidelity::{sim_folder, Case, SimSide};
@@ -75,7 +82,8 @@ struct RunFigures {
     /// (train detections, their cwnd sum, delay detections, their cwnd sum).
     hystart: Option<[u64; 4]>,
     /// Real runs: the share of packets the emulator released more than a packet time
-    /// late, %, and whether that made the run disturbed, from kernel.json (`emulator`).
+    /// late, %, and whether the run was disturbed (that share too large, or a flow late
+    /// to start), from kernel.json (`emulator`).
     late: Option<(f64, bool)>,
     /// Real runs: how late the emulator woke from its sleeps at the 99th percentile, us
     /// (kernel.json's `emulator.wake_p99_us`; absent from runs made before it was kept).
@@ -142,6 +150,36 @@ impl Measured {
             sim_runs,
             real,
         })
+    }
+
+    /// Whether any real run was left undisturbed, so that the verdicts judge this scenario.
+    fn judged(&self) -> bool {
+        self.real.iter().any(|r| !r.disturbed())
+    }
+
+    /// The real runs whose mean and range the report gives and the verdicts judge: the
+    /// undisturbed ones, or every run when there are none (then shown, not judged).
+    fn judged_runs(&self) -> impl Iterator<Item = &RunFigures> + Clone {
+        let judged = self.judged();
+        self.real.iter().filter(move |r| !judged || !r.disturbed())
+    }
+
+    /// The judged runs' mean, smallest and largest value of a figure of flow `i`.
+    fn real_spread(&self, i: usize, get: Get) -> (f64, f64, f64) {
+        spread(self.judged_runs().map(|r| get(&r.flows[i])))
+    }
+
+    /// The judged runs' mean, smallest and largest Jain index.
+    fn real_jain(&self) -> (f64, f64, f64) {
+        spread(self.judged_runs().map(|r| r.jain))
+    }
+}
+
+impl RunFigures {
+    /// A real run the machine disturbed (kernel.json's `emulator.disturbed`); runs made
+    /// before kernel.json said are taken as undisturbed.
+    fn disturbed(&self) -> bool {
+        self.late.is_some_and(|(_, disturbed)| disturbed)
     }
 }
 
@@ -289,6 +327,17 @@ fn hystart_text(m: &Measured) -> String {
         "-".into()
     } else {
         runs.join("; ")
+    }
+}
+
+/// "2 undisturbed, judged": how many real runs the verdicts and the real mean [range] are
+/// over.
+fn judged_text(m: &Measured) -> String {
+    let undisturbed = m.real.iter().filter(|r| !r.disturbed()).count();
+    if undisturbed == 0 {
+        "every one disturbed, so not judged (the real figures are their mean)".into()
+    } else {
+        format!("{undisturbed} undisturbed, judged")
     }
 }
 
@@ -441,8 +490,11 @@ fn agrees_rel(sim: f64, (mean, min, max): (f64, f64, f64), tol: f64) -> bool {
         && ((sim - mean).abs() <= tol * mean || (min <= sim && sim <= max))
 }
 
-/// A scenario's verdicts.
+/// A scenario's verdicts, over its undisturbed real runs.
 struct Verdict {
+    /// Whether any real run was undisturbed; a scenario with none is not judged and the
+    /// counts leave it out.
+    judged: bool,
     /// Per flow: goodput agrees.
     goodput: Vec<bool>,
     jain: bool,
@@ -453,8 +505,27 @@ struct Verdict {
 impl Verdict {
     /// Flows whose slow-start exit agrees, and flows with an exit on either side.
     fn exits(&self) -> (u64, u64) {
-        let judged = self.ss_exit.iter().flatten();
+        let judged = self.ss_exit.iter().flatten().filter(|_| self.judged);
         (judged.clone().filter(|&&b| b).count() as u64, judged.count() as u64)
+    }
+
+    /// Judged, and every flow's goodput agrees.
+    fn goodput_agrees(&self) -> bool {
+        self.judged && self.goodput.iter().all(|&b| b)
+    }
+
+    /// Judged, and Jain agrees.
+    fn jain_agrees(&self) -> bool {
+        self.judged && self.jain
+    }
+
+    /// "yes", "no", or "not judged" for one of this scenario's verdicts.
+    fn text(&self, agrees: bool) -> &'static str {
+        match (self.judged, agrees) {
+            (false, _) => "not judged",
+            (true, true) => "yes",
+            (true, false) => "no",
+        }
     }
 }
 
@@ -463,8 +534,14 @@ fn exit_totals(verdicts: &[Verdict]) -> (u64, u64) {
     verdicts.iter().map(Verdict::exits).fold((0, 0), |(a, n), (b, m)| (a + b, n + m))
 }
 
+/// Scenarios judged, and among them those whose goodput and whose Jain agree.
+fn scenario_totals(verdicts: &[Verdict]) -> (usize, usize, usize) {
+    let count = |f: fn(&Verdict) -> bool| verdicts.iter().filter(|v| f(v)).count();
+    (count(|v| v.judged), count(Verdict::goodput_agrees), count(Verdict::jain_agrees))
+}
+
 fn verdict(m: &Measured) -> Verdict {
-    let real = |i: usize, get: Get| spread(m.real.iter().map(move |r| get(&r.flows[i])));
+    let real = |i: usize, get: Get| m.real_spread(i, get);
     let n = m.sim.flows.len();
     let goodput = (0..n)
         .map(|i| {
@@ -479,9 +556,9 @@ fn verdict(m: &Measured) -> Verdict {
             })
         })
         .collect();
-    let (jain_mean, _, _) = spread(m.real.iter().map(|r| r.jain));
+    let (jain_mean, _, _) = m.real_jain();
     let jain = (m.sim.jain - jain_mean).abs() <= JAIN_TOLERANCE;
-    Verdict { goodput, jain, ss_exit }
+    Verdict { judged: m.judged(), goodput, jain, ss_exit }
 }
 
 /// Writes fidelity.json, report.html and each scenario's cwnd overlay into `out`;
@@ -504,7 +581,7 @@ pub fn write(out: &Path, all: &[Measured], quick: bool, side: SimSide) -> Result
 }
 
 fn pair_json(m: &Measured, i: usize, decimals: usize, get: Get) -> Json {
-    let (mean, min, max) = spread(m.real.iter().map(|r| get(&r.flows[i])));
+    let (mean, min, max) = m.real_spread(i, get);
     let runs = m.real.iter().map(|r| Json::f(get(&r.flows[i]), decimals)).collect();
     let sim_runs = m.sim_runs.iter().map(|r| Json::f(get(&r.flows[i]), decimals)).collect();
     Json::Obj(vec![
@@ -537,13 +614,15 @@ fn scenario_json(m: &Measured, v: &Verdict) -> Json {
             Json::Obj(items)
         })
         .collect();
-    let (mean, min, max) = spread(m.real.iter().map(|r| r.jain));
+    let (mean, min, max) = m.real_jain();
     Json::Obj(vec![
         ("name", Json::s(&m.stem)),
         ("why", Json::s(&m.why)),
         ("duration_s", Json::f(m.duration_s, 3)),
         ("real_runs", Json::u(m.real.len() as u64)),
         ("real_seeds", Json::Arr(m.real.iter().map(|r| Json::u(r.seed)).collect())),
+        ("real_disturbed", Json::Arr(m.real.iter().map(|r| Json::Bool(r.disturbed())).collect())),
+        ("judged", Json::Bool(v.judged)),
         ("flows", Json::Arr(flows)),
         (
             "jain",
@@ -585,8 +664,8 @@ fn scenario_json(m: &Measured, v: &Verdict) -> Json {
                 m.real.iter().map(|r| r.steal_s.map_or(Json::Null, |s| Json::f(s, 2))).collect(),
             ),
         ),
-        ("goodput_agrees", Json::Bool(v.goodput.iter().all(|&b| b))),
-        ("jain_agrees", Json::Bool(v.jain)),
+        ("goodput_agrees", Json::Bool(v.goodput_agrees())),
+        ("jain_agrees", Json::Bool(v.jain_agrees())),
     ])
 }
 
@@ -610,7 +689,7 @@ fn side_text(side: SimSide) -> String {
 }
 
 fn json(all: &[Measured], verdicts: &[Verdict], quick: bool, side: SimSide) -> Json {
-    let count = |f: &dyn Fn(&Verdict) -> bool| verdicts.iter().filter(|v| f(v)).count() as u64;
+    let (judged, goodput_agree, jain_agree) = scenario_totals(verdicts);
     let (exits_agree, exits_judged) = exit_totals(verdicts);
     Json::Obj(vec![
         ("quick", Json::Bool(quick)),
@@ -627,12 +706,13 @@ fn json(all: &[Measured], verdicts: &[Verdict], quick: bool, side: SimSide) -> J
                 ("psh", Json::Bool(side.psh)),
             ]),
         ),
-        ("rules", Json::s("goodput: within 10% of the real mean or inside the real runs' range, every flow; Jain: within 0.05 of the real mean; slow-start exit cwnd: within 15% of the real mean")),
+        ("rules", Json::s("goodput: within 10% of the real mean or inside the real runs' range, every flow; Jain: within 0.05 of the real mean; slow-start exit cwnd: within 15% of the real mean; the real mean and range over the undisturbed real runs, a scenario with none not judged")),
         ("scenarios", Json::Arr(all.iter().zip(verdicts).map(|(m, v)| scenario_json(m, v)).collect())),
         ("counts", Json::Obj(vec![
             ("scenarios", Json::u(all.len() as u64)),
-            ("goodput_agree", Json::u(count(&|v| v.goodput.iter().all(|&b| b)))),
-            ("jain_agree", Json::u(count(&|v| v.jain))),
+            ("scenarios_judged", Json::u(judged as u64)),
+            ("goodput_agree", Json::u(goodput_agree as u64)),
+            ("jain_agree", Json::u(jain_agree as u64)),
             ("ss_exit_agree", Json::u(exits_agree)),
             ("ss_exit_flows", Json::u(exits_judged)),
         ])),
@@ -641,7 +721,7 @@ fn json(all: &[Measured], verdicts: &[Verdict], quick: bool, side: SimSide) -> J
 
 /// "12.34 [11.9-13.0]": the real mean and range in a figure's display scale.
 fn real_text(m: &Measured, i: usize, get: Get, scale: f64, d: usize) -> String {
-    let (mean, min, max) = spread(m.real.iter().map(|r| get(&r.flows[i])));
+    let (mean, min, max) = m.real_spread(i, get);
     if !mean.is_finite() {
         return "-".into();
     }
@@ -695,33 +775,28 @@ fn value_counts(values: impl Iterator<Item = f64>) -> Option<String> {
         .then(|| counts.iter().map(|(v, n)| format!("{v} x{n}")).collect::<Vec<_>>().join(", "))
 }
 
-fn yes(b: bool) -> &'static str {
-    if b {
-        "yes"
-    } else {
-        "no"
-    }
-}
-
 /// One line per scenario: goodput per flow sim / real mean, Jain, verdicts.
 fn terminal(all: &[Measured], verdicts: &[Verdict]) -> String {
     let mut s = String::from("scenario                  goodput Mbit/s per flow, sim / real mean            Jain sim / real   agrees: goodput Jain\n");
     for (m, v) in all.iter().zip(verdicts) {
         let flows: Vec<String> = (0..m.sim.flows.len())
             .map(|i| {
-                let (mean, _, _) = spread(m.real.iter().map(|r| r.flows[i].goodput_bps));
+                let (mean, _, _) = m.real_spread(i, |f| f.goodput_bps);
                 format!("{}/{}", num(m.sim.flows[i].goodput_bps * 1e-6, 1), num(mean * 1e-6, 1))
             })
             .collect();
-        let (jain, _, _) = spread(m.real.iter().map(|r| r.jain));
+        let (jain, _, _) = m.real_jain();
+        let agrees = if v.judged {
+            format!("{:>7} {:>4}", v.text(v.goodput_agrees()), v.text(v.jain))
+        } else {
+            "not judged: every real run disturbed".to_string()
+        };
         s.push_str(&format!(
-            "{:<25} {:<50} {:>5} / {:<9} {:>7} {:>4}\n",
+            "{:<25} {:<50} {:>5} / {:<9} {agrees}\n",
             m.stem,
             flows.join("  "),
             num(m.sim.jain, 3),
             num(jain, 3),
-            yes(v.goodput.iter().all(|&b| b)),
-            yes(v.jain)
         ));
     }
     s.push_str(&totals_line(all.len(), verdicts));
@@ -731,11 +806,14 @@ fn terminal(all: &[Measured], verdicts: &[Verdict]) -> String {
 
 /// The verdicts counted over the matrix, as the terminal and the report's top give them.
 fn totals_line(scenarios: usize, verdicts: &[Verdict]) -> String {
-    let g = verdicts.iter().filter(|v| v.goodput.iter().all(|&b| b)).count();
-    let j = verdicts.iter().filter(|v| v.jain).count();
+    let (judged, g, j) = scenario_totals(verdicts);
     let (e, flows) = exit_totals(verdicts);
+    let unjudged = match scenarios - judged {
+        0 => String::new(),
+        n => format!(" ({n} of {scenarios} not judged: every real run disturbed)"),
+    };
     format!(
-        "goodput agrees on {g} of {scenarios} scenarios, Jain on {j} of {scenarios}, slow-start exit cwnd on {e} of {flows} flows"
+        "goodput agrees on {g} of {judged} scenarios, Jain on {j} of {judged}, slow-start exit cwnd on {e} of {flows} flows{unjudged}"
     )
 }
 
@@ -773,19 +851,19 @@ fn cwnd_chart(m: &Measured) -> String {
 fn html(all: &[Measured], verdicts: &[Verdict], charts: &[String], side: SimSide) -> String {
     let mut h = String::from("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab fidelity</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:1000px}table{border-collapse:collapse;margin:1em 0}td,th{padding:3px 10px;border-bottom:1px solid #ccc;text-align:right}td:first-child,th:first-child,td.l{text-align:left}</style></head><body>\n<h1>Simulator against the real kernel: how flows share a link</h1>\n");
     h.push_str(&format!("<p>{}.</p>\n", xml(&side_text(side))));
-    h.push_str("<p>Per flow: simulated, and the real runs' mean [range]. Goodput agrees within 10% of the real mean or inside the real range (every flow); Jain within 0.05; slow-start exit cwnd within 15% of the real mean (beside the simulated runs' mean, the exits they took and how many took each, where they took two to four: a mean of two clusters is a cwnd no run left at). Loss events shared: the share of a flow's cwnd reductions that another flow matched with one of its own within the larger of their srtt p95s (the drops of one overflow), which decides how unlike flows split a DropTail link.</p>\n<table><tr><th>scenario</th><th>goodput agrees</th><th>Jain sim</th><th>Jain real</th><th>Jain agrees</th><th>slow-start exits agree</th></tr>\n");
+    h.push_str("<p>Per flow: simulated, and the real runs' mean [range]. Goodput agrees within 10% of the real mean or inside the real range (every flow); Jain within 0.05; slow-start exit cwnd within 15% of the real mean. The real mean and range are those of the real runs the machine left undisturbed (a disturbed run's packets left the emulator late, or a flow started late, because the host took the processors: it is drawn and listed but not judged); a scenario with no undisturbed run is not judged. Beside the simulated runs' mean exit, the exits they took and how many took each, where they took two to four (a mean of two clusters is a cwnd no run left at). Loss events shared: the share of a flow's cwnd reductions that another flow matched with one of its own within the larger of their srtt p95s (the drops of one overflow), which decides how unlike flows split a DropTail link.</p>\n<table><tr><th>scenario</th><th>goodput agrees</th><th>Jain sim</th><th>Jain real</th><th>Jain agrees</th><th>slow-start exits agree</th></tr>\n");
     for (m, v) in all.iter().zip(verdicts) {
-        let (mean, min, max) = spread(m.real.iter().map(|r| r.jain));
+        let (mean, min, max) = m.real_jain();
         let (exits, judged) = v.exits();
         h.push_str(&format!(
             "<tr><td><a href=\"#{s}\">{s}</a></td><td>{}</td><td>{}</td><td>{} [{}-{}]</td><td>{}</td><td>{exits} of {judged}</td></tr>\n",
-            yes(v.goodput.iter().all(|&b| b)), num(m.sim.jain, 3), num(mean, 3), num(min, 3), num(max, 3), yes(v.jain), s = xml(&m.stem)
+            v.text(v.goodput_agrees()), num(m.sim.jain, 3), num(mean, 3), num(min, 3), num(max, 3), v.text(v.jain), s = xml(&m.stem)
         ));
     }
     h.push_str("</table>\n");
     h.push_str(&format!("<p>{}.</p>\n", totals_line(all.len(), verdicts)));
     for ((m, v), svg) in all.iter().zip(verdicts).zip(charts) {
-        h.push_str(&format!("<h2 id=\"{s}\">{s}</h2>\n<p>{}</p>\n<p>{} real runs (seeds {}); goodput agrees: {}; the kernel's HyStart exits per run: {}; packets the emulator released more than a packet time late, per run (and how late it woke from its sleeps, 99th percentile): {}</p>\n<table><tr><th>flow</th><th class=\"l\">figure</th><th>sim</th><th>real mean [range]</th></tr>\n", xml(&m.why), m.real.len(), seeds_text(m), v.goodput.iter().map(|&b| yes(b)).collect::<Vec<_>>().join(", "), xml(&hystart_text(m)), xml(&late_text(m)), s = xml(&m.stem)));
+        h.push_str(&format!("<h2 id=\"{s}\">{s}</h2>\n<p>{}</p>\n<p>{} real runs (seeds {}), {}; goodput agrees: {}; the kernel's HyStart exits per run: {}; packets the emulator released more than a packet time late, per run (and how late it woke from its sleeps, 99th percentile): {}</p>\n<table><tr><th>flow</th><th class=\"l\">figure</th><th>sim</th><th>real mean [range]</th></tr>\n", xml(&m.why), m.real.len(), seeds_text(m), judged_text(m), v.goodput.iter().map(|&b| v.text(b)).collect::<Vec<_>>().join(", "), xml(&hystart_text(m)), xml(&late_text(m)), s = xml(&m.stem)));
         for r in scenario_rows(m) {
             h.push_str(&format!(
                 "<tr><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td></tr>\n",
@@ -898,11 +976,84 @@ mod tests {
 
     #[test]
     fn exits_are_counted_over_the_flows_that_left_slow_start() {
-        let v = |ss_exit: Vec<Option<bool>>| Verdict { goodput: vec![], jain: true, ss_exit };
+        let v = |ss_exit: Vec<Option<bool>>| Verdict {
+            judged: true,
+            goodput: vec![],
+            jain: true,
+            ss_exit,
+        };
         let verdicts = [v(vec![Some(true), Some(false)]), v(vec![None, Some(true), Some(true)])];
         assert_eq!(verdicts[1].exits(), (2, 2));
         assert_eq!(exit_totals(&verdicts), (3, 4));
         assert!(totals_line(2, &verdicts).ends_with("slow-start exit cwnd on 3 of 4 flows"));
+    }
+
+    /// A real run with one flow of `goodput` Mbit/s leaving slow start at cwnd `exit`.
+    fn run(goodput: f64, exit: f64, jain: f64, disturbed: bool) -> RunFigures {
+        let flow = FlowFigures {
+            goodput_bps: goodput * 1e6,
+            srtt_p50_ms: 20.0,
+            srtt_p95_ms: 25.0,
+            ss_exit_cwnd: exit,
+            ss_exit_s: 0.5,
+            loss_events: 3.0,
+            shared_losses_pct: f64::NAN,
+            retransmits: 10.0,
+            drops: 10.0,
+        };
+        RunFigures {
+            seed: 1,
+            jain,
+            flows: vec![flow],
+            cwnd: vec![Vec::new()],
+            hystart: None,
+            late: Some((if disturbed { 4.0 } else { 0.1 }, disturbed)),
+            wake_p99_us: None,
+            start_late: None,
+            steal_s: None,
+            ss_steal_s: vec![None],
+        }
+    }
+
+    fn measured(sim: RunFigures, real: Vec<RunFigures>) -> Measured {
+        Measured {
+            stem: "case".into(),
+            why: String::new(),
+            duration_s: 10.0,
+            names: vec![("a".into(), "cubic".into())],
+            sim: mean_of(std::slice::from_ref(&sim)),
+            sim_runs: vec![sim],
+            real,
+        }
+    }
+
+    #[test]
+    fn verdicts_judge_the_undisturbed_runs_and_no_scenario_without_one() {
+        // With the disturbed run (5 Mbit/s, Jain 0.5, exit 30) the real range would hold
+        // the simulated 10 Mbit/s, Jain would be within 0.05 of the mean and the exit 100
+        // not within 15% of it; over the undisturbed run each verdict is the other way.
+        let real = vec![run(20.0, 90.0, 0.9, false), run(5.0, 30.0, 0.5, true)];
+        let m = measured(run(10.0, 100.0, 0.7, false), real);
+        assert_eq!(m.real_spread(0, |f| f.goodput_bps), (20e6, 20e6, 20e6));
+        assert_eq!(m.real_jain().0, 0.9);
+        let v = verdict(&m);
+        assert!(v.judged && !v.goodput_agrees() && !v.jain_agrees());
+        assert_eq!((v.exits(), v.text(v.goodput_agrees())), ((1, 1), "no"));
+        assert_eq!(judged_text(&m), "1 undisturbed, judged");
+        // Every run disturbed: the figures are theirs, the verdicts none.
+        let real = vec![run(10.0, 100.0, 0.7, true), run(10.0, 100.0, 0.7, true)];
+        let m = measured(run(10.0, 100.0, 0.7, false), real);
+        assert_eq!(m.real_spread(0, |f| f.goodput_bps).0, 10e6);
+        let unjudged = verdict(&m);
+        assert!(!unjudged.judged && unjudged.goodput[0] && unjudged.jain);
+        assert!(!unjudged.goodput_agrees() && !unjudged.jain_agrees());
+        assert_eq!((unjudged.exits(), unjudged.text(true)), ((0, 0), "not judged"));
+        let verdicts = [v, unjudged];
+        assert_eq!(scenario_totals(&verdicts), (1, 0, 0));
+        assert_eq!(
+            totals_line(2, &verdicts),
+            "goodput agrees on 0 of 1 scenarios, Jain on 0 of 1, slow-start exit cwnd on 1 of 1 flows (1 of 2 not judged: every real run disturbed)"
+        );
     }
 
     #[test]
