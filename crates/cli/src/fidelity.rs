@@ -53,6 +53,13 @@ pub struct Args {
     /// --out (no root needed); refused where a scenario's text changed since.
     #[arg(long)]
     pub sim_only: bool,
+    /// Keep the real runs already in --out and add --runs more to each scenario,
+    /// numbered and seeded after them (real run k has simulated run k's seed), so that
+    /// runs made at different times are judged together; refused where a scenario's text
+    /// changed since. Without it, real runs beyond --runs left by an earlier report are
+    /// removed.
+    #[arg(long, conflicts_with = "sim_only")]
+    pub more_runs: bool,
     /// What the simulated hosts do beyond each file's text: `testbed` models the
     /// testbed's hosts as measured on the reference machine (host_delay 30us, read_delay
     /// 47us, psh, 20 runs; docs/fidelity.md, "The testbed's hosts by default"); `files`
@@ -263,19 +270,32 @@ pub fn main(args: Args) -> Result<(), String> {
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("results").join(if args.quick { "fidelity-quick" } else { "fidelity" })
     });
-    prepare_out(&out, args.sim_only)?;
+    prepare_out(&out, args.sim_only || args.more_runs)?;
     if !args.sim_only {
         real_runs_possible(&cases)?;
+    }
+    // Both keep the real runs there, so they must be of the texts that run now: checked
+    // for every scenario before anything in `out` is touched.
+    let reuse = [(args.sim_only, "--sim-only"), (args.more_runs, "--more-runs")];
+    if let Some((_, flag)) = reuse.iter().find(|(on, _)| *on) {
+        for case in &cases {
+            check_unchanged(case, &out.join(&case.stem), flag)?;
+        }
     }
     let mut measured = Vec::new();
     for (n, case) in cases.iter().enumerate() {
         eprintln!("[{}/{}] {}", n + 1, cases.len(), case.stem);
         let folder = out.join(&case.stem);
         run_sim(case, &folder, side)?;
-        if args.sim_only {
-            check_unchanged(case, &folder)?;
-        } else {
-            run_real(case, &folder, side, args.runs, args.redo_disturbed)?;
+        if !args.sim_only {
+            let first = if args.more_runs {
+                real_runs_in(&folder) + 1
+            } else {
+                remove_real_runs_after(&folder, args.runs)?;
+                1
+            };
+            let runs = first..=first + args.runs - 1;
+            run_real(case, &folder, side, runs, args.redo_disturbed)?;
         }
         measured.push(Measured::read(case, &folder)?);
     }
@@ -330,12 +350,12 @@ fn load_case(file: &Path, overrides: &[String]) -> Result<Case, String> {
 }
 
 /// Creates `out`; refuses a folder that is neither empty nor an earlier report's.
-/// `--sim-only` needs an earlier report's folder.
-fn prepare_out(out: &Path, sim_only: bool) -> Result<(), String> {
+/// `--sim-only` and `--more-runs` (`reuse`) need an earlier report's folder.
+fn prepare_out(out: &Path, reuse: bool) -> Result<(), String> {
     let ours = out.join("fidelity.json").is_file();
-    if sim_only && !ours {
+    if reuse && !ours {
         return Err(format!(
-            "--sim-only: {} holds no earlier report (fidelity.json); run without --sim-only first",
+            "--sim-only and --more-runs: {} holds no earlier report (fidelity.json); run without them first",
             out.display()
         ));
     }
@@ -396,24 +416,53 @@ fn run_sim(case: &Case, folder: &Path, side: SimSide) -> Result<(), String> {
     Ok(())
 }
 
-/// The real runs of one scenario, after which its text is kept beside them. A disturbed
-/// run (too many packets late, or a flow late to start: [`EmulatorTiming::disturbed`]) is
-/// repeated up to `redo` times, with its seed; the least disturbed attempt is kept.
-fn run_real(case: &Case, folder: &Path, side: SimSide, runs: u64, redo: u64) -> Result<(), String> {
+/// How many real runs `folder` holds (`real-1` to `real-<n>`, as the report reads them).
+fn real_runs_in(folder: &Path) -> u64 {
+    (1..).take_while(|k| real_folder(folder, *k).is_dir()).count() as u64
+}
+
+/// Real run `k`'s results folder in a scenario's `folder`.
+pub fn real_folder(folder: &Path, k: u64) -> PathBuf {
+    folder.join(format!("real-{k}"))
+}
+
+/// Removes the real runs an earlier report left beyond `runs`, so that the report reads
+/// only the runs of this command (and never those of another text of the scenario).
+fn remove_real_runs_after(folder: &Path, runs: u64) -> Result<(), String> {
+    for k in runs + 1..=real_runs_in(folder) {
+        let stale = real_folder(folder, k);
+        std::fs::remove_dir_all(&stale)
+            .map_err(|e| format!("cannot remove {}: {e}", stale.display()))?;
+    }
+    Ok(())
+}
+
+/// The real runs `runs` of one scenario, after which its text is kept beside them. A
+/// disturbed run (too many packets late, or a flow late to start:
+/// [`EmulatorTiming::disturbed`]) is repeated up to `redo` times, with its seed; the least
+/// disturbed attempt is kept.
+fn run_real(
+    case: &Case,
+    folder: &Path,
+    side: SimSide,
+    runs: std::ops::RangeInclusive<u64>,
+    redo: u64,
+) -> Result<(), String> {
     let cfg = &case.scn.config;
     // The testbed runs each twin with the flows' parameters and puts the map back after.
     let mut twins: Vec<Algo> = cfg.flows.iter().filter_map(|f| twin_of(&f.cc)).collect();
     twins.dedup();
     let _loaded = twins.into_iter().map(TwinGuard::load).collect::<Result<Vec<_>, _>>()?;
     let transports = vec![Transport::Kernel; cfg.flows.len()];
-    for k in 1..=runs {
+    let last = *runs.end();
+    for k in runs {
         let scn = side.real(&case.scn, k);
         eprintln!(
-            "  real run {k}/{runs} ({} s, seed {})",
+            "  real run {k}/{last} ({} s, seed {})",
             cfg.duration.as_secs_f64(),
             scn.config.seed
         );
-        let out = folder.join(format!("real-{k}"));
+        let out = real_folder(folder, k);
         let attempt = folder.join(format!("real-{k}-attempt"));
         let aside = folder.join(format!("real-{k}-aside"));
         let mut kept = real_run(case, &scn, &transports, &out, k)?;
@@ -462,18 +511,19 @@ fn real_run(
     Ok(emulator)
 }
 
-/// `--sim-only`: the real runs beside the report must be of this very text.
-fn check_unchanged(case: &Case, folder: &Path) -> Result<(), String> {
+/// `--sim-only` and `--more-runs` (`flag`): the real runs beside the report must be of
+/// this very text.
+fn check_unchanged(case: &Case, folder: &Path, flag: &str) -> Result<(), String> {
     let keep = folder.join("scenario.toml");
     match std::fs::read_to_string(&keep) {
         Ok(t) if t == case.text => Ok(()),
         Ok(_) => Err(format!(
-            "--sim-only: {} changed since its real runs ({}); rerun without --sim-only",
+            "{flag}: {} changed since its real runs ({}); rerun without {flag}",
             case.file.display(),
             keep.display()
         )),
         Err(_) => {
-            Err(format!("--sim-only: {} has no real runs ({} missing)", case.stem, keep.display()))
+            Err(format!("{flag}: {} has no real runs ({} missing)", case.stem, keep.display()))
         }
     }
 }

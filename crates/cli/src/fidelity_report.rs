@@ -25,7 +25,7 @@
 //! at all: its figures are the disturbed runs' mean, and the counts leave it out.
 
 use crate::compare::{load_flows, load_summary, FlowSeries, Run};
-use crate::fidelity::{sim_folder, Case, SimSide};
+use crate::fidelity::{real_folder, sim_folder, Case, SimSide};
 use crate::format::{num, xml, Json};
 use crate::plot::{Chart, Series};
 use std::path::Path;
@@ -132,7 +132,7 @@ impl Measured {
         let sim = mean_of(&sim_runs);
         let mut real = Vec::new();
         for k in 1.. {
-            let dir = folder.join(format!("real-{k}"));
+            let dir = real_folder(folder, k);
             if !dir.is_dir() {
                 break;
             }

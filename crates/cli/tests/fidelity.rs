@@ -597,6 +597,59 @@ fn on_a_trace_the_long_flow_leaves_slow_start_where_the_kernels_does() {
     assert_exit_within(&dir, s, "verizon", 1, |real| 0.15 * real);
 }
 
+/// `--more-runs` adds real runs after those of an earlier report, seeded after them, and
+/// the report judges them all; it is refused, before anything is touched, where the
+/// scenario's text changed; a plain rerun with fewer runs drops the extra ones.
+#[test]
+fn more_runs_add_to_the_real_runs_there_and_a_plain_rerun_drops_the_extra() {
+    let Some(_machine) = real_time() else { return };
+    let (dir, report) = two_seconds_of("cubic-vs-reno", "cvr", 1);
+    assert_eq!(scenario(&report, "cvr")["real_seeds"], serde_json::json!([1]));
+    let more =
+        ["fidelity", "--more-runs", "--runs", "2", "--scenarios", "scenarios", "--out", "fid"];
+    let o = run_in(dir.path(), &more);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stderr(&o).contains("real run 3/3"), "{}", stderr(&o));
+    let read = || -> Value {
+        let text = std::fs::read_to_string(dir.path().join("fid/fidelity.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    };
+    let report = read();
+    let s = scenario(&report, "cvr");
+    assert_eq!(s["real_seeds"], serde_json::json!([1, 2, 3]), "{s}");
+    for run in 1..=3 {
+        let summary = dir.path().join(format!("fid/cvr/real-{run}/summary.json"));
+        let summary: Value =
+            serde_json::from_str(&std::fs::read_to_string(summary).unwrap()).unwrap();
+        assert_eq!(summary["seed"], run, "real run {run} has simulated run {run}'s seed");
+    }
+    for f in s["flows"].as_array().unwrap() {
+        assert_eq!(f["goodput_bps"]["real_runs"].as_array().unwrap().len(), 3, "{f}");
+        assert_real_mean_is_the_judged_runs(s, &f["goodput_bps"]);
+    }
+    // Another text of the scenario: refused, naming it, with the report and runs as they were.
+    let before = std::fs::read(dir.path().join("fid/fidelity.json")).unwrap();
+    let sim = std::fs::read(dir.path().join("fid/cvr/sim/summary.json")).unwrap();
+    let text = std::fs::read_to_string(dir.path().join("scenarios/cvr.toml")).unwrap();
+    let changed = text.replace("duration = \"2s\"", "duration = \"3s\"");
+    assert_ne!(changed, text);
+    dir.write("scenarios/cvr.toml", &changed);
+    let o = run_in(dir.path(), &more);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--more-runs") && stderr(&o).contains("changed"), "{}", stderr(&o));
+    assert_eq!(std::fs::read(dir.path().join("fid/fidelity.json")).unwrap(), before);
+    assert_eq!(std::fs::read(dir.path().join("fid/cvr/sim/summary.json")).unwrap(), sim);
+    assert!(dir.path().join("fid/cvr/real-3").is_dir());
+    // A plain run of the new text with one real run: the report has that one run only.
+    let o = run_in(
+        dir.path(),
+        &["fidelity", "--runs", "1", "--scenarios", "scenarios", "--out", "fid"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(!dir.path().join("fid/cvr/real-2").exists());
+    assert_eq!(scenario(&read(), "cvr")["real_runs"], 1);
+}
+
 #[test]
 fn refusals_name_what_is_wrong() {
     let dir = TempDir::new("fidelity-bad");
@@ -624,6 +677,12 @@ fn refusals_name_what_is_wrong() {
     let o = run_in(dir.path(), &["fidelity", "--sim-only", "--scenarios", scenarios]);
     assert!(!o.status.success());
     assert!(stderr(&o).contains("--sim-only") && stderr(&o).contains("no earlier report"));
+    let o = run_in(dir.path(), &["fidelity", "--more-runs", "--scenarios", scenarios]);
+    assert!(!o.status.success());
+    assert!(stderr(&o).contains("--more-runs") && stderr(&o).contains("no earlier report"));
+    let o = run_in(dir.path(), &["fidelity", "--more-runs", "--sim-only"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("--more-runs") && stderr(&o).contains("--sim-only"));
 
     dir.write("notes.txt", "mine");
     let o = run_in(dir.path(), &["fidelity", "--out", ".", "--scenarios", scenarios]);
