@@ -270,14 +270,21 @@ pub fn main(args: Args) -> Result<(), String> {
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("results").join(if args.quick { "fidelity-quick" } else { "fidelity" })
     });
-    prepare_out(&out, args.sim_only || args.more_runs)?;
+    // The flag (at most one: clap refuses both) that keeps the real runs in `out`.
+    let reuse = if args.sim_only {
+        Some("--sim-only")
+    } else if args.more_runs {
+        Some("--more-runs")
+    } else {
+        None
+    };
+    prepare_out(&out, reuse)?;
     if !args.sim_only {
         real_runs_possible(&cases)?;
     }
-    // Both keep the real runs there, so they must be of the texts that run now: checked
-    // for every scenario before anything in `out` is touched.
-    let reuse = [(args.sim_only, "--sim-only"), (args.more_runs, "--more-runs")];
-    if let Some((_, flag)) = reuse.iter().find(|(on, _)| *on) {
+    // The real runs kept must be of the texts that run now: checked for every scenario
+    // before anything in `out` is touched.
+    if let Some(flag) = reuse {
         for case in &cases {
             check_unchanged(case, &out.join(&case.stem), flag)?;
         }
@@ -350,12 +357,13 @@ fn load_case(file: &Path, overrides: &[String]) -> Result<Case, String> {
 }
 
 /// Creates `out`; refuses a folder that is neither empty nor an earlier report's.
-/// `--sim-only` and `--more-runs` (`reuse`) need an earlier report's folder.
-fn prepare_out(out: &Path, reuse: bool) -> Result<(), String> {
+/// `reuse`, the flag that keeps its real runs (`--sim-only`, `--more-runs`), needs an
+/// earlier report's folder.
+fn prepare_out(out: &Path, reuse: Option<&str>) -> Result<(), String> {
     let ours = out.join("fidelity.json").is_file();
-    if reuse && !ours {
+    if let (Some(flag), false) = (reuse, ours) {
         return Err(format!(
-            "--sim-only and --more-runs: {} holds no earlier report (fidelity.json); run without them first",
+            "{flag}: {} holds no earlier report (fidelity.json); run without {flag} first",
             out.display()
         ));
     }

@@ -333,11 +333,10 @@ fn hystart_text(m: &Measured) -> String {
 /// "2 undisturbed, judged": how many real runs the verdicts and the real mean [range] are
 /// over.
 fn judged_text(m: &Measured) -> String {
-    let undisturbed = m.real.iter().filter(|r| !r.disturbed()).count();
-    if undisturbed == 0 {
-        "every one disturbed, so not judged (the real figures are their mean)".into()
+    if m.judged() {
+        format!("{} undisturbed, judged", m.judged_runs().count())
     } else {
-        format!("{undisturbed} undisturbed, judged")
+        "every one disturbed, so not judged (the real figures are their mean)".into()
     }
 }
 
