@@ -23,6 +23,12 @@
 //! scenario's, so it is shown (its figures in `real_runs`, the cwnd overlay, the run's
 //! line of timing) but not judged. A scenario whose every run was disturbed is not judged
 //! at all: its figures are the disturbed runs' mean, and the counts leave it out.
+//!
+//! How firm each verdict is: it is judged again with each judged real run left out in
+//! turn (leave-one-out). A verdict that comes out the same every time holds whichever run
+//! is dropped; one that flips turns on a single run, and the report marks it (`*`). With
+//! three real runs a scenario's counts moved by one to three between two matrices on one
+//! host (docs/fidelity.md, 2026-12-04), and this says which verdicts such a move can touch.
 
 use crate::compare::{load_flows, load_summary, FlowSeries, Run};
 use crate::fidelity::{real_folder, sim_folder, Case, SimSide};
@@ -489,11 +495,9 @@ fn agrees_rel(sim: f64, (mean, min, max): (f64, f64, f64), tol: f64) -> bool {
         && ((sim - mean).abs() <= tol * mean || (min <= sim && sim <= max))
 }
 
-/// A scenario's verdicts, over its undisturbed real runs.
-struct Verdict {
-    /// Whether any real run was undisturbed; a scenario with none is not judged and the
-    /// counts leave it out.
-    judged: bool,
+/// What one set of real runs says of a scenario's simulated figures.
+#[derive(Clone, PartialEq, Debug)]
+struct Calls {
     /// Per flow: goodput agrees.
     goodput: Vec<bool>,
     jain: bool,
@@ -501,21 +505,49 @@ struct Verdict {
     ss_exit: Vec<Option<bool>>,
 }
 
+impl Calls {
+    /// Every flow's goodput agrees.
+    fn all_goodput(&self) -> bool {
+        self.goodput.iter().all(|&b| b)
+    }
+}
+
+/// Which of a scenario's verdicts hold whichever one judged real run is left out. None do
+/// with fewer than two judged runs (leaving one out leaves nothing to judge by).
+#[derive(Clone, PartialEq, Debug)]
+struct Firm {
+    goodput: bool,
+    jain: bool,
+    /// Per flow, the slow-start exit's verdict.
+    ss_exit: Vec<bool>,
+}
+
+/// A scenario's verdicts, over its undisturbed real runs.
+struct Verdict {
+    /// Whether any real run was undisturbed; a scenario with none is not judged and the
+    /// counts leave it out.
+    judged: bool,
+    /// What the judged runs say.
+    calls: Calls,
+    /// Which of those calls hold with any one judged run left out.
+    firm: Firm,
+}
+
 impl Verdict {
     /// Flows whose slow-start exit agrees, and flows with an exit on either side.
     fn exits(&self) -> (u64, u64) {
-        let judged = self.ss_exit.iter().flatten().filter(|_| self.judged);
+        let judged = self.calls.ss_exit.iter().flatten().filter(|_| self.judged);
         (judged.clone().filter(|&&b| b).count() as u64, judged.count() as u64)
     }
 
     /// Judged, and every flow's goodput agrees.
     fn goodput_agrees(&self) -> bool {
-        self.judged && self.goodput.iter().all(|&b| b)
+        self.judged && self.calls.all_goodput()
     }
 
     /// Judged, and Jain agrees.
     fn jain_agrees(&self) -> bool {
-        self.judged && self.jain
+        self.judged && self.calls.jain
     }
 
     /// "yes", "no", or "not judged" for one of this scenario's verdicts.
@@ -526,6 +558,67 @@ impl Verdict {
             (true, false) => "no",
         }
     }
+
+    /// Judged flows whose slow-start exit verdict turns on a single real run.
+    fn exits_turning(&self) -> usize {
+        let exits = self.calls.ss_exit.iter().zip(&self.firm.ss_exit);
+        exits.filter(|(e, &firm)| self.judged && e.is_some() && !firm).count()
+    }
+
+    /// As [`Self::text`], with `*` where the verdict turns on a single real run.
+    fn marked(&self, agrees: bool, firm: bool) -> String {
+        let star = if self.judged && !firm { "*" } else { "" };
+        format!("{}{star}", self.text(agrees))
+    }
+}
+
+/// Judged verdicts of one kind counted by how firm they are.
+#[derive(Clone, Copy, Default, PartialEq, Debug)]
+struct FirmCount {
+    /// Agree whichever run is left out.
+    agree: usize,
+    /// Disagree whichever run is left out.
+    disagree: usize,
+    /// Agree or not depending on which run is left out.
+    turn: usize,
+}
+
+impl FirmCount {
+    fn add(&mut self, agrees: bool, firm: bool) {
+        match (firm, agrees) {
+            (true, true) => self.agree += 1,
+            (true, false) => self.disagree += 1,
+            (false, _) => self.turn += 1,
+        }
+    }
+
+    fn json(&self) -> Json {
+        Json::Obj(vec![
+            ("agree", Json::u(self.agree as u64)),
+            ("disagree", Json::u(self.disagree as u64)),
+            ("turn_on_one_run", Json::u(self.turn as u64)),
+        ])
+    }
+
+    /// "10 yes, 1 no, 3 turn on one run".
+    fn text(&self) -> String {
+        format!("{} yes, {} no, {} turn on one run", self.agree, self.disagree, self.turn)
+    }
+}
+
+/// Goodput, Jain and slow-start exit verdicts of the judged scenarios, by firmness.
+fn firm_totals(verdicts: &[Verdict]) -> [FirmCount; 3] {
+    let mut counts = [FirmCount::default(); 3];
+    for v in verdicts.iter().filter(|v| v.judged) {
+        counts[0].add(v.goodput_agrees(), v.firm.goodput);
+        counts[1].add(v.calls.jain, v.firm.jain);
+        for (agrees, &firm) in v.calls.ss_exit.iter().zip(&v.firm.ss_exit) {
+            if let Some(agrees) = agrees {
+                counts[2].add(*agrees, firm);
+            }
+        }
+    }
+    counts
 }
 
 /// Slow-start exits that agree, and exits judged, over every scenario.
@@ -539,8 +632,9 @@ fn scenario_totals(verdicts: &[Verdict]) -> (usize, usize, usize) {
     (count(|v| v.judged), count(Verdict::goodput_agrees), count(Verdict::jain_agrees))
 }
 
-fn verdict(m: &Measured) -> Verdict {
-    let real = |i: usize, get: Get| m.real_spread(i, get);
+/// The verdicts the real runs `runs` give (their mean and range).
+fn calls_over(m: &Measured, runs: &[&RunFigures]) -> Calls {
+    let real = |i: usize, get: Get| spread(runs.iter().map(|r| get(&r.flows[i])));
     let n = m.sim.flows.len();
     let goodput = (0..n)
         .map(|i| {
@@ -555,9 +649,36 @@ fn verdict(m: &Measured) -> Verdict {
             })
         })
         .collect();
-    let (jain_mean, _, _) = m.real_jain();
+    let (jain_mean, _, _) = spread(runs.iter().map(|r| r.jain));
     let jain = (m.sim.jain - jain_mean).abs() <= JAIN_TOLERANCE;
-    Verdict { judged: m.judged(), goodput, jain, ss_exit }
+    Calls { goodput, jain, ss_exit }
+}
+
+/// Which of `calls` (the verdicts of `runs`) every subset of `runs` short of one repeats.
+fn firm_over(m: &Measured, runs: &[&RunFigures], calls: &Calls) -> Firm {
+    let mut firm = Firm {
+        goodput: runs.len() >= 2,
+        jain: runs.len() >= 2,
+        ss_exit: vec![runs.len() >= 2; calls.ss_exit.len()],
+    };
+    for left_out in 0..runs.len() {
+        let rest: Vec<&RunFigures> =
+            runs.iter().enumerate().filter(|&(k, _)| k != left_out).map(|(_, &r)| r).collect();
+        let c = calls_over(m, &rest);
+        firm.goodput &= c.all_goodput() == calls.all_goodput();
+        firm.jain &= c.jain == calls.jain;
+        for (f, (a, b)) in firm.ss_exit.iter_mut().zip(c.ss_exit.iter().zip(&calls.ss_exit)) {
+            *f &= a == b;
+        }
+    }
+    firm
+}
+
+fn verdict(m: &Measured) -> Verdict {
+    let runs: Vec<&RunFigures> = m.judged_runs().collect();
+    let calls = calls_over(m, &runs);
+    let firm = firm_over(m, &runs, &calls);
+    Verdict { judged: m.judged(), calls, firm }
 }
 
 /// Writes fidelity.json, report.html and each scenario's cwnd overlay into `out`;
@@ -598,8 +719,12 @@ fn scenario_json(m: &Measured, v: &Verdict) -> Json {
         .map(|i| {
             let mut items = vec![("name", Json::s(&m.names[i].0)), ("cc", Json::s(&m.names[i].1))];
             items.extend(FIGURES.iter().map(|(key, _, d, get)| (*key, pair_json(m, i, *d, *get))));
-            items.push(("goodput_agrees", Json::Bool(v.goodput[i])));
-            items.push(("ss_exit_agrees", v.ss_exit[i].map_or(Json::Null, Json::Bool)));
+            items.push(("goodput_agrees", Json::Bool(v.calls.goodput[i])));
+            items.push(("ss_exit_agrees", v.calls.ss_exit[i].map_or(Json::Null, Json::Bool)));
+            items.push((
+                "ss_exit_firm",
+                v.calls.ss_exit[i].map_or(Json::Null, |_| Json::Bool(v.firm.ss_exit[i])),
+            ));
             let ss_steal = |r: &RunFigures| r.ss_steal_s.get(i).copied().flatten();
             items.push((
                 "real_ss_host_steal_s",
@@ -665,6 +790,8 @@ fn scenario_json(m: &Measured, v: &Verdict) -> Json {
         ),
         ("goodput_agrees", Json::Bool(v.goodput_agrees())),
         ("jain_agrees", Json::Bool(v.jain_agrees())),
+        ("goodput_firm", Json::Bool(v.firm.goodput)),
+        ("jain_firm", Json::Bool(v.firm.jain)),
     ])
 }
 
@@ -690,6 +817,7 @@ fn side_text(side: SimSide) -> String {
 fn json(all: &[Measured], verdicts: &[Verdict], quick: bool, side: SimSide) -> Json {
     let (judged, goodput_agree, jain_agree) = scenario_totals(verdicts);
     let (exits_agree, exits_judged) = exit_totals(verdicts);
+    let [firm_goodput, firm_jain, firm_exits] = firm_totals(verdicts);
     Json::Obj(vec![
         ("quick", Json::Bool(quick)),
         (
@@ -705,7 +833,7 @@ fn json(all: &[Measured], verdicts: &[Verdict], quick: bool, side: SimSide) -> J
                 ("psh", Json::Bool(side.psh)),
             ]),
         ),
-        ("rules", Json::s("goodput: within 10% of the real mean or inside the real runs' range, every flow; Jain: within 0.05 of the real mean; slow-start exit cwnd: within 15% of the real mean; the real mean and range over the undisturbed real runs, a scenario with none not judged")),
+        ("rules", Json::s("goodput: within 10% of the real mean or inside the real runs' range, every flow; Jain: within 0.05 of the real mean; slow-start exit cwnd: within 15% of the real mean; the real mean and range over the undisturbed real runs, a scenario with none not judged; a verdict is firm when it comes out the same with any one judged real run left out")),
         ("scenarios", Json::Arr(all.iter().zip(verdicts).map(|(m, v)| scenario_json(m, v)).collect())),
         ("counts", Json::Obj(vec![
             ("scenarios", Json::u(all.len() as u64)),
@@ -714,6 +842,11 @@ fn json(all: &[Measured], verdicts: &[Verdict], quick: bool, side: SimSide) -> J
             ("jain_agree", Json::u(jain_agree as u64)),
             ("ss_exit_agree", Json::u(exits_agree)),
             ("ss_exit_flows", Json::u(exits_judged)),
+            ("firm", Json::Obj(vec![
+                ("goodput", firm_goodput.json()),
+                ("jain", firm_jain.json()),
+                ("ss_exit", firm_exits.json()),
+            ])),
         ])),
     ])
 }
@@ -786,7 +919,11 @@ fn terminal(all: &[Measured], verdicts: &[Verdict]) -> String {
             .collect();
         let (jain, _, _) = m.real_jain();
         let agrees = if v.judged {
-            format!("{:>7} {:>4}", v.text(v.goodput_agrees()), v.text(v.jain))
+            format!(
+                "{:>7} {:>4}",
+                v.marked(v.goodput_agrees(), v.firm.goodput),
+                v.marked(v.calls.jain, v.firm.jain)
+            )
         } else {
             "not judged: every real run disturbed".to_string()
         };
@@ -800,7 +937,20 @@ fn terminal(all: &[Measured], verdicts: &[Verdict]) -> String {
     }
     s.push_str(&totals_line(all.len(), verdicts));
     s.push('\n');
+    s.push_str(&firm_line(verdicts));
+    s.push('\n');
     s
+}
+
+/// The verdicts counted by how firm they are ("*" in the table: turns on one run).
+fn firm_line(verdicts: &[Verdict]) -> String {
+    let [goodput, jain, exits] = firm_totals(verdicts);
+    format!(
+        "with any one real run left out (*: turns on one run): goodput {}; Jain {}; slow-start exit cwnd {}",
+        goodput.text(),
+        jain.text(),
+        exits.text()
+    )
 }
 
 /// The verdicts counted over the matrix, as the terminal and the report's top give them.
@@ -850,19 +1000,27 @@ fn cwnd_chart(m: &Measured) -> String {
 fn html(all: &[Measured], verdicts: &[Verdict], charts: &[String], side: SimSide) -> String {
     let mut h = String::from("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab fidelity</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:1000px}table{border-collapse:collapse;margin:1em 0}td,th{padding:3px 10px;border-bottom:1px solid #ccc;text-align:right}td:first-child,th:first-child,td.l{text-align:left}</style></head><body>\n<h1>Simulator against the real kernel: how flows share a link</h1>\n");
     h.push_str(&format!("<p>{}.</p>\n", xml(&side_text(side))));
-    h.push_str("<p>Per flow: simulated, and the real runs' mean [range]. Goodput agrees within 10% of the real mean or inside the real range (every flow); Jain within 0.05; slow-start exit cwnd within 15% of the real mean. The real mean and range are those of the real runs the machine left undisturbed (a disturbed run's packets left the emulator late, or a flow started late, because the host took the processors: it is drawn and listed but not judged); a scenario with no undisturbed run is not judged. Beside the simulated runs' mean exit, the exits they took and how many took each, where they took two to four (a mean of two clusters is a cwnd no run left at). Loss events shared: the share of a flow's cwnd reductions that another flow matched with one of its own within the larger of their srtt p95s (the drops of one overflow), which decides how unlike flows split a DropTail link.</p>\n<table><tr><th>scenario</th><th>goodput agrees</th><th>Jain sim</th><th>Jain real</th><th>Jain agrees</th><th>slow-start exits agree</th></tr>\n");
+    h.push_str("<p>Per flow: simulated, and the real runs' mean [range]. Goodput agrees within 10% of the real mean or inside the real range (every flow); Jain within 0.05; slow-start exit cwnd within 15% of the real mean. The real mean and range are those of the real runs the machine left undisturbed (a disturbed run's packets left the emulator late, or a flow started late, because the host took the processors: it is drawn and listed but not judged); a scenario with no undisturbed run is not judged. Beside the simulated runs' mean exit, the exits they took and how many took each, where they took two to four (a mean of two clusters is a cwnd no run left at). Loss events shared: the share of a flow's cwnd reductions that another flow matched with one of its own within the larger of their srtt p95s (the drops of one overflow), which decides how unlike flows split a DropTail link. A verdict marked * turns on a single real run: judged again with each judged run left out in turn, it comes out both ways (with fewer than two judged runs every verdict is marked).</p>\n<table><tr><th>scenario</th><th>goodput agrees</th><th>Jain sim</th><th>Jain real</th><th>Jain agrees</th><th>slow-start exits agree</th></tr>\n");
     for (m, v) in all.iter().zip(verdicts) {
         let (mean, min, max) = m.real_jain();
         let (exits, judged) = v.exits();
+        let exits_turning = match v.exits_turning() {
+            0 => String::new(),
+            n => format!(" ({n} turn on one run)"),
+        };
         h.push_str(&format!(
-            "<tr><td><a href=\"#{s}\">{s}</a></td><td>{}</td><td>{}</td><td>{} [{}-{}]</td><td>{}</td><td>{exits} of {judged}</td></tr>\n",
-            v.text(v.goodput_agrees()), num(m.sim.jain, 3), num(mean, 3), num(min, 3), num(max, 3), v.text(v.jain), s = xml(&m.stem)
+            "<tr><td><a href=\"#{s}\">{s}</a></td><td>{}</td><td>{}</td><td>{} [{}-{}]</td><td>{}</td><td>{exits} of {judged}{exits_turning}</td></tr>\n",
+            v.marked(v.goodput_agrees(), v.firm.goodput), num(m.sim.jain, 3), num(mean, 3), num(min, 3), num(max, 3), v.marked(v.calls.jain, v.firm.jain), s = xml(&m.stem)
         ));
     }
     h.push_str("</table>\n");
-    h.push_str(&format!("<p>{}.</p>\n", totals_line(all.len(), verdicts)));
+    h.push_str(&format!(
+        "<p>{}.<br>{}.</p>\n",
+        totals_line(all.len(), verdicts),
+        firm_line(verdicts)
+    ));
     for ((m, v), svg) in all.iter().zip(verdicts).zip(charts) {
-        h.push_str(&format!("<h2 id=\"{s}\">{s}</h2>\n<p>{}</p>\n<p>{} real runs (seeds {}), {}; goodput agrees: {}; the kernel's HyStart exits per run: {}; packets the emulator released more than a packet time late, per run (and how late it woke from its sleeps, 99th percentile): {}</p>\n<table><tr><th>flow</th><th class=\"l\">figure</th><th>sim</th><th>real mean [range]</th></tr>\n", xml(&m.why), m.real.len(), seeds_text(m), judged_text(m), v.goodput.iter().map(|&b| v.text(b)).collect::<Vec<_>>().join(", "), xml(&hystart_text(m)), xml(&late_text(m)), s = xml(&m.stem)));
+        h.push_str(&format!("<h2 id=\"{s}\">{s}</h2>\n<p>{}</p>\n<p>{} real runs (seeds {}), {}; goodput agrees: {}; the kernel's HyStart exits per run: {}; packets the emulator released more than a packet time late, per run (and how late it woke from its sleeps, 99th percentile): {}</p>\n<table><tr><th>flow</th><th class=\"l\">figure</th><th>sim</th><th>real mean [range]</th></tr>\n", xml(&m.why), m.real.len(), seeds_text(m), judged_text(m), v.calls.goodput.iter().map(|&b| v.text(b)).collect::<Vec<_>>().join(", "), xml(&hystart_text(m)), xml(&late_text(m)), s = xml(&m.stem)));
         for r in scenario_rows(m) {
             h.push_str(&format!(
                 "<tr><td>{}</td><td class=\"l\">{}</td><td>{}</td><td>{}</td></tr>\n",
@@ -977,9 +1135,8 @@ mod tests {
     fn exits_are_counted_over_the_flows_that_left_slow_start() {
         let v = |ss_exit: Vec<Option<bool>>| Verdict {
             judged: true,
-            goodput: vec![],
-            jain: true,
-            ss_exit,
+            firm: Firm { goodput: true, jain: true, ss_exit: vec![true; ss_exit.len()] },
+            calls: Calls { goodput: vec![], jain: true, ss_exit },
         };
         let verdicts = [v(vec![Some(true), Some(false)]), v(vec![None, Some(true), Some(true)])];
         assert_eq!(verdicts[1].exits(), (2, 2));
@@ -1044,7 +1201,7 @@ mod tests {
         let m = measured(run(10.0, 100.0, 0.7, false), real);
         assert_eq!(m.real_spread(0, |f| f.goodput_bps).0, 10e6);
         let unjudged = verdict(&m);
-        assert!(!unjudged.judged && unjudged.goodput[0] && unjudged.jain);
+        assert!(!unjudged.judged && unjudged.calls.goodput[0] && unjudged.calls.jain);
         assert!(!unjudged.goodput_agrees() && !unjudged.jain_agrees());
         assert_eq!((unjudged.exits(), unjudged.text(true)), ((0, 0), "not judged"));
         let verdicts = [v, unjudged];
@@ -1053,6 +1210,48 @@ mod tests {
             totals_line(2, &verdicts),
             "goodput agrees on 0 of 1 scenarios, Jain on 0 of 1, slow-start exit cwnd on 1 of 1 flows (1 of 2 not judged: every real run disturbed)"
         );
+    }
+
+    #[test]
+    fn a_verdict_one_real_run_decides_is_marked_as_turning_on_it() {
+        // Goodput: simulated 13 Mbit/s is inside the range of 10, 10 and 14, but 30% off
+        // the two runs of 10 alone. Jain 0.80 is within 0.05 of the mean of any two of
+        // 0.80, 0.82 and 0.84; the exit 60 more than 15% below that of any two of 90, 90
+        // and 140. The disturbed run is neither judged nor left out.
+        let real = vec![
+            run(10.0, 90.0, 0.80, false),
+            run(10.0, 90.0, 0.82, false),
+            run(14.0, 140.0, 0.84, false),
+            run(40.0, 60.0, 0.2, true),
+        ];
+        let m = measured(run(13.0, 60.0, 0.80, false), real);
+        let v = verdict(&m);
+        assert!(v.goodput_agrees() && v.jain_agrees() && v.calls.ss_exit == [Some(false)]);
+        assert_eq!(v.firm, Firm { goodput: false, jain: true, ss_exit: vec![true] });
+        assert_eq!(v.marked(v.goodput_agrees(), v.firm.goodput), "yes*");
+        assert_eq!(v.marked(v.calls.jain, v.firm.jain), "yes");
+        let one = |agree, disagree, turn| FirmCount { agree, disagree, turn };
+        assert_eq!(
+            firm_totals(std::slice::from_ref(&v)),
+            [one(0, 0, 1), one(1, 0, 0), one(0, 1, 0)]
+        );
+        assert_eq!(
+            firm_line(std::slice::from_ref(&v)),
+            "with any one real run left out (*: turns on one run): goodput 0 yes, 0 no, 1 turn on one run; Jain 1 yes, 0 no, 0 turn on one run; slow-start exit cwnd 0 yes, 1 no, 0 turn on one run"
+        );
+        // One judged run: leaving it out leaves nothing, so no verdict is firm; a
+        // scenario not judged is counted nowhere and marked "not judged".
+        let m = measured(run(13.0, 60.0, 0.80, false), vec![run(10.0, 90.0, 0.8, false)]);
+        let single = verdict(&m);
+        assert_eq!(single.firm, Firm { goodput: false, jain: false, ss_exit: vec![false] });
+        assert_eq!(single.marked(single.goodput_agrees(), single.firm.goodput), "no*");
+        assert_eq!((v.exits_turning(), single.exits_turning()), (0, 1));
+        let m = measured(run(13.0, 60.0, 0.80, false), vec![run(10.0, 90.0, 0.8, true)]);
+        let unjudged = verdict(&m);
+        assert_eq!(unjudged.marked(unjudged.calls.jain, unjudged.firm.jain), "not judged");
+        assert_eq!(unjudged.exits_turning(), 0);
+        let counts = firm_totals(&[single, unjudged]);
+        assert_eq!(counts, [one(0, 0, 1), one(0, 0, 1), one(0, 0, 1)]);
     }
 
     #[test]

@@ -196,6 +196,33 @@ fn first_kernel_json(dir: &TempDir, name: &str) -> String {
         .unwrap_or_else(|e| format!("(no kernel.json: {e})"))
 }
 
+/// Every judged verdict is counted once by how firm it is (`counts.firm`): firm agreements
+/// and firm disagreements bound the verdicts' own count of agreements, and a flow's exit
+/// has a firmness exactly where it has a verdict.
+fn assert_firm_counts_add_up(report: &Value) {
+    let counts = &report["counts"];
+    let judged_exits = counts["ss_exit_flows"].as_u64().unwrap();
+    let judged = counts["scenarios_judged"].as_u64().unwrap();
+    for (kind, agree, total) in [
+        ("goodput", "goodput_agree", judged),
+        ("jain", "jain_agree", judged),
+        ("ss_exit", "ss_exit_agree", judged_exits),
+    ] {
+        let firm = &counts["firm"][kind];
+        let n = |key: &str| firm[key].as_u64().unwrap_or_else(|| panic!("{kind} {key}: {firm}"));
+        let (yes, no, turn) = (n("agree"), n("disagree"), n("turn_on_one_run"));
+        assert_eq!(yes + no + turn, total, "{kind}: {firm}");
+        let agreed = counts[agree].as_u64().unwrap();
+        assert!(yes <= agreed && agreed <= yes + turn, "{kind}: {agreed} agree, {firm}");
+    }
+    for s in report["scenarios"].as_array().unwrap() {
+        assert!(s["goodput_firm"].is_boolean() && s["jain_firm"].is_boolean(), "{s}");
+        for f in s["flows"].as_array().unwrap() {
+            assert_eq!(f["ss_exit_firm"].is_boolean(), f["ss_exit_agrees"].is_boolean(), "{f}");
+        }
+    }
+}
+
 fn scenario<'a>(report: &'a Value, name: &str) -> &'a Value {
     report["scenarios"]
         .as_array()
@@ -279,6 +306,8 @@ fn quick_matrix_reports_every_figure_and_agrees_where_stable() {
     }
     let judged = report["scenarios"].as_array().unwrap().iter().filter(|s| s["judged"] == true);
     assert_eq!(report["counts"]["scenarios_judged"], judged.count() as u64);
+    assert_firm_counts_add_up(&report);
+    assert!(stdout(&o).contains("with any one real run left out"), "{}", stdout(&o));
     // Stable run after run: the link's total goodput in every scenario (within 5%), and
     // two identical CUBIC flows sharing it fairly on both sides (Jain within 0.05), over
     // the real runs the report judges (the undisturbed ones). The
