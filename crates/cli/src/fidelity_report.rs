@@ -513,7 +513,8 @@ impl Calls {
 }
 
 /// Which of a scenario's verdicts hold whichever one judged real run is left out. None do
-/// with fewer than two judged runs (leaving one out leaves nothing to judge by).
+/// with fewer than two judged runs (leaving one out leaves nothing to judge by), nor in a
+/// scenario not judged.
 #[derive(Clone, PartialEq, Debug)]
 struct Firm {
     goodput: bool,
@@ -677,7 +678,8 @@ fn firm_over(m: &Measured, runs: &[&RunFigures], calls: &Calls) -> Firm {
 fn verdict(m: &Measured) -> Verdict {
     let runs: Vec<&RunFigures> = m.judged_runs().collect();
     let calls = calls_over(m, &runs);
-    let firm = firm_over(m, &runs, &calls);
+    // A scenario not judged has no verdicts to be firm (its runs are all disturbed ones).
+    let firm = firm_over(m, if m.judged() { &runs } else { &[] }, &calls);
     Verdict { judged: m.judged(), calls, firm }
 }
 
@@ -1246,8 +1248,11 @@ mod tests {
         assert_eq!(single.firm, Firm { goodput: false, jain: false, ss_exit: vec![false] });
         assert_eq!(single.marked(single.goodput_agrees(), single.firm.goodput), "no*");
         assert_eq!((v.exits_turning(), single.exits_turning()), (0, 1));
-        let m = measured(run(13.0, 60.0, 0.80, false), vec![run(10.0, 90.0, 0.8, true)]);
+        // Three disturbed runs, whose verdicts would stand leaving out any one.
+        let disturbed = (0..3).map(|_| run(10.0, 90.0, 0.8, true)).collect();
+        let m = measured(run(13.0, 60.0, 0.80, false), disturbed);
         let unjudged = verdict(&m);
+        assert_eq!(unjudged.firm, Firm { goodput: false, jain: false, ss_exit: vec![false] });
         assert_eq!(unjudged.marked(unjudged.calls.jain, unjudged.firm.jain), "not judged");
         assert_eq!(unjudged.exits_turning(), 0);
         let counts = firm_totals(&[single, unjudged]);
