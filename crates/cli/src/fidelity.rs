@@ -425,7 +425,7 @@ fn run_sim(case: &Case, folder: &Path, side: SimSide) -> Result<(), String> {
 }
 
 /// How many real runs `folder` holds (`real-1` to `real-<n>`, as the report reads them).
-fn real_runs_in(folder: &Path) -> u64 {
+pub fn real_runs_in(folder: &Path) -> u64 {
     (1..).take_while(|k| real_folder(folder, *k).is_dir()).count() as u64
 }
 

@@ -31,7 +31,7 @@
 //! host (docs/fidelity.md, 2026-12-04), and this says which verdicts such a move can touch.
 
 use crate::compare::{load_flows, load_summary, FlowSeries, Run};
-use crate::fidelity::{real_folder, sim_folder, Case, SimSide};
+use crate::fidelity::{real_folder, real_runs_in, sim_folder, Case, SimSide};
 use crate::format::{num, xml, Json};
 use crate::plot::{Chart, Series};
 use std::path::Path;
@@ -136,14 +136,9 @@ impl Measured {
             sim_runs.push(figures(&load_summary(&dir)?, &starts)?);
         }
         let sim = mean_of(&sim_runs);
-        let mut real = Vec::new();
-        for k in 1.. {
-            let dir = real_folder(folder, k);
-            if !dir.is_dir() {
-                break;
-            }
-            real.push(figures(&load_summary(&dir)?, &starts)?);
-        }
+        let real = (1..=real_runs_in(folder))
+            .map(|k| figures(&load_summary(&real_folder(folder, k))?, &starts))
+            .collect::<Result<Vec<_>, String>>()?;
         if real.is_empty() {
             return Err(format!("{}: no real runs (real-1 missing)", folder.display()));
         }
