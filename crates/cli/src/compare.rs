@@ -755,18 +755,7 @@ fn html(
 /// Creates the output folder; refuses one that exists, is not empty and was not written
 /// by an earlier `cclab compare` (so `--out ~` cannot scribble over a home directory).
 fn prepare_out(out: &Path) -> Result<(), String> {
-    if out.exists() {
-        if !out.is_dir() {
-            return Err(format!(
-                "{} exists and is not a folder; choose another --out",
-                out.display()
-            ));
-        }
-        let empty = std::fs::read_dir(out).map(|mut d| d.next().is_none()).unwrap_or(false);
-        if !empty && !out.join("compare.json").is_file() {
-            return Err(format!("{} exists and is not a cclab compare folder (no compare.json); choose another --out", out.display()));
-        }
-    }
+    crate::out_folder::check(out, "compare", "compare.json")?;
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))
 }
 

@@ -367,15 +367,7 @@ fn prepare_out(out: &Path, reuse: Option<&str>) -> Result<(), String> {
             out.display()
         ));
     }
-    if out.exists() {
-        let empty = std::fs::read_dir(out).map(|mut d| d.next().is_none()).unwrap_or(false);
-        if !out.is_dir() || (!empty && !ours) {
-            return Err(format!(
-                "{} exists and is not a cclab fidelity folder (no fidelity.json); choose another --out",
-                out.display()
-            ));
-        }
-    }
+    crate::out_folder::check(out, "fidelity", "fidelity.json")?;
     std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))
 }
 

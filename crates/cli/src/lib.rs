@@ -10,6 +10,7 @@ pub mod fidelity_report;
 pub mod flow_writer;
 pub mod format;
 pub mod huge_pages;
+pub mod out_folder;
 pub mod parquet_file;
 pub mod plot;
 pub mod progress;

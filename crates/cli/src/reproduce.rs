@@ -82,6 +82,7 @@ pub fn main(args: Args) -> Result<(), String> {
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("results").join(if args.quick { "reproduce-quick" } else { "reproduce" })
     });
+    check_out(&out)?;
     std::fs::create_dir_all(&out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     let started = std::time::Instant::now();
     let mut sweeps: Sweeps = BTreeMap::new();
@@ -255,6 +256,30 @@ pub(crate) fn repo_folder(given: Option<&Path>, rel: &str, flag: &str) -> Result
         .into_iter()
         .find(|c| c.is_dir())
         .ok_or_else(|| format!("cannot find {rel}; run from the repository or give {flag} DIR"))
+}
+
+/// Refuses an `--out` that is not a reproduction's folder ([`crate::out_folder`]). One
+/// that a reproduction stopped in before writing its report holds only its sweeps'
+/// folders, and may be written again.
+fn check_out(out: &Path) -> Result<(), String> {
+    if holds_only_sweeps(out) {
+        return Ok(());
+    }
+    crate::out_folder::check(out, "reproduce", "reproduce.json")
+}
+
+/// Whether `dir` is a folder of one or more folders, each a sweep's (with `sweep.json`).
+fn holds_only_sweeps(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else { return false };
+    let mut any = false;
+    for entry in entries {
+        let Ok(entry) = entry else { return false };
+        if !entry.path().join("sweep.json").is_file() {
+            return false;
+        }
+        any = true;
+    }
+    any
 }
 
 /// Runs one scenario's sweep into `out/<stem>/` and returns its plan and table.

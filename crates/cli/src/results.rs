@@ -49,18 +49,7 @@ impl Staging {
     /// Refuses a destination that exists and is not a cclab results folder (so that
     /// `--out ~` cannot replace a home directory), then creates the staging folder.
     pub fn new(dest: &Path) -> Result<Staging, String> {
-        if dest.exists() {
-            if !dest.is_dir() {
-                return Err(format!(
-                    "{} exists and is not a folder; choose another --out",
-                    dest.display()
-                ));
-            }
-            let empty = std::fs::read_dir(dest).map(|mut d| d.next().is_none()).unwrap_or(false);
-            if !empty && !dest.join("summary.json").is_file() {
-                return Err(format!("{} exists and is not a cclab results folder (no summary.json); choose another --out", dest.display()));
-            }
-        }
+        crate::out_folder::check(dest, "results", "summary.json")?;
         let name = dest
             .file_name()
             .and_then(|n| n.to_str())

@@ -114,21 +114,7 @@ pub fn write_tables(
 
 /// Creates `out` or checks that it is a sweep's folder, then writes `sweep.json`.
 pub fn prepare_folder(out: &Path, plan: &Plan) -> Result<(), String> {
-    if out.exists() {
-        if !out.is_dir() {
-            return Err(format!(
-                "{} exists and is not a folder; choose another --out",
-                out.display()
-            ));
-        }
-        let empty = std::fs::read_dir(out).map(|mut d| d.next().is_none()).unwrap_or(false);
-        if !empty && !out.join("sweep.json").is_file() {
-            return Err(format!(
-                "{} exists and is not a cclab sweep folder (no sweep.json); choose another --out",
-                out.display()
-            ));
-        }
-    }
+    crate::out_folder::check(out, "sweep", "sweep.json")?;
     std::fs::create_dir_all(out.join("points"))
         .map_err(|e| format!("cannot create {}: {e}", out.join("points").display()))?;
     write_atomic(&out.join("sweep.json"), plan_json(plan).render().as_bytes())

@@ -419,3 +419,38 @@ fn reproduce_testbed_without_root_says_what_it_needs() {
     );
     assert!(!dir.path().join("rep").exists());
 }
+
+#[test]
+fn reproduce_writes_only_into_a_folder_of_its_own() {
+    let dir = TempDir::new("reproduce-out");
+    dir.write("900-tiny.toml", TINY_SCENARIO);
+    dir.write("900.expected.toml", TINY_EXPECTED);
+    let reproduce_into = |out: &str| {
+        cclab()
+            .current_dir(dir.path())
+            .args(["reproduce", "--out", out, "--seeds", "."])
+            .output()
+            .unwrap()
+    };
+    // A folder of the user's is refused before anything is written into it.
+    std::fs::create_dir(dir.path().join("mine")).unwrap();
+    dir.write("mine/notes.txt", "keep me");
+    let o = reproduce_into("mine");
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("mine exists and is not a cclab reproduce folder (no reproduce.json)"),
+        "{}",
+        stderr(&o)
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path().join("mine")).unwrap().collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(std::fs::read_to_string(dir.path().join("mine/notes.txt")).unwrap(), "keep me");
+    // A reproduction stopped before its report left only its sweeps' folders: it may be
+    // run again into the same place, and then has its report.
+    assert!(reproduce_into("rep").status.success());
+    std::fs::remove_file(dir.path().join("rep/reproduce.json")).unwrap();
+    std::fs::remove_file(dir.path().join("rep/reproduce.html")).unwrap();
+    let o = reproduce_into("rep");
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dir.path().join("rep/reproduce.json").is_file());
+}

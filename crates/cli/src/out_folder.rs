@@ -1,0 +1,64 @@
+//! The one rule for where a command may write its folder (`--out`): a path that does not
+//! exist yet, an empty folder, or a folder the same command wrote before, which holds that
+//! command's marker file (`summary.json` for `run` and `testbed`, `sweep.json`,
+//! `compare.json`, `fidelity.json`, `reproduce.json`). Anything else is refused before a
+//! byte is written, so that `--out ~` or a mistyped path cannot replace or litter a
+//! folder of the user's.
+
+use std::path::Path;
+
+/// Refuses `dir` when it exists and is not a folder, or is a folder that holds files and
+/// no `marker`; `kind` names the folder in the message ("results", "sweep", ...).
+pub fn check(dir: &Path, kind: &str, marker: &str) -> Result<(), String> {
+    if !dir.exists() {
+        return Ok(());
+    }
+    if !dir.is_dir() {
+        return Err(format!("{} exists and is not a folder; choose another --out", dir.display()));
+    }
+    if is_empty(dir) || dir.join(marker).is_file() {
+        return Ok(());
+    }
+    Err(format!(
+        "{} exists and is not a cclab {kind} folder (no {marker}); choose another --out",
+        dir.display()
+    ))
+}
+
+/// Whether `dir` is a folder with nothing in it (false if it cannot be read).
+pub fn is_empty(dir: &Path) -> bool {
+    std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_an_empty_and_an_own_folder_pass_anything_else_is_refused() {
+        let root = std::env::temp_dir().join(format!("cclab-out-folder-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("empty")).unwrap();
+        std::fs::create_dir_all(root.join("ours")).unwrap();
+        std::fs::write(root.join("ours/sweep.json"), "{}").unwrap();
+        std::fs::create_dir_all(root.join("theirs")).unwrap();
+        std::fs::write(root.join("theirs/notes.txt"), "keep me").unwrap();
+        std::fs::write(root.join("a-file"), "keep me").unwrap();
+
+        assert_eq!(check(&root.join("new"), "sweep", "sweep.json"), Ok(()));
+        assert_eq!(check(&root.join("empty"), "sweep", "sweep.json"), Ok(()));
+        assert_eq!(check(&root.join("ours"), "sweep", "sweep.json"), Ok(()));
+        let theirs = check(&root.join("theirs"), "sweep", "sweep.json").unwrap_err();
+        let refused = "theirs exists and is not a cclab sweep folder (no sweep.json)";
+        assert!(theirs.contains(refused), "{theirs}");
+        let file = check(&root.join("a-file"), "sweep", "sweep.json").unwrap_err();
+        assert!(
+            file.ends_with("a-file exists and is not a folder; choose another --out"),
+            "{file}"
+        );
+        // The marker of another command does not make a folder ours.
+        assert!(check(&root.join("ours"), "results", "summary.json").is_err());
+        assert_eq!(std::fs::read_to_string(root.join("theirs/notes.txt")).unwrap(), "keep me");
+        std::fs::remove_dir_all(&root).unwrap();
+    }
+}
