@@ -152,6 +152,7 @@ impl Direction {
             (a, b) => a.or(b),
         }
     }
+
     /// Offers `pkt`, read at `now`, to the link as the link model has it at that instant:
     /// the packets it finished by `now` leave first. Reading a batch takes microseconds,
     /// and a departure due meanwhile would otherwise still hold its place in a full queue
@@ -650,7 +651,8 @@ impl Forwarder {
             };
             // The flow's receiver: where its data goes, and where its ACKs come from.
             let receiver = if side == 0 { destination } else { pkt.src };
-            let tcp = self.packet_log.as_ref().and_then(|_| TcpHeader::parse(head));
+            // Parsed before `offer`, which takes `dir` whole: `head` lies in its pool.
+            let tcp = if self.packet_log.is_some() { TcpHeader::parse(head) } else { None };
             let queued = dir.offer(side, pkt, now, &mut self.packet_log);
             if let Some(log) = &mut self.packet_log {
                 let queue = dir.link.backlog().0;
