@@ -7,6 +7,7 @@ use cclab_sim::TCP_PARAMS;
 #[derive(clap::Args)]
 pub struct Args {
     /// Show only this algorithm.
+    #[arg(value_parser = clap::builder::PossibleValuesParser::new(ALGORITHMS.iter().map(|a| a.name)))]
     pub name: Option<String>,
 }
 

@@ -16,7 +16,7 @@ pub struct Args {
     pub quick: bool,
     /// Run only this scenario (a, b or c), in this process, and print one
     /// machine-readable line (used by `cclab bench` itself for each child).
-    #[arg(long, value_name = "NAME")]
+    #[arg(long, value_name = "NAME", value_parser = ["a", "b", "c", "d"])]
     pub one: Option<String>,
     /// Also run the 100,000-flow scaling case (d), which takes tens of seconds.
     #[arg(long)]

@@ -29,8 +29,10 @@ const MAX_LABEL_NAME: usize = 12;
 #[derive(clap::Args)]
 pub struct Args {
     /// First results folder (A), written by `cclab run` or `cclab testbed run`.
+    #[arg(value_name = "DIR_A")]
     pub a: PathBuf,
     /// Second results folder (B); differences are B - A.
+    #[arg(value_name = "DIR_B")]
     pub b: PathBuf,
     /// Output folder [default: results/compare-<name A>-vs-<name B>].
     #[arg(long)]

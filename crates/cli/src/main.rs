@@ -104,13 +104,23 @@ fn bad_command_line(e: clap::Error) -> ExitCode {
     let text = e.render().to_string();
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("bad command line").trim();
     let first = first.strip_prefix("error: ").unwrap_or(first);
-    // A value outside a fixed set: say which values are allowed.
-    let allowed = match e.get(clap::error::ContextKind::ValidValue) {
-        Some(clap::error::ContextValue::Strings(values)) => {
-            format!("; allowed: {}", values.join(", "))
-        }
-        _ => String::new(),
+    use clap::error::{ContextKind, ContextValue};
+    let strings = |kind| match e.get(kind) {
+        Some(ContextValue::Strings(values)) if !values.is_empty() => Some(values.join(", ")),
+        _ => None,
     };
-    let _ = writeln!(std::io::stderr(), "error: {first}{allowed} (see cclab --help)");
+    let detail = match e.kind() {
+        // clap lists the missing arguments on the lines after the first.
+        ErrorKind::MissingRequiredArgument => {
+            strings(ContextKind::InvalidArg).map(|a| format!(" {a}"))
+        }
+        // A value outside a fixed set: say which values are allowed.
+        _ => strings(ContextKind::ValidValue).map(|v| format!("; allowed: {v}")),
+    };
+    let _ = writeln!(
+        std::io::stderr(),
+        "error: {first}{} (see cclab --help)",
+        detail.unwrap_or_default()
+    );
     ExitCode::from(2)
 }

@@ -25,6 +25,22 @@ pub fn check(dir: &Path, kind: &str, marker: &str) -> Result<(), String> {
     ))
 }
 
+/// Refuses a file (`flag` names it) that would lie inside the folder `dir` a command
+/// writes: that folder is replaced whole, and the file would go with it.
+pub fn check_outside(file: &Path, flag: &str, dir: &Path) -> Result<(), String> {
+    let (Ok(f), Ok(d)) = (std::path::absolute(file), std::path::absolute(dir)) else {
+        return Ok(());
+    };
+    if f.starts_with(&d) {
+        return Err(format!(
+            "{flag} {} lies inside --out {}, which a run replaces whole; put it elsewhere",
+            file.display(),
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
 /// Whether `dir` is a folder with nothing in it (false if it cannot be read).
 pub fn is_empty(dir: &Path) -> bool {
     std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(false)
@@ -56,6 +72,10 @@ mod tests {
             file.ends_with("a-file exists and is not a folder; choose another --out"),
             "{file}"
         );
+        // A file inside the folder a command replaces is refused, one beside it is not.
+        let inside = check_outside(&root.join("ours/p.csv"), "--packet-log", &root.join("ours"));
+        assert!(inside.unwrap_err().contains("lies inside --out"));
+        assert_eq!(check_outside(&root.join("p.csv"), "--packet-log", &root.join("ours")), Ok(()));
         // The marker of another command does not make a folder ours.
         assert!(check(&root.join("ours"), "results", "summary.json").is_err());
         assert_eq!(std::fs::read_to_string(root.join("theirs/notes.txt")).unwrap(), "keep me");

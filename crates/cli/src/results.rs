@@ -45,11 +45,52 @@ pub struct Staging {
     committed: bool,
 }
 
+/// Every name a results folder may hold: what [`finish`] and the recorder write, in
+/// either series format, and the extra files of sweep points (point.json) and testbed
+/// runs (kernel.json). A run replaces its folder whole, so a folder holding anything
+/// else (the scenario file, notes, a folder of plots) is refused rather than deleted.
+const RESULT_FILES: &[&str] = &[
+    "summary.json",
+    "perf.json",
+    "point.json",
+    "kernel.json",
+    "flows.csv",
+    "flows.parquet",
+    "queue.csv",
+    "queue.parquet",
+    "reverse_queue.csv",
+    "reverse_queue.parquet",
+    "cwnd.svg",
+    "goodput.svg",
+    "queue.svg",
+    "rtt.svg",
+    "report.html",
+];
+
+/// Refuses a results folder to be replaced that holds something a run did not write.
+fn check_only_results(dest: &Path) -> Result<(), String> {
+    let Ok(entries) = std::fs::read_dir(dest) else { return Ok(()) };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !RESULT_FILES.contains(&name.as_ref()) {
+            return Err(format!(
+                "{} holds {name}, which is not a file cclab writes there; a run replaces the \
+                 whole folder, so move {name} out or choose another --out",
+                dest.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl Staging {
     /// Refuses a destination that exists and is not a cclab results folder (so that
-    /// `--out ~` cannot replace a home directory), then creates the staging folder.
+    /// `--out ~` cannot replace a home directory), or that holds anything a run did not
+    /// write, then creates the staging folder.
     pub fn new(dest: &Path) -> Result<Staging, String> {
         crate::out_folder::check(dest, "results", "summary.json")?;
+        check_only_results(dest)?;
         let name = dest
             .file_name()
             .and_then(|n| n.to_str())

@@ -112,11 +112,14 @@ pub fn execute(
 ) -> Result<Finished, String> {
     let mut progress = show_progress.then(|| Progress::simulated(&scn.name));
     let total_s = scn.config.duration.as_secs_f64();
-    // The log's file first: a path that cannot be written stops the run before it
-    // starts, with no results folder.
-    let log = packet_log.map(PacketLog::create).transpose()?;
+    // The results folder is checked (and staged) before the log is opened, so that a
+    // refused --out leaves an earlier log as it was; a log that cannot be opened then
+    // drops the staging folder, and nothing is written.
+    if let Some(path) = packet_log {
+        crate::out_folder::check_outside(path, "--packet-log", out)?;
+    }
     let mut run = Running::start(scn, file, (out, series))?;
-    if let Some(log) = log {
+    if let Some(log) = packet_log.map(PacketLog::create).transpose()? {
         run.write_packets(log);
     }
     let finished = run_to_end(run, extra, &mut |now_s| {

@@ -112,12 +112,28 @@ pub fn write_tables(
     Ok(table)
 }
 
-/// Creates `out` or checks that it is a sweep's folder, then writes `sweep.json`.
+/// Creates `out` or checks that it is a sweep's folder, then writes `sweep.json` and
+/// removes the points of an earlier, larger sweep in the same folder (`points/<k>` with
+/// k beyond this plan's runs, holding a point.json), which this one's sweep.json would
+/// contradict.
 pub fn prepare_folder(out: &Path, plan: &Plan) -> Result<(), String> {
     crate::out_folder::check(out, "sweep", "sweep.json")?;
-    std::fs::create_dir_all(out.join("points"))
-        .map_err(|e| format!("cannot create {}: {e}", out.join("points").display()))?;
-    write_atomic(&out.join("sweep.json"), plan_json(plan).render().as_bytes())
+    let points = out.join("points");
+    std::fs::create_dir_all(&points)
+        .map_err(|e| format!("cannot create {}: {e}", points.display()))?;
+    write_atomic(&out.join("sweep.json"), plan_json(plan).render().as_bytes())?;
+    for entry in std::fs::read_dir(&points).into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        let beyond = name
+            .to_str()
+            .and_then(|n| n.parse::<usize>().ok())
+            .is_some_and(|k| k >= plan.runs.len());
+        if beyond && entry.path().join("point.json").is_file() {
+            std::fs::remove_dir_all(entry.path())
+                .map_err(|e| format!("cannot remove {}: {e}", entry.path().display()))?;
+        }
+    }
+    Ok(())
 }
 
 fn plan_json(plan: &Plan) -> Json {

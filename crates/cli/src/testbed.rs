@@ -119,6 +119,9 @@ pub fn execute(
     show_progress: bool,
     packet_log: Option<&Path>,
 ) -> Result<(Finished, EmulatorTiming), String> {
+    if let Some(path) = packet_log {
+        crate::out_folder::check_outside(path, "--packet-log", out)?;
+    }
     let staging = Staging::new(out)?;
     let mut rec = Recorder::new(staging.path(), scn, crate::series::SeriesFormat::Auto)?;
     let mut series = FlowSeries::new(&scn.config, &scn.metrics);

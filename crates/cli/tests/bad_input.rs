@@ -488,9 +488,23 @@ fn bad_flags_give_one_line_and_a_non_zero_exit() {
         assert_eq!(e.trim_end().lines().count(), 1, "{args:?}: {e}");
         assert!(e.starts_with("error: ") && e.contains("cclab --help"), "{e}");
     }
+    // A value outside a fixed set is a bad command line too, and the line says what is
+    // allowed; a missing argument is named.
     let o = run_in(dir.path(), &["bench", "--one", "nonesuch"]);
-    assert_eq!(o.status.code(), Some(1));
-    assert!(stderr(&o).contains("known: a, b, c"), "{}", stderr(&o));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("allowed: a, b, c, d"), "{}", stderr(&o));
+    let o = run_in(dir.path(), &["algorithms", "cubik"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stderr(&o).contains("'cubik'") && stderr(&o).contains("allowed: reno,"),
+        "{}",
+        stderr(&o)
+    );
+    let o = run_in(dir.path(), &["compare", "a"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("not provided: <DIR_B>"), "{}", stderr(&o));
+    let o = run_in(dir.path(), &["run", "--out"]);
+    assert!(!stderr(&o).contains("allowed:"), "{}", stderr(&o));
 }
 
 #[test]

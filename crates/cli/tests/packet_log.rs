@@ -151,3 +151,29 @@ fn a_packet_log_it_cannot_write_or_a_sweep_is_refused_before_the_run() {
     assert!(err.contains("--packet-log") && err.contains("sweep"), "{err}");
     assert!(!dir.path().join("p.csv").exists());
 }
+
+/// A log never overwrites a file that is not a packet log, never lies inside the results
+/// folder the run replaces, and a refused --out leaves an earlier log as it was.
+#[test]
+fn a_packet_log_never_replaces_a_users_file_or_lies_inside_the_results() {
+    let dir = TempDir::new("sim-log-guard");
+    dir.write("two.toml", TWO_FLOWS);
+    dir.write("keep.csv", "mine\n");
+    let o = run_in(dir.path(), &["run", "two.toml", "--out", "out", "--packet-log", "keep.csv"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("keep.csv: exists and is not a packet log"), "{}", stderr(&o));
+    assert_eq!(std::fs::read_to_string(dir.path().join("keep.csv")).unwrap(), "mine\n");
+    assert!(!dir.path().join("out").exists(), "nothing written");
+
+    let o = run_in(dir.path(), &["run", "two.toml", "--out", "out", "--packet-log", "out/p.csv"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("lies inside --out out"), "{}", stderr(&o));
+
+    let ok = run_in(dir.path(), &["run", "two.toml", "--out", "out", "--packet-log", "p.csv"]);
+    assert!(ok.status.success(), "{}", stderr(&ok));
+    let log = std::fs::read_to_string(dir.path().join("p.csv")).unwrap();
+    dir.write("taken", "a file where --out wants a folder");
+    let o = run_in(dir.path(), &["run", "two.toml", "--out", "taken", "--packet-log", "p.csv"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(std::fs::read_to_string(dir.path().join("p.csv")).unwrap(), log, "log kept");
+}

@@ -205,6 +205,19 @@ fn a_changed_sweep_reruns_only_the_runs_whose_scenario_changed() {
 }
 
 #[test]
+fn a_smaller_sweep_in_the_same_folder_removes_the_runs_it_no_longer_has() {
+    let dir = TempDir::new("sweep-shrunk");
+    dir.write("s.toml", SWEEP);
+    run_ok(dir.path(), &["run", "s.toml", "--out", "res"]);
+    let out = run_ok(dir.path(), &["run", "s.toml", "--out", "res", "--set", "sweep.seeds=1"]);
+    assert!(out.contains("sweep: 4 runs"), "{out}");
+    // Runs 4 to 7 of the eight-run sweep would contradict the new sweep.json.
+    assert_eq!(done_runs(&dir.path().join("res/points")), [0, 1, 2, 3]);
+    assert!(!dir.path().join("res/points/4").exists());
+    assert!(read(&dir.path().join("res/sweep.json")).contains("\"runs\": 4"));
+}
+
+#[test]
 fn runs_written_by_another_build_are_run_again() {
     let dir = TempDir::new("sweep-build");
     dir.write("s.toml", SWEEP);

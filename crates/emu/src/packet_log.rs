@@ -126,6 +126,16 @@ fn be_u32(bytes: &[u8], at: usize) -> u32 {
     u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
 }
 
+/// Whether `path` is a file that starts as a packet log does (an empty one counts: a log
+/// whose run failed before its first line was flushed).
+fn is_packet_log(path: &Path) -> bool {
+    use std::io::Read;
+    let mut start = [0u8; 32];
+    let Ok(mut f) = File::open(path) else { return false };
+    let n = f.read(&mut start).unwrap_or(0);
+    HEADER.as_bytes().starts_with(&start[..n])
+}
+
 /// The log file being written. A write error is kept and reported by
 /// [`finish`](Self::finish), so that the forwarding loop never stops for it.
 pub struct PacketLog {
@@ -134,16 +144,26 @@ pub struct PacketLog {
     error: Option<std::io::Error>,
 }
 
+/// The log's first line: its columns.
+const HEADER: &str =
+    "event,direction,time_ns,address,queue_packets,due_ns,seq,ack,flags,window,payload_bytes,tsval,tsecr\n";
+
 impl PacketLog {
-    /// Creates (or replaces) `path` and writes the header.
+    /// Creates `path` and writes the header. An existing file is replaced only if it is
+    /// an earlier packet log (it starts with the header's first columns), so that a
+    /// mistyped `--packet-log` cannot overwrite a file of the user's.
     pub fn create(path: &Path) -> Result<PacketLog, EmuError> {
-        let file = File::create(path)
-            .map_err(|e| EmuError::Io(format!("--packet-log {}: {e}", path.display())))?;
+        let refuse = |why: &str| EmuError::Io(format!("--packet-log {}: {why}", path.display()));
+        if path.is_dir() {
+            return Err(refuse("is a folder; give a file name"));
+        }
+        if path.exists() && !is_packet_log(path) {
+            return Err(refuse("exists and is not a packet log; choose another file"));
+        }
+        let file = File::create(path).map_err(|e| refuse(&e.to_string()))?;
         let out = BufWriter::with_capacity(BUFFER_BYTES, file);
         let mut log = PacketLog { path: path.to_path_buf(), out, error: None };
-        log.put(format_args!(
-            "event,direction,time_ns,address,queue_packets,due_ns,seq,ack,flags,window,payload_bytes,tsval,tsecr\n"
-        ));
+        log.put(format_args!("{HEADER}"));
         Ok(log)
     }
 
@@ -214,6 +234,25 @@ impl std::fmt::Display for Header {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn replaces_only_an_earlier_packet_log() {
+        let dir = std::env::temp_dir().join(format!("cclab-packet-log-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mine = dir.join("notes.csv");
+        std::fs::write(&mine, "a,b\n1,2\n").unwrap();
+        let e =
+            PacketLog::create(&mine).err().expect("a file of the user's is refused").to_string();
+        assert!(e.contains("notes.csv: exists and is not a packet log"), "{e}");
+        assert_eq!(std::fs::read_to_string(&mine).unwrap(), "a,b\n1,2\n");
+        assert!(PacketLog::create(&dir).is_err(), "a folder is refused");
+        let log = dir.join("packets.csv");
+        PacketLog::create(&log).unwrap().finish().unwrap();
+        PacketLog::create(&log).expect("an earlier log is replaced").finish().unwrap();
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), HEADER);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     /// An IPv4 packet carrying a TCP header with `options` and `payload` bytes of data.
     fn packet(options: &[u8], payload: usize) -> Vec<u8> {

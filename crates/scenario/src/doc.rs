@@ -28,8 +28,9 @@ pub enum Val {
     Array(Vec<Node>),
     /// Entries in document order: key, the key's span, the value.
     Table(Vec<(String, Span, Node)>),
-    /// A TOML value cclab never uses (a date-time, an integer beyond 64 bits).
-    Other(String),
+    /// A TOML value cclab never uses (a date-time, an integer beyond 64 bits), as written,
+    /// with its kind as the error messages name it.
+    Other(String, &'static str),
 }
 
 impl Val {
@@ -42,7 +43,7 @@ impl Val {
             Val::Bool(_) => "a boolean",
             Val::Array(_) => "an array",
             Val::Table(_) => "a table",
-            Val::Other(_) => "a date-time",
+            Val::Other(_, kind) => kind,
         }
     }
 }
@@ -70,7 +71,7 @@ impl Node {
                     t.iter().map(|(k, _, v)| format!("{k} = {}", v.show())).collect();
                 format!("{{ {} }}", parts.join(", "))
             }
-            Val::Other(s) => s.clone(),
+            Val::Other(s, _) => s.clone(),
         }
     }
 
@@ -99,19 +100,32 @@ fn table_entries(t: &DeTable<'_>) -> Vec<(String, Span, Node)> {
         .collect()
 }
 
+/// What a number's text that could not be read is, as error messages name it.
+fn unread_number(text: &str) -> &'static str {
+    let digits = text.trim_start_matches(['+', '-']);
+    if !digits.is_empty() && digits.chars().all(|c| c.is_ascii_digit() || c == '_') {
+        "an integer beyond 64 bits"
+    } else {
+        "an unquoted word"
+    }
+}
+
 fn convert(v: &DeValue<'_>, span: Range<usize>) -> Node {
     let val = match v {
         DeValue::String(s) => Val::Str(s.to_string()),
-        DeValue::Integer(i) => match i64::from_str_radix(i.as_str(), i.radix()) {
+        // The parser hands over a number's text as written: TOML's digit separators
+        // (1_000) are dropped before it is read; what is left unread is either too big
+        // for 64 bits or not a number at all (an unquoted 2_000ms).
+        DeValue::Integer(i) => match i64::from_str_radix(&i.as_str().replace('_', ""), i.radix()) {
             Ok(n) => Val::Int(n),
-            Err(_) => Val::Other(i.to_string()),
+            Err(_) => Val::Other(i.to_string(), unread_number(i.as_str())),
         },
-        DeValue::Float(f) => match f.as_str().parse::<f64>() {
+        DeValue::Float(f) => match f.as_str().replace('_', "").parse::<f64>() {
             Ok(x) => Val::Float(x),
-            Err(_) => Val::Other(f.to_string()),
+            Err(_) => Val::Other(f.to_string(), unread_number(f.as_str())),
         },
         DeValue::Boolean(b) => Val::Bool(*b),
-        DeValue::Datetime(d) => Val::Other(d.to_string()),
+        DeValue::Datetime(d) => Val::Other(d.to_string(), "a date-time"),
         DeValue::Array(a) => Val::Array(a.iter().map(|x| convert(x.get_ref(), x.span())).collect()),
         DeValue::Table(t) => Val::Table(table_entries(t)),
     };
@@ -267,6 +281,16 @@ mod tests {
         for bad in ["", "a..b", "flows[x]", "flows[1", "a b", "flows[0]x"] {
             assert!(parse_path(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn numbers_with_separators_read_and_unreadable_ones_are_named_for_what_they_are() {
+        let root = parse("a = 1_000\nb = 2_500.5\nc = 18446744073709551615\n").unwrap();
+        assert!(matches!(root.get("a").unwrap().val, Val::Int(1000)));
+        assert!(matches!(root.get("b").unwrap().val, Val::Float(x) if x == 2500.5));
+        assert_eq!(root.get("c").unwrap().val.kind(), "an integer beyond 64 bits");
+        assert_eq!(parse_override_value("2_000ms").val.kind(), "an unquoted word");
+        assert_eq!(parse_override_value("1979-05-27").val.kind(), "a date-time");
     }
 
     #[test]

@@ -344,6 +344,16 @@ pub enum TcpChange {
     InitCwnd(u32),
 }
 
+/// A refused value as an error shows it: as written for everyday magnitudes, in
+/// exponent form beyond them (1e308 rather than its 309 digits).
+fn shown_number(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() || (1e-6..1e15).contains(&v.abs()) {
+        v.to_string()
+    } else {
+        format!("{v:e}")
+    }
+}
+
 /// Applies `name = value` to flow `i` whose algorithm is `alg`: the algorithm's own
 /// parameters are set on `alg` (which checks them against their spec), TCP-level ones
 /// ([`TCP_PARAMS`]: `rto_min` in milliseconds, `initcwnd` in segments) are checked
@@ -359,7 +369,7 @@ pub fn apply_param(
     let refuse = |allowed: &str| {
         Err(SimError::new(
             name,
-            value.to_string(),
+            shown_number(value),
             format!("out of range for {who}; allowed: {allowed}"),
         ))
     };

@@ -247,6 +247,9 @@ fn live_set_param_validates_and_applies() {
     );
     let e = sim.set_param(0, "beta", 0.5).unwrap_err().to_string();
     assert!(e.contains("no parameter \"beta\"") && e.contains("rto_min"), "{e}");
+    // A huge value is shown in exponent form, not as its 309 digits.
+    let e = sim.set_param(0, "initcwnd", 1e308).unwrap_err().to_string();
+    assert!(e.contains("flows[0].initcwnd = 1e308:"), "{e}");
     assert!(sim
         .set_param(9, "rto_min", 10.0)
         .unwrap_err()
