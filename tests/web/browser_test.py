@@ -2,13 +2,16 @@
 
 Run by scripts/web-browser-test.sh, which starts `cclab serve` and passes its URL.
 It opens the page, checks that a bad value typed into a field gets the CLI's error
-beside the field, picks the TCPTuner scenario (seeds/004), sets the tuner flow's beta
-to 0.7 in the form, starts at 100x, measures the flow's back-off from the page's own
-data (ssthresh over the cwnd of the sample before), moves beta to 0.3 while the run
-goes on and checks the next back-off is to about 0.3 of the window, then saves the run.
-Screenshots go to the artefacts folder.
+beside the field (and, in the TOML tab, above the text), picks the TCPTuner scenario
+(seeds/004), sets the tuner flow's beta to 0.7 in the form, starts at 100x, measures
+the flow's back-off from the page's own data (ssthresh over the cwnd of the sample
+before), moves beta to 0.3 while the run goes on and checks the next back-off is to
+about 0.3 of the window, then saves the run. Then ten flows for smoothness, memory and
+goodput within the link's rate, Start pressed during a run (which stops it), and the
+page under its own CSP with no console error. Screenshots go to the artefacts folder.
 """
 
+import json
 import os
 import sys
 import time
@@ -60,6 +63,23 @@ def check_bad_value_shows_error(page):
              what="the error to clear")
 
 
+def check_toml_tab_shows_errors(page):
+    """In the TOML tab the form (where errors sit beside their fields) is hidden, so a
+    refusal shows above the text instead."""
+    page.click('.tabs button[data-tab="toml"]')
+    good = page.input_value("#toml")
+    assert 'rtt = "80ms"' in good, good
+    page.fill("#toml", good.replace('rtt = "80ms"', 'rtt = "5ms"', 1))
+    wait_for(page, """() => { const b = document.querySelector('#scenario-error');
+                              return !b.hidden && b.textContent.includes('flows[0].rtt'); }""",
+             what="the TOML tab's error above the text")
+    print(f"TOML tab error: {page.text_content('#scenario-error')}")
+    shot(page, "1b-toml-tab-error.png")
+    page.fill("#toml", good)
+    wait_for(page, "() => document.querySelector('#scenario-error').hidden", what="the TOML tab's error to clear")
+    page.click('.tabs button[data-tab="form"]')
+
+
 def start_tuner_run(page):
     page.fill('[data-field="duration"]', "600s")
     page.fill('[data-field="flows[1].params.beta"]', "0.7")
@@ -91,6 +111,8 @@ def move_beta(page):
              what="the live change of beta to be marked")
     change = [c for c in page.evaluate("window.lab.run.changes()") if c["name"] == "beta"][-1]
     print(f"beta -> 0.3 applied at {change['t']:.3f} s simulated")
+    # What the W(t) curve is drawn with: the parameters in force, not the scenario's.
+    assert page.evaluate("window.lab.run.paramsOf(1).beta") == 0.3
     return change["t"]
 
 
@@ -168,6 +190,12 @@ def check_ten_flows_stay_smooth_and_flat(page):
     # arrive; at least half must be.
     assert f1 - f0 >= 0.5 * (m1 - m0), f"drew {f1 - f0} of {m1 - m0} frames"
     assert p95 < 50, f"p95 draw time {p95:.1f} ms"
+    # Goodput over a trailing window stays near the 10 Mbit/s link: bucket to bucket, a
+    # hole filled after a loss showed flows at 50 to 60 Mbit/s.
+    top = page.evaluate("""Math.max(...window.lab.charts.tput.series.flatMap(
+        s => s.points.map(p => p[1]).filter(v => v !== null)))""")
+    print(f"highest goodput of a flow in the chart: {top:.2f} Mbit/s (link 10 Mbit/s)")
+    assert 0 < top <= 12, top
     shot(page, "4-ten-flows.png")
     wait_for(page, "() => window.lab.run.state === 'finished'", timeout=60_000, what="the ten-flow run to end")
     page.wait_for_timeout(300)
@@ -176,6 +204,39 @@ def check_ten_flows_stay_smooth_and_flat(page):
     print(f"page heap {early:.1f} MB at {start_now:.0f} s, {late:.1f} MB at the end; {buckets} buckets kept")
     assert buckets <= 1001
     assert late < early + 5, f"page memory grew from {early:.1f} to {late:.1f} MB"
+
+
+def check_start_stops_the_run_going(page):
+    """Start while a run goes on stops that run (it would hold a run slot otherwise)."""
+    page.click('#speed button[data-speed="realtime"]')
+    page.click("#start")
+    wait_for(page, "() => window.lab.run && window.lab.run.state === 'running'", what="a run at real time")
+    first = page.evaluate("window.lab.run.id")
+    page.click("#start")
+    wait_for(page, f"() => window.lab.run && window.lab.run.id !== {json.dumps(first)} && window.lab.run.state === 'running'",
+             what="the second run")
+    state = page.evaluate(f"fetch('/api/runs/{first}').then(r => r.json()).then(v => v.state)")
+    print(f"run {first} after Start was pressed again: {state}")
+    assert state == "stopped", state
+    page.click("#stop")
+    wait_for(page, "() => window.lab.run.state === 'stopped'", what="the second run to stop")
+    page.click('#speed button[data-speed="100x"]')
+
+
+def check_page_obeys_its_own_csp(browser):
+    """The page under its own Content-Security-Policy (the main context bypasses it for
+    Playwright's waits): no console error, so nothing the page does is refused."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    problems = []
+    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(str(e)))
+    page.goto(URL)
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(1000)
+    print(f"page under its CSP: {len(problems)} console errors")
+    assert not problems, problems
+    context.close()
 
 
 def main():
@@ -194,6 +255,7 @@ def main():
         wait_for(page, """() => document.querySelector('[data-field="flows[1].params.beta"]') !== null""",
                  what="the TCPTuner scenario in the form")
         check_bad_value_shows_error(page)
+        check_toml_tab_shows_errors(page)
         start_tuner_run(page)
         first = check_backoff(page, 0.7, 0.0)
         changed_at = move_beta(page)
@@ -208,7 +270,9 @@ def main():
         wait_for(page, "() => document.querySelectorAll('#saved li').length > 0", what="the saved list")
         shot(page, "3-finished-and-saved.png")
         check_ten_flows_stay_smooth_and_flat(page)
+        check_start_stops_the_run_going(page)
         check_simulated_and_real_overlay(page)
+        check_page_obeys_its_own_csp(browser)
         assert not errors, f"errors in the page: {errors}"
         browser.close()
     print("browser test passed")

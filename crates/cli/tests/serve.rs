@@ -345,6 +345,35 @@ fn a_bad_scenario_gets_the_cli_message() {
     );
 }
 
+/// Errors axum answers before any handler of ours (a method a route does not take, a body
+/// over the limit, a WebSocket endpoint without an upgrade) come in the API's JSON form
+/// and say what was wrong; a huge value is echoed clipped; a body that is not a JSON
+/// object says so.
+#[test]
+fn every_refusal_is_json_that_says_what_is_allowed() {
+    let s = Server::start(&[]);
+    let (st, v) = s.call("DELETE", "/api/algorithms", &[], b"");
+    let e = v["error"].as_str().unwrap_or_default();
+    assert!(st == 405 && e.starts_with("DELETE is not allowed on /api/algorithms"), "{v}");
+    let big = vec![b'x'; (1 << 20) + 10];
+    let (st, v) = s.call("POST", "/api/scenarios/check", &[("Content-Type", "text/plain")], &big);
+    let e = v["error"].as_str().unwrap_or_default();
+    assert!(st == 413 && e.contains("larger than the 1048576 bytes"), "{v}");
+    let (st, v) = s.get("/api/runs/1/live");
+    assert!(st == 400 || st == 404, "{v}");
+    assert!(v["error"].is_string(), "a JSON error: {v}");
+    let long_name = format!("{}.toml", "a".repeat(600_000));
+    let (st, v) = s.post("/api/scenarios/check", &json!({ "toml": SMALL, "file": long_name }));
+    let e = v["error"].as_str().unwrap_or_default();
+    assert!(
+        st == 400 && e.len() < 2_000 && e.contains("more characters)"),
+        "{st}: {} bytes",
+        e.len()
+    );
+    let (st, v) = s.call("POST", "/api/runs", &[("Content-Type", "application/json")], b"[1, 2]");
+    assert!(st == 400 && v["error"] == "request body: expected a JSON object ({...})", "{v}");
+}
+
 /// Traces are named by file name from the ready folders or uploads; a path never reads
 /// a file (the error would quote its first line).
 #[test]
@@ -356,10 +385,8 @@ fn traces_are_named_only_from_the_ready_folders_or_uploads() {
         let (st, v) = s.post_text("/api/scenarios/check", &with(path));
         assert_eq!(st, 400);
         let e = v["error"].as_str().unwrap();
-        assert!(
-            e.contains("bottleneck.trace") && e.contains("never a path") && !e.contains("root:"),
-            "{e}"
-        );
+        let why = if path.contains('/') { "never a path" } else { "no such trace; known traces" };
+        assert!(e.contains("bottleneck.trace") && e.contains(why) && !e.contains("root:"), "{e}");
     }
     let (st, v) = s.post_text("/api/scenarios/check", &with("5.65mbps.trace"));
     assert_eq!(st, 200, "{v}");

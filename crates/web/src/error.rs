@@ -84,10 +84,55 @@ impl ApiError {
     }
 }
 
+/// The longest text an error's fields carry: messages quote the value at fault, and a
+/// request can send a value of a megabyte.
+const MAX_FIELD_CHARS: usize = 500;
+
+/// `s` cut to [`MAX_FIELD_CHARS`] characters, saying how much was left out.
+fn clipped(s: &str) -> Option<String> {
+    let n = s.chars().count();
+    (n > MAX_FIELD_CHARS).then(|| {
+        let head: String = s.chars().take(MAX_FIELD_CHARS).collect();
+        format!("{head}... ({} more characters)", n - MAX_FIELD_CHARS)
+    })
+}
+
 impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
+    fn into_response(mut self) -> Response {
+        if let Value::Object(m) = &mut self.body {
+            for v in m.values_mut() {
+                if let Some(short) = v.as_str().and_then(clipped) {
+                    *v = Value::String(short);
+                }
+            }
+        }
         (self.status, axum::Json(self.body)).into_response()
     }
 }
 
 pub type ApiResult<T> = Result<T, ApiError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_huge_value_is_clipped_in_every_text_field_and_says_so() {
+        let long = "x".repeat(600_000);
+        let e = ApiError::field("file", format!("{long}: not a file name"));
+        let r = e.into_response();
+        assert_eq!(r.status(), StatusCode::BAD_REQUEST);
+        let body = futures_body(r);
+        let v: Value = serde_json::from_slice(&body).unwrap();
+        for key in ["error", "message"] {
+            let s = v[key].as_str().unwrap();
+            assert!(s.len() < 600 && s.ends_with("more characters)"), "{key}: {}", s.len());
+        }
+        assert_eq!(v["field"], "file");
+    }
+
+    fn futures_body(r: Response) -> Vec<u8> {
+        let rt = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        rt.block_on(async { axum::body::to_bytes(r.into_body(), 1 << 20).await.unwrap().to_vec() })
+    }
+}

@@ -109,9 +109,11 @@ fn trace_of(text: &str, file: &str, traces: &Traces) -> ApiResult<Option<PathBuf
         from_override: false,
         field: "bottleneck.trace".to_string(),
         value: Some(node.show()),
-        message: format!(
-            "over HTTP a trace is named by its file name, from the ready trace folders or uploaded through the page (never a path); known traces: {known}"
-        ),
+        message: if name.contains('/') {
+            format!("over HTTP a trace is named by its file name, from the ready trace folders or uploaded through the page (never a path); known traces: {known}")
+        } else {
+            format!("no such trace; known traces (the ready trace folders and those uploaded through the page): {known}")
+        },
     };
     Err(ApiError::scenario(&e))
 }

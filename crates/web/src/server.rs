@@ -155,11 +155,47 @@ async fn guard(State(app): State<Shared>, req: Request, next: Next) -> Response 
     {
         return ApiError::new(StatusCode::UNAUTHORIZED, "kernel actions need the token printed when the server started (open the URL it printed, or send it in an X-Cclab-Token header)").into_response();
     }
+    let (method, path) = (req.method().clone(), req.uri().path().to_string());
     let mut r = next.run(req).await;
+    let failed = r.status().is_client_error() || r.status().is_server_error();
+    if failed && !is_json(&r) {
+        r = as_json_error(r, &method, &path, &app.cfg.limits).await;
+    }
     let h = r.headers_mut();
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     r
+}
+
+fn is_json(r: &Response) -> bool {
+    r.headers()
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|t| t.as_bytes().starts_with(b"application/json"))
+}
+
+/// An error answered before any handler of ours ran (axum's: a method a route does not
+/// take, a body over the limit, a WebSocket endpoint asked without an upgrade) in the
+/// API's form, `{"error": ...}`, saying what was wrong.
+async fn as_json_error(
+    r: Response,
+    method: &Method,
+    path: &str,
+    limits: &crate::Limits,
+) -> Response {
+    let status = r.status();
+    let text = axum::body::to_bytes(r.into_body(), 4096).await.unwrap_or_default();
+    let text = String::from_utf8_lossy(&text).trim().to_string();
+    let message = match status {
+        StatusCode::METHOD_NOT_ALLOWED => format!("{method} is not allowed on {path}"),
+        StatusCode::PAYLOAD_TOO_LARGE => {
+            let limit =
+                if path == "/api/traces" { limits.max_trace_bytes } else { limits.max_body_bytes };
+            format!("the request body is larger than the {limit} bytes {path} takes")
+        }
+        _ if !text.is_empty() => text,
+        _ => status.canonical_reason().unwrap_or("refused").to_string(),
+    };
+    ApiError::new(status, message).into_response()
 }
 
 /// A random token from the kernel's generator.

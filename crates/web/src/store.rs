@@ -186,7 +186,9 @@ impl Store {
         let _ = std::fs::remove_dir_all(&out);
         std::fs::create_dir_all(out.parent().unwrap_or(&self.dir))
             .map_err(|e| ApiError::internal(format!("cannot create the comparison folder: {e}")))?;
-        self.results.compare(&da, &db, &out).map_err(ApiError::bad)?;
+        // The message names the folders by their saved names, not the server's paths.
+        let root = format!("{}/", self.dir.display());
+        self.results.compare(&da, &db, &out).map_err(|e| ApiError::bad(e.replace(&root, "")))?;
         let report = std::fs::read_to_string(out.join("compare.json"))
             .ok()
             .and_then(|s| serde_json::from_str::<Value>(&s).ok())

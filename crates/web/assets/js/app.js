@@ -22,11 +22,14 @@ function debounce(f, ms) {
 
 // ----- scenario -----
 
+/** Shows a refusal of the scenario: beside its field in the form, and in the box above
+ *  the editor as well when the form is not what the user is looking at (the TOML tab). */
 function showScenarioError(err) {
   const box = $("scenario-error");
   const placed = err && lab.form.showError(err);
-  box.hidden = !!placed || !err;
-  box.textContent = err && !placed ? err.error : "";
+  const seen = placed && !$("form").hidden;
+  box.hidden = !err || seen;
+  box.textContent = err && !seen ? err.error : "";
 }
 
 /** Checks the scenario text; the form follows a TOML edit when the text parses. */
@@ -102,10 +105,13 @@ function attachRun(status, toml) {
   $("save-note").textContent = "";
 }
 
-/** Starts the scenario in the simulator, or (`path` = /api/kernel/runs) on the testbed. */
+/** Starts the scenario in the simulator, or (`path` = /api/kernel/runs) on the testbed.
+ *  A run still going is stopped first, as Stop would: Start means start over, and a
+ *  forgotten run would hold one of the server's run slots until it ended. */
 async function start(path = "/api/runs") {
   $("start").disabled = true;
   try {
+    if (lab.run && (lab.run.state === "running" || lab.run.state === "paused")) await control("stop");
     const body = { toml: lab.toml, file: lab.file };
     if (path === "/api/runs") body.speed = lab.speed;
     attachRun(await post(path, body), lab.toml);
@@ -149,7 +155,7 @@ function applyParam(flow, name, value) {
 function makeCharts() {
   return {
     cwnd: new Chart($("chart-cwnd"), { title: "Congestion window", yLabel: "packets" }),
-    tput: new Chart($("chart-tput"), { title: "Throughput", yLabel: "Mbit/s" }),
+    tput: new Chart($("chart-tput"), { title: "Goodput", yLabel: "Mbit/s" }),
     queue: new Chart($("chart-queue"), { title: "Bottleneck queue and drops", yLabel: "packets", y2Label: "drops" }),
     rtt: new Chart($("chart-rtt"), { title: "Smoothed RTT", yLabel: "ms" }),
   };
@@ -167,11 +173,15 @@ function cwndSeries(run) {
   const sel = lab.tune.selected();
   const latest = run.latest(sel);
   const flow = run.flows[sel];
-  const curve = flow && cubicCurve(latest, flow.params, run.now, run.duration);
-  if (curve) {
-    out.push({ name: "W(t)", color: "#101828", points: curve, dash: [6, 4], width: 1.3 });
-    const wmax = latest.cc.w_max;
-    if (wmax) out.push({ name: "W_max", color: "#98a2b3", points: [[latest.cc.epoch_start, wmax], [run.duration, wmax]], dash: [4, 4], width: 1 });
+  const curve = flow && cubicCurve(latest, run.paramsOf(sel), run.now, run.duration);
+  if (curve) out.push({ name: "W(t)", color: "#101828", points: curve, dash: [6, 4], width: 1.3, pin: true });
+  // W_max from the epoch's start, or (for an algorithm that does not report its epoch)
+  // from the flow's last back-off.
+  const wmax = flow && latest && latest.cc.w_max;
+  if (wmax) {
+    const last = run.backoffs(sel).slice(-1)[0];
+    const from = latest.cc.epoch_start || (last ? last.t : 0);
+    out.push({ name: "W_max", color: "#98a2b3", points: [[from, wmax], [run.duration, wmax]], dash: [4, 4], width: 1, pin: true });
   }
   return out;
 }
@@ -202,7 +212,7 @@ function drawCharts() {
     const xMax = Math.max(run.duration, other ? other.duration : 0);
     const common = { xMax, markers: markers(run) };
     c.cwnd.set({ ...common, series: [...cwndSeries(run), ...(other ? overlay(other, flowSeries(other, (i) => other.cwnd(i))) : [])] });
-    c.tput.set({ ...common, series: both((r) => flowSeries(r, (i) => r.throughput(i))) });
+    c.tput.set({ ...common, series: both((r) => flowSeries(r, (i) => r.goodput(i))) });
     c.queue.set({ ...common, series: both((r) => [{ name: "queue (max per bucket)", color: "#344054", points: r.queue() }]), bars: { points: run.drops(), color: "#d92d20", label: "drops" } });
     c.rtt.set({ ...common, series: both((r) => flowSeries(r, (i) => r.rtt(i))) });
   }
@@ -253,6 +263,7 @@ function drawStatus() {
   $("pause").textContent = state === "paused" ? "Resume" : "Pause";
   $("stop").disabled = !active;
   $("save").disabled = !run || state === "stopped" || testbed;
+  lab.tune.setEnabled(active);
   $("clock").textContent = run && run.duration ? `${(run.now || 0).toFixed(1)} / ${run.duration} s \u00b7 ${run.speed}` : "";
 }
 

@@ -3,8 +3,10 @@
 // bars on a second axis (drops). Drawn at the screen's pixel ratio; a chart redraws only
 // when asked, and the page asks at most once per animation frame.
 
-const PALETTE = ["#2563eb", "#e4572e", "#17a398", "#f0a202", "#7b2cbf", "#d1495b",
-  "#4d908e", "#577590", "#b5838d", "#43aa8b"];
+// Ten hues chosen to stay apart from each other (Tableau 10's), so that flow k and flow
+// k + 1 never look alike; flow 10 takes flow 0's again.
+const PALETTE = ["#4e79a7", "#f28e2b", "#e15759", "#76b7b2", "#59a14f", "#edc948",
+  "#b07aa1", "#ff9da7", "#9c755f", "#5f5f5f"];
 
 export function flowColor(i) {
   return PALETTE[i % PALETTE.length];
@@ -145,46 +147,64 @@ export class Chart {
     const top = ticks[ticks.length - 1] || 1;
     const bw = Math.max(1, box.w / Math.max(points.length, 200));
     g.fillStyle = color;
-    g.globalAlpha = 0.55;
+    g.globalAlpha = 0.8;
     for (const [t, v] of points) {
       if (v <= 0) continue;
       const hgt = (v / top) * box.h * 0.35;
       g.fillRect(X(t) - bw / 2, box.y + box.h - hgt, bw, hgt);
     }
     g.globalAlpha = 1;
+    // The caption sits on the title's row, clear of the change markers' labels.
     g.fillStyle = color;
     g.font = "11px system-ui, sans-serif";
-    g.textAlign = "left";
-    g.textBaseline = "middle";
+    g.textBaseline = "alphabetic";
     g.textAlign = "right";
-    g.fillText(`${label} per bucket (bars, max ${fmt(top)})`, box.x + box.w - 4, box.y + 10);
+    g.fillText(`${label} per bucket (bars, max ${fmt(top)})`, box.x + box.w, 15);
   }
 
+  /** Dashed lines at parameter changes, each labelled at the top. A label that would
+   *  run into the one before goes a line lower (up to four lines, then back to the top),
+   *  and one that would pass the right edge is set to the left of its line. */
   drawMarkers(g, box, X) {
     g.font = "10px system-ui, sans-serif";
-    g.textAlign = "left";
     g.textBaseline = "top";
-    for (const m of this.markers) {
+    const lineEnds = []; // per label line, the x where its last label ends
+    for (const m of [...this.markers].sort((a, b) => a.t - b.t)) {
       const x = Math.round(X(m.t)) + 0.5;
       g.strokeStyle = m.color || "#98a2b3";
       g.setLineDash([3, 3]);
       g.beginPath(); g.moveTo(x, box.y); g.lineTo(x, box.y + box.h); g.stroke();
       g.setLineDash([]);
+      const wText = g.measureText(m.label).width;
+      const right = x + 3 + wText > box.x + box.w;
+      const left = right ? x - 3 - wText : x + 3;
+      let line = lineEnds.findIndex((end) => end < left);
+      if (line < 0) line = lineEnds.length < 4 ? lineEnds.length : 0;
+      lineEnds[line] = left + wText + 4;
+      g.textAlign = "left";
       g.fillStyle = m.color || "#475467";
-      g.fillText(m.label, x + 3, box.y + 3);
+      g.fillText(m.label, left, box.y + 3 + line * 12);
     }
   }
 
-  /** The legend on its own row under the title, wrapping at the chart's width. */
+  /** The legend on its own row under the title. Pinned series (W(t), W_max) come first;
+   *  when the row is full, "+N more" says how many are left out (the table below the
+   *  charts names every flow with its colour). */
   drawLegend(g, box) {
     g.font = "11px system-ui, sans-serif";
     g.textBaseline = "middle";
     g.textAlign = "left";
-    let x = box.x;
+    const shown = this.series.filter((s) => s.legend !== false);
+    const entries = [...shown.filter((s) => s.pin), ...shown.filter((s) => !s.pin)];
     const y = 28;
-    for (const s of this.series.filter((s) => s.legend !== false)) {
-      const wText = g.measureText(s.name).width;
-      if (x + wText + 22 > box.x + box.w) break;
+    const end = box.x + box.w;
+    const width = (s) => g.measureText(s.name).width + 30;
+    let x = box.x;
+    let drawn = 0;
+    for (const s of entries) {
+      const rest = entries.length - drawn - 1;
+      const room = rest > 0 ? g.measureText(`+${rest} more`).width + 8 : 0;
+      if (x + width(s) - 8 + room > end) break;
       g.strokeStyle = s.color;
       g.lineWidth = 2;
       g.setLineDash(s.dash || []);
@@ -192,7 +212,13 @@ export class Chart {
       g.setLineDash([]);
       g.fillStyle = "#475467";
       g.fillText(s.name, x + 17, y);
-      x += wText + 30;
+      x += width(s);
+      drawn += 1;
+    }
+    this.legendLeftOut = entries.length - drawn;
+    if (this.legendLeftOut > 0) {
+      g.fillStyle = "#667085";
+      g.fillText(`+${this.legendLeftOut} more`, x, y);
     }
   }
 }

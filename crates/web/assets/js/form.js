@@ -6,6 +6,14 @@ import { el } from "./dom.js";
 import { toToml } from "./toml.js";
 import { flowColor } from "./charts.js";
 
+/** A flow's colour dot. The colour is set through the element's style object: the
+ *  page's CSP refuses inline style attributes. */
+function dot(color) {
+  const d = el("span", { class: "dot" });
+  d.style.background = color;
+  return d;
+}
+
 const QDISC_KEYS = {
   droptail: [],
   red: ["min_th", "max_th", "max_p", "weight", "gentle"],
@@ -247,7 +255,7 @@ export class ScenarioForm {
       ...this.algorithms.map((a) => el("option", { value: a.name, text: a.name })));
     cc.value = f.cc || "";
     const head = el("div", { class: "item-head" },
-      el("span", {}, el("span", { class: "dot", style: `background:${flowColor(i)}` }), `flow ${i}`),
+      el("span", {}, dot(flowColor(i)), `flow ${i}`),
       el("button", { class: "small", "data-act": "del-flow", "data-index": i, text: "remove" }));
     const rows = [head, this.row("algorithm", cc, `${p}.cc`)];
     for (const [key, label, type, ph] of FLOW_FIELDS) rows.push(this.row(label, this.input(`${p}.${key}`, type, ph), `${p}.${key}`));

@@ -85,17 +85,34 @@ export class LiveRun {
     return this.series(flow, (f) => f.rtt);
   }
 
-  /** Throughput in Mbit/s from delivered bytes between consecutive buckets. */
-  throughput(flow) {
+  /** Goodput in Mbit/s: the bytes delivered in order to the receiving application over
+   *  a trailing window of at most 1% of the run (at least one bucket), as the results'
+   *  goodput plot takes it (`goodput_points` in `results.rs`). Bucket to bucket, a retransmission that fills
+   *  a hole delivers the whole window held behind it at once, and the line would spike
+   *  to several times the link's rate. */
+  goodput(flow) {
+    const window = Math.max((this.duration || 0) / 100, this.bucketS || 0);
     const out = [];
-    let prev = null;
+    const seen = []; // this flow's [t, delivered] since it last had no sample
+    let j = 0;
     for (const b of this.all()) {
       const f = b.f[flow];
-      if (!f) { prev = null; out.push([b.t, null]); continue; }
-      if (prev && b.t > prev.t) out.push([b.t, ((f.delivered - prev.d) * 8) / (b.t - prev.t) / 1e6]);
-      prev = { t: b.t, d: f.delivered };
+      if (!f) { seen.length = 0; j = 0; out.push([b.t, null]); continue; }
+      const i = seen.push([b.t, f.delivered]) - 1;
+      while (j < i && b.t - seen[j][0] > window + 1e-12) j++;
+      const k = j === i && i > 0 ? i - 1 : j; // at least the bucket before
+      if (k < i) out.push([b.t, ((f.delivered - seen[k][1]) * 8) / (b.t - seen[k][0]) / 1e6]);
     }
     return out;
+  }
+
+  /** Flow `flow`'s algorithm parameters now: the scenario's, then every change made so
+   *  far (scheduled or live), in order. */
+  paramsOf(flow) {
+    const f = (this.flows || [])[flow];
+    const params = { ...((f && f.params) || {}) };
+    for (const c of this.changes()) if (c.flow === flow) params[c.name] = c.value;
+    return params;
   }
 
   queue() {

@@ -82,7 +82,8 @@ export class TunePanel {
     if (spec.kind === "bool") {
       const cb = el("input", { type: "checkbox", id: `tune-${spec.name}`, title: tip });
       cb.checked = value !== 0 && value !== false;
-      cb.addEventListener("change", () => this.send(flow, spec, cb.checked ? 1 : 0, msg));
+      const shown = (v) => { cb.checked = v !== 0 && v !== false; };
+      cb.addEventListener("change", () => this.send(flow, spec, cb.checked ? 1 : 0, msg, shown));
       box.append(el("label", { class: "switch" }, cb, spec.doc));
     } else {
       box.append(this.slider(flow, spec, value, tip, msg));
@@ -97,20 +98,36 @@ export class TunePanel {
     const hi = Math.min(spec.max, SLIDER_MAX[spec.name] || spec.max);
     const range = el("input", { type: "range", id: `tune-slider-${spec.name}`, min: lo, max: hi, step: st, value, title: tip });
     const num = el("input", { type: "number", id: `tune-${spec.name}`, step: st, value, title: tip });
+    const shown = (v) => { range.value = v; num.value = v; };
     range.addEventListener("input", () => { num.value = range.value; });
-    range.addEventListener("change", () => this.send(flow, spec, Number(range.value), msg));
-    num.addEventListener("change", () => this.send(flow, spec, Number(num.value), msg));
+    range.addEventListener("change", () => this.send(flow, spec, Number(range.value), msg, shown));
+    num.addEventListener("change", () => {
+      if (num.value.trim() === "") {
+        msg.textContent = `${spec.name}: enter a value (allowed: ${spec.allowed})`;
+        shown(this.current(flow, spec));
+        return;
+      }
+      this.send(flow, spec, Number(num.value), msg, shown);
+    });
     return el("div", { class: "knob-row" }, range, num);
   }
 
-  async send(flow, spec, value, msg) {
+  /** Applies `value`; a refusal is shown beside the control, which goes back to the
+   *  value the flow still has (`shown` puts a value in the control). */
+  async send(flow, spec, value, msg, shown) {
     msg.textContent = "";
     try {
       await this.apply(flow, spec.name, value);
       this.values[`${flow}.${spec.name}`] = value;
     } catch (e) {
       msg.textContent = e.message;
+      shown(this.current(flow, spec));
     }
+  }
+
+  /** Enables the controls while a run goes on (a finished run takes no changes). */
+  setEnabled(on) {
+    for (const input of this.root.querySelectorAll("input")) input.disabled = !on;
   }
 
   /** The selected flow's last back-off, measured from the run's own samples. */
