@@ -10,6 +10,8 @@ local threads or on Ray. Everything runs in cclab's own Rust code (the same as t
 """
 
 
+from importlib.metadata import PackageNotFoundError, version
+
 import pandas as pd
 
 from . import _cclab
@@ -18,6 +20,11 @@ from .results import Result
 from .run import Simulation, run
 from .scenario import Scenario
 from .sweep import SweepError, sweep
+
+try:
+    __version__ = version("cclab")
+except PackageNotFoundError:  # imported from a source tree, not installed
+    __version__ = "unknown"
 
 __all__ = [
     "Scenario",

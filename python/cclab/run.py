@@ -15,9 +15,10 @@ def to_ns(t: Time) -> int:
     """A time as a scenario writes it ("30s", "250ms") or a number of seconds, in ns."""
     if isinstance(t, str):
         return _cclab.parse_duration(t)
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or t < 0:
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not t >= 0:
         raise ValueError(f"{t!r} is not a time: give seconds (a number >= 0) or a string like \"30s\"")
-    return int(round(t * 1e9))
+    # Times past the end are capped there anyway; past 2^63 ns (292 years), cap here.
+    return min(int(round(min(t, 1e19) * 1e9)), 2**63 - 1)
 
 
 def run(scenario: Scenario, seed: Optional[int] = None) -> Result:
@@ -25,6 +26,7 @@ def run(scenario: Scenario, seed: Optional[int] = None) -> Result:
     to its end and returns its :class:`Result`: the same files, byte for byte (but
     perf.json's wall-clock figures), as ``cclab run``. The GIL is released while it
     runs, and Ctrl-C (KeyboardInterrupt) stops it."""
+    _check_scenario(scenario)
     scn = scenario.with_seed(seed) if seed is not None else scenario
     tmp, out = new_folder()
     try:
@@ -53,6 +55,7 @@ class Simulation:
     """
 
     def __init__(self, scenario: Scenario, seed: Optional[int] = None) -> None:
+        _check_scenario(scenario)
         self.scenario = scenario.with_seed(seed) if seed is not None else scenario.copy()
         self._tmp, self._out = new_folder()
         import shutil
@@ -73,6 +76,7 @@ class Simulation:
 
     @property
     def now_ns(self) -> int:
+        """Simulated time now, nanoseconds (exact)."""
         return self._sim.now_ns
 
     def set_param(self, flow: int, name: str, value: float) -> int:
@@ -80,7 +84,14 @@ class Simulation:
         ``rto_min`` in ms / ``initcwnd``) to ``value`` now; returns the instant in ns of
         the ``[[changes]]`` entry that replays it. A bad flow, name or value raises
         ValueError naming the field, the value and what is allowed."""
-        return self._sim.set_param(int(flow), name, float(value))
+        n = len(self.scenario.flows)
+        if isinstance(flow, bool) or not isinstance(flow, int) or not 0 <= flow < n:
+            raise ValueError(f"flow = {flow!r}: no such flow; this run has {n} (0 to {n - 1})")
+        if isinstance(value, bool):
+            value = int(value)
+        if not isinstance(value, (int, float)):
+            raise TypeError(f"{name} = {value!r}: the value must be a number")
+        return self._sim.set_param(flow, name, float(value))
 
     @property
     def changes(self) -> List[Dict[str, Any]]:
@@ -115,3 +126,11 @@ class Simulation:
         result = Result(self._out, self.scenario)
         result._owner = self  # the folder lives as long as the result
         return result
+
+
+def _check_scenario(scenario: Any) -> None:
+    if not isinstance(scenario, Scenario):
+        raise TypeError(
+            f"expected a cclab.Scenario, not {type(scenario).__name__}: "
+            "make one with cclab.Scenario.from_toml(path or text), from_dict(d) or default()"
+        )

@@ -4,6 +4,7 @@ import os
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from . import _cclab
+from ._errors import ScenarioError
 
 Source = Tuple[str, str, Optional[str], str, List[str]]
 
@@ -40,7 +41,13 @@ class Scenario:
         cls, path_or_text: Union[str, "os.PathLike[str]"], base_dir: Optional[str] = None
     ) -> "Scenario":
         """A scenario file (a path, or a string naming an existing file or ending in
-        ``.toml``), or TOML text (any other string; errors name it ``<string>``)."""
+        ``.toml``), or TOML text (any other string; errors name it ``<string>``). A
+        one-line string with no ``=`` cannot be a scenario's text, so it is taken as a
+        path too, and a missing file or a folder is refused as ``cclab run`` refuses it."""
+        if not isinstance(path_or_text, (str, os.PathLike)):
+            raise TypeError(
+                f"from_toml takes a path or TOML text (str), not {type(path_or_text).__name__}"
+            )
         if _is_path(path_or_text):
             text, file, folder, stem = _cclab.read_file(os.fspath(path_or_text))
             return cls(text, file, folder, stem)
@@ -86,6 +93,7 @@ class Scenario:
 
     @property
     def file(self) -> str:
+        """The file as errors name it: its path, ``<string>`` for text, ``<dict>``."""
         return self._file
 
     @property
@@ -95,6 +103,7 @@ class Scenario:
 
     @property
     def seed(self) -> Optional[int]:
+        """The run's seed (the file's, or the last :meth:`set` or :meth:`with_seed`)."""
         return self._info.get("seed")
 
     @property
@@ -131,12 +140,23 @@ class Scenario:
             lines.append(f"{_cclab.toml_value(key)} = {_cclab.toml_value(list(values))}")
         if seeds is not None:
             lines.append(f"seeds = {_cclab.toml_value(seeds)}")
-        text = self._text.rstrip("\n") + "\n" + "\n".join(lines) + "\n"
-        return Scenario(text, self._file, self._base_dir, self._stem, self._overrides)
+        base = self._text.rstrip("\n") + "\n"
+        try:
+            return Scenario(base + "\n".join(lines) + "\n", self._file, self._base_dir, self._stem, self._overrides)
+        except ScenarioError as e:
+            # The [sweep] table is ours, not a line of the user's file: name the grid.
+            if e.line is None or e.line <= base.count("\n"):
+                raise
+            what = f"{e.field} = {e.value}" if e.value is not None else e.field
+            raise ScenarioError(
+                f"grid: {what}: {e.message}", "<grid>", None, False, e.field, e.value, e.message
+            ) from None
 
     def with_seed(self, seed: int) -> "Scenario":
         """A copy with another seed (``cclab run --seed``: applied after every change)."""
-        return self.copy().set("seed", int(seed))
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise TypeError(f"seed = {seed!r}: must be an int (0 to 2^64 - 1), not {type(seed).__name__}")
+        return self.copy().set("seed", seed)
 
     def _source(self) -> Source:
         return (self._text, self._file, self._base_dir, self._stem, list(self._overrides))
@@ -152,4 +172,4 @@ def _is_path(x: Any) -> bool:
         return True
     if not isinstance(x, str) or "\n" in x:
         return False
-    return x.endswith(".toml") or os.path.isfile(x)
+    return x.endswith(".toml") or os.path.exists(x) or (x.strip() != "" and "=" not in x)

@@ -55,6 +55,10 @@ def sweep(
     Raises :class:`SweepError` (with the table of the runs that succeeded) when runs
     fail, and :class:`cclab.ScenarioError` before anything runs for a bad point.
     """
+    if not isinstance(scenario, Scenario):
+        raise TypeError(f"expected a cclab.Scenario, not {type(scenario).__name__}")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
+        raise ValueError(f"jobs = {jobs!r}: must be an int of at least 1 (None: one per core)")
     if grid is not None:
         scenario = scenario.with_sweep(grid, seeds)
     elif seeds is not None:

@@ -132,3 +132,40 @@ def test_live_change_errors():
     sim.finish()
     with pytest.raises(cclab.RunError, match="finished"):
         sim.run_until("3s")
+
+
+def test_what_is_not_a_scenario_is_named_for_what_it_is(tmp_path):
+    with pytest.raises(TypeError, match="path or TOML text"):
+        cclab.Scenario.from_toml(123)
+    # A path with .toml left off, and a folder: named as paths, not read as TOML text.
+    for path in (str(tmp_path / "cubic-vs-reno"), str(tmp_path)):
+        with pytest.raises(cclab.ScenarioError) as caught:
+            cclab.Scenario.from_toml(path)
+        assert caught.value.file == path and "TOML syntax" not in str(caught.value), str(caught.value)
+    with pytest.raises(TypeError, match="expected a cclab.Scenario"):
+        cclab.run(str(tmp_path / "x.toml"))
+
+
+def test_seeds_flows_times_and_jobs_out_of_range_are_refused_by_name():
+    scn = cclab.Scenario.from_toml(SHORT)
+    for bad in (1.9, True, "abc"):
+        with pytest.raises(TypeError, match=r"seed = "):
+            cclab.run(scn, seed=bad)
+    sim = cclab.Simulation(scn)
+    with pytest.raises(ValueError, match=r"flow = -1: no such flow; this run has 2"):
+        sim.set_param(flow=-1, name="beta", value=0.5)
+    with pytest.raises(ValueError, match="is not a time"):
+        sim.run_until(float("nan"))
+    assert sim.run_until(float("inf")) is True  # capped at the end, as documented
+    assert sim.now == scn.duration
+    with pytest.raises(ValueError, match=r"jobs = 0"):
+        cclab.sweep(scn, grid={"flows[0].cc": ["cubic"]}, jobs=0, progress=False)
+
+
+def test_a_bad_grid_value_names_the_grid_not_a_line_of_the_file():
+    scn = cclab.Scenario.from_toml(SHORT)
+    with pytest.raises(cclab.ScenarioError) as caught:
+        cclab.sweep(scn, grid={"flows[0].rtt": ["5ms"]}, progress=False)
+    e = caught.value
+    assert (e.file, e.line, e.field) == ("<grid>", None, "flows[0].rtt")
+    assert str(e).startswith('grid: flows[0].rtt = "5ms": '), str(e)
