@@ -184,10 +184,16 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
     // Flows first (the BDP buffer needs the largest RTT), checked on the bottleneck after.
     let entries = flow_entries(&top, duration, seed)?;
     // Disabled entries (count 0) do not size the buffer: the run is as if they were absent.
-    let max_rtt =
-        entries.iter().filter(|e| e.count > 0).map(|e| e.flow.rtt).max().unwrap_or(Duration::ZERO);
+    let active = || entries.iter().filter(|e| e.count > 0);
+    let max_rtt = active().map(|e| e.flow.rtt).max().unwrap_or(Duration::ZERO);
+    // A BDP buffer counts packets of the largest flow's full size (1500 bytes with the
+    // default MSS), so that it holds one BDP in bytes whatever the MSS.
+    let wire = active()
+        .map(|e| u64::from(e.flow.tcp.mss + e.flow.tcp.header_bytes))
+        .max()
+        .unwrap_or(WIRE_PACKET);
     let bn = Fields::new(ctx, "bottleneck", bn_node, BOTTLENECK)?;
-    let bottleneck = link(&bn, max_rtt)?;
+    let bottleneck = link(&bn, Bdp { rtt: max_rtt, wire })?;
     bottleneck.check().map_err(|e| bn.locate(e, &[]))?;
     for (i, entry) in entries.iter().enumerate() {
         let f = Fields::new(ctx, &format!("flows[{i}]"), entry.node, FLOW)?;
@@ -503,7 +509,15 @@ fn param_value(
 }
 
 /// The `[bottleneck]` table, read; the simulator checks it.
-fn link(f: &Fields, max_rtt: Duration) -> Result<LinkConfig, ScenarioError> {
+/// What a `"<x>bdp"` buffer is measured against: the largest flow RTT, in packets of the
+/// largest flow's wire size.
+#[derive(Clone, Copy)]
+struct Bdp {
+    rtt: Duration,
+    wire: u64,
+}
+
+fn link(f: &Fields, bdp: Bdp) -> Result<LinkConfig, ScenarioError> {
     let ctx = f.ctx;
     let rate = match (f.get("rate"), f.string("trace")?) {
         (Some(_), Some((tn, _))) => {
@@ -525,8 +539,8 @@ fn link(f: &Fields, max_rtt: Duration) -> Result<LinkConfig, ScenarioError> {
         LinkRate::Trace(t) => t.mean_rate(),
     };
     let buffer = match f.get("buffer") {
-        None => bdp_buffer(mean_rate, max_rtt, 1.0),
-        Some(n) => buffer(ctx, n, mean_rate, max_rtt)?,
+        None => bdp_buffer(mean_rate, bdp, 1.0),
+        Some(n) => buffer(ctx, n, mean_rate, bdp)?,
     };
     let qdisc = match f.get("qdisc") {
         None => Qdisc::DropTail,
@@ -573,14 +587,14 @@ fn load_trace(ctx: &Ctx, n: &Node, path: &str) -> Result<Trace, ScenarioError> {
 }
 
 /// A buffer of `k` bandwidth-delay products, in full-sized packets (at least one).
-fn bdp_buffer(rate: Rate, rtt: Duration, k: f64) -> Buffer {
-    let bytes = rate.bytes_in(rtt) as f64 * k;
-    Buffer::Packets(((bytes / WIRE_PACKET as f64).ceil() as u64).max(1))
+fn bdp_buffer(rate: Rate, bdp: Bdp, k: f64) -> Buffer {
+    let bytes = rate.bytes_in(bdp.rtt) as f64 * k;
+    Buffer::Packets(((bytes / bdp.wire as f64).ceil() as u64).max(1))
 }
 
 /// A buffer in one of its written forms; the simulator checks the size.
-fn buffer(ctx: &Ctx, n: &Node, rate: Rate, max_rtt: Duration) -> Result<Buffer, ScenarioError> {
-    let allowed = format!("allowed: \"<x>bdp\" (x in (0, 1000], rate x largest flow RTT), \"<n>pkt\" (n in [1, {MAX_BUFFER_PACKETS}]), or a size \"<n>B\", \"<n>KB\", \"<n>MB\" (at least {}B)", BUFFER_BYTES.0);
+fn buffer(ctx: &Ctx, n: &Node, rate: Rate, bdp: Bdp) -> Result<Buffer, ScenarioError> {
+    let allowed = format!("allowed: \"<x>bdp\" (x in (0, 1000], rate x largest flow RTT, in the largest flow's packets), \"<n>pkt\" (n in [1, {MAX_BUFFER_PACKETS}]), or a size \"<n>B\", \"<n>KB\", \"<n>MB\" (at least {}B)", BUFFER_BYTES.0);
     let field = "bottleneck.buffer";
     let s = match &n.val {
         Val::Int(p) if *p >= 0 => return Ok(Buffer::Packets(*p as u64)),
@@ -590,7 +604,7 @@ fn buffer(ctx: &Ctx, n: &Node, rate: Rate, max_rtt: Duration) -> Result<Buffer, 
     if let Some(x) = t.strip_suffix("bdp") {
         // A scenario's own unit: how many bandwidth-delay products.
         return match x.trim().parse::<f64>() {
-            Ok(k) if k > 0.0 && k <= 1000.0 => Ok(bdp_buffer(rate, max_rtt, k)),
+            Ok(k) if k > 0.0 && k <= 1000.0 => Ok(bdp_buffer(rate, bdp, k)),
             _ => Err(ctx.bad(n, field, allowed)),
         };
     }
@@ -891,14 +905,12 @@ mod tests {
     #[test]
     fn bdp_buffers_round_up_to_whole_packets() {
         // 10 Mbit/s x 100 ms = 125,000 B = 83.3 packets -> 84.
-        assert_eq!(
-            bdp_buffer(Rate::from_mbps(10), Duration::from_millis(100), 1.0),
-            Buffer::Packets(84)
-        );
-        assert_eq!(
-            bdp_buffer(Rate::from_mbps(10), Duration::from_millis(100), 0.001),
-            Buffer::Packets(1)
-        );
+        let bdp = Bdp { rtt: Duration::from_millis(100), wire: WIRE_PACKET };
+        assert_eq!(bdp_buffer(Rate::from_mbps(10), bdp, 1.0), Buffer::Packets(84));
+        assert_eq!(bdp_buffer(Rate::from_mbps(10), bdp, 0.001), Buffer::Packets(1));
+        // Jumbo frames: the same bytes in 9,052-byte packets, 13.8 -> 14.
+        let jumbo = Bdp { wire: 9000 + 52, ..bdp };
+        assert_eq!(bdp_buffer(Rate::from_mbps(10), jumbo, 1.0), Buffer::Packets(14));
     }
 
     #[test]
