@@ -41,6 +41,17 @@ pub fn check_outside(file: &Path, flag: &str, dir: &Path) -> Result<(), String> 
     Ok(())
 }
 
+/// Creates the folder `parent` (and those above it), saying which of them is a file
+/// when one is in the way.
+pub fn create_parent(parent: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(parent).map_err(|e| match parent.ancestors().find(|a| a.exists()) {
+        Some(a) if !a.is_dir() => {
+            format!("{} is a file, not a folder; choose another --out", a.display())
+        }
+        _ => format!("cannot create {}: {e}", parent.display()),
+    })
+}
+
 /// Whether `dir` is a folder with nothing in it (false if it cannot be read).
 pub fn is_empty(dir: &Path) -> bool {
     std::fs::read_dir(dir).map(|mut d| d.next().is_none()).unwrap_or(false)
@@ -76,6 +87,11 @@ mod tests {
         let inside = check_outside(&root.join("ours/p.csv"), "--packet-log", &root.join("ours"));
         assert!(inside.unwrap_err().contains("lies inside --out"));
         assert_eq!(check_outside(&root.join("p.csv"), "--packet-log", &root.join("ours")), Ok(()));
+        // A file where a folder must be made is named.
+        let made = create_parent(&root.join("a-file/sub"));
+        assert!(made
+            .unwrap_err()
+            .ends_with("a-file is a file, not a folder; choose another --out"));
         // The marker of another command does not make a folder ours.
         assert!(check(&root.join("ours"), "results", "summary.json").is_err());
         assert_eq!(std::fs::read_to_string(root.join("theirs/notes.txt")).unwrap(), "keep me");

@@ -89,6 +89,8 @@ impl Staging {
     /// `--out ~` cannot replace a home directory), or that holds anything a run did not
     /// write, then creates the staging folder.
     pub fn new(dest: &Path) -> Result<Staging, String> {
+        // `r1/.` is `r1` (renaming `r1/.` itself fails with "resource busy").
+        let dest = &dest.components().collect::<PathBuf>();
         crate::out_folder::check(dest, "results", "summary.json")?;
         check_only_results(dest)?;
         let name = dest
@@ -99,8 +101,7 @@ impl Staging {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),
         };
-        std::fs::create_dir_all(&parent)
-            .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+        crate::out_folder::create_parent(&parent)?;
         recover_killed_runs(&parent, name, dest);
         // The counter keeps two results of the same name written at once by one process
         // (the lab server saving two runs) out of each other's staging folders.
