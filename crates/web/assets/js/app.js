@@ -51,15 +51,24 @@ const checkSoon = debounce(check, 300);
 function scenarioEdited(toml, source) {
   lab.toml = toml;
   if (source === "form") $("toml").value = toml;
+  showPicked();
   checkSoon(source === "toml");
+}
+
+/** The picked scenario's description, marked once the text no longer is that file. */
+function showPicked() {
+  const s = lab.picked;
+  if (!s) return;
+  $("picker-note").textContent = lab.toml === s.toml ? s.description : `${s.description} (edited: no longer ${s.id} as it stands)`;
 }
 
 async function pickScenario(id) {
   const s = lab.scenarios.find((x) => x.id === id);
   if (!s) return;
   lab.file = id.split("/").pop();
-  $("picker-note").textContent = s.description;
+  lab.picked = s;
   lab.toml = s.toml;
+  showPicked();
   $("toml").value = s.toml;
   await check(true);
 }
