@@ -224,6 +224,13 @@ pub fn set_path(root: &mut Node, path: &[Step], value: Node, key_span: Span) -> 
                 };
                 let pos = match t.iter().position(|(key, _, _)| key == k) {
                     Some(p) => p,
+                    // Tables are created on the way, entries of arrays are not.
+                    None if matches!(path.get(i + 1), Some(Step::Index(_))) => {
+                        return Err(format!(
+                            "the file has no [[{at}]] entries; only entries a file has can be \
+                             changed (add a [[{at}]] table to the file for a new one)"
+                        ));
+                    }
                     None => {
                         let table = Node { span: key_span.clone(), ..Node::table() };
                         t.push((k.clone(), key_span.clone(), table));
@@ -291,6 +298,15 @@ mod tests {
         assert_eq!(root.get("c").unwrap().val.kind(), "an integer beyond 64 bits");
         assert_eq!(parse_override_value("2_000ms").val.kind(), "an unquoted word");
         assert_eq!(parse_override_value("1979-05-27").val.kind(), "a date-time");
+    }
+
+    #[test]
+    fn an_entry_of_an_array_the_file_lacks_is_refused_as_such() {
+        let mut root = parse("[[flows]]\ncc = \"reno\"\n").unwrap();
+        let path = parse_path("cross[0].rate").unwrap();
+        let e = set_path(&mut root, &path, parse_override_value("1Mbps"), None).unwrap_err();
+        assert!(e.starts_with("the file has no [[cross]] entries"), "{e}");
+        assert!(root.get("cross").is_none(), "nothing was added");
     }
 
     #[test]
