@@ -166,6 +166,8 @@ pub fn run(args: Args) -> Result<(), Error> {
         }
         Cmd::Get { algo } => {
             let a = Algo::parse(&algo)?;
+            // Read first, so that an algorithm not loaded prints only the error.
+            k.get(a)?;
             outln(&format!("{}:", a.name()));
             print_params(&k, a)?;
         }
@@ -179,7 +181,12 @@ pub fn run(args: Args) -> Result<(), Error> {
         Cmd::Unload { algos: names } => {
             for a in algos(&names)? {
                 if k.unload(a)? {
-                    outln(&format!("unloaded {}", a.name()));
+                    // The kernel frees the algorithm once the last socket using it is
+                    // gone (closing connections linger): bpftool may list it a while.
+                    outln(&format!(
+                        "unloaded {} (sockets still closing keep it in the kernel until they are gone)",
+                        a.name()
+                    ));
                 } else {
                     outln(&format!("{} was not loaded", a.name()));
                 }
@@ -191,7 +198,7 @@ pub fn run(args: Args) -> Result<(), Error> {
             } else {
                 let name = algo.unwrap_or_default();
                 let old = k.set_default(&name)?;
-                outln(&format!("default: {old} -> {name}"));
+                outln(&format!("default: {old} -> {name} (undo: cclab kernel default --restore)"));
             }
         }
         Cmd::Route { rto_min, initcwnd, dst, table, netns, restore } => {
@@ -205,6 +212,7 @@ pub fn run(args: Args) -> Result<(), Error> {
                 for c in changed {
                     outln(&format!("changed {}", c.dst));
                 }
+                outln("(undo: the same command with --restore instead of the new values)");
                 for (d, why) in skipped {
                     outln(&format!("skipped {d}: {why}"));
                 }

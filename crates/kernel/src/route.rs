@@ -8,11 +8,12 @@
 //! nexthop groups or metrics we do not know how to reproduce are skipped and reported,
 //! never half-changed.
 //!
-//! Before the first change the original values are saved (per table and network
-//! namespace) in the state directory; `restore` puts them back, including "unset".
+//! Before a route is first changed its original values are saved (per table and network
+//! namespace) in the state directory, each route on its own: a later change of other
+//! routes adds theirs, a later change of the same route keeps the first. `restore` puts
+//! them back, including "unset" (all of them, or only `dst`'s), and forgets them.
 
 use crate::error::Error;
-use cclab_units::json::Json;
 use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
@@ -136,6 +137,12 @@ impl Routes {
             return Err(Error::NotRoot { what: "cclab kernel route".into() });
         }
         let routes = self.list()?;
+        if routes.is_empty() {
+            return Err(Error::Other(format!(
+                "no routes in table {}: nothing to change",
+                self.table
+            )));
+        }
         self.save_originals(&routes)?;
         let mut changed = Vec::new();
         let mut skipped = Vec::new();
@@ -152,72 +159,99 @@ impl Routes {
         Ok((changed, skipped))
     }
 
-    fn save_originals(&self, routes: &[RouteInfo]) -> Result<(), Error> {
+    /// The values saved so far (none if nothing is saved).
+    fn saved(&self) -> Result<Vec<Value>, Error> {
         let path = self.state_file();
-        if path.exists() {
-            return Ok(()); // keep the first originals until restore
+        match std::fs::read_to_string(&path) {
+            Ok(text) => serde_json::from_str(&text)
+                .map_err(|e| Error::Other(format!("{}: {e}", path.display()))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+            Err(e) => Err(Error::io(format!("reading {}", path.display()), e)),
         }
-        let saved = routes
-            .iter()
-            .filter(|r| r.unsupported.is_none())
-            .map(|r| {
-                Json::Obj(vec![
-                    ("dst", Json::s(&r.dst)),
-                    ("metric", scalar(r.json.get("metric"))),
-                    ("tos", scalar(r.json.get("tos"))),
-                    ("rto_min_ms", Json::from(r.rto_min_ms)),
-                    ("initcwnd", Json::from(r.initcwnd)),
-                ])
-            })
-            .collect();
+    }
+
+    /// Writes `saved` back, or removes the file when nothing is left to restore.
+    fn keep(&self, saved: Vec<Value>) -> Result<(), Error> {
+        let path = self.state_file();
+        if saved.is_empty() {
+            return match std::fs::remove_file(&path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    Err(Error::io(format!("removing {}", path.display()), e))
+                }
+                _ => Ok(()),
+            };
+        }
         std::fs::create_dir_all(&self.state_dir)
             .map_err(|e| Error::io(format!("creating {}", self.state_dir.display()), e))?;
-        std::fs::write(&path, Json::Arr(saved).render())
+        std::fs::write(&path, Value::Array(saved).to_string())
             .map_err(|e| Error::io(format!("writing {}", path.display()), e))
     }
 
-    /// Puts back the values saved before the first `set`. Returns the restored routes.
+    /// Saves the values of each of `routes` not saved yet (a route is known by its
+    /// destination, metric and TOS), so that restore gives back what each had before its
+    /// first change, whichever changes came after.
+    fn save_originals(&self, routes: &[RouteInfo]) -> Result<(), Error> {
+        let mut saved = self.saved()?;
+        for r in routes.iter().filter(|r| r.unsupported.is_none()) {
+            if saved.iter().any(|s| is_saved_of(s, r)) {
+                continue;
+            }
+            saved.push(serde_json::json!({
+                "dst": r.dst,
+                "metric": scalar(r.json.get("metric")),
+                "tos": scalar(r.json.get("tos")),
+                "rto_min_ms": r.rto_min_ms,
+                "initcwnd": r.initcwnd,
+            }));
+        }
+        self.keep(saved)
+    }
+
+    /// Puts back the values saved before each route's first `set` (only `dst`'s, when
+    /// one is chosen) and forgets them. Returns the restored routes.
     pub fn restore(&self) -> Result<Vec<String>, Error> {
         if !crate::loader::is_root() {
             return Err(Error::NotRoot { what: "cclab kernel route --restore".into() });
         }
-        let path = self.state_file();
-        let text = std::fs::read_to_string(&path)
-            .map_err(|e| Error::io(format!("nothing to restore ({})", path.display()), e))?;
-        let saved: Vec<Value> = serde_json::from_str(&text)
-            .map_err(|e| Error::Other(format!("{}: {e}", path.display())))?;
+        let saved = self.saved()?;
+        if saved.is_empty() {
+            return Err(Error::Other(format!(
+                "nothing to restore ({} holds no saved routes)",
+                self.state_file().display()
+            )));
+        }
         let current = Routes { dst: None, ..self.clone() }.list()?;
         let mut done = Vec::new();
+        let mut left = Vec::new();
         for s in saved {
             let dst = s["dst"].as_str().unwrap_or_default();
-            let same = |r: &RouteInfo, k: &str| {
-                r.json.get(k).unwrap_or(&Value::Null) == s.get(k).unwrap_or(&Value::Null)
-            };
-            let Some(r) =
-                current.iter().find(|r| r.dst == dst && same(r, "metric") && same(r, "tos"))
-            else {
-                continue; // the route is gone; nothing to restore
-            };
-            self.ip(&change_args(
-                r,
-                &self.table,
-                s["rto_min_ms"].as_u64(),
-                s["initcwnd"].as_u64(),
-            ))?;
-            done.push(dst.to_string());
+            if self.dst.as_deref().is_some_and(|want| want != dst) {
+                left.push(s);
+                continue;
+            }
+            // A route that is gone has nothing to restore.
+            if let Some(r) = current.iter().find(|r| is_saved_of(&s, r)) {
+                let (rto, cwnd) = (s["rto_min_ms"].as_u64(), s["initcwnd"].as_u64());
+                self.ip(&change_args(r, &self.table, rto, cwnd))?;
+                done.push(dst.to_string());
+            }
         }
-        std::fs::remove_file(&path)
-            .map_err(|e| Error::io(format!("removing {}", path.display()), e))?;
+        self.keep(left)?;
         Ok(done)
     }
 }
 
+/// Whether the saved entry `s` is route `r`'s (same destination, metric and TOS).
+fn is_saved_of(s: &Value, r: &RouteInfo) -> bool {
+    let same = |k: &str| r.json.get(k).unwrap_or(&Value::Null) == s.get(k).unwrap_or(&Value::Null);
+    s["dst"].as_str() == Some(r.dst.as_str()) && same("metric") && same("tos")
+}
+
 /// A number or string from `ip -j` output, written back as it came (anything else: null).
-fn scalar(v: Option<&Value>) -> Json {
+fn scalar(v: Option<&Value>) -> Value {
     match v {
-        Some(Value::Number(n)) => Json::Num(n.to_string()),
-        Some(Value::String(s)) => Json::s(s),
-        _ => Json::Null,
+        Some(v @ (Value::Number(_) | Value::String(_))) => v.clone(),
+        _ => Value::Null,
     }
 }
 
@@ -347,10 +381,19 @@ mod tests {
         )
         .unwrap();
         routes.save_originals(&[route_info(j.clone())]).unwrap();
+        // A second change of the same route keeps its first values; another route's are
+        // added beside them.
+        let changed: Value = serde_json::from_str(
+            r#"{"dst":"198.18.10.0/24","dev":"v0","metric":100,"metrics":[{"rto_min":10}]}"#,
+        )
+        .unwrap();
+        let other: Value = serde_json::from_str(r#"{"dst":"198.18.11.0/24","dev":"v0"}"#).unwrap();
+        routes.save_originals(&[route_info(changed), route_info(other)]).unwrap();
         let text = std::fs::read_to_string(routes.state_file()).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
         let saved: Vec<Value> = serde_json::from_str(&text).unwrap();
-        assert_eq!(saved.len(), 1, "{text}");
+        assert_eq!(saved.len(), 2, "{text}");
+        assert_eq!(saved[1]["dst"].as_str(), Some("198.18.11.0/24"));
         let s = &saved[0];
         assert_eq!((s["dst"].as_str(), s["metric"].as_u64()), (Some("198.18.10.0/24"), Some(100)));
         assert!(s["tos"].is_null() && s["initcwnd"].is_null(), "{text}");

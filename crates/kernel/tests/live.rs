@@ -803,7 +803,19 @@ fn route_rto_min_and_initcwnd_set_and_restore_in_a_namespace() {
     let before = r.list().unwrap();
     assert!(before.len() >= 2, "{before:?}");
     assert!(before.iter().all(|x| x.rto_min_ms.is_none() && x.initcwnd.is_none()), "{before:?}");
+    // A table with no routes (one made and emptied) is refused, and nothing is saved.
+    for verb in ["add", "del"] {
+        sh(&["ip", "-n", &path.a, "route", verb, "198.19.251.0/24", "dev", "va", "table", "200"]);
+    }
+    let empty = Routes { table: "200".into(), ..r.clone() };
+    let e = empty.set(RouteChange { rto_min_ms: Some(50), initcwnd: None }).unwrap_err();
+    assert!(e.to_string().contains("no routes in table 200"), "{e}");
+    assert!(empty.restore().is_err());
 
+    // One route first, then all: each route's values before its own first change are
+    // the ones restore puts back (the first change used to save only its own routes).
+    let one = Routes { dst: Some("198.19.250.0/24".into()), ..r.clone() };
+    one.set(RouteChange { rto_min_ms: None, initcwnd: Some(30) }).unwrap();
     let (changed, skipped) =
         r.set(RouteChange { rto_min_ms: Some(50), initcwnd: Some(20) }).unwrap();
     assert_eq!(changed.len(), before.len(), "skipped: {skipped:?}");
@@ -824,13 +836,22 @@ fn route_rto_min_and_initcwnd_set_and_restore_in_a_namespace() {
     );
 
     // Only one route, one parameter: the other keeps what it had.
-    let one = Routes { dst: Some("198.19.250.0/24".into()), ..r.clone() };
     one.set(RouteChange { rto_min_ms: Some(10), initcwnd: None }).unwrap();
     let after = one.list().unwrap();
     assert_eq!((after[0].rto_min_ms, after[0].initcwnd), (Some(10), Some(20)));
 
+    // Restoring one destination touches only it.
+    assert_eq!(one.restore().unwrap(), vec!["198.19.250.0/24".to_string()]);
+    assert_eq!((one.list().unwrap()[0].rto_min_ms, one.list().unwrap()[0].initcwnd), (None, None));
+    let others: Vec<_> =
+        r.list().unwrap().into_iter().filter(|x| x.dst != "198.19.250.0/24").collect();
+    assert!(
+        others.iter().all(|x| (x.rto_min_ms, x.initcwnd) == (Some(50), Some(20))),
+        "{others:?}"
+    );
+
     let restored = r.restore().unwrap();
-    assert_eq!(restored.len(), before.len());
+    assert_eq!(restored.len(), before.len() - 1);
     let now = r.list().unwrap();
     assert!(now.iter().all(|x| x.rto_min_ms.is_none() && x.initcwnd.is_none()), "{now:?}");
     let text = Command::new("ip")
