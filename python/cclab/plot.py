@@ -43,8 +43,4 @@ def four_plots(result: Any, max_flows: int = 16) -> Any:
     ax_cwnd.legend(fontsize="small")
     fig.suptitle(result.scenario.name)
     fig.tight_layout()
-    if "inline" in plt.get_backend():
-        # A notebook draws every open figure at the end of the cell and then the cell's
-        # value as well: closed, the returned figure is shown once.
-        plt.close(fig)
     return fig

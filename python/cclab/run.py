@@ -1,5 +1,6 @@
 """Running scenarios: whole (:func:`run`) or stepped and retuned (:class:`Simulation`)."""
 
+import numbers
 from typing import Any, Dict, List, Optional, Union
 
 import pandas as pd
@@ -15,7 +16,7 @@ def to_ns(t: Time) -> int:
     """A time as a scenario writes it ("30s", "250ms") or a number of seconds, in ns."""
     if isinstance(t, str):
         return _cclab.parse_duration(t)
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or not t >= 0:
+    if isinstance(t, bool) or not isinstance(t, numbers.Real) or not t >= 0:
         raise ValueError(f"{t!r} is not a time: give seconds (a number >= 0) or a string like \"30s\"")
     # Times past the end are capped there anyway; past 2^63 ns (292 years), cap here.
     return min(int(round(min(t, 1e19) * 1e9)), 2**63 - 1)
@@ -85,13 +86,11 @@ class Simulation:
         the ``[[changes]]`` entry that replays it. A bad flow, name or value raises
         ValueError naming the field, the value and what is allowed."""
         n = len(self.scenario.flows)
-        if isinstance(flow, bool) or not isinstance(flow, int) or not 0 <= flow < n:
+        if isinstance(flow, bool) or not isinstance(flow, numbers.Integral) or not 0 <= flow < n:
             raise ValueError(f"flow = {flow!r}: no such flow; this run has {n} (0 to {n - 1})")
-        if isinstance(value, bool):
-            value = int(value)
-        if not isinstance(value, (int, float)):
+        if not isinstance(value, numbers.Real):  # bool, int, float and numpy's numbers
             raise TypeError(f"{name} = {value!r}: the value must be a number")
-        return self._sim.set_param(flow, name, float(value))
+        return self._sim.set_param(int(flow), name, float(value))
 
     @property
     def changes(self) -> List[Dict[str, Any]]:

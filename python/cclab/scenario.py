@@ -1,5 +1,6 @@
 """Scenarios: read from a TOML file or text, or a dict; changed with the ``--set`` rules."""
 
+import numbers
 import os
 from typing import Any, Dict, List, Optional, Tuple, Union
 
@@ -154,9 +155,9 @@ class Scenario:
 
     def with_seed(self, seed: int) -> "Scenario":
         """A copy with another seed (``cclab run --seed``: applied after every change)."""
-        if isinstance(seed, bool) or not isinstance(seed, int):
-            raise TypeError(f"seed = {seed!r}: must be an int (0 to 2^64 - 1), not {type(seed).__name__}")
-        return self.copy().set("seed", seed)
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
+            raise TypeError(f"seed = {seed!r}: must be an integer (0 to 2^63 - 1), not {type(seed).__name__}")
+        return self.copy().set("seed", int(seed))
 
     def _source(self) -> Source:
         return (self._text, self._file, self._base_dir, self._stem, list(self._overrides))

@@ -2,6 +2,7 @@
 results folder and ``sweep.csv`` as ``cclab run`` writes for the sweep file."""
 
 import io
+import numbers
 import os
 import shutil
 import tempfile
@@ -57,8 +58,8 @@ def sweep(
     """
     if not isinstance(scenario, Scenario):
         raise TypeError(f"expected a cclab.Scenario, not {type(scenario).__name__}")
-    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1):
-        raise ValueError(f"jobs = {jobs!r}: must be an int of at least 1 (None: one per core)")
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, numbers.Integral) or jobs < 1):
+        raise ValueError(f"jobs = {jobs!r}: must be an integer of at least 1 (None: one per core)")
     if grid is not None:
         scenario = scenario.with_sweep(grid, seeds)
     elif seeds is not None:

@@ -151,9 +151,12 @@ def test_seeds_flows_times_and_jobs_out_of_range_are_refused_by_name():
     for bad in (1.9, True, "abc"):
         with pytest.raises(TypeError, match=r"seed = "):
             cclab.run(scn, seed=bad)
+    np = pytest.importorskip("numpy")  # a seed or flow read from a DataFrame is numpy's
+    assert cclab.run(scn, seed=np.int64(3)).summary["seed"] == 3
     sim = cclab.Simulation(scn)
     with pytest.raises(ValueError, match=r"flow = -1: no such flow; this run has 2"):
         sim.set_param(flow=-1, name="beta", value=0.5)
+    sim.set_param(flow=np.int64(0), name="beta", value=np.float32(0.5))
     with pytest.raises(ValueError, match="is not a time"):
         sim.run_until(float("nan"))
     assert sim.run_until(float("inf")) is True  # capped at the end, as documented

@@ -6,6 +6,8 @@ the results folder it writes resolve as they would in a clone."""
 
 import re
 
+import pytest
+
 from conftest import REPO
 
 
@@ -18,6 +20,8 @@ def readme_example() -> str:
 
 
 def test_the_readme_example_runs_as_written(tmp_path, monkeypatch):
+    ray = pytest.importorskip("ray")  # the example's sweep runs on Ray; plots need matplotlib
+    pytest.importorskip("matplotlib")
     (tmp_path / "scenarios").symlink_to(REPO / "scenarios")
     monkeypatch.chdir(tmp_path)
     code = readme_example()
@@ -25,9 +29,7 @@ def test_the_readme_example_runs_as_written(tmp_path, monkeypatch):
     try:
         exec(compile(code, "README.md (Python example)", "exec"), scope)
     finally:
-        import ray  # the example's backend="ray" started a local cluster
-
-        ray.shutdown()
+        ray.shutdown()  # the example's backend="ray" started a local cluster
     # What the example's comments promise.
     assert scope["res"].summary["flows"][1]["cc"] == "tahoe"
     assert (tmp_path / "results" / "mine" / "summary.json").exists()

@@ -14,7 +14,7 @@ pub struct Args {
     /// Run each scenario for a tenth of its simulated time (at least 1 s).
     #[arg(long)]
     pub quick: bool,
-    /// Run only this scenario (a, b or c), in this process, and print one
+    /// Run only this scenario (a, b, c or d), in this process, and print one
     /// machine-readable line (used by `cclab bench` itself for each child).
     #[arg(long, value_name = "NAME", value_parser = ["a", "b", "c", "d"])]
     pub one: Option<String>,

@@ -117,9 +117,14 @@ fn bad_command_line(e: clap::Error) -> ExitCode {
         // A value outside a fixed set: say which values are allowed.
         _ => strings(ContextKind::ValidValue).map(|v| format!("; allowed: {v}")),
     };
+    // clap's "a similar value exists" tip, kept on the one line.
+    let similar = match e.get(ContextKind::SuggestedValue) {
+        Some(ContextValue::String(s)) => format!("; did you mean '{s}'?"),
+        _ => String::new(),
+    };
     let _ = writeln!(
         std::io::stderr(),
-        "error: {first}{} (see cclab --help)",
+        "error: {first}{}{similar} (see cclab --help)",
         detail.unwrap_or_default()
     );
     ExitCode::from(2)

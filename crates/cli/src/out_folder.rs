@@ -28,10 +28,7 @@ pub fn check(dir: &Path, kind: &str, marker: &str) -> Result<(), String> {
 /// Refuses a file (`flag` names it) that would lie inside the folder `dir` a command
 /// writes: that folder is replaced whole, and the file would go with it.
 pub fn check_outside(file: &Path, flag: &str, dir: &Path) -> Result<(), String> {
-    let (Ok(f), Ok(d)) = (std::path::absolute(file), std::path::absolute(dir)) else {
-        return Ok(());
-    };
-    if f.starts_with(&d) {
+    if resolved(file).starts_with(resolved(dir)) {
         return Err(format!(
             "{flag} {} lies inside --out {}, which a run replaces whole; put it elsewhere",
             file.display(),
@@ -39,6 +36,28 @@ pub fn check_outside(file: &Path, flag: &str, dir: &Path) -> Result<(), String> 
         ));
     }
     Ok(())
+}
+
+/// Where `path` would be: its deepest existing ancestor with links and `..` resolved, then
+/// the rest of it (`..` in the rest taken lexically), so that `a/../r1/p.csv` and a
+/// link to `r1` both count as inside `r1`.
+fn resolved(path: &Path) -> std::path::PathBuf {
+    let abs = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let base = abs.ancestors().find_map(|a| a.canonicalize().ok().map(|c| (a, c)));
+    let (mut out, rest) = match base {
+        Some((a, c)) => (c, abs.strip_prefix(a).unwrap_or(Path::new("")).to_path_buf()),
+        None => (std::path::PathBuf::new(), abs.clone()),
+    };
+    for part in rest.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// Creates the folder `parent` (and those above it), saying which of them is a file
@@ -86,6 +105,11 @@ mod tests {
         // A file inside the folder a command replaces is refused, one beside it is not.
         let inside = check_outside(&root.join("ours/p.csv"), "--packet-log", &root.join("ours"));
         assert!(inside.unwrap_err().contains("lies inside --out"));
+        let around =
+            check_outside(&root.join("ours/p.csv"), "--packet-log", &root.join("x/../ours"));
+        assert!(around.is_err(), "a way round through .. is the same folder");
+        let new = check_outside(&root.join("new/p.csv"), "--packet-log", &root.join("new"));
+        assert!(new.is_err(), "a folder not made yet too");
         assert_eq!(check_outside(&root.join("p.csv"), "--packet-log", &root.join("ours")), Ok(()));
         // A file where a folder must be made is named.
         let made = create_parent(&root.join("a-file/sub"));

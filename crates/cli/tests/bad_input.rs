@@ -500,6 +500,7 @@ fn bad_flags_give_one_line_and_a_non_zero_exit() {
         "{}",
         stderr(&o)
     );
+    assert!(stderr(&o).contains("did you mean 'cubic'?"), "{}", stderr(&o));
     let o = run_in(dir.path(), &["compare", "a"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("not provided: <DIR_B>"), "{}", stderr(&o));

@@ -437,7 +437,8 @@ impl Forwarder {
     }
 
     /// Logs every packet event of the next [`run`](Self::run) to `path`
-    /// ([`crate::packet_log`]), replacing the file.
+    /// ([`crate::packet_log`]), replacing an earlier log there (a file of any other kind
+    /// is refused).
     pub fn set_packet_log(&mut self, path: &Path) -> Result<(), EmuError> {
         self.packet_log = Some(PacketLog::create(path)?);
         Ok(())

@@ -149,15 +149,16 @@ const HEADER: &str =
     "event,direction,time_ns,address,queue_packets,due_ns,seq,ack,flags,window,payload_bytes,tsval,tsecr\n";
 
 impl PacketLog {
-    /// Creates `path` and writes the header. An existing file is replaced only if it is
-    /// an earlier packet log (it starts with the header's first columns), so that a
-    /// mistyped `--packet-log` cannot overwrite a file of the user's.
+    /// Creates `path` and writes the header. An existing regular file is replaced only if
+    /// it is an earlier packet log (it starts with the header's first columns), so that a
+    /// mistyped `--packet-log` cannot overwrite a file of the user's; anything else that
+    /// is not a folder (a named pipe, /dev/stdout) is written to as it is, never read.
     pub fn create(path: &Path) -> Result<PacketLog, EmuError> {
         let refuse = |why: &str| EmuError::Io(format!("--packet-log {}: {why}", path.display()));
         if path.is_dir() {
             return Err(refuse("is a folder; give a file name"));
         }
-        if path.exists() && !is_packet_log(path) {
+        if path.is_file() && !is_packet_log(path) {
             return Err(refuse("exists and is not a packet log; choose another file"));
         }
         let file = File::create(path).map_err(|e| refuse(&e.to_string()))?;
@@ -250,6 +251,8 @@ mod tests {
         let log = dir.join("packets.csv");
         PacketLog::create(&log).unwrap().finish().unwrap();
         PacketLog::create(&log).expect("an earlier log is replaced").finish().unwrap();
+        // A device (or a pipe) is written to, not read first (reading a pipe would wait).
+        PacketLog::create(Path::new("/dev/null")).expect("a device is written").finish().unwrap();
         assert_eq!(std::fs::read_to_string(&log).unwrap(), HEADER);
         std::fs::remove_dir_all(&dir).unwrap();
     }

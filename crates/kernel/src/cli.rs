@@ -209,10 +209,12 @@ pub fn run(args: Args) -> Result<(), Error> {
                 }
             } else if rto_min.is_some() || initcwnd.is_some() {
                 let (changed, skipped) = r.set(route_change(rto_min.as_deref(), initcwnd)?)?;
-                for c in changed {
+                for c in &changed {
                     outln(&format!("changed {}", c.dst));
                 }
-                outln("(undo: the same command with --restore instead of the new values)");
+                if !changed.is_empty() {
+                    outln("(undo: the same command with --restore instead of the new values)");
+                }
                 for (d, why) in skipped {
                     outln(&format!("skipped {d}: {why}"));
                 }

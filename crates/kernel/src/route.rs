@@ -183,7 +183,10 @@ impl Routes {
         }
         std::fs::create_dir_all(&self.state_dir)
             .map_err(|e| Error::io(format!("creating {}", self.state_dir.display()), e))?;
-        std::fs::write(&path, Value::Array(saved).to_string())
+        // Whole or not at all: a crash mid-write must not leave a file restore cannot read.
+        let tmp = path.with_extension("json.partial");
+        std::fs::write(&tmp, Value::Array(saved).to_string())
+            .and_then(|_| std::fs::rename(&tmp, &path))
             .map_err(|e| Error::io(format!("writing {}", path.display()), e))
     }
 
@@ -214,11 +217,20 @@ impl Routes {
             return Err(Error::NotRoot { what: "cclab kernel route --restore".into() });
         }
         let saved = self.saved()?;
+        let nothing = |what: &str| {
+            Error::Other(format!(
+                "nothing to restore: `cclab kernel route` has not changed {what} in table {}{}",
+                self.table,
+                self.netns.as_deref().map(|n| format!(" of namespace {n}")).unwrap_or_default()
+            ))
+        };
         if saved.is_empty() {
-            return Err(Error::Other(format!(
-                "nothing to restore ({} holds no saved routes)",
-                self.state_file().display()
-            )));
+            return Err(nothing("any route"));
+        }
+        if let Some(want) = &self.dst {
+            if !saved.iter().any(|s| s["dst"].as_str() == Some(want)) {
+                return Err(nothing(want));
+            }
         }
         let current = Routes { dst: None, ..self.clone() }.list()?;
         let mut done = Vec::new();

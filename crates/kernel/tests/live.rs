@@ -840,7 +840,9 @@ fn route_rto_min_and_initcwnd_set_and_restore_in_a_namespace() {
     let after = one.list().unwrap();
     assert_eq!((after[0].rto_min_ms, after[0].initcwnd), (Some(10), Some(20)));
 
-    // Restoring one destination touches only it.
+    // Restoring one destination touches only it (and one never changed is refused).
+    let never = Routes { dst: Some("198.19.251.0/24".into()), ..r.clone() };
+    assert!(never.restore().unwrap_err().to_string().contains("has not changed 198.19.251.0/24"));
     assert_eq!(one.restore().unwrap(), vec!["198.19.250.0/24".to_string()]);
     assert_eq!((one.list().unwrap()[0].rto_min_ms, one.list().unwrap()[0].initcwnd), (None, None));
     let others: Vec<_> =

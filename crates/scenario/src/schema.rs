@@ -594,7 +594,7 @@ fn bdp_buffer(rate: Rate, bdp: Bdp, k: f64) -> Buffer {
 
 /// A buffer in one of its written forms; the simulator checks the size.
 fn buffer(ctx: &Ctx, n: &Node, rate: Rate, bdp: Bdp) -> Result<Buffer, ScenarioError> {
-    let allowed = format!("allowed: \"<x>bdp\" (x in (0, 1000], rate x largest flow RTT, in the largest flow's packets), \"<n>pkt\" (n in [1, {MAX_BUFFER_PACKETS}]), or a size \"<n>B\", \"<n>KB\", \"<n>MB\" (at least {}B)", BUFFER_BYTES.0);
+    let allowed = format!("allowed: \"<x>bdp\" (x in (0, 1000], rate x largest flow RTT, in packets of the flows' largest packet size), \"<n>pkt\" (n in [1, {MAX_BUFFER_PACKETS}]), or a size \"<n>B\", \"<n>KB\", \"<n>MB\" (at least {}B)", BUFFER_BYTES.0);
     let field = "bottleneck.buffer";
     let s = match &n.val {
         Val::Int(p) if *p >= 0 => return Ok(Buffer::Packets(*p as u64)),

@@ -24,10 +24,9 @@ use tokio::sync::broadcast::error::RecvError;
 
 type Answer = ApiResult<Json<Value>>;
 
-/// A JSON body of type T, or a 400 that says what is wrong with it.
-/// The request's JSON object. Anything but an object is refused as such before serde
-/// reads it: its own message for an array would name the first field it looked for
-/// ("expected a string"), not what is wrong.
+/// A JSON body of type T, or a 400 that says what is wrong with it. Anything but an
+/// object is refused as such before serde reads it: its own message for an array would
+/// name the first field it looked for ("expected a string"), not what is wrong.
 fn body<T: DeserializeOwned>(bytes: &[u8]) -> ApiResult<T> {
     let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
     if first.is_some_and(|b| *b != b'{') {

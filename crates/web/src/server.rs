@@ -182,8 +182,9 @@ async fn as_json_error(
     path: &str,
     limits: &crate::Limits,
 ) -> Response {
-    let status = r.status();
-    let text = axum::body::to_bytes(r.into_body(), 4096).await.unwrap_or_default();
+    let (parts, body) = r.into_parts();
+    let status = parts.status;
+    let text = axum::body::to_bytes(body, 4096).await.unwrap_or_default();
     let text = String::from_utf8_lossy(&text).trim().to_string();
     let message = match status {
         StatusCode::METHOD_NOT_ALLOWED => format!("{method} is not allowed on {path}"),
@@ -195,7 +196,14 @@ async fn as_json_error(
         _ if !text.is_empty() => text,
         _ => status.canonical_reason().unwrap_or("refused").to_string(),
     };
-    ApiError::new(status, message).into_response()
+    // axum's own headers (Allow on a 405, say) stay; the body is now ours.
+    let mut r = ApiError::new(status, message).into_response();
+    for (name, value) in &parts.headers {
+        if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {
+            r.headers_mut().insert(name.clone(), value.clone());
+        }
+    }
+    r
 }
 
 /// A random token from the kernel's generator.

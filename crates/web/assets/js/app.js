@@ -25,6 +25,7 @@ function debounce(f, ms) {
 /** Shows a refusal of the scenario: beside its field in the form, and in the box above
  *  the editor as well when the form is not what the user is looking at (the TOML tab). */
 function showScenarioError(err) {
+  lab.scenarioError = err;
   const box = $("scenario-error");
   const placed = err && lab.form.showError(err);
   const seen = placed && !$("form").hidden;
@@ -89,6 +90,7 @@ function setupScenario(scenarios, traces) {
       for (const o of document.querySelectorAll(".tabs button")) o.classList.toggle("on", o === b);
       $("form").hidden = b.dataset.tab !== "form";
       $("toml-pane").hidden = b.dataset.tab !== "toml";
+      showScenarioError(lab.scenarioError); // where it shows depends on the tab
     });
   }
 }
@@ -115,12 +117,15 @@ function attachRun(status, toml) {
 }
 
 /** Starts the scenario in the simulator, or (`path` = /api/kernel/runs) on the testbed.
- *  A run still going is stopped first, as Stop would: Start means start over, and a
- *  forgotten run would hold one of the server's run slots until it ended. */
+ *  A run still going is stopped first, as Stop would (Start means start over, and a
+ *  forgotten run would hold one of the server's run slots until it ended), but only
+ *  once the scenario is known to be good: a refused Start leaves the run going. */
 async function start(path = "/api/runs") {
   $("start").disabled = true;
   try {
-    if (lab.run && (lab.run.state === "running" || lab.run.state === "paused")) await control("stop");
+    const going = lab.run && (lab.run.state === "running" || lab.run.state === "paused");
+    if (going && !(await check(false))) return;
+    if (going) await control("stop");
     const body = { toml: lab.toml, file: lab.file };
     if (path === "/api/runs") body.speed = lab.speed;
     attachRun(await post(path, body), lab.toml);

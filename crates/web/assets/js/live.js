@@ -87,9 +87,11 @@ export class LiveRun {
 
   /** Goodput in Mbit/s: the bytes delivered in order to the receiving application over
    *  a trailing window of at most 1% of the run (at least one bucket), as the results'
-   *  goodput plot takes it (`goodput_points` in `results.rs`). Bucket to bucket, a retransmission that fills
-   *  a hole delivers the whole window held behind it at once, and the line would spike
-   *  to several times the link's rate. */
+   *  goodput plot takes it (`goodput_points` in `results.rs`); a bucket in which the flow
+   *  has no sample (not started, or finished) ends its line, and the window starts anew
+   *  after it. Bucket to bucket, a retransmission that fills a hole delivers the whole
+   *  window held behind it at once, and the line would spike to several times the link's
+   *  rate. */
   goodput(flow) {
     const window = Math.max((this.duration || 0) / 100, this.bucketS || 0);
     const out = [];
@@ -101,7 +103,8 @@ export class LiveRun {
       const i = seen.push([b.t, f.delivered]) - 1;
       while (j < i && b.t - seen[j][0] > window + 1e-12) j++;
       const k = j === i && i > 0 ? i - 1 : j; // at least the bucket before
-      if (k < i) out.push([b.t, ((f.delivered - seen[k][1]) * 8) / (b.t - seen[k][0]) / 1e6]);
+      const dt = b.t - (k < i ? seen[k][0] : b.t);
+      if (dt > 0) out.push([b.t, ((f.delivered - seen[k][1]) * 8) / dt / 1e6]);
     }
     return out;
   }

@@ -30,6 +30,7 @@ export class TunePanel {
   constructor({ root, select, note, algorithms, tcpParams, apply }) {
     Object.assign(this, { root, select, note, algorithms, tcpParams, apply });
     this.values = {}; // "flow.name" -> current value
+    this.enabled = false;
     select.addEventListener("change", () => this.render());
   }
 
@@ -65,6 +66,7 @@ export class TunePanel {
     this.measured = el("div", { class: "measured", id: "measured" }, "no back-off yet");
     const knobs = orderedSpecs(algo, this.tcpParams).map((s) => this.knob(flow.id, s));
     this.root.replaceChildren(this.measured, ...knobs);
+    this.setEnabled(this.enabled);
   }
 
   current(flow, spec) {
@@ -127,6 +129,7 @@ export class TunePanel {
 
   /** Enables the controls while a run goes on (a finished run takes no changes). */
   setEnabled(on) {
+    this.enabled = on;
     for (const input of this.root.querySelectorAll("input")) input.disabled = !on;
   }
 
