@@ -142,7 +142,15 @@ fn plotted_metrics(table: &Table) -> Vec<usize> {
 /// The lines of metric `m` against axis `ai`.
 fn lines_for(plan: &Plan, table: &Table, ai: usize, m: usize) -> Vec<Line> {
     let per_flow = m >= table.first_flow_column;
-    let name_col = table.columns.iter().position(|c| c == "flow.name");
+    // A row's line is named by its flow, or for a group's column by the group: groups
+    // are numbered in flow order, so where an algorithm is swept, group 0 is one
+    // algorithm in some runs and another in others, and one line would mix them.
+    let named_by = match table.columns[m].split_once("].") {
+        Some((group, _)) if group.starts_with("fairness.groups[") => format!("{group}].name"),
+        _ if per_flow => "flow.name".to_string(),
+        _ => String::new(),
+    };
+    let name_col = table.columns.iter().position(|c| *c == named_by);
     // (line name, value index) -> samples, in first-seen order of line names.
     let mut names: Vec<String> = Vec::new();
     let mut samples: Vec<Vec<Vec<f64>>> = Vec::new();
@@ -162,11 +170,9 @@ fn lines_for(plan: &Plan, table: &Table, ai: usize, m: usize) -> Vec<Line> {
             .filter(|(i, _)| *i != ai)
             .map(|(i, a)| format!("{}={}", a.fields[0], a.labels[r.choice[i]].join("/")))
             .collect();
-        if per_flow {
-            if let Some(nc) = name_col {
-                if let crate::sweep_table::Cell::Text(n) = &row[nc] {
-                    parts.push(n.clone());
-                }
+        if let Some(nc) = name_col {
+            if let crate::sweep_table::Cell::Text(n) = &row[nc] {
+                parts.push(n.clone());
             }
         }
         let name = if parts.is_empty() { table.columns[m].clone() } else { parts.join(" ") };

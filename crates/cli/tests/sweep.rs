@@ -90,6 +90,11 @@ fn a_sweep_writes_a_results_folder_per_run_and_the_tables() {
         html.contains("Against flows[0].cc") && html.contains("Against flows[0].rtt, flows[1].rtt")
     );
     assert!(html.contains("flow.goodput_bps against flows[0].cc"));
+    // Group 0 is CUBIC in some runs and BIC in others: a group's chart has a line per
+    // group name, never one line mixing the two.
+    let groups = &html[html.find("fairness.groups[0].share against flows[0].rtt").unwrap()..];
+    let legend = &groups[..groups.find("</svg>").unwrap()];
+    assert!(legend.contains("=cubic cubic") && legend.contains("=bic bic"), "{legend}");
     // The terminal summary lists every point.
     assert!(out.contains("point 3  flows[0].cc=bic flows[0].rtt=40ms flows[1].rtt=80ms"), "{out}");
     assert!(out.contains("sweep: 8 runs (8 now, 0 done before, 0 failed)"), "{out}");
