@@ -538,15 +538,15 @@ fn parameter_changes_apply_live_and_bad_ones_name_the_field_value_and_range() {
     for (body, field, needle) in [
         (
             json!({ "flow": 1, "name": "beta", "value": 3 }),
-            "flows[1].beta",
-            "flows[1].beta = 3: out of range for flow 1 (tuner); allowed: a number in (0, 1]",
+            "flows[1].params.beta",
+            "flows[1].params.beta = 3: out of range for flow 1 (tuner); allowed: a number in (0, 1]",
         ),
         (
             json!({ "flow": 1, "name": "beta", "value": 0 }),
-            "flows[1].beta",
+            "flows[1].params.beta",
             "allowed: a number in (0, 1]",
         ),
-        (json!({ "flow": 0, "name": "colour", "value": 1 }), "flows[0].colour", "colour"),
+        (json!({ "flow": 0, "name": "colour", "value": 1 }), "flows[0].params.colour", "colour"),
         (json!({ "flow": 9, "name": "beta", "value": 0.5 }), "flow", "flow = 9: out of range"),
         (
             json!({ "flow": 1, "name": "rto_min", "value": 0 }),

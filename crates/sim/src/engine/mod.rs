@@ -203,8 +203,11 @@ impl Simulation {
     pub fn set_param(&mut self, flow: usize, name: &str, value: f64) -> Result<(), SimError> {
         let n = self.flows.len();
         let s = &mut self.flows.get_mut(flow).ok_or_else(|| flow_index_error(flow, n))?.sender;
+        // Named by the field a scenario file would set: an algorithm's own parameter sits
+        // in the flow's `params` table, `rto_min` and `initcwnd` on the flow itself.
+        let table = if TCP_PARAMS.contains(&name) { "" } else { ".params" };
         let change = apply_param(flow, s.ca_mut(), name, value)
-            .map_err(|e| e.within(&format!("flows[{flow}]")))?;
+            .map_err(|e| e.within(&format!("flows[{flow}]{table}")))?;
         match change {
             Some(TcpChange::RtoMin(d)) => s.set_rto_min(d),
             Some(TcpChange::InitCwnd(n)) => s.set_init_cwnd(n),
