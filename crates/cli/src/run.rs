@@ -52,6 +52,17 @@ fn overrides(args: &Args) -> Vec<String> {
     overrides
 }
 
+/// Says on stderr which `--set` fields the sweep sets itself: each run takes the sweep's
+/// value of a swept field, so such an override has no effect (README, "Sweeps").
+fn warn_overridden_axes(plan: &cclab_scenario::sweep::Plan, set: &[String]) {
+    for s in set {
+        let field = s.split_once('=').map_or(s.as_str(), |(f, _)| f).trim();
+        if plan.axes.iter().any(|a| a.fields.iter().any(|f| f == field)) {
+            eprintln!("warning: --set {field}: the sweep sets {field} in every run; the override has no effect");
+        }
+    }
+}
+
 /// Loads the scenario named by the arguments, with `--set` and `--seed` applied.
 pub fn load(args: &Args) -> Result<Scenario, String> {
     let overrides = overrides(args);
@@ -77,7 +88,10 @@ pub fn main(args: Args) -> Result<(), String> {
                      one scenario (run one point of it with --set)"
                 ))
             }
-            Ok(Loaded::Sweep(plan)) => return crate::sweep::main(&plan, &file, &args),
+            Ok(Loaded::Sweep(plan)) => {
+                warn_overridden_axes(&plan, &args.set);
+                return crate::sweep::main(&plan, &file, &args);
+            }
             Err(e) => return Err(e.to_string()),
         },
         None => load(&args)?,

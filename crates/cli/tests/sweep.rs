@@ -210,6 +210,21 @@ fn a_changed_sweep_reruns_only_the_runs_whose_scenario_changed() {
 }
 
 #[test]
+fn a_set_of_a_swept_field_is_warned_about() {
+    let dir = TempDir::new("sweep-set-swept");
+    dir.write("s.toml", SWEEP);
+    let o = run_in(dir.path(), &["run", "s.toml", "--out", "res", "--set", "flows[0].cc=vegas"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let err = stderr(&o);
+    assert!(
+        err.contains("warning: --set flows[0].cc: the sweep sets flows[0].cc in every run"),
+        "{err}"
+    );
+    let o = run_in(dir.path(), &["run", "s.toml", "--out", "res", "--set", "duration=2s"]);
+    assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+}
+
+#[test]
 fn a_smaller_sweep_in_the_same_folder_removes_the_runs_it_no_longer_has() {
     let dir = TempDir::new("sweep-shrunk");
     dir.write("s.toml", SWEEP);
