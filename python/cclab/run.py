@@ -63,7 +63,7 @@ class Simulation:
         import weakref
 
         self._cleanup = weakref.finalize(self, shutil.rmtree, self._tmp, True)
-        self._sim = _cclab.Simulation(self.scenario._source(), self._out)
+        self._sim = _OneThread(_cclab.Simulation(self.scenario._source(), self._out))
 
     def run_until(self, t: Time) -> bool:
         """Runs every event up to ``t`` (capped at the end; "30s" or seconds); returns
@@ -125,6 +125,40 @@ class Simulation:
         result = Result(self._out, self.scenario)
         result._owner = self  # the folder lives as long as the result
         return result
+
+
+class _OneThread:
+    """The Rust simulation, whose use from a second thread while the first is in it
+    (``run_until`` lets go of the GIL) is refused by PyO3 as "Already borrowed": said here
+    in words that name the cause."""
+
+    def __init__(self, sim: Any) -> None:
+        self._sim = sim
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            attr = getattr(self._sim, name)
+        except RuntimeError as e:
+            raise _busy(e) from None
+        if not callable(attr):
+            return attr
+
+        def call(*args: Any) -> Any:
+            try:
+                return attr(*args)
+            except RuntimeError as e:
+                raise _busy(e) from None
+
+        return call
+
+
+def _busy(e: RuntimeError) -> RuntimeError:
+    if "borrow" not in str(e).lower():
+        return e
+    return RuntimeError(
+        "this Simulation is in use by another thread (run_until runs without the GIL); "
+        "use a Simulation from one thread at a time"
+    )
 
 
 def _check_scenario(scenario: Any) -> None:

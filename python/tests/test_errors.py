@@ -120,7 +120,7 @@ def test_run_errors():
 def test_live_change_errors():
     sim = cclab.Simulation(cclab.Scenario.from_toml(SHORT))
     sim.run_until("1s")
-    with pytest.raises(ValueError, match=r"flows\[0\]\.beta = 7: .*"):
+    with pytest.raises(ValueError, match=r"flows\[0\]\.params\.beta = 7: .*"):
         sim.set_param(0, "beta", 7)
     with pytest.raises(ValueError, match="unknown|no parameter|not a parameter"):
         sim.set_param(0, "betta", 0.5)

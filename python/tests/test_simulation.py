@@ -138,3 +138,23 @@ def test_ctrl_c_stops_a_long_run(ctrl_c_raises):
         sim.run_until("600s")
     sender.wait()
     assert 0 < sim.now < 600
+
+
+def test_a_simulation_used_from_two_threads_says_so():
+    """run_until lets go of the GIL; a second thread touching the same Simulation then
+    gets a message naming the cause, not PyO3's bare "Already borrowed"."""
+    sim = cclab.Simulation(cclab.Scenario.from_toml(LONG))
+    t = threading.Thread(target=lambda: sim.run_until(sim.scenario.duration))
+    t.start()
+    try:
+        seen = None
+        deadline = time.monotonic() + 5
+        while t.is_alive() and seen is None and time.monotonic() < deadline:
+            try:
+                sim.now
+            except RuntimeError as e:
+                seen = str(e)
+    finally:
+        t.join()
+    assert seen is not None, "the run ended before the second thread met it"
+    assert "in use by another thread" in seen, seen
