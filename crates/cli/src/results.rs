@@ -718,6 +718,17 @@ pub fn table(scn: &Scenario, r: &Report, m: &RunMetrics) -> String {
     out
 }
 
+/// `x` if it is a number; NaN stands for a figure without data (a flow's RTT before its
+/// first sample).
+fn known(x: f64) -> Option<f64> {
+    (!x.is_nan()).then_some(x)
+}
+
+/// A number in the HTML report, or "-" where there is none.
+fn html_num(x: f64, decimals: usize) -> String {
+    known(x).map_or("-".to_string(), |x| num(x, decimals))
+}
+
 /// The fixed cells of one flow's line in the terminal table.
 fn flow_row(
     scn: &Scenario,
@@ -738,9 +749,9 @@ fn flow_row(
         cell(fm.send_rate_bps, 1e6, 3),
         cell(fm.mean_cwnd_pkts, 1.0, 1),
         f.retransmits.to_string(),
-        format!("{:.1}", f.rtt.p50_ms),
-        format!("{:.1}", f.rtt.p95_ms),
-        format!("{:.1}", f.rtt.p99_ms),
+        cell(known(f.rtt.p50_ms), 1.0, 1),
+        cell(known(f.rtt.p95_ms), 1.0, 1),
+        cell(known(f.rtt.p99_ms), 1.0, 1),
         format!("{share:.2}%"),
     ]
 }
@@ -889,9 +900,9 @@ fn report_html(scn: &Scenario, r: &Report, plots: &[(&'static str, String)]) -> 
             xml(&fc.cc),
             num(f.goodput_bps / 1e6, 3),
             f.retransmits,
-            num(f.rtt.p50_ms, 1),
-            num(f.rtt.p95_ms, 1),
-            num(f.rtt.p99_ms, 1)
+            html_num(f.rtt.p50_ms, 1),
+            html_num(f.rtt.p95_ms, 1),
+            html_num(f.rtt.p99_ms, 1)
         ));
     }
     h.push_str("</table>\n");

@@ -105,6 +105,8 @@ fn bad_units() {
     has_all(&e, &["scen.toml:6:", "bottleneck.buffer", "\"1bdpp\"", "<x>bdp", "<n>pkt", "<n>KB"]);
     let e = error_of(&edit(9, "rtt = \"100ms\"\nbytes = \"10Mb\""), &[]);
     has_all(&e, &["scen.toml:10:", "flows[0].bytes", "\"10Mb\"", "units: B, KB, MB, GB"]);
+    let e = error_of(&edit(9, "rtt = \"100ms\"\nbytes = \"1000.5B\""), &[]);
+    has_all(&e, &["scen.toml:10:", "flows[0].bytes = \"1000.5B\"", "a whole number of bytes"]);
 }
 
 #[test]
@@ -187,6 +189,13 @@ fn tcp_settings_follow_the_simulators_limits() {
         &e,
         &["scen.toml:10:", "flows[0].mss = 50", "allowed: a whole number from 88 to 9000 bytes"],
     );
+    let e = error_of(&edit(9, "rtt = \"100ms\"\nmss = 1448.5"), &[]);
+    has_all(
+        &e,
+        &["flows[0].mss = 1448.5", "expected a whole number, found a number with a fraction"],
+    );
+    let e = error_of(&edit(9, "rtt = \"100ms\"\nmss = \"1448B\""), &[]);
+    has_all(&e, &["flows[0].mss = \"1448B\"", "expected a whole number, found a string"]);
     let e = error_of(&edit(9, "rtt = \"100ms\"\ninitcwnd = -3"), &[]);
     has_all(
         &e,

@@ -219,6 +219,28 @@ fn overrides_reach_the_results() {
     }
 }
 
+/// A flow that never had an RTT sample (it starts 50 ms before the end, with a 100 ms
+/// RTT) has no RTT: null in summary.json, "-" in the table and the report, not 0 ms.
+#[test]
+fn a_flow_without_an_rtt_sample_has_no_rtt_figures() {
+    let dir = TempDir::new("no-rtt");
+    let table = run_ok(
+        dir.path(),
+        &["run", "--set", "duration=2s", "--set", "flows[1].start=1.95s", "--out", "r"],
+    );
+    let s: serde_json::Value =
+        serde_json::from_str(&read(&dir.path().join("r/summary.json"))).unwrap();
+    let rtt = |i: usize| s["flows"][i]["rtt_ms"].clone();
+    assert!(rtt(0)["p50"].as_f64().is_some_and(|x| x > 100.0), "flow 0: {}", rtt(0));
+    for key in ["mean", "p50", "p95", "p99"] {
+        assert!(rtt(1)[key].is_null(), "flow 1's rtt_ms.{key}: {}", rtt(1));
+    }
+    let row = table.lines().find(|l| l.starts_with("1 ")).expect("flow 1's row");
+    assert!(row.contains("      -       -       -"), "{row}");
+    let report = read(&dir.path().join("r/report.html"));
+    assert!(report.contains("<td>-</td><td>-</td><td>-</td></tr>"), "{report}");
+}
+
 /// A flow's `hz` reaches its algorithm's clock: CUBIC's epoch starts (`cc_epoch_start`,
 /// jiffies over the flow's HZ) fall on whole 4 ms jiffies at 250, and not all of them do
 /// at the default 1000; and the run is another one.

@@ -141,33 +141,44 @@ impl<'a, 'c> Fields<'a, 'c> {
     /// `count`).
     pub fn int(&self, key: &str, min: i64, max: i64) -> Result<Option<i64>, ScenarioError> {
         let Some(n) = self.get(key) else { return Ok(None) };
-        let field = self.field(key);
-        let v = match &n.val {
-            Val::Int(i) => *i,
-            Val::Float(f) if f.fract() == 0.0 && f.abs() < 9e15 => *f as i64,
-            other => {
-                return Err(self.ctx.bad(
-                    n,
-                    &field,
-                    format!("expected a whole number in [{min}, {max}], found {}", other.kind()),
-                ))
-            }
-        };
+        let allowed = format!("a whole number in [{min}, {max}]");
+        let v = self.whole(n, key, &allowed)?;
         if v < min || v > max {
             return Err(self.ctx.bad(
                 n,
-                &field,
-                format!("out of range; allowed: a whole number in [{min}, {max}]"),
+                &self.field(key),
+                format!("out of range; allowed: {allowed}"),
             ));
         }
         Ok(Some(v))
     }
 
     /// A whole number for a simulator field of type `u32`, saturated into it; the
-    /// simulator's check then names the range (and the value as written).
+    /// simulator's check then names the range (and the value as written), so a value
+    /// that is not a whole number at all is told only that.
     pub fn whole_u32(&self, key: &str) -> Result<Option<u32>, ScenarioError> {
-        let Some(v) = self.int(key, i64::MIN, i64::MAX)? else { return Ok(None) };
+        let Some(n) = self.get(key) else { return Ok(None) };
+        let v = self.whole(n, key, "a whole number")?;
         Ok(Some(v.clamp(0, u32::MAX as i64) as u32))
+    }
+
+    /// `n` as a whole number (2.0 counts as 2), or an error saying `expected`.
+    fn whole(&self, n: &Node, key: &str, expected: &str) -> Result<i64, ScenarioError> {
+        match &n.val {
+            Val::Int(i) => Ok(*i),
+            Val::Float(f) if f.fract() == 0.0 && f.abs() < 9e15 => Ok(*f as i64),
+            other => {
+                let found = match other {
+                    Val::Float(f) if f.is_finite() => "a number with a fraction",
+                    _ => other.kind(),
+                };
+                Err(self.ctx.bad(
+                    n,
+                    &self.field(key),
+                    format!("expected {expected}, found {found}"),
+                ))
+            }
+        }
     }
 
     /// Any number (integer or not); `expected` says what is allowed, for a value that is

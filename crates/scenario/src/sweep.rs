@@ -116,6 +116,15 @@ pub(crate) fn plan(
     };
     let mut entries = Vec::new();
     flatten(&table, "", &key_span, &mut entries);
+    if entries.is_empty() {
+        // Most likely a sweep half written; running the scenario once would hide that.
+        return Err(ctx.err(
+            &key_span,
+            "sweep",
+            Some("{}".into()),
+            "the table is empty; give each field to vary a list (\"flows[0].cc\" = [\"cubic\", \"reno\"]) and/or seeds = N, or remove [sweep] to run the scenario once",
+        ));
+    }
     let mut seeds: Option<(u64, Span)> = None;
     let mut axes = Vec::new();
     for (key, kspan, node) in &entries {

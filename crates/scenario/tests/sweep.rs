@@ -204,6 +204,8 @@ fn bad_values_name_the_line_the_field_the_value_and_the_point() {
         &e,
         &["scen.toml:13:", "sweep.\"flows[0].rtt\" = \"20ms\"", "expected a list of the values"],
     );
+    let e = error("[sweep]\n");
+    has_all(&e, &["scen.toml:12:", "sweep = {}", "the table is empty", "remove [sweep]"]);
     let e = error("[sweep]\n\"flows[0].rtt\" = []\n");
     has_all(&e, &["scen.toml:13:", "an empty list gives no points"]);
     let e = error("[sweep]\n\"flows[0].rtt, flows[1].rtt\" = [[\"20ms\", \"30ms\", \"40ms\"]]\n");

@@ -396,7 +396,8 @@ pub struct FlowReport {
     pub completed_at: Option<Time>,
 }
 
-/// RTT statistics in milliseconds.
+/// RTT statistics in milliseconds; NaN (written as `null` or `-`) for a flow with no RTT
+/// sample, whose RTT is unknown, not zero.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct RttSummary {
     pub samples: u64,
@@ -448,6 +449,16 @@ impl LinkReport {
 impl RttSummary {
     /// The summary of RTT samples recorded in microseconds.
     pub fn of(rtt_us: &Histogram) -> RttSummary {
+        if rtt_us.count() == 0 {
+            let none = f64::NAN;
+            return RttSummary {
+                samples: 0,
+                mean_ms: none,
+                p50_ms: none,
+                p95_ms: none,
+                p99_ms: none,
+            };
+        }
         RttSummary {
             samples: rtt_us.count(),
             mean_ms: rtt_us.mean() / 1000.0,

@@ -19,13 +19,41 @@ impl fmt::Display for UnitError {
 
 impl std::error::Error for UnitError {}
 
-const DURATION_FORM: &str = "a duration such as \"20ms\" (units: ns, us, ms, s)";
-const RATE_FORM: &str = "a rate such as \"10Mbps\" (units: bps, Kbps, Mbps, Gbps)";
-const BYTES_FORM: &str = "a size such as \"10MB\" (units: B, KB, MB, GB)";
+/// What a kind of quantity looks like, and what the errors say of it.
+struct Form {
+    /// The written form, for a value that is not one.
+    form: &'static str,
+    /// For a count that cannot be fractional ("1.5B"), what it must be; durations and
+    /// rates are rounded to their resolution (1 ns, 1 bit/s) instead, so that computed
+    /// values ("33.333333333333336ms") are taken as meant.
+    whole: Option<&'static str>,
+    /// For a value beyond what the simulator counts.
+    too_large: &'static str,
+}
+
+const DURATION: Form = Form {
+    form: "a duration such as \"20ms\" (units: ns, us, ms, s)",
+    whole: None,
+    too_large: "a duration of at most about 292 years",
+};
+const RATE: Form = Form {
+    form: "a rate such as \"10Mbps\" (units: bps, Kbps, Mbps, Gbps)",
+    whole: None,
+    too_large: "a rate of at most about 9.2e18 bps",
+};
+const BYTES: Form = Form {
+    form: "a size such as \"10MB\" (units: B, KB, MB, GB)",
+    whole: Some("a whole number of bytes"),
+    too_large: "a size of at most about 9.2e18 bytes",
+};
+
+fn error(s: &str, expected: &'static str) -> UnitError {
+    UnitError { value: s.to_string(), expected }
+}
 
 /// Splits `"12.5ms"` into (12.5, "ms"); rejects negative, non-finite and unit-less numbers.
-fn split<'a>(s: &'a str, expected: &'static str) -> Result<(f64, &'a str), UnitError> {
-    let err = || UnitError { value: s.to_string(), expected };
+fn split<'a>(s: &'a str, form: &Form) -> Result<(f64, &'a str), UnitError> {
+    let err = || error(s, form.form);
     let t = s.trim();
     let at = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).ok_or_else(err)?;
     let (num, unit) = t.split_at(at);
@@ -39,49 +67,57 @@ fn split<'a>(s: &'a str, expected: &'static str) -> Result<(f64, &'a str), UnitE
     Ok((n, unit.trim()))
 }
 
-/// Multiplies and checks that the result is a whole number of base units within u64.
-fn scale(n: f64, mult: f64, s: &str, expected: &'static str) -> Result<u64, UnitError> {
-    let v = (n * mult).round();
+/// Multiplies and rounds to a whole number of base units within u64 (or refuses a count
+/// that falls between two). Decimal fractions of a larger unit ("1.1KB") are whole
+/// numbers that binary floating point misses by a rounding error, hence the tolerance.
+fn scale(n: f64, mult: f64, s: &str, form: &Form) -> Result<u64, UnitError> {
+    let exact = n * mult;
+    let v = exact.round();
     if v > u64::MAX as f64 / 2.0 {
-        return Err(UnitError { value: s.to_string(), expected });
+        return Err(error(s, form.too_large));
+    }
+    if let Some(whole) = form.whole {
+        if (exact - v).abs() > 1e-6 * v.max(1.0) {
+            return Err(error(s, whole));
+        }
     }
     Ok(v as u64)
 }
 
 pub fn parse_duration(s: &str) -> Result<Duration, UnitError> {
-    let (n, unit) = split(s, DURATION_FORM)?;
+    let (n, unit) = split(s, &DURATION)?;
     let mult = match unit {
         "ns" => 1.0,
         "us" => 1e3,
         "ms" => 1e6,
         "s" => 1e9,
-        _ => return Err(UnitError { value: s.to_string(), expected: DURATION_FORM }),
+        _ => return Err(error(s, DURATION.form)),
     };
-    scale(n, mult, s, DURATION_FORM).map(Duration)
+    scale(n, mult, s, &DURATION).map(Duration)
 }
 
 pub fn parse_rate(s: &str) -> Result<Rate, UnitError> {
-    let (n, unit) = split(s, RATE_FORM)?;
+    let (n, unit) = split(s, &RATE)?;
     let mult = match unit {
         "bps" => 1.0,
         "Kbps" | "kbps" => 1e3,
         "Mbps" => 1e6,
         "Gbps" => 1e9,
-        _ => return Err(UnitError { value: s.to_string(), expected: RATE_FORM }),
+        _ => return Err(error(s, RATE.form)),
     };
-    scale(n, mult, s, RATE_FORM).map(Rate)
+    scale(n, mult, s, &RATE).map(Rate)
 }
 
 pub fn parse_bytes(s: &str) -> Result<u64, UnitError> {
-    let (n, unit) = split(s, BYTES_FORM)?;
+    let (n, unit) = split(s, &BYTES)?;
     let mult = match unit {
         "B" => 1.0,
         "KB" | "kB" => 1e3,
         "MB" => 1e6,
         "GB" => 1e9,
-        _ => return Err(UnitError { value: s.to_string(), expected: BYTES_FORM }),
+        _ => return Err(error(s, BYTES.form)),
     };
-    scale(n, mult, s, BYTES_FORM)
+    scale(n, mult, s, &BYTES)
 }
 
 #[cfg(test)]
@@ -111,6 +147,25 @@ mod tests {
         }
         assert!(parse_rate("10MBps").unwrap_err().to_string().contains("Mbps"));
         assert!(parse_bytes("10Mb").is_err());
-        assert!(parse_bytes("99999999999999999999GB").is_err());
+        let huge = parse_bytes("99999999999999999999GB").unwrap_err();
+        assert!(huge.to_string().contains("at most about 9.2e18 bytes"), "{huge}");
+    }
+
+    /// A byte count is whole: "1.5B" is refused, not rounded to 2 bytes, while a decimal
+    /// fraction of a larger unit that binary floating point cannot hold exactly is the
+    /// whole number it names. Durations and rates round to 1 ns and 1 bit/s.
+    #[test]
+    fn fractional_bytes_are_refused_and_times_and_rates_rounded() {
+        assert_eq!(
+            parse_bytes("1.5B").unwrap_err().to_string(),
+            "\"1.5B\" is not a whole number of bytes"
+        );
+        assert!(parse_bytes("1500.5B").is_err());
+        assert_eq!(parse_bytes("1.1KB").unwrap(), 1100);
+        assert_eq!(parse_bytes("0.0015MB").unwrap(), 1500);
+        assert_eq!(parse_duration("33.333333333333336ms").unwrap(), Duration(33_333_333));
+        assert_eq!(parse_duration("0.3ms").unwrap(), Duration::from_micros(300));
+        assert_eq!(parse_rate("1.5bps").unwrap(), Rate(2));
+        assert_eq!(parse_rate("2.4Gbps").unwrap(), Rate(2_400_000_000));
     }
 }
