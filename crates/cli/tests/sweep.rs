@@ -220,8 +220,19 @@ fn a_set_of_a_swept_field_is_warned_about() {
         err.contains("warning: --set flows[0].cc: the sweep sets flows[0].cc in every run"),
         "{err}"
     );
-    let o = run_in(dir.path(), &["run", "s.toml", "--out", "res", "--set", "duration=2s"]);
+    // The warning's hint, followed, changes the swept list (tied keys as written).
+    let hint = "--set 'sweep.\"flows[0].rtt, flows[1].rtt\"=[...]'";
+    let o = run_in(dir.path(), &["run", "s.toml", "--out", "res", "--set", "flows[1].rtt=90ms"]);
+    assert!(stderr(&o).contains(hint), "{}", stderr(&o));
+    let set = "sweep.\"flows[0].rtt, flows[1].rtt\"=[[\"30ms\", \"90ms\"]]";
+    let o = run_in(
+        dir.path(),
+        &["run", "s.toml", "--out", "res", "--set", set, "--set", "duration=2s"],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
     assert!(!stderr(&o).contains("warning"), "{}", stderr(&o));
+    assert!(stdout(&o).contains("(4 now, 0 done before"), "{}", stdout(&o));
+    assert!(read(&dir.path().join("res/sweep.csv")).contains("30ms,90ms"));
 }
 
 #[test]

@@ -146,35 +146,50 @@ pub enum Step {
     Index(usize),
 }
 
-/// Parses a field path as written after `--set`.
+/// Parses a field path as written after `--set`. A part may be quoted, as TOML quotes a
+/// key holding dots or brackets: `sweep."flows[0].cc"` is the `[sweep]` key
+/// `"flows[0].cc"`.
 pub fn parse_path(path: &str) -> Result<Vec<Step>, String> {
     let bad = |why: &str| {
         format!("\"{path}\" is not a field path ({why}); write it like bottleneck.rate, flows[0].cc or flows[0].params.beta")
     };
     let mut steps = Vec::new();
-    for part in path.split('.') {
-        let (name, mut rest) = match part.find('[') {
-            Some(i) => (&part[..i], &part[i..]),
-            None => (part, ""),
+    let mut rest = path;
+    loop {
+        let name;
+        (name, rest) = match rest.strip_prefix('"') {
+            Some(quoted) => {
+                let close = quoted.find('"').ok_or_else(|| bad("unclosed \""))?;
+                (&quoted[..close], &quoted[close + 1..])
+            }
+            None => {
+                let end = rest.find(['.', '[']).unwrap_or(rest.len());
+                let name = &rest[..end];
+                if !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+                    return Err(bad(
+                        "each part needs a name of letters, digits, _ or -, or quotes",
+                    ));
+                }
+                (name, &rest[end..])
+            }
         };
-        if name.is_empty()
-            || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        {
-            return Err(bad("each part needs a name of letters, digits, _ or -"));
+        if name.is_empty() {
+            return Err(bad("each part needs a name of letters, digits, _ or -, or quotes"));
         }
         steps.push(Step::Key(name.to_string()));
-        while !rest.is_empty() {
-            let close = rest.find(']').ok_or_else(|| bad("unclosed ["))?;
+        while let Some(inside) = rest.strip_prefix('[') {
+            let close = inside.find(']').ok_or_else(|| bad("unclosed ["))?;
             let idx: usize =
-                rest[1..close].parse().map_err(|_| bad("an index must be a whole number"))?;
+                inside[..close].parse().map_err(|_| bad("an index must be a whole number"))?;
             steps.push(Step::Index(idx));
-            rest = &rest[close + 1..];
-            if !rest.is_empty() && !rest.starts_with('[') {
-                return Err(bad("unexpected text after ]"));
-            }
+            rest = &inside[close + 1..];
+        }
+        match rest.strip_prefix('.') {
+            Some(next) => rest = next,
+            None if rest.is_empty() => return Ok(steps),
+            None => return Err(bad("unexpected text after ] or a quoted name")),
         }
     }
-    Ok(steps)
 }
 
 /// Reads the VALUE of `--set FIELD=VALUE`: a TOML value if it parses as one (`0.5`,
@@ -285,7 +300,26 @@ mod tests {
                 Step::Key("beta".into())
             ]
         );
-        for bad in ["", "a..b", "flows[x]", "flows[1", "a b", "flows[0]x"] {
+        assert_eq!(
+            parse_path("sweep.\"flows[0].cc, flows[1].cc\"").unwrap(),
+            vec![Step::Key("sweep".into()), Step::Key("flows[0].cc, flows[1].cc".into())]
+        );
+        assert_eq!(
+            parse_path("\"flows\"[2]").unwrap(),
+            vec![Step::Key("flows".into()), Step::Index(2)]
+        );
+        for bad in [
+            "",
+            "a..b",
+            "flows[x]",
+            "flows[1",
+            "a b",
+            "flows[0]x",
+            "a.",
+            "sweep.\"x",
+            "\"\"",
+            "\"a\"b",
+        ] {
             assert!(parse_path(bad).is_err(), "{bad}");
         }
     }

@@ -159,6 +159,11 @@ fn set_overrides_apply_before_the_sweep_and_can_change_it() {
     // A swept field wins over --set of the same field.
     let Ok(Loaded::Sweep(p)) = load(&text, &["flows[0].cc=reno"]) else { panic!() };
     assert_eq!(p.runs[0].scenario.config.flows[0].cc, "cubic");
+    // A swept list is changed by its key, quoted as the file quotes it.
+    let set = ["sweep.\"flows[0].cc\"=[\"htcp\", \"reno\", \"bic\"]", "sweep.seeds=1"];
+    let Ok(Loaded::Sweep(p)) = load(&text, &set) else { panic!() };
+    let ccs: Vec<&str> = p.runs.iter().map(|r| r.scenario.config.flows[0].cc.as_str()).collect();
+    assert_eq!(ccs, ["htcp", "reno", "bic"]);
 }
 
 #[test]
