@@ -58,6 +58,8 @@ fn scenario_error(py: Python<'_>, e: &ScenarioError) -> PyErr {
 
 /// `cclab.RunError` for a run that could not be done (a results folder refused, ...).
 fn run_error(py: Python<'_>, message: String) -> PyErr {
+    // The CLI's words for its flag; from Python the folder is an argument.
+    let message = message.replace("choose another --out", "choose another folder");
     match py.import("cclab._errors").and_then(|m| m.getattr("RunError")) {
         Ok(c) => match c.call1((message,)) {
             Ok(err) => PyErr::from_value(err),

@@ -42,8 +42,11 @@ pub fn main(args: Args) -> Result<(), String> {
         }
         out.push('\n');
     }
+    let keys = cclab_scenario::tcp_setting_keys();
+    let (last, rest) = keys.split_last().expect("TCP settings");
     out.push_str(&format!(
-        "Every flow also takes the TCP-level settings rto_min, initcwnd, mss, delayed_ack, handshake and rwnd;\n{} can also be changed on a running flow with [[changes]].\n",
+        "Every flow also takes the TCP-level settings {} and {last} (README, \"Scenario files\");\n{} can also be changed on a running flow with [[changes]].\n",
+        rest.join(", "),
         TCP_PARAMS.join(" and ")
     ));
     crate::format::out(&out);

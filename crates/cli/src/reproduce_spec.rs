@@ -191,7 +191,7 @@ pub fn load_all(dir: &Path, ids: &[String]) -> Result<Vec<Expected>, String> {
     for id in ids {
         if !out.iter().any(|e| &e.seed == id) {
             return Err(format!(
-                "no expected values for seed {id:?} in {} (files <id>-*.expected.toml with seed = \"{id}\")",
+                "no expected values for seed {id:?} in {} (files <id>.expected.toml with seed = \"{id}\")",
                 dir.display()
             ));
         }

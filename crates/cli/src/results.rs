@@ -655,7 +655,9 @@ pub fn print_finished(
 /// The per-flow table and the link line, as printed on the terminal. The window goodput,
 /// completion time and throughput ratio columns appear when the run has them.
 pub fn table(scn: &Scenario, r: &Report, m: &RunMetrics) -> String {
-    let total: f64 = r.flows.iter().map(|f| f.goodput_bps).sum();
+    // Shares count delivered bytes, as the groups' do: goodputs of flows active for
+    // different spans (web-like arrivals) do not add up to anything.
+    let total = r.flows.iter().map(|f| f.delivered_bytes).sum::<u64>() as f64;
     let extras = extra_columns(m);
     let mut header: Vec<String> = [
         "flow",
@@ -684,12 +686,12 @@ pub fn table(scn: &Scenario, r: &Report, m: &RunMetrics) -> String {
     let mut out = text_table(&rows, 3);
     if shown < r.flows.len() {
         let rest = &r.flows[shown..];
-        let rest_goodput: f64 = rest.iter().map(|f| f.goodput_bps).sum();
+        let rest_bytes = rest.iter().map(|f| f.delivered_bytes).sum::<u64>() as f64;
         out.push_str(&format!(
-            "... and {} more flows (goodput {:.3} Mbit/s in all, {:.1}%); every flow is in summary.json\n",
+            "... and {} more flows ({:.3} MB delivered in all, {:.1}% of the flows' bytes); every flow is in summary.json\n",
             rest.len(),
-            rest_goodput / 1e6,
-            if total > 0.0 { rest_goodput / total * 100.0 } else { 0.0 }
+            rest_bytes / 1e6,
+            if total > 0.0 { rest_bytes / total * 100.0 } else { 0.0 }
         ));
     }
     let goodputs: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
@@ -729,7 +731,8 @@ fn html_num(x: f64, decimals: usize) -> String {
     known(x).map_or("-".to_string(), |x| num(x, decimals))
 }
 
-/// The fixed cells of one flow's line in the terminal table.
+/// The fixed cells of one flow's line in the terminal table; `total` is all flows'
+/// delivered bytes.
 fn flow_row(
     scn: &Scenario,
     f: &cclab_sim::FlowReport,
@@ -737,7 +740,7 @@ fn flow_row(
     total: f64,
 ) -> Vec<String> {
     let fc = &scn.config.flows[f.flow];
-    let share = if total > 0.0 { f.goodput_bps / total * 100.0 } else { 0.0 };
+    let share = if total > 0.0 { f.delivered_bytes as f64 / total * 100.0 } else { 0.0 };
     let cell = |x: Option<f64>, scale: f64, d: usize| {
         x.map_or("-".to_string(), |x| format!("{:.d$}", x / scale))
     };
@@ -789,7 +792,8 @@ fn metrics_line(m: &RunMetrics) -> String {
             .iter()
             .map(|g| {
                 let ratio = g.throughput_ratio.map_or(String::new(), |x| format!(", ratio {x:.3}"));
-                format!("{} ({} flows) {:.1}%{ratio}", g.name, g.flows, g.share * 100.0)
+                let flows = if g.flows == 1 { "flow" } else { "flows" };
+                format!("{} ({} {flows}) {:.1}%{ratio}", g.name, g.flows, g.share * 100.0)
             })
             .collect();
         line.push_str(&format!("; groups: {}", groups.join(", ")));

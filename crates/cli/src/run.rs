@@ -16,8 +16,9 @@ use std::time::{Duration, Instant};
 pub struct Args {
     /// Scenario file (TOML). Without one, the built-in default scenario runs.
     pub scenario: Option<PathBuf>,
-    /// Results folder [default: results/<scenario name>]. Earlier results there are
-    /// replaced only when the run succeeds.
+    /// Results folder [default: results/<scenario name>, or results/<scenario
+    /// name>-testbed for `cclab testbed run`]. Earlier results there are replaced only
+    /// when the run succeeds.
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Seed of every random stream (overrides the scenario's `seed`).
@@ -25,7 +26,7 @@ pub struct Args {
     pub seed: Option<u64>,
     /// Override a scenario field before validation, e.g. --set bottleneck.rate=20Mbps,
     /// --set flows[0].cc=reno, --set flows[0].params.beta=0.5 (repeatable).
-    #[arg(long = "set", value_name = "FIELD=VALUE")]
+    #[arg(long = "set", value_name = "FIELD=VALUE", value_parser = field_equals_value)]
     pub set: Vec<String>,
     /// Sweeps: runs at once [default: the number of cores].
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
@@ -38,9 +39,20 @@ pub struct Args {
     /// bottleneck with its backlog, drops, departures from its link and deliveries, with
     /// ns timestamps. The same format for `cclab run` (the simulator) and `cclab testbed
     /// run` (the emulator, with its own clock), so that `scripts/packet_log.py` reads both.
-    /// Columns: event,direction,time_ns,address,queue_packets,due_ns (see the README).
+    /// Columns: event,direction,time_ns,address,queue_packets,due_ns, then the TCP
+    /// header's seq,ack,flags,window,payload_bytes,tsval,tsecr (see the README).
     #[arg(long, value_name = "FILE")]
     pub packet_log: Option<PathBuf>,
+}
+
+/// A `--set` without `=` is a command-line error (exit 2), like any malformed flag; the
+/// field and value themselves are checked with the scenario.
+fn field_equals_value(text: &str) -> Result<String, String> {
+    if text.contains('=') {
+        Ok(text.to_string())
+    } else {
+        Err("expected FIELD=VALUE, e.g. bottleneck.rate=20Mbps or flows[0].cc=reno".into())
+    }
 }
 
 /// The `--set` overrides, then `--seed` as one more.
@@ -88,7 +100,8 @@ pub fn main(args: Args) -> Result<(), String> {
             Ok(Loaded::Sweep(_)) if args.packet_log.is_some() => {
                 return Err(format!(
                     "--packet-log: {file} is a sweep of many runs; a packet log is written for \
-                     one scenario (run one point of it with --set)"
+                     one scenario (run its scenario without the sweep with --set 'sweep={{}}', \
+                     and choose the point with --set, e.g. --set flows[0].cc=bic)"
                 ))
             }
             Ok(Loaded::Sweep(plan)) => {

@@ -18,7 +18,7 @@ use std::path::Path;
 /// How the time series are written (`--series`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum SeriesFormat {
-    /// CSV, or Parquet when the series would pass [`AUTO_PARQUET_ROWS`] rows.
+    /// CSV, or Parquet when the series would pass 2,000,000 rows (`AUTO_PARQUET_ROWS`).
     #[default]
     Auto,
     Csv,

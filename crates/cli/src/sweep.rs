@@ -375,7 +375,12 @@ impl Bar {
 
 /// Seconds as "42s", "3m05s" or "2h07m".
 fn clock(s: f64) -> String {
-    let s = s.max(0.0).round() as u64;
+    let s = s.max(0.0);
+    if s < 10.0 {
+        // Short sweeps: "0s" would read as nothing done.
+        return format!("{s:.1}s");
+    }
+    let s = s.round() as u64;
     match s {
         0..=59 => format!("{s}s"),
         60..=3599 => format!("{}m{:02}s", s / 60, s % 60),
@@ -445,7 +450,9 @@ mod tests {
 
     #[test]
     fn clock_reads_like_a_clock() {
-        assert_eq!(clock(4.4), "4s");
+        assert_eq!(clock(0.04), "0.0s");
+        assert_eq!(clock(4.44), "4.4s");
+        assert_eq!(clock(14.4), "14s");
         assert_eq!(clock(185.0), "3m05s");
         assert_eq!(clock(7620.0), "2h07m");
     }

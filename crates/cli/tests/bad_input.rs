@@ -133,10 +133,11 @@ fn absurd_values_are_refused_before_anything_is_allocated() {
             "scen.toml:10:",
             "flows[0].count",
             "1000000000000",
-            "cannot fit in memory",
-            "at most 1000000 flows",
+            "allowed: a whole number in [1, 1000000]",
         ],
     );
+    let e = error_of(&edit(9, "rtt = \"100ms\"\ncount = 0"), &[]);
+    has_all(&e, &["flows[0].count = 0", "allowed: a whole number in [1, 1000000]"]);
     assert!(started.elapsed().as_secs() < 10);
     // The limit is on the total over all [[flows]] entries.
     let e = error_of(
@@ -263,9 +264,11 @@ fn toml_syntax_errors_name_the_line() {
     let e = error_of(&edit(3, "[bottleneck"), &[]);
     has_all(&e, &["scen.toml:3:", "TOML syntax error"]);
     let e = error_of(&edit(8, "cc = \"reno"), &[]);
-    has_all(&e, &["scen.toml:8:", "TOML syntax error"]);
+    has_all(&e, &["scen.toml:8: cc = \"reno: TOML syntax error"]);
     let e = error_of(&edit(8, "cc = \"reno\"\ncc = \"tahoe\""), &[]);
-    has_all(&e, &["scen.toml:9:", "TOML syntax error", "duplicate key"]);
+    has_all(&e, &["scen.toml:9: cc = \"tahoe\": TOML syntax error", "duplicate key"]);
+    let e = error_of(&edit(9, "rtt = 100ms"), &[]);
+    has_all(&e, &["scen.toml:9: rtt = 100ms: TOML syntax error", "must be quoted"]);
 }
 
 #[test]
@@ -455,8 +458,13 @@ fn bad_overrides_name_the_field() {
     has_all(&e, &["scen.toml (--set)", "flows[0].cc", "cubik", "known algorithms"]);
     let e = error_of(BASE, &["--set", "flows[7].cc=reno"]);
     has_all(&e, &["flows[7].cc", "flows has 2 entries"]);
-    let e = error_of(BASE, &["--set", "bottleneck.rate"]);
-    has_all(&e, &["bottleneck.rate", "--set expects FIELD=VALUE"]);
+    // Without "=" it is a malformed flag: a command-line error (exit 2), nothing run.
+    let dir = TempDir::new("bad-set");
+    dir.write("scen.toml", BASE);
+    let o = run_in(dir.path(), &["run", "scen.toml", "--out", "out", "--set", "bottleneck.rate"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    has_all(&stderr(&o), &["'bottleneck.rate'", "--set <FIELD=VALUE>", "expected FIELD=VALUE"]);
+    assert!(!dir.path().join("out").exists());
     let e = error_of(BASE, &["--set", "flows[x].cc=reno"]);
     has_all(&e, &["flows[x].cc", "is not a field path"]);
     let e = error_of(BASE, &["--set", "bottleneck.rate=fast"]);

@@ -23,7 +23,7 @@ pub mod sweep;
 
 pub use cclab_sim::MAX_FLOWS;
 pub use error::ScenarioError;
-pub use schema::{Scenario, Transport};
+pub use schema::{tcp_setting_keys, Scenario, Transport};
 
 use std::path::{Path, PathBuf};
 
@@ -153,7 +153,17 @@ pub fn parse_str(
 /// The document with the overrides applied, not yet validated.
 fn parse_doc(ctx: &schema::Ctx, overrides: &[String]) -> Result<doc::Node, ScenarioError> {
     let mut root = doc::parse(ctx.text).map_err(|(msg, span)| {
-        ctx.err(&span.or(Some(0..0)), "", None, format!("TOML syntax error: {msg}"))
+        let span = span.or(Some(0..0));
+        // The line as written names the key and value the parser could not read.
+        let at = span.as_ref().map_or(0, |s| s.start.min(ctx.text.len()));
+        let start = ctx.text[..at].rfind('\n').map_or(0, |i| i + 1);
+        let line = ctx.text[start..].lines().next().unwrap_or("").trim();
+        let shown = match line.chars().count() {
+            0 => None,
+            1..=80 => Some(line.to_string()),
+            _ => Some(format!("{}...", line.chars().take(77).collect::<String>())),
+        };
+        ctx.err(&span, "", shown, format!("TOML syntax error: {msg}"))
     })?;
     for o in overrides {
         apply_override(&mut root, o).map_err(|(field, message)| ScenarioError {

@@ -80,7 +80,9 @@ pub(crate) fn read(
 
 fn window(ctx: &Ctx, n: &Node, duration: Duration) -> Result<(Duration, Duration), ScenarioError> {
     let bad = |m: String| ctx.err(&n.span, "metrics.window", Some(n.show()), m);
-    let allowed = format!("two times [\"start\", \"end\"] with start < end <= duration = {duration}, e.g. [\"40s\", \"80s\"]");
+    // The example lies inside this run: its second half.
+    let half = Duration(duration.as_nanos() / 2);
+    let allowed = format!("two times [\"start\", \"end\"] with start < end <= duration = {duration}, e.g. [\"{half}\", \"{duration}\"]");
     let Val::Array(items) = &n.val else { return Err(bad(format!("expected {allowed}"))) };
     let times: Vec<Duration> = items
         .iter()

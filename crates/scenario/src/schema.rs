@@ -124,6 +124,13 @@ const FLOW: &[&str] = &[
     "arrivals",
     "direction",
 ];
+/// The keys of a flow that set its TCP (not its algorithm, timing or transport): those of
+/// [`FLOW`] from `rto_min` to `psh`, as `cclab algorithms` lists them.
+pub fn tcp_setting_keys() -> &'static [&'static str] {
+    let at = |key: &str| FLOW.iter().position(|k| *k == key).expect("a flow key");
+    &FLOW[at("rto_min")..=at("psh")]
+}
+
 /// The simulator's names of flow fields whose scenario keys differ.
 const FLOW_KEYS: &[(&str, &str)] = &[
     ("tcp.mss", "mss"),
@@ -358,17 +365,7 @@ fn flow_entry<'a>(
     let rtt = f
         .duration("rtt")?
         .ok_or_else(|| f.missing("rtt", "the flow's base round-trip time, e.g. \"100ms\""))?;
-    let count = f.int("count", 1, i64::MAX)?.unwrap_or(1) as u64;
-    if count > MAX_FLOWS as u64 {
-        let n = f.get("count").expect("count was read");
-        return Err(ctx.bad(
-            n,
-            &f.field("count"),
-            format!(
-                "{count} flows cannot fit in memory; allowed: at most {MAX_FLOWS} flows in all"
-            ),
-        ));
-    }
+    let count = f.int("count", 1, MAX_FLOWS as i64)?.unwrap_or(1) as u64;
     let start = f.duration("start")?.unwrap_or(Duration::ZERO);
     if start >= duration {
         let n = f.get("start").expect("start was read");

@@ -92,12 +92,14 @@ impl Plan {
     }
 }
 
-/// Removes the `[sweep]` table from the document, if there is one.
+/// Removes the `[sweep]` table from the document, if there is one. `--set 'sweep={}'`
+/// (an empty table that no file line wrote) removes it too: the file's scenario runs once.
 pub(crate) fn take(root: &mut Node) -> Option<(Span, Node)> {
     let Val::Table(entries) = &mut root.val else { return None };
     let i = entries.iter().position(|(k, _, _)| k == "sweep")?;
     let (_, span, node) = entries.remove(i);
-    Some((span, node))
+    let set_empty = node.span.is_none() && matches!(&node.val, Val::Table(t) if t.is_empty());
+    (!set_empty).then_some((span, node))
 }
 
 /// Expands the sweep over the document `root` (which no longer holds it).

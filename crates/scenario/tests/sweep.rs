@@ -164,6 +164,9 @@ fn set_overrides_apply_before_the_sweep_and_can_change_it() {
     let Ok(Loaded::Sweep(p)) = load(&text, &set) else { panic!() };
     let ccs: Vec<&str> = p.runs.iter().map(|r| r.scenario.config.flows[0].cc.as_str()).collect();
     assert_eq!(ccs, ["htcp", "reno", "bic"]);
+    // An empty sweep from the command line removes it: the file's scenario, once.
+    let Ok(Loaded::Single(s)) = load(&text, &["sweep={}"]) else { panic!("not one scenario") };
+    assert_eq!(s.config.flows[0].cc, "cubic");
 }
 
 #[test]

@@ -158,9 +158,10 @@ impl Feed {
     }
 }
 
-/// The live table: per-flow goodput so far, share of the total, and Jain's index.
+/// The live table: per-flow goodput so far, share of all delivered bytes, and Jain's index.
 pub fn live_table(report: &Report) -> Value {
-    let total: f64 = report.flows.iter().map(|f| f.goodput_bps).sum();
+    // Shares of delivered bytes, as `cclab run`'s table counts them.
+    let total = report.flows.iter().map(|f| f.delivered_bytes).sum::<u64>() as f64;
     let flows: Vec<Value> = report
         .flows
         .iter()
@@ -173,7 +174,7 @@ pub fn live_table(report: &Report) -> Value {
                 "timeouts": f.timeouts,
                 "rtt_p50_ms": f.rtt.p50_ms,
                 "rtt_p99_ms": f.rtt.p99_ms,
-                "share": if total > 0.0 { f.goodput_bps / total } else { 0.0 },
+                "share": if total > 0.0 { f.delivered_bytes as f64 / total } else { 0.0 },
             })
         })
         .collect();
