@@ -157,6 +157,8 @@ class Scenario:
         """A copy with another seed (``cclab run --seed``: applied after every change)."""
         if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
             raise TypeError(f"seed = {seed!r}: must be an integer (0 to 2^63 - 1), not {type(seed).__name__}")
+        if not 0 <= seed < 2**63:
+            raise ValueError(f"seed = {seed}: out of range; allowed: 0 to 2^63 - 1")
         return self.copy().set("seed", int(seed))
 
     def _source(self) -> Source:

@@ -151,6 +151,9 @@ def test_seeds_flows_times_and_jobs_out_of_range_are_refused_by_name():
     for bad in (1.9, True, "abc"):
         with pytest.raises(TypeError, match=r"seed = "):
             cclab.run(scn, seed=bad)
+    for bad in (-1, 2**63):
+        with pytest.raises(ValueError, match=rf"^seed = {bad}: out of range; allowed: 0 to 2\^63 - 1$"):
+            cclab.run(scn, seed=bad)
     np = pytest.importorskip("numpy")  # a seed or flow read from a DataFrame is numpy's
     assert cclab.run(scn, seed=np.int64(3)).summary["seed"] == 3
     sim = cclab.Simulation(scn)

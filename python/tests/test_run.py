@@ -89,8 +89,9 @@ def test_save_refuses_a_folder_that_is_not_results(short_file, tmp_path):
     precious = tmp_path / "home"
     precious.mkdir()
     (precious / "notes.txt").write_text("keep me")
-    with pytest.raises(cclab.RunError, match="not a cclab results folder"):
+    with pytest.raises(cclab.RunError, match="not a cclab results folder") as caught:
         res.save(precious)
+    assert str(caught.value).endswith("choose another folder"), str(caught.value)
     assert (precious / "notes.txt").read_text() == "keep me"
     res.save(tmp_path / "out")
     res.save(tmp_path / "out")  # a results folder is replaced
