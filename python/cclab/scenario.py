@@ -134,6 +134,14 @@ class Scenario:
         ``seed+1``, ... (README, "Sweeps")."""
         if self.is_sweep:
             raise ValueError(f"{self._file} already has a [sweep] table; pass no grid")
+        if not grid and seeds is None:
+            raise ValueError("the grid is empty: give at least one field with its list of values "
+                             "(or seeds=N); cclab.run(scenario) runs the scenario once")
+        if any(_cclab.override_field(o) == "sweep" for o in self._overrides):
+            # Its [sweep] was removed by set("sweep", {}); a grid added after that change
+            # would be removed by it again.
+            raise ValueError("this scenario's [sweep] was changed with set(\"sweep\", ...); make "
+                             "the grid from the scenario before that change")
         lines = ["", "[sweep]"]
         for key, values in grid.items():
             if not isinstance(values, (list, tuple)):
@@ -148,7 +156,7 @@ class Scenario:
             # The [sweep] table is ours, not a line of the user's file: name the grid.
             if e.line is None or e.line <= base.count("\n"):
                 raise
-            what = f"{e.field} = {e.value}" if e.value is not None else e.field
+            what = " = ".join(p for p in (e.field, e.value) if p)
             raise ScenarioError(
                 f"grid: {what}: {e.message}", "<grid>", None, False, e.field, e.value, e.message
             ) from None

@@ -58,8 +58,11 @@ fn scenario_error(py: Python<'_>, e: &ScenarioError) -> PyErr {
 
 /// `cclab.RunError` for a run that could not be done (a results folder refused, ...).
 fn run_error(py: Python<'_>, message: String) -> PyErr {
-    // The CLI's words for its flag; from Python the folder is an argument.
-    let message = message.replace("choose another --out", "choose another folder");
+    // The CLI's words for its flag; from Python the folder is an argument. (A packet
+    // log, the one message naming --out otherwise, is not written from Python.)
+    let message = message
+        .replace("choose another --out", "choose another folder")
+        .replace("--out ", "the folder ");
     match py.import("cclab._errors").and_then(|m| m.getattr("RunError")) {
         Ok(c) => match c.call1((message,)) {
             Ok(err) => PyErr::from_value(err),
@@ -448,6 +451,12 @@ impl SweepPlan {
     }
 }
 
+/// The field of a `FIELD=VALUE` change, as the scenario reads it (quoted keys kept whole).
+#[pyfunction]
+fn override_field(spec: &str) -> String {
+    cclab_scenario::split_override(spec).map_or(spec, |(f, _)| f).trim().to_string()
+}
+
 /// A Python value as an inline TOML value (`--set` and `[sweep]` values).
 #[pyfunction]
 fn toml_value(v: &Bound<'_, PyAny>) -> PyResult<String> {
@@ -471,6 +480,7 @@ fn _cclab(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(goodput_points, m)?)?;
     m.add_function(wrap_pyfunction!(algorithms, m)?)?;
     m.add_function(wrap_pyfunction!(toml_value, m)?)?;
+    m.add_function(wrap_pyfunction!(override_field, m)?)?;
     m.add_function(wrap_pyfunction!(toml_document, m)?)?;
     m.add_class::<Simulation>()?;
     m.add_class::<SweepPlan>()?;

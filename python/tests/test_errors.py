@@ -168,6 +168,16 @@ def test_seeds_flows_times_and_jobs_out_of_range_are_refused_by_name():
         cclab.sweep(scn, grid={"flows[0].cc": ["cubic"]}, jobs=0, progress=False)
 
 
+def test_an_empty_grid_or_a_removed_sweep_is_refused_in_python_words():
+    scn = cclab.Scenario.from_toml(SHORT)
+    with pytest.raises(ValueError, match=r"^the grid is empty: .*cclab.run\(scenario\) runs the scenario once$"):
+        cclab.sweep(scn, grid={}, progress=False)
+    removed = scn.copy().set("sweep", {})
+    assert not removed.is_sweep
+    with pytest.raises(ValueError, match=r'changed with set\("sweep", ...\)'):
+        cclab.sweep(removed, grid={"flows[0].cc": ["bic"]}, progress=False)
+
+
 def test_a_bad_grid_value_names_the_grid_not_a_line_of_the_file():
     scn = cclab.Scenario.from_toml(SHORT)
     with pytest.raises(cclab.ScenarioError) as caught:

@@ -42,7 +42,7 @@ pub fn main(args: Args) -> Result<(), String> {
         }
         out.push('\n');
     }
-    let keys = cclab_scenario::tcp_setting_keys();
+    let keys = cclab_scenario::TCP_SETTING_KEYS;
     let (last, rest) = keys.split_last().expect("TCP settings");
     out.push_str(&format!(
         "Every flow also takes the TCP-level settings {} and {last} (README, \"Scenario files\");\n{} can also be changed on a running flow with [[changes]].\n",

@@ -14,7 +14,7 @@ use crate::format::{num, push_secs, push_u64, secs, text_table, xml, Json};
 use crate::plot::{Chart, Series};
 use crate::series::{Kind, SeriesFile, SeriesFormat, Value};
 use cclab_cc::{Algorithm, CongestionControl, ALGORITHMS};
-use cclab_scenario::metrics::{jain, RunMetrics};
+use cclab_scenario::metrics::{byte_shares, jain, RunMetrics};
 use cclab_scenario::Scenario;
 use cclab_sim::{FlowSample, FlowSamples, LinkReport, Observer, QueueSample, Report};
 use std::path::{Path, PathBuf};
@@ -657,7 +657,7 @@ pub fn print_finished(
 pub fn table(scn: &Scenario, r: &Report, m: &RunMetrics) -> String {
     // Shares count delivered bytes, as the groups' do: goodputs of flows active for
     // different spans (web-like arrivals) do not add up to anything.
-    let total = r.flows.iter().map(|f| f.delivered_bytes).sum::<u64>() as f64;
+    let shares = byte_shares(r);
     let extras = extra_columns(m);
     let mut header: Vec<String> = [
         "flow",
@@ -678,8 +678,8 @@ pub fn table(scn: &Scenario, r: &Report, m: &RunMetrics) -> String {
     let mut rows = vec![header];
     // Long tables are cut: the full list is in summary.json.
     let shown = table_flows(r.flows.len());
-    for f in &r.flows[..shown] {
-        let mut row = flow_row(scn, f, &m.flows[f.flow], total);
+    for (f, &share) in r.flows[..shown].iter().zip(&shares) {
+        let mut row = flow_row(scn, f, &m.flows[f.flow], share);
         row.extend(extras.iter().map(|(_, value)| value(&m.flows[f.flow])));
         rows.push(row);
     }
@@ -687,11 +687,12 @@ pub fn table(scn: &Scenario, r: &Report, m: &RunMetrics) -> String {
     if shown < r.flows.len() {
         let rest = &r.flows[shown..];
         let rest_bytes = rest.iter().map(|f| f.delivered_bytes).sum::<u64>() as f64;
+        let rest_share: f64 = shares[shown..].iter().sum();
         out.push_str(&format!(
             "... and {} more flows ({:.3} MB delivered in all, {:.1}% of the flows' bytes); every flow is in summary.json\n",
             rest.len(),
             rest_bytes / 1e6,
-            if total > 0.0 { rest_bytes / total * 100.0 } else { 0.0 }
+            rest_share * 100.0
         ));
     }
     let goodputs: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
@@ -731,16 +732,16 @@ fn html_num(x: f64, decimals: usize) -> String {
     known(x).map_or("-".to_string(), |x| num(x, decimals))
 }
 
-/// The fixed cells of one flow's line in the terminal table; `total` is all flows'
-/// delivered bytes.
+/// The fixed cells of one flow's line in the terminal table; `share` is its part of the
+/// flows' delivered bytes.
 fn flow_row(
     scn: &Scenario,
     f: &cclab_sim::FlowReport,
     fm: &cclab_scenario::metrics::FlowMetrics,
-    total: f64,
+    share: f64,
 ) -> Vec<String> {
     let fc = &scn.config.flows[f.flow];
-    let share = if total > 0.0 { f.delivered_bytes as f64 / total * 100.0 } else { 0.0 };
+    let share = share * 100.0;
     let cell = |x: Option<f64>, scale: f64, d: usize| {
         x.map_or("-".to_string(), |x| format!("{:.d$}", x / scale))
     };

@@ -68,11 +68,11 @@ fn overrides(args: &Args) -> Vec<String> {
 /// value of a swept field, so such an override has no effect (README, "Sweeps").
 fn warn_overridden_axes(plan: &cclab_scenario::sweep::Plan, set: &[String]) {
     for s in set {
-        let field = s.split_once('=').map_or(s.as_str(), |(f, _)| f).trim();
+        let field = cclab_scenario::split_override(s).map_or(s.as_str(), |(f, _)| f).trim();
         if let Some(axis) = plan.axes.iter().find(|a| a.fields.iter().any(|f| f == field)) {
             eprintln!(
-                "warning: --set {field}: the sweep sets {field} in every run; the override has no effect (to change the swept values: --set 'sweep.\"{}\"=[...]')",
-                axis.key
+                "warning: --set {field}: the sweep sets {field} in every run; the override has no effect (to change the swept values: --set '{}=[...]')",
+                axis.set_path
             );
         }
     }

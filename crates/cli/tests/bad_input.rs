@@ -264,11 +264,17 @@ fn toml_syntax_errors_name_the_line() {
     let e = error_of(&edit(3, "[bottleneck"), &[]);
     has_all(&e, &["scen.toml:3:", "TOML syntax error"]);
     let e = error_of(&edit(8, "cc = \"reno"), &[]);
-    has_all(&e, &["scen.toml:8: cc = \"reno: TOML syntax error"]);
+    has_all(&e, &["scen.toml:8: TOML syntax error", "(the line reads: cc = \"reno)"]);
     let e = error_of(&edit(8, "cc = \"reno\"\ncc = \"tahoe\""), &[]);
-    has_all(&e, &["scen.toml:9: cc = \"tahoe\": TOML syntax error", "duplicate key"]);
+    has_all(
+        &e,
+        &["scen.toml:9: TOML syntax error", "duplicate key", "(the line reads: cc = \"tahoe\")"],
+    );
     let e = error_of(&edit(9, "rtt = 100ms"), &[]);
-    has_all(&e, &["scen.toml:9: rtt = 100ms: TOML syntax error", "must be quoted"]);
+    has_all(
+        &e,
+        &["scen.toml:9: TOML syntax error", "must be quoted", "(the line reads: rtt = 100ms)"],
+    );
 }
 
 #[test]

@@ -146,9 +146,9 @@ pub enum Step {
     Index(usize),
 }
 
-/// Parses a field path as written after `--set`. A part may be quoted, as TOML quotes a
-/// key holding dots or brackets: `sweep."flows[0].cc"` is the `[sweep]` key
-/// `"flows[0].cc"`.
+/// Parses a field path as written after `--set`. A part may be quoted, in double or
+/// single quotes (no escapes), as TOML quotes a key holding dots or brackets:
+/// `sweep."flows[0].cc"` is the `[sweep]` key `"flows[0].cc"`.
 pub fn parse_path(path: &str) -> Result<Vec<Step>, String> {
     let bad = |why: &str| {
         format!("\"{path}\" is not a field path ({why}); write it like bottleneck.rate, flows[0].cc or flows[0].params.beta")
@@ -157,9 +157,10 @@ pub fn parse_path(path: &str) -> Result<Vec<Step>, String> {
     let mut rest = path;
     loop {
         let name;
-        (name, rest) = match rest.strip_prefix('"') {
-            Some(quoted) => {
-                let close = quoted.find('"').ok_or_else(|| bad("unclosed \""))?;
+        (name, rest) = match rest.chars().next().filter(|c| matches!(c, '"' | '\'')) {
+            Some(q) => {
+                let quoted = &rest[1..];
+                let close = quoted.find(q).ok_or_else(|| bad("unclosed quote"))?;
                 (&quoted[..close], &quoted[close + 1..])
             }
             None => {
@@ -303,6 +304,10 @@ mod tests {
         assert_eq!(
             parse_path("sweep.\"flows[0].cc, flows[1].cc\"").unwrap(),
             vec![Step::Key("sweep".into()), Step::Key("flows[0].cc, flows[1].cc".into())]
+        );
+        assert_eq!(
+            parse_path("sweep.'a=b'").unwrap(),
+            vec![Step::Key("sweep".into()), Step::Key("a=b".into())]
         );
         assert_eq!(
             parse_path("\"flows\"[2]").unwrap(),

@@ -169,7 +169,10 @@ impl<'a, 'c> Fields<'a, 'c> {
             Val::Float(f) if f.fract() == 0.0 && f.abs() < 9e15 => Ok(*f as i64),
             other => {
                 let found = match other {
-                    Val::Float(f) if f.is_finite() => "a number with a fraction",
+                    Val::Float(f) if f.is_finite() && f.fract() != 0.0 => {
+                        "a number with a fraction"
+                    }
+                    Val::Float(f) if f.is_finite() => "a number too large to be counted exactly",
                     _ => other.kind(),
                 };
                 Err(self.ctx.bad(

@@ -23,7 +23,7 @@ pub mod sweep;
 
 pub use cclab_sim::MAX_FLOWS;
 pub use error::ScenarioError;
-pub use schema::{tcp_setting_keys, Scenario, Transport};
+pub use schema::{Scenario, Transport, TCP_SETTING_KEYS};
 
 use std::path::{Path, PathBuf};
 
@@ -159,11 +159,11 @@ fn parse_doc(ctx: &schema::Ctx, overrides: &[String]) -> Result<doc::Node, Scena
         let start = ctx.text[..at].rfind('\n').map_or(0, |i| i + 1);
         let line = ctx.text[start..].lines().next().unwrap_or("").trim();
         let shown = match line.chars().count() {
-            0 => None,
-            1..=80 => Some(line.to_string()),
-            _ => Some(format!("{}...", line.chars().take(77).collect::<String>())),
+            0 => String::new(),
+            1..=80 => format!(" (the line reads: {line})"),
+            _ => format!(" (the line reads: {}...)", line.chars().take(77).collect::<String>()),
         };
-        ctx.err(&span, "", shown, format!("TOML syntax error: {msg}"))
+        ctx.err(&span, "", None, format!("TOML syntax error: {msg}{shown}"))
     })?;
     for o in overrides {
         apply_override(&mut root, o).map_err(|(field, message)| ScenarioError {
@@ -171,16 +171,32 @@ fn parse_doc(ctx: &schema::Ctx, overrides: &[String]) -> Result<doc::Node, Scena
             line: None,
             from_override: true,
             field,
-            value: o.split_once('=').map(|(_, v)| v.to_string()),
+            value: split_override(o).map(|(_, v)| v.to_string()),
             message,
         })?;
     }
+    sweep::drop_if_set_empty(&mut root);
     Ok(root)
+}
+
+/// `FIELD=VALUE` split at the first `=` outside the quotes of a quoted key
+/// (`sweep."a=b"=[1]`).
+pub fn split_override(spec: &str) -> Option<(&str, &str)> {
+    let mut quote = None;
+    for (i, c) in spec.char_indices() {
+        match (quote, c) {
+            (None, '"' | '\'') => quote = Some(c),
+            (Some(q), c) if c == q => quote = None,
+            (None, '=') => return Some((&spec[..i], &spec[i + 1..])),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Applies one `FIELD=VALUE` override; the error is (field, message).
 fn apply_override(root: &mut doc::Node, spec: &str) -> Result<(), (String, String)> {
-    let Some((field, value)) = spec.split_once('=') else {
+    let Some((field, value)) = split_override(spec) else {
         return Err((
             spec.to_string(),
             format!("--set expects FIELD=VALUE (e.g. bottleneck.rate=20Mbps), got \"{spec}\""),

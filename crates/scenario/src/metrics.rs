@@ -383,6 +383,14 @@ pub fn run_metrics(
     }
 }
 
+/// Each flow's share of the bytes all flows delivered (0 for all when none were), the
+/// rule of the groups' shares below, flow by flow.
+pub fn byte_shares(report: &Report) -> Vec<f64> {
+    let total = report.flows.iter().map(|f| f.delivered_bytes).sum::<u64>() as f64;
+    let share = |bytes: u64| if total > 0.0 { bytes as f64 / total } else { 0.0 };
+    report.flows.iter().map(|f| share(f.delivered_bytes)).collect()
+}
+
 /// Each group's flows, goodput and share of the total, in order of first appearance.
 /// A group's goodput is its flows' delivered bytes over the whole run, and its share is
 /// of all bytes delivered: flows active for part of the run (staggered starts, finite

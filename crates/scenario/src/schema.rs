@@ -124,12 +124,24 @@ const FLOW: &[&str] = &[
     "arrivals",
     "direction",
 ];
-/// The keys of a flow that set its TCP (not its algorithm, timing or transport): those of
-/// [`FLOW`] from `rto_min` to `psh`, as `cclab algorithms` lists them.
-pub fn tcp_setting_keys() -> &'static [&'static str] {
-    let at = |key: &str| FLOW.iter().position(|k| *k == key).expect("a flow key");
-    &FLOW[at("rto_min")..=at("psh")]
-}
+/// The keys of a flow that set its TCP and its hosts (timers, ACK policy, recovery,
+/// processing times, clock), whatever its algorithm, as `cclab algorithms` lists them.
+pub const TCP_SETTING_KEYS: &[&str] = &[
+    "rto_min",
+    "initcwnd",
+    "mss",
+    "delayed_ack",
+    "handshake",
+    "rwnd",
+    "recovery",
+    "rack",
+    "tlp",
+    "host_delay",
+    "read_delay",
+    "hz",
+    "tick_phase",
+    "psh",
+];
 
 /// The simulator's names of flow fields whose scenario keys differ.
 const FLOW_KEYS: &[(&str, &str)] = &[
@@ -167,7 +179,7 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
         return Err(ctx.bad(
             n,
             "sweep",
-            "a [sweep] runs with `cclab run FILE`; this command takes one scenario (remove [sweep], or give its values with --set)",
+            "a [sweep] runs with `cclab run FILE`; this command takes one scenario (remove [sweep] from the file, or --set 'sweep={}' to run the scenario without it, choosing the swept fields' values with --set)",
         ));
     }
 
@@ -612,7 +624,12 @@ fn buffer(ctx: &Ctx, n: &Node, rate: Rate, bdp: Bdp) -> Result<Buffer, ScenarioE
             .map(Buffer::Packets)
             .map_err(|_| ctx.bad(n, field, allowed));
     }
-    parse_bytes(t).map(Buffer::Bytes).map_err(|_| ctx.bad(n, field, allowed))
+    parse_bytes(t).map(Buffer::Bytes).map_err(|e| {
+        // A size that is refused as written (a fraction of a byte) says why; anything
+        // else gets the forms.
+        let why = if e.is_in_form() { format!("expected {}", e.expected) } else { allowed };
+        ctx.bad(n, field, why)
+    })
 }
 
 /// The queue disciplines as an error lists them: `"droptail", "red" or "pie"`.
@@ -870,6 +887,14 @@ fn change_entry(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `cclab algorithms` lists the TCP settings a flow takes: each is a flow key.
+    #[test]
+    fn every_tcp_setting_is_a_flow_key() {
+        for key in TCP_SETTING_KEYS {
+            assert!(FLOW.contains(key), "{key}");
+        }
+    }
 
     fn ctx() -> Ctx<'static> {
         Ctx { file: "t.toml", text: "", base_dir: None, default_name: "t" }

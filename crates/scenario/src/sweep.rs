@@ -48,8 +48,10 @@ pub struct Plan {
 /// One key of `[sweep]`: the fields it sets (several when tied) and the values.
 #[derive(Clone, Debug)]
 pub struct Axis {
-    /// The key as written (`flows[0].rtt` or `flows[0].rtt, flows[1].rtt`).
+    /// The key's fields, comma-separated (`flows[0].rtt` or `flows[0].rtt, flows[1].rtt`).
     pub key: String,
+    /// How `--set` reaches the key (`sweep."flows[0].cc"`, `sweep.bottleneck.loss`).
+    pub set_path: String,
     /// The field paths, one per tied field.
     pub fields: Vec<String>,
     /// `labels[v][f]`: value `v` of field `f` as text (strings without quotes).
@@ -92,14 +94,21 @@ impl Plan {
     }
 }
 
-/// Removes the `[sweep]` table from the document, if there is one. `--set 'sweep={}'`
-/// (an empty table that no file line wrote) removes it too: the file's scenario runs once.
+/// Removes the `[sweep]` table from the document, if there is one.
 pub(crate) fn take(root: &mut Node) -> Option<(Span, Node)> {
     let Val::Table(entries) = &mut root.val else { return None };
     let i = entries.iter().position(|(k, _, _)| k == "sweep")?;
     let (_, span, node) = entries.remove(i);
-    let set_empty = node.span.is_none() && matches!(&node.val, Val::Table(t) if t.is_empty());
-    (!set_empty).then_some((span, node))
+    Some((span, node))
+}
+
+/// `--set 'sweep={}'` (an empty table that no line of the file wrote) removes the
+/// sweep: the file's scenario runs once, wherever one scenario is taken. An empty
+/// `[sweep]` in the file itself is refused by [`plan`] instead.
+pub(crate) fn drop_if_set_empty(root: &mut Node) {
+    let Val::Table(entries) = &mut root.val else { return };
+    let set_empty = |n: &Node| n.span.is_none() && matches!(&n.val, Val::Table(t) if t.is_empty());
+    entries.retain(|(k, _, n)| !(k == "sweep" && set_empty(n)));
 }
 
 /// Expands the sweep over the document `root` (which no longer holds it).
@@ -117,7 +126,7 @@ pub(crate) fn plan(
         ));
     };
     let mut entries = Vec::new();
-    flatten(&table, "", &key_span, &mut entries);
+    flatten(&table, ("", "sweep"), &key_span, &mut entries);
     if entries.is_empty() {
         // Most likely a sweep half written; running the scenario once would hide that.
         return Err(ctx.err(
@@ -129,12 +138,12 @@ pub(crate) fn plan(
     }
     let mut seeds: Option<(u64, Span)> = None;
     let mut axes = Vec::new();
-    for (key, kspan, node) in &entries {
+    for (key, set_path, kspan, node) in &entries {
         if key == "seeds" {
             seeds = Some((seeds_value(ctx, node)?, node.span.clone()));
             continue;
         }
-        axes.push(axis(ctx, key, kspan, node)?);
+        axes.push(axis(ctx, (key, set_path), kspan, node)?);
     }
     check_overlaps(ctx, &axes, &entries)?;
     let seeds_n = seeds.as_ref().map_or(1, |s| s.0);
@@ -206,17 +215,35 @@ fn expand(
     Ok(runs)
 }
 
-/// Collects `[sweep]`'s keys; a table value is a dotted key written without quotes.
-fn flatten(node: &Node, prefix: &str, span: &Span, out: &mut Vec<(String, Span, Node)>) {
+/// Collects `[sweep]`'s keys: (key, its `--set` path, span, value); a table value is a
+/// dotted key written without quotes (`bottleneck.loss = [...]` is the key
+/// `bottleneck.loss`, reached by `--set sweep.bottleneck.loss=...`, while the quoted
+/// `"bottleneck.loss" = [...]` is reached by `--set 'sweep."bottleneck.loss"=...'`).
+fn flatten(node: &Node, (prefix, path): (&str, &str), span: &Span, out: &mut Vec<Entry>) {
     if let Val::Table(entries) = &node.val {
         for (k, kspan, v) in entries {
             let key = if prefix.is_empty() { k.clone() } else { format!("{prefix}.{k}") };
+            let path = format!("{path}.{}", quoted_if_needed(k));
             if matches!(v.val, Val::Table(_)) {
-                flatten(v, &key, kspan, out);
+                flatten(v, (&key, &path), kspan, out);
             } else {
-                out.push((key, kspan.clone().or(span.clone()), v.clone()));
+                out.push((key, path, kspan.clone().or(span.clone()), v.clone()));
             }
         }
+    }
+}
+
+/// One `[sweep]` key: (key, its `--set` path, span, value).
+type Entry = (String, String, Span, Node);
+
+/// A TOML key as a part of a `--set` path: bare if it can be, quoted otherwise.
+fn quoted_if_needed(key: &str) -> String {
+    if !key.is_empty() && key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+        key.to_string()
+    } else if key.contains('"') {
+        format!("'{key}'")
+    } else {
+        format!("\"{key}\"")
     }
 }
 
@@ -248,7 +275,12 @@ fn first_seed(ctx: &Ctx, root: &Node, counted: bool) -> Result<u64, ScenarioErro
     }
 }
 
-fn axis(ctx: &Ctx, key: &str, kspan: &Span, node: &Node) -> Result<Axis, ScenarioError> {
+fn axis(
+    ctx: &Ctx,
+    (key, set_path): (&str, &str),
+    kspan: &Span,
+    node: &Node,
+) -> Result<Axis, ScenarioError> {
     let field = format!("sweep.\"{key}\"");
     let bad_key = |message: String| ctx.err(kspan, &field, None, message);
     let fields: Vec<String> = key.split(',').map(|f| f.trim().to_string()).collect();
@@ -296,7 +328,14 @@ fn axis(ctx: &Ctx, key: &str, kspan: &Span, node: &Node) -> Result<Axis, Scenari
         values.push(tuple(ctx, &field, &fields, item)?);
     }
     let labels = values.iter().map(|vs| vs.iter().map(label).collect()).collect();
-    Ok(Axis { key: fields.join(", "), fields, labels, paths, values })
+    Ok(Axis {
+        key: fields.join(", "),
+        set_path: set_path.to_string(),
+        fields,
+        labels,
+        paths,
+        values,
+    })
 }
 
 /// One entry of a tied key's list: a tuple with one value per field, or one value for all.
@@ -331,11 +370,7 @@ fn label(n: &Node) -> String {
 }
 
 /// Two keys may not set the same field (or one inside the other).
-fn check_overlaps(
-    ctx: &Ctx,
-    axes: &[Axis],
-    entries: &[(String, Span, Node)],
-) -> Result<(), ScenarioError> {
+fn check_overlaps(ctx: &Ctx, axes: &[Axis], entries: &[Entry]) -> Result<(), ScenarioError> {
     let all: Vec<(usize, &str, &[Step])> = axes
         .iter()
         .enumerate()
@@ -347,7 +382,7 @@ fn check_overlaps(
         for &(ia, fa, pa) in &all[..j] {
             if pb.starts_with(pa) || pa.starts_with(pb) {
                 let later = entries.iter().filter(|e| e.0 != "seeds").nth(all[j].0);
-                let span = later.and_then(|e| e.1.clone());
+                let span = later.and_then(|e| e.2.clone());
                 return Err(ctx.err(
                     &span,
                     &format!("sweep.\"{}\"", axes[all[j].0].key),
@@ -426,6 +461,7 @@ mod tests {
     fn points_vary_the_last_axis_fastest() {
         let ax = |n: usize| Axis {
             key: String::new(),
+            set_path: String::new(),
             fields: vec![],
             labels: vec![],
             paths: vec![],

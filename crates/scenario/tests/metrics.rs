@@ -1,7 +1,7 @@
 //! The run metrics on hand-made cases: samples and a report written by hand, so every
 //! expected value can be worked out on paper. Also `[metrics]` validation.
 
-use cclab_scenario::metrics::{run_metrics, FlowSeries, RunMetrics};
+use cclab_scenario::metrics::{byte_shares, run_metrics, FlowSeries, RunMetrics};
 use cclab_scenario::{parse_str, Scenario};
 use cclab_sim::{FlowReport, FlowSample, FlowSamples, LinkReport, Observer, Report, RttSummary};
 use cclab_units::{Duration, Time};
@@ -129,6 +129,10 @@ fn mean_cwnd_send_rate_completion_time_and_groups() {
     assert!((m.groups[0].share - 7.5 / 8.5).abs() < 1e-12);
     assert!((m.groups[1].share - 1.0 / 8.5).abs() < 1e-12);
     assert!((m.groups[1].goodput_bps - 0.8e6).abs() < 1e-6);
+    // A flow's share follows the same rule (the table's and the web's share column).
+    let flows = byte_shares(&r);
+    assert!((flows[0] - 5.0 / 8.5).abs() < 1e-12 && (flows[2] - 1.0 / 8.5).abs() < 1e-12);
+    assert_eq!(byte_shares(&report(&[0.0, 0.0], &[0, 0], &[None, None])), [0.0, 0.0]);
     assert_eq!(m.groups[1].throughput_ratio, Some(1.0));
     assert_eq!(m.min_max_ratio, Some(0.5));
     assert_eq!(m.reference.as_deref(), Some("cubic"));

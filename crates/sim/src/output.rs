@@ -397,8 +397,9 @@ pub struct FlowReport {
 }
 
 /// RTT statistics in milliseconds; NaN (written as `null` or `-`) for a flow with no RTT
-/// sample, whose RTT is unknown, not zero.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+/// sample, whose RTT is unknown, not zero. Equality takes two unknowns as equal, so that
+/// two identical runs' reports compare equal.
+#[derive(Clone, Copy, Debug)]
 pub struct RttSummary {
     pub samples: u64,
     pub mean_ms: f64,
@@ -446,18 +447,30 @@ impl LinkReport {
     }
 }
 
+impl Default for RttSummary {
+    /// No samples, so no figures.
+    fn default() -> RttSummary {
+        let none = f64::NAN;
+        RttSummary { samples: 0, mean_ms: none, p50_ms: none, p95_ms: none, p99_ms: none }
+    }
+}
+
+impl PartialEq for RttSummary {
+    fn eq(&self, other: &RttSummary) -> bool {
+        let same = |a: f64, b: f64| a == b || (a.is_nan() && b.is_nan());
+        self.samples == other.samples
+            && same(self.mean_ms, other.mean_ms)
+            && same(self.p50_ms, other.p50_ms)
+            && same(self.p95_ms, other.p95_ms)
+            && same(self.p99_ms, other.p99_ms)
+    }
+}
+
 impl RttSummary {
     /// The summary of RTT samples recorded in microseconds.
     pub fn of(rtt_us: &Histogram) -> RttSummary {
         if rtt_us.count() == 0 {
-            let none = f64::NAN;
-            return RttSummary {
-                samples: 0,
-                mean_ms: none,
-                p50_ms: none,
-                p95_ms: none,
-                p99_ms: none,
-            };
+            return RttSummary::default();
         }
         RttSummary {
             samples: rtt_us.count(),
@@ -472,6 +485,18 @@ impl RttSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A flow without samples has no RTT figures, and two such summaries are equal (so
+    /// are two runs' reports), while different figures are not.
+    #[test]
+    fn an_rtt_summary_without_samples_is_unknown_and_equal_to_itself() {
+        let none = RttSummary::of(&Histogram::default());
+        assert!(none.p50_ms.is_nan() && none.mean_ms.is_nan() && none.samples == 0);
+        assert_eq!(none, RttSummary::default());
+        let some = RttSummary { samples: 1, mean_ms: 1.0, p50_ms: 1.0, p95_ms: 1.0, p99_ms: 1.0 };
+        assert_ne!(none, some);
+        assert_ne!(some, RttSummary { p99_ms: 2.0, ..some });
+    }
 
     fn sample(flow: usize, cwnd_pkts: u32) -> FlowSample {
         FlowSample { time: Time(7), flow, cwnd_pkts, ..FlowSample::default() }

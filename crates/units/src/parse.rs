@@ -19,40 +19,46 @@ impl fmt::Display for UnitError {
 
 impl std::error::Error for UnitError {}
 
+impl UnitError {
+    /// Whether the value was written in the unit's form but is still refused (a fraction
+    /// of a byte, a value too large), rather than not written as such a quantity at all.
+    pub fn is_in_form(&self) -> bool {
+        ![DURATION.form, RATE.form, BYTES.form].contains(&self.expected)
+    }
+}
+
 /// What a kind of quantity looks like, and what the errors say of it.
 struct Form {
     /// The written form, for a value that is not one.
     form: &'static str,
-    /// For a count that cannot be fractional ("1.5B"), what it must be; durations and
-    /// rates are rounded to their resolution (1 ns, 1 bit/s) instead, so that computed
-    /// values ("33.333333333333336ms") are taken as meant.
-    whole: Option<&'static str>,
     /// For a value beyond what the simulator counts.
     too_large: &'static str,
 }
 
 const DURATION: Form = Form {
     form: "a duration such as \"20ms\" (units: ns, us, ms, s)",
-    whole: None,
     too_large: "a duration of at most about 292 years",
 };
 const RATE: Form = Form {
     form: "a rate such as \"10Mbps\" (units: bps, Kbps, Mbps, Gbps)",
-    whole: None,
     too_large: "a rate of at most about 9.2e18 bps",
 };
 const BYTES: Form = Form {
     form: "a size such as \"10MB\" (units: B, KB, MB, GB)",
-    whole: Some("a whole number of bytes"),
     too_large: "a size of at most about 9.2e18 bytes",
 };
+/// A byte count cannot fall between two bytes ("1.5B").
+const WHOLE_BYTES: &str = "a whole number of bytes";
+/// The largest count of base units accepted (half of u64, so sums stay in range).
+const MAX_UNITS: u64 = u64::MAX / 2;
 
 fn error(s: &str, expected: &'static str) -> UnitError {
     UnitError { value: s.to_string(), expected }
 }
 
-/// Splits `"12.5ms"` into (12.5, "ms"); rejects negative, non-finite and unit-less numbers.
-fn split<'a>(s: &'a str, form: &Form) -> Result<(f64, &'a str), UnitError> {
+/// Splits `"12.5ms"` into ("12.5", 12.5, "ms"); rejects negative, non-finite and
+/// unit-less numbers.
+fn split<'a>(s: &'a str, form: &Form) -> Result<(&'a str, f64, &'a str), UnitError> {
     let err = || error(s, form.form);
     let t = s.trim();
     let at = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).ok_or_else(err)?;
@@ -64,28 +70,39 @@ fn split<'a>(s: &'a str, form: &Form) -> Result<(f64, &'a str), UnitError> {
     if !n.is_finite() || n < 0.0 {
         return Err(err());
     }
-    Ok((n, unit.trim()))
+    Ok((num, n, unit.trim()))
 }
 
-/// Multiplies and rounds to a whole number of base units within u64 (or refuses a count
-/// that falls between two). Decimal fractions of a larger unit ("1.1KB") are whole
-/// numbers that binary floating point misses by a rounding error, hence the tolerance.
+/// Multiplies and rounds to a whole number of base units (1 ns, 1 bit/s), so that
+/// computed values ("33.333333333333336ms") are taken as meant.
 fn scale(n: f64, mult: f64, s: &str, form: &Form) -> Result<u64, UnitError> {
-    let exact = n * mult;
-    let v = exact.round();
-    if v > u64::MAX as f64 / 2.0 {
+    let v = (n * mult).round();
+    if v > MAX_UNITS as f64 {
         return Err(error(s, form.too_large));
-    }
-    if let Some(whole) = form.whole {
-        if (exact - v).abs() > 1e-6 * v.max(1.0) {
-            return Err(error(s, whole));
-        }
     }
     Ok(v as u64)
 }
 
+/// The decimal `num` ("1.5", digits and at most one point, as `split` checked) times
+/// 10^`decimals`, exactly: a count of bytes is refused, not rounded, when it would fall
+/// between two, however small the fraction ("1000000.5B").
+fn exact_count(num: &str, decimals: usize, s: &str) -> Result<u64, UnitError> {
+    let (int, frac) = num.split_once('.').unwrap_or((num, ""));
+    let frac = frac.trim_end_matches('0');
+    if frac.len() > decimals {
+        return Err(error(s, WHOLE_BYTES));
+    }
+    let digits = format!("{int}{frac:0<decimals$}");
+    let digits = digits.trim_start_matches('0');
+    match digits.parse::<u64>() {
+        _ if digits.is_empty() => Ok(0),
+        Ok(v) if v <= MAX_UNITS => Ok(v),
+        _ => Err(error(s, BYTES.too_large)),
+    }
+}
+
 pub fn parse_duration(s: &str) -> Result<Duration, UnitError> {
-    let (n, unit) = split(s, &DURATION)?;
+    let (_, n, unit) = split(s, &DURATION)?;
     let mult = match unit {
         "ns" => 1.0,
         "us" => 1e3,
@@ -97,7 +114,7 @@ pub fn parse_duration(s: &str) -> Result<Duration, UnitError> {
 }
 
 pub fn parse_rate(s: &str) -> Result<Rate, UnitError> {
-    let (n, unit) = split(s, &RATE)?;
+    let (_, n, unit) = split(s, &RATE)?;
     let mult = match unit {
         "bps" => 1.0,
         "Kbps" | "kbps" => 1e3,
@@ -109,15 +126,15 @@ pub fn parse_rate(s: &str) -> Result<Rate, UnitError> {
 }
 
 pub fn parse_bytes(s: &str) -> Result<u64, UnitError> {
-    let (n, unit) = split(s, &BYTES)?;
-    let mult = match unit {
-        "B" => 1.0,
-        "KB" | "kB" => 1e3,
-        "MB" => 1e6,
-        "GB" => 1e9,
+    let (num, _, unit) = split(s, &BYTES)?;
+    let decimals = match unit {
+        "B" => 0,
+        "KB" | "kB" => 3,
+        "MB" => 6,
+        "GB" => 9,
         _ => return Err(error(s, BYTES.form)),
     };
-    scale(n, mult, s, &BYTES)
+    exact_count(num, decimals, s)
 }
 
 #[cfg(test)]
@@ -160,7 +177,17 @@ mod tests {
             parse_bytes("1.5B").unwrap_err().to_string(),
             "\"1.5B\" is not a whole number of bytes"
         );
-        assert!(parse_bytes("1500.5B").is_err());
+        for fraction in ["1500.5B", "1000000.5B", "1.0000005MB", "1.0000001B", "0.0000000001KB"] {
+            assert!(
+                parse_bytes(fraction).unwrap_err().to_string().contains("whole number"),
+                "{fraction}"
+            );
+        }
+        assert_eq!(parse_bytes("123456789.123KB").unwrap(), 123_456_789_123);
+        assert_eq!(parse_bytes(".5KB").unwrap(), 500);
+        assert_eq!(parse_bytes("1.50000KB").unwrap(), 1500);
+        assert_eq!(parse_bytes("0B").unwrap(), 0);
+        assert!(parse_bytes("9300000000GB").unwrap_err().to_string().contains("at most"));
         assert_eq!(parse_bytes("1.1KB").unwrap(), 1100);
         assert_eq!(parse_bytes("0.0015MB").unwrap(), 1500);
         assert_eq!(parse_duration("33.333333333333336ms").unwrap(), Duration(33_333_333));

@@ -14,7 +14,7 @@
 
 use crate::decimate::{Bucket, Decimator, Event};
 use crate::runs::Run;
-use cclab_scenario::metrics::{jain, run_metrics, sent_bytes, FlowSeries, Tee};
+use cclab_scenario::metrics::{byte_shares, jain, run_metrics, sent_bytes, FlowSeries, Tee};
 use cclab_sim::{LiveClock, Report, SimError, Simulation};
 use cclab_units::Time;
 use serde::Serialize;
@@ -160,12 +160,12 @@ impl Feed {
 
 /// The live table: per-flow goodput so far, share of all delivered bytes, and Jain's index.
 pub fn live_table(report: &Report) -> Value {
-    // Shares of delivered bytes, as `cclab run`'s table counts them.
-    let total = report.flows.iter().map(|f| f.delivered_bytes).sum::<u64>() as f64;
+    let shares = byte_shares(report);
     let flows: Vec<Value> = report
         .flows
         .iter()
-        .map(|f| {
+        .zip(&shares)
+        .map(|(f, share)| {
             json!({
                 "id": f.flow,
                 "goodput_bps": f.goodput_bps,
@@ -174,7 +174,7 @@ pub fn live_table(report: &Report) -> Value {
                 "timeouts": f.timeouts,
                 "rtt_p50_ms": f.rtt.p50_ms,
                 "rtt_p99_ms": f.rtt.p99_ms,
-                "share": if total > 0.0 { f.delivered_bytes as f64 / total } else { 0.0 },
+                "share": share,
             })
         })
         .collect();
