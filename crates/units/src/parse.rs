@@ -33,19 +33,24 @@ struct Form {
     form: &'static str,
     /// For a value beyond what the simulator counts.
     too_large: &'static str,
+    /// Each unit's size as a power of ten of the base unit (ns, bit/s, byte).
+    units: &'static [(&'static str, u32)],
 }
 
 const DURATION: Form = Form {
     form: "a duration such as \"20ms\" (units: ns, us, ms, s)",
     too_large: "a duration of at most about 292 years",
+    units: &[("ns", 0), ("us", 3), ("ms", 6), ("s", 9)],
 };
 const RATE: Form = Form {
     form: "a rate such as \"10Mbps\" (units: bps, Kbps, Mbps, Gbps)",
     too_large: "a rate of at most about 9.2e18 bps",
+    units: &[("bps", 0), ("Kbps", 3), ("kbps", 3), ("Mbps", 6), ("Gbps", 9)],
 };
 const BYTES: Form = Form {
     form: "a size such as \"10MB\" (units: B, KB, MB, GB)",
     too_large: "a size of at most about 9.2e18 bytes",
+    units: &[("B", 0), ("KB", 3), ("kB", 3), ("MB", 6), ("GB", 9)],
 };
 /// A byte count cannot fall between two bytes ("1.5B").
 const WHOLE_BYTES: &str = "a whole number of bytes";
@@ -56,9 +61,9 @@ fn error(s: &str, expected: &'static str) -> UnitError {
     UnitError { value: s.to_string(), expected }
 }
 
-/// Splits `"12.5ms"` into ("12.5", 12.5, "ms"); rejects negative, non-finite and
-/// unit-less numbers.
-fn split<'a>(s: &'a str, form: &Form) -> Result<(&'a str, f64, &'a str), UnitError> {
+/// Splits `"12.5ms"` into ("12.5", 12.5, 6: the unit's power of ten); rejects negative,
+/// non-finite and unit-less numbers and units `form` does not have.
+fn split<'a>(s: &'a str, form: &Form) -> Result<(&'a str, f64, u32), UnitError> {
     let err = || error(s, form.form);
     let t = s.trim();
     let at = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).ok_or_else(err)?;
@@ -70,13 +75,14 @@ fn split<'a>(s: &'a str, form: &Form) -> Result<(&'a str, f64, &'a str), UnitErr
     if !n.is_finite() || n < 0.0 {
         return Err(err());
     }
-    Ok((num, n, unit.trim()))
+    let &(_, exponent) = form.units.iter().find(|(u, _)| *u == unit.trim()).ok_or_else(err)?;
+    Ok((num, n, exponent))
 }
 
-/// Multiplies and rounds to a whole number of base units (1 ns, 1 bit/s), so that
-/// computed values ("33.333333333333336ms") are taken as meant.
-fn scale(n: f64, mult: f64, s: &str, form: &Form) -> Result<u64, UnitError> {
-    let v = (n * mult).round();
+/// `n` units of 10^`exponent` base units, rounded to a whole number of base units (1 ns,
+/// 1 bit/s), so that computed values ("33.333333333333336ms") are taken as meant.
+fn scale(n: f64, exponent: u32, s: &str, form: &Form) -> Result<u64, UnitError> {
+    let v = (n * 10f64.powi(exponent as i32)).round();
     if v > MAX_UNITS as f64 {
         return Err(error(s, form.too_large));
     }
@@ -102,39 +108,18 @@ fn exact_count(num: &str, decimals: usize, s: &str) -> Result<u64, UnitError> {
 }
 
 pub fn parse_duration(s: &str) -> Result<Duration, UnitError> {
-    let (_, n, unit) = split(s, &DURATION)?;
-    let mult = match unit {
-        "ns" => 1.0,
-        "us" => 1e3,
-        "ms" => 1e6,
-        "s" => 1e9,
-        _ => return Err(error(s, DURATION.form)),
-    };
-    scale(n, mult, s, &DURATION).map(Duration)
+    let (_, n, exponent) = split(s, &DURATION)?;
+    scale(n, exponent, s, &DURATION).map(Duration)
 }
 
 pub fn parse_rate(s: &str) -> Result<Rate, UnitError> {
-    let (_, n, unit) = split(s, &RATE)?;
-    let mult = match unit {
-        "bps" => 1.0,
-        "Kbps" | "kbps" => 1e3,
-        "Mbps" => 1e6,
-        "Gbps" => 1e9,
-        _ => return Err(error(s, RATE.form)),
-    };
-    scale(n, mult, s, &RATE).map(Rate)
+    let (_, n, exponent) = split(s, &RATE)?;
+    scale(n, exponent, s, &RATE).map(Rate)
 }
 
 pub fn parse_bytes(s: &str) -> Result<u64, UnitError> {
-    let (num, _, unit) = split(s, &BYTES)?;
-    let decimals = match unit {
-        "B" => 0,
-        "KB" | "kB" => 3,
-        "MB" => 6,
-        "GB" => 9,
-        _ => return Err(error(s, BYTES.form)),
-    };
-    exact_count(num, decimals, s)
+    let (num, _, exponent) = split(s, &BYTES)?;
+    exact_count(num, exponent as usize, s)
 }
 
 #[cfg(test)]
