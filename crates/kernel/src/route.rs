@@ -9,12 +9,13 @@
 //! never half-changed.
 //!
 //! Before a route is first changed its original values are saved (per table and network
-//! namespace) in the state directory, each route on its own: a later change of other
+//! namespace, the namespace known by its cookie rather than its name) in the state directory, each route on its own: a later change of other
 //! routes adds theirs, a later change of the same route keeps the first. `restore` puts
 //! them back, including "unset" (all of them, or only `dst`'s), and forgets them.
 
 use crate::error::Error;
 use serde_json::Value;
+use std::os::fd::{AsRawFd, FromRawFd};
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -126,9 +127,34 @@ impl Routes {
         Ok(out)
     }
 
-    fn state_file(&self) -> PathBuf {
-        let ns = self.netns.as_deref().map(|n| format!("-{n}")).unwrap_or_default();
-        self.state_dir.join(format!("routes-{}{ns}.json", self.table))
+    /// Where the values saved before our first change of the table's routes are kept:
+    /// one file per table and network namespace. The namespace is known by its cookie, not
+    /// by its name alone: a namespace deleted and made again under the same name is
+    /// another namespace, whose routes must not be given the first one's values.
+    fn state_file(&self) -> Result<PathBuf, Error> {
+        let name = self.netns.as_deref().map(|n| format!("-{n}")).unwrap_or_default();
+        let cookie = netns_cookie(self.netns.as_deref())?;
+        Ok(self.state_dir.join(format!("routes-{}{name}-ns{cookie}.json", self.table)))
+    }
+
+    /// Removes the files saved for earlier namespaces of this one's name: a name names one
+    /// namespace at a time, so their routes are gone with them.
+    fn forget_earlier_namespaces(&self, current: &std::path::Path) -> Result<(), Error> {
+        let Some(name) = &self.netns else { return Ok(()) };
+        let prefix = format!("routes-{}-{name}-ns", self.table);
+        let Ok(entries) = std::fs::read_dir(&self.state_dir) else { return Ok(()) };
+        for entry in entries.flatten() {
+            let file = entry.file_name();
+            let file = file.to_string_lossy();
+            let cookie = file.strip_prefix(&prefix).and_then(|rest| rest.strip_suffix(".json"));
+            if cookie.is_some_and(|c| c.bytes().all(|b| b.is_ascii_digit()))
+                && entry.path() != current
+            {
+                std::fs::remove_file(entry.path())
+                    .map_err(|e| Error::io(format!("removing {}", entry.path().display()), e))?;
+            }
+        }
+        Ok(())
     }
 
     /// Applies `change` to every selected route; returns (changed, skipped-with-reason).
@@ -161,7 +187,7 @@ impl Routes {
 
     /// The values saved so far (none if nothing is saved).
     fn saved(&self) -> Result<Vec<Value>, Error> {
-        let path = self.state_file();
+        let path = self.state_file()?;
         match std::fs::read_to_string(&path) {
             Ok(text) => serde_json::from_str(&text)
                 .map_err(|e| Error::Other(format!("{}: {e}", path.display()))),
@@ -172,7 +198,7 @@ impl Routes {
 
     /// Writes `saved` back, or removes the file when nothing is left to restore.
     fn keep(&self, saved: Vec<Value>) -> Result<(), Error> {
-        let path = self.state_file();
+        let path = self.state_file()?;
         if saved.is_empty() {
             return match std::fs::remove_file(&path) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -207,6 +233,7 @@ impl Routes {
                 "initcwnd": r.initcwnd,
             }));
         }
+        self.forget_earlier_namespaces(&self.state_file()?)?;
         self.keep(saved)
     }
 
@@ -251,6 +278,62 @@ impl Routes {
         self.keep(left)?;
         Ok(done)
     }
+}
+
+/// `SO_NETNS_COOKIE` (include/uapi/asm-generic/socket.h; Linux 5.14 and later).
+const SO_NETNS_COOKIE: libc::c_int = 71;
+
+/// The cookie of network namespace `name` (in /run/netns, as `ip -n` names it; this
+/// process's own namespace for `None`). The kernel numbers each namespace once per boot
+/// and never reuses the number (`net->net_cookie`), where the namespace file's inode
+/// number can come back for a later namespace. A socket made in the namespace reports it,
+/// so a thread enters the namespace to make one; the process stays where it was.
+fn netns_cookie(name: Option<&str>) -> Result<u64, Error> {
+    let path = name.map(|n| if n.contains('/') { n.into() } else { format!("/run/netns/{n}") });
+    let read = move || -> Result<u64, String> {
+        if let Some(path) = &path {
+            let file = std::fs::File::open(path)
+                .map_err(|e| format!("no network namespace {path}: {e}"))?;
+            // SAFETY: setns only reads the descriptor, and changes this thread alone.
+            if unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+                let e = std::io::Error::last_os_error();
+                return Err(format!("entering network namespace {path}: {e}"));
+            }
+        }
+        // SAFETY: a plain socket call; the descriptor is owned by `socket` from here on.
+        let fd = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+        if fd < 0 {
+            return Err(format!("making a socket: {}", std::io::Error::last_os_error()));
+        }
+        // SAFETY: `fd` is a new descriptor that nothing else owns.
+        let socket = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+        let mut cookie = 0u64;
+        let mut len = std::mem::size_of::<u64>() as libc::socklen_t;
+        // SAFETY: `cookie` and `len` are valid for the kernel to write 8 bytes and a length.
+        let rc = unsafe {
+            libc::getsockopt(
+                socket.as_raw_fd(),
+                libc::SOL_SOCKET,
+                SO_NETNS_COOKIE,
+                (&mut cookie as *mut u64).cast(),
+                &mut len,
+            )
+        };
+        if rc != 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(format!(
+                "reading the network namespace's cookie (Linux 5.14 or later): {e}"
+            ));
+        }
+        Ok(cookie)
+    };
+    let cookie = match name {
+        Some(_) => {
+            std::thread::spawn(read).join().unwrap_or_else(|_| Err("the thread failed".into()))
+        }
+        None => read(),
+    };
+    cookie.map_err(Error::Other)
 }
 
 /// Whether the saved entry `s` is route `r`'s (same destination, metric and TOS).
@@ -401,7 +484,7 @@ mod tests {
         .unwrap();
         let other: Value = serde_json::from_str(r#"{"dst":"198.18.11.0/24","dev":"v0"}"#).unwrap();
         routes.save_originals(&[route_info(changed), route_info(other)]).unwrap();
-        let text = std::fs::read_to_string(routes.state_file()).unwrap();
+        let text = std::fs::read_to_string(routes.state_file().unwrap()).unwrap();
         let _ = std::fs::remove_dir_all(&dir);
         let saved: Vec<Value> = serde_json::from_str(&text).unwrap();
         assert_eq!(saved.len(), 2, "{text}");

@@ -862,6 +862,24 @@ fn route_rto_min_and_initcwnd_set_and_restore_in_a_namespace() {
         .unwrap();
     assert!(String::from_utf8_lossy(&text.stdout).contains("mtu 1400"));
     assert!(r.restore().is_err(), "a second restore has nothing to restore");
+
+    // Values saved in one namespace are not given to a later namespace of the same name.
+    r.set(RouteChange { rto_min_ms: Some(50), initcwnd: None }).unwrap();
+    sh(&["ip", "netns", "del", &path.a]);
+    sh(&["ip", "netns", "add", &path.a]);
+    sh(&["ip", "-n", &path.a, "link", "add", "x0", "type", "veth", "peer", "name", "x1"]);
+    sh(&["ip", "-n", &path.a, "addr", "add", "198.19.252.1/24", "dev", "x0"]);
+    for dev in ["x0", "x1"] {
+        sh(&["ip", "-n", &path.a, "link", "set", dev, "up"]);
+    }
+    let e = r.restore().unwrap_err().to_string();
+    assert!(e.contains("nothing to restore"), "{e}");
+    r.set(RouteChange { rto_min_ms: Some(40), initcwnd: None }).unwrap();
+    let files: Vec<_> =
+        std::fs::read_dir(&state).unwrap().flatten().map(|f| f.file_name()).collect();
+    assert_eq!(files.len(), 1, "the first namespace's file is forgotten: {files:?}");
+    assert_eq!(r.restore().unwrap(), vec!["198.19.252.0/24".to_string()]);
+    assert!(r.list().unwrap().iter().all(|x| x.rto_min_ms.is_none()));
 }
 
 #[test]
