@@ -6,8 +6,9 @@ from typing import Optional
 class ScenarioError(ValueError):
     """A scenario that cclab refuses, with the parts ``cclab run`` prints.
 
-    ``str(error)`` is the CLI's message (after its ``error: `` prefix), and the
-    attributes are its parts:
+    ``str(error)`` is the CLI's message (after its ``error: `` prefix; a value given
+    with ``Scenario.set`` is marked ``(Scenario.set)`` where the CLI says ``(--set)``),
+    and the attributes are its parts:
 
     - ``file``: the file as named (``<string>`` for text, ``<dict>`` for a dict);
     - ``line``: the 1-based line of the bad key or value, or None (``Scenario.to_toml()``

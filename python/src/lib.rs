@@ -41,7 +41,7 @@ impl Source {
 fn scenario_error(py: Python<'_>, e: &ScenarioError) -> PyErr {
     let made = py.import("cclab._errors").and_then(|m| m.getattr("ScenarioError")).and_then(|c| {
         c.call1((
-            e.to_string(),
+            e.text_naming_overrides("Scenario.set"),
             &e.file,
             e.line,
             e.from_override,
@@ -58,11 +58,6 @@ fn scenario_error(py: Python<'_>, e: &ScenarioError) -> PyErr {
 
 /// `cclab.RunError` for a run that could not be done (a results folder refused, ...).
 fn run_error(py: Python<'_>, message: String) -> PyErr {
-    // The CLI's words for its flag; from Python the folder is an argument. (A packet
-    // log, the one message naming --out otherwise, is not written from Python.)
-    let message = message
-        .replace("choose another --out", "choose another folder")
-        .replace("--out ", "the folder ");
     match py.import("cclab._errors").and_then(|m| m.getattr("RunError")) {
         Ok(c) => match c.call1((message,)) {
             Ok(err) => PyErr::from_value(err),

@@ -71,7 +71,9 @@ def test_set_errors_carry_the_cli_parts(cli, short_file, tmp_path, field, value)
     with pytest.raises(cclab.ScenarioError) as caught:
         scn.set(field, value)
     e = caught.value
-    assert str(e) == expected
+    # The CLI's message, the value marked as Python's Scenario.set gave it.
+    assert expected.startswith(f"{short_file} (--set): ")
+    assert str(e) == expected.replace(" (--set): ", " (Scenario.set): ", 1)
     assert e.from_override and e.line is None and e.file == str(short_file)
     assert scn.overrides == []  # unchanged
     cclab.run(scn.set("duration", "1s"))

@@ -3,7 +3,8 @@
 //! command's marker file (`summary.json` for `run` and `testbed`, `sweep.json`,
 //! `compare.json`, `fidelity.json`, `reproduce.json`). Anything else is refused before a
 //! byte is written, so that `--out ~` or a mistyped path cannot replace or litter a
-//! folder of the user's.
+//! folder of the user's. The messages say "folder", not `--out`: the Python package and
+//! the web lab give the same refusals for a folder named another way.
 
 use std::path::Path;
 
@@ -14,13 +15,13 @@ pub fn check(dir: &Path, kind: &str, marker: &str) -> Result<(), String> {
         return Ok(());
     }
     if !dir.is_dir() {
-        return Err(format!("{} exists and is not a folder; choose another --out", dir.display()));
+        return Err(format!("{} exists and is not a folder; choose another folder", dir.display()));
     }
     if is_empty(dir) || dir.join(marker).is_file() {
         return Ok(());
     }
     Err(format!(
-        "{} exists and is not a cclab {kind} folder (no {marker}); choose another --out",
+        "{} exists and is not a cclab {kind} folder (no {marker}); choose another folder",
         dir.display()
     ))
 }
@@ -65,7 +66,7 @@ fn resolved(path: &Path) -> std::path::PathBuf {
 pub fn create_parent(parent: &Path) -> Result<(), String> {
     std::fs::create_dir_all(parent).map_err(|e| match parent.ancestors().find(|a| a.exists()) {
         Some(a) if !a.is_dir() => {
-            format!("{} is a file, not a folder; choose another --out", a.display())
+            format!("{} is a file, not a folder; choose another folder", a.display())
         }
         _ => format!("cannot create {}: {e}", parent.display()),
     })
@@ -99,7 +100,7 @@ mod tests {
         assert!(theirs.contains(refused), "{theirs}");
         let file = check(&root.join("a-file"), "sweep", "sweep.json").unwrap_err();
         assert!(
-            file.ends_with("a-file exists and is not a folder; choose another --out"),
+            file.ends_with("a-file exists and is not a folder; choose another folder"),
             "{file}"
         );
         // A file inside the folder a command replaces is refused, one beside it is not.
@@ -115,7 +116,7 @@ mod tests {
         let made = create_parent(&root.join("a-file/sub"));
         assert!(made
             .unwrap_err()
-            .ends_with("a-file is a file, not a folder; choose another --out"));
+            .ends_with("a-file is a file, not a folder; choose another folder"));
         // The marker of another command does not make a folder ours.
         assert!(check(&root.join("ours"), "results", "summary.json").is_err());
         assert_eq!(std::fs::read_to_string(root.join("theirs/notes.txt")).unwrap(), "keep me");

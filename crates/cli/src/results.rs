@@ -76,7 +76,7 @@ fn check_only_results(dest: &Path) -> Result<(), String> {
         if !RESULT_FILES.contains(&name.as_ref()) {
             return Err(format!(
                 "{} holds {name}, which is not a file cclab writes there; a run replaces the \
-                 whole folder, so move {name} out or choose another --out",
+                 whole folder, so move {name} out or choose another folder",
                 dest.display()
             ));
         }
@@ -93,10 +93,9 @@ impl Staging {
         let dest = &dest.components().collect::<PathBuf>();
         crate::out_folder::check(dest, "results", "summary.json")?;
         check_only_results(dest)?;
-        let name = dest
-            .file_name()
-            .and_then(|n| n.to_str())
-            .ok_or_else(|| format!("--out {} has no folder name", dest.display()))?;
+        let name = dest.file_name().and_then(|n| n.to_str()).ok_or_else(|| {
+            format!("{} has no name of its own; choose another folder", dest.display())
+        })?;
         let parent = match dest.parent() {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => PathBuf::from("."),

@@ -48,7 +48,7 @@ pub struct Args {
 /// A `--set` without `=` is a command-line error (exit 2), like any malformed flag; the
 /// field and value themselves are checked with the scenario.
 fn field_equals_value(text: &str) -> Result<String, String> {
-    if text.contains('=') {
+    if cclab_scenario::split_override(text).is_some() {
         Ok(text.to_string())
     } else {
         Err("expected FIELD=VALUE, e.g. bottleneck.rate=20Mbps or flows[0].cc=reno".into())

@@ -471,6 +471,10 @@ fn bad_overrides_name_the_field() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     has_all(&stderr(&o), &["'bottleneck.rate'", "--set <FIELD=VALUE>", "expected FIELD=VALUE"]);
     assert!(!dir.path().join("out").exists());
+    // An "=" inside a quoted key is the key's, not the split (as the scenario reads it).
+    let o = run_in(dir.path(), &["run", "scen.toml", "--out", "out", "--set", "sweep.\"a=b\""]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    has_all(&stderr(&o), &["expected FIELD=VALUE"]);
     let e = error_of(BASE, &["--set", "flows[x].cc=reno"]);
     has_all(&e, &["flows[x].cc", "is not a field path"]);
     let e = error_of(BASE, &["--set", "bottleneck.rate=fast"]);

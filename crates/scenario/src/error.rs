@@ -19,37 +19,34 @@ pub struct ScenarioError {
     pub message: String,
 }
 
-/// Errors are one line: control characters from the input (a newline inside a quoted
-/// name, say) are shown escaped.
+/// The error as `cclab` prints it, a value from the command line marked "(--set)".
 impl fmt::Display for ScenarioError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let text = self.render();
-        if text.chars().any(char::is_control) {
-            let escaped: String = text
-                .chars()
-                .map(
-                    |c| if c.is_control() { c.escape_default().to_string() } else { c.to_string() },
-                )
-                .collect();
-            f.write_str(&escaped)
-        } else {
-            f.write_str(&text)
-        }
+        f.write_str(&self.text_naming_overrides("--set"))
     }
 }
 
 impl ScenarioError {
-    fn render(&self) -> String {
-        let mut f = String::new();
-        let _ = self.write_to(&mut f);
-        f
+    /// The error on one line, a value that came from an override marked with `overrides`,
+    /// the caller's name for them (the Python package's is `Scenario.set`). Control
+    /// characters from the input (a newline inside a quoted name, say) are shown escaped.
+    pub fn text_naming_overrides(&self, overrides: &str) -> String {
+        let mut text = String::new();
+        let _ = self.write_to(&mut text, overrides);
+        if text.chars().any(char::is_control) {
+            let escape =
+                |c: char| if c.is_control() { c.escape_default().to_string() } else { c.into() };
+            text.chars().map(escape).collect()
+        } else {
+            text
+        }
     }
 
-    fn write_to(&self, f: &mut String) -> fmt::Result {
+    fn write_to(&self, f: &mut String, overrides: &str) -> fmt::Result {
         use fmt::Write;
         write!(f, "{}", self.file)?;
         match (self.line, self.from_override) {
-            (_, true) => write!(f, " (--set)")?,
+            (_, true) => write!(f, " ({overrides})")?,
             (Some(l), false) => write!(f, ":{l}")?,
             (None, false) => {}
         }
