@@ -564,6 +564,43 @@ mod tests {
         assert!(r.avg < 0.1, "{}", r.avg);
     }
 
+    /// ns-2's rule: RED never drops a packet that finds at most one waiting, so a flow
+    /// sending one packet at a time after a burst is not refused while the average is
+    /// still high (it was, for as long as 90 s of a 100 s run, before this rule).
+    #[test]
+    fn red_never_drops_at_an_empty_queue() {
+        let cfg = RedConfig { min_th: 5.0, max_th: 15.0, max_p: 0.1, weight: 0.02, gentle: true };
+        let mut rng = Rng::from_seed(4);
+        let mut q: Queue<P> = Queue::new(
+            &Qdisc::Red(cfg),
+            Buffer::Packets(1000),
+            Duration::from_micros(120),
+            &mut rng,
+        );
+        // A standing queue of 100 packets pushes the average past 2 max_th.
+        for _ in 0..100 {
+            let _ = q.enqueue(ms(0), P(1500, 0), &mut rng);
+        }
+        for _ in 0..200 {
+            if q.enqueue(ms(0), P(1500, 0), &mut rng).is_ok() {
+                q.dequeue(ms(0));
+            }
+        }
+        let Kind::Red(r) = &q.kind else { unreachable!() };
+        assert!(r.avg > 30.0, "{}", r.avg);
+        // Two packets waiting: forced drop at this average.
+        while q.len_packets() > 2 {
+            q.dequeue(ms(0));
+        }
+        assert!(q.enqueue(ms(0), P(1500, 0), &mut rng).is_err());
+        // Drained: one packet at a time, each sent before the next, all admitted.
+        while q.dequeue(ms(0)).is_some() {}
+        for i in 0..100 {
+            assert!(q.enqueue(ms(1 + i), P(1500, 0), &mut rng).is_ok(), "arrival {i}");
+            assert!(q.dequeue(ms(1 + i)).is_some());
+        }
+    }
+
     #[test]
     fn codel_drops_a_standing_queue_and_not_a_short_one() {
         let cfg =

@@ -108,7 +108,8 @@ impl Red {
         self.idle_since = Some(now);
     }
 
-    /// Updates the average and decides whether to drop the arriving packet.
+    /// Updates the average and decides whether to drop the arriving packet; `qlen` is the
+    /// number of packets waiting (not the one on the wire).
     pub(super) fn on_arrival(&mut self, now: Time, qlen: u64, rng: &mut Rng) -> bool {
         let w = self.cfg.weight;
         match self.idle_since.take() {
@@ -120,7 +121,12 @@ impl Red {
             _ => self.avg = (1.0 - w) * self.avg + w * qlen as f64,
         }
         let (min_th, max_th, max_p) = (self.cfg.min_th, self.cfg.max_th, self.cfg.max_p);
-        let pb = if self.avg < min_th {
+        // A packet that finds at most one packet waiting is never dropped, as in ns-2's
+        // `REDQueue::enque` (queue/red.cc, ns-2.35): the average only ages while the queue
+        // is idle, and an arrival dropped at an empty queue would end the idle period
+        // without starting another, so that after a burst the average stayed high and a
+        // flow sending one packet at a time could be refused for minutes.
+        let pb = if self.avg < min_th || qlen <= 1 {
             self.count = -1;
             return false;
         } else if self.avg < max_th {
