@@ -136,6 +136,27 @@ pub fn current_default() -> Result<String, Error> {
     Ok(s.trim().to_string())
 }
 
+/// Whether this thread is in the initial network namespace: the namespace of init (pid 1),
+/// or, where init's cannot be read (a supervisor running as pid 1 may forbid it), of the
+/// kernel's thread daemon, pid 2 in the initial pid namespace, which like every kernel
+/// thread lives in the initial network namespace. Err says why neither could be read.
+pub fn in_initial_netns() -> Result<bool, String> {
+    let link = |path: &str| std::fs::read_link(path).map_err(|e| format!("reading {path}: {e}"));
+    let ours = link("/proc/thread-self/ns/net")?;
+    let init = link("/proc/1/ns/net");
+    let kthreadd = || {
+        let comm = std::fs::read_to_string("/proc/2/comm").unwrap_or_default();
+        if comm.trim() != "kthreadd" {
+            return Err("pid 2 is not the kernel's kthreadd".to_string());
+        }
+        link("/proc/2/ns/net")
+    };
+    match init.or_else(|e| kthreadd().map_err(|e2| format!("{e}; {e2}"))) {
+        Ok(initial) => Ok(ours == initial),
+        Err(why) => Err(why),
+    }
+}
+
 fn write_default(name: &str) -> Result<(), Error> {
     std::fs::write(DEFAULT_CC, name)
         .map_err(|e| Error::io(format!("setting {DEFAULT_CC} to \"{name}\""), e))
@@ -445,17 +466,27 @@ impl Kernel {
         // the algorithm when it refuses a restricted one outside the initial namespace
         // (-EPERM after bpf_try_module_get): for a BPF algorithm the struct_ops map then
         // stays in memory until reboot. So refuse here, before the kernel sees it.
-        let ns = |p: &str| std::fs::read_link(p).ok();
         let allowed = std::fs::read_to_string(ALLOWED).unwrap_or_default();
-        if ns("/proc/thread-self/ns/net") != ns("/proc/1/ns/net")
-            && !allowed.split_whitespace().any(|n| n == name)
-        {
-            return Err(Error::Other(format!(
-                "\"{name}\" cannot be the default of this network namespace: outside the initial namespace \
-                 the kernel accepts only algorithms in net.ipv4.tcp_allowed_congestion_control ({}); add it there \
-                 from the initial namespace",
-                allowed.trim()
-            )));
+        if !allowed.split_whitespace().any(|n| n == name) {
+            match in_initial_netns() {
+                Ok(true) => {}
+                Ok(false) => {
+                    return Err(Error::Other(format!(
+                        "\"{name}\" cannot be the default of this network namespace: outside the initial \
+                         namespace the kernel accepts only algorithms in net.ipv4.tcp_allowed_congestion_control \
+                         ({}); add it there from the initial namespace",
+                        allowed.trim()
+                    )))
+                }
+                Err(why) => {
+                    return Err(Error::Other(format!(
+                        "\"{name}\" is not in net.ipv4.tcp_allowed_congestion_control ({}), which only the \
+                         initial network namespace may go beyond, and cclab cannot tell whether this is that \
+                         namespace ({why}); add it there, or run this where /proc/1/ns/net can be read",
+                        allowed.trim()
+                    )))
+                }
+            }
         }
         let old = current_default()?;
         if self.saved_default().is_none() {

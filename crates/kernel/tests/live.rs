@@ -882,6 +882,19 @@ fn route_rto_min_and_initcwnd_set_and_restore_in_a_namespace() {
     assert!(r.list().unwrap().iter().all(|x| x.rto_min_ms.is_none()));
 }
 
+/// `kernel default` refuses a non-allowed algorithm only outside the initial namespace;
+/// where init's namespace cannot be read (this machine's pid 1 forbids it) kthreadd's
+/// tells, and a namespace of ours is told apart.
+#[test]
+fn the_initial_network_namespace_is_told_apart_from_others() {
+    skip_unless_capable!();
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    use cclab_kernel::loader::in_initial_netns;
+    assert_eq!(in_initial_netns(), Ok(true));
+    let path = Path::new("20mbit", "60kb");
+    assert_eq!(in_netns(&path.a, in_initial_netns).join().unwrap(), Ok(false));
+}
+
 #[test]
 fn default_sets_and_restores_the_namespace_default_and_unload_puts_it_back() {
     skip_unless_capable!();
