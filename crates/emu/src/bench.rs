@@ -390,7 +390,8 @@ pub fn agreement(cc: &str, secs: u64, trace: Option<&std::path::Path>) -> Result
     );
     for (name, cfg) in cases {
         let mut kern_obs = CwndMean::default();
-        let kern = crate::testbed::run(&cfg, &mut kern_obs, &mut |_| {})?;
+        let kern = crate::testbed::run(&cfg, &mut kern_obs, &mut |_| {});
+        let kern = kern?;
         let mut sim_obs = CwndMean::default();
         let mut sim =
             cclab_sim::Simulation::new(cfg.clone()).map_err(|e| EmuError::Config(e.to_string()))?;
@@ -409,9 +410,22 @@ pub fn agreement(cc: &str, secs: u64, trace: Option<&std::path::Path>) -> Result
     Ok(())
 }
 
+/// A step's result, or the interruption when a signal stopped it (its own error, if any,
+/// is what the stop caused).
+fn unless_signalled<T>(step: Result<T, EmuError>) -> Result<T, EmuError> {
+    if crate::forwarder::signalled() {
+        Err(crate::forwarder::interrupted())
+    } else {
+        step
+    }
+}
+
 pub fn run(args: &BenchArgs) -> Result<(), EmuError> {
     crate::netns::preflight()?;
     crate::netns::reap();
+    // A signal stops the step under way through its normal end (its namespaces go with
+    // it) and the bench before the next step.
+    let _restore = crate::forwarder::signal_handlers_until_dropped();
     if let Some(cc) = &args.agreement {
         let trace = match &args.trace {
             Some(t) => t.clone(),
@@ -440,13 +454,13 @@ pub fn run(args: &BenchArgs) -> Result<(), EmuError> {
         if rt { "SCHED_FIFO" } else { "SCHED_OTHER" }
     );
 
-    let l = departure_error(secs, rt)?;
+    let l = unless_signalled(departure_error(secs, rt))?;
     println!(
         "[1] departure error, 20 Mbit/s backlogged, {secs} s: {}",
         lateness_line("departures", &l)
     );
 
-    let (app, fwd) = delay_error(if args.quick { 100 } else { 400 }, rt)?;
+    let (app, fwd) = unless_signalled(delay_error(if args.quick { 100 } else { 400 }, rt))?;
     println!("[2] delay 20 ms each way: RTT - 40 ms over {} probes: p50 {:.1} us, p99 {:.1} us, max {:.1} us", app.count(), us(app.quantile(0.5)), us(app.quantile(0.99)), us(app.max()));
     println!("    {}", lateness_line("delay-line releases", &fwd));
 
@@ -454,7 +468,7 @@ pub fn run(args: &BenchArgs) -> Result<(), EmuError> {
         Some(t) => t.clone(),
         None => default_trace()?,
     };
-    let (delivered, opps, l) = trace_fidelity(&trace, secs, rt)?;
+    let (delivered, opps, l) = unless_signalled(trace_fidelity(&trace, secs, rt))?;
     let ratio = delivered as f64 / opps.max(1) as f64;
     println!(
         "[3] trace {}: delivered {delivered} of {opps} opportunities ({:.2}%); {}",
@@ -463,7 +477,7 @@ pub fn run(args: &BenchArgs) -> Result<(), EmuError> {
         lateness_line("departures", &l)
     );
 
-    let (bps, sent, delivered, cpu) = throughput(secs, rt)?;
+    let (bps, sent, delivered, cpu) = unless_signalled(throughput(secs, rt))?;
     let per_pkt = cpu.as_nanos() as f64 / delivered.max(1) as f64;
     println!(
         "[4] throughput, 1500-byte packets, 10 Gbit/s link: {:.3} Gbit/s delivered ({delivered} of {sent} sent); forwarder CPU {:.2} us per packet, i.e. {:.2} Gbit/s per core",
@@ -481,7 +495,7 @@ pub fn run(args: &BenchArgs) -> Result<(), EmuError> {
         1,
         tsecs,
     );
-    let r = crate::testbed::run(&cfg, &mut cclab_sim::NoObserver, &mut |_| {})?;
+    let r = unless_signalled(crate::testbed::run(&cfg, &mut cclab_sim::NoObserver, &mut |_| {}))?;
     println!(
         "[5] kernel cubic (testbed), 20 Mbit/s, 40 ms RTT, 100 kB (1 BDP) DropTail, {tsecs} s: goodput {:.2} Mbit/s ({:.1}% of the rate), link utilization {:.1}%, {} drops",
         r.flows[0].goodput_bps / 1e6,

@@ -17,7 +17,7 @@
 //! emulator dies (PR_SET_PDEATHSIG).
 
 use crate::forwarder::{
-    install_signal_handlers, signalled, uninstall_signal_handlers, wake_on_signal, Forwarder,
+    interrupted, signal_handlers_until_dropped, signalled, wake_on_signal, Forwarder,
 };
 use crate::spec::parse_direction;
 use crate::stats::DirectionStats;
@@ -198,8 +198,7 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
     netns::reap();
 
     // From here on a signal ends the run through the normal path (Drop guards).
-    install_signal_handlers();
-    let restore = SignalGuard;
+    let restore = signal_handlers_until_dropped();
     let (net, tun_a, tun_b) = EmuNet::create()?;
     let mut fwd = Forwarder::new(
         tun_a,
@@ -352,9 +351,16 @@ pub fn run_udp(args: &UdpArgs) -> Result<(), EmuError> {
         duration,
         sample_interval: Duration::from_millis(10),
     };
+    // A signal stops the flow and the link through their normal ends (the namespaces go
+    // with the harness), instead of killing the process with them in place.
+    let _restore = signal_handlers_until_dropped();
     let h = crate::harness::Harness::start_with(&up, &down, 1, true)?;
-    let r = crate::udp::run_flow(&h, &flow)?;
-    let fwd = h.finish()?;
+    let r = crate::udp::run_flow(&h, &flow);
+    let fwd = h.finish();
+    if signalled() {
+        return Err(interrupted());
+    }
+    let (r, fwd) = (r?, fwd?);
     outln(&format!(
         "cclab emu udp: {} over {}: delivered {} B, goodput {:.3} Mbit/s, {} retransmits, {} timeouts{}",
         args.cc,
@@ -452,15 +458,6 @@ fn summary_json(fwd: &Forwarder) -> String {
         ("downlink", direction(&fwd.dirs[1].stats)),
     ])
     .render()
-}
-
-/// Restores default signal handling when the run ends, however it ends.
-struct SignalGuard;
-
-impl Drop for SignalGuard {
-    fn drop(&mut self) {
-        uninstall_signal_handlers();
-    }
 }
 
 #[cfg(test)]

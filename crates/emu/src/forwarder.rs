@@ -79,6 +79,28 @@ pub fn uninstall_signal_handlers() {
     }
 }
 
+/// [`install_signal_handlers`] until the returned guard is dropped, however the run ends.
+pub fn signal_handlers_until_dropped() -> SignalGuard {
+    install_signal_handlers();
+    SignalGuard
+}
+
+/// Restores default signal handling when dropped.
+pub struct SignalGuard;
+
+impl Drop for SignalGuard {
+    fn drop(&mut self) {
+        uninstall_signal_handlers();
+    }
+}
+
+/// The error of a run a signal stopped; its namespaces are removed on the way out.
+pub fn interrupted() -> crate::EmuError {
+    crate::EmuError::Setup(
+        "interrupted by a signal: stopped, and the run's namespaces were removed".into(),
+    )
+}
+
 /// Whether a signal asked the emulator to stop.
 pub fn signalled() -> bool {
     SIGNALLED.load(Ordering::SeqCst)

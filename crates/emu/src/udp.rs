@@ -248,7 +248,11 @@ pub fn drive_sender(
     let mut next_sample = clock();
     loop {
         let now = clock();
-        if now >= end || snd.is_complete() || stop.load(Ordering::Relaxed) {
+        if now >= end
+            || snd.is_complete()
+            || stop.load(Ordering::Relaxed)
+            || crate::forwarder::signalled()
+        {
             break;
         }
         while let Ok(n) = sock.recv(&mut ackbuf) {

@@ -280,6 +280,19 @@ fn child_emulator() {
             std::thread::sleep(std::time::Duration::from_secs(30));
         }
         Ok("cli") => println!("EXIT {}", run(&wrapping(&["sleep", "30"])).unwrap()),
+        // `cclab udp --cc reno --uplink 10Mbps --duration 30s`.
+        Ok("udp") => {
+            let args = cclab_emu::cli::UdpArgs {
+                cc: "reno".into(),
+                params: vec![],
+                uplink: "10Mbps".into(),
+                downlink: String::new(),
+                duration: "30s".into(),
+                bytes: None,
+                csv: None,
+            };
+            println!("RESULT {:?}", cclab_emu::cli::run_udp(&args).map_err(|e| e.to_string()));
+        }
         // A command that ignores SIGTERM, and a child of it that does too.
         Ok("cli-stubborn") => {
             let cmd = ["sh", "-c", "trap '' TERM; sleep 60; exit 0"];
@@ -372,6 +385,33 @@ fn sigint_stops_the_command_and_removes_everything() {
     let out = child.wait_with_output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("EXIT 143") || stdout.contains("EXIT 130"), "child output: {stdout}");
+    assert!(
+        namespaces_of(pid).is_empty(),
+        "namespaces left after SIGINT: {:?}",
+        namespaces_of(pid)
+    );
+}
+
+/// The same for a user-space flow over UDP (`cclab udp`): the flow and the link stop and
+/// the run says it was interrupted.
+#[test]
+fn sigint_stops_a_udp_flow_and_removes_everything() {
+    if unavailable() {
+        return;
+    }
+    let _reaps = LEFT_BEHIND.read().unwrap_or_else(|e| e.into_inner());
+    let child = spawn_child("udp");
+    let pid = child.id();
+    let made = wait_for_namespaces(pid);
+    assert_eq!(made.len(), 2, "the child did not create its namespaces: {made:?}");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let sent = Instant::now();
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("RESULT Err(\"interrupted by a signal"), "child output: {stdout}");
+    assert!(sent.elapsed() < std::time::Duration::from_secs(5), "{:?}", sent.elapsed());
     assert!(
         namespaces_of(pid).is_empty(),
         "namespaces left after SIGINT: {:?}",
