@@ -3,7 +3,7 @@
 
 use crate::algo::{parse_value, show_value, Algo};
 use crate::error::Error;
-use crate::loader::{self, Kernel};
+use crate::loader::{self, Kernel, Unloaded};
 use crate::route::{RouteChange, Routes};
 use cclab_cc::tcp_limits::{TcpLimit, INITCWND, RTO_MIN_MS};
 use cclab_units::stdout::outln;
@@ -180,15 +180,28 @@ pub fn run(args: Args) -> Result<(), Error> {
         }
         Cmd::Unload { algos: names } => {
             for a in algos(&names)? {
-                if k.unload(a)? {
-                    // The kernel frees the algorithm once the last socket using it is
-                    // gone (closing connections linger): bpftool may list it a while.
-                    outln(&format!(
-                        "unloaded {} (sockets still closing keep it in the kernel until they are gone)",
-                        a.name()
-                    ));
-                } else {
-                    outln(&format!("{} was not loaded", a.name()));
+                match k.unload(a)? {
+                    Unloaded::Done { default_now } => {
+                        if let Some(d) = default_now {
+                            let why = if d.was_saved {
+                                "the default before `cclab kernel default`"
+                            } else {
+                                "none was saved by `cclab kernel default`; Linux's own default"
+                            };
+                            outln(&format!(
+                                "{} was this network namespace's default; the default is now {} ({why})",
+                                a.name(),
+                                d.name
+                            ));
+                        }
+                        // The kernel frees the algorithm once the last socket using it is
+                        // gone (closing connections linger): bpftool may list it a while.
+                        outln(&format!(
+                            "unloaded {} (sockets still closing keep it in the kernel until they are gone)",
+                            a.name()
+                        ));
+                    }
+                    Unloaded::NotLoaded => outln(&format!("{} was not loaded", a.name())),
                 }
             }
         }

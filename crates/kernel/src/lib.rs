@@ -11,6 +11,7 @@
 //!   after a crash; half-made loads of commands that died are reaped by the next `load`);
 //! - [`bpffs`]: the BPF file system the pins live on, mounted when it is missing;
 //! - [`route`]: `rto_min` and `initcwnd` on routes, with restore;
+//! - [`netns`]: a network namespace's cookie, which keys what is saved for it;
 //! - [`cli`]: the `cclab kernel` subcommand (clap), wired into the main binary by the CLI;
 //! - [`host`]: FFI to the same C algorithm code compiled for the host, for the
 //!   differential test against crates/cc.
@@ -24,6 +25,7 @@ pub mod cli;
 pub mod error;
 pub mod host;
 pub mod loader;
+pub mod netns;
 pub mod route;
 pub mod socket;
 

@@ -31,6 +31,24 @@ const AVAILABLE: &str = "/proc/sys/net/ipv4/tcp_available_congestion_control";
 const DEFAULT_CC: &str = "/proc/sys/net/ipv4/tcp_congestion_control";
 const ALLOWED: &str = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
 
+/// What [`Kernel::unload`] did.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Unloaded {
+    NotLoaded,
+    /// Unregistered; `default_now` is set when the algorithm was the namespace's default.
+    Done {
+        default_now: Option<DefaultNow>,
+    },
+}
+
+/// The default an unload put in place of the algorithm it removed.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DefaultNow {
+    pub name: String,
+    /// Whether it is the default `cclab kernel default` saved (else Linux's own, cubic).
+    pub was_saved: bool,
+}
+
 /// Where pins and saved state go. Tests use their own pin root.
 #[derive(Clone, Debug)]
 pub struct Kernel {
@@ -341,22 +359,26 @@ impl Kernel {
         std::fs::remove_dir(&dir).map_err(|e| Error::io(format!("removing {}", dir.display()), e))
     }
 
-    /// Unregisters `algo` and removes its pins (also after a crashed load). If it is the
-    /// system default, the default is restored first (to the saved value, else cubic).
-    /// Returns false if there was nothing to unload.
-    pub fn unload(&self, algo: Algo) -> Result<bool, Error> {
+    /// Unregisters `algo` and removes its pins (also after a crashed load). If it is this
+    /// network namespace's default, the default is first put back to the one `set_default`
+    /// saved, else to Linux's own default, cubic, and the outcome says so.
+    pub fn unload(&self, algo: Algo) -> Result<Unloaded, Error> {
         need_root("cclab kernel unload")?;
         if !self.dir(algo).exists() {
-            return Ok(false);
+            return Ok(Unloaded::NotLoaded);
         }
         let _lock = self.lock()?;
         if !self.dir(algo).exists() {
-            return Ok(false); // another command unloaded it while we waited
+            return Ok(Unloaded::NotLoaded); // another command unloaded it while we waited
         }
+        let mut default_now = None;
         if current_default().ok().as_deref() == Some(algo.name()) {
-            let back = self.saved_default().unwrap_or_else(|| "cubic".to_string());
+            let saved = self.saved_default()?;
+            let back = saved.clone().unwrap_or_else(|| "cubic".to_string());
             write_default(&back)?;
-            let _ = std::fs::remove_file(self.saved_default_path());
+            let _ = std::fs::remove_file(self.saved_default_path()?);
+            let _ = std::fs::remove_dir(&self.state_dir); // only if empty
+            default_now = Some(DefaultNow { name: back, was_saved: saved.is_some() });
         }
         self.remove_pins(algo)?;
         let _ = std::fs::remove_dir(&self.pin_root); // only if empty
@@ -371,7 +393,7 @@ impl Kernel {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        Ok(true)
+        Ok(Unloaded::Done { default_now })
     }
 
     fn open_map(&self, algo: Algo, path: PathBuf) -> Result<MapHandle, Error> {
@@ -440,15 +462,19 @@ impl Kernel {
         Status { algo, pinned, registered, params, stats }
     }
 
-    fn saved_default_path(&self) -> PathBuf {
-        self.state_dir.join("default_congestion_control")
+    /// Where the default before `set_default` is kept: one file per network namespace
+    /// (the default is per namespace), known by its cookie.
+    fn saved_default_path(&self) -> Result<PathBuf, Error> {
+        let cookie = crate::netns::cookie(None)?;
+        Ok(self.state_dir.join(format!("default_congestion_control-ns{cookie}")))
     }
 
-    fn saved_default(&self) -> Option<String> {
-        std::fs::read_to_string(self.saved_default_path())
+    fn saved_default(&self) -> Result<Option<String>, Error> {
+        let path = self.saved_default_path()?;
+        Ok(std::fs::read_to_string(path)
             .ok()
             .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
+            .filter(|s| !s.is_empty()))
     }
 
     /// Makes `name` the system default, remembering the previous default (the first one
@@ -489,14 +515,12 @@ impl Kernel {
             }
         }
         let old = current_default()?;
-        if self.saved_default().is_none() {
+        if self.saved_default()?.is_none() {
             std::fs::create_dir_all(&self.state_dir)
                 .map_err(|e| Error::io(format!("creating {}", self.state_dir.display()), e))?;
-            std::fs::write(self.saved_default_path(), &old).map_err(|e| {
-                Error::io(
-                    format!("saving the old default to {}", self.saved_default_path().display()),
-                    e,
-                )
+            let path = self.saved_default_path()?;
+            std::fs::write(&path, &old).map_err(|e| {
+                Error::io(format!("saving the old default to {}", path.display()), e)
             })?;
         }
         if let Err(e) = std::fs::write(DEFAULT_CC, name) {
@@ -515,14 +539,17 @@ impl Kernel {
     /// Puts back the default saved by [`set_default`](Self::set_default).
     pub fn restore_default(&self) -> Result<String, Error> {
         need_root("cclab kernel default --restore")?;
-        let old = self.saved_default().ok_or_else(|| {
+        let path = self.saved_default_path()?;
+        let old = self.saved_default()?.ok_or_else(|| {
             Error::Other(format!(
-                "nothing to restore: no saved default in {}",
-                self.saved_default_path().display()
+                "nothing to restore: `cclab kernel default` has not changed this network \
+                 namespace's default (no {})",
+                path.display()
             ))
         })?;
         write_default(&old)?;
-        let _ = std::fs::remove_file(self.saved_default_path());
+        let _ = std::fs::remove_file(&path);
+        let _ = std::fs::remove_dir(&self.state_dir); // only if empty
         Ok(old)
     }
 }

@@ -16,6 +16,7 @@
 //! names are global, so these tests take one lock and fail with a clear message if a
 //! `cclab kernel load` from outside holds the names.
 
+use cclab_kernel::loader::{DefaultNow, Unloaded};
 use cclab_kernel::{socket, Algo, Kernel};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -506,7 +507,7 @@ fn unload_cleans_up_after_a_crashed_load() {
         !ok && text.contains("\"beta\" = 1.5 is out of range; allowed: a number in (0, 1]"),
         "{text}"
     );
-    assert!(k.unload(Algo::Tuner).unwrap());
+    assert!(matches!(k.unload(Algo::Tuner).unwrap(), Unloaded::Done { .. }));
     assert!(!available().contains("cclab_tuner"));
     let (ok, text) = run(&["get", "cclab_tuner"]);
     assert!(!ok && text.contains("not loaded"), "{text}");
@@ -655,7 +656,7 @@ fn load_reaps_half_made_loads_of_dead_commands_and_nothing_else() {
     }
     assert!(k.get(Algo::Tuner).unwrap().contains(&("beta", 0.5)));
     // Nothing half-made: nothing said.
-    assert!(k.unload(Algo::CubicFit).unwrap());
+    assert!(matches!(k.unload(Algo::CubicFit).unwrap(), Unloaded::Done { .. }));
     let (ok, text) = run_cli(&root, &["load", "cclab_cubic_fit"]);
     assert!(ok && !text.contains("half-made"), "{text}");
 }
@@ -943,6 +944,10 @@ fn default_sets_and_restores_the_namespace_default_and_unload_puts_it_back() {
     let (ok, text) = run(&["default", "cclab_tuner"]);
     assert!(ok, "{text}");
     assert_eq!(ns_default(), "cclab_tuner");
+    // What was saved is this namespace's: the machine's namespace has nothing to restore.
+    let host = Kernel { pin_root: l.k.pin_root.clone(), state_dir: state.clone() };
+    let e = host.restore_default().unwrap_err().to_string();
+    assert!(e.contains("nothing to restore"), "{e}");
     let (ok, text) = run(&["default", "reno"]);
     assert!(ok, "{text}");
     let (ok, text) = run(&["default", "--restore"]);
@@ -961,7 +966,8 @@ fn default_sets_and_restores_the_namespace_default_and_unload_puts_it_back() {
     let k = Kernel { pin_root: l.k.pin_root.clone(), state_dir: state.clone() };
     let unloaded =
         in_netns(&path.a, move || k.unload(Algo::Tuner).map_err(|e| e.to_string())).join().unwrap();
-    assert_eq!(unloaded, Ok(true));
+    let back = DefaultNow { name: original.clone(), was_saved: true };
+    assert_eq!(unloaded, Ok(Unloaded::Done { default_now: Some(back) }));
     assert_eq!(ns_default(), original);
     assert_eq!(
         std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control").unwrap(),
