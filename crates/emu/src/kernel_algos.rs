@@ -45,8 +45,51 @@ fn wanted(algo: Algo, flow: &FlowConfig) -> Params {
 
 /// The BPF algorithms' parameters for the length of one run; dropping it restores the
 /// values the maps had before.
+///
+/// Runs of one algorithm take turns: each holds a lock on the algorithm's parameters for
+/// its length (a second run is refused, since the one map would serve both), and keeps
+/// the values to restore in a file beside the lock, so that a run killed outright has
+/// them put back by the next run of that algorithm before it sets its own.
 pub struct RunTunables {
     restore: Vec<(Algo, Params)>,
+    /// Per algorithm: the lock (released when dropped) and the file of values to restore.
+    held: Vec<(std::fs::File, std::path::PathBuf)>,
+}
+
+/// Takes the lock on `algo`'s parameters for one run (refused while another run holds
+/// it), and returns it with the path of the file that keeps the values to restore.
+fn lock_params(k: &Kernel, algo: Algo) -> Result<(std::fs::File, std::path::PathBuf), EmuError> {
+    use std::os::fd::AsRawFd;
+    let io = |what: &str, e: std::io::Error| EmuError::Setup(format!("{what}: {e}"));
+    std::fs::create_dir_all(&k.state_dir)
+        .map_err(|e| io(&format!("creating {}", k.state_dir.display()), e))?;
+    let base = k.state_dir.join(format!("run-params-{}", algo.name()));
+    let lock_path = base.with_extension("lock");
+    let lock = std::fs::File::create(&lock_path)
+        .map_err(|e| io(&format!("opening {}", lock_path.display()), e))?;
+    // SAFETY: flock on a descriptor we own; the kernel drops it when the process ends.
+    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return Err(EmuError::Setup(format!(
+            "another run (cclab testbed or fidelity) is using {}'s parameters, which every connection \
+             in the kernel shares; runs of it take turns: wait for that run to end",
+            algo.name()
+        )));
+    }
+    Ok((lock, base.with_extension("saved")))
+}
+
+/// `name value` lines, one parameter each (Rust's shortest decimal form reads back exactly).
+fn params_text(params: &Params) -> String {
+    params.iter().map(|(n, v)| format!("{n} {v}\n")).collect()
+}
+
+fn params_from_text(text: &str) -> Option<Params> {
+    text.lines()
+        .map(|l| {
+            let (n, v) = l.split_once(' ')?;
+            Some((n.to_string(), v.parse().ok()?))
+        })
+        .collect()
 }
 
 impl RunTunables {
@@ -71,13 +114,24 @@ impl RunTunables {
                 None => chosen.push((algo, i, want)),
             }
         }
-        let mut tunables = RunTunables { restore: Vec::new() };
+        let mut tunables = RunTunables { restore: Vec::new(), held: Vec::new() };
         let k = Kernel::default();
         for (algo, _, want) in chosen {
-            let before = k.get(algo).map_err(|e| EmuError::Setup(e.to_string()))?;
-            k.set(algo, &want).map_err(|e| EmuError::Config(e.to_string()))?;
-            let before = before.into_iter().map(|(n, v)| (n.to_string(), v)).collect();
+            let (lock, saved) = lock_params(&k, algo)?;
+            // A run killed outright left the values it changed: those are the ones to keep.
+            let left = std::fs::read_to_string(&saved).ok().and_then(|t| params_from_text(&t));
+            let before: Params = match left {
+                Some(p) => p,
+                None => {
+                    let now = k.get(algo).map_err(|e| EmuError::Setup(e.to_string()))?;
+                    now.into_iter().map(|(n, v)| (n.to_string(), v)).collect()
+                }
+            };
+            std::fs::write(&saved, params_text(&before))
+                .map_err(|e| EmuError::Setup(format!("writing {}: {e}", saved.display())))?;
+            tunables.held.push((lock, saved));
             tunables.restore.push((algo, before));
+            k.set(algo, &want).map_err(|e| EmuError::Config(e.to_string()))?;
         }
         Ok(tunables)
     }
@@ -86,8 +140,17 @@ impl RunTunables {
 impl Drop for RunTunables {
     fn drop(&mut self) {
         let k = Kernel::default();
-        for (algo, before) in &self.restore {
-            let _ = k.set(*algo, before);
+        for ((algo, before), (_, saved)) in self.restore.iter().zip(&self.held) {
+            match k.set(*algo, before) {
+                Ok(_) => {
+                    let _ = std::fs::remove_file(saved);
+                }
+                Err(e) => eprintln!(
+                    "warning: could not put {}'s parameters back ({e}); the next run of it will, from {}",
+                    algo.name(),
+                    saved.display()
+                ),
+            }
         }
     }
 }

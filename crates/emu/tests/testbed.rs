@@ -375,3 +375,62 @@ fn reverse_load_lowers_a_kernel_flows_goodput() {
         assert!(fb.rtt.mean_ms > fa.rtt.mean_ms + 3.0 && fb.rtt.p95_ms > fa.rtt.p95_ms);
     }
 }
+
+/// Root with BPF: runs of one BPF algorithm take turns on its one set of parameters, and
+/// the values a run killed outright left in the map are put back by the next run's end
+/// (from the file the killed run kept them in).
+#[test]
+fn runs_of_one_bpf_algorithm_take_turns_and_a_killed_runs_values_come_back() {
+    use cclab_emu::kernel_algos::RunTunables;
+    use cclab_kernel::{Algo, Kernel};
+    if unavailable() {
+        return;
+    }
+    if let Some(why) = cclab_kernel::bpf_unavailable() {
+        eprintln!("skipped: {why}");
+        return;
+    }
+    let k = Kernel::default();
+    if k.pin_root.join("cclab_tuner").exists() {
+        eprintln!("skipped: cclab_tuner is already loaded on this machine; `cclab kernel unload cclab_tuner` to run this test");
+        return;
+    }
+    struct Unload(Kernel);
+    impl Drop for Unload {
+        fn drop(&mut self) {
+            let _ = self.0.unload(Algo::Tuner);
+        }
+    }
+    k.load(Algo::Tuner).unwrap();
+    let _unload = Unload(k.clone());
+    let beta =
+        |k: &Kernel| k.get(Algo::Tuner).unwrap().iter().find(|(n, _)| *n == "beta").unwrap().1;
+    k.set(Algo::Tuner, &[("beta".into(), 0.6)]).unwrap();
+    let mut f = flow("tuner", 0, None);
+    f.params = vec![("beta".into(), 0.5)];
+    let flows = [f];
+
+    let first = RunTunables::apply(&flows, &[true]).unwrap();
+    assert!((beta(&k) - 0.5).abs() < 0.002, "{}", beta(&k));
+    let e = RunTunables::apply(&flows, &[true]).err().expect("a second run at once").to_string();
+    assert!(e.contains("take turns"), "{e}");
+    drop(first);
+    assert!((beta(&k) - 0.6).abs() < 0.002, "restored: {}", beta(&k));
+
+    // A run killed outright: the map keeps its value (0.9) and its file the one before (0.6).
+    let saved = k.state_dir.join("run-params-cclab_tuner.saved");
+    let before: String = k
+        .get(Algo::Tuner)
+        .unwrap()
+        .iter()
+        .map(|(n, v)| {
+            let v = if *n == "beta" { 0.6 } else { *v };
+            format!("{n} {v}\n")
+        })
+        .collect();
+    std::fs::write(&saved, before).unwrap();
+    k.set(Algo::Tuner, &[("beta".into(), 0.9)]).unwrap();
+    drop(RunTunables::apply(&flows, &[true]).unwrap());
+    assert!((beta(&k) - 0.6).abs() < 0.002, "the killed run's values: {}", beta(&k));
+    assert!(!saved.exists(), "{} is removed once restored", saved.display());
+}
