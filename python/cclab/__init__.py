@@ -10,9 +10,11 @@ local threads or on Ray. Everything runs in cclab's own Rust code (the same as t
 """
 
 
-from importlib.metadata import PackageNotFoundError, version
+# Private names (underscored) keep the package's namespace to its API.
+from importlib.metadata import PackageNotFoundError as _PackageNotFoundError
+from importlib.metadata import version as _version
 
-import pandas as pd
+import pandas as _pd
 
 from . import _cclab
 from ._errors import RunError, ScenarioError
@@ -22,8 +24,8 @@ from .scenario import Scenario
 from .sweep import SweepError, sweep
 
 try:
-    __version__ = version("cclab")
-except PackageNotFoundError:  # imported from a source tree, not installed
+    __version__ = _version("cclab")
+except _PackageNotFoundError:  # imported from a source tree, not installed
     __version__ = "unknown"
 
 __all__ = [
@@ -39,10 +41,10 @@ __all__ = [
 ]
 
 
-def algorithms() -> pd.DataFrame:
+def algorithms() -> _pd.DataFrame:
     """Every algorithm and parameter (``cclab algorithms``): one row per parameter
     (algorithm, summary, source, param, kind, default, min, max, allowed, unit, doc); an
     algorithm without parameters has one row with the parameter columns empty."""
     columns = ["algorithm", "summary", "source", "param", "kind", "default", "min", "max", "allowed", "unit", "doc"]
-    df = pd.DataFrame(_cclab.algorithms(), columns=columns)
+    df = _pd.DataFrame(_cclab.algorithms(), columns=columns)
     return df.astype({"default": "float64", "min": "float64", "max": "float64"})

@@ -67,7 +67,8 @@ class Simulation:
 
     def run_until(self, t: Time) -> bool:
         """Runs every event up to ``t`` (capped at the end; "30s" or seconds); returns
-        True when the run is over. Releases the GIL; Ctrl-C interrupts between steps."""
+        True when the run is over. A ``t`` before :attr:`now` raises ValueError (time only
+        goes forward). Releases the GIL; Ctrl-C interrupts between steps."""
         return self._sim.run_until(to_ns(t))
 
     @property

@@ -286,6 +286,15 @@ impl Simulation {
     fn run_until(&mut self, py: Python<'_>, t_ns: u64) -> PyResult<bool> {
         let step_ns = self.step_ns;
         let run = self.running(py)?;
+        let now_ns = run.sim().now().as_nanos();
+        if t_ns < now_ns {
+            let s = |ns: u64| ns as f64 / 1e9;
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "t = {} s: before now ({} s); a simulation only goes forward",
+                s(t_ns),
+                s(now_ns)
+            )));
+        }
         let t_ns = t_ns.min(run.end().as_nanos());
         loop {
             let next = run.sim().now().as_nanos().saturating_add(step_ns).min(t_ns);

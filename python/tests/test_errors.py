@@ -130,6 +130,9 @@ def test_live_change_errors():
         sim.set_param(5, "beta", 0.5)
     with pytest.raises(ValueError, match="parsecs"):
         sim.run_until("2 parsecs")
+    with pytest.raises(ValueError, match=r"t = 0.5 s: before now \(1 s\)"):
+        sim.run_until("500ms")
+    assert sim.run_until("1s") is False  # now itself: nothing to do
     assert sim.changes == []
     sim.finish()
     with pytest.raises(cclab.RunError, match="finished"):

@@ -21,8 +21,8 @@ pub struct Args {
     /// when the run succeeds.
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Seed of every random stream (overrides the scenario's `seed`).
-    #[arg(long)]
+    /// Seed of every random stream (overrides the scenario's `seed`; 0 to 2^63 - 1).
+    #[arg(long, allow_hyphen_values = true, value_parser = seed_value)]
     pub seed: Option<u64>,
     /// Override a scenario field before validation, e.g. --set bottleneck.rate=20Mbps,
     /// --set flows[0].cc=reno, --set flows[0].params.beta=0.5 (repeatable).
@@ -53,6 +53,15 @@ fn field_equals_value(text: &str) -> Result<String, String> {
     } else {
         Err("expected FIELD=VALUE, e.g. bottleneck.rate=20Mbps or flows[0].cc=reno".into())
     }
+}
+
+/// `--seed`: a scenario's seed range, [0, 2^63 - 1] (TOML integers are signed 64-bit);
+/// "-3" reaches this check rather than being taken for a flag.
+fn seed_value(text: &str) -> Result<u64, String> {
+    text.parse::<u64>()
+        .ok()
+        .filter(|s| *s <= i64::MAX as u64)
+        .ok_or_else(|| format!("expected a whole number from 0 to {}", i64::MAX))
 }
 
 /// The `--set` overrides, then `--seed` as one more.

@@ -503,6 +503,8 @@ fn bad_flags_give_one_line_and_a_non_zero_exit() {
         [&["run", "--bogus"][..], &["run", "--seed", "abc"], &["frobnicate"], &["bench", "--one"]]
             .into_iter()
             .chain([
+                &["run", "--seed", "-3"][..],
+                &["run", "--seed", "9223372036854775808"],
                 &["fidelity", "--host-delay", "11ms"][..],
                 &["fidelity", "--read-delay", "11ms"],
                 &["fidelity", "--sim-runs", "0"],
