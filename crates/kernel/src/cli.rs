@@ -90,18 +90,24 @@ fn print_params(k: &Kernel, algo: Algo) -> Result<(), Error> {
 
 /// Parses `KEY=VALUE` pairs as in scenario files, validating each against its range.
 pub fn parse_changes(algo: Algo, changes: &[String]) -> Result<Vec<(String, f64)>, Error> {
-    changes
-        .iter()
-        .map(|c| {
-            let (k, v) = c
-                .split_once('=')
-                .ok_or_else(|| Error::Param(format!("\"{c}\" is not KEY=VALUE (e.g. beta=0.5)")))?;
-            let spec = algo.spec(k.trim())?;
-            let value = parse_value(spec, algo.name(), v)?;
-            algo.check(spec.name, value)?;
-            Ok((spec.name.to_string(), value))
-        })
-        .collect()
+    let mut parsed: Vec<(String, f64)> = Vec::new();
+    for c in changes {
+        let (k, v) = c
+            .split_once('=')
+            .ok_or_else(|| Error::Param(format!("\"{c}\" is not KEY=VALUE (e.g. beta=0.5)")))?;
+        let spec = algo.spec(k.trim())?;
+        // One value per parameter: which of two was meant cannot be guessed.
+        if parsed.iter().any(|(n, _)| n == spec.name) {
+            return Err(Error::Param(format!(
+                "{} is given twice (\"{c}\"); give each parameter once",
+                spec.name
+            )));
+        }
+        let value = parse_value(spec, algo.name(), v)?;
+        algo.check(spec.name, value)?;
+        parsed.push((spec.name.to_string(), value));
+    }
+    Ok(parsed)
 }
 
 /// `--rto-min` (rounded up to whole milliseconds, as routes hold it) and `--initcwnd`,
@@ -282,6 +288,9 @@ mod tests {
         assert!(e.contains("\"alpha\"") && e.contains("(0, 2]"), "{e}");
         let e = parse_changes(Algo::CubicFit, &["beta=0.5".into()]).unwrap_err().to_string();
         assert!(e.contains("cclab_cubic_fit has no parameter \"beta\""), "{e}");
+        let twice = ["beta=0.7".into(), "beta=0.5".into()];
+        let e = parse_changes(Algo::Tuner, &twice).unwrap_err().to_string();
+        assert!(e.contains("beta is given twice (\"beta=0.5\")"), "{e}");
         let e = Algo::parse("bbr2").unwrap_err().to_string();
         assert!(e.contains("cclab_tuner") && e.contains("cclab_cubic_fit"), "{e}");
     }
