@@ -33,7 +33,10 @@ pub fn parse_direction(field: &str, spec: &str) -> Result<DirectionConfig, EmuEr
     // The qdisc named by `qdisc=`, and its parameters as given (in order).
     let mut qdisc: Option<Qdisc> = None;
     let mut qdisc_params: Vec<(&str, &str)> = Vec::new();
+    // Keys given so far: each once, and the rate from `rate` or `trace`, not both.
+    let mut given: Vec<&str> = Vec::new();
     for (i, item) in spec.split(',').map(str::trim).filter(|s| !s.is_empty()).enumerate() {
+        let bare = !item.contains('=');
         let (key, value) = match item.split_once('=') {
             Some((k, v)) => (k.trim(), v.trim()),
             None if i == 0 => (if parse_rate(item).is_ok() { "rate" } else { "trace" }, item),
@@ -43,6 +46,18 @@ pub fn parse_direction(field: &str, spec: &str) -> Result<DirectionConfig, EmuEr
                 )))
             }
         };
+        let rate_keys = ["rate", "trace"];
+        if let Some(earlier) = given
+            .iter()
+            .find(|&&k| k == key || (rate_keys.contains(&k) && rate_keys.contains(&key)))
+        {
+            return Err(EmuError::Config(if *earlier == key {
+                format!("{field}: {key} is given twice (\"{item}\"); give each key once")
+            } else {
+                format!("{field}: {earlier} and {key} both set the link's rate; give one of them")
+            }));
+        }
+        given.push(key);
         match key {
             "rate" => {
                 let r = parse_rate(value)
@@ -53,8 +68,13 @@ pub fn parse_direction(field: &str, spec: &str) -> Result<DirectionConfig, EmuEr
                 cfg.rate = Some(LinkRate::Constant(r));
             }
             "trace" => {
-                let t = Trace::load(Path::new(value))
-                    .map_err(|e| EmuError::Config(format!("{field}: {e}")))?;
+                let t = Trace::load(Path::new(value)).map_err(|e| {
+                    EmuError::Config(if bare {
+                        format!("{field}: \"{value}\" is neither a rate (such as 20Mbps) nor a trace file ({e})")
+                    } else {
+                        format!("{field}: {e}")
+                    })
+                })?;
                 cfg.rate = Some(LinkRate::Trace(Arc::new(t)));
             }
             "delay" => {
@@ -217,6 +237,15 @@ mod tests {
         assert!(m.contains("--uplink") && m.contains("/nonexistent/x.trace"), "{m}");
         let m = msg("/no/such/file");
         assert!(m.contains("cannot read trace file /no/such/file"), "{m}");
+        let m = msg("10mbit");
+        assert!(
+            m.contains("\"10mbit\" is neither a rate (such as 20Mbps) nor a trace file"),
+            "{m}"
+        );
+        let m = msg("rate=1Mbps,trace=/work/shared/traces/12mbps.trace");
+        assert!(m.contains("rate and trace both set the link's rate; give one of them"), "{m}");
+        let m = msg("10Mbps,delay=5ms,delay=10ms");
+        assert!(m.contains("delay is given twice (\"delay=10ms\")"), "{m}");
         let m = msg("rate=10MBps");
         assert!(m.contains("--uplink: rate") && m.contains("Mbps"), "{m}");
         let m = msg("10Mbps,delay=soon");
