@@ -137,7 +137,7 @@ fn write_report(
 ) -> Result<(), String> {
     crate::sweep::write_atomic(
         &out.join("reproduce.json"),
-        report_json(items, quick, testbed, wall).render().as_bytes(),
+        report_json(items, quick, testbed).render().as_bytes(),
     )?;
     crate::sweep::write_atomic(
         &out.join("reproduce.html"),
@@ -146,7 +146,8 @@ fn write_report(
     crate::format::out(&summary_table(items, testbed));
     let count = |v: &str| items.iter().filter(|i| i.verdict == v).count();
     crate::format::outln(&format!(
-        "reproduce: {} items: {} agree, {} roughly, {} differ, {} not run; {} s wall; {}",
+        "reproduce{}: {} items: {} agree, {} roughly, {} differ, {} not run; {} s wall; {}",
+        if quick { " --quick (short runs, not the full verdicts)" } else { "" },
         items.len(),
         count("agrees"),
         count("roughly"),
@@ -404,7 +405,8 @@ fn figure_items(e: &Expected, f: &Figure, plan: &Plan, table: &Table) -> Result<
                     _ => None,
                 },
                 cclab: stat.map(|s| s.0),
-                ci95: stat.map(|s| s.1),
+                // One run has no interval (not a zero one).
+                ci95: stat.filter(|_| samples.len() > 1).map(|s| s.1),
                 runs: samples.len(),
                 verdict,
                 rule,
@@ -622,7 +624,9 @@ fn opt_str(x: &Option<String>) -> Json {
     x.as_deref().map_or(Json::Num("null".into()), Json::s)
 }
 
-fn report_json(items: &[Item], quick: bool, testbed: bool, wall_s: f64) -> Json {
+/// reproduce.json: the same bytes for the same seeds' files and build (the wall time is
+/// only printed).
+fn report_json(items: &[Item], quick: bool, testbed: bool) -> Json {
     let count = |v: &str| Json::u(items.iter().filter(|i| i.verdict == v).count() as u64);
     let list = items
         .iter()
@@ -658,7 +662,6 @@ fn report_json(items: &[Item], quick: bool, testbed: bool, wall_s: f64) -> Json 
         top.push(("testbed", Json::Bool(true)));
     }
     top.extend([
-        ("wall_s", Json::f(wall_s, 1)),
         (
             "summary",
             Json::Obj(vec![
