@@ -385,11 +385,11 @@ fn check_overlaps(ctx: &Ctx, axes: &[Axis], entries: &[Entry]) -> Result<(), Sce
                 let span = later.and_then(|e| e.2.clone());
                 return Err(ctx.err(
                     &span,
-                    &format!("sweep.\"{}\"", axes[all[j].0].key),
+                    &axes[all[j].0].set_path,
                     None,
                     format!(
-                        "{fb} is also set by sweep key \"{}\" ({fa}); each field may be swept by one key only (tie them in one key to move them together)",
-                        axes[ia].key
+                        "{fb} is also set by {} ({fa}); each field may be swept by one key only (tie them in one key to move them together)",
+                        axes[ia].set_path
                     ),
                 ));
             }

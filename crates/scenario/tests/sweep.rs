@@ -183,7 +183,7 @@ fn bad_keys_name_the_line_the_key_and_what_is_allowed() {
     let e = error(
         "[sweep]\n\"flows[0].rtt\" = [\"10ms\"]\n\"flows[0].rtt, flows[1].rtt\" = [\"20ms\"]\n",
     );
-    has_all(&e, &["scen.toml:14:", "also set by sweep key \"flows[0].rtt\"", "tie them"]);
+    has_all(&e, &["scen.toml:14:", "also set by sweep.\"flows[0].rtt\"", "tie them"]);
     let e = error("[sweep]\n\"flows[0]\" = [{ cc = \"reno\", rtt = \"20ms\" }]\n\"flows[0].cc\" = [\"bic\"]\n");
     has_all(&e, &["scen.toml:14:", "also set by"]);
 }
