@@ -106,18 +106,30 @@ pub fn check(
         if transports[i] == Transport::Udp {
             // cclab's own algorithms: the configuration's check covered them.
         } else if !available.iter().any(|a| a == kernel_name(&f.cc)) {
+            let name = kernel_name(&f.cc);
+            let hint = if tunable(&f.cc) {
+                format!("load it first (cclab kernel load {name})")
+            } else {
+                "run the flow with transport = \"udp\" (cclab's own TCP and algorithm over UDP) or in the simulator".to_string()
+            };
             return bad(format!(
-                "flows[{i}] ({}): algorithm \"{}\" is not available in this kernel (available: {}); load it first (cclab kernel load) or use the simulator",
+                "flows[{i}] ({}): algorithm \"{name}\" is not available in this kernel (available: {}); {hint}",
                 f.name,
-                kernel_name(&f.cc),
                 available.join(" ")
             ));
         } else if let Some((name, _)) = f.params.first().filter(|_| !tunable(&f.cc)) {
             return bad(format!("flows[{i}] ({}): params.{name}: the testbed cannot set per-flow parameters of kernel algorithms", f.name));
         }
     }
-    if !cfg.changes.is_empty() {
-        return bad("testbed: scheduled parameter changes are not supported on kernel flows".into());
+    if let Some(c) = cfg.changes.first() {
+        let what: Vec<&str> = c.set.iter().map(|(n, _)| n.as_str()).collect();
+        return bad(format!(
+            "changes: the testbed does not run scheduled parameter changes (the first: {} of flows[{}] ({}) at {}); retune a running testbed flow live instead (cclab kernel set, or the web lab)",
+            what.join(", "),
+            c.flow,
+            cfg.flows.get(c.flow).map_or("", |f| f.name.as_str()),
+            format_args!("{}s", c.at.as_secs_f64())
+        ));
     }
     check_one_way(cfg).map_err(EmuError::Config)
 }
@@ -1470,7 +1482,8 @@ mod tests {
         assert!(
             e.contains("flows[0]")
                 && e.contains("\"tahoe\" is not available")
-                && e.contains("reno cubic"),
+                && e.contains("reno cubic")
+                && e.contains("transport = \"udp\""),
             "{e}"
         );
         let e =
@@ -1496,7 +1509,7 @@ mod tests {
         assert!(check(&c, &k(1), &avail)
             .unwrap_err()
             .to_string()
-            .contains("\"cclab_tuner\" is not available"));
+            .contains("\"cclab_tuner\" is not available in this kernel (available: reno cubic); load it first (cclab kernel load cclab_tuner)"));
         let with_twin: Vec<String> = [&avail[..], &["cclab_tuner".to_string()]].concat();
         assert!(check(&c, &k(1), &with_twin).is_ok());
         let many: Vec<(&str, u64)> = vec![("cubic", 40); MAX_FLOWS + 1];
