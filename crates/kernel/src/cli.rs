@@ -156,13 +156,19 @@ pub fn run(args: Args) -> Result<(), Error> {
             let avail = loader::available()?;
             outln(&format!("available: {}", avail.join(" ")));
             outln(&format!("default: {}", loader::current_default()?));
+            let hidden = k.pins_hidden();
             for a in Algo::ALL {
                 let s = k.status(a);
-                let state = match (s.pinned, s.registered) {
-                    (true, true) => "loaded",
-                    (true, false) => "pinned but NOT registered (stale; run unload)",
-                    (false, true) => "registered by something else (not cclab's pins)",
-                    (false, false) => "not loaded",
+                let state = match (s.pinned, s.registered, &hidden) {
+                    (true, true, _) => "loaded".to_string(),
+                    (true, false, _) => "pinned but NOT registered (stale; run unload)".to_string(),
+                    (false, true, Some(why)) => {
+                        format!("registered; cclab's pins cannot be seen: {why}")
+                    }
+                    (false, true, None) => {
+                        "registered by something else (not cclab's pins)".to_string()
+                    }
+                    (false, false, _) => "not loaded".to_string(),
                 };
                 outln(&format!("{}: {state}", a.name()));
                 if s.pinned {

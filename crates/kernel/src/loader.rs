@@ -365,7 +365,10 @@ impl Kernel {
     pub fn unload(&self, algo: Algo) -> Result<Unloaded, Error> {
         need_root("cclab kernel unload")?;
         if !self.dir(algo).exists() {
-            return Ok(Unloaded::NotLoaded);
+            return match self.hidden(algo) {
+                Some(e) => Err(e),
+                None => Ok(Unloaded::NotLoaded),
+            };
         }
         let _lock = self.lock()?;
         if !self.dir(algo).exists() {
@@ -396,9 +399,36 @@ impl Kernel {
         Ok(Unloaded::Done { default_now })
     }
 
+    /// Why cclab's pins cannot be seen from here, when they cannot: an algorithm may then
+    /// be registered by cclab with nothing pinned in sight.
+    pub fn pins_hidden(&self) -> Option<String> {
+        if !is_root() {
+            return Some(format!("reading the pins in {} needs root", self.pin_root.display()));
+        }
+        (!bpffs::on_bpffs(&self.pin_root)).then(|| {
+            format!(
+                "no BPF file system holds {} in this mount namespace (as under `ip netns exec`, \
+                 which remounts /sys); run this from the host's mount namespace",
+                self.pin_root.display()
+            )
+        })
+    }
+
+    /// `algo` is registered with its pins out of sight: the error that says so.
+    fn hidden(&self, algo: Algo) -> Option<Error> {
+        let registered = available().is_ok_and(|a| a.iter().any(|n| n == algo.name()));
+        let why = self.pins_hidden().filter(|_| registered)?;
+        Some(Error::Other(format!(
+            "{} is registered, but its pins cannot be seen: {why}",
+            algo.name()
+        )))
+    }
+
     fn open_map(&self, algo: Algo, path: PathBuf) -> Result<MapHandle, Error> {
         if !self.is_loaded(algo) {
-            return Err(Error::NotLoaded { algo: algo.name().into() });
+            return Err(self
+                .hidden(algo)
+                .unwrap_or_else(|| Error::NotLoaded { algo: algo.name().into() }));
         }
         MapHandle::from_pinned_path(&path)
             .map_err(|e| Error::Other(format!("opening {}: {e}", path.display())))
