@@ -85,7 +85,7 @@ pub struct Args {
     /// Run the simulator with this seed instead of each file's (with --host-delay, each
     /// seed is another draw of the hosts' processing times). Real run k takes the seed of
     /// simulated run k, for the emulator's random draws.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::run::seed_value)]
     pub sim_seed: Option<u64>,
     /// Simulated runs per scenario, with consecutive seeds from --sim-seed (or the
     /// file's); the report compares their mean with the real runs'. More than one is
@@ -278,10 +278,12 @@ pub fn main(args: Args) -> Result<(), String> {
     } else {
         None
     };
-    prepare_out(&out, reuse)?;
+    // What the real runs need is checked before the folder is made: a refused run leaves
+    // nothing behind.
     if !args.sim_only {
         real_runs_possible(&cases)?;
     }
+    prepare_out(&out, reuse)?;
     // The real runs kept must be of the texts that run now: checked for every scenario
     // before anything in `out` is touched.
     if let Some(flag) = reuse {

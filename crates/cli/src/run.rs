@@ -55,13 +55,14 @@ fn field_equals_value(text: &str) -> Result<String, String> {
     }
 }
 
-/// `--seed`: a scenario's seed range, [0, 2^63 - 1] (TOML integers are signed 64-bit);
-/// "-3" reaches this check rather than being taken for a flag.
-fn seed_value(text: &str) -> Result<u64, String> {
+/// `--seed` (and `fidelity --sim-seed`): a scenario's seed range, 0 to
+/// [`cclab_scenario::MAX_SEED`]; "-3" reaches this check rather than being taken for a flag.
+pub fn seed_value(text: &str) -> Result<u64, String> {
+    let max = cclab_scenario::MAX_SEED;
     text.parse::<u64>()
         .ok()
-        .filter(|s| *s <= i64::MAX as u64)
-        .ok_or_else(|| format!("expected a whole number from 0 to {}", i64::MAX))
+        .filter(|s| *s <= max)
+        .ok_or_else(|| format!("expected a whole number from 0 to {max}"))
 }
 
 /// The `--set` overrides, then `--seed` as one more.

@@ -519,6 +519,11 @@ fn bad_flags_give_one_line_and_a_non_zero_exit() {
     }
     // A value outside a fixed set is a bad command line too, and the line says what is
     // allowed; a missing argument is named.
+    for flag in [&["run", "--seed"][..], &["fidelity", "--sim-seed"]] {
+        let o = run_in(dir.path(), &[flag, &["-3"]].concat());
+        assert_eq!(o.status.code(), Some(2));
+        assert!(stderr(&o).contains("expected a whole number from 0 to 9223372036854775807"));
+    }
     let o = run_in(dir.path(), &["bench", "--one", "nonesuch"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("allowed: a, b, c, d"), "{}", stderr(&o));

@@ -90,7 +90,7 @@ pub fn udp_send(
     let start = Instant::now();
     let mut sent = 0u64;
     let wire_bits = (payload as u64 + 28) * 8;
-    while start.elapsed() < dur {
+    while start.elapsed() < dur && !crate::forwarder::signalled() {
         let due = match rate {
             Some(r) => {
                 (start.elapsed().as_nanos() as u64 as u128 * r.bps() as u128
@@ -390,8 +390,7 @@ pub fn agreement(cc: &str, secs: u64, trace: Option<&std::path::Path>) -> Result
     );
     for (name, cfg) in cases {
         let mut kern_obs = CwndMean::default();
-        let kern = crate::testbed::run(&cfg, &mut kern_obs, &mut |_| {});
-        let kern = kern?;
+        let kern = unless_signalled(crate::testbed::run(&cfg, &mut kern_obs, &mut |_| {}))?;
         let mut sim_obs = CwndMean::default();
         let mut sim =
             cclab_sim::Simulation::new(cfg.clone()).map_err(|e| EmuError::Config(e.to_string()))?;

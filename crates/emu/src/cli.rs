@@ -230,7 +230,10 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
     let result = fwd.run(plan.duration, raw_pidfd);
 
     let mut code = child.map_or(0, |(c, _)| end_command(c));
-    if signalled() && code == 0 {
+    if signalled() {
+        // Interrupted: the shell's code for it, whatever the command's own ending (the
+        // SIGTERM we sent it gives 143).
+        eprintln!("cclab emu: interrupted by a signal; the link's namespaces are removed");
         code = 130;
     }
     if let Some(why) = fwd.realtime_refused() {

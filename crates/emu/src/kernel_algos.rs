@@ -63,8 +63,7 @@ fn lock_params(k: &Kernel, algo: Algo) -> Result<(std::fs::File, std::path::Path
     let io = |what: &str, e: std::io::Error| EmuError::Setup(format!("{what}: {e}"));
     std::fs::create_dir_all(&k.state_dir)
         .map_err(|e| io(&format!("creating {}", k.state_dir.display()), e))?;
-    let base = k.state_dir.join(format!("run-params-{}", algo.name()));
-    let lock_path = base.with_extension("lock");
+    let (lock_path, saved) = k.run_params_paths(algo);
     let lock = std::fs::File::create(&lock_path)
         .map_err(|e| io(&format!("opening {}", lock_path.display()), e))?;
     // SAFETY: flock on a descriptor we own; the kernel drops it when the process ends.
@@ -75,7 +74,7 @@ fn lock_params(k: &Kernel, algo: Algo) -> Result<(std::fs::File, std::path::Path
             algo.name()
         )));
     }
-    Ok((lock, base.with_extension("saved")))
+    Ok((lock, saved))
 }
 
 /// `name value` lines, one parameter each (Rust's shortest decimal form reads back exactly).
@@ -83,13 +82,26 @@ fn params_text(params: &Params) -> String {
     params.iter().map(|(n, v)| format!("{n} {v}\n")).collect()
 }
 
-fn params_from_text(text: &str) -> Option<Params> {
-    text.lines()
+/// The values in a saved file, if it names exactly `algo`'s parameters, in order (a file
+/// cut short by a crash, or of another build's parameters, is not used).
+fn params_from_text(algo: Algo, text: &str) -> Option<Params> {
+    let params: Params = text
+        .lines()
         .map(|l| {
             let (n, v) = l.split_once(' ')?;
             Some((n.to_string(), v.parse().ok()?))
         })
-        .collect()
+        .collect::<Option<_>>()?;
+    let names = params.iter().map(|(n, _)| n.as_str());
+    names.eq(algo.params().iter().map(|p| p.name)).then_some(params)
+}
+
+/// Writes `text` to `path` whole or not at all (a temporary file moved into place).
+fn write_whole(path: &std::path::Path, text: &str) -> Result<(), EmuError> {
+    let tmp = path.with_extension("partial");
+    std::fs::write(&tmp, text)
+        .and_then(|_| std::fs::rename(&tmp, path))
+        .map_err(|e| EmuError::Setup(format!("writing {}: {e}", path.display())))
 }
 
 impl RunTunables {
@@ -119,7 +131,8 @@ impl RunTunables {
         for (algo, _, want) in chosen {
             let (lock, saved) = lock_params(&k, algo)?;
             // A run killed outright left the values it changed: those are the ones to keep.
-            let left = std::fs::read_to_string(&saved).ok().and_then(|t| params_from_text(&t));
+            let left =
+                std::fs::read_to_string(&saved).ok().and_then(|t| params_from_text(algo, &t));
             let before: Params = match left {
                 Some(p) => p,
                 None => {
@@ -127,8 +140,7 @@ impl RunTunables {
                     now.into_iter().map(|(n, v)| (n.to_string(), v)).collect()
                 }
             };
-            std::fs::write(&saved, params_text(&before))
-                .map_err(|e| EmuError::Setup(format!("writing {}: {e}", saved.display())))?;
+            write_whole(&saved, &params_text(&before))?;
             tunables.held.push((lock, saved));
             tunables.restore.push((algo, before));
             k.set(algo, &want).map_err(|e| EmuError::Config(e.to_string()))?;
@@ -186,6 +198,20 @@ mod tests {
             tcp: cclab_sim::TcpConfig::default(),
             direction: cclab_sim::Direction::Forward,
         }
+    }
+
+    /// A saved file is used only whole: every parameter of the algorithm, in order.
+    #[test]
+    fn saved_values_read_back_exactly_or_not_at_all() {
+        let all: Params =
+            Algo::Tuner.params().iter().map(|p| (p.name.to_string(), p.default / 3.0)).collect();
+        assert_eq!(params_from_text(Algo::Tuner, &params_text(&all)), Some(all.clone()));
+        let cut = params_text(&all[..all.len() - 1].to_vec());
+        assert_eq!(params_from_text(Algo::Tuner, &cut), None);
+        assert_eq!(params_from_text(Algo::Tuner, ""), None);
+        assert_eq!(params_from_text(Algo::CubicFit, &params_text(&all)), None);
+        let text = params_text(&all).replacen(' ', " x", 1);
+        assert_eq!(params_from_text(Algo::Tuner, &text), None);
     }
 
     #[test]

@@ -54,7 +54,7 @@ pub fn parse_direction(field: &str, spec: &str) -> Result<DirectionConfig, EmuEr
             return Err(EmuError::Config(if *earlier == key {
                 format!("{field}: {key} is given twice (\"{item}\"); give each key once")
             } else {
-                format!("{field}: {earlier} and {key} both set the link's rate; give one of them")
+                format!("{field}: {key} after {earlier}: give either rate or trace, not both")
             }));
         }
         given.push(key);
@@ -69,7 +69,7 @@ pub fn parse_direction(field: &str, spec: &str) -> Result<DirectionConfig, EmuEr
             }
             "trace" => {
                 let t = Trace::load(Path::new(value)).map_err(|e| {
-                    EmuError::Config(if bare {
+                    EmuError::Config(if bare && !Path::new(value).exists() {
                         format!("{field}: \"{value}\" is neither a rate (such as 20Mbps) nor a trace file ({e})")
                     } else {
                         format!("{field}: {e}")
@@ -243,7 +243,7 @@ mod tests {
             "{m}"
         );
         let m = msg("rate=1Mbps,trace=/work/shared/traces/12mbps.trace");
-        assert!(m.contains("rate and trace both set the link's rate; give one of them"), "{m}");
+        assert!(m.contains("trace after rate: give either rate or trace, not both"), "{m}");
         let m = msg("10Mbps,delay=5ms,delay=10ms");
         assert!(m.contains("delay is given twice (\"delay=10ms\")"), "{m}");
         let m = msg("rate=10MBps");

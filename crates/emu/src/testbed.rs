@@ -121,13 +121,19 @@ pub fn check(
             return bad(format!("flows[{i}] ({}): params.{name}: the testbed cannot set per-flow parameters of kernel algorithms", f.name));
         }
     }
-    if let Some(c) = cfg.changes.first() {
+    if let Some(c) = cfg.changes.iter().min_by_key(|c| c.at) {
         let what: Vec<&str> = c.set.iter().map(|(n, _)| n.as_str()).collect();
+        let flow = cfg.flows.get(c.flow);
+        let live = if flow.is_some_and(|f| tunable(&f.cc)) {
+            "cclab kernel set, or the web lab"
+        } else {
+            "the web lab"
+        };
         return bad(format!(
-            "changes: the testbed does not run scheduled parameter changes (the first: {} of flows[{}] ({}) at {}); retune a running testbed flow live instead (cclab kernel set, or the web lab)",
+            "changes: the testbed does not run scheduled parameter changes (the first: {} of flows[{}] ({}) at {}); retune a running testbed flow live instead ({live})",
             what.join(", "),
             c.flow,
-            cfg.flows.get(c.flow).map_or("", |f| f.name.as_str()),
+            flow.map_or("", |f| f.name.as_str()),
             format_args!("{}s", c.at.as_secs_f64())
         ));
     }
@@ -208,9 +214,15 @@ pub fn run_with(
     obs: &mut dyn Observer,
     progress: &mut dyn FnMut(Time),
 ) -> Result<Report, EmuError> {
+    // A signal (where the caller installed cclab's handlers) ends the run early, through
+    // its normal end.
     let steer = &mut |t, _: &mut Steering<'_>| {
         progress(t);
-        ControlFlow::Continue(())
+        if crate::forwarder::signalled() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
     };
     run_steered(cfg, transports, obs, steer).map(|(report, _)| report)
 }
@@ -1512,6 +1524,16 @@ mod tests {
             .contains("\"cclab_tuner\" is not available in this kernel (available: reno cubic); load it first (cclab kernel load cclab_tuner)"));
         let with_twin: Vec<String> = [&avail[..], &["cclab_tuner".to_string()]].concat();
         assert!(check(&c, &k(1), &with_twin).is_ok());
+        // Scheduled changes are refused, the earliest named.
+        let change = |at: u64, name: &str, value: f64| cclab_sim::ParamChange {
+            at: Time::ZERO + Duration::from_secs(at),
+            flow: 0,
+            set: vec![(name.into(), value)],
+        };
+        c.changes = vec![change(5, "beta", 0.6), change(2, "rto_min", 50.0)];
+        let e = check(&c, &k(1), &with_twin).unwrap_err().to_string();
+        assert!(e.contains("(the first: rto_min of flows[0] (tuner#0) at 2s)"), "{e}");
+        assert!(e.contains("(cclab kernel set, or the web lab)"), "{e}");
         let many: Vec<(&str, u64)> = vec![("cubic", 40); MAX_FLOWS + 1];
         assert!(check(&config(&many), &k(MAX_FLOWS + 1), &avail)
             .unwrap_err()

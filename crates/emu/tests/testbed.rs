@@ -418,7 +418,7 @@ fn runs_of_one_bpf_algorithm_take_turns_and_a_killed_runs_values_come_back() {
     assert!((beta(&k) - 0.6).abs() < 0.002, "restored: {}", beta(&k));
 
     // A run killed outright: the map keeps its value (0.9) and its file the one before (0.6).
-    let saved = k.state_dir.join("run-params-cclab_tuner.saved");
+    let saved = k.run_params_paths(Algo::Tuner).1;
     let before: String = k
         .get(Algo::Tuner)
         .unwrap()
@@ -433,4 +433,9 @@ fn runs_of_one_bpf_algorithm_take_turns_and_a_killed_runs_values_come_back() {
     drop(RunTunables::apply(&flows, &[true]).unwrap());
     assert!((beta(&k) - 0.6).abs() < 0.002, "the killed run's values: {}", beta(&k));
     assert!(!saved.exists(), "{} is removed once restored", saved.display());
+
+    // A killed run's file belongs to that registration: unloading forgets it.
+    std::fs::write(&saved, "beta 0.6\n").unwrap();
+    k.unload(Algo::Tuner).unwrap();
+    assert!(!saved.exists(), "{} outlived the unload", saved.display());
 }

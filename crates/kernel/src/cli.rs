@@ -198,7 +198,7 @@ pub fn run(args: Args) -> Result<(), Error> {
                             let why = if d.was_saved {
                                 "the default before `cclab kernel default`"
                             } else {
-                                "none was saved by `cclab kernel default`; Linux's own default"
+                                "none was saved by `cclab kernel default`, so cclab falls back to cubic"
                             };
                             outln(&format!(
                                 "{} was this network namespace's default; the default is now {} ({why})",

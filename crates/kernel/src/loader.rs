@@ -45,7 +45,7 @@ pub enum Unloaded {
 #[derive(Clone, Debug, PartialEq)]
 pub struct DefaultNow {
     pub name: String,
-    /// Whether it is the default `cclab kernel default` saved (else Linux's own, cubic).
+    /// Whether it is the default `cclab kernel default` saved (else cclab's fallback, cubic).
     pub was_saved: bool,
 }
 
@@ -154,24 +154,32 @@ pub fn current_default() -> Result<String, Error> {
     Ok(s.trim().to_string())
 }
 
-/// Whether this thread is in the initial network namespace: the namespace of init (pid 1),
-/// or, where init's cannot be read (a supervisor running as pid 1 may forbid it), of the
-/// kernel's thread daemon, pid 2 in the initial pid namespace, which like every kernel
-/// thread lives in the initial network namespace. Err says why neither could be read.
+/// Whether this thread is in the initial network namespace. Every kernel thread lives in
+/// it, so kthreadd's namespace tells (pid 2, where it is kthreadd: in the initial pid
+/// namespace); else init's (pid 1; in a container with its own pid namespace that is the
+/// container's init, the best there is). Err says why neither could be read (a supervisor
+/// running as pid 1 may forbid reading its own).
 pub fn in_initial_netns() -> Result<bool, String> {
     let link = |path: &str| std::fs::read_link(path).map_err(|e| format!("reading {path}: {e}"));
     let ours = link("/proc/thread-self/ns/net")?;
-    let init = link("/proc/1/ns/net");
-    let kthreadd = || {
-        let comm = std::fs::read_to_string("/proc/2/comm").unwrap_or_default();
-        if comm.trim() != "kthreadd" {
-            return Err("pid 2 is not the kernel's kthreadd".to_string());
-        }
+    let comm = std::fs::read_to_string("/proc/2/comm").unwrap_or_default();
+    let kthreadd = if comm.trim() == "kthreadd" {
         link("/proc/2/ns/net")
+    } else {
+        Err("pid 2 is not the kernel's kthreadd".to_string())
     };
-    match init.or_else(|e| kthreadd().map_err(|e2| format!("{e}; {e2}"))) {
-        Ok(initial) => Ok(ours == initial),
-        Err(why) => Err(why),
+    initial_from(&ours, kthreadd, link("/proc/1/ns/net"))
+}
+
+/// [`in_initial_netns`]'s decision from the namespace links it could read.
+fn initial_from(
+    ours: &Path,
+    kthreadd: Result<PathBuf, String>,
+    init: Result<PathBuf, String>,
+) -> Result<bool, String> {
+    match (kthreadd, init) {
+        (Ok(initial), _) | (Err(_), Ok(initial)) => Ok(ours == initial),
+        (Err(a), Err(b)) => Err(format!("{a}; {b}")),
     }
 }
 
@@ -228,10 +236,12 @@ impl Kernel {
             });
         }
         if available()?.iter().any(|n| n == algo.name()) {
+            let _ = std::fs::remove_dir(&self.pin_root); // made above; only if empty
             return Err(Error::NameTaken { algo: algo.name().into() });
         }
         // What a load of this algorithm that died half-way left goes first.
         self.remove_pins(algo)?;
+        let _ = std::fs::remove_file(self.run_params_paths(algo).1);
         let result = self.load_and_pin(algo);
         if result.is_err() {
             let _ = self.remove_pins(algo);
@@ -361,7 +371,7 @@ impl Kernel {
 
     /// Unregisters `algo` and removes its pins (also after a crashed load). If it is this
     /// network namespace's default, the default is first put back to the one `set_default`
-    /// saved, else to Linux's own default, cubic, and the outcome says so.
+    /// saved, else to cubic, and the outcome says so.
     pub fn unload(&self, algo: Algo) -> Result<Unloaded, Error> {
         need_root("cclab kernel unload")?;
         if !self.dir(algo).exists() {
@@ -380,10 +390,10 @@ impl Kernel {
             let back = saved.clone().unwrap_or_else(|| "cubic".to_string());
             write_default(&back)?;
             let _ = std::fs::remove_file(self.saved_default_path()?);
-            let _ = std::fs::remove_dir(&self.state_dir); // only if empty
             default_now = Some(DefaultNow { name: back, was_saved: saved.is_some() });
         }
         self.remove_pins(algo)?;
+        let _ = std::fs::remove_file(self.run_params_paths(algo).1);
         let _ = std::fs::remove_dir(&self.pin_root); // only if empty
                                                      // The kernel unregisters when the last link reference goes; wait for it.
         let deadline = Instant::now() + Duration::from_secs(3);
@@ -397,6 +407,15 @@ impl Kernel {
             std::thread::sleep(Duration::from_millis(20));
         }
         Ok(Unloaded::Done { default_now })
+    }
+
+    /// Where a testbed run keeps what it must put back in `algo`'s parameters at its end,
+    /// and the lock by which runs of `algo` take turns (cclab_emu's `RunTunables`). A file
+    /// left by a run killed outright is of the registration it ran with: `load` and
+    /// `unload` remove it, so a later run does not put back values of an earlier load.
+    pub fn run_params_paths(&self, algo: Algo) -> (PathBuf, PathBuf) {
+        let base = self.state_dir.join(format!("run-params-{}", algo.name()));
+        (base.with_extension("lock"), base.with_extension("saved"))
     }
 
     /// Why cclab's pins cannot be seen from here, when they cannot: an algorithm may then
@@ -493,10 +512,10 @@ impl Kernel {
     }
 
     /// Where the default before `set_default` is kept: one file per network namespace
-    /// (the default is per namespace), known by its cookie.
+    /// (the default is per namespace), known by its cookie ([`crate::netns::key`]).
     fn saved_default_path(&self) -> Result<PathBuf, Error> {
-        let cookie = crate::netns::cookie(None)?;
-        Ok(self.state_dir.join(format!("default_congestion_control-ns{cookie}")))
+        let key = crate::netns::key(None)?;
+        Ok(self.state_dir.join(format!("default_congestion_control-{key}")))
     }
 
     fn saved_default(&self) -> Result<Option<String>, Error> {
@@ -579,7 +598,6 @@ impl Kernel {
         })?;
         write_default(&old)?;
         let _ = std::fs::remove_file(&path);
-        let _ = std::fs::remove_dir(&self.state_dir); // only if empty
         Ok(old)
     }
 }
@@ -587,6 +605,17 @@ impl Kernel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_initial_namespace_is_kthreadds_else_inits() {
+        let (ours, other) = (Path::new("net:[1]"), PathBuf::from("net:[2]"));
+        let denied = || Err("Permission denied".to_string());
+        assert_eq!(initial_from(ours, Ok(ours.into()), denied()), Ok(true));
+        assert_eq!(initial_from(ours, Ok(other.clone()), Ok(ours.into())), Ok(false));
+        assert_eq!(initial_from(ours, denied(), Ok(other)), Ok(false));
+        assert_eq!(initial_from(ours, denied(), Ok(ours.into())), Ok(true));
+        assert!(initial_from(ours, denied(), denied()).is_err());
+    }
 
     #[test]
     fn verifier_log_keeps_the_end_of_the_last_program_log() {

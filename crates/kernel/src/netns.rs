@@ -5,8 +5,41 @@
 use crate::error::Error;
 use std::os::fd::{AsRawFd, FromRawFd};
 
-/// `SO_NETNS_COOKIE` (include/uapi/asm-generic/socket.h; Linux 5.14 and later).
+/// `SO_NETNS_COOKIE` (Linux 5.14 and later): include/uapi/asm-generic/socket.h, which
+/// x86, arm, riscv and mips share; sparc numbers it apart.
+#[cfg(not(any(target_arch = "sparc", target_arch = "sparc64")))]
 const SO_NETNS_COOKIE: libc::c_int = 71;
+#[cfg(any(target_arch = "sparc", target_arch = "sparc64"))]
+const SO_NETNS_COOKIE: libc::c_int = 0x50;
+
+/// What names network namespace `name` (as [`cookie`] takes it) in the file names of
+/// saved state: `ns<cookie>`, or on a kernel before 5.14, which has no cookies,
+/// `ino<inode>` of the namespace (an inode number a later namespace may get again).
+pub fn key(name: Option<&str>) -> Result<String, Error> {
+    match cookie(name) {
+        Ok(c) => Ok(format!("ns{c}")),
+        Err(Error::Other(why)) if why.contains(NO_COOKIES) => {
+            use std::os::unix::fs::MetadataExt;
+            let path = name.map_or("/proc/thread-self/ns/net".into(), path_of);
+            let meta =
+                std::fs::metadata(&path).map_err(|e| Error::io(format!("opening {path}"), e))?;
+            Ok(format!("ino{}", meta.ino()))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Part of [`cookie`]'s error on a kernel without namespace cookies.
+const NO_COOKIES: &str = "this kernel gives no network namespace cookies";
+
+/// The file of namespace `name`: a path as it is, else a name in /run/netns.
+fn path_of(name: &str) -> String {
+    if name.contains('/') {
+        name.into()
+    } else {
+        format!("/run/netns/{name}")
+    }
+}
 
 /// The cookie of network namespace `name` (in /run/netns, as `ip -n` names it; this
 /// process's own namespace for `None`). The kernel numbers each namespace once per boot
@@ -14,11 +47,11 @@ const SO_NETNS_COOKIE: libc::c_int = 71;
 /// number can come back for a later namespace. A socket made in the namespace reports it,
 /// so a thread enters the namespace to make one; the process stays where it was.
 pub fn cookie(name: Option<&str>) -> Result<u64, Error> {
-    let path = name.map(|n| if n.contains('/') { n.into() } else { format!("/run/netns/{n}") });
+    let path = name.map(path_of);
     let read = move || -> Result<u64, String> {
         if let Some(path) = &path {
             let file = std::fs::File::open(path)
-                .map_err(|e| format!("no network namespace {path}: {e}"))?;
+                .map_err(|e| format!("opening network namespace {path}: {e}"))?;
             // SAFETY: setns only reads the descriptor, and changes this thread alone.
             if unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
                 let e = std::io::Error::last_os_error();
@@ -46,9 +79,10 @@ pub fn cookie(name: Option<&str>) -> Result<u64, Error> {
         };
         if rc != 0 {
             let e = std::io::Error::last_os_error();
-            return Err(format!(
-                "reading the network namespace's cookie (Linux 5.14 or later): {e}"
-            ));
+            if e.raw_os_error() == Some(libc::ENOPROTOOPT) {
+                return Err(format!("{NO_COOKIES} (Linux 5.14 and later do)"));
+            }
+            return Err(format!("reading the network namespace's cookie: {e}"));
         }
         Ok(cookie)
     };

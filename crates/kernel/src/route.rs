@@ -9,9 +9,10 @@
 //! never half-changed.
 //!
 //! Before a route is first changed its original values are saved (per table and network
-//! namespace, the namespace known by its cookie rather than its name) in the state directory, each route on its own: a later change of other
-//! routes adds theirs, a later change of the same route keeps the first. `restore` puts
-//! them back, including "unset" (all of them, or only `dst`'s), and forgets them.
+//! namespace, the namespace known by its cookie rather than its name) in the state
+//! directory, each route on its own: a later change of other routes adds theirs, a later
+//! change of the same route keeps the first. `restore` puts them back, including "unset"
+//! (all of them, or only `dst`'s), and forgets them.
 
 use crate::error::Error;
 use serde_json::Value;
@@ -132,23 +133,26 @@ impl Routes {
     /// another namespace, whose routes must not be given the first one's values.
     fn state_file(&self) -> Result<PathBuf, Error> {
         let name = self.netns.as_deref().map(|n| format!("-{n}")).unwrap_or_default();
-        let cookie = crate::netns::cookie(self.netns.as_deref())?;
-        Ok(self.state_dir.join(format!("routes-{}{name}-ns{cookie}.json", self.table)))
+        let key = crate::netns::key(self.netns.as_deref())?;
+        Ok(self.state_dir.join(format!("routes-{}{name}-{key}.json", self.table)))
     }
 
-    /// Removes the files saved for earlier namespaces of this one's name: a name names one
-    /// namespace at a time, so their routes are gone with them.
+    /// Removes the files saved for earlier namespaces of this one's name. A name names one
+    /// namespace at a time: an earlier one is deleted, or lives on only in processes still
+    /// inside it, out of `--netns`'s reach, so its saved values can no longer be restored.
     fn forget_earlier_namespaces(&self, current: &std::path::Path) -> Result<(), Error> {
         let Some(name) = &self.netns else { return Ok(()) };
-        let prefix = format!("routes-{}-{name}-ns", self.table);
+        let prefix = format!("routes-{}-{name}-", self.table);
         let Ok(entries) = std::fs::read_dir(&self.state_dir) else { return Ok(()) };
         for entry in entries.flatten() {
             let file = entry.file_name();
             let file = file.to_string_lossy();
-            let cookie = file.strip_prefix(&prefix).and_then(|rest| rest.strip_suffix(".json"));
-            if cookie.is_some_and(|c| c.bytes().all(|b| b.is_ascii_digit()))
-                && entry.path() != current
-            {
+            let key = file.strip_prefix(&prefix).and_then(|rest| rest.strip_suffix(".json"));
+            let is_key = |k: &str| {
+                let digits = k.strip_prefix("ns").or_else(|| k.strip_prefix("ino"));
+                digits.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+            };
+            if key.is_some_and(is_key) && entry.path() != current {
                 std::fs::remove_file(entry.path())
                     .map_err(|e| Error::io(format!("removing {}", entry.path().display()), e))?;
             }
@@ -205,7 +209,6 @@ impl Routes {
                 }
                 _ => Ok(()),
             };
-            let _ = std::fs::remove_dir(&self.state_dir); // only if empty
             return removed;
         }
         std::fs::create_dir_all(&self.state_dir)

@@ -883,9 +883,9 @@ fn route_rto_min_and_initcwnd_set_and_restore_in_a_namespace() {
     assert!(r.list().unwrap().iter().all(|x| x.rto_min_ms.is_none()));
 }
 
-/// `kernel default` refuses a non-allowed algorithm only outside the initial namespace;
-/// where init's namespace cannot be read (this machine's pid 1 forbids it) kthreadd's
-/// tells, and a namespace of ours is told apart.
+/// `kernel default` refuses a non-allowed algorithm only outside the initial namespace:
+/// this thread's is told to be it (kthreadd's; init's cannot be read on every machine),
+/// and a namespace of ours is told apart (the decision itself: `initial_from`'s test).
 #[test]
 fn the_initial_network_namespace_is_told_apart_from_others() {
     skip_unless_capable!();
@@ -958,6 +958,10 @@ fn default_sets_and_restores_the_namespace_default_and_unload_puts_it_back() {
     let (ok, text) = run(&["default", "cclab_nonesuch"]);
     assert!(!ok && text.contains("not an available congestion control"), "{text}");
 
+    // Through `ip netns exec` the pins are out of sight (it remounts /sys): unload says so
+    // rather than "not loaded", and fails.
+    let (ok, text) = run(&["unload", "cclab_tuner"]);
+    assert!(!ok && text.contains("is registered, but its pins cannot be seen"), "{text}");
     // Unloading the algorithm that is the default puts the saved default back first. (Not
     // through `ip netns exec`: it remounts /sys, which hides the bpffs with our pins; a
     // thread that entered only the network namespace sees both.)

@@ -23,7 +23,7 @@ pub mod sweep;
 
 pub use cclab_sim::MAX_FLOWS;
 pub use error::ScenarioError;
-pub use schema::{Scenario, Transport, TCP_SETTING_KEYS};
+pub use schema::{Scenario, Transport, MAX_SEED, TCP_SETTING_KEYS};
 
 use std::path::{Path, PathBuf};
 

@@ -21,6 +21,9 @@ use cclab_units::{parse_bytes, parse_duration, Duration, Rate, Time};
 use std::path::Path;
 use std::sync::Arc;
 
+/// The largest seed: TOML integers are signed 64-bit, so seeds are 0 to 2^63 - 1.
+pub const MAX_SEED: u64 = i64::MAX as u64;
+
 /// Most rows in flows.csv (flows x samples): about 1 GB of text.
 pub const MAX_SERIES_ROWS: u64 = 20_000_000;
 /// Size of a full packet on the wire (MSS 1448 + 52 header bytes), used to turn a BDP
@@ -171,7 +174,7 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
     let duration = top
         .duration("duration")?
         .ok_or_else(|| top.missing("duration", "how long to simulate, e.g. \"60s\""))?;
-    let seed = top.int("seed", 0, i64::MAX)?.unwrap_or(1) as u64;
+    let seed = top.int("seed", 0, MAX_SEED as i64)?.unwrap_or(1) as u64;
     let sample_interval = top.duration("sample_interval")?.unwrap_or(Duration::from_millis(10));
     check_times(duration, sample_interval).map_err(|e| top.locate(e, &[]))?;
 
