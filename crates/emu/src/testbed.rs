@@ -107,10 +107,13 @@ pub fn check(
             // cclab's own algorithms: the configuration's check covered them.
         } else if !available.iter().any(|a| a == kernel_name(&f.cc)) {
             let name = kernel_name(&f.cc);
+            let udp = "run the flow with transport = \"udp\" (cclab's own TCP and algorithm over UDP) or in the simulator";
             let hint = if tunable(&f.cc) {
                 format!("load it first (cclab kernel load {name})")
+            } else if LINUX_MODULES.contains(&name) {
+                format!("load its module where the kernel has one (modprobe tcp_{name}), or {udp}")
             } else {
-                "run the flow with transport = \"udp\" (cclab's own TCP and algorithm over UDP) or in the simulator".to_string()
+                udp.to_string()
             };
             return bad(format!(
                 "flows[{i}] ({}): algorithm \"{name}\" is not available in this kernel (available: {}); {hint}",
@@ -139,6 +142,25 @@ pub fn check(
     }
     check_one_way(cfg).map_err(EmuError::Config)
 }
+
+/// Linux's congestion control modules (net/ipv4/tcp_<name>.c) by the names they register.
+const LINUX_MODULES: &[&str] = &[
+    "bbr",
+    "bic",
+    "cdg",
+    "dctcp",
+    "highspeed",
+    "htcp",
+    "hybla",
+    "illinois",
+    "lp",
+    "nv",
+    "scalable",
+    "vegas",
+    "veno",
+    "westwood",
+    "yeah",
+];
 
 /// Reverse UDP sources run (from B through the downlink), reverse TCP flows do not: each
 /// flow's receiver is in B and its sender in A.
@@ -1498,6 +1520,8 @@ mod tests {
                 && e.contains("transport = \"udp\""),
             "{e}"
         );
+        let e = check(&config(&[("vegas", 40)]), &k(1), &avail).unwrap_err().to_string();
+        assert!(e.contains("(modprobe tcp_vegas), or run the flow with transport"), "{e}");
         let e =
             check(&config(&[("cubic", 40), ("cubic", 15)]), &k(2), &avail).unwrap_err().to_string();
         assert!(
