@@ -369,27 +369,32 @@ fn cleanup_removes_the_namespaces_of_a_killed_run() {
         .all(|n| !n.starts_with(&format!("cclab-{pid}-"))));
 }
 
+/// Starts the child `mode`, interrupts it with SIGINT `after` its namespaces exist, and
+/// returns what it printed and how long it took to end; asserts it left no namespace.
+fn interrupted_child(mode: &str, after: std::time::Duration) -> (String, std::time::Duration) {
+    let child = spawn_child(mode);
+    let pid = child.id();
+    let made = wait_for_namespaces(pid);
+    assert_eq!(made.len(), 2, "the child did not create its namespaces: {made:?}");
+    std::thread::sleep(after);
+    let sent = Instant::now();
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(pid as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let took = sent.elapsed();
+    let left = namespaces_of(pid);
+    assert!(left.is_empty(), "namespaces left after SIGINT: {left:?}");
+    (String::from_utf8_lossy(&out.stdout).into_owned(), took)
+}
+
 #[test]
 fn sigint_stops_the_command_and_removes_everything() {
     if unavailable() {
         return;
     }
     let _reaps = LEFT_BEHIND.read().unwrap_or_else(|e| e.into_inner());
-    let child = spawn_child("cli");
-    let pid = child.id();
-    let made = wait_for_namespaces(pid);
-    assert_eq!(made.len(), 2, "the child did not create its namespaces: {made:?}");
-    std::thread::sleep(std::time::Duration::from_millis(100));
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(pid as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (stdout, _) = interrupted_child("cli", std::time::Duration::from_millis(100));
     assert!(stdout.contains("EXIT 130"), "child output: {stdout}");
-    assert!(
-        namespaces_of(pid).is_empty(),
-        "namespaces left after SIGINT: {:?}",
-        namespaces_of(pid)
-    );
 }
 
 /// The same for a user-space flow over UDP (`cclab udp`): the flow and the link stop and
@@ -400,23 +405,9 @@ fn sigint_stops_a_udp_flow_and_removes_everything() {
         return;
     }
     let _reaps = LEFT_BEHIND.read().unwrap_or_else(|e| e.into_inner());
-    let child = spawn_child("udp");
-    let pid = child.id();
-    let made = wait_for_namespaces(pid);
-    assert_eq!(made.len(), 2, "the child did not create its namespaces: {made:?}");
-    std::thread::sleep(std::time::Duration::from_millis(500));
-    let sent = Instant::now();
-    // SAFETY: signalling our own child.
-    unsafe { libc::kill(pid as i32, libc::SIGINT) };
-    let out = child.wait_with_output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let (stdout, took) = interrupted_child("udp", std::time::Duration::from_millis(500));
     assert!(stdout.contains("RESULT Err(\"interrupted by a signal"), "child output: {stdout}");
-    assert!(sent.elapsed() < std::time::Duration::from_secs(5), "{:?}", sent.elapsed());
-    assert!(
-        namespaces_of(pid).is_empty(),
-        "namespaces left after SIGINT: {:?}",
-        namespaces_of(pid)
-    );
+    assert!(took < std::time::Duration::from_secs(5), "{took:?}");
 }
 
 /// The processes whose network namespace is the one named `name` in /run/netns.
