@@ -11,6 +11,7 @@
 //! 5. one real kernel CUBIC flow (the testbed) through 20 Mbit/s, 40 ms RTT, 1 BDP DropTail;
 //! 6. with `--agreement CC`: real kernel TCP beside the simulator on four scenarios.
 
+use crate::forwarder::unless_signalled;
 use crate::harness::{Harness, Side};
 use crate::model::trace_opportunities;
 use crate::stats::Lateness;
@@ -407,16 +408,6 @@ pub fn agreement(cc: &str, secs: u64, trace: Option<&std::path::Path>) -> Result
         );
     }
     Ok(())
-}
-
-/// A step's result, or the interruption when a signal stopped it (its own error, if any,
-/// is what the stop caused).
-fn unless_signalled<T>(step: Result<T, EmuError>) -> Result<T, EmuError> {
-    if crate::forwarder::signalled() {
-        Err(crate::forwarder::interrupted())
-    } else {
-        step
-    }
 }
 
 pub fn run(args: &BenchArgs) -> Result<(), EmuError> {

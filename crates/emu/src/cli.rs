@@ -17,7 +17,7 @@
 //! emulator dies (PR_SET_PDEATHSIG).
 
 use crate::forwarder::{
-    interrupted, signal_handlers_until_dropped, signalled, wake_on_signal, Forwarder,
+    signal_handlers_until_dropped, signalled, unless_signalled, wake_on_signal, Forwarder,
 };
 use crate::spec::parse_direction;
 use crate::stats::DirectionStats;
@@ -359,11 +359,7 @@ pub fn run_udp(args: &UdpArgs) -> Result<(), EmuError> {
     let _restore = signal_handlers_until_dropped();
     let h = crate::harness::Harness::start_with(&up, &down, 1, true)?;
     let r = crate::udp::run_flow(&h, &flow);
-    let fwd = h.finish();
-    if signalled() {
-        return Err(interrupted());
-    }
-    let (r, fwd) = (r?, fwd?);
+    let (r, fwd) = unless_signalled(r.and_then(|r| Ok((r, h.finish()?))))?;
     outln(&format!(
         "cclab emu udp: {} over {}: delivered {} B, goodput {:.3} Mbit/s, {} retransmits, {} timeouts{}",
         args.cc,

@@ -94,11 +94,16 @@ impl Drop for SignalGuard {
     }
 }
 
-/// The error of a run a signal stopped; its namespaces are removed on the way out.
-pub fn interrupted() -> crate::EmuError {
-    crate::EmuError::Setup(
-        "interrupted by a signal: stopped, and the run's namespaces were removed".into(),
-    )
+/// A step's result, or the interruption when a signal stopped it (its own error, if any,
+/// is what the stop caused); its namespaces are removed on the way out.
+pub fn unless_signalled<T>(step: Result<T, crate::EmuError>) -> Result<T, crate::EmuError> {
+    if signalled() {
+        Err(crate::EmuError::Setup(
+            "interrupted by a signal: stopped, and the run's namespaces were removed".into(),
+        ))
+    } else {
+        step
+    }
 }
 
 /// Whether a signal asked the emulator to stop.

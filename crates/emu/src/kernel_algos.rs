@@ -51,19 +51,26 @@ fn wanted(algo: Algo, flow: &FlowConfig) -> Params {
 /// the values to restore in a file beside the lock, so that a run killed outright has
 /// them put back by the next run of that algorithm before it sets its own.
 pub struct RunTunables {
-    restore: Vec<(Algo, Params)>,
-    /// Per algorithm: the lock (released when dropped) and the file of values to restore.
-    held: Vec<(std::fs::File, std::path::PathBuf)>,
+    held: Vec<Held>,
+}
+
+/// One algorithm's parameters as a run holds them.
+struct Held {
+    algo: Algo,
+    /// What to put back at the end (also in the file of `Kernel::run_params_paths`).
+    before: Params,
+    /// The lock by which runs take turns, released when dropped (after the restore).
+    _lock: std::fs::File,
 }
 
 /// Takes the lock on `algo`'s parameters for one run (refused while another run holds
-/// it), and returns it with the path of the file that keeps the values to restore.
-fn lock_params(k: &Kernel, algo: Algo) -> Result<(std::fs::File, std::path::PathBuf), EmuError> {
+/// it).
+fn lock_params(k: &Kernel, algo: Algo) -> Result<std::fs::File, EmuError> {
     use std::os::fd::AsRawFd;
     let io = |what: &str, e: std::io::Error| EmuError::Setup(format!("{what}: {e}"));
     std::fs::create_dir_all(&k.state_dir)
         .map_err(|e| io(&format!("creating {}", k.state_dir.display()), e))?;
-    let (lock_path, saved) = k.run_params_paths(algo);
+    let lock_path = k.run_params_paths(algo).0;
     let lock = std::fs::File::create(&lock_path)
         .map_err(|e| io(&format!("opening {}", lock_path.display()), e))?;
     // SAFETY: flock on a descriptor we own; the kernel drops it when the process ends.
@@ -74,7 +81,7 @@ fn lock_params(k: &Kernel, algo: Algo) -> Result<(std::fs::File, std::path::Path
             algo.name()
         )));
     }
-    Ok((lock, saved))
+    Ok(lock)
 }
 
 /// `name value` lines, one parameter each (Rust's shortest decimal form reads back exactly).
@@ -126,10 +133,11 @@ impl RunTunables {
                 None => chosen.push((algo, i, want)),
             }
         }
-        let mut tunables = RunTunables { restore: Vec::new(), held: Vec::new() };
+        let mut tunables = RunTunables { held: Vec::new() };
         let k = Kernel::default();
         for (algo, _, want) in chosen {
-            let (lock, saved) = lock_params(&k, algo)?;
+            let lock = lock_params(&k, algo)?;
+            let saved = k.run_params_paths(algo).1;
             // A run killed outright left the values it changed: those are the ones to keep.
             let left =
                 std::fs::read_to_string(&saved).ok().and_then(|t| params_from_text(algo, &t));
@@ -141,8 +149,7 @@ impl RunTunables {
                 }
             };
             write_whole(&saved, &params_text(&before))?;
-            tunables.held.push((lock, saved));
-            tunables.restore.push((algo, before));
+            tunables.held.push(Held { algo, before, _lock: lock });
             k.set(algo, &want).map_err(|e| EmuError::Config(e.to_string()))?;
         }
         Ok(tunables)
@@ -152,10 +159,11 @@ impl RunTunables {
 impl Drop for RunTunables {
     fn drop(&mut self) {
         let k = Kernel::default();
-        for ((algo, before), (_, saved)) in self.restore.iter().zip(&self.held) {
+        for Held { algo, before, .. } in &self.held {
+            let saved = k.run_params_paths(*algo).1;
             match k.set(*algo, before) {
                 Ok(_) => {
-                    let _ = std::fs::remove_file(saved);
+                    let _ = std::fs::remove_file(&saved);
                 }
                 Err(e) => eprintln!(
                     "warning: could not put {}'s parameters back ({e}); the next run of it will, from {}",

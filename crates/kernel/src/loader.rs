@@ -557,7 +557,7 @@ impl Kernel {
                     return Err(Error::Other(format!(
                         "\"{name}\" is not in net.ipv4.tcp_allowed_congestion_control ({}), which only the \
                          initial network namespace may go beyond, and cclab cannot tell whether this is that \
-                         namespace ({why}); add it there, or run this where /proc/1/ns/net can be read",
+                         namespace ({why}); add it there, or run this where /proc/2/ns/net or /proc/1/ns/net can be read",
                         allowed.trim()
                     )))
                 }

@@ -16,21 +16,21 @@ const SO_NETNS_COOKIE: libc::c_int = 0x50;
 /// saved state: `ns<cookie>`, or on a kernel before 5.14, which has no cookies,
 /// `ino<inode>` of the namespace (an inode number a later namespace may get again).
 pub fn key(name: Option<&str>) -> Result<String, Error> {
-    match cookie(name) {
-        Ok(c) => Ok(format!("ns{c}")),
-        Err(Error::Other(why)) if why.contains(NO_COOKIES) => {
-            use std::os::unix::fs::MetadataExt;
-            let path = name.map_or("/proc/thread-self/ns/net".into(), path_of);
-            let meta =
-                std::fs::metadata(&path).map_err(|e| Error::io(format!("opening {path}"), e))?;
-            Ok(format!("ino{}", meta.ino()))
-        }
-        Err(e) => Err(e),
+    use std::os::unix::fs::MetadataExt;
+    if let Some(c) = cookie(name)? {
+        return Ok(format!("ns{c}"));
     }
+    let path = name.map_or("/proc/thread-self/ns/net".into(), path_of);
+    let meta = std::fs::metadata(&path).map_err(|e| Error::io(format!("opening {path}"), e))?;
+    Ok(format!("ino{}", meta.ino()))
 }
 
-/// Part of [`cookie`]'s error on a kernel without namespace cookies.
-const NO_COOKIES: &str = "this kernel gives no network namespace cookies";
+/// Whether `text` is a [`key`] (so that a file named with one is told from a name that
+/// merely ends alike).
+pub fn is_key(text: &str) -> bool {
+    let digits = text.strip_prefix("ns").or_else(|| text.strip_prefix("ino"));
+    digits.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+}
 
 /// The file of namespace `name`: a path as it is, else a name in /run/netns.
 fn path_of(name: &str) -> String {
@@ -45,10 +45,11 @@ fn path_of(name: &str) -> String {
 /// process's own namespace for `None`). The kernel numbers each namespace once per boot
 /// and never reuses the number (`net->net_cookie`), where the namespace file's inode
 /// number can come back for a later namespace. A socket made in the namespace reports it,
-/// so a thread enters the namespace to make one; the process stays where it was.
-pub fn cookie(name: Option<&str>) -> Result<u64, Error> {
+/// so a thread enters the namespace to make one; the process stays where it was. `None`:
+/// this kernel gives no cookies (before Linux 5.14).
+pub fn cookie(name: Option<&str>) -> Result<Option<u64>, Error> {
     let path = name.map(path_of);
-    let read = move || -> Result<u64, String> {
+    let read = move || -> Result<Option<u64>, String> {
         if let Some(path) = &path {
             let file = std::fs::File::open(path)
                 .map_err(|e| format!("opening network namespace {path}: {e}"))?;
@@ -80,11 +81,11 @@ pub fn cookie(name: Option<&str>) -> Result<u64, Error> {
         if rc != 0 {
             let e = std::io::Error::last_os_error();
             if e.raw_os_error() == Some(libc::ENOPROTOOPT) {
-                return Err(format!("{NO_COOKIES} (Linux 5.14 and later do)"));
+                return Ok(None);
             }
             return Err(format!("reading the network namespace's cookie: {e}"));
         }
-        Ok(cookie)
+        Ok(Some(cookie))
     };
     let cookie = match name {
         Some(_) => {

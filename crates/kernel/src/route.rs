@@ -148,11 +148,7 @@ impl Routes {
             let file = entry.file_name();
             let file = file.to_string_lossy();
             let key = file.strip_prefix(&prefix).and_then(|rest| rest.strip_suffix(".json"));
-            let is_key = |k: &str| {
-                let digits = k.strip_prefix("ns").or_else(|| k.strip_prefix("ino"));
-                digits.is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
-            };
-            if key.is_some_and(is_key) && entry.path() != current {
+            if key.is_some_and(crate::netns::is_key) && entry.path() != current {
                 std::fs::remove_file(entry.path())
                     .map_err(|e| Error::io(format!("removing {}", entry.path().display()), e))?;
             }
@@ -203,13 +199,12 @@ impl Routes {
     fn keep(&self, saved: Vec<Value>) -> Result<(), Error> {
         let path = self.state_file()?;
         if saved.is_empty() {
-            let removed = match std::fs::remove_file(&path) {
+            return match std::fs::remove_file(&path) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
                     Err(Error::io(format!("removing {}", path.display()), e))
                 }
                 _ => Ok(()),
             };
-            return removed;
         }
         std::fs::create_dir_all(&self.state_dir)
             .map_err(|e| Error::io(format!("creating {}", self.state_dir.display()), e))?;
