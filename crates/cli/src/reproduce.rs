@@ -405,8 +405,7 @@ fn figure_items(e: &Expected, f: &Figure, plan: &Plan, table: &Table) -> Result<
                     _ => None,
                 },
                 cclab: stat.map(|s| s.0),
-                // One run has no interval (not a zero one).
-                ci95: stat.filter(|_| samples.len() > 1).map(|s| s.1),
+                ci95: stat.and_then(|s| s.1),
                 runs: samples.len(),
                 verdict,
                 rule,
@@ -476,7 +475,7 @@ fn ratio_of_means(
     select: &[(String, String)],
     samples: &[f64],
     by: &Bound,
-) -> Result<Option<(f64, f64)>, String> {
+) -> Result<Option<(f64, Option<f64>)>, String> {
     let Bound::Other { select: other, value, .. } = by else { return Ok(None) };
     let sel = overlay(select, other);
     let (Some((num_mean, num_ci)), Some((den, _))) =
@@ -484,7 +483,7 @@ fn ratio_of_means(
     else {
         return Ok(None);
     };
-    Ok((den != 0.0).then(|| (num_mean / den, num_ci / den.abs())))
+    Ok((den != 0.0).then(|| (num_mean / den, num_ci.map(|ci| ci / den.abs()))))
 }
 
 /// `base` with the fields of `over` replaced or added.
@@ -814,12 +813,10 @@ fn figure_chart(
     for (si, s) in f.series.iter().enumerate() {
         let at = |label: &str| labels.iter().position(|l| l == label).map(|i| pos[i]);
         let mine: Vec<&Item> = items.iter().filter(|i| i.series == si).collect();
-        let cclab: Vec<(f64, f64, f64)> = mine
-            .iter()
-            .filter_map(|i| Some((at(i.x.as_deref()?)?, i.cclab?, i.ci95.unwrap_or(0.0))))
-            .collect();
-        let paper: Vec<(f64, f64, f64)> =
-            mine.iter().filter_map(|i| Some((at(i.x.as_deref()?)?, i.paper?, 0.0))).collect();
+        let cclab: Vec<(f64, f64, Option<f64>)> =
+            mine.iter().filter_map(|i| Some((at(i.x.as_deref()?)?, i.cclab?, i.ci95))).collect();
+        let paper: Vec<(f64, f64, Option<f64>)> =
+            mine.iter().filter_map(|i| Some((at(i.x.as_deref()?)?, i.paper?, None))).collect();
         let name = if s.name.is_empty() { f.source.clone() } else { s.name.clone() };
         if !paper.is_empty() {
             lines.push(Line {
@@ -896,7 +893,7 @@ fn page(body: &str, items: &[Item], quick: bool, testbed: bool) -> String {
         body.to_string()
     };
     format!(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab reproduce</title>\n<style>body{{font-family:sans-serif;margin:2em;max-width:1000px}}table{{border-collapse:collapse;margin:1em 0}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}}.agrees{{color:#070}}.roughly{{color:#a60}}.differs{{color:#b00}}</style></head><body>\n<h1>cclab reproduce{}</h1>\n<p>{} items: {} agree, {} roughly, {} differ, {} not run. Paper values dashed, cclab's solid with 95% confidence intervals over seeds.</p>\n{body}</body></html>\n",
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab reproduce</title>\n<style>body{{font-family:sans-serif;margin:2em;max-width:1000px}}table{{border-collapse:collapse;margin:1em 0}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}}.agrees{{color:#070}}.roughly{{color:#a60}}.differs{{color:#b00}}</style></head><body>\n<h1>cclab reproduce{}</h1>\n<p>{} items: {} agree, {} roughly, {} differ, {} not run. Paper values dashed, cclab's solid with 95% confidence intervals over seeds (none for one run).</p>\n{body}</body></html>\n",
         if quick { " (--quick: short runs, not the full verdicts)" } else { "" },
         items.len(),
         count("agrees"),

@@ -14,19 +14,19 @@ const MAX_LINES: usize = 12;
 const COLOURS: &[&str] =
     &["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"];
 
-/// Mean and half-width of the 95% confidence interval (Student's t) of `xs`; the
-/// half-width is 0 for a single sample.
-pub(crate) fn mean_ci95(xs: &[f64]) -> Option<(f64, f64)> {
+/// Mean and half-width of the 95% confidence interval (Student's t) of `xs`; a single
+/// sample has no interval (`None`, which charts draw without whiskers), not a zero one.
+pub(crate) fn mean_ci95(xs: &[f64]) -> Option<(f64, Option<f64>)> {
     let n = xs.len();
     if n == 0 {
         return None;
     }
     let mean = xs.iter().sum::<f64>() / n as f64;
     if n == 1 {
-        return Some((mean, 0.0));
+        return Some((mean, None));
     }
     let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-    Some((mean, t975(n - 1) * (var / n as f64).sqrt()))
+    Some((mean, Some(t975(n - 1) * (var / n as f64).sqrt())))
 }
 
 /// The 97.5% quantile of Student's t with `df` degrees of freedom: exact to three
@@ -72,7 +72,8 @@ pub(crate) fn x_positions(labels: &[String]) -> (Vec<f64>, Option<&'static str>)
 /// colour (default: its position) and whether it is dashed.
 pub(crate) struct Line {
     pub name: String,
-    pub points: Vec<(f64, f64, f64)>,
+    /// (x, mean, half-width of its 95% interval if it has one).
+    pub points: Vec<(f64, f64, Option<f64>)>,
     pub colour: Option<usize>,
     pub dashed: bool,
 }
@@ -86,7 +87,7 @@ pub fn page(plan: &Plan, table: &Table, failed: &[String]) -> String {
     let _ = writeln!(h, "<h1>Sweep {}</h1>", xml(&plan.name));
     let _ = writeln!(
         h,
-        "<p>{} points &times; {} seeds (first seed {}) = {} runs. Each dot is the mean over the seeds; bars are 95% confidence intervals (Student's t).</p>",
+        "<p>{} points &times; {} seeds (first seed {}) = {} runs. Each dot is the mean over the seeds; bars are 95% confidence intervals (Student's t; none for a single seed).</p>",
         plan.points(),
         plan.seeds,
         plan.first_seed,
@@ -226,7 +227,9 @@ pub(crate) fn chart(metric: &str, axis: &str, labels: &[Vec<String>], lines: &[L
     let pad = if x_hi > x_lo { (x_hi - x_lo) * 0.05 } else { 0.5 };
     let (x_lo, x_hi) = (x_lo - pad, x_hi + pad);
     let shown = &lines[..lines.len().min(MAX_LINES)];
-    let ys = shown.iter().flat_map(|l| l.points.iter().flat_map(|p| [p.1 - p.2, p.1 + p.2]));
+    let ys = shown.iter().flat_map(|l| {
+        l.points.iter().flat_map(|&(_, m, ci)| [m - ci.unwrap_or(0.0), m + ci.unwrap_or(0.0)])
+    });
     let (mut y_lo, mut y_hi) = span(ys.chain([0.0]));
     if y_hi <= y_lo {
         y_hi = y_lo + 1.0;
@@ -331,14 +334,18 @@ fn draw_lines(
             pts.join(" ")
         );
         for &(x, m, ci) in &line.points {
-            let (px, top, bot) = (sx(x), sy(m + ci), sy(m - ci));
-            let _ = writeln!(
-                s,
-                r#"<circle cx="{px:.1}" cy="{:.1}" r="3" fill="{colour}"/><path d="M{px:.1},{top:.1}V{bot:.1}M{:.1},{top:.1}h8M{:.1},{bot:.1}h8" stroke="{colour}"/>"#,
-                sy(m),
-                px - 4.0,
-                px - 4.0
-            );
+            let px = sx(x);
+            let _ = write!(s, r#"<circle cx="{px:.1}" cy="{:.1}" r="3" fill="{colour}"/>"#, sy(m));
+            if let Some(ci) = ci {
+                let (top, bot) = (sy(m + ci), sy(m - ci));
+                let _ = write!(
+                    s,
+                    r#"<path d="M{px:.1},{top:.1}V{bot:.1}M{:.1},{top:.1}h8M{:.1},{bot:.1}h8" stroke="{colour}"/>"#,
+                    px - 4.0,
+                    px - 4.0
+                );
+            }
+            s.push('\n');
         }
         let ly = legend_y + 4.0 + i as f64 * LEGEND_LINE;
         let lx = LEFT;
@@ -365,13 +372,28 @@ mod tests {
     #[test]
     fn confidence_intervals_use_students_t() {
         assert_eq!(mean_ci95(&[]), None);
-        assert_eq!(mean_ci95(&[3.0]), Some((3.0, 0.0)));
+        assert_eq!(mean_ci95(&[3.0]), Some((3.0, None)));
         // Two samples 1 and 3: s = sqrt(2), se = 1, t(1) = 12.706.
         let (m, ci) = mean_ci95(&[1.0, 3.0]).unwrap();
-        assert!((m - 2.0).abs() < 1e-12 && (ci - 12.706).abs() < 1e-9);
+        assert!((m - 2.0).abs() < 1e-12 && (ci.unwrap() - 12.706).abs() < 1e-9);
         // Beyond the table the expansion stays close: t(60) = 2.000, t(120) = 1.980.
         assert!((t975(60) - 2.000).abs() < 0.002);
         assert!((t975(120) - 1.980).abs() < 0.001);
+    }
+
+    #[test]
+    fn only_points_with_an_interval_get_whiskers() {
+        let line = Line {
+            name: "goodput".into(),
+            points: vec![(10.0, 2.0, Some(0.5)), (20.0, 3.0, None)],
+            colour: None,
+            dashed: false,
+        };
+        let labels = vec![vec!["10".to_string()], vec!["20".to_string()]];
+        let svg = chart("goodput", "x", &labels, &[line]);
+        assert_eq!(svg.matches("<circle").count(), 2, "{svg}");
+        // One whisker: the vertical bar and its two caps.
+        assert_eq!(svg.matches("h8M").count(), 1, "{svg}");
     }
 
     #[test]
