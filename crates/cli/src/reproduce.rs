@@ -63,6 +63,9 @@ struct Item {
     ci95: Option<f64>,
     runs: usize,
     verdict: &'static str,
+    /// The best and the worst verdict of any value in cclab's 95% interval (none without
+    /// one): where they differ, the runs do not settle the verdict.
+    ci95_verdicts: Option<(&'static str, &'static str)>,
     rule: String,
     why: Option<String>,
     testbed: Option<f64>,
@@ -146,13 +149,15 @@ fn write_report(
     crate::format::out(&summary_table(items, testbed));
     let count = |v: &str| items.iter().filter(|i| i.verdict == v).count();
     crate::format::outln(&format!(
-        "reproduce{}: {} items: {} agree, {} roughly, {} differ, {} not run; {} s wall; {}",
+        "reproduce{}: {} items: {} agree, {} roughly, {} differ, {} not run; {} of {} with an interval keep their verdict across it; {} s wall; {}",
         if quick { " --quick (short runs, not the full verdicts)" } else { "" },
         items.len(),
         count("agrees"),
         count("roughly"),
         count("differs"),
         count("not run"),
+        settled(items, true),
+        settled(items, true) + settled(items, false),
         num(wall, 1),
         out.join("reproduce.html").display()
     ));
@@ -333,6 +338,7 @@ fn not_run(e: &Expected, f: &Figure, msg: &str) -> Vec<Item> {
         ci95: None,
         runs: 0,
         verdict: "not run",
+        ci95_verdicts: None,
         rule: String::new(),
         why: Some(msg.to_string()),
         testbed: None,
@@ -379,7 +385,17 @@ fn figure_items(e: &Expected, f: &Figure, plan: &Plan, table: &Table) -> Result<
                 None => mean_ci95(&samples),
                 Some(by) => ratio_of_means(f, plan, table, &select, &samples, by)?,
             };
-            let (verdict, rule) = judge(f, plan, table, s, &select, paper, stat.map(|s| s.0))?;
+            let judged = match stat {
+                Some(st) => Some((st, judge(f, plan, table, s, &select, paper)?)),
+                None => None,
+            };
+            let (verdict, rule, ci95_verdicts) = match judged {
+                None => ("not run", "no run gave this value".to_string(), None),
+                Some((_, Judged::NotRun(why))) => ("not run", why, None),
+                Some(((mean, ci), Judged::Test(test, rule))) => {
+                    (test.verdict(mean), rule, ci.map(|ci| test.span(mean - ci, mean + ci)))
+                }
+            };
             let mut id = f.id.clone();
             for part in [Some(&s.name).filter(|n| !n.is_empty()), x.as_ref()].into_iter().flatten()
             {
@@ -408,6 +424,7 @@ fn figure_items(e: &Expected, f: &Figure, plan: &Plan, table: &Table) -> Result<
                 ci95: stat.and_then(|s| s.1),
                 runs: samples.len(),
                 verdict,
+                ci95_verdicts,
                 rule,
                 why: s.why.clone().filter(|_| verdict != "agrees"),
             });
@@ -515,7 +532,69 @@ fn aggregate(xs: &[f64], agg: Agg) -> Option<f64> {
     })
 }
 
-/// The verdict and the rule as a sentence.
+/// The verdicts, best first.
+const VERDICTS: [&str; 3] = ["agrees", "roughly", "differs"];
+
+fn rank(verdict: &str) -> usize {
+    VERDICTS.iter().position(|v| *v == verdict).unwrap_or(VERDICTS.len())
+}
+
+/// How a value of cclab's is judged.
+enum Test {
+    /// By its distance from the paper's value, `scale` x |cclab - paper|: within `agree`
+    /// it agrees, within `roughly` roughly.
+    Near { paper: f64, scale: f64, agree: f64, roughly: f64 },
+    /// By a claim: it agrees if `op` holds against `bound`, roughly if against `relaxed`
+    /// (the bound moved by the claim's margin).
+    Claim { op: reproduce_spec::Op, bound: f64, relaxed: f64 },
+}
+
+impl Test {
+    fn verdict(&self, c: f64) -> &'static str {
+        match *self {
+            Test::Near { paper, scale, agree, roughly } => {
+                let d = (c - paper).abs() * scale;
+                VERDICTS[if d <= agree {
+                    0
+                } else if d <= roughly {
+                    1
+                } else {
+                    2
+                }]
+            }
+            Test::Claim { op, bound, relaxed } => {
+                if op.holds(c, bound) {
+                    "agrees"
+                } else if op.holds(c, relaxed) || (c - relaxed).abs() < 1e-12 {
+                    "roughly"
+                } else {
+                    "differs"
+                }
+            }
+        }
+    }
+
+    /// The best and the worst verdict of any value from `lo` to `hi`. A claim's verdict
+    /// only worsens one way, so its ends decide; a distance is largest at an end and
+    /// smallest at the paper's value when the interval holds it.
+    fn span(&self, lo: f64, hi: f64) -> (&'static str, &'static str) {
+        let ends = [self.verdict(lo), self.verdict(hi)];
+        let worst = if rank(ends[0]) >= rank(ends[1]) { ends[0] } else { ends[1] };
+        let best = match *self {
+            Test::Near { paper, .. } if lo <= paper && paper <= hi => "agrees",
+            _ if rank(ends[0]) <= rank(ends[1]) => ends[0],
+            _ => ends[1],
+        };
+        (best, worst)
+    }
+}
+
+/// An item's test and its rule as a sentence, or why it cannot be judged.
+enum Judged {
+    Test(Test, String),
+    NotRun(String),
+}
+
 fn judge(
     f: &Figure,
     plan: &Plan,
@@ -523,25 +602,19 @@ fn judge(
     s: &Series,
     select: &[(String, String)],
     paper: Option<f64>,
-    cclab: Option<f64>,
-) -> Result<(&'static str, String), String> {
-    let Some(c) = cclab else { return Ok(("not run", "no run gave this value".to_string())) };
-    let grade = |d: f64, agree: f64, roughly: f64| {
-        if d <= agree {
-            "agrees"
-        } else if d <= roughly {
-            "roughly"
-        } else {
-            "differs"
-        }
-    };
+) -> Result<Judged, String> {
     Ok(match (&s.rule, paper) {
-        (Rule::Absolute { agree, roughly }, Some(p)) => (
-            grade((c - p).abs(), *agree, *roughly),
+        (Rule::Absolute { agree, roughly }, Some(p)) => Judged::Test(
+            Test::Near { paper: p, scale: 1.0, agree: *agree, roughly: *roughly },
             format!("agrees if |cclab - paper| <= {agree}, roughly if <= {roughly}"),
         ),
-        (Rule::Relative { agree, roughly }, Some(p)) => (
-            grade((c - p).abs() / p.abs().max(1e-12), *agree, *roughly),
+        (Rule::Relative { agree, roughly }, Some(p)) => Judged::Test(
+            Test::Near {
+                paper: p,
+                scale: 1.0 / p.abs().max(1e-12),
+                agree: *agree,
+                roughly: *roughly,
+            },
             format!(
                 "agrees if cclab is within {}% of the paper, roughly if within {}%",
                 num(agree * 100.0, 1),
@@ -549,31 +622,29 @@ fn judge(
             ),
         ),
         (Rule::Claim { op, bound, margin }, _) => {
-            judge_claim(f, plan, table, select, c, *op, bound, *margin)?
+            judge_claim(f, plan, table, select, *op, bound, *margin)?
         }
-        (_, None) => ("not run", "the paper gives no value here".to_string()),
+        (_, None) => Judged::NotRun("the paper gives no value here".to_string()),
     })
 }
 
-/// A claim's verdict: does `c` stand in relation `op` to the bound (a number, or the same
-/// value under other conditions)?
-#[allow(clippy::too_many_arguments)]
+/// A claim's test: does cclab's value stand in relation `op` to the bound (a number, or
+/// the same value under other conditions)?
 fn judge_claim(
     f: &Figure,
     plan: &Plan,
     table: &Table,
     select: &[(String, String)],
-    c: f64,
     op: reproduce_spec::Op,
     bound: &Bound,
     margin: f64,
-) -> Result<(&'static str, String), String> {
+) -> Result<Judged, String> {
     let (b, what) = match bound {
         Bound::Number(b) => (*b, num(*b, 6)),
         Bound::Other { select: other, value, factor } => {
             let sel = overlay(select, other);
             let Some((m, _)) = mean_ci95(&samples(f, plan, table, &sel, value)?) else {
-                return Ok(("not run", "no run gave the value compared against".to_string()));
+                return Ok(Judged::NotRun("no run gave the value compared against".to_string()));
             };
             let desc: Vec<String> = other.iter().map(|(k, v)| format!("{k} = {v}")).collect();
             let times =
@@ -593,15 +664,8 @@ fn judge_claim(
         reproduce_spec::Op::Ge | reproduce_spec::Op::Gt => b - margin * b.abs(),
         _ => b + margin * b.abs(),
     };
-    let verdict = if op.holds(c, b) {
-        "agrees"
-    } else if op.holds(c, relaxed) || (c - relaxed).abs() < 1e-12 {
-        "roughly"
-    } else {
-        "differs"
-    };
-    Ok((
-        verdict,
+    Ok(Judged::Test(
+        Test::Claim { op, bound: b, relaxed },
         format!(
             "agrees if cclab {} {what}, roughly if within {}% of it",
             op.text(),
@@ -645,6 +709,12 @@ fn report_json(items: &[Item], quick: bool, testbed: bool) -> Json {
                 ("ci95", opt_num(i.ci95, 6)),
                 ("runs", Json::u(i.runs as u64)),
                 ("verdict", Json::s(i.verdict)),
+                (
+                    "ci95_verdicts",
+                    i.ci95_verdicts.map_or(Json::Num("null".into()), |(best, worst)| {
+                        Json::Arr(vec![Json::s(best), Json::s(worst)])
+                    }),
+                ),
                 ("rule", Json::s(&i.rule)),
                 ("why", opt_str(&i.why)),
             ];
@@ -668,6 +738,8 @@ fn report_json(items: &[Item], quick: bool, testbed: bool) -> Json {
                 ("roughly", count("roughly")),
                 ("differs", count("differs")),
                 ("not_run", count("not run")),
+                ("settled", Json::u(settled(items, true) as u64)),
+                ("unsettled", Json::u(settled(items, false) as u64)),
             ]),
         ),
         ("items", Json::Arr(list)),
@@ -675,10 +747,21 @@ fn report_json(items: &[Item], quick: bool, testbed: bool) -> Json {
     Json::Obj(top)
 }
 
-/// The terminal table: item, paper, cclab, verdict (and with `testbed`, its value and
-/// verdict, or why it has none).
+/// How many items with an interval keep their verdict across it (`true`) or do not.
+fn settled(items: &[Item], kept: bool) -> usize {
+    items.iter().filter(|i| i.ci95_verdicts.is_some_and(|(b, w)| (b == w) == kept)).count()
+}
+
+/// The verdicts an item's 95% interval spans, when it spans more than one ("agrees to
+/// differs"), else nothing.
+fn unsettled_text(i: &Item) -> Option<String> {
+    i.ci95_verdicts.filter(|(b, w)| b != w).map(|(b, w)| format!("{b} to {w}"))
+}
+
+/// The terminal table: item, paper, cclab, verdict, the verdicts its interval spans if
+/// more than one (and with `testbed`, its value and verdict, or why it has none).
 fn summary_table(items: &[Item], testbed: bool) -> String {
-    let mut head = vec!["item", "paper", "cclab", "verdict"];
+    let mut head = vec!["item", "paper", "cclab", "verdict", "within the 95% CI"];
     if testbed {
         head.extend(["testbed", "testbed verdict"]);
     }
@@ -694,7 +777,8 @@ fn summary_table(items: &[Item], testbed: bool) -> String {
             (Some(c), _) => num(c, 4),
             _ => "-".into(),
         };
-        let mut row = vec![i.id.clone(), paper, cclab, i.verdict.to_string()];
+        let within = unsettled_text(i).unwrap_or_default();
+        let mut row = vec![i.id.clone(), paper, cclab, i.verdict.to_string(), within];
         if testbed {
             row.extend(testbed_cells(i));
         }
@@ -768,7 +852,7 @@ fn figure_html(
 /// The figure's items as an HTML table (with `testbed`, two more columns).
 fn items_table(items: &[Item], testbed: bool) -> String {
     let tb_head = if testbed { "<th>testbed</th><th>testbed verdict</th>" } else { "" };
-    let mut h = format!("<table><tr><th>item</th><th>paper</th><th>cclab (95% CI)</th><th>verdict</th>{tb_head}<th>rule</th><th>why it differs</th></tr>\n");
+    let mut h = format!("<table><tr><th>item</th><th>paper</th><th>cclab (95% CI)</th><th>verdict</th><th>within the CI</th>{tb_head}<th>rule</th><th>why it differs</th></tr>\n");
     for i in items {
         let paper = i.paper.map(|p| num(p, 4)).or(i.paper_text.clone()).unwrap_or_default();
         let cclab = match (i.cclab, i.ci95) {
@@ -784,12 +868,13 @@ fn items_table(items: &[Item], testbed: bool) -> String {
             String::new()
         };
         h.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td>{tb}<td>{}</td><td>{}</td></tr>\n",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td>{tb}<td>{}</td><td>{}</td></tr>\n",
             xml(&i.id),
             xml(&paper),
             xml(&cclab),
             i.verdict.replace(' ', "-"),
             i.verdict,
+            unsettled_text(i).unwrap_or_default(),
             xml(&i.rule),
             xml(i.why.as_deref().unwrap_or(""))
         ));
@@ -893,12 +978,41 @@ fn page(body: &str, items: &[Item], quick: bool, testbed: bool) -> String {
         body.to_string()
     };
     format!(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab reproduce</title>\n<style>body{{font-family:sans-serif;margin:2em;max-width:1000px}}table{{border-collapse:collapse;margin:1em 0}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}}.agrees{{color:#070}}.roughly{{color:#a60}}.differs{{color:#b00}}</style></head><body>\n<h1>cclab reproduce{}</h1>\n<p>{} items: {} agree, {} roughly, {} differ, {} not run. Paper values dashed, cclab's solid with 95% confidence intervals over seeds (none for one run).</p>\n{body}</body></html>\n",
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab reproduce</title>\n<style>body{{font-family:sans-serif;margin:2em;max-width:1000px}}table{{border-collapse:collapse;margin:1em 0}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}}.agrees{{color:#070}}.roughly{{color:#a60}}.differs{{color:#b00}}</style></head><body>\n<h1>cclab reproduce{}</h1>\n<p>{} items: {} agree, {} roughly, {} differ, {} not run; {} of the {} with an interval keep their verdict across it (where not, the table says which verdicts it spans). Paper values dashed, cclab's solid with 95% confidence intervals over seeds (none for one run).</p>\n{body}</body></html>\n",
         if quick { " (--quick: short runs, not the full verdicts)" } else { "" },
         items.len(),
         count("agrees"),
         count("roughly"),
         count("differs"),
-        count("not run")
+        count("not run"),
+        settled(items, true),
+        settled(items, true) + settled(items, false)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const NEAR: Test = Test::Near { paper: 1.0, scale: 1.0, agree: 0.1, roughly: 0.3 };
+
+    #[test]
+    fn a_distance_is_smallest_where_the_interval_holds_the_paper_value() {
+        assert_eq!(NEAR.verdict(1.05), "agrees");
+        // Both ends differ, but the interval passes through the paper's value.
+        assert_eq!(NEAR.span(0.5, 1.5), ("agrees", "differs"));
+        // Wholly on one side: the nearer end is the best, the farther the worst.
+        assert_eq!(NEAR.span(1.15, 1.5), ("roughly", "differs"));
+        assert_eq!(NEAR.span(0.95, 1.05), ("agrees", "agrees"));
+    }
+
+    #[test]
+    fn a_claim_is_decided_by_the_ends_of_the_interval() {
+        let at_least = Test::Claim { op: reproduce_spec::Op::Ge, bound: 1.0, relaxed: 0.9 };
+        assert_eq!(at_least.span(0.8, 1.2), ("agrees", "differs"));
+        assert_eq!(at_least.span(0.95, 0.99), ("roughly", "roughly"));
+        assert_eq!(at_least.span(1.0, 2.0), ("agrees", "agrees"));
+        let at_most = Test::Claim { op: reproduce_spec::Op::Le, bound: 1.0, relaxed: 1.1 };
+        assert_eq!(at_most.span(0.5, 1.05), ("agrees", "roughly"));
+    }
 }

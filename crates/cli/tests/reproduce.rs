@@ -102,6 +102,15 @@ fn reproduce_quick_covers_every_seed_with_the_documented_report() {
         assert!(item["cclab"].is_number() && item["runs"].as_u64().unwrap() >= 1, "{item}");
         // An interval needs two runs or more.
         assert_eq!(item["ci95"].is_null(), item["runs"] == 1, "{item}");
+        // The verdicts the interval spans: the mean's own lies between the best and the worst.
+        assert_eq!(item["ci95_verdicts"].is_null(), item["ci95"].is_null(), "{item}");
+        if let Some(span) = item["ci95_verdicts"].as_array() {
+            let rank = |v: &serde_json::Value| {
+                ["agrees", "roughly", "differs"].iter().position(|r| v == r).unwrap()
+            };
+            let (best, worst, own) = (rank(&span[0]), rank(&span[1]), rank(&item["verdict"]));
+            assert!(best <= own && own <= worst, "{item}");
+        }
         assert!(item["paper"].is_number() || item["paper_claim"].is_string(), "{item}");
         assert!(!item["rule"].as_str().unwrap().is_empty(), "{item}");
         assert!(
@@ -115,6 +124,13 @@ fn reproduce_quick_covers_every_seed_with_the_documented_report() {
     let count = |v: &str| items.iter().filter(|i| i["verdict"] == v).count() as u64;
     assert_eq!(json["summary"]["agrees"].as_u64(), Some(count("agrees")));
     assert_eq!(json["summary"]["differs"].as_u64(), Some(count("differs")));
+    let with_interval = items.iter().filter(|i| !i["ci95_verdicts"].is_null()).count() as u64;
+    assert!(with_interval > 0, "no item of --quick has an interval");
+    let settled = &json["summary"];
+    assert_eq!(
+        settled["settled"].as_u64().unwrap() + settled["unsettled"].as_u64().unwrap(),
+        with_interval
+    );
     for (id, verdict) in STABLE {
         let item = items.iter().find(|i| i["id"] == *id).unwrap_or_else(|| panic!("no item {id}"));
         assert_eq!(item["verdict"], *verdict, "{item}");
