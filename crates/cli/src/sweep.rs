@@ -195,14 +195,10 @@ pub fn is_done(points: &Path, run: &Run) -> bool {
         && dir.join("summary.json").is_file()
 }
 
-/// Writes a file whole or not at all: into a temporary sibling, then renamed.
+/// Writes a file whole or not at all ([`cclab_units::whole_file`]).
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), String> {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let tmp = path.with_file_name(format!(".{name}.partial-{}", std::process::id()));
-    std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path)).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        format!("cannot write {}: {e}", path.display())
-    })
+    cclab_units::whole_file::write(path, bytes)
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// Runs `todo` on `jobs` threads; returns the failed runs with their messages.

@@ -103,11 +103,9 @@ fn params_from_text(algo: Algo, text: &str) -> Option<Params> {
     names.eq(algo.params().iter().map(|p| p.name)).then_some(params)
 }
 
-/// Writes `text` to `path` whole or not at all (a temporary file moved into place).
+/// Writes `text` to `path` whole or not at all ([`cclab_units::whole_file`]).
 fn write_whole(path: &std::path::Path, text: &str) -> Result<(), EmuError> {
-    let tmp = path.with_extension("partial");
-    std::fs::write(&tmp, text)
-        .and_then(|_| std::fs::rename(&tmp, path))
+    cclab_units::whole_file::write(path, text.as_bytes())
         .map_err(|e| EmuError::Setup(format!("writing {}: {e}", path.display())))
 }
 

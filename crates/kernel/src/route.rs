@@ -209,9 +209,7 @@ impl Routes {
         std::fs::create_dir_all(&self.state_dir)
             .map_err(|e| Error::io(format!("creating {}", self.state_dir.display()), e))?;
         // Whole or not at all: a crash mid-write must not leave a file restore cannot read.
-        let tmp = path.with_extension("json.partial");
-        std::fs::write(&tmp, Value::Array(saved).to_string())
-            .and_then(|_| std::fs::rename(&tmp, &path))
+        cclab_units::whole_file::write(&path, Value::Array(saved).to_string().as_bytes())
             .map_err(|e| Error::io(format!("writing {}", path.display()), e))
     }
 

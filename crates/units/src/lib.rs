@@ -11,7 +11,8 @@
 //!
 //! Written out: [`json`], the JSON writer every crate uses, with fixed decimals and key
 //! order so that result files are byte-identical run after run; [`decimal`], the number
-//! text it and the other result writers append without `format!`.
+//! text it and the other result writers append without `format!`; [`whole_file`], which
+//! writes a file whole or not at all.
 
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
@@ -20,6 +21,7 @@ pub mod decimal;
 pub mod json;
 mod parse;
 pub mod stdout;
+pub mod whole_file;
 pub use parse::{parse_bytes, parse_duration, parse_rate, UnitError};
 
 /// A point in time: nanoseconds since the start of a run (virtual or wall clock).
