@@ -64,7 +64,7 @@ cclab_binary() {
         . scripts/deps.sh
         ensure_cargo
         cargo build --release -q
-        CCLAB="$(pwd)/target/release/cclab"
+        CCLAB="$(realpath "${CARGO_TARGET_DIR:-target}")/release/cclab"
     fi
 }
 

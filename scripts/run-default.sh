@@ -8,4 +8,4 @@ cd "$(dirname "$0")/.."
 install_packages "$PACKAGES"
 ensure_cargo
 cargo build --release --quiet -p cclab
-exec ./target/release/cclab run "$@"
+exec "${CARGO_TARGET_DIR:-target}/release/cclab" run "$@"

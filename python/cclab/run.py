@@ -90,7 +90,10 @@ class Simulation:
         if isinstance(flow, bool) or not isinstance(flow, numbers.Integral) or not 0 <= flow < n:
             raise ValueError(f"flow = {flow!r}: no such flow; this run has {n} (0 to {n - 1})")
         if not isinstance(value, numbers.Real):  # bool, int, float and numpy's numbers
-            raise TypeError(f"{name} = {value!r}: the value must be a number")
+            raise TypeError(
+                f"{name} = {value!r}: the value must be a number "
+                "(rto_min in milliseconds, initcwnd in segments, a switch as True/False)"
+            )
         return self._sim.set_param(int(flow), name, float(value))
 
     @property

@@ -149,13 +149,14 @@ fn write_report(
     crate::format::out(&summary_table(items, testbed));
     let count = |v: &str| items.iter().filter(|i| i.verdict == v).count();
     crate::format::outln(&format!(
-        "reproduce{}: {} items: {} agree, {} roughly, {} differ, {} not run; {} of {} with an interval keep their verdict across it; {} s wall; {}",
+        "reproduce{}: {} items: {} agree, {} roughly, {} differ, {} not run ({}); {} of {} with an interval keep their verdict across it; {} s wall; {}",
         if quick { " --quick (short runs, not the full verdicts)" } else { "" },
         items.len(),
         count("agrees"),
         count("roughly"),
         count("differs"),
         count("not run"),
+        kinds_text(items),
         settled(items, true),
         settled(items, true) + settled(items, false),
         num(wall, 1),
@@ -391,6 +392,9 @@ fn figure_items(e: &Expected, f: &Figure, plan: &Plan, table: &Table) -> Result<
             };
             let (verdict, rule, ci95_verdicts) = match judged {
                 None => ("not run", "no run gave this value".to_string(), None),
+                Some(((mean, _), _)) if !mean.is_finite() => {
+                    ("not run", format!("the runs' value is {mean}"), None)
+                }
                 Some((_, Judged::NotRun(why))) => ("not run", why, None),
                 Some(((mean, ci), Judged::Test(test, rule))) => {
                     (test.verdict(mean), rule, ci.map(|ci| test.span(mean - ci, mean + ci)))
@@ -426,7 +430,10 @@ fn figure_items(e: &Expected, f: &Figure, plan: &Plan, table: &Table) -> Result<
                 verdict,
                 ci95_verdicts,
                 rule,
-                why: s.why.clone().filter(|_| verdict != "agrees"),
+                why: s
+                    .why
+                    .clone()
+                    .filter(|_| verdict != "agrees" || ci95_verdicts.is_some_and(|(b, w)| b != w)),
             });
         }
     }
@@ -483,8 +490,10 @@ fn samples(
     Ok(out)
 }
 
-/// The mean of `samples` over the mean of the `by` runs, with the numerator's interval
-/// scaled alike (the denominator's own spread is not carried).
+/// The mean of `samples` over the mean of the `by` runs. Its interval combines both
+/// means' 95% half-widths to first order (the delta method: for r = n / d,
+/// dr^2 = (dn / d)^2 + (n dd / d^2)^2), treating the two as independent; a side with one
+/// run contributes nothing, and with one run on both there is no interval.
 fn ratio_of_means(
     f: &Figure,
     plan: &Plan,
@@ -495,12 +504,19 @@ fn ratio_of_means(
 ) -> Result<Option<(f64, Option<f64>)>, String> {
     let Bound::Other { select: other, value, .. } = by else { return Ok(None) };
     let sel = overlay(select, other);
-    let (Some((num_mean, num_ci)), Some((den, _))) =
+    let (Some((n, n_ci)), Some((d, d_ci))) =
         (mean_ci95(samples), mean_ci95(&self::samples(f, plan, table, &sel, value)?))
     else {
         return Ok(None);
     };
-    Ok((den != 0.0).then(|| (num_mean / den, num_ci.map(|ci| ci / den.abs()))))
+    if d == 0.0 {
+        return Ok(None);
+    }
+    let ci = (n_ci.is_some() || d_ci.is_some()).then(|| {
+        let (dn, dd) = (n_ci.unwrap_or(0.0), d_ci.unwrap_or(0.0));
+        ((dn / d).powi(2) + (n * dd / (d * d)).powi(2)).sqrt()
+    });
+    Ok(Some((n / d, ci)))
 }
 
 /// `base` with the fields of `over` replaced or added.
@@ -544,9 +560,10 @@ enum Test {
     /// By its distance from the paper's value, `scale` x |cclab - paper|: within `agree`
     /// it agrees, within `roughly` roughly.
     Near { paper: f64, scale: f64, agree: f64, roughly: f64 },
-    /// By a claim: it agrees if `op` holds against `bound`, roughly if against `relaxed`
-    /// (the bound moved by the claim's margin).
-    Claim { op: reproduce_spec::Op, bound: f64, relaxed: f64 },
+    /// By a claim: it agrees if `op` holds against `bound`, roughly if against the bound
+    /// moved by `margin` (a fraction of it). A bound that is another condition's mean has
+    /// that mean's 95% half-width, `bound_ci`.
+    Claim { op: reproduce_spec::Op, bound: f64, bound_ci: Option<f64>, margin: f64 },
 }
 
 impl Test {
@@ -562,30 +579,48 @@ impl Test {
                     2
                 }]
             }
-            Test::Claim { op, bound, relaxed } => {
-                if op.holds(c, bound) {
-                    "agrees"
-                } else if op.holds(c, relaxed) || (c - relaxed).abs() < 1e-12 {
-                    "roughly"
-                } else {
-                    "differs"
-                }
-            }
+            Test::Claim { op, bound, margin, .. } => claim_verdict(op, c, bound, margin),
         }
     }
 
-    /// The best and the worst verdict of any value from `lo` to `hi`. A claim's verdict
-    /// only worsens one way, so its ends decide; a distance is largest at an end and
-    /// smallest at the paper's value when the interval holds it.
+    /// The best and the worst verdict of any value from `lo` to `hi` (and, for a claim
+    /// against another condition, of any bound in that one's interval). A claim's verdict
+    /// moves one way with each of the two, so the corners decide; a distance is largest
+    /// at an end and smallest at the paper's value when the interval holds it.
     fn span(&self, lo: f64, hi: f64) -> (&'static str, &'static str) {
-        let ends = [self.verdict(lo), self.verdict(hi)];
-        let worst = if rank(ends[0]) >= rank(ends[1]) { ends[0] } else { ends[1] };
-        let best = match *self {
-            Test::Near { paper, .. } if lo <= paper && paper <= hi => "agrees",
-            _ if rank(ends[0]) <= rank(ends[1]) => ends[0],
-            _ => ends[1],
+        let verdicts: Vec<&'static str> = match *self {
+            Test::Near { paper, .. } if lo <= paper && paper <= hi => {
+                vec!["agrees", self.verdict(lo), self.verdict(hi)]
+            }
+            Test::Near { .. } => vec![self.verdict(lo), self.verdict(hi)],
+            Test::Claim { op, bound, bound_ci, margin } => {
+                let b = bound_ci.unwrap_or(0.0);
+                [lo, hi]
+                    .into_iter()
+                    .flat_map(|c| [bound - b, bound + b].map(|b| claim_verdict(op, c, b, margin)))
+                    .collect()
+            }
         };
+        let best = verdicts.iter().copied().min_by_key(|v| rank(v)).unwrap_or("differs");
+        let worst = verdicts.iter().copied().max_by_key(|v| rank(v)).unwrap_or("differs");
         (best, worst)
+    }
+}
+
+/// A claim's verdict for the value `c` against the bound `b`: it agrees if `op` holds, and
+/// roughly if it holds against the bound moved by `margin` (a fraction of it) in the
+/// claim's favour.
+fn claim_verdict(op: reproduce_spec::Op, c: f64, b: f64, margin: f64) -> &'static str {
+    let relaxed = match op {
+        reproduce_spec::Op::Ge | reproduce_spec::Op::Gt => b - margin * b.abs(),
+        _ => b + margin * b.abs(),
+    };
+    if op.holds(c, b) {
+        "agrees"
+    } else if op.holds(c, relaxed) || (c - relaxed).abs() < 1e-12 {
+        "roughly"
+    } else {
+        "differs"
     }
 }
 
@@ -639,20 +674,23 @@ fn judge_claim(
     bound: &Bound,
     margin: f64,
 ) -> Result<Judged, String> {
-    let (b, what) = match bound {
-        Bound::Number(b) => (*b, num(*b, 6)),
+    let (b, bound_ci, what) = match bound {
+        Bound::Number(b) => (*b, None, num(*b, 6)),
         Bound::Other { select: other, value, factor } => {
             let sel = overlay(select, other);
-            let Some((m, _)) = mean_ci95(&samples(f, plan, table, &sel, value)?) else {
+            let Some((m, ci)) = mean_ci95(&samples(f, plan, table, &sel, value)?) else {
                 return Ok(Judged::NotRun("no run gave the value compared against".to_string()));
             };
             let desc: Vec<String> = other.iter().map(|(k, v)| format!("{k} = {v}")).collect();
             let times =
                 if *factor == 1.0 { String::new() } else { format!("{} x ", num(*factor, 3)) };
+            let ci = ci.map(|ci| ci * factor.abs());
+            let interval = ci.map_or(String::new(), |ci| format!(" ± {}", num(ci, 6)));
             (
                 m * factor,
+                ci,
                 format!(
-                    "{times}{} with {} (= {})",
+                    "{times}{} with {} (= {}{interval})",
                     value.column,
                     desc.join(", "),
                     num(m * factor, 6)
@@ -660,12 +698,8 @@ fn judge_claim(
             )
         }
     };
-    let relaxed = match op {
-        reproduce_spec::Op::Ge | reproduce_spec::Op::Gt => b - margin * b.abs(),
-        _ => b + margin * b.abs(),
-    };
     Ok(Judged::Test(
-        Test::Claim { op, bound: b, relaxed },
+        Test::Claim { op, bound: b, bound_ci, margin },
         format!(
             "agrees if cclab {} {what}, roughly if within {}% of it",
             op.text(),
@@ -740,11 +774,29 @@ fn report_json(items: &[Item], quick: bool, testbed: bool) -> Json {
                 ("not_run", count("not run")),
                 ("settled", Json::u(settled(items, true) as u64)),
                 ("unsettled", Json::u(settled(items, false) as u64)),
+                ("numbers", counts_json(verdict_counts(of_kind(items, false)))),
+                ("claims", counts_json(verdict_counts(of_kind(items, true)))),
             ]),
         ),
         ("items", Json::Arr(list)),
     ]);
     Json::Obj(top)
+}
+
+/// The items that compare a number of the paper's (`claims` false) or check a claim.
+fn of_kind(items: &[Item], claims: bool) -> impl Iterator<Item = &Item> {
+    items.iter().filter(move |i| i.paper_text.is_some() == claims)
+}
+
+/// "a / r / d" (agree, roughly, differ) of `items`.
+fn verdict_counts<'a>(items: impl Iterator<Item = &'a Item>) -> [usize; 3] {
+    let mut n = [0; 3];
+    for i in items {
+        if let Some(k) = VERDICTS.iter().position(|v| *v == i.verdict) {
+            n[k] += 1;
+        }
+    }
+    n
 }
 
 /// How many items with an interval keep their verdict across it (`true`) or do not.
@@ -756,6 +808,21 @@ fn settled(items: &[Item], kept: bool) -> usize {
 /// differs"), else nothing.
 fn unsettled_text(i: &Item) -> Option<String> {
     i.ci95_verdicts.filter(|(b, w)| b != w).map(|(b, w)| format!("{b} to {w}"))
+}
+
+fn counts_json([a, r, d]: [usize; 3]) -> Json {
+    Json::Obj(vec![
+        ("agrees", Json::u(a as u64)),
+        ("roughly", Json::u(r as u64)),
+        ("differs", Json::u(d as u64)),
+    ])
+}
+
+/// "numbers a / r / d, claims a / r / d": the verdicts of the two kinds of item apart.
+fn kinds_text(items: &[Item]) -> String {
+    let [na, nr, nd] = verdict_counts(of_kind(items, false));
+    let [ca, cr, cd] = verdict_counts(of_kind(items, true));
+    format!("the paper's numbers {na} / {nr} / {nd}, its claims {ca} / {cr} / {cd}")
 }
 
 /// The terminal table: item, paper, cclab, verdict, the verdicts its interval spans if
@@ -852,7 +919,7 @@ fn figure_html(
 /// The figure's items as an HTML table (with `testbed`, two more columns).
 fn items_table(items: &[Item], testbed: bool) -> String {
     let tb_head = if testbed { "<th>testbed</th><th>testbed verdict</th>" } else { "" };
-    let mut h = format!("<table><tr><th>item</th><th>paper</th><th>cclab (95% CI)</th><th>verdict</th><th>within the CI</th>{tb_head}<th>rule</th><th>why it differs</th></tr>\n");
+    let mut h = format!("<table><tr><th>item</th><th>paper</th><th>cclab (95% CI)</th><th>verdict</th><th>within the CI</th>{tb_head}<th>rule</th><th>why (where it differs or its interval leaves it open)</th></tr>\n");
     for i in items {
         let paper = i.paper.map(|p| num(p, 4)).or(i.paper_text.clone()).unwrap_or_default();
         let cclab = match (i.cclab, i.ci95) {
@@ -978,13 +1045,14 @@ fn page(body: &str, items: &[Item], quick: bool, testbed: bool) -> String {
         body.to_string()
     };
     format!(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab reproduce</title>\n<style>body{{font-family:sans-serif;margin:2em;max-width:1000px}}table{{border-collapse:collapse;margin:1em 0}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}}.agrees{{color:#070}}.roughly{{color:#a60}}.differs{{color:#b00}}</style></head><body>\n<h1>cclab reproduce{}</h1>\n<p>{} items: {} agree, {} roughly, {} differ, {} not run; {} of the {} with an interval keep their verdict across it (where not, the table says which verdicts it spans). Paper values dashed, cclab's solid with 95% confidence intervals over seeds (none for one run).</p>\n{body}</body></html>\n",
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab reproduce</title>\n<style>body{{font-family:sans-serif;margin:2em;max-width:1000px}}table{{border-collapse:collapse;margin:1em 0}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}}.agrees{{color:#070}}.roughly{{color:#a60}}.differs{{color:#b00}}</style></head><body>\n<h1>cclab reproduce{}</h1>\n<p>{} items: {} agree, {} roughly, {} differ, {} not run ({}, agree / roughly / differ); {} of the {} with an interval keep their verdict across it (where not, the table says which verdicts it spans). Paper values dashed, cclab's solid with 95% confidence intervals over seeds (none for one run).</p>\n{body}</body></html>\n",
         if quick { " (--quick: short runs, not the full verdicts)" } else { "" },
         items.len(),
         count("agrees"),
         count("roughly"),
         count("differs"),
         count("not run"),
+        kinds_text(items),
         settled(items, true),
         settled(items, true) + settled(items, false)
     )
@@ -1008,11 +1076,18 @@ mod tests {
 
     #[test]
     fn a_claim_is_decided_by_the_ends_of_the_interval() {
-        let at_least = Test::Claim { op: reproduce_spec::Op::Ge, bound: 1.0, relaxed: 0.9 };
+        let claim = |op, bound_ci| Test::Claim { op, bound: 1.0, bound_ci, margin: 0.1 };
+        let at_least = claim(reproduce_spec::Op::Ge, None);
         assert_eq!(at_least.span(0.8, 1.2), ("agrees", "differs"));
         assert_eq!(at_least.span(0.95, 0.99), ("roughly", "roughly"));
         assert_eq!(at_least.span(1.0, 2.0), ("agrees", "agrees"));
-        let at_most = Test::Claim { op: reproduce_spec::Op::Le, bound: 1.0, relaxed: 1.1 };
+        let at_most = claim(reproduce_spec::Op::Le, None);
         assert_eq!(at_most.span(0.5, 1.05), ("agrees", "roughly"));
+        // Against another condition's mean, its interval counts too: 1.2 to 1.3 is
+        // above 1.0 but not above every bound from 0.8 to 1.2.
+        assert_eq!(claim(reproduce_spec::Op::Ge, None).span(1.2, 1.3), ("agrees", "agrees"));
+        let other = claim(reproduce_spec::Op::Ge, Some(0.2));
+        assert_eq!(other.span(1.2, 1.3), ("agrees", "agrees"));
+        assert_eq!(other.span(1.1, 1.3), ("agrees", "roughly"));
     }
 }

@@ -352,8 +352,14 @@ impl Reader<'_> {
         Ok(Some(items.iter().map(label).collect()))
     }
 
-    /// `curves = [{ name, where }, ...]`, each drawn with the figure's `value`.
-    fn curves(&self, f: &Node, value: Option<&ValueSpec>) -> Result<Vec<Curve>, String> {
+    /// `curves = [{ name, where }, ...]`, each drawn with the figure's `value` from the
+    /// runs that match the figure's `where` (`base_select`) and its own.
+    fn curves(
+        &self,
+        f: &Node,
+        base_select: &[(String, String)],
+        value: Option<&ValueSpec>,
+    ) -> Result<Vec<Curve>, String> {
         let Some(n) = f.get("curves") else { return Ok(Vec::new()) };
         let Val::Array(items) = &n.val else {
             return Err(self.err(n, "curves must be a list of { name = ..., where = {...} }"));
@@ -364,11 +370,9 @@ impl Reader<'_> {
         items
             .iter()
             .map(|c| {
-                Ok(Curve {
-                    name: self.need_str(c, "name")?,
-                    select: self.select(c)?,
-                    value: value.clone(),
-                })
+                let mut select = base_select.to_vec();
+                select.extend(self.select(c)?);
+                Ok(Curve { name: self.need_str(c, "name")?, select, value: value.clone() })
             })
             .collect()
     }
@@ -505,7 +509,7 @@ fn figure(r: &Reader, f: &Node) -> Result<Figure, String> {
             .collect::<Result<_, _>>()?,
         _ => Vec::new(),
     };
-    let curves = r.curves(f, base_value.as_ref())?;
+    let curves = r.curves(f, &base_select, base_value.as_ref())?;
     let x_axis = r.x_axis(f)?;
     Ok(Figure {
         id: r.need_str(f, "id")?,
@@ -520,4 +524,40 @@ fn figure(r: &Reader, f: &Node) -> Result<Figure, String> {
         curves,
         x_axis,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn curves_keep_the_figures_where() {
+        let text = r#"
+seed = "900"
+title = "test"
+[[figure]]
+id = "900-a"
+source = "Fig. 1"
+page = "p. 1"
+setup = "s"
+scenario = "900.toml"
+where = { "flows[0].rtt" = "10ms" }
+x = "bottleneck.rate"
+value = "flow.goodput_bps"
+curves = [{ name = "CUBIC", where = { "flows[0].cc" = "cubic" } }]
+[[figure.series]]
+claim = ">="
+bound = 0.8
+paper_text = "claim"
+"#;
+        let path = std::env::temp_dir().join(format!("cclab-spec-{}.toml", std::process::id()));
+        std::fs::write(&path, text).unwrap();
+        let e = load(&path);
+        std::fs::remove_file(&path).unwrap();
+        let f = &e.unwrap().figures[0];
+        let pair = |k: &str, v: &str| (k.to_string(), v.to_string());
+        let want = vec![pair("flows[0].rtt", "10ms"), pair("flows[0].cc", "cubic")];
+        assert_eq!(f.curves[0].select, want);
+        assert_eq!(f.series[0].select, want[..1]);
+    }
 }

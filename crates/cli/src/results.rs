@@ -110,7 +110,10 @@ impl Staging {
         if tmp.exists() {
             let _ = std::fs::remove_dir_all(&tmp);
         }
-        std::fs::create_dir(&tmp).map_err(|e| format!("cannot create {}: {e}", tmp.display()))?;
+        // Named after the folder asked for: the staging folder beside it is ours to know.
+        std::fs::create_dir(&tmp).map_err(|e| {
+            format!("cannot write {} (its staging folder beside it: {e})", dest.display())
+        })?;
         Ok(Staging { tmp, dest: dest.to_path_buf(), committed: false })
     }
 

@@ -124,6 +124,13 @@ fn reproduce_quick_covers_every_seed_with_the_documented_report() {
     let count = |v: &str| items.iter().filter(|i| i["verdict"] == v).count() as u64;
     assert_eq!(json["summary"]["agrees"].as_u64(), Some(count("agrees")));
     assert_eq!(json["summary"]["differs"].as_u64(), Some(count("differs")));
+    // The paper's numbers and its claims, counted apart, make up the whole.
+    for v in ["agrees", "roughly", "differs"] {
+        let kinds = ["numbers", "claims"].map(|k| json["summary"][k][v].as_u64().unwrap());
+        assert_eq!(kinds[0] + kinds[1], count(v), "{v}");
+        let claims = items.iter().filter(|i| i["verdict"] == v && i["paper_claim"].is_string());
+        assert_eq!(kinds[1], claims.count() as u64, "{v}");
+    }
     let with_interval = items.iter().filter(|i| !i["ci95_verdicts"].is_null()).count() as u64;
     assert!(with_interval > 0, "no item of --quick has an interval");
     let settled = &json["summary"];

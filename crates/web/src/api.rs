@@ -268,7 +268,7 @@ pub async fn params(State(app): State<Shared>, Path(id): Path<String>, bytes: By
         other => {
             return Err(ApiError::field(
                 "value",
-                format!("{other}: a number, or true/false for a switch"),
+                format!("{other}: a number (rto_min in milliseconds, initcwnd in segments), or true/false for a switch"),
             ))
         }
     };
