@@ -84,3 +84,12 @@ mod tests {
         assert_eq!(ms, b"100.25,0");
     }
 }
+
+/// `n` and the noun, plural unless `n` is 1 ("1 flow", "3 flows").
+pub fn counted(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}

@@ -839,11 +839,7 @@ fn summary_table(items: &[Item], testbed: bool) -> String {
             (None, Some(t)) => format!("claim: {}", short(t, 40)),
             _ => "-".into(),
         };
-        let cclab = match (i.cclab, i.ci95) {
-            (Some(c), Some(ci)) if ci > 0.0 => format!("{} ± {}", num(c, 4), num(ci, 4)),
-            (Some(c), _) => num(c, 4),
-            _ => "-".into(),
-        };
+        let cclab = value_text(i);
         let within = unsettled_text(i).unwrap_or_default();
         let mut row = vec![i.id.clone(), paper, cclab, i.verdict.to_string(), within];
         if testbed {
@@ -852,6 +848,21 @@ fn summary_table(items: &[Item], testbed: bool) -> String {
         rows.push(row);
     }
     crate::format::text_columns(&rows)
+}
+
+/// cclab's value with its 95% half-width ("0.9859 ± 0.00002", to two significant
+/// figures where four decimals would show 0), "(runs alike)" where the runs gave the same
+/// value, and nothing more for a single run.
+fn value_text(i: &Item) -> String {
+    match (i.cclab, i.ci95) {
+        (Some(c), Some(0.0)) => format!("{} ({} runs alike)", num(c, 4), i.runs),
+        (Some(c), Some(ci)) => {
+            let decimals = if ci >= 1e-4 { 4 } else { (1.0 - ci.log10().floor()) as usize };
+            format!("{} ± {}", num(c, 4), num(ci, decimals.min(12)))
+        }
+        (Some(c), None) => num(c, 4),
+        _ => "-".into(),
+    }
 }
 
 /// An item's testbed value and verdict, or "-" and why it has none (shortened; the JSON
@@ -922,11 +933,7 @@ fn items_table(items: &[Item], testbed: bool) -> String {
     let mut h = format!("<table><tr><th>item</th><th>paper</th><th>cclab (95% CI)</th><th>verdict</th><th>within the CI</th>{tb_head}<th>rule</th><th>why (where it differs or its interval leaves it open)</th></tr>\n");
     for i in items {
         let paper = i.paper.map(|p| num(p, 4)).or(i.paper_text.clone()).unwrap_or_default();
-        let cclab = match (i.cclab, i.ci95) {
-            (Some(c), Some(ci)) => format!("{} ± {}", num(c, 4), num(ci, 4)),
-            (Some(c), None) => num(c, 4),
-            _ => "-".into(),
-        };
+        let cclab = value_text(i);
         let tb = if testbed {
             let [v, verdict] = testbed_cells(i);
             let class = i.testbed_verdict.unwrap_or("skipped");

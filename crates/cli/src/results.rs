@@ -890,12 +890,12 @@ fn report_html(scn: &Scenario, r: &Report, plots: &[(&'static str, String)]) -> 
     h.push_str(&xml(&scn.name));
     h.push_str("</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:900px}table{border-collapse:collapse}td,th{padding:3px 10px;border-bottom:1px solid #ccc;text-align:right}td:nth-child(-n+3),th:nth-child(-n+3){text-align:left}</style></head><body>\n");
     h.push_str(&format!(
-        "<h1>{}</h1>\n<p>seed {}, {} s simulated, {} flows, {} cross-traffic sources</p>\n",
+        "<h1>{}</h1>\n<p>seed {}, {} s simulated, {}, {}</p>\n",
         xml(&scn.name),
         scn.config.seed,
         secs(scn.config.duration.as_nanos()),
-        scn.config.flows.len(),
-        scn.config.cross.len()
+        crate::format::counted(scn.config.flows.len(), "flow"),
+        crate::format::counted(scn.config.cross.len(), "cross-traffic source")
     ));
     h.push_str("<table><tr><th>flow</th><th>name</th><th>cc</th><th>goodput Mbit/s</th><th>retransmits</th><th>RTT p50 ms</th><th>p95 ms</th><th>p99 ms</th></tr>\n");
     for f in &r.flows {

@@ -30,11 +30,11 @@ pub struct Args {
     #[arg(long)]
     pub scenarios: Option<PathBuf>,
     /// Stop a run nobody has watched for this many seconds (unless it is to be saved).
-    #[arg(long, default_value_t = 15)]
+    #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..))]
     pub idle_stop: u64,
     /// Runs going at once.
-    #[arg(long, default_value_t = 4)]
-    pub max_runs: usize,
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    pub max_runs: u64,
 }
 
 /// The results writer of this binary.
@@ -71,13 +71,16 @@ pub fn main(args: Args) -> Result<(), String> {
     if !args.bind.is_loopback() {
         eprintln!("warning: --bind {} makes the lab reachable from the network (anyone who can reach this address can run simulations); prefer SSH port forwarding: ssh -L 7878:127.0.0.1:7878 HOST", args.bind);
     }
+    if let Some(dir) = args.scenarios.as_ref().filter(|d| !d.is_dir()) {
+        return Err(format!("--scenarios {}: not a folder (the ready scenarios' folder, e.g. scenarios/ of the repository)", dir.display()));
+    }
     let scenarios = args.scenarios.clone().or_else(|| cclab_web::catalog::find_beside("scenarios"));
     let mut trace_dirs: Vec<PathBuf> = scenarios.iter().map(|s| s.join("traces")).collect();
     trace_dirs.extend(cclab_web::catalog::find_beside("shared/traces"));
     trace_dirs.retain(|d| d.is_dir());
     let limits = Limits {
-        idle_stop: std::time::Duration::from_secs(args.idle_stop.max(1)),
-        max_active_runs: args.max_runs.max(1),
+        idle_stop: std::time::Duration::from_secs(args.idle_stop),
+        max_active_runs: args.max_runs as usize,
         ..Limits::default()
     };
     let config = Config {

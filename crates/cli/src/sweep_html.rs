@@ -11,8 +11,13 @@ use std::fmt::Write;
 
 /// Lines drawn per chart at most (the CSV has everything).
 const MAX_LINES: usize = 12;
-const COLOURS: &[&str] =
-    &["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"];
+/// Okabe and Ito's colour-blind-safe colours (less their yellow, too pale on white), then
+/// four of Paul Tol's: one colour for each of the `MAX_LINES` lines, so that lines are
+/// dashed only where a page asks (the reproduce page's paper values).
+const COLOURS: &[&str] = &[
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#882255",
+    "#44AA99", "#999933", "#AA4499", "#661100",
+];
 
 /// Mean and half-width of the 95% confidence interval (Student's t) of `xs`; a single
 /// sample has no interval (`None`, which charts draw without whiskers), not a zero one.

@@ -268,7 +268,10 @@ fn algorithms_and_scenarios_are_listed() {
     assert!(list.iter().all(|x| !x["id"].as_str().unwrap().ends_with(".expected.toml")));
     let sweep = format!("{SMALL}[sweep]\n\"flows[0].rtt\" = [\"40ms\", \"80ms\"]\n");
     let (st, v) = s.post("/api/scenarios/check", &json!({ "toml": sweep }));
-    assert!(st == 400 && v["error"].as_str().unwrap().contains("[sweep]"), "{st} {v}");
+    let e = v["error"].as_str().unwrap();
+    assert!(st == 400 && e.contains("[sweep]") && e.contains("one scenario at a time"), "{st} {v}");
+    // The lab's own words: no command-line flag it cannot take.
+    assert!(!e.contains("--set"), "{e}");
     let (st, v) = s.get("/api/traces");
     assert_eq!(st, 200);
     assert!(v["traces"].as_array().unwrap().iter().any(|t| t["name"] == "5.65mbps.trace"));

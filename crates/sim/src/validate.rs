@@ -332,6 +332,7 @@ impl ParamChange {
 pub(crate) fn flow_index_error(i: usize, n: usize) -> SimError {
     let allowed = match n {
         0 => "none: there are no flows".to_string(),
+        1 => "0 (there is 1 flow)".to_string(),
         n => format!("a whole number in [0, {}] (there are {n} flows)", n - 1),
     };
     out_of_range("flow", i, allowed)

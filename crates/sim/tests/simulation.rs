@@ -209,7 +209,7 @@ fn bad_configurations_are_refused_with_the_field_value_and_allowed_range() {
         (
             Box::new(|c| c.changes = vec![ParamChange { at: Time::ZERO, flow: 3, set: vec![] }]),
             "changes[0].flow",
-            "there are 1 flows",
+            "there is 1 flow",
         ),
         (
             Box::new(|c| {
@@ -250,11 +250,7 @@ fn live_set_param_validates_and_applies() {
     // A huge value is shown in exponent form, not as its 309 digits.
     let e = sim.set_param(0, "initcwnd", 1e308).unwrap_err().to_string();
     assert!(e.contains("flows[0].initcwnd = 1e308:"), "{e}");
-    assert!(sim
-        .set_param(9, "rto_min", 10.0)
-        .unwrap_err()
-        .to_string()
-        .contains("there are 1 flows"));
+    assert!(sim.set_param(9, "rto_min", 10.0).unwrap_err().to_string().contains("there is 1 flow"));
     sim.set_param(0, "rto_min", 20.0).unwrap();
     sim.set_param(0, "initcwnd", 3.0).unwrap();
     assert_eq!(sim.sender(0).config().rto_min, ms(20));

@@ -74,6 +74,7 @@ pub fn toml_to_json(text: &str) -> Option<Value> {
 
 /// Reads, checks and limits a scenario given as TOML text.
 pub fn check(text: &str, file: &str, traces: &Traces, limits: &Limits) -> ApiResult<Checked> {
+    refuse_sweep(text, file)?;
     let trace = trace_of(text, file, traces)?;
     let base_dir = trace.as_ref().and_then(|p| p.parent());
     let stem = file.strip_suffix(".toml").unwrap_or(file);
@@ -90,6 +91,21 @@ pub fn check(text: &str, file: &str, traces: &Traces, limits: &Limits) -> ApiRes
 /// Builds the simulation of a checked scenario.
 pub fn simulation(c: &Checked) -> ApiResult<Simulation> {
     Simulation::new(c.scenario.config.clone()).map_err(|e| ApiError::sim(&e, Some(&c.file)))
+}
+
+/// The lab runs one scenario; the scenario parser's own refusal of a `[sweep]` speaks of
+/// the command line, so the lab says it in its own terms.
+fn refuse_sweep(text: &str, file: &str) -> ApiResult<()> {
+    let Ok(root) = doc::parse(text) else { return Ok(()) };
+    let Some(node) = root.get("sweep") else { return Ok(()) };
+    Err(ApiError::scenario(&ScenarioError {
+        file: file.to_string(),
+        line: node.span.as_ref().map(|s| doc::line_of(text, s.start)),
+        from_override: false,
+        field: "sweep".to_string(),
+        value: None,
+        message: "the lab runs one scenario at a time; a [sweep] runs from the command line (`cclab run FILE`) or the Python package. Remove [sweep] to run one of its points here".to_string(),
+    }))
 }
 
 /// The trace file a scenario names, refusing anything but a known bare name. A text that

@@ -249,7 +249,15 @@ impl Runs {
         if active >= self.limits.max_active_runs {
             return Err(ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,
-                format!("{active} runs are going (at most {} at once); stop one or wait for one to finish", self.limits.max_active_runs),
+                format!(
+                    "{} (at most {} at once); stop one or wait for one to finish",
+                    if active == 1 {
+                        "1 run is going".to_string()
+                    } else {
+                        format!("{active} runs are going")
+                    },
+                    self.limits.max_active_runs
+                ),
             ));
         }
         while map.len() >= self.limits.max_kept_runs {
