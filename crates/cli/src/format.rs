@@ -64,6 +64,15 @@ pub fn xml(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
+/// `n` and the noun, plural unless `n` is 1 ("1 flow", "3 flows").
+pub fn counted(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -82,14 +91,5 @@ mod tests {
         ms.push(b',');
         push_millis(&mut ms, 7);
         assert_eq!(ms, b"100.25,0");
-    }
-}
-
-/// `n` and the noun, plural unless `n` is 1 ("1 flow", "3 flows").
-pub fn counted(n: usize, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
     }
 }
