@@ -154,12 +154,8 @@ export class Chart {
       g.fillRect(X(t) - bw / 2, box.y + box.h - hgt, bw, hgt);
     }
     g.globalAlpha = 1;
-    // The caption sits on the title's row, clear of the change markers' labels.
-    g.fillStyle = color;
-    g.font = "11px system-ui, sans-serif";
-    g.textBaseline = "alphabetic";
-    g.textAlign = "right";
-    g.fillText(`${label} per bucket (bars, max ${fmt(top)})`, box.x + box.w, 15);
+    // The caption ends the legend's row (drawLegend), where the title cannot run into it.
+    this.barsCaption = { text: `${label} per bucket (bars, max ${fmt(top)})`, color };
   }
 
   /** Dashed lines at parameter changes, each labelled at the top. A label that would
@@ -197,7 +193,14 @@ export class Chart {
     const shown = this.series.filter((s) => s.legend !== false);
     const entries = [...shown.filter((s) => s.pin), ...shown.filter((s) => !s.pin)];
     const y = 28;
-    const end = box.x + box.w;
+    let end = box.x + box.w;
+    if (this.bars && this.barsCaption) {
+      g.fillStyle = this.barsCaption.color;
+      g.textAlign = "right";
+      g.fillText(this.barsCaption.text, end, y);
+      end -= g.measureText(this.barsCaption.text).width + 16;
+      g.textAlign = "left";
+    }
     const width = (s) => g.measureText(s.name).width + 30;
     let x = box.x;
     let drawn = 0;
