@@ -149,16 +149,17 @@ fn write_report(
     crate::format::out(&summary_table(items, testbed));
     let count = |v: &str| items.iter().filter(|i| i.verdict == v).count();
     crate::format::outln(&format!(
-        "reproduce{}: {} items: {} agree, {} roughly, {} differ, {} not run ({}); {} of {} with an interval keep their verdict across it; {} s wall; {}",
+        "reproduce{}: {} items: {} agree, {} roughly, {} differ ({}), {} not run; {} of {} with an interval keep their verdict across it ({} more have runs that all gave one value); {} s wall; {}",
         if quick { " --quick (short runs, not the full verdicts)" } else { "" },
         items.len(),
         count("agrees"),
         count("roughly"),
         count("differs"),
-        count("not run"),
         kinds_text(items),
+        count("not run"),
         settled(items, true),
         settled(items, true) + settled(items, false),
+        runs_alike(items),
         num(wall, 1),
         out.join("reproduce.html").display()
     ));
@@ -384,20 +385,23 @@ fn figure_items(e: &Expected, f: &Figure, plan: &Plan, table: &Table) -> Result<
             let samples = samples(f, plan, table, &select, &s.value)?;
             let stat = match &s.divide_by {
                 None => mean_ci95(&samples),
-                Some(by) => ratio_of_means(f, plan, table, &select, &samples, by)?,
+                Some(by) => ratio_of_means(f, plan, table, &select, by, &s.value)?,
             };
+            // A value that is not a number is no value.
+            let stat = stat.filter(|(mean, _)| mean.is_finite());
             let judged = match stat {
                 Some(st) => Some((st, judge(f, plan, table, s, &select, paper)?)),
                 None => None,
             };
             let (verdict, rule, ci95_verdicts) = match judged {
-                None => ("not run", "no run gave this value".to_string(), None),
-                Some(((mean, _), _)) if !mean.is_finite() => {
-                    ("not run", format!("the runs' value is {mean}"), None)
-                }
+                None => ("not run", "no finite value from the runs".to_string(), None),
                 Some((_, Judged::NotRun(why))) => ("not run", why, None),
                 Some(((mean, ci), Judged::Test(test, rule))) => {
-                    (test.verdict(mean), rule, ci.map(|ci| test.span(mean - ci, mean + ci)))
+                    // Runs that all gave one value (and an exact bound) have no spread
+                    // to settle anything: no span, rather than a zero-width one.
+                    let spread = ci.is_some_and(|ci| ci > 0.0) || test.bound_ci() > 0.0;
+                    let span = ci.filter(|_| spread).map(|ci| test.span(mean - ci, mean + ci));
+                    (test.verdict(mean), rule, span)
                 }
             };
             let mut id = f.id.clone();
@@ -448,6 +452,17 @@ fn samples(
     select: &[(String, String)],
     spec: &ValueSpec,
 ) -> Result<Vec<f64>, String> {
+    Ok(samples_by_run(f, plan, table, select, spec)?.into_iter().map(|(_, v)| v).collect())
+}
+
+/// [`samples`], each with the index of the run it came from.
+fn samples_by_run(
+    f: &Figure,
+    plan: &Plan,
+    table: &Table,
+    select: &[(String, String)],
+    spec: &ValueSpec,
+) -> Result<Vec<(usize, f64)>, String> {
     for (field, _) in select {
         if !plan.axes.iter().any(|a| a.fields.contains(field)) {
             return Err(format!(
@@ -484,39 +499,48 @@ fn samples(
             aggregate(&xs, spec.agg)
         };
         if let Some(v) = v {
-            out.push(v * spec.scale);
+            out.push((run.index, v * spec.scale));
         }
     }
     Ok(out)
 }
 
-/// The mean of `samples` over the mean of the `by` runs. Its interval combines both
-/// means' 95% half-widths to first order (the delta method: for r = n / d,
-/// dr^2 = (dn / d)^2 + (n dd / d^2)^2), treating the two as independent; a side with one
-/// run contributes nothing, and with one run on both there is no interval.
+/// The mean of `samples` over the mean of the `by` runs, with a 95% interval when both
+/// sides have one. Where the two come from the same runs (two flows of one run, say),
+/// the interval is the ratio estimator's, from each run's residual n - r d, which keeps
+/// their covariance; otherwise the two means' half-widths combine to first order (the
+/// delta method: dr^2 = (dn / d)^2 + (n dd / d^2)^2) as independent.
 fn ratio_of_means(
     f: &Figure,
     plan: &Plan,
     table: &Table,
     select: &[(String, String)],
-    samples: &[f64],
     by: &Bound,
+    spec: &ValueSpec,
 ) -> Result<Option<(f64, Option<f64>)>, String> {
     let Bound::Other { select: other, value, .. } = by else { return Ok(None) };
-    let sel = overlay(select, other);
+    let top = samples_by_run(f, plan, table, select, spec)?;
+    let bottom = samples_by_run(f, plan, table, &overlay(select, other), value)?;
+    let values = |s: &[(usize, f64)]| s.iter().map(|p| p.1).collect::<Vec<f64>>();
     let (Some((n, n_ci)), Some((d, d_ci))) =
-        (mean_ci95(samples), mean_ci95(&self::samples(f, plan, table, &sel, value)?))
+        (mean_ci95(&values(&top)), mean_ci95(&values(&bottom)))
     else {
         return Ok(None);
     };
-    if d == 0.0 {
+    if d == 0.0 || !d.is_finite() {
         return Ok(None);
     }
-    let ci = (n_ci.is_some() || d_ci.is_some()).then(|| {
-        let (dn, dd) = (n_ci.unwrap_or(0.0), d_ci.unwrap_or(0.0));
-        ((dn / d).powi(2) + (n * dd / (d * d)).powi(2)).sqrt()
-    });
-    Ok(Some((n / d, ci)))
+    let r = n / d;
+    let same_runs = top.len() == bottom.len() && top.iter().zip(&bottom).all(|(a, b)| a.0 == b.0);
+    let ci = match (n_ci, d_ci) {
+        (Some(_), Some(_)) if same_runs => {
+            let residuals: Vec<f64> = top.iter().zip(&bottom).map(|(a, b)| a.1 - r * b.1).collect();
+            mean_ci95(&residuals).and_then(|(_, ci)| ci).map(|ci| ci / d.abs())
+        }
+        (Some(dn), Some(dd)) => Some(((dn / d).powi(2) + (n * dd / (d * d)).powi(2)).sqrt()),
+        _ => None,
+    };
+    Ok(Some((r, ci)))
 }
 
 /// `base` with the fields of `over` replaced or added.
@@ -557,9 +581,10 @@ fn rank(verdict: &str) -> usize {
 
 /// How a value of cclab's is judged.
 enum Test {
-    /// By its distance from the paper's value, `scale` x |cclab - paper|: within `agree`
-    /// it agrees, within `roughly` roughly.
-    Near { paper: f64, scale: f64, agree: f64, roughly: f64 },
+    /// By its distance from the paper's value, |cclab - paper| / `per`: within `agree` it
+    /// agrees, within `roughly` roughly (`per` is 1 for an absolute rule, |paper| for a
+    /// relative one).
+    Near { paper: f64, per: f64, agree: f64, roughly: f64 },
     /// By a claim: it agrees if `op` holds against `bound`, roughly if against the bound
     /// moved by `margin` (a fraction of it). A bound that is another condition's mean has
     /// that mean's 95% half-width, `bound_ci`.
@@ -567,10 +592,18 @@ enum Test {
 }
 
 impl Test {
+    /// The half-width of the bound's own interval (0 for an exact bound).
+    fn bound_ci(&self) -> f64 {
+        match *self {
+            Test::Claim { bound_ci, .. } => bound_ci.unwrap_or(0.0),
+            Test::Near { .. } => 0.0,
+        }
+    }
+
     fn verdict(&self, c: f64) -> &'static str {
         match *self {
-            Test::Near { paper, scale, agree, roughly } => {
-                let d = (c - paper).abs() * scale;
+            Test::Near { paper, per, agree, roughly } => {
+                let d = (c - paper).abs() / per;
                 VERDICTS[if d <= agree {
                     0
                 } else if d <= roughly {
@@ -590,7 +623,7 @@ impl Test {
     fn span(&self, lo: f64, hi: f64) -> (&'static str, &'static str) {
         let verdicts: Vec<&'static str> = match *self {
             Test::Near { paper, .. } if lo <= paper && paper <= hi => {
-                vec!["agrees", self.verdict(lo), self.verdict(hi)]
+                vec![self.verdict(paper), self.verdict(lo), self.verdict(hi)]
             }
             Test::Near { .. } => vec![self.verdict(lo), self.verdict(hi)],
             Test::Claim { op, bound, bound_ci, margin } => {
@@ -640,16 +673,11 @@ fn judge(
 ) -> Result<Judged, String> {
     Ok(match (&s.rule, paper) {
         (Rule::Absolute { agree, roughly }, Some(p)) => Judged::Test(
-            Test::Near { paper: p, scale: 1.0, agree: *agree, roughly: *roughly },
+            Test::Near { paper: p, per: 1.0, agree: *agree, roughly: *roughly },
             format!("agrees if |cclab - paper| <= {agree}, roughly if <= {roughly}"),
         ),
         (Rule::Relative { agree, roughly }, Some(p)) => Judged::Test(
-            Test::Near {
-                paper: p,
-                scale: 1.0 / p.abs().max(1e-12),
-                agree: *agree,
-                roughly: *roughly,
-            },
+            Test::Near { paper: p, per: p.abs().max(1e-12), agree: *agree, roughly: *roughly },
             format!(
                 "agrees if cclab is within {}% of the paper, roughly if within {}%",
                 num(agree * 100.0, 1),
@@ -678,8 +706,12 @@ fn judge_claim(
         Bound::Number(b) => (*b, None, num(*b, 6)),
         Bound::Other { select: other, value, factor } => {
             let sel = overlay(select, other);
-            let Some((m, ci)) = mean_ci95(&samples(f, plan, table, &sel, value)?) else {
-                return Ok(Judged::NotRun("no run gave the value compared against".to_string()));
+            let Some((m, ci)) =
+                mean_ci95(&samples(f, plan, table, &sel, value)?).filter(|(m, _)| m.is_finite())
+            else {
+                return Ok(Judged::NotRun(
+                    "no run gave a finite value to compare against".to_string(),
+                ));
             };
             let desc: Vec<String> = other.iter().map(|(k, v)| format!("{k} = {v}")).collect();
             let times =
@@ -774,6 +806,7 @@ fn report_json(items: &[Item], quick: bool, testbed: bool) -> Json {
                 ("not_run", count("not run")),
                 ("settled", Json::u(settled(items, true) as u64)),
                 ("unsettled", Json::u(settled(items, false) as u64)),
+                ("runs_alike", Json::u(runs_alike(items) as u64)),
                 ("numbers", counts_json(verdict_counts(of_kind(items, false)))),
                 ("claims", counts_json(verdict_counts(of_kind(items, true)))),
             ]),
@@ -804,6 +837,11 @@ fn settled(items: &[Item], kept: bool) -> usize {
     items.iter().filter(|i| i.ci95_verdicts.is_some_and(|(b, w)| (b == w) == kept)).count()
 }
 
+/// How many items have several runs that all gave one value (no spread to judge).
+fn runs_alike(items: &[Item]) -> usize {
+    items.iter().filter(|i| i.ci95 == Some(0.0) && i.ci95_verdicts.is_none()).count()
+}
+
 /// The verdicts an item's 95% interval spans, when it spans more than one ("agrees to
 /// differs"), else nothing.
 fn unsettled_text(i: &Item) -> Option<String> {
@@ -822,7 +860,7 @@ fn counts_json([a, r, d]: [usize; 3]) -> Json {
 fn kinds_text(items: &[Item]) -> String {
     let [na, nr, nd] = verdict_counts(of_kind(items, false));
     let [ca, cr, cd] = verdict_counts(of_kind(items, true));
-    format!("the paper's numbers {na} / {nr} / {nd}, its claims {ca} / {cr} / {cd}")
+    format!("agree / roughly / differ: the paper's numbers {na} / {nr} / {nd}, its claims {ca} / {cr} / {cd}")
 }
 
 /// The terminal table: item, paper, cclab, verdict, the verdicts its interval spans if
@@ -840,7 +878,10 @@ fn summary_table(items: &[Item], testbed: bool) -> String {
             _ => "-".into(),
         };
         let cclab = value_text(i);
-        let within = unsettled_text(i).unwrap_or_default();
+        let within = match i.ci95_verdicts {
+            None => "-".to_string(),
+            Some(_) => unsettled_text(i).unwrap_or_default(),
+        };
         let mut row = vec![i.id.clone(), paper, cclab, i.verdict.to_string(), within];
         if testbed {
             row.extend(testbed_cells(i));
@@ -1052,16 +1093,17 @@ fn page(body: &str, items: &[Item], quick: bool, testbed: bool) -> String {
         body.to_string()
     };
     format!(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab reproduce</title>\n<style>body{{font-family:sans-serif;margin:2em;max-width:1000px}}table{{border-collapse:collapse;margin:1em 0}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}}.agrees{{color:#070}}.roughly{{color:#a60}}.differs{{color:#b00}}</style></head><body>\n<h1>cclab reproduce{}</h1>\n<p>{} items: {} agree, {} roughly, {} differ, {} not run ({}, agree / roughly / differ); {} of the {} with an interval keep their verdict across it (where not, the table says which verdicts it spans). Paper values dashed, cclab's solid with 95% confidence intervals over seeds (none for one run).</p>\n{body}</body></html>\n",
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab reproduce</title>\n<style>body{{font-family:sans-serif;margin:2em;max-width:1000px}}table{{border-collapse:collapse;margin:1em 0}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}}.agrees{{color:#070}}.roughly{{color:#a60}}.differs{{color:#b00}}</style></head><body>\n<h1>cclab reproduce{}</h1>\n<p>{} items: {} agree, {} roughly, {} differ ({}), {} not run; {} of the {} with an interval keep their verdict across it (where not, the table says which verdicts it spans); {} more have runs that all gave one value. Paper values dashed, cclab's solid with 95% confidence intervals over seeds (none for one run).</p>\n{body}</body></html>\n",
         if quick { " (--quick: short runs, not the full verdicts)" } else { "" },
         items.len(),
         count("agrees"),
         count("roughly"),
         count("differs"),
-        count("not run"),
         kinds_text(items),
+        count("not run"),
         settled(items, true),
-        settled(items, true) + settled(items, false)
+        settled(items, true) + settled(items, false),
+        runs_alike(items)
     )
 }
 
@@ -1069,7 +1111,7 @@ fn page(body: &str, items: &[Item], quick: bool, testbed: bool) -> String {
 mod tests {
     use super::*;
 
-    const NEAR: Test = Test::Near { paper: 1.0, scale: 1.0, agree: 0.1, roughly: 0.3 };
+    const NEAR: Test = Test::Near { paper: 1.0, per: 1.0, agree: 0.1, roughly: 0.3 };
 
     #[test]
     fn a_distance_is_smallest_where_the_interval_holds_the_paper_value() {
@@ -1090,11 +1132,17 @@ mod tests {
         assert_eq!(at_least.span(1.0, 2.0), ("agrees", "agrees"));
         let at_most = claim(reproduce_spec::Op::Le, None);
         assert_eq!(at_most.span(0.5, 1.05), ("agrees", "roughly"));
-        // Against another condition's mean, its interval counts too: 1.2 to 1.3 is
-        // above 1.0 but not above every bound from 0.8 to 1.2.
-        assert_eq!(claim(reproduce_spec::Op::Ge, None).span(1.2, 1.3), ("agrees", "agrees"));
+        // Against another condition's mean, its interval counts too: 1.1 to 1.3 is at
+        // least an exact 1.0, but not at least every bound from 0.8 to 1.2 (1.1 is within
+        // the margin of 1.2).
+        assert_eq!(claim(reproduce_spec::Op::Ge, None).span(1.1, 1.3), ("agrees", "agrees"));
         let other = claim(reproduce_spec::Op::Ge, Some(0.2));
-        assert_eq!(other.span(1.2, 1.3), ("agrees", "agrees"));
         assert_eq!(other.span(1.1, 1.3), ("agrees", "roughly"));
+        assert_eq!(other.span(1.2, 1.3), ("agrees", "agrees"));
+        // Strict and negative: less than -1.0 (relaxed to -0.9).
+        let below =
+            Test::Claim { op: reproduce_spec::Op::Lt, bound: -1.0, bound_ci: None, margin: 0.1 };
+        assert_eq!(below.span(-1.2, -0.95), ("agrees", "roughly"));
+        assert_eq!(below.span(-0.8, -0.7), ("differs", "differs"));
     }
 }

@@ -73,7 +73,7 @@ fn check_only_results(dest: &Path) -> Result<(), String> {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
-        if !RESULT_FILES.contains(&name.as_ref()) {
+        if !RESULT_FILES.contains(&name.as_ref()) && !cclab_units::whole_file::is_temporary(&name) {
             return Err(format!(
                 "{} holds {name}, which is not a file cclab writes there; a run replaces the \
                  whole folder, so move {name} out or choose another folder",
@@ -112,7 +112,11 @@ impl Staging {
         }
         // Named after the folder asked for: the staging folder beside it is ours to know.
         std::fs::create_dir(&tmp).map_err(|e| {
-            format!("cannot write {} (its staging folder beside it: {e})", dest.display())
+            format!(
+                "cannot write {}: cannot create its staging folder in {}: {e}",
+                dest.display(),
+                parent.display()
+            )
         })?;
         Ok(Staging { tmp, dest: dest.to_path_buf(), committed: false })
     }

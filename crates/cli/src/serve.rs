@@ -33,9 +33,13 @@ pub struct Args {
     #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..))]
     pub idle_stop: u64,
     /// Runs going at once.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS))]
     pub max_runs: u64,
 }
+
+/// `--max-runs` at most: the runs the lab keeps in memory, so that a new run never has to
+/// evict one still going.
+const MAX_RUNS: u64 = cclab_web::limits::Limits::KEPT_RUNS as u64;
 
 /// The results writer of this binary.
 struct CliResults;
@@ -72,7 +76,8 @@ pub fn main(args: Args) -> Result<(), String> {
         eprintln!("warning: --bind {} makes the lab reachable from the network (anyone who can reach this address can run simulations); prefer SSH port forwarding: ssh -L 7878:127.0.0.1:7878 HOST", args.bind);
     }
     if let Some(dir) = args.scenarios.as_ref().filter(|d| !d.is_dir()) {
-        return Err(format!("--scenarios {}: not a folder (the ready scenarios' folder, e.g. scenarios/ of the repository)", dir.display()));
+        let what = if dir.exists() { "not a folder" } else { "does not exist" };
+        return Err(format!("--scenarios {}: {what} (the ready scenarios' folder, e.g. scenarios/ of the repository)", dir.display()));
     }
     let scenarios = args.scenarios.clone().or_else(|| cclab_web::catalog::find_beside("scenarios"));
     let mut trace_dirs: Vec<PathBuf> = scenarios.iter().map(|s| s.join("traces")).collect();

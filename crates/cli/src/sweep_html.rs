@@ -37,7 +37,7 @@ pub(crate) fn mean_ci95(xs: &[f64]) -> Option<(f64, Option<f64>)> {
 /// The 97.5% quantile of Student's t with `df` degrees of freedom: exact to three
 /// decimals from the usual table up to 30, then the Cornish-Fisher expansion
 /// z + (z^3 + z) / (4 df), within 0.001 of the table beyond.
-fn t975(df: usize) -> f64 {
+pub(crate) fn t975(df: usize) -> f64 {
     const T: [f64; 30] = [
         12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
         2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,

@@ -103,7 +103,13 @@ fn reproduce_quick_covers_every_seed_with_the_documented_report() {
         // An interval needs two runs or more.
         assert_eq!(item["ci95"].is_null(), item["runs"] == 1, "{item}");
         // The verdicts the interval spans: the mean's own lies between the best and the worst.
-        assert_eq!(item["ci95_verdicts"].is_null(), item["ci95"].is_null(), "{item}");
+        // A span needs an interval; a positive one always gets a span.
+        if !item["ci95_verdicts"].is_null() {
+            assert!(!item["ci95"].is_null(), "{item}");
+        }
+        if item["ci95"].as_f64().is_some_and(|ci| ci > 0.0) {
+            assert!(!item["ci95_verdicts"].is_null(), "{item}");
+        }
         if let Some(span) = item["ci95_verdicts"].as_array() {
             let rank = |v: &serde_json::Value| {
                 ["agrees", "roughly", "differs"].iter().position(|r| v == r).unwrap()

@@ -2,11 +2,13 @@
 //! disk must not leave half-written (a reader would take a torn file for a real one).
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Writes `bytes` to a temporary sibling of `path` and renames it into place, so `path`
 /// holds either its old contents or all of the new ones. The temporary file's name
-/// carries the process id, so two processes writing one path do not share it; it is
-/// removed if the write fails.
+/// carries the process id and a count, so no two writers share it; it is removed if the
+/// write or the rename fails. (One killed between the two leaves it behind, hidden by its
+/// leading dot.)
 pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let tmp = temporary_sibling(path);
     std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path)).inspect_err(|_| {
@@ -15,8 +17,27 @@ pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 fn temporary_sibling(path: &Path) -> PathBuf {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    path.with_file_name(format!(".{name}.partial-{}", std::process::id()))
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let n = WRITES.fetch_add(1, Ordering::Relaxed);
+    let mut name = std::ffi::OsString::from(".");
+    name.push(path.file_name().unwrap_or("file".as_ref()));
+    name.push(format!("{TEMPORARY}{}-{n}", std::process::id()));
+    path.with_file_name(name)
+}
+
+/// What a temporary file's name has after the name of the file it stands for.
+const TEMPORARY: &str = ".tmp-";
+
+/// Whether `name` is the temporary file of a write that did not finish (a process killed
+/// between writing and renaming): ".NAME.tmp-PID-N". A folder that is replaced whole may
+/// hold one; nobody reads it.
+pub fn is_temporary(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix('.') else { return false };
+    let Some((_, tail)) = rest.rsplit_once(TEMPORARY) else { return false };
+    let mut parts = tail.split('-');
+    let digits =
+        |p: Option<&str>| p.is_some_and(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+    digits(parts.next()) && digits(parts.next()) && parts.next().is_none()
 }
 
 #[cfg(test)]
@@ -32,10 +53,17 @@ mod tests {
         write(&path, b"new").unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"new");
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
-        // A folder that does not exist: an error, and nothing made.
-        let missing = dir.join("no-such-folder").join("x");
-        assert!(write(&missing, b"x").is_err());
-        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1);
+        // The rename fails (a folder that is not empty is in the way): an error, the
+        // temporary removed, the folder untouched.
+        let blocked = dir.join("blocked");
+        std::fs::create_dir_all(blocked.join("inside")).unwrap();
+        assert!(write(&blocked, b"x").is_err());
+        let names: Vec<_> =
+            std::fs::read_dir(&dir).unwrap().flatten().map(|e| e.file_name()).collect();
+        assert_eq!(names.len(), 2, "{names:?}");
+        assert!(blocked.join("inside").is_dir());
+        assert!(is_temporary(temporary_sibling(&path).file_name().unwrap().to_str().unwrap()));
+        assert!(!is_temporary("state.json") && !is_temporary(".state.json.tmp-12"));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -104,7 +104,7 @@ fn refuse_sweep(text: &str, file: &str) -> ApiResult<()> {
         from_override: false,
         field: "sweep".to_string(),
         value: None,
-        message: "the lab runs one scenario at a time; a [sweep] runs from the command line (`cclab run FILE`) or the Python package. Remove [sweep] to run one of its points here".to_string(),
+        message: "the lab runs one scenario at a time; a [sweep] runs from the command line (`cclab run FILE`) or the Python package. To run one of its points here, remove [sweep] and set the swept fields to that point's values".to_string(),
     }))
 }
 

@@ -34,11 +34,16 @@ pub struct Limits {
     pub keep_finished: std::time::Duration,
 }
 
+impl Limits {
+    /// Runs kept in memory by default (going or finished and not yet dropped).
+    pub const KEPT_RUNS: usize = 32;
+}
+
 impl Default for Limits {
     fn default() -> Limits {
         Limits {
             max_active_runs: 4,
-            max_kept_runs: 32,
+            max_kept_runs: Limits::KEPT_RUNS,
             max_flows: 100,
             max_cross: 100,
             max_duration: Duration::from_secs(3600),
