@@ -234,7 +234,7 @@ fn pair_json(m: &Metric, a: f64, b: f64) -> Json {
         ("a", Json::f(a, m.json_decimals)),
         ("b", Json::f(b, m.json_decimals)),
         ("diff", Json::f(b - a, m.json_decimals)),
-        ("rel", relative(a, b).map_or(Json::Num("null".into()), |r| Json::f(r, 6))),
+        ("rel", relative(a, b).map_or(Json::Null, |r| Json::f(r, 6))),
     ])
 }
 

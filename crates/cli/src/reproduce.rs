@@ -157,8 +157,8 @@ fn write_report(
         count("differs"),
         kinds_text(items),
         count("not run"),
-        settled(items, true),
-        settled(items, true) + settled(items, false),
+        settled_unsettled(items).0,
+        settled_unsettled(items).0 + settled_unsettled(items).1,
         runs_alike(items),
         num(wall, 1),
         out.join("reproduce.html").display()
@@ -396,7 +396,7 @@ fn figure_items(e: &Expected, f: &Figure, plan: &Plan, table: &Table) -> Result<
             let (verdict, rule, ci95_verdicts) = match judged {
                 None => ("not run", "no finite value from the runs".to_string(), None),
                 Some((_, Judged::NotRun(why))) => ("not run", why, None),
-                Some(((mean, ci), Judged::Test(test, rule))) => {
+                Some(((mean, ci), Judged::Criterion(test, rule))) => {
                     // Runs that all gave one value (and an exact bound) have no spread
                     // to settle anything: no span, rather than a zero-width one.
                     let spread = ci.is_some_and(|ci| ci > 0.0) || test.bound_ci() > 0.0;
@@ -580,7 +580,7 @@ fn rank(verdict: &str) -> usize {
 }
 
 /// How a value of cclab's is judged.
-enum Test {
+enum Criterion {
     /// By its distance from the paper's value, |cclab - paper| / `per`: within `agree` it
     /// agrees, within `roughly` roughly (`per` is 1 for an absolute rule, |paper| for a
     /// relative one).
@@ -591,18 +591,18 @@ enum Test {
     Claim { op: reproduce_spec::Op, bound: f64, bound_ci: Option<f64>, margin: f64 },
 }
 
-impl Test {
+impl Criterion {
     /// The half-width of the bound's own interval (0 for an exact bound).
     fn bound_ci(&self) -> f64 {
         match *self {
-            Test::Claim { bound_ci, .. } => bound_ci.unwrap_or(0.0),
-            Test::Near { .. } => 0.0,
+            Criterion::Claim { bound_ci, .. } => bound_ci.unwrap_or(0.0),
+            Criterion::Near { .. } => 0.0,
         }
     }
 
     fn verdict(&self, c: f64) -> &'static str {
         match *self {
-            Test::Near { paper, per, agree, roughly } => {
+            Criterion::Near { paper, per, agree, roughly } => {
                 let d = (c - paper).abs() / per;
                 VERDICTS[if d <= agree {
                     0
@@ -612,7 +612,7 @@ impl Test {
                     2
                 }]
             }
-            Test::Claim { op, bound, margin, .. } => claim_verdict(op, c, bound, margin),
+            Criterion::Claim { op, bound, margin, .. } => claim_verdict(op, c, bound, margin),
         }
     }
 
@@ -622,11 +622,11 @@ impl Test {
     /// at an end and smallest at the paper's value when the interval holds it.
     fn span(&self, lo: f64, hi: f64) -> (&'static str, &'static str) {
         let verdicts: Vec<&'static str> = match *self {
-            Test::Near { paper, .. } if lo <= paper && paper <= hi => {
+            Criterion::Near { paper, .. } if lo <= paper && paper <= hi => {
                 vec![self.verdict(paper), self.verdict(lo), self.verdict(hi)]
             }
-            Test::Near { .. } => vec![self.verdict(lo), self.verdict(hi)],
-            Test::Claim { op, bound, bound_ci, margin } => {
+            Criterion::Near { .. } => vec![self.verdict(lo), self.verdict(hi)],
+            Criterion::Claim { op, bound, bound_ci, margin } => {
                 let b = bound_ci.unwrap_or(0.0);
                 [lo, hi]
                     .into_iter()
@@ -659,7 +659,7 @@ fn claim_verdict(op: reproduce_spec::Op, c: f64, b: f64, margin: f64) -> &'stati
 
 /// An item's test and its rule as a sentence, or why it cannot be judged.
 enum Judged {
-    Test(Test, String),
+    Criterion(Criterion, String),
     NotRun(String),
 }
 
@@ -672,12 +672,12 @@ fn judge(
     paper: Option<f64>,
 ) -> Result<Judged, String> {
     Ok(match (&s.rule, paper) {
-        (Rule::Absolute { agree, roughly }, Some(p)) => Judged::Test(
-            Test::Near { paper: p, per: 1.0, agree: *agree, roughly: *roughly },
+        (Rule::Absolute { agree, roughly }, Some(p)) => Judged::Criterion(
+            Criterion::Near { paper: p, per: 1.0, agree: *agree, roughly: *roughly },
             format!("agrees if |cclab - paper| <= {agree}, roughly if <= {roughly}"),
         ),
-        (Rule::Relative { agree, roughly }, Some(p)) => Judged::Test(
-            Test::Near { paper: p, per: p.abs().max(1e-12), agree: *agree, roughly: *roughly },
+        (Rule::Relative { agree, roughly }, Some(p)) => Judged::Criterion(
+            Criterion::Near { paper: p, per: p.abs().max(1e-12), agree: *agree, roughly: *roughly },
             format!(
                 "agrees if cclab is within {}% of the paper, roughly if within {}%",
                 num(agree * 100.0, 1),
@@ -730,8 +730,8 @@ fn judge_claim(
             )
         }
     };
-    Ok(Judged::Test(
-        Test::Claim { op, bound: b, bound_ci, margin },
+    Ok(Judged::Criterion(
+        Criterion::Claim { op, bound: b, bound_ci, margin },
         format!(
             "agrees if cclab {} {what}, roughly if within {}% of it",
             op.text(),
@@ -750,7 +750,7 @@ fn where_text(select: &[(String, String)]) -> String {
 }
 
 fn opt_str(x: &Option<String>) -> Json {
-    x.as_deref().map_or(Json::Num("null".into()), Json::s)
+    x.as_deref().map_or(Json::Null, Json::s)
 }
 
 /// reproduce.json: the same bytes for the same seeds' files and build (the wall time is
@@ -777,7 +777,7 @@ fn report_json(items: &[Item], quick: bool, testbed: bool) -> Json {
                 ("verdict", Json::s(i.verdict)),
                 (
                     "ci95_verdicts",
-                    i.ci95_verdicts.map_or(Json::Num("null".into()), |(best, worst)| {
+                    i.ci95_verdicts.map_or(Json::Null, |(best, worst)| {
                         Json::Arr(vec![Json::s(best), Json::s(worst)])
                     }),
                 ),
@@ -804,8 +804,8 @@ fn report_json(items: &[Item], quick: bool, testbed: bool) -> Json {
                 ("roughly", count("roughly")),
                 ("differs", count("differs")),
                 ("not_run", count("not run")),
-                ("settled", Json::u(settled(items, true) as u64)),
-                ("unsettled", Json::u(settled(items, false) as u64)),
+                ("settled", Json::u(settled_unsettled(items).0 as u64)),
+                ("unsettled", Json::u(settled_unsettled(items).1 as u64)),
                 ("runs_alike", Json::u(runs_alike(items) as u64)),
                 ("numbers", counts_json(verdict_counts(of_kind(items, false)))),
                 ("claims", counts_json(verdict_counts(of_kind(items, true)))),
@@ -825,16 +825,19 @@ fn of_kind(items: &[Item], claims: bool) -> impl Iterator<Item = &Item> {
 fn verdict_counts<'a>(items: impl Iterator<Item = &'a Item>) -> [usize; 3] {
     let mut n = [0; 3];
     for i in items {
-        if let Some(k) = VERDICTS.iter().position(|v| *v == i.verdict) {
-            n[k] += 1;
+        if let Some(k) = n.get_mut(rank(i.verdict)) {
+            *k += 1;
         }
     }
     n
 }
 
-/// How many items with an interval keep their verdict across it (`true`) or do not.
-fn settled(items: &[Item], kept: bool) -> usize {
-    items.iter().filter(|i| i.ci95_verdicts.is_some_and(|(b, w)| (b == w) == kept)).count()
+/// Of the items with an interval, how many keep their verdict across it (settled) and
+/// how many do not.
+fn settled_unsettled(items: &[Item]) -> (usize, usize) {
+    let spans = items.iter().filter_map(|i| i.ci95_verdicts);
+    let settled = spans.clone().filter(|(best, worst)| best == worst).count();
+    (settled, spans.count() - settled)
 }
 
 /// How many items have several runs that all gave one value (no spread to judge).
@@ -1101,8 +1104,8 @@ fn page(body: &str, items: &[Item], quick: bool, testbed: bool) -> String {
         count("differs"),
         kinds_text(items),
         count("not run"),
-        settled(items, true),
-        settled(items, true) + settled(items, false),
+        settled_unsettled(items).0,
+        settled_unsettled(items).0 + settled_unsettled(items).1,
         runs_alike(items)
     )
 }
@@ -1111,7 +1114,7 @@ fn page(body: &str, items: &[Item], quick: bool, testbed: bool) -> String {
 mod tests {
     use super::*;
 
-    const NEAR: Test = Test::Near { paper: 1.0, per: 1.0, agree: 0.1, roughly: 0.3 };
+    const NEAR: Criterion = Criterion::Near { paper: 1.0, per: 1.0, agree: 0.1, roughly: 0.3 };
 
     #[test]
     fn a_distance_is_smallest_where_the_interval_holds_the_paper_value() {
@@ -1125,7 +1128,7 @@ mod tests {
 
     #[test]
     fn a_claim_is_decided_by_the_ends_of_the_interval() {
-        let claim = |op, bound_ci| Test::Claim { op, bound: 1.0, bound_ci, margin: 0.1 };
+        let claim = |op, bound_ci| Criterion::Claim { op, bound: 1.0, bound_ci, margin: 0.1 };
         let at_least = claim(reproduce_spec::Op::Ge, None);
         assert_eq!(at_least.span(0.8, 1.2), ("agrees", "differs"));
         assert_eq!(at_least.span(0.95, 0.99), ("roughly", "roughly"));
@@ -1140,8 +1143,12 @@ mod tests {
         assert_eq!(other.span(1.1, 1.3), ("agrees", "roughly"));
         assert_eq!(other.span(1.2, 1.3), ("agrees", "agrees"));
         // Strict and negative: less than -1.0 (relaxed to -0.9).
-        let below =
-            Test::Claim { op: reproduce_spec::Op::Lt, bound: -1.0, bound_ci: None, margin: 0.1 };
+        let below = Criterion::Claim {
+            op: reproduce_spec::Op::Lt,
+            bound: -1.0,
+            bound_ci: None,
+            margin: 0.1,
+        };
         assert_eq!(below.span(-1.2, -0.95), ("agrees", "roughly"));
         assert_eq!(below.span(-0.8, -0.7), ("differs", "differs"));
     }

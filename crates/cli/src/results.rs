@@ -523,7 +523,7 @@ pub fn summary_json(scn: &Scenario, r: &Report, m: &RunMetrics) -> Json {
                 ("jain", Json::f(jain(&goodputs), 6)),
                 ("min_max_ratio", opt(m.min_max_ratio, 6)),
                 ("synchronisation", opt(m.synchronisation, 6)),
-                ("reference", m.reference.as_deref().map_or(Json::Num("null".into()), Json::s)),
+                ("reference", m.reference.as_deref().map_or(Json::Null, Json::s)),
                 ("groups", Json::Arr(groups)),
             ]),
         ),

@@ -12,8 +12,9 @@ use std::fmt::Write;
 /// Lines drawn per chart at most (the CSV has everything).
 const MAX_LINES: usize = 12;
 /// Okabe and Ito's colour-blind-safe colours (less their yellow, too pale on white), then
-/// four of Paul Tol's: one colour for each of the `MAX_LINES` lines, so that lines are
-/// dashed only where a page asks (the reproduce page's paper values).
+/// four of Paul Tol's: one for each of a sweep page's `MAX_LINES` lines. A colour index
+/// past the palette wraps and is drawn dashed (the reproduce page numbers its cclab
+/// curves after its series, so a figure with more than twelve lines would reach it).
 const COLOURS: &[&str] = &[
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#882255",
     "#44AA99", "#999933", "#AA4499", "#661100",

@@ -6,7 +6,7 @@
 use crate::catalog::Traces;
 use crate::error::{ApiError, ApiResult};
 use crate::limits::Limits;
-use cclab_scenario::doc::{self, Val};
+use cclab_scenario::doc::{self, Node, Val};
 use cclab_scenario::{Scenario, ScenarioError};
 use cclab_sim::Simulation;
 use serde_json::Value;
@@ -74,8 +74,15 @@ pub fn toml_to_json(text: &str) -> Option<Value> {
 
 /// Reads, checks and limits a scenario given as TOML text.
 pub fn check(text: &str, file: &str, traces: &Traces, limits: &Limits) -> ApiResult<Checked> {
-    refuse_sweep(text, file)?;
-    let trace = trace_of(text, file, traces)?;
+    // A text that does not parse is left to the scenario parser, which says why.
+    let root = doc::parse(text).ok();
+    if let Some(root) = &root {
+        refuse_sweep(root, text, file)?;
+    }
+    let trace = match &root {
+        Some(root) => trace_of(root, text, file, traces)?,
+        None => None,
+    };
     let base_dir = trace.as_ref().and_then(|p| p.parent());
     let stem = file.strip_suffix(".toml").unwrap_or(file);
     let scenario = cclab_scenario::parse_str(text, file, base_dir, stem, &[])
@@ -95,8 +102,7 @@ pub fn simulation(c: &Checked) -> ApiResult<Simulation> {
 
 /// The lab runs one scenario; the scenario parser's own refusal of a `[sweep]` speaks of
 /// the command line, so the lab says it in its own terms.
-fn refuse_sweep(text: &str, file: &str) -> ApiResult<()> {
-    let Ok(root) = doc::parse(text) else { return Ok(()) };
+fn refuse_sweep(root: &Node, text: &str, file: &str) -> ApiResult<()> {
     let Some(node) = root.get("sweep") else { return Ok(()) };
     Err(ApiError::scenario(&ScenarioError {
         file: file.to_string(),
@@ -108,10 +114,8 @@ fn refuse_sweep(text: &str, file: &str) -> ApiResult<()> {
     }))
 }
 
-/// The trace file a scenario names, refusing anything but a known bare name. A text that
-/// does not parse is left to the scenario parser, which says why.
-fn trace_of(text: &str, file: &str, traces: &Traces) -> ApiResult<Option<PathBuf>> {
-    let Ok(root) = doc::parse(text) else { return Ok(None) };
+/// The trace file a scenario names, refusing anything but a known bare name.
+fn trace_of(root: &Node, text: &str, file: &str, traces: &Traces) -> ApiResult<Option<PathBuf>> {
     let Some(node) = root.get("bottleneck").and_then(|b| b.get("trace")) else { return Ok(None) };
     let Val::Str(name) = &node.val else { return Ok(None) };
     if let Some(path) = traces.find(name) {
