@@ -62,6 +62,13 @@ struct Item {
     cclab: Option<f64>,
     ci95: Option<f64>,
     runs: usize,
+    /// Selected runs that gave no value for this item (a metric with nothing to measure
+    /// in that run); they are left out of the mean and of `runs`.
+    runs_without_value: usize,
+    /// How many runs agree, are roughly in line and differ, each run's own value judged
+    /// by the item's rule (against the mean of another condition where the claim has
+    /// one); none for a single run or a ratio of different runs.
+    run_verdicts: Option<[usize; 3]>,
     verdict: &'static str,
     /// The best and the worst verdict of any value in cclab's 95% interval (none without
     /// one): where they differ, the runs do not settle the verdict.
@@ -339,6 +346,8 @@ fn not_run(e: &Expected, f: &Figure, msg: &str) -> Vec<Item> {
         cclab: None,
         ci95: None,
         runs: 0,
+        runs_without_value: 0,
+        run_verdicts: None,
         verdict: "not run",
         ci95_verdicts: None,
         rule: String::new(),
@@ -383,9 +392,13 @@ fn figure_items(e: &Expected, f: &Figure, plan: &Plan, table: &Table) -> Result<
                 select.push((field.clone(), x.clone()));
             }
             let samples = samples(f, plan, table, &select, &s.value)?;
-            let stat = match &s.divide_by {
-                None => mean_ci95(&samples),
-                Some(by) => ratio_of_means(f, plan, table, &select, by, &s.value)?,
+            let selected = plan.runs.iter().filter(|r| selects(plan, r, &select)).count();
+            let (stat, run_values) = match &s.divide_by {
+                None => (mean_ci95(&samples), samples.clone()),
+                Some(by) => match ratio_of_means(f, plan, table, &select, by, &s.value)? {
+                    Some(r) => (Some((r.ratio, r.ci95)), r.per_run),
+                    None => (None, Vec::new()),
+                },
             };
             // A value that is not a number is no value.
             let stat = stat.filter(|(mean, _)| mean.is_finite());
@@ -393,15 +406,17 @@ fn figure_items(e: &Expected, f: &Figure, plan: &Plan, table: &Table) -> Result<
                 Some(st) => Some((st, judge(f, plan, table, s, &select, paper)?)),
                 None => None,
             };
-            let (verdict, rule, ci95_verdicts) = match judged {
-                None => ("not run", "no finite value from the runs".to_string(), None),
-                Some((_, Judged::NotRun(why))) => ("not run", why, None),
+            let (verdict, rule, ci95_verdicts, run_verdicts) = match judged {
+                None => ("not run", "no finite value from the runs".to_string(), None, None),
+                Some((_, Judged::NotRun(why))) => ("not run", why, None, None),
                 Some(((mean, ci), Judged::Criterion(test, rule))) => {
                     // Runs that all gave one value (and an exact bound) have no spread
                     // to settle anything: no span, rather than a zero-width one.
                     let spread = ci.is_some_and(|ci| ci > 0.0) || test.bound_ci() > 0.0;
                     let span = ci.filter(|_| spread).map(|ci| test.span(mean - ci, mean + ci));
-                    (test.verdict(mean), rule, span)
+                    let per_run = (run_values.len() >= 2)
+                        .then(|| count_ranks(run_values.iter().map(|&v| test.verdict(v))));
+                    (test.verdict(mean), rule, span, per_run)
                 }
             };
             let mut id = f.id.clone();
@@ -431,6 +446,8 @@ fn figure_items(e: &Expected, f: &Figure, plan: &Plan, table: &Table) -> Result<
                 cclab: stat.map(|s| s.0),
                 ci95: stat.and_then(|s| s.1),
                 runs: samples.len(),
+                runs_without_value: selected - samples.len(),
+                run_verdicts,
                 verdict,
                 ci95_verdicts,
                 rule,
@@ -505,6 +522,15 @@ fn samples_by_run(
     Ok(out)
 }
 
+/// A ratio of two means: its value, its 95% half-width, and each run's own ratio where
+/// both sides come from the same runs (empty otherwise, or where a run's own is not a
+/// number).
+struct Ratio {
+    ratio: f64,
+    ci95: Option<f64>,
+    per_run: Vec<f64>,
+}
+
 /// The mean of `samples` over the mean of the `by` runs, with a 95% interval when both
 /// sides have one. Where the two come from the same runs (two flows of one run, say),
 /// the interval is the ratio estimator's, from each run's residual n - r d, which keeps
@@ -517,7 +543,7 @@ fn ratio_of_means(
     select: &[(String, String)],
     by: &Bound,
     spec: &ValueSpec,
-) -> Result<Option<(f64, Option<f64>)>, String> {
+) -> Result<Option<Ratio>, String> {
     let Bound::Other { select: other, value, .. } = by else { return Ok(None) };
     let top = samples_by_run(f, plan, table, select, spec)?;
     let bottom = samples_by_run(f, plan, table, &overlay(select, other), value)?;
@@ -540,7 +566,13 @@ fn ratio_of_means(
         (Some(dn), Some(dd)) => Some(((dn / d).powi(2) + (n * dd / (d * d)).powi(2)).sqrt()),
         _ => None,
     };
-    Ok(Some((r, ci)))
+    let per_run: Vec<f64> = if same_runs {
+        top.iter().zip(&bottom).map(|(a, b)| a.1 / b.1).collect()
+    } else {
+        Vec::new()
+    };
+    let per_run = if per_run.iter().all(|v| v.is_finite()) { per_run } else { Vec::new() };
+    Ok(Some(Ratio { ratio: r, ci95: ci, per_run }))
 }
 
 /// `base` with the fields of `over` replaced or added.
@@ -774,6 +806,8 @@ fn report_json(items: &[Item], quick: bool, testbed: bool) -> Json {
                 ("cclab", opt_num(i.cclab, 6)),
                 ("ci95", opt_num(i.ci95, 6)),
                 ("runs", Json::u(i.runs as u64)),
+                ("runs_without_value", Json::u(i.runs_without_value as u64)),
+                ("run_verdicts", i.run_verdicts.map_or(Json::Null, counts_json)),
                 ("verdict", Json::s(i.verdict)),
                 (
                     "ci95_verdicts",
@@ -823,9 +857,14 @@ fn of_kind(items: &[Item], claims: bool) -> impl Iterator<Item = &Item> {
 
 /// "a / r / d" (agree, roughly, differ) of `items`.
 fn verdict_counts<'a>(items: impl Iterator<Item = &'a Item>) -> [usize; 3] {
+    count_ranks(items.map(|i| i.verdict))
+}
+
+/// How many of `verdicts` agree, are roughly in line and differ ("not run" is none).
+fn count_ranks<'a>(verdicts: impl Iterator<Item = &'a str>) -> [usize; 3] {
     let mut n = [0; 3];
-    for i in items {
-        if let Some(k) = n.get_mut(rank(i.verdict)) {
+    for v in verdicts {
+        if let Some(k) = n.get_mut(rank(v)) {
             *k += 1;
         }
     }
@@ -869,7 +908,7 @@ fn kinds_text(items: &[Item]) -> String {
 /// The terminal table: item, paper, cclab, verdict, the verdicts its interval spans if
 /// more than one (and with `testbed`, its value and verdict, or why it has none).
 fn summary_table(items: &[Item], testbed: bool) -> String {
-    let mut head = vec!["item", "paper", "cclab", "verdict", "within the 95% CI"];
+    let mut head = vec!["item", "paper", "cclab", "verdict", "within the 95% CI", "runs a/r/d"];
     if testbed {
         head.extend(["testbed", "testbed verdict"]);
     }
@@ -885,7 +924,7 @@ fn summary_table(items: &[Item], testbed: bool) -> String {
             None => "-".to_string(),
             Some(_) => unsettled_text(i).unwrap_or_default(),
         };
-        let mut row = vec![i.id.clone(), paper, cclab, i.verdict.to_string(), within];
+        let mut row = vec![i.id.clone(), paper, cclab, i.verdict.to_string(), within, runs_text(i)];
         if testbed {
             row.extend(testbed_cells(i));
         }
@@ -907,6 +946,16 @@ fn value_text(i: &Item) -> String {
         (Some(c), None) => num(c, 4),
         _ => "-".into(),
     }
+}
+
+/// How many runs agree, are roughly in line and differ on their own ("3/0/1"), and how
+/// many gave no value ("+1 without a value"); "-" for a single run.
+fn runs_text(i: &Item) -> String {
+    let mut t = i.run_verdicts.map_or("-".to_string(), |[a, r, d]| format!("{a}/{r}/{d}"));
+    if i.runs_without_value > 0 {
+        t.push_str(&format!(" +{} without a value", i.runs_without_value));
+    }
+    t
 }
 
 /// An item's testbed value and verdict, or "-" and why it has none (shortened; the JSON
@@ -974,7 +1023,7 @@ fn figure_html(
 /// The figure's items as an HTML table (with `testbed`, two more columns).
 fn items_table(items: &[Item], testbed: bool) -> String {
     let tb_head = if testbed { "<th>testbed</th><th>testbed verdict</th>" } else { "" };
-    let mut h = format!("<table><tr><th>item</th><th>paper</th><th>cclab (95% CI)</th><th>verdict</th><th>within the CI</th>{tb_head}<th>rule</th><th>why (where it differs or its interval leaves it open)</th></tr>\n");
+    let mut h = format!("<table><tr><th>item</th><th>paper</th><th>cclab (95% CI)</th><th>verdict</th><th>within the CI</th><th>runs agree / roughly / differ</th>{tb_head}<th>rule</th><th>why (where it differs or its interval leaves it open)</th></tr>\n");
     for i in items {
         let paper = i.paper.map(|p| num(p, 4)).or(i.paper_text.clone()).unwrap_or_default();
         let cclab = value_text(i);
@@ -986,13 +1035,14 @@ fn items_table(items: &[Item], testbed: bool) -> String {
             String::new()
         };
         h.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td>{tb}<td>{}</td><td>{}</td></tr>\n",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td>{tb}<td>{}</td><td>{}</td></tr>\n",
             xml(&i.id),
             xml(&paper),
             xml(&cclab),
             i.verdict.replace(' ', "-"),
             i.verdict,
             unsettled_text(i).unwrap_or_default(),
+            xml(&runs_text(i)),
             xml(&i.rule),
             xml(i.why.as_deref().unwrap_or(""))
         ));

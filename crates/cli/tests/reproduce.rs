@@ -65,6 +65,8 @@ const ITEM_KEYS: &[&str] = &[
     "cclab",
     "ci95",
     "runs",
+    "runs_without_value",
+    "run_verdicts",
     "verdict",
     "rule",
     "why",
@@ -117,6 +119,15 @@ fn reproduce_quick_covers_every_seed_with_the_documented_report() {
             let (best, worst, own) = (rank(&span[0]), rank(&span[1]), rank(&item["verdict"]));
             assert!(best <= own && own <= worst, "{item}");
         }
+        // Each run judged on its own: one verdict per run, only where there are several.
+        if let Some(per_run) = item["run_verdicts"].as_object() {
+            let sum: u64 = per_run.values().map(|n| n.as_u64().unwrap()).sum();
+            assert_eq!(Some(sum), item["runs"].as_u64(), "{item}");
+        }
+        if item["runs"] == 1 {
+            assert!(item["run_verdicts"].is_null(), "{item}");
+        }
+        assert!(item["runs_without_value"].is_u64(), "{item}");
         assert!(item["paper"].is_number() || item["paper_claim"].is_string(), "{item}");
         assert!(!item["rule"].as_str().unwrap().is_empty(), "{item}");
         assert!(
