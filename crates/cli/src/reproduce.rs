@@ -764,11 +764,15 @@ fn judge_claim(
     };
     Ok(Judged::Criterion(
         Criterion::Claim { op, bound: b, bound_ci, margin },
-        format!(
-            "agrees if cclab {} {what}, roughly if within {}% of it",
-            op.text(),
-            num(margin * 100.0, 1)
-        ),
+        if margin == 0.0 {
+            format!("agrees if cclab {} {what}, else differs", op.text())
+        } else {
+            format!(
+                "agrees if cclab {} {what}, roughly if within {}% of it",
+                op.text(),
+                num(margin * 100.0, 1)
+            )
+        },
     ))
 }
 

@@ -182,17 +182,22 @@ pub fn load_all(dir: &Path, ids: &[String]) -> Result<Vec<Expected>, String> {
         .collect();
     files.sort();
     let mut out = Vec::new();
+    let mut known = Vec::new();
     for f in files {
         let e = load(&f)?;
+        known.push(e.seed.clone());
         if ids.is_empty() || ids.contains(&e.seed) {
             out.push(e);
         }
     }
     for id in ids {
         if !out.iter().any(|e| &e.seed == id) {
+            known.sort();
+            known.dedup();
             return Err(format!(
-                "no expected values for seed {id:?} in {} (files <id>.expected.toml with seed = \"{id}\")",
-                dir.display()
+                "no expected values for seed {id:?} in {} (files <id>.expected.toml with seed = \"{id}\"); allowed: {}",
+                dir.display(),
+                if known.is_empty() { "none, the folder has no such file".to_string() } else { known.join(", ") }
             ));
         }
     }

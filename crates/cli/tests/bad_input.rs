@@ -550,3 +550,37 @@ fn unknown_transport() {
         &["scen.toml:13:", "flows[1].transport", "\"quic\"", "allowed: \"kernel\" or \"udp\""],
     );
 }
+
+/// A buffer in bytes smaller than one packet would drop every packet and the run would
+/// "succeed" with nothing delivered: refused, naming the packet's own field.
+#[test]
+fn a_packet_larger_than_a_byte_buffer() {
+    let e = error_of(
+        &edit(6, "buffer = \"1500B\"").replacen("rtt = \"60ms\"", "rtt = \"60ms\"\nmss = 9000", 1),
+        &[],
+    );
+    has_all(
+        &e,
+        &[
+            "scen.toml:13:",
+            "flows[1].mss = 9000",
+            "9052 bytes",
+            "buffer = 1500 bytes",
+            "at most 1448",
+        ],
+    );
+    let cross = "[[cross]]\nkind = \"cbr\"\nrate = \"1Mbps\"\npacket_size = \"1600B\"\n";
+    let e = error_of(&(edit(6, "buffer = \"1500B\"") + cross), &[]);
+    has_all(&e, &["scen.toml:16:", "cross[0].packet_size = \"1600B\"", "at most 1500"]);
+    // One packet that fits is allowed.
+    let dir = TempDir::new("fits");
+    dir.write("scen.toml", &edit(6, "buffer = \"1500B\""));
+    assert!(run_in(dir.path(), &["run", "scen.toml", "--out", "out"]).status.success());
+}
+
+/// Sampling less often than once a run would leave one sample, at time zero.
+#[test]
+fn a_sample_interval_longer_than_the_run() {
+    let e = error_of(&edit(2, "seed = 1\nsample_interval = \"3s\""), &[]);
+    has_all(&e, &["scen.toml:3:", "sample_interval = \"3s\"", "allowed: 100us to duration = 2s"]);
+}

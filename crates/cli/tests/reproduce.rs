@@ -188,6 +188,7 @@ fn reproduce_refuses_an_unknown_seed() {
         .unwrap();
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("no expected values for seed \"999\""), "{}", stderr(&o));
+    assert!(stderr(&o).contains("allowed: 000, 001, 002, 003, 004"), "{}", stderr(&o));
 }
 
 /// A tiny seed made for the test: two flows on a short sweep, so the expected values'

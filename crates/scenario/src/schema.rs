@@ -201,7 +201,7 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
     }
     let (flows, transports) = expand(entries);
     check_series_size(&top, duration, sample_interval, &flows)?;
-    let cross = cross_sources(&top, duration)?;
+    let cross = cross_sources(&top, duration, &bottleneck)?;
     let mut changes = Vec::new();
     for (i, t) in top.tables("changes")?.iter().enumerate() {
         changes.push(change_entry(ctx, &format!("changes[{i}]"), t, duration, &flows)?);
@@ -288,12 +288,16 @@ fn check_series_size(
 }
 
 /// Every `[[cross]]` source, `count` expanded.
-fn cross_sources(top: &Fields, duration: Duration) -> Result<Vec<CrossConfig>, ScenarioError> {
+fn cross_sources(
+    top: &Fields,
+    duration: Duration,
+    bottleneck: &LinkConfig,
+) -> Result<Vec<CrossConfig>, ScenarioError> {
     let mut cross = Vec::new();
     let mut total = 0u64;
     for (i, t) in top.tables("cross")?.iter().enumerate() {
         let path = format!("cross[{i}]");
-        let (c, count) = cross_entry(top.ctx, &path, t, duration)?;
+        let (c, count) = cross_entry(top.ctx, &path, t, duration, bottleneck)?;
         total += count;
         if total > MAX_CROSS as u64 {
             let n = t.get("count").unwrap_or(t);
@@ -722,6 +726,7 @@ fn cross_entry(
     path: &str,
     t: &Node,
     duration: Duration,
+    bottleneck: &LinkConfig,
 ) -> Result<(CrossConfig, u64), ScenarioError> {
     let f = Fields::new(ctx, path, t, CROSS)?;
     let (kn, kind_s) = f
@@ -781,7 +786,7 @@ fn cross_entry(
         stop: stop.map(|s| Time(s.as_nanos())),
         direction: direction(&f)?,
     };
-    c.check().map_err(|e| f.locate(e, CROSS_KEYS))?;
+    c.check(bottleneck).map_err(|e| f.locate(e, CROSS_KEYS))?;
     Ok((c, count))
 }
 

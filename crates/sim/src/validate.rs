@@ -102,7 +102,17 @@ pub fn validate(cfg: &SimConfig) -> Result<(), SimError> {
 /// The run's length and sampling interval.
 pub fn check_times(duration: Duration, sample_interval: Duration) -> Result<(), SimError> {
     time_in("duration", duration, MIN_DURATION, MAX_DURATION)?;
-    time_in("sample_interval", sample_interval, MIN_SAMPLE_INTERVAL, MAX_DURATION)
+    time_in("sample_interval", sample_interval, MIN_SAMPLE_INTERVAL, MAX_DURATION)?;
+    // Longer, the run has one sample, at time zero, and what is averaged over the
+    // samples (each flow's mean cwnd) reads the initial window.
+    if sample_interval > duration {
+        return Err(out_of_range(
+            "sample_interval",
+            sample_interval,
+            format!("{MIN_SAMPLE_INTERVAL} to duration = {duration}"),
+        ));
+    }
+    Ok(())
 }
 
 /// Everything but the flows' own settings and the changes: times, the bottleneck, how
@@ -117,7 +127,7 @@ pub(crate) fn check_network(cfg: &SimConfig) -> Result<(), SimError> {
         return Err(out_of_range("cross", cfg.cross.len(), format!("at most {MAX_CROSS} sources")));
     }
     for (i, c) in cfg.cross.iter().enumerate() {
-        c.check().map_err(|e| e.within(&format!("cross[{i}]")))?;
+        c.check(&cfg.bottleneck).map_err(|e| e.within(&format!("cross[{i}]")))?;
     }
     Ok(())
 }
@@ -232,7 +242,26 @@ impl FlowConfig {
             }
         }
         self.tcp.check().map_err(|e| e.within("tcp"))?;
+        fits_buffer("mss", self.tcp.mss + self.tcp.header_bytes, self.tcp.header_bytes, link)
+            .map_err(|e| e.within("tcp"))?;
         Ok(alg)
+    }
+}
+
+/// A packet of `wire` bytes (`header` of them headers) must fit a buffer counted in
+/// bytes, or the bottleneck drops every one and the run "succeeds" with nothing
+/// delivered. `field` is the size's own field (its value is `wire - header`).
+fn fits_buffer(field: &str, wire: u32, header: u32, link: &LinkConfig) -> Result<(), SimError> {
+    match link.buffer {
+        Buffer::Bytes(b) if u64::from(wire) > b => Err(SimError::new(
+            field,
+            (wire - header).to_string(),
+            format!(
+                "a packet of {wire} bytes on the wire does not fit bottleneck.buffer = {b} bytes, which would drop every one; allowed: at most {} with this buffer",
+                b.saturating_sub(u64::from(header))
+            ),
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -297,7 +326,8 @@ impl TcpConfig {
 }
 
 impl CrossConfig {
-    pub fn check(&self) -> Result<(), SimError> {
+    /// Checks the source on `link`, whose buffer its packets must fit.
+    pub fn check(&self, link: &LinkConfig) -> Result<(), SimError> {
         rate_in("rate", self.rate)?;
         let (lo, hi) = PACKET_BYTES;
         if !(lo..=hi).contains(&self.packet_bytes) {
@@ -311,6 +341,7 @@ impl CrossConfig {
             time_in("mean_on", mean_on, Duration::from_micros(1), MAX_DURATION)?;
             time_in("mean_off", mean_off, Duration::from_micros(1), MAX_DURATION)?;
         }
+        fits_buffer("packet_bytes", self.packet_bytes, 0, link)?;
         later_than_start("stop", self.stop, self.start)
     }
 }
