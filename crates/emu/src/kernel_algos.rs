@@ -11,6 +11,7 @@
 //! must agree on its parameters; the kernel cannot give them different ones.
 
 use crate::EmuError;
+use cclab_kernel::run_params::{self, Params};
 use cclab_kernel::{Algo, Kernel};
 use cclab_sim::FlowConfig;
 
@@ -27,9 +28,6 @@ pub fn kernel_name(cc: &str) -> &str {
 pub fn tunable(cc: &str) -> bool {
     Algo::parse(cc).is_ok()
 }
-
-/// Parameter values by name, as `cclab_kernel::Kernel::set` takes them.
-type Params = Vec<(String, f64)>;
 
 /// The full parameter set a flow asks of its BPF algorithm: the defaults with the flow's
 /// own values over them.
@@ -63,46 +61,6 @@ struct Held {
     _lock: std::fs::File,
 }
 
-/// Takes the lock on `algo`'s parameters for one run (refused while another run holds
-/// it).
-fn lock_params(k: &Kernel, algo: Algo) -> Result<std::fs::File, EmuError> {
-    use std::os::fd::AsRawFd;
-    let io = |what: &str, e: std::io::Error| EmuError::Setup(format!("{what}: {e}"));
-    std::fs::create_dir_all(&k.state_dir)
-        .map_err(|e| io(&format!("creating {}", k.state_dir.display()), e))?;
-    let lock_path = k.run_params_paths(algo).0;
-    let lock = std::fs::File::create(&lock_path)
-        .map_err(|e| io(&format!("opening {}", lock_path.display()), e))?;
-    // SAFETY: flock on a descriptor we own; the kernel drops it when the process ends.
-    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
-        return Err(EmuError::Setup(format!(
-            "another run (cclab testbed or fidelity) is using {}'s parameters, which every connection \
-             in the kernel shares; runs of it take turns: wait for that run to end",
-            algo.name()
-        )));
-    }
-    Ok(lock)
-}
-
-/// `name value` lines, one parameter each (Rust's shortest decimal form reads back exactly).
-fn params_text(params: &Params) -> String {
-    params.iter().map(|(n, v)| format!("{n} {v}\n")).collect()
-}
-
-/// The values in a saved file, if it names exactly `algo`'s parameters, in order (a file
-/// cut short by a crash, or of another build's parameters, is not used).
-fn params_from_text(algo: Algo, text: &str) -> Option<Params> {
-    let params: Params = text
-        .lines()
-        .map(|l| {
-            let (n, v) = l.split_once(' ')?;
-            Some((n.to_string(), v.parse().ok()?))
-        })
-        .collect::<Option<_>>()?;
-    let names = params.iter().map(|(n, _)| n.as_str());
-    names.eq(algo.params().iter().map(|p| p.name)).then_some(params)
-}
-
 /// Writes `text` to `path` whole or not at all ([`cclab_units::whole_file`]).
 fn write_whole(path: &std::path::Path, text: &str) -> Result<(), EmuError> {
     cclab_units::whole_file::write(path, text.as_bytes())
@@ -134,19 +92,24 @@ impl RunTunables {
         let mut tunables = RunTunables { held: Vec::new() };
         let k = Kernel::default();
         for (algo, _, want) in chosen {
-            let lock = lock_params(&k, algo)?;
+            let setup = |e: cclab_kernel::Error| EmuError::Setup(e.to_string());
+            let lock = run_params::try_lock(&k, algo).map_err(setup)?.ok_or_else(|| {
+                EmuError::Setup(format!(
+                    "another run (cclab testbed or fidelity) is using {}'s parameters, which every connection \
+                     in the kernel shares; runs of it take turns: wait for that run to end",
+                    algo.name()
+                ))
+            })?;
             let saved = k.run_params_paths(algo).1;
             // A run killed outright left the values it changed: those are the ones to keep.
-            let left =
-                std::fs::read_to_string(&saved).ok().and_then(|t| params_from_text(algo, &t));
-            let before: Params = match left {
+            let before: Params = match run_params::left_by_a_dead_run(&k, algo) {
                 Some(p) => p,
                 None => {
-                    let now = k.get(algo).map_err(|e| EmuError::Setup(e.to_string()))?;
+                    let now = k.get(algo).map_err(setup)?;
                     now.into_iter().map(|(n, v)| (n.to_string(), v)).collect()
                 }
             };
-            write_whole(&saved, &params_text(&before))?;
+            write_whole(&saved, &run_params::to_text(&before))?;
             tunables.held.push(Held { algo, before, _lock: lock });
             k.set(algo, &want).map_err(|e| EmuError::Config(e.to_string()))?;
         }
@@ -204,20 +167,6 @@ mod tests {
             tcp: cclab_sim::TcpConfig::default(),
             direction: cclab_sim::Direction::Forward,
         }
-    }
-
-    /// A saved file is used only whole: every parameter of the algorithm, in order.
-    #[test]
-    fn saved_values_read_back_exactly_or_not_at_all() {
-        let all: Params =
-            Algo::Tuner.params().iter().map(|p| (p.name.to_string(), p.default / 3.0)).collect();
-        assert_eq!(params_from_text(Algo::Tuner, &params_text(&all)), Some(all.clone()));
-        let cut = params_text(&all[..all.len() - 1].to_vec());
-        assert_eq!(params_from_text(Algo::Tuner, &cut), None);
-        assert_eq!(params_from_text(Algo::Tuner, ""), None);
-        assert_eq!(params_from_text(Algo::CubicFit, &params_text(&all)), None);
-        let text = params_text(&all).replacen(' ', " x", 1);
-        assert_eq!(params_from_text(Algo::Tuner, &text), None);
     }
 
     #[test]

@@ -5,6 +5,7 @@ use crate::algo::{parse_value, show_value, Algo};
 use crate::error::Error;
 use crate::loader::{self, Kernel, Unloaded};
 use crate::route::{RouteChange, Routes};
+use crate::run_params;
 use cclab_cc::tcp_limits::{TcpLimit, INITCWND, RTO_MIN_MS};
 use cclab_units::stdout::outln;
 use clap::{Args as ClapArgs, Subcommand};
@@ -186,12 +187,29 @@ pub fn run(args: Args) -> Result<(), Error> {
         Cmd::Set { algo, changes } => {
             let a = Algo::parse(&algo)?;
             let parsed = parse_changes(a, &changes)?;
+            k.get(a)?; // loaded, and root: before the lock's file is made
+            let _turn = run_params::try_lock(&k, a)?
+                .ok_or_else(|| run_params::held_by_a_run(a, "that would undo this setting: change them within that run (its scenario's [[changes]], or the web lab's tuning), or wait for it to end"))?;
+            if let Some(left) = run_params::finish_a_dead_run(&k, a)? {
+                let shown: Vec<String> = left.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+                outln(&format!(
+                    "{}: first put back what a run killed before its end had changed ({}), as it would have",
+                    a.name(),
+                    shown.join(", ")
+                ));
+            }
             for (name, v) in k.set(a, &parsed)? {
                 outln(&format!("{}: {name} = {}", a.name(), show_value(a.spec(name)?, v)));
             }
         }
         Cmd::Unload { algos: names } => {
             for a in algos(&names)? {
+                let _turn = match loader::is_root() {
+                    true => Some(run_params::try_lock(&k, a)?.ok_or_else(|| {
+                        run_params::held_by_a_run(a, "wait for it to end before unloading it")
+                    })?),
+                    false => None, // unload says that it needs root
+                };
                 match k.unload(a)? {
                     Unloaded::Done { default_now } => {
                         if let Some(d) = default_now {

@@ -11,6 +11,8 @@
 //!   after a crash; half-made loads of commands that died are reaped by the next `load`);
 //! - [`bpffs`]: the BPF file system the pins live on, mounted when it is missing;
 //! - [`route`]: `rto_min` and `initcwnd` on routes, with restore;
+//! - [`run_params`]: how runs and `cclab kernel set` take turns on an algorithm's
+//!   parameters, and what a run killed before its end left to put back;
 //! - [`netns`]: a network namespace's cookie, which keys what is saved for it;
 //! - [`cli`]: the `cclab kernel` subcommand (clap), wired into the main binary by the CLI;
 //! - [`host`]: FFI to the same C algorithm code compiled for the host, for the
@@ -27,6 +29,7 @@ pub mod host;
 pub mod loader;
 pub mod netns;
 pub mod route;
+pub mod run_params;
 pub mod socket;
 
 pub use algo::Algo;

@@ -17,7 +17,7 @@
 //! `cclab kernel load` from outside holds the names.
 
 use cclab_kernel::loader::{DefaultNow, Unloaded};
-use cclab_kernel::{socket, Algo, Kernel};
+use cclab_kernel::{run_params, socket, Algo, Kernel};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::os::fd::AsRawFd;
@@ -1017,4 +1017,55 @@ impl Drop for TempDir {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
     }
+}
+
+/// `cclab kernel set` and the testbed's runs take turns on an algorithm's parameters
+/// (operator review, 2026-12-05): while a run holds them, `set` and `unload` are refused,
+/// since the run puts the earlier values back at its end; after a run killed outright,
+/// `set` first puts back what that run had changed (as the run would have), so that the
+/// next run's recovery cannot undo the newer setting.
+#[test]
+fn kernel_set_takes_turns_with_runs_and_finishes_a_killed_runs_restore() {
+    skip_unless_capable!();
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let l = Loaded::new(&[Algo::Tuner]);
+    let state = std::env::temp_dir().join(format!("cclab-test-state-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&state);
+    let mut k = Kernel::with_pin_root(l.k.pin_root.clone());
+    k.state_dir = state.clone();
+    let cli = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_cclab-kernel"))
+            .args(args)
+            .env("CCLAB_BPF_PIN_DIR", &k.pin_root)
+            .env("CCLAB_STATE_DIR", &state)
+            .output()
+            .unwrap();
+        (out.status.success(), output_text(&out))
+    };
+    let value =
+        |name: &str| k.get(Algo::Tuner).unwrap().into_iter().find(|(n, _)| *n == name).unwrap().1;
+
+    // A run holds the parameters: both refused, nothing changed.
+    let held = run_params::try_lock(&k, Algo::Tuner).unwrap().expect("the lock is free");
+    let (ok, text) = cli(&["set", "cclab_tuner", "beta=0.6"]);
+    assert!(!ok && text.contains("run is using cclab_tuner") && text.contains("undo"), "{text}");
+    assert!((value("beta") - 0.7).abs() < 0.01);
+    let (ok, text) = cli(&["unload", "cclab_tuner"]);
+    assert!(!ok && text.contains("before unloading it"), "{text}");
+    assert!(available().contains("cclab_tuner"));
+    drop(held);
+
+    // A run that set alpha = 2 died before its restore, leaving alpha = 0.5 to put back.
+    let mut before: run_params::Params =
+        Algo::Tuner.params().iter().map(|p| (p.name.to_string(), p.default)).collect();
+    before.iter_mut().find(|(n, _)| n == "alpha").unwrap().1 = 0.5;
+    std::fs::write(k.run_params_paths(Algo::Tuner).1, run_params::to_text(&before)).unwrap();
+    k.set(Algo::Tuner, &[("alpha".into(), 2.0)]).unwrap();
+    let (ok, text) = cli(&["set", "cclab_tuner", "beta=0.8"]);
+    assert!(ok && text.contains("first put back what a run killed"), "{text}");
+    assert_eq!(value("alpha"), 0.5, "the dead run's restore is done");
+    assert!((value("beta") - 0.8).abs() < 0.01, "and the new setting kept");
+    assert!(!k.run_params_paths(Algo::Tuner).1.exists(), "nothing left for a run to put back");
+    drop(l);
+    let _ = std::fs::remove_dir_all(&state);
 }

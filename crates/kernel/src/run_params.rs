@@ -1,0 +1,93 @@
+//! How testbed and fidelity runs, and `cclab kernel set`, take turns on a BPF algorithm's
+//! parameters. They live in one map per algorithm that every connection shares (as
+//! TCPTuner's module parameters did), so a run sets them for its length and puts the
+//! earlier values back at its end (cclab_emu's `RunTunables`).
+//!
+//! A run holds a lock on the algorithm's parameters while it lasts and keeps the values to
+//! put back in a file beside it ([`Kernel::run_params_paths`]). A run killed outright
+//! leaves that file: whoever next changes the parameters (the next run, or `cclab kernel
+//! set`) puts those values back first, so a later restore never undoes a newer setting.
+
+use crate::algo::Algo;
+use crate::error::Error;
+use crate::loader::Kernel;
+use std::fs::File;
+use std::os::fd::AsRawFd;
+
+/// Parameter values by name, as [`Kernel::set`] takes them.
+pub type Params = Vec<(String, f64)>;
+
+/// The lock on `algo`'s parameters, or `None` while a run holds it. Released when the
+/// file is dropped (or the process ends, however it ends).
+pub fn try_lock(k: &Kernel, algo: Algo) -> Result<Option<File>, Error> {
+    let io = |what: String, e: std::io::Error| Error::Other(format!("{what}: {e}"));
+    std::fs::create_dir_all(&k.state_dir)
+        .map_err(|e| io(format!("creating {}", k.state_dir.display()), e))?;
+    let path = k.run_params_paths(algo).0;
+    let lock = File::create(&path).map_err(|e| io(format!("opening {}", path.display()), e))?;
+    // SAFETY: flock on a descriptor we own.
+    let taken = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+    Ok(taken.then_some(lock))
+}
+
+/// `name value` lines, one parameter each (Rust's shortest decimal form reads back exactly).
+pub fn to_text(params: &Params) -> String {
+    params.iter().map(|(n, v)| format!("{n} {v}\n")).collect()
+}
+
+/// The values in a saved file, if it names exactly `algo`'s parameters, in order (a file
+/// cut short by a crash, or of another build's parameters, is not used).
+pub fn from_text(algo: Algo, text: &str) -> Option<Params> {
+    let params: Params = text
+        .lines()
+        .map(|l| {
+            let (n, v) = l.split_once(' ')?;
+            Some((n.to_string(), v.parse().ok()?))
+        })
+        .collect::<Option<_>>()?;
+    let names = params.iter().map(|(n, _)| n.as_str());
+    names.eq(algo.params().iter().map(|p| p.name)).then_some(params)
+}
+
+/// What a run killed before its end left to put back in `algo`'s parameters. Read only
+/// under the lock: while a run holds it, its file is its own.
+pub fn left_by_a_dead_run(k: &Kernel, algo: Algo) -> Option<Params> {
+    let text = std::fs::read_to_string(k.run_params_paths(algo).1).ok()?;
+    from_text(algo, &text)
+}
+
+/// Puts back what a run killed before its end had changed (under the lock), and forgets
+/// it; returns the values put back, if there were any.
+pub fn finish_a_dead_run(k: &Kernel, algo: Algo) -> Result<Option<Params>, Error> {
+    let Some(left) = left_by_a_dead_run(k, algo) else { return Ok(None) };
+    k.set(algo, &left)?;
+    let _ = std::fs::remove_file(k.run_params_paths(algo).1);
+    Ok(Some(left))
+}
+
+/// The refusal while a run holds `algo`'s parameters; `advice` says what to do instead.
+pub fn held_by_a_run(algo: Algo, advice: &str) -> Error {
+    Error::Other(format!(
+        "a cclab testbed or fidelity run is using {}, whose parameters every connection in the kernel shares, and puts their earlier values back when it ends; {advice}",
+        algo.name()
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A saved file is used only whole: every parameter of the algorithm, in order.
+    #[test]
+    fn saved_values_read_back_exactly_or_not_at_all() {
+        let all: Params =
+            Algo::Tuner.params().iter().map(|p| (p.name.to_string(), p.default / 3.0)).collect();
+        assert_eq!(from_text(Algo::Tuner, &to_text(&all)), Some(all.clone()));
+        let cut = to_text(&all[..all.len() - 1].to_vec());
+        assert_eq!(from_text(Algo::Tuner, &cut), None);
+        assert_eq!(from_text(Algo::Tuner, ""), None);
+        assert_eq!(from_text(Algo::CubicFit, &to_text(&all)), None);
+        let text = to_text(&all).replacen(' ', " x", 1);
+        assert_eq!(from_text(Algo::Tuner, &text), None);
+    }
+}
