@@ -219,9 +219,10 @@ pub fn run(args: Args) -> Result<(), Error> {
                                 "none was saved by `cclab kernel default`, so cclab falls back to cubic"
                             };
                             outln(&format!(
-                                "{} was this network namespace's default; the default is now {} ({why})",
+                                "{} was this network namespace's default; the default is now {} ({why}){}",
                                 a.name(),
-                                d.name
+                                d.name,
+                                allowed_back(d.allowed)
                             ));
                         }
                         // The kernel frees the algorithm once the last socket using it is
@@ -237,11 +238,16 @@ pub fn run(args: Args) -> Result<(), Error> {
         }
         Cmd::Default { algo, restore } => {
             if restore {
-                outln(&format!("default restored to {}", k.restore_default()?));
+                let (old, allowed) = k.restore_default()?;
+                outln(&format!("default restored to {old}{}", allowed_back(allowed)));
             } else {
                 let name = algo.unwrap_or_default();
+                let widens = !loader::allowed_to_all(&name);
                 let old = k.set_default(&name)?;
                 outln(&format!("default: {old} -> {name} (undo: cclab kernel default --restore)"));
+                if widens {
+                    outln(&format!("note: the kernel makes every default allowed to all users (net.ipv4.tcp_allowed_congestion_control now lists {name}); --restore and unload put the list back"));
+                }
             }
         }
         Cmd::Route { rto_min, initcwnd, dst, table, netns, restore } => {
@@ -283,6 +289,13 @@ pub fn run(args: Args) -> Result<(), Error> {
         }
     }
     Ok(())
+}
+
+/// What a restore of the default says of the allowed list it put back, if it did.
+fn allowed_back(allowed: Option<String>) -> String {
+    allowed.map_or(String::new(), |l| {
+        format!("; net.ipv4.tcp_allowed_congestion_control back to \"{l}\" (the kernel allows every default to all users)")
+    })
 }
 
 #[cfg(test)]

@@ -47,6 +47,8 @@ pub struct DefaultNow {
     pub name: String,
     /// Whether it is the default `cclab kernel default` saved (else cclab's fallback, cubic).
     pub was_saved: bool,
+    /// The allowed list put back with it, where setting the default had widened it.
+    pub allowed: Option<String>,
 }
 
 /// Where pins and saved state go. Tests use their own pin root.
@@ -181,6 +183,11 @@ fn initial_from(
         (Ok(initial), _) | (Err(_), Ok(initial)) => Ok(ours == initial),
         (Err(a), Err(b)) => Err(format!("{a}; {b}")),
     }
+}
+
+/// Whether `name` is in net.ipv4.tcp_allowed_congestion_control.
+pub fn allowed_to_all(name: &str) -> bool {
+    std::fs::read_to_string(ALLOWED).is_ok_and(|l| l.split_whitespace().any(|n| n == name))
 }
 
 fn write_default(name: &str) -> Result<(), Error> {
@@ -388,9 +395,8 @@ impl Kernel {
         if current_default().ok().as_deref() == Some(algo.name()) {
             let saved = self.saved_default()?;
             let back = saved.clone().unwrap_or_else(|| "cubic".to_string());
-            write_default(&back)?;
-            let _ = std::fs::remove_file(self.saved_default_path()?);
-            default_now = Some(DefaultNow { name: back, was_saved: saved.is_some() });
+            let allowed = self.put_back_default(&back)?;
+            default_now = Some(DefaultNow { name: back, was_saved: saved.is_some(), allowed });
         }
         self.remove_pins(algo)?;
         let _ = std::fs::remove_file(self.run_params_paths(algo).1);
@@ -518,12 +524,41 @@ impl Kernel {
         Ok(self.state_dir.join(format!("default_congestion_control-{key}")))
     }
 
+    /// The saved default (the file's first line) and, from the second, the allowed list
+    /// before it (files of earlier builds have only the first).
+    fn saved(&self) -> Result<(Option<String>, Option<String>), Error> {
+        let text = std::fs::read_to_string(self.saved_default_path()?).unwrap_or_default();
+        let mut lines = text.lines().map(str::trim).map(String::from);
+        let mut next = || lines.next().filter(|l| !l.is_empty());
+        Ok((next(), next()))
+    }
+
     fn saved_default(&self) -> Result<Option<String>, Error> {
-        let path = self.saved_default_path()?;
-        Ok(std::fs::read_to_string(path)
-            .ok()
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty()))
+        Ok(self.saved()?.0)
+    }
+
+    /// Puts back `default` and, where a default had widened it, the allowed list saved
+    /// with it: Linux marks each algorithm made the default as allowed to every user
+    /// (`tcp_set_default_congestion_control` sets TCP_CONG_NON_RESTRICTED) and never
+    /// clears the mark. Names no longer registered are left out of the list. Returns the
+    /// list written, if one was. Forgets what was saved.
+    fn put_back_default(&self, default: &str) -> Result<Option<String>, Error> {
+        write_default(default)?;
+        let allowed_before = self.saved()?.1;
+        let _ = std::fs::remove_file(self.saved_default_path()?);
+        let Some(before) = allowed_before else { return Ok(None) };
+        let now = std::fs::read_to_string(ALLOWED).unwrap_or_default();
+        let avail = available()?;
+        let list: Vec<&str> =
+            before.split_whitespace().filter(|n| avail.iter().any(|a| a == n)).collect();
+        if now.split_whitespace().eq(list.iter().copied()) {
+            return Ok(None);
+        }
+        std::fs::write(ALLOWED, list.join(" ")).map_err(|e| {
+            let what = format!("the default is back to {default}, but putting back {ALLOWED}");
+            Error::io(format!("{what} ({})", list.join(" ")), e)
+        })?;
+        Ok(Some(list.join(" ")))
     }
 
     /// Makes `name` the system default, remembering the previous default (the first one
@@ -542,7 +577,7 @@ impl Kernel {
         // (-EPERM after bpf_try_module_get): for a BPF algorithm the struct_ops map then
         // stays in memory until reboot. So refuse here, before the kernel sees it.
         let allowed = std::fs::read_to_string(ALLOWED).unwrap_or_default();
-        if !allowed.split_whitespace().any(|n| n == name) {
+        if !allowed_to_all(name) {
             match in_initial_netns() {
                 Ok(true) => {}
                 Ok(false) => {
@@ -568,7 +603,10 @@ impl Kernel {
             std::fs::create_dir_all(&self.state_dir)
                 .map_err(|e| Error::io(format!("creating {}", self.state_dir.display()), e))?;
             let path = self.saved_default_path()?;
-            std::fs::write(&path, &old).map_err(|e| {
+            // Only the initial namespace can widen the allowed list (elsewhere the default
+            // must be on it already) or write it back.
+            let list = if in_initial_netns() == Ok(true) { allowed.trim() } else { "" };
+            std::fs::write(&path, format!("{old}\n{list}\n")).map_err(|e| {
                 Error::io(format!("saving the old default to {}", path.display()), e)
             })?;
         }
@@ -585,8 +623,9 @@ impl Kernel {
         Ok(old)
     }
 
-    /// Puts back the default saved by [`set_default`](Self::set_default).
-    pub fn restore_default(&self) -> Result<String, Error> {
+    /// Puts back the default saved by [`set_default`](Self::set_default), and the allowed
+    /// list it had widened; returns the default and the list, if it was written.
+    pub fn restore_default(&self) -> Result<(String, Option<String>), Error> {
         need_root("cclab kernel default --restore")?;
         let path = self.saved_default_path()?;
         let old = self.saved_default()?.ok_or_else(|| {
@@ -596,9 +635,8 @@ impl Kernel {
                 path.display()
             ))
         })?;
-        write_default(&old)?;
-        let _ = std::fs::remove_file(&path);
-        Ok(old)
+        let allowed = self.put_back_default(&old)?;
+        Ok((old, allowed))
     }
 }
 

@@ -970,9 +970,37 @@ fn default_sets_and_restores_the_namespace_default_and_unload_puts_it_back() {
     let k = Kernel { pin_root: l.k.pin_root.clone(), state_dir: state.clone() };
     let unloaded =
         in_netns(&path.a, move || k.unload(Algo::Tuner).map_err(|e| e.to_string())).join().unwrap();
-    let back = DefaultNow { name: original.clone(), was_saved: true };
+    let back = DefaultNow { name: original.clone(), was_saved: true, allowed: None };
     assert_eq!(unloaded, Ok(Unloaded::Done { default_now: Some(back) }));
     assert_eq!(ns_default(), original);
+
+    // Linux marks every default allowed to all users and never unmarks it, which only the
+    // initial namespace can do (elsewhere a default must be allowed already): there a
+    // restore puts back the list saved with the default. The machine's default is set to
+    // itself, and the saved list made one entry shorter by hand (the guard `_allowed`
+    // puts the machine's list back).
+    let host_default = host_before.trim();
+    assert_eq!(host.set_default(host_default).unwrap(), host_default);
+    let saved = std::fs::read_dir(&state)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.to_string_lossy().contains("default_congestion_control-"))
+        .expect("the saved default");
+    let list = std::fs::read_to_string(ALLOWED).unwrap().trim().to_string();
+    let text = std::fs::read_to_string(&saved).unwrap();
+    assert_eq!(text, format!("{host_default}\n{list}\n"), "the default and the list are saved");
+    let shorter: Vec<&str> = list.split_whitespace().filter(|n| *n != host_default).collect();
+    let shorter = format!("{host_default} {}", shorter[1..].join(" ")).trim().to_string();
+    assert_ne!(shorter, list, "the list {list:?} has an entry besides the default");
+    std::fs::write(&saved, format!("{host_default}\n{shorter}\n")).unwrap();
+    assert_eq!(host.restore_default().unwrap(), (host_default.to_string(), Some(shorter.clone())));
+    let sorted = |l: &str| {
+        let mut v: Vec<String> = l.split_whitespace().map(String::from).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(sorted(&std::fs::read_to_string(ALLOWED).unwrap()), sorted(&shorter));
     assert_eq!(
         std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control").unwrap(),
         host_before,
