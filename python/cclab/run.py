@@ -107,7 +107,7 @@ class Simulation:
     def replay_scenario(self) -> Scenario:
         """The scenario with every change so far appended as a ``[[changes]]`` entry:
         :func:`cclab.run` on it gives this run's results."""
-        text = self.scenario.to_toml().rstrip("\n") + "\n\n" + self._sim.changes_toml()
+        text = self.scenario._text.rstrip("\n") + "\n\n" + self._sim.changes_toml()
         s = self.scenario
         return Scenario(text, s._file, s._base_dir, s._stem, s._overrides)
 

@@ -2,6 +2,7 @@
 
 import numbers
 import os
+import warnings
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from . import _cclab
@@ -84,7 +85,16 @@ class Scenario:
 
     def to_toml(self) -> str:
         """The scenario's text as read or made (changes by :meth:`set` are kept apart, in
-        :attr:`overrides`, as ``--set`` keeps them apart from the file)."""
+        :attr:`overrides`, as ``--set`` keeps them apart from the file). When there are
+        such changes, a warning says that the text lacks them: a file written from it
+        runs without them unless they are given again (``cclab run FILE --set ...``)."""
+        if self._overrides:
+            warnings.warn(
+                f"to_toml() returns the text without the {len(self._overrides)} change(s) "
+                f"made by set(): {', '.join(self._overrides)}; give them again as "
+                "`cclab run FILE --set FIELD=VALUE` (or set() after from_toml)",
+                stacklevel=2,
+            )
         return self._text
 
     @property

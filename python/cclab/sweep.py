@@ -166,7 +166,13 @@ def run_point(src: Source, k: int) -> Tuple[int, Optional[str], List[Tuple[str, 
 def _run_ray(src: Source, plan: Any, out: str, todo: List[int], bar: Any, max_retries: int) -> List[Tuple[int, str]]:
     """One Ray task per run; each result is stored in `out/points/k` as it arrives
     (once: a retried task returns once)."""
-    import ray
+    try:
+        import ray
+    except ImportError as e:
+        raise ImportError(
+            'backend="ray" needs Ray, which cclab does not install: pip install "ray[default]" '
+            '(or use backend="local", the machine\'s cores)'
+        ) from e
 
     if not ray.is_initialized():
         ray.init()

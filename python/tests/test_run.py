@@ -82,6 +82,10 @@ def test_set_follows_the_cli_set_rules(cli, short_file, tmp_path):
     res = cclab.run(scn)
     assert open(f"{res.path}/summary.json", "rb").read() == (tmp_path / "cli" / "summary.json").read_bytes()
     assert scn.flows == [("cubic#0", "cubic"), ("tahoe#1", "tahoe")]
+    # The text alone lacks the changes: to_toml says so rather than lose them quietly.
+    with pytest.warns(UserWarning, match=r"without the 4 change\(s\) made by set\(\): bottleneck.rate=20Mbps"):
+        text = scn.to_toml()
+    assert "tahoe" not in text
 
 
 def test_save_refuses_a_folder_that_is_not_results(short_file, tmp_path):

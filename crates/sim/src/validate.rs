@@ -429,7 +429,7 @@ pub fn apply_param(
                     known.into_iter().chain(TCP_PARAMS.iter().copied()).collect();
                 Err(SimError::new(
                     name,
-                    "",
+                    shown_number(value),
                     format!(
                         "{who} has no parameter \"{name}\"; it accepts: {}",
                         accepts.join(", ")

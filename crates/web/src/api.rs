@@ -90,6 +90,9 @@ pub async fn upload_trace(
 /// Refuses query keys other than `allowed`.
 fn only_keys(q: &BTreeMap<String, String>, allowed: &[&str]) -> ApiResult<()> {
     match q.keys().find(|k| !allowed.contains(&k.as_str())) {
+        Some(k) if allowed.is_empty() => {
+            Err(ApiError::field(k, "unknown query parameter; this request takes none"))
+        }
         Some(k) => Err(ApiError::field(
             k,
             format!("unknown query parameter; allowed: {}", allowed.join(", ")),
@@ -124,7 +127,12 @@ fn scenario_request(
         .and_then(|v| v.to_str().ok())
         .is_some_and(|t| t.starts_with("application/json"));
     if json_body {
-        only_keys(q, &[])?;
+        if let Some(k) = q.keys().next() {
+            return Err(ApiError::field(
+                k,
+                "with a JSON body, \"file\" and \"speed\" go in the body; the query is for a TOML body",
+            ));
+        }
         let b: ScenarioBody = body(bytes)?;
         let text = match (b.toml, b.scenario) {
             (Some(t), None) => t,
