@@ -37,7 +37,7 @@ enum Command {
     Kernel(cclab_kernel::cli::Args),
     /// Link emulator between two network namespaces, like mahimahi's mm-link (needs root).
     Emu(cclab_emu::cli::EmuArgs),
-    /// Run a scenario on real TCP through the emulator.
+    /// Run a scenario on real TCP through the emulator (root).
     Testbed(testbed::Args),
     /// One of cclab's own algorithms in a user-space TCP over UDP through the emulated link
     /// (the same as `cclab emu udp`; for algorithms the kernel lacks, such as tahoe).
