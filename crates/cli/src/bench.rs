@@ -79,7 +79,9 @@ pub fn main(args: Args) -> Result<(), String> {
     let cases = all_cases(args.large);
     let w = cases.iter().map(|c| c.description.len()).max().unwrap_or(20);
     if args.quick {
-        crate::format::outln("--quick: each case runs a tenth of the simulated time it names (sim s)");
+        crate::format::outln(
+            "--quick: each case runs a tenth of the simulated time it names (sim s)",
+        );
     }
     crate::format::outln(&format!(
         "{:<2} {:<w$} {:>6} {:>7} {:>7} {:>11} {:>12} {:>12} {:>8} {:>6} {:>8}",

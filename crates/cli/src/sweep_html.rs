@@ -175,7 +175,7 @@ fn lines_for(plan: &Plan, table: &Table, ai: usize, m: usize) -> Vec<Line> {
             .iter()
             .enumerate()
             .filter(|(i, _)| *i != ai)
-            .map(|(i, a)| format!("{}={}", a.fields[0], a.labels[r.choice[i]].join("/")))
+            .map(|(i, a)| format!("{}={}", a.fields.join("/"), a.labels[r.choice[i]].join("/")))
             .collect();
         if let Some(nc) = name_col {
             if let crate::sweep_table::Cell::Text(n) = &row[nc] {

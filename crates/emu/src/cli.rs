@@ -358,8 +358,17 @@ pub fn run_udp(args: &UdpArgs) -> Result<(), EmuError> {
     // with the harness), instead of killing the process with them in place.
     let _restore = signal_handlers_until_dropped();
     let h = crate::harness::Harness::start_with(&up, &down, 1, true)?;
-    let r = crate::udp::run_flow(&h, &flow);
-    let (r, fwd) = unless_signalled(r.and_then(|r| Ok((r, h.finish()?))))?;
+    let ran = crate::udp::run_flow(&h, &flow).and_then(|r| Ok((r, h.finish()?)));
+    // Interrupted, the samples taken so far are still worth keeping.
+    if let (true, Ok((r, _)), Some(p)) = (signalled(), &ran, &args.csv) {
+        write_samples_csv(p, r)?;
+        eprintln!(
+            "wrote the {} samples taken before the signal to {}",
+            r.samples.len(),
+            p.display()
+        );
+    }
+    let (r, fwd) = unless_signalled(ran)?;
     outln(&format!(
         "cclab emu udp: {} over {}: delivered {} B, goodput {:.3} Mbit/s, {} retransmits, {} timeouts{}",
         args.cc,
@@ -372,35 +381,42 @@ pub fn run_udp(args: &UdpArgs) -> Result<(), EmuError> {
     ));
     print_summary(&fwd, &mut std::io::stdout());
     if let Some(p) = &args.csv {
-        let mut text = String::from(
-            "time_s,flow,cwnd_pkts,ssthresh_pkts,srtt_ms,inflight_pkts,delivered_bytes,retransmits",
+        write_samples_csv(p, &r)?;
+    }
+    Ok(())
+}
+
+/// The flow's samples as CSV (`--csv`): the simulator's flows.csv columns, then the
+/// retransmit count and the algorithm's own variables.
+fn write_samples_csv(p: &std::path::Path, r: &crate::udp::UdpRun) -> Result<(), EmuError> {
+    let mut text = String::from(
+        "time_s,flow,cwnd_pkts,ssthresh_pkts,srtt_ms,inflight_pkts,delivered_bytes,retransmits",
+    );
+    if let Some(first) = r.samples.first() {
+        for (k, _) in &first.cc {
+            text += &format!(",cc_{k}");
+        }
+    }
+    text.push('\n');
+    for s in &r.samples {
+        text += &format!(
+            "{:.3},{},{},{},{:.3},{},{},{}",
+            s.time.as_secs_f64(),
+            s.flow,
+            s.cwnd_pkts,
+            s.ssthresh_pkts,
+            s.srtt.as_millis_f64(),
+            s.inflight_pkts,
+            s.delivered_bytes,
+            s.retransmits
         );
-        if let Some(first) = r.samples.first() {
-            for (k, _) in &first.cc {
-                text += &format!(",cc_{k}");
-            }
+        for (_, v) in &s.cc {
+            text += &format!(",{v}");
         }
         text.push('\n');
-        for s in &r.samples {
-            text += &format!(
-                "{:.3},{},{},{},{:.3},{},{},{}",
-                s.time.as_secs_f64(),
-                s.flow,
-                s.cwnd_pkts,
-                s.ssthresh_pkts,
-                s.srtt.as_millis_f64(),
-                s.inflight_pkts,
-                s.delivered_bytes,
-                s.retransmits
-            );
-            for (_, v) in &s.cc {
-                text += &format!(",{v}");
-            }
-            text.push('\n');
-        }
-        std::fs::write(p, text)
-            .map_err(|e| EmuError::Io(format!("cannot write {}: {e}", p.display())))?;
     }
+    std::fs::write(p, text)
+        .map_err(|e| EmuError::Io(format!("cannot write {}: {e}", p.display())))?;
     Ok(())
 }
 
