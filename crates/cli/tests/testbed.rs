@@ -388,3 +388,48 @@ fn an_interrupted_testbed_removes_its_namespaces_and_keeps_the_earlier_results()
         assert_eq!(entries(), before, "SIG{signal}: nothing new beside the results");
     }
 }
+
+/// `cclab udp --csv` interrupted mid-flow (operator review, 2026-12-05): it says so, exits
+/// non-zero, removes its namespaces and writes the samples taken until the signal.
+#[test]
+fn an_interrupted_udp_flow_keeps_its_samples() {
+    if let Some(why) = testbed_unavailable() {
+        eprintln!("SKIPPED: the emulator needs root and TUN: {why}");
+        return;
+    }
+    let _runs = RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = TempDir::new("udp-interrupt");
+    let args = [
+        "udp",
+        "--cc",
+        "tahoe",
+        "--uplink",
+        "10Mbps,delay=20ms,buffer=50pkt",
+        "--downlink",
+        "10Mbps,delay=20ms",
+        "--duration",
+        "30s",
+        "--csv",
+        "udp.csv",
+    ];
+    let run = cclab()
+        .current_dir(dir.path())
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run cclab");
+    let pid = run.id();
+    wait_for_namespaces(pid);
+    std::thread::sleep(Duration::from_secs(1)); // mid-flow
+    let sent = Command::new("kill").args(["-INT", &pid.to_string()]).status();
+    assert!(sent.unwrap().success(), "kill -INT {pid}");
+    let out = run.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("interrupted by a signal"), "{err}");
+    assert!(namespaces_of(pid).is_empty(), "{:?} left", namespaces_of(pid));
+    let csv = std::fs::read_to_string(dir.path().join("udp.csv")).expect("the samples so far");
+    let rows = csv.lines().count() - 1;
+    assert!(csv.starts_with("time_s,flow,cwnd_pkts") && rows >= 50, "{rows} rows");
+    assert!(err.contains(&format!("wrote the {rows} samples taken before the signal")), "{err}");
+}
