@@ -385,7 +385,7 @@ fn clock(s: f64) -> String {
 }
 
 /// The terminal summary: per point, the swept values, each flow's mean goodput over the
-/// seeds and the mean Jain index.
+/// seeds and the mean Jain index (the line says over how many runs).
 fn summary(plan: &Plan, table: &sweep_table::Table) -> String {
     let col = |name: &str| table.columns.iter().position(|c| c == name);
     let (Some(goodput), Some(name), Some(jain)) =
@@ -430,8 +430,10 @@ fn summary(plan: &Plan, table: &sweep_table::Table) -> String {
             .map(|(n, g)| format!("{n} {}", num(g.iter().sum::<f64>() / g.len() as f64, 3)))
             .collect();
         let mean_jain = jains.iter().sum::<f64>() / jains.len().max(1) as f64;
+        let runs = flows.first().map_or(0, |f| f.1.len());
+        let over = if runs == 1 { String::new() } else { format!(", means of {runs} runs") };
         out.push_str(&format!(
-            "point {p}  {}  goodput Mbit/s: {}  Jain {}\n",
+            "point {p}  {}  goodput Mbit/s{over}: {}  Jain {}\n",
             values.join(" "),
             goodputs.join(", "),
             num(mean_jain, 4)

@@ -183,7 +183,10 @@ function flowSeries(run, pick, extra = {}) {
  *  and the analytic W(t) of its current epoch. */
 function cwndSeries(run) {
   const out = flowSeries(run, (i) => run.cwnd(i), { width: 1.4 });
-  for (const f of run.flows) out.push({ name: "ssthresh", color: flowColor(f.id), points: run.ssthresh(f.id), dash: [2, 3], width: 1, legend: false });
+  // One legend entry says what the dashed lines are; each is in its flow's colour.
+  for (const [k, f] of run.flows.entries()) {
+    out.push({ name: "ssthresh (dashed)", color: flowColor(f.id), points: run.ssthresh(f.id), dash: [2, 3], width: 1, legend: k === 0 });
+  }
   const sel = lab.tune.selected();
   const latest = run.latest(sel);
   const flow = run.flows[sel];
@@ -198,6 +201,11 @@ function cwndSeries(run) {
     out.push({ name: "W_max", color: "#98a2b3", points: [[from, wmax], [run.duration, wmax]], dash: [4, 4], width: 1, pin: true });
   }
   return out;
+}
+
+/** A bucket's length as the drops caption gives it ("60 ms"). */
+function bucketText(seconds) {
+  return seconds ? `${+(seconds * 1000).toPrecision(3)} ms` : "bucket";
 }
 
 function markers(run) {
@@ -227,7 +235,7 @@ function drawCharts() {
     const common = { xMax, markers: markers(run) };
     c.cwnd.set({ ...common, series: [...cwndSeries(run), ...(other ? overlay(other, flowSeries(other, (i) => other.cwnd(i))) : [])] });
     c.tput.set({ ...common, series: both((r) => flowSeries(r, (i) => r.goodput(i))) });
-    c.queue.set({ ...common, series: both((r) => [{ name: "queue (max per bucket)", color: "#344054", points: r.queue() }]), bars: { points: run.drops(), color: "#d92d20", label: "drops" } });
+    c.queue.set({ ...common, series: both((r) => [{ name: `queue (max per ${bucketText(r.bucketS)})`, color: "#344054", points: r.queue() }]), bars: { points: run.drops(), color: "#d92d20", label: `drops per ${bucketText(run.bucketS)}` } });
     c.rtt.set({ ...common, series: both((r) => flowSeries(r, (i) => r.rtt(i))) });
   }
   for (const ch of Object.values(c)) ch.draw();

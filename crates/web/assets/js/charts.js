@@ -155,7 +155,7 @@ export class Chart {
     }
     g.globalAlpha = 1;
     // The caption ends the legend's row (drawLegend), where the title cannot run into it.
-    this.barsCaption = { text: `${label} per bucket (bars, max ${fmt(top)})`, color };
+    this.barsCaption = { text: `${label} (bars, max ${fmt(top)})`, color };
   }
 
   /** Dashed lines at parameter changes, each labelled at the top. A label that would
