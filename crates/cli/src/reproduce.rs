@@ -63,11 +63,13 @@ struct Item {
     ci95: Option<f64>,
     runs: usize,
     /// Selected runs that gave no value for this item (a metric with nothing to measure
-    /// in that run); they are left out of the mean and of `runs`.
+    /// in that run); they are left out of the mean and of `runs`. For a ratio, those of
+    /// the numerator's side.
     runs_without_value: usize,
     /// How many runs agree, are roughly in line and differ, each run's own value judged
     /// by the item's rule (against the mean of another condition where the claim has
-    /// one); none for a single run or a ratio of different runs.
+    /// one); none for a single run, or for a ratio whose two sides are not the same runs
+    /// or where a run's own ratio is not a number.
     run_verdicts: Option<[usize; 3]>,
     verdict: &'static str,
     /// The best and the worst verdict of any value in cclab's 95% interval (none without
@@ -765,7 +767,12 @@ fn judge_claim(
     Ok(Judged::Criterion(
         Criterion::Claim { op, bound: b, bound_ci, margin },
         if margin == 0.0 {
-            format!("agrees if cclab {} {what}, else differs", op.text())
+            // claim_verdict calls a tie with a strict bound "roughly".
+            let tie = match op {
+                reproduce_spec::Op::Gt | reproduce_spec::Op::Lt => ", roughly if equal to it",
+                _ => "",
+            };
+            format!("agrees if cclab {} {what}{tie}, else differs", op.text())
         } else {
             format!(
                 "agrees if cclab {} {what}, roughly if within {}% of it",
@@ -953,7 +960,8 @@ fn value_text(i: &Item) -> String {
 }
 
 /// How many runs agree, are roughly in line and differ on their own ("3/0/1"), and how
-/// many gave no value ("+1 without a value"); "-" for a single run.
+/// many gave no value ("+1 without a value"); "-" where there are no per-run verdicts
+/// (see `Item::run_verdicts`).
 fn runs_text(i: &Item) -> String {
     let mut t = i.run_verdicts.map_or("-".to_string(), |[a, r, d]| format!("{a}/{r}/{d}"));
     if i.runs_without_value > 0 {

@@ -571,7 +571,7 @@ fn a_packet_larger_than_a_byte_buffer() {
     );
     let cross = "[[cross]]\nkind = \"cbr\"\nrate = \"1Mbps\"\npacket_size = \"1600B\"\n";
     let e = error_of(&(edit(6, "buffer = \"1500B\"") + cross), &[]);
-    has_all(&e, &["scen.toml:16:", "cross[0].packet_size = \"1600B\"", "at most 1500"]);
+    has_all(&e, &["scen.toml:16:", "cross[0].packet_size = \"1600B\"", "at most 1500 bytes"]);
     // One packet that fits is allowed.
     let dir = TempDir::new("fits");
     dir.write("scen.toml", &edit(6, "buffer = \"1500B\""));
@@ -583,4 +583,9 @@ fn a_packet_larger_than_a_byte_buffer() {
 fn a_sample_interval_longer_than_the_run() {
     let e = error_of(&edit(2, "seed = 1\nsample_interval = \"3s\""), &[]);
     has_all(&e, &["scen.toml:3:", "sample_interval = \"3s\"", "allowed: 100us to duration = 2s"]);
+    // Unset, it is 10 ms, or the whole run when that is shorter.
+    let dir = TempDir::new("short-run");
+    dir.write("scen.toml", &edit(1, "duration = \"5ms\""));
+    let o = run_in(dir.path(), &["run", "scen.toml", "--out", "out"]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }

@@ -361,12 +361,14 @@ pub fn run_udp(args: &UdpArgs) -> Result<(), EmuError> {
     let ran = crate::udp::run_flow(&h, &flow).and_then(|r| Ok((r, h.finish()?)));
     // Interrupted, the samples taken so far are still worth keeping.
     if let (true, Ok((r, _)), Some(p)) = (signalled(), &ran, &args.csv) {
-        write_samples_csv(p, r)?;
-        eprintln!(
-            "wrote the {} samples taken before the signal to {}",
-            r.samples.len(),
-            p.display()
-        );
+        match write_samples_csv(p, r) {
+            Ok(()) => eprintln!(
+                "wrote the {} samples taken before the signal to {}",
+                r.samples.len(),
+                p.display()
+            ),
+            Err(e) => eprintln!("warning: {e}"),
+        }
     }
     let (r, fwd) = unless_signalled(ran)?;
     outln(&format!(

@@ -94,10 +94,9 @@ impl RunTunables {
         for (algo, _, want) in chosen {
             let setup = |e: cclab_kernel::Error| EmuError::Setup(e.to_string());
             let lock = run_params::try_lock(&k, algo).map_err(setup)?.ok_or_else(|| {
-                EmuError::Setup(format!(
-                    "another run (cclab testbed or fidelity) is using {}'s parameters, which every connection \
-                     in the kernel shares; runs of it take turns: wait for that run to end",
-                    algo.name()
+                setup(run_params::held_by_a_run(
+                    algo,
+                    "runs of it take turns: wait for that run to end",
                 ))
             })?;
             let saved = k.run_params_paths(algo).1;

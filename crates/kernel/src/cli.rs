@@ -187,30 +187,25 @@ pub fn run(args: Args) -> Result<(), Error> {
         Cmd::Set { algo, changes } => {
             let a = Algo::parse(&algo)?;
             let parsed = parse_changes(a, &changes)?;
-            k.get(a)?; // loaded, and root: before the lock's file is made
-            let _turn = run_params::try_lock(&k, a)?
-                .ok_or_else(|| run_params::held_by_a_run(a, "that would undo this setting: change them within that run (its scenario's [[changes]], or the web lab's tuning), or wait for it to end"))?;
-            if let Some(left) = run_params::finish_a_dead_run(&k, a)? {
-                let shown: Vec<String> = left.iter().map(|(n, v)| format!("{n} = {v}")).collect();
+            let (put_back, stored) = run_params::set_between_runs(&k, a, &parsed)?;
+            if let Some(left) = put_back {
+                let shown: Vec<String> = left
+                    .iter()
+                    .map(|(n, v)| Ok(format!("{n} = {}", show_value(a.spec(n)?, *v))))
+                    .collect::<Result<_, Error>>()?;
                 outln(&format!(
-                    "{}: first put back what a run killed before its end had changed ({}), as it would have",
+                    "{}: first put back the values a run killed before its end had saved to restore ({})",
                     a.name(),
                     shown.join(", ")
                 ));
             }
-            for (name, v) in k.set(a, &parsed)? {
+            for (name, v) in stored {
                 outln(&format!("{}: {name} = {}", a.name(), show_value(a.spec(name)?, v)));
             }
         }
         Cmd::Unload { algos: names } => {
             for a in algos(&names)? {
-                let _turn = match loader::is_root() {
-                    true => Some(run_params::try_lock(&k, a)?.ok_or_else(|| {
-                        run_params::held_by_a_run(a, "wait for it to end before unloading it")
-                    })?),
-                    false => None, // unload says that it needs root
-                };
-                match k.unload(a)? {
+                match run_params::unload_between_runs(&k, a)? {
                     Unloaded::Done { default_now } => {
                         if let Some(d) = default_now {
                             let why = if d.was_saved {
@@ -222,7 +217,7 @@ pub fn run(args: Args) -> Result<(), Error> {
                                 "{} was this network namespace's default; the default is now {} ({why}){}",
                                 a.name(),
                                 d.name,
-                                allowed_back(d.allowed)
+                                allowed_said(d.allowed)
                             ));
                         }
                         // The kernel frees the algorithm once the last socket using it is
@@ -239,14 +234,13 @@ pub fn run(args: Args) -> Result<(), Error> {
         Cmd::Default { algo, restore } => {
             if restore {
                 let (old, allowed) = k.restore_default()?;
-                outln(&format!("default restored to {old}{}", allowed_back(allowed)));
+                outln(&format!("default restored to {old}{}", allowed_said(allowed)));
             } else {
                 let name = algo.unwrap_or_default();
-                let widens = !loader::allowed_to_all(&name);
-                let old = k.set_default(&name)?;
+                let (old, widened) = k.set_default(&name)?;
                 outln(&format!("default: {old} -> {name} (undo: cclab kernel default --restore)"));
-                if widens {
-                    outln(&format!("note: the kernel makes every default allowed to all users (net.ipv4.tcp_allowed_congestion_control now lists {name}); --restore and unload put the list back"));
+                if widened {
+                    outln(&format!("note: the kernel allows every default to all users: net.ipv4.tcp_allowed_congestion_control now lists {name}, until --restore or its unload takes it off"));
                 }
             }
         }
@@ -291,11 +285,9 @@ pub fn run(args: Args) -> Result<(), Error> {
     Ok(())
 }
 
-/// What a restore of the default says of the allowed list it put back, if it did.
-fn allowed_back(allowed: Option<String>) -> String {
-    allowed.map_or(String::new(), |l| {
-        format!("; net.ipv4.tcp_allowed_congestion_control back to \"{l}\" (the kernel allows every default to all users)")
-    })
+/// What a restore of the default did to the allowed list, if anything, as a clause.
+fn allowed_said(allowed: Option<String>) -> String {
+    allowed.map_or(String::new(), |said| format!("; {said}"))
 }
 
 #[cfg(test)]

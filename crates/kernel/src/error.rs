@@ -26,6 +26,9 @@ pub enum Error {
     NotLoaded { algo: String },
     /// An I/O or system call failed.
     Io { what: String, err: std::io::Error },
+    /// A testbed or fidelity run (or another `cclab kernel` command) holds the
+    /// algorithm's parameters ([`crate::run_params`]), already worded.
+    Busy(String),
     /// Anything else from libbpf or a helper command, already worded.
     Other(String),
 }
@@ -61,7 +64,7 @@ impl fmt::Display for Error {
             ),
             Error::NotLoaded { algo } => write!(f, "{algo} is not loaded (nothing pinned); `cclab kernel load {algo}`"),
             Error::Io { what, err } => write!(f, "{what}: {err}"),
-            Error::Other(msg) => write!(f, "{msg}"),
+            Error::Other(msg) | Error::Busy(msg) => write!(f, "{msg}"),
         }
     }
 }

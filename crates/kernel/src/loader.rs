@@ -47,7 +47,7 @@ pub struct DefaultNow {
     pub name: String,
     /// Whether it is the default `cclab kernel default` saved (else cclab's fallback, cubic).
     pub was_saved: bool,
-    /// The allowed list put back with it, where setting the default had widened it.
+    /// What was done to the allowed list, in words, where cclab's defaults had widened it.
     pub allowed: Option<String>,
 }
 
@@ -524,46 +524,63 @@ impl Kernel {
         Ok(self.state_dir.join(format!("default_congestion_control-{key}")))
     }
 
-    /// The saved default (the file's first line) and, from the second, the allowed list
-    /// before it (files of earlier builds have only the first).
-    fn saved(&self) -> Result<(Option<String>, Option<String>), Error> {
+    /// The saved default (the file's first line) and, from the second, the names that
+    /// cclab's defaults added to the allowed list (files of earlier builds have only the
+    /// first).
+    fn saved(&self) -> Result<(Option<String>, Vec<String>), Error> {
         let text = std::fs::read_to_string(self.saved_default_path()?).unwrap_or_default();
-        let mut lines = text.lines().map(str::trim).map(String::from);
-        let mut next = || lines.next().filter(|l| !l.is_empty());
-        Ok((next(), next()))
+        let mut lines = text.lines().map(str::trim);
+        let default = lines.next().filter(|l| !l.is_empty()).map(String::from);
+        let added = lines.next().unwrap_or("").split_whitespace().map(String::from).collect();
+        Ok((default, added))
     }
 
     fn saved_default(&self) -> Result<Option<String>, Error> {
         Ok(self.saved()?.0)
     }
 
-    /// Puts back `default` and, where a default had widened it, the allowed list saved
-    /// with it: Linux marks each algorithm made the default as allowed to every user
+    fn write_saved(&self, default: &str, added: &[String]) -> Result<(), Error> {
+        std::fs::create_dir_all(&self.state_dir)
+            .map_err(|e| Error::io(format!("creating {}", self.state_dir.display()), e))?;
+        let path = self.saved_default_path()?;
+        std::fs::write(&path, format!("{default}\n{}\n", added.join(" ")))
+            .map_err(|e| Error::io(format!("saving the old default to {}", path.display()), e))
+    }
+
+    /// Puts back `default`, and takes off the allowed list the names cclab's defaults
+    /// added to it: Linux marks each algorithm made the default as allowed to every user
     /// (`tcp_set_default_congestion_control` sets TCP_CONG_NON_RESTRICTED) and never
-    /// clears the mark. Names no longer registered are left out of the list. Returns the
-    /// list written, if one was. Forgets what was saved.
+    /// clears the mark. Only those names are taken off, so whatever else changed the list
+    /// since stays. Returns what it did to the list, in words, if anything (a failure to
+    /// write it is said, not raised: the default is back either way). Forgets what was
+    /// saved.
     fn put_back_default(&self, default: &str) -> Result<Option<String>, Error> {
         write_default(default)?;
-        let allowed_before = self.saved()?.1;
+        let added = self.saved()?.1;
         let _ = std::fs::remove_file(self.saved_default_path()?);
-        let Some(before) = allowed_before else { return Ok(None) };
         let now = std::fs::read_to_string(ALLOWED).unwrap_or_default();
-        let avail = available()?;
-        let list: Vec<&str> =
-            before.split_whitespace().filter(|n| avail.iter().any(|a| a == n)).collect();
-        if now.split_whitespace().eq(list.iter().copied()) {
+        let (off, kept): (Vec<&str>, Vec<&str>) =
+            now.split_whitespace().partition(|n| added.iter().any(|a| a == n));
+        if off.is_empty() {
             return Ok(None);
         }
-        std::fs::write(ALLOWED, list.join(" ")).map_err(|e| {
-            let what = format!("the default is back to {default}, but putting back {ALLOWED}");
-            Error::io(format!("{what} ({})", list.join(" ")), e)
-        })?;
-        Ok(Some(list.join(" ")))
+        Ok(Some(match std::fs::write(ALLOWED, kept.join(" ")) {
+            Ok(()) => format!(
+                "{} taken off net.ipv4.tcp_allowed_congestion_control again (now \"{}\")",
+                off.join(", "),
+                kept.join(" ")
+            ),
+            Err(e) => format!(
+                "could not take {} off net.ipv4.tcp_allowed_congestion_control: {e}",
+                off.join(", ")
+            ),
+        }))
     }
 
     /// Makes `name` the system default, remembering the previous default (the first one
-    /// only: repeated calls keep the original for `restore_default`). Returns the old one.
-    pub fn set_default(&self, name: &str) -> Result<String, Error> {
+    /// only: repeated calls keep the original for `restore_default`) and whether the
+    /// kernel added `name` to the allowed list. Returns the old default, and whether it did.
+    pub fn set_default(&self, name: &str) -> Result<(String, bool), Error> {
         need_root("cclab kernel default")?;
         let avail = available()?;
         if !avail.iter().any(|n| n == name) {
@@ -599,17 +616,13 @@ impl Kernel {
             }
         }
         let old = current_default()?;
-        if self.saved_default()?.is_none() {
-            std::fs::create_dir_all(&self.state_dir)
-                .map_err(|e| Error::io(format!("creating {}", self.state_dir.display()), e))?;
-            let path = self.saved_default_path()?;
-            // Only the initial namespace can widen the allowed list (elsewhere the default
-            // must be on it already) or write it back.
-            let list = if in_initial_netns() == Ok(true) { allowed.trim() } else { "" };
-            std::fs::write(&path, format!("{old}\n{list}\n")).map_err(|e| {
-                Error::io(format!("saving the old default to {}", path.display()), e)
-            })?;
+        let (saved, mut added) = self.saved()?;
+        if saved.is_none() {
+            self.write_saved(&old, &added)?;
         }
+        // Only the initial namespace can widen the allowed list (elsewhere the default
+        // must be on it already).
+        let widens = !allowed_to_all(name) && in_initial_netns() == Ok(true);
         if let Err(e) = std::fs::write(DEFAULT_CC, name) {
             if e.raw_os_error() == Some(libc::EPERM) {
                 return Err(Error::Other(format!(
@@ -620,11 +633,16 @@ impl Kernel {
             }
             return Err(Error::io(format!("setting {DEFAULT_CC} to \"{name}\""), e));
         }
-        Ok(old)
+        if widens {
+            added.push(name.to_string());
+            self.write_saved(saved.as_deref().unwrap_or(&old), &added)?;
+        }
+        Ok((old, widens))
     }
 
-    /// Puts back the default saved by [`set_default`](Self::set_default), and the allowed
-    /// list it had widened; returns the default and the list, if it was written.
+    /// Puts back the default saved by [`set_default`](Self::set_default), and takes off the
+    /// allowed list what its defaults added; returns the default and, in words, what it
+    /// did to the list.
     pub fn restore_default(&self) -> Result<(String, Option<String>), Error> {
         need_root("cclab kernel default --restore")?;
         let path = self.saved_default_path()?;

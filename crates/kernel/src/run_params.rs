@@ -1,30 +1,31 @@
-//! How testbed and fidelity runs, and `cclab kernel set`, take turns on a BPF algorithm's
-//! parameters. They live in one map per algorithm that every connection shares (as
-//! TCPTuner's module parameters did), so a run sets them for its length and puts the
-//! earlier values back at its end (cclab_emu's `RunTunables`).
+//! How testbed and fidelity runs, `cclab kernel set` and the web lab's kernel panel take
+//! turns on a BPF algorithm's parameters. They live in one map per algorithm that every
+//! connection shares (as TCPTuner's module parameters did), so a run sets them for its
+//! length and puts the earlier values back at its end (cclab_emu's `RunTunables`).
 //!
 //! A run holds a lock on the algorithm's parameters while it lasts and keeps the values to
 //! put back in a file beside it ([`Kernel::run_params_paths`]). A run killed outright
-//! leaves that file: whoever next changes the parameters (the next run, or `cclab kernel
-//! set`) puts those values back first, so a later restore never undoes a newer setting.
+//! leaves that file: the next run takes those values as the ones to put back at its own
+//! end, and a setting between runs ([`set_between_runs`]) puts them back first, so that
+//! no later restore undoes a newer setting.
 
 use crate::algo::Algo;
 use crate::error::Error;
-use crate::loader::Kernel;
+use crate::loader::{self, Kernel, Unloaded};
 use std::fs::File;
 use std::os::fd::AsRawFd;
 
 /// Parameter values by name, as [`Kernel::set`] takes them.
 pub type Params = Vec<(String, f64)>;
 
-/// The lock on `algo`'s parameters, or `None` while a run holds it. Released when the
-/// file is dropped (or the process ends, however it ends).
+/// The lock on `algo`'s parameters, or `None` while a run (or a setting between runs)
+/// holds it. Released when the file is dropped (or the process ends, however it ends).
 pub fn try_lock(k: &Kernel, algo: Algo) -> Result<Option<File>, Error> {
-    let io = |what: String, e: std::io::Error| Error::Other(format!("{what}: {e}"));
     std::fs::create_dir_all(&k.state_dir)
-        .map_err(|e| io(format!("creating {}", k.state_dir.display()), e))?;
+        .map_err(|e| Error::io(format!("creating {}", k.state_dir.display()), e))?;
     let path = k.run_params_paths(algo).0;
-    let lock = File::create(&path).map_err(|e| io(format!("opening {}", path.display()), e))?;
+    let lock =
+        File::create(&path).map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
     // SAFETY: flock on a descriptor we own.
     let taken = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
     Ok(taken.then_some(lock))
@@ -58,17 +59,56 @@ pub fn left_by_a_dead_run(k: &Kernel, algo: Algo) -> Option<Params> {
 
 /// Puts back what a run killed before its end had changed (under the lock), and forgets
 /// it; returns the values put back, if there were any.
-pub fn finish_a_dead_run(k: &Kernel, algo: Algo) -> Result<Option<Params>, Error> {
+fn finish_a_dead_run(k: &Kernel, algo: Algo) -> Result<Option<Params>, Error> {
     let Some(left) = left_by_a_dead_run(k, algo) else { return Ok(None) };
-    k.set(algo, &left)?;
-    let _ = std::fs::remove_file(k.run_params_paths(algo).1);
+    let saved = k.run_params_paths(algo).1;
+    k.set(algo, &left).map_err(|e| {
+        Error::Other(format!(
+            "putting back the parameters a run killed before its end saved in {}: {e}; remove that file to skip it",
+            saved.display()
+        ))
+    })?;
+    let _ = std::fs::remove_file(&saved);
     Ok(Some(left))
+}
+
+/// Sets `changes` on `algo` between runs (`cclab kernel set`, the web lab's kernel panel):
+/// refused while a run holds its parameters, since the run puts the earlier values back
+/// at its end; a killed run's values are put back first. Returns those, if any, and the
+/// values stored.
+#[allow(clippy::type_complexity)]
+pub fn set_between_runs(
+    k: &Kernel,
+    algo: Algo,
+    changes: &[(String, f64)],
+) -> Result<(Option<Params>, Vec<(&'static str, f64)>), Error> {
+    k.get(algo)?; // loaded, and root: before the lock's file is made
+    let _turn = try_lock(k, algo)?.ok_or_else(|| {
+        held_by_a_run(
+            algo,
+            "that would undo this setting: change them within that run (its scenario's [[changes]], or the web lab's tuning of the run), or wait for it to end",
+        )
+    })?;
+    let put_back = finish_a_dead_run(k, algo)?;
+    Ok((put_back, k.set(algo, changes)?))
+}
+
+/// Unloads `algo` between runs: refused while a run holds its parameters.
+pub fn unload_between_runs(k: &Kernel, algo: Algo) -> Result<Unloaded, Error> {
+    let _turn = match loader::is_root() && k.dir(algo).exists() {
+        true => Some(
+            try_lock(k, algo)?
+                .ok_or_else(|| held_by_a_run(algo, "wait for it to end before unloading it"))?,
+        ),
+        false => None, // not loaded, or not root: unload says which
+    };
+    k.unload(algo)
 }
 
 /// The refusal while a run holds `algo`'s parameters; `advice` says what to do instead.
 pub fn held_by_a_run(algo: Algo, advice: &str) -> Error {
-    Error::Other(format!(
-        "a cclab testbed or fidelity run is using {}, whose parameters every connection in the kernel shares, and puts their earlier values back when it ends; {advice}",
+    Error::Busy(format!(
+        "a cclab testbed or fidelity run (or another cclab kernel command) is using {}, whose parameters every connection in the kernel shares, and a run puts their earlier values back when it ends; {advice}",
         algo.name()
     ))
 }

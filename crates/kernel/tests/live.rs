@@ -974,33 +974,33 @@ fn default_sets_and_restores_the_namespace_default_and_unload_puts_it_back() {
     assert_eq!(unloaded, Ok(Unloaded::Done { default_now: Some(back) }));
     assert_eq!(ns_default(), original);
 
-    // Linux marks every default allowed to all users and never unmarks it, which only the
-    // initial namespace can do (elsewhere a default must be allowed already): there a
-    // restore puts back the list saved with the default. The machine's default is set to
-    // itself, and the saved list made one entry shorter by hand (the guard `_allowed`
-    // puts the machine's list back).
+    // Linux marks every default allowed to all users and never unmarks it; only the
+    // initial namespace can widen the list that way (elsewhere a default must be on it
+    // already), and there a restore takes off what cclab's defaults added, and nothing
+    // else. The machine's default is set to itself (already allowed: nothing added), then
+    // the saved file says that another allowed name was added (the guard `_allowed` puts
+    // the machine's list back).
     let host_default = host_before.trim();
-    assert_eq!(host.set_default(host_default).unwrap(), host_default);
+    assert_eq!(host.set_default(host_default).unwrap(), (host_default.to_string(), false));
     let saved = std::fs::read_dir(&state)
         .unwrap()
         .flatten()
         .map(|e| e.path())
         .find(|p| p.to_string_lossy().contains("default_congestion_control-"))
         .expect("the saved default");
-    let list = std::fs::read_to_string(ALLOWED).unwrap().trim().to_string();
-    let text = std::fs::read_to_string(&saved).unwrap();
-    assert_eq!(text, format!("{host_default}\n{list}\n"), "the default and the list are saved");
-    let shorter: Vec<&str> = list.split_whitespace().filter(|n| *n != host_default).collect();
-    let shorter = format!("{host_default} {}", shorter[1..].join(" ")).trim().to_string();
-    assert_ne!(shorter, list, "the list {list:?} has an entry besides the default");
-    std::fs::write(&saved, format!("{host_default}\n{shorter}\n")).unwrap();
-    assert_eq!(host.restore_default().unwrap(), (host_default.to_string(), Some(shorter.clone())));
-    let sorted = |l: &str| {
-        let mut v: Vec<String> = l.split_whitespace().map(String::from).collect();
-        v.sort();
-        v
+    assert_eq!(std::fs::read_to_string(&saved).unwrap(), format!("{host_default}\n\n"));
+    let list = std::fs::read_to_string(ALLOWED).unwrap();
+    let other = list.split_whitespace().find(|n| *n != host_default).map(String::from);
+    let Some(other) = other else {
+        panic!("the allowed list {list:?} needs a name besides the default {host_default}")
     };
-    assert_eq!(sorted(&std::fs::read_to_string(ALLOWED).unwrap()), sorted(&shorter));
+    std::fs::write(&saved, format!("{host_default}\n{other}\n")).unwrap();
+    let (back, said) = host.restore_default().unwrap();
+    assert_eq!(back, host_default);
+    assert!(said.is_some_and(|s| s.starts_with(&format!("{other} taken off"))));
+    let now = std::fs::read_to_string(ALLOWED).unwrap();
+    let expected: Vec<&str> = list.split_whitespace().filter(|n| *n != other).collect();
+    assert_eq!(now.split_whitespace().collect::<Vec<_>>(), expected, "only {other} went");
     assert_eq!(
         std::fs::read_to_string("/proc/sys/net/ipv4/tcp_congestion_control").unwrap(),
         host_before,
@@ -1057,8 +1057,8 @@ fn kernel_set_takes_turns_with_runs_and_finishes_a_killed_runs_restore() {
     skip_unless_capable!();
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let l = Loaded::new(&[Algo::Tuner]);
-    let state = std::env::temp_dir().join(format!("cclab-test-state-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&state);
+    let state_dir = TempDir::new("cclab-run-params-test");
+    let state = state_dir.0.clone();
     let mut k = Kernel::with_pin_root(l.k.pin_root.clone());
     k.state_dir = state.clone();
     let cli = |args: &[&str]| {
@@ -1076,7 +1076,7 @@ fn kernel_set_takes_turns_with_runs_and_finishes_a_killed_runs_restore() {
     // A run holds the parameters: both refused, nothing changed.
     let held = run_params::try_lock(&k, Algo::Tuner).unwrap().expect("the lock is free");
     let (ok, text) = cli(&["set", "cclab_tuner", "beta=0.6"]);
-    assert!(!ok && text.contains("run is using cclab_tuner") && text.contains("undo"), "{text}");
+    assert!(!ok && text.contains("is using cclab_tuner") && text.contains("undo"), "{text}");
     assert!((value("beta") - 0.7).abs() < 0.01);
     let (ok, text) = cli(&["unload", "cclab_tuner"]);
     assert!(!ok && text.contains("before unloading it"), "{text}");
@@ -1090,10 +1090,8 @@ fn kernel_set_takes_turns_with_runs_and_finishes_a_killed_runs_restore() {
     std::fs::write(k.run_params_paths(Algo::Tuner).1, run_params::to_text(&before)).unwrap();
     k.set(Algo::Tuner, &[("alpha".into(), 2.0)]).unwrap();
     let (ok, text) = cli(&["set", "cclab_tuner", "beta=0.8"]);
-    assert!(ok && text.contains("first put back what a run killed"), "{text}");
+    assert!(ok && text.contains("first put back the values a run killed"), "{text}");
     assert_eq!(value("alpha"), 0.5, "the dead run's restore is done");
     assert!((value("beta") - 0.8).abs() < 0.01, "and the new setting kept");
     assert!(!k.run_params_paths(Algo::Tuner).1.exists(), "nothing left for a run to put back");
-    drop(l);
-    let _ = std::fs::remove_dir_all(&state);
 }

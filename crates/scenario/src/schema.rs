@@ -175,7 +175,9 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
         .duration("duration")?
         .ok_or_else(|| top.missing("duration", "how long to simulate, e.g. \"60s\""))?;
     let seed = top.int("seed", 0, MAX_SEED as i64)?.unwrap_or(1) as u64;
-    let sample_interval = top.duration("sample_interval")?.unwrap_or(Duration::from_millis(10));
+    // Default 10 ms, or the whole run when it is shorter.
+    let sample_interval =
+        top.duration("sample_interval")?.unwrap_or(Duration::from_millis(10).min(duration));
     check_times(duration, sample_interval).map_err(|e| top.locate(e, &[]))?;
 
     let bn_node = top.get("bottleneck").ok_or_else(|| {

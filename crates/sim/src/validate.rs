@@ -257,7 +257,7 @@ fn fits_buffer(field: &str, wire: u32, header: u32, link: &LinkConfig) -> Result
             field,
             (wire - header).to_string(),
             format!(
-                "a packet of {wire} bytes on the wire does not fit bottleneck.buffer = {b} bytes, which would drop every one; allowed: at most {} with this buffer",
+                "a packet of {wire} bytes on the wire does not fit bottleneck.buffer = {b} bytes, which would drop every one; allowed: at most {} bytes with this buffer",
                 b.saturating_sub(u64::from(header))
             ),
         )),

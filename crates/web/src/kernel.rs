@@ -6,7 +6,7 @@
 
 use crate::error::{ApiError, ApiResult};
 use cclab_kernel::loader::{self, Kernel};
-use cclab_kernel::Algo;
+use cclab_kernel::{run_params, Algo, Error};
 use serde_json::{json, Value};
 
 /// What keeps the panel from acting, in words (empty when nothing does).
@@ -83,20 +83,24 @@ pub fn load(name: &str, load: bool) -> ApiResult<Value> {
     if load {
         k.load(a).map_err(|e| ApiError::conflict(e.to_string()))?;
     } else {
-        k.unload(a).map_err(|e| ApiError::conflict(e.to_string()))?;
+        run_params::unload_between_runs(&k, a).map_err(|e| ApiError::conflict(e.to_string()))?;
     }
     Ok(status())
 }
 
 /// `POST /api/kernel/set` with `{"algorithm": ..., "name": "beta", "value": 0.5}`: rewrites
-/// the algorithm's tunables map, as `cclab kernel set` does.
+/// the algorithm's tunables map, as `cclab kernel set` does (refused, 409, while a run
+/// holds them).
 pub fn set(name: &str, param: &str, value: f64) -> ApiResult<Value> {
     let a = algo(name)?;
     need_ready()?;
     let k = Kernel::default();
-    let stored = k
-        .set(a, &[(param.to_string(), value)])
-        .map_err(|e| ApiError::field(&format!("{}.{param}", a.name()), e.to_string()))?;
+    let (_, stored) = run_params::set_between_runs(&k, a, &[(param.to_string(), value)]).map_err(
+        |e| match e {
+            Error::Busy(_) => ApiError::conflict(e.to_string()),
+            e => ApiError::field(&format!("{}.{param}", a.name()), e.to_string()),
+        },
+    )?;
     Ok(
         json!({ "algorithm": a.name(), "stored": stored.iter().map(|(n, v)| json!({"name": n, "value": v})).collect::<Vec<_>>() }),
     )
