@@ -24,7 +24,8 @@ def sweep_file(tmp_path, text):
 def test_local_sweep_gives_the_cli_sweep_csv(cli, tmp_path):
     scn = cclab.Scenario.from_toml(SHORT).set("duration", "2s")
     df = cclab.sweep(scn, grid=GRID, seeds=2, out=tmp_path / "py", progress=False, jobs=2)
-    text = scn.with_sweep(GRID, 2).to_toml()
+    with pytest.warns(UserWarning, match="duration=2s"):  # given again as --set below
+        text = scn.with_sweep(GRID, 2).to_toml()
     path = sweep_file(tmp_path, text)
     status, _, err = cli("run", path, "--set", "duration=2s", "--out", tmp_path / "cli", "--jobs", 2)
     assert status == 0, err
@@ -141,7 +142,8 @@ def test_one_failing_run_is_reported_and_the_others_finish(cli, tmp_path):
     assert "is not a cclab results folder" in e.failures[0]
     assert sorted(e.table["run"].unique()) == [0, 1, 3, 4, 5, 6, 7]
     assert (tmp_path / "py" / "points" / "2" / "notes.txt").read_text() == "mine\n"
-    path = sweep_file(tmp_path, scn.with_sweep(GRID, 2).to_toml())
+    with pytest.warns(UserWarning, match="duration=2s"):  # given again as --set below
+        path = sweep_file(tmp_path, scn.with_sweep(GRID, 2).to_toml())
     status, _, err = cli("run", path, "--set", "duration=2s", "--out", tmp_path / "cli")
     assert status == 1 and e.failures[0].replace(str(tmp_path / "py"), str(tmp_path / "cli")) in err
     assert (tmp_path / "py" / "sweep.csv").read_bytes() == (tmp_path / "cli" / "sweep.csv").read_bytes()

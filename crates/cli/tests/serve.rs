@@ -1055,8 +1055,8 @@ fn a_testbed_run_is_retuned_live_and_stopped_leaving_nothing_behind() {
     // The kernel panel cannot change what the run holds (its end would undo it).
     let (st, v) = act("set", json!({ "algorithm": "cclab_tuner", "name": "beta", "value": 0.6 }));
     assert!(st == 409 && v["error"].as_str().unwrap().contains("within that run"), "{v}");
-    let (st, _) = act("unload", json!({ "algorithm": "cclab_tuner" }));
-    assert_eq!(st, 409, "not unloaded under a run");
+    let (st, v) = act("unload", json!({ "algorithm": "cclab_tuner" }));
+    assert!(st == 409 && v["error"].as_str().unwrap().contains("before unloading it"), "{v}");
     let (st, _) = s.post(&format!("/api/runs/{id}/control"), &json!({ "action": "pause" }));
     assert_eq!(st, 409, "real TCP cannot be paused");
     let started = Instant::now();

@@ -61,6 +61,20 @@ struct Held {
     _lock: std::fs::File,
 }
 
+/// The lock on `algo`'s parameters for a run, waiting up to a second for a setting
+/// between runs (`cclab kernel set`, the web lab's panel: milliseconds) to let it go;
+/// `None` while another run holds it.
+fn lock_for_a_run(k: &Kernel, algo: Algo) -> Result<Option<std::fs::File>, cclab_kernel::Error> {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+    loop {
+        match run_params::try_lock(k, algo)? {
+            Some(lock) => return Ok(Some(lock)),
+            None if std::time::Instant::now() >= deadline => return Ok(None),
+            None => std::thread::sleep(std::time::Duration::from_millis(20)),
+        }
+    }
+}
+
 /// Writes `text` to `path` whole or not at all ([`cclab_units::whole_file`]).
 fn write_whole(path: &std::path::Path, text: &str) -> Result<(), EmuError> {
     cclab_units::whole_file::write(path, text.as_bytes())
@@ -93,7 +107,7 @@ impl RunTunables {
         let k = Kernel::default();
         for (algo, _, want) in chosen {
             let setup = |e: cclab_kernel::Error| EmuError::Setup(e.to_string());
-            let lock = run_params::try_lock(&k, algo).map_err(setup)?.ok_or_else(|| {
+            let lock = lock_for_a_run(&k, algo).map_err(setup)?.ok_or_else(|| {
                 setup(run_params::held_by_a_run(
                     algo,
                     "runs of it take turns: wait for that run to end",

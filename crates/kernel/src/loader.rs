@@ -30,6 +30,9 @@ use std::time::{Duration, Instant};
 const AVAILABLE: &str = "/proc/sys/net/ipv4/tcp_available_congestion_control";
 const DEFAULT_CC: &str = "/proc/sys/net/ipv4/tcp_congestion_control";
 const ALLOWED: &str = "/proc/sys/net/ipv4/tcp_allowed_congestion_control";
+/// The mark of the saved default file's second line: the names cclab's defaults added to
+/// the allowed list.
+const ADDED: &str = "added:";
 
 /// What [`Kernel::unload`] did.
 #[derive(Clone, Debug, PartialEq)]
@@ -524,14 +527,21 @@ impl Kernel {
         Ok(self.state_dir.join(format!("default_congestion_control-{key}")))
     }
 
-    /// The saved default (the file's first line) and, from the second, the names that
-    /// cclab's defaults added to the allowed list (files of earlier builds have only the
-    /// first).
+    /// The saved default (the file's first line) and, from the second (`added: NAME
+    /// ...`), the names that cclab's defaults added to the allowed list. Files of earlier
+    /// builds have only the first line, or a second without the mark (the whole list,
+    /// once): nothing counts as added from those.
     fn saved(&self) -> Result<(Option<String>, Vec<String>), Error> {
         let text = std::fs::read_to_string(self.saved_default_path()?).unwrap_or_default();
         let mut lines = text.lines().map(str::trim);
         let default = lines.next().filter(|l| !l.is_empty()).map(String::from);
-        let added = lines.next().unwrap_or("").split_whitespace().map(String::from).collect();
+        let added = lines
+            .next()
+            .and_then(|l| l.strip_prefix(ADDED))
+            .unwrap_or("")
+            .split_whitespace()
+            .map(String::from)
+            .collect();
         Ok((default, added))
     }
 
@@ -543,7 +553,7 @@ impl Kernel {
         std::fs::create_dir_all(&self.state_dir)
             .map_err(|e| Error::io(format!("creating {}", self.state_dir.display()), e))?;
         let path = self.saved_default_path()?;
-        std::fs::write(&path, format!("{default}\n{}\n", added.join(" ")))
+        std::fs::write(&path, format!("{default}\n{ADDED}{}\n", added.join(" ")))
             .map_err(|e| Error::io(format!("saving the old default to {}", path.display()), e))
     }
 
@@ -635,7 +645,11 @@ impl Kernel {
         }
         if widens {
             added.push(name.to_string());
-            self.write_saved(saved.as_deref().unwrap_or(&old), &added)?;
+            self.write_saved(saved.as_deref().unwrap_or(&old), &added).map_err(|e| {
+                Error::Other(format!(
+                    "the default is now {name}, which the kernel added to {ALLOWED}, but a restore will not take it off: {e}"
+                ))
+            })?;
         }
         Ok((old, widens))
     }

@@ -27,8 +27,13 @@ pub fn try_lock(k: &Kernel, algo: Algo) -> Result<Option<File>, Error> {
     let lock =
         File::create(&path).map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
     // SAFETY: flock on a descriptor we own.
-    let taken = unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
-    Ok(taken.then_some(lock))
+    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
+        return Ok(Some(lock));
+    }
+    match std::io::Error::last_os_error() {
+        e if e.raw_os_error() == Some(libc::EWOULDBLOCK) => Ok(None),
+        e => Err(Error::io(format!("locking {}", path.display()), e)),
+    }
 }
 
 /// `name value` lines, one parameter each (Rust's shortest decimal form reads back exactly).
@@ -83,6 +88,9 @@ pub fn set_between_runs(
     changes: &[(String, f64)],
 ) -> Result<(Option<Params>, Vec<(&'static str, f64)>), Error> {
     k.get(algo)?; // loaded, and root: before the lock's file is made
+    for (name, value) in changes {
+        algo.check(name, *value)?; // a bad value changes nothing, a dead run's restore included
+    }
     let _turn = try_lock(k, algo)?.ok_or_else(|| {
         held_by_a_run(
             algo,
@@ -108,7 +116,7 @@ pub fn unload_between_runs(k: &Kernel, algo: Algo) -> Result<Unloaded, Error> {
 /// The refusal while a run holds `algo`'s parameters; `advice` says what to do instead.
 pub fn held_by_a_run(algo: Algo, advice: &str) -> Error {
     Error::Busy(format!(
-        "a cclab testbed or fidelity run (or another cclab kernel command) is using {}, whose parameters every connection in the kernel shares, and a run puts their earlier values back when it ends; {advice}",
+        "a cclab testbed or fidelity run (or another cclab kernel command, or the web lab's kernel panel) is using {}, whose parameters every connection in the kernel shares, and a run puts their earlier values back when it ends; {advice}",
         algo.name()
     ))
 }

@@ -988,13 +988,17 @@ fn default_sets_and_restores_the_namespace_default_and_unload_puts_it_back() {
         .map(|e| e.path())
         .find(|p| p.to_string_lossy().contains("default_congestion_control-"))
         .expect("the saved default");
-    assert_eq!(std::fs::read_to_string(&saved).unwrap(), format!("{host_default}\n\n"));
+    assert_eq!(std::fs::read_to_string(&saved).unwrap(), format!("{host_default}\nadded:\n"));
     let list = std::fs::read_to_string(ALLOWED).unwrap();
     let other = list.split_whitespace().find(|n| *n != host_default).map(String::from);
     let Some(other) = other else {
         panic!("the allowed list {list:?} needs a name besides the default {host_default}")
     };
+    // A second line without the mark (an earlier build's whole list) counts for nothing.
     std::fs::write(&saved, format!("{host_default}\n{other}\n")).unwrap();
+    assert_eq!(host.restore_default().unwrap(), (host_default.to_string(), None));
+    assert_eq!(host.set_default(host_default).unwrap(), (host_default.to_string(), false));
+    std::fs::write(&saved, format!("{host_default}\nadded: {other}\n")).unwrap();
     let (back, said) = host.restore_default().unwrap();
     assert_eq!(back, host_default);
     assert!(said.is_some_and(|s| s.starts_with(&format!("{other} taken off"))));

@@ -95,13 +95,16 @@ pub fn set(name: &str, param: &str, value: f64) -> ApiResult<Value> {
     let a = algo(name)?;
     need_ready()?;
     let k = Kernel::default();
-    let (_, stored) = run_params::set_between_runs(&k, a, &[(param.to_string(), value)]).map_err(
-        |e| match e {
-            Error::Busy(_) => ApiError::conflict(e.to_string()),
-            e => ApiError::field(&format!("{}.{param}", a.name()), e.to_string()),
-        },
-    )?;
-    Ok(
-        json!({ "algorithm": a.name(), "stored": stored.iter().map(|(n, v)| json!({"name": n, "value": v})).collect::<Vec<_>>() }),
-    )
+    let (put_back, stored) = run_params::set_between_runs(&k, a, &[(param.to_string(), value)])
+        .map_err(|e| match e {
+            Error::Param(_) => ApiError::field(&format!("{}.{param}", a.name()), e.to_string()),
+            e => ApiError::conflict(e.to_string()),
+        })?;
+    let pair = |n: &str, v: f64| json!({ "name": n, "value": v });
+    Ok(json!({
+        "algorithm": a.name(),
+        "stored": stored.iter().map(|(n, v)| pair(n, *v)).collect::<Vec<_>>(),
+        // What a run killed before its end had left to put back, put back first.
+        "put_back": put_back.map(|p| p.iter().map(|(n, v)| pair(n, *v)).collect::<Vec<_>>()),
+    }))
 }
