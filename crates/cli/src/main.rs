@@ -80,7 +80,14 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(msg) => {
             let _ = writeln!(std::io::stderr(), "error: {msg}");
-            ExitCode::FAILURE
+            // Stopped by Ctrl-C, SIGTERM or SIGHUP through the emulator's handlers: the
+            // shell's status for a signal (128 + SIGINT), as `cclab emu` gives, so that
+            // a script tells an interrupted run from a failed one.
+            if cclab_emu::forwarder::signalled() {
+                ExitCode::from(130)
+            } else {
+                ExitCode::FAILURE
+            }
         }
     }
 }

@@ -634,7 +634,7 @@ pub fn finish(
     for (name, svg) in &plots {
         write(name, svg)?;
     }
-    write("report.html", &report_html(scn, report, &plots))?;
+    write("report.html", &report_html(scn, report, metrics, &plots))?;
     for (name, text) in extra {
         write(name, text)?;
     }
@@ -658,9 +658,11 @@ pub fn print_finished(
     ));
 }
 
-/// The per-flow table and the link line, as printed on the terminal. The window goodput,
-/// completion time and throughput ratio columns appear when the run has them.
-pub fn table(scn: &Scenario, r: &Report, m: &RunMetrics) -> String {
+/// The per-flow table's rows, header first, as the terminal and report.html show them,
+/// and a line for the flows left out of a long table (the full list is in
+/// summary.json). The window goodput, completion time and throughput ratio columns
+/// appear when the run has them.
+fn flow_rows(scn: &Scenario, r: &Report, m: &RunMetrics) -> (Vec<Vec<String>>, Option<String>) {
     // Shares count delivered bytes, as the groups' do: goodputs of flows active for
     // different spans (web-like arrivals) do not add up to anything.
     let shares = byte_shares(r);
@@ -682,24 +684,33 @@ pub fn table(scn: &Scenario, r: &Report, m: &RunMetrics) -> String {
     .to_vec();
     header.extend(extras.iter().map(|(name, _)| name.to_string()));
     let mut rows = vec![header];
-    // Long tables are cut: the full list is in summary.json.
     let shown = table_flows(r.flows.len());
     for (f, &share) in r.flows[..shown].iter().zip(&shares) {
         let mut row = flow_row(scn, f, &m.flows[f.flow], share);
         row.extend(extras.iter().map(|(_, value)| value(&m.flows[f.flow])));
         rows.push(row);
     }
-    let mut out = text_table(&rows, 3);
-    if shown < r.flows.len() {
+    let rest = (shown < r.flows.len()).then(|| {
         let rest = &r.flows[shown..];
         let rest_bytes = rest.iter().map(|f| f.delivered_bytes).sum::<u64>() as f64;
         let rest_share: f64 = shares[shown..].iter().sum();
-        out.push_str(&format!(
-            "... and {} more flows ({:.3} MB delivered in all, {:.1}% of the flows' bytes); every flow is in summary.json\n",
+        format!(
+            "... and {} more flows ({:.3} MB delivered in all, {:.1}% of the flows' bytes); every flow is in summary.json",
             rest.len(),
             rest_bytes / 1e6,
             rest_share * 100.0
-        ));
+        )
+    });
+    (rows, rest)
+}
+
+/// The per-flow table and the link line, as printed on the terminal.
+pub fn table(scn: &Scenario, r: &Report, m: &RunMetrics) -> String {
+    let (rows, rest) = flow_rows(scn, r, m);
+    let mut out = text_table(&rows, 3);
+    if let Some(rest) = rest {
+        out.push_str(&rest);
+        out.push('\n');
     }
     let goodputs: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
     out.push_str(&format!(
@@ -731,11 +742,6 @@ pub fn table(scn: &Scenario, r: &Report, m: &RunMetrics) -> String {
 /// first sample).
 fn known(x: f64) -> Option<f64> {
     (!x.is_nan()).then_some(x)
-}
-
-/// A number in the HTML report, or "-" where there is none.
-fn html_num(x: f64, decimals: usize) -> String {
-    known(x).map_or("-".to_string(), |x| num(x, decimals))
 }
 
 /// The fixed cells of one flow's line in the terminal table; `share` is its part of the
@@ -886,7 +892,12 @@ pub fn goodput_points(p: &[(f64, u64)], window: f64) -> Vec<(f64, f64)> {
 }
 
 /// report.html: the summary table and the plots in one self-contained page.
-fn report_html(scn: &Scenario, r: &Report, plots: &[(&'static str, String)]) -> String {
+fn report_html(
+    scn: &Scenario,
+    r: &Report,
+    m: &RunMetrics,
+    plots: &[(&'static str, String)],
+) -> String {
     // Room for the plots and a line per flow up front: the page is written in one go.
     let svg_bytes: usize = plots.iter().map(|(_, svg)| svg.len()).sum();
     let mut h = String::with_capacity(svg_bytes + 4096 + r.flows.len() * 160);
@@ -901,22 +912,18 @@ fn report_html(scn: &Scenario, r: &Report, plots: &[(&'static str, String)]) -> 
         crate::format::counted(scn.config.flows.len(), "flow"),
         crate::format::counted(scn.config.cross.len(), "cross-traffic source")
     ));
-    h.push_str("<table><tr><th>flow</th><th>name</th><th>cc</th><th>goodput Mbit/s</th><th>retransmits</th><th>RTT p50 ms</th><th>p95 ms</th><th>p99 ms</th></tr>\n");
-    for f in &r.flows {
-        let fc = &scn.config.flows[f.flow];
-        h.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-            f.flow,
-            xml(&fc.name),
-            xml(&fc.cc),
-            num(f.goodput_bps / 1e6, 3),
-            f.retransmits,
-            html_num(f.rtt.p50_ms, 1),
-            html_num(f.rtt.p95_ms, 1),
-            html_num(f.rtt.p99_ms, 1)
-        ));
+    let (rows, rest) = flow_rows(scn, r, m);
+    let cells = |row: &[String], tag: &str| -> String {
+        row.iter().map(|c| format!("<{tag}>{}</{tag}>", xml(c))).collect()
+    };
+    h.push_str(&format!("<table><tr>{}</tr>\n", cells(&rows[0], "th")));
+    for row in &rows[1..] {
+        h.push_str(&format!("<tr>{}</tr>\n", cells(row, "td")));
     }
     h.push_str("</table>\n");
+    if let Some(rest) = rest {
+        h.push_str(&format!("<p>{}</p>\n", xml(&rest)));
+    }
     let goodputs: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
     h.push_str(&format!(
         "<p>Link utilisation {}%, {} packets delivered, {} drops, mean queue {} packets, Jain's fairness index {}.</p>\n",

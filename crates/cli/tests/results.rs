@@ -161,6 +161,10 @@ fn a_run_writes_every_result_file_with_the_documented_fields() {
     let html = read(&res.join("report.html"));
     assert_eq!(html.matches("<svg").count(), 4);
     assert!(html.contains("<table>") && html.contains("reno#1"));
+    // The terminal's columns: the report's table is built from the same rows.
+    for head in ["send Mbit/s", "mean cwnd", "share"] {
+        assert!(html.contains(&format!("<th>{head}</th>")), "{head}");
+    }
 }
 
 #[test]
@@ -238,7 +242,7 @@ fn a_flow_without_an_rtt_sample_has_no_rtt_figures() {
     let row = table.lines().find(|l| l.starts_with("1 ")).expect("flow 1's row");
     assert!(row.contains("      -       -       -"), "{row}");
     let report = read(&dir.path().join("r/report.html"));
-    assert!(report.contains("<td>-</td><td>-</td><td>-</td></tr>"), "{report}");
+    assert!(report.contains("<td>-</td><td>-</td><td>-</td><td>"), "{report}");
 }
 
 /// A flow's `hz` reaches its algorithm's clock: CUBIC's epoch starts (`cc_epoch_start`,
