@@ -625,6 +625,8 @@ impl Kernel {
                 }
             }
         }
+        // The saved file is read and written again below: one command at a time.
+        let _lock = self.lock()?;
         let old = current_default()?;
         let (saved, mut added) = self.saved()?;
         if saved.is_none() {
@@ -659,6 +661,7 @@ impl Kernel {
     /// did to the list.
     pub fn restore_default(&self) -> Result<(String, Option<String>), Error> {
         need_root("cclab kernel default --restore")?;
+        let _lock = self.lock()?;
         let path = self.saved_default_path()?;
         let old = self.saved_default()?.ok_or_else(|| {
             Error::Other(format!(
