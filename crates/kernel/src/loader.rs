@@ -604,7 +604,8 @@ impl Kernel {
         // (-EPERM after bpf_try_module_get): for a BPF algorithm the struct_ops map then
         // stays in memory until reboot. So refuse here, before the kernel sees it.
         let allowed = std::fs::read_to_string(ALLOWED).unwrap_or_default();
-        if !allowed_to_all(name) {
+        let already_allowed = allowed_to_all(name);
+        if !already_allowed {
             match in_initial_netns() {
                 Ok(true) => {}
                 Ok(false) => {
@@ -634,7 +635,7 @@ impl Kernel {
         }
         // Only the initial namespace can widen the allowed list (elsewhere the default
         // must be on it already).
-        let widens = !allowed_to_all(name) && in_initial_netns() == Ok(true);
+        let widens = !already_allowed && in_initial_netns() == Ok(true);
         if let Err(e) = std::fs::write(DEFAULT_CC, name) {
             if e.raw_os_error() == Some(libc::EPERM) {
                 return Err(Error::Other(format!(

@@ -13,7 +13,6 @@ use crate::algo::Algo;
 use crate::error::Error;
 use crate::loader::{self, Kernel, Unloaded};
 use std::fs::File;
-use std::os::fd::AsRawFd;
 
 /// Parameter values by name, as [`Kernel::set`] takes them.
 pub type Params = Vec<(String, f64)>;
@@ -26,13 +25,14 @@ pub fn try_lock(k: &Kernel, algo: Algo) -> Result<Option<File>, Error> {
     let path = k.run_params_paths(algo).0;
     let lock =
         File::create(&path).map_err(|e| Error::io(format!("opening {}", path.display()), e))?;
-    // SAFETY: flock on a descriptor we own.
-    if unsafe { libc::flock(lock.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0 {
-        return Ok(Some(lock));
-    }
-    match std::io::Error::last_os_error() {
-        e if e.raw_os_error() == Some(libc::EWOULDBLOCK) => Ok(None),
-        e => Err(Error::io(format!("locking {}", path.display()), e)),
+    // std's lock is flock(2), as the pin lock's (`Kernel::lock`): per open file, so two
+    // holders in one process (the web lab's run and its panel) exclude each other too.
+    match lock.try_lock() {
+        Ok(()) => Ok(Some(lock)),
+        Err(std::fs::TryLockError::WouldBlock) => Ok(None),
+        Err(std::fs::TryLockError::Error(e)) => {
+            Err(Error::io(format!("locking {}", path.display()), e))
+        }
     }
 }
 
