@@ -94,7 +94,7 @@ class Simulation:
                 f"{name} = {value!r}: the value must be a number "
                 "(rto_min in milliseconds, initcwnd in segments, a switch as True/False)"
             )
-        return self._sim.set_param(int(flow), name, float(value))
+        return self._sim.set_param(int(flow), name, float(value), isinstance(value, bool))
 
     @property
     def changes(self) -> List[Dict[str, Any]]:

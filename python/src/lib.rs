@@ -13,6 +13,7 @@ use cclab_scenario::sweep::Plan;
 use cclab_scenario::{Loaded, ScenarioError};
 use cclab_sim::LiveClock;
 use cclab_units::Time;
+use cclab_web::catalog::ShownValue;
 use cclab_web::live::LiveChange;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
@@ -260,7 +261,7 @@ struct Simulation {
     clock: LiveClock,
     /// Simulated nanoseconds per step between checks for Ctrl-C.
     step_ns: u64,
-    changes: Vec<(u64, usize, String, f64)>,
+    changes: Vec<(u64, usize, String, ShownValue)>,
 }
 
 impl Simulation {
@@ -320,7 +321,19 @@ impl Simulation {
 
     /// Changes a parameter of flow `flow` now; returns the instant (ns) of the
     /// `[[changes]]` entry that replays it.
-    fn set_param(&mut self, py: Python<'_>, flow: usize, name: &str, value: f64) -> PyResult<u64> {
+    /// `switch`: the value was given as True/False (refused for a parameter that is a number).
+    fn set_param(
+        &mut self,
+        py: Python<'_>,
+        flow: usize,
+        name: &str,
+        value: f64,
+        switch: bool,
+    ) -> PyResult<u64> {
+        if let (true, Some(f)) = (switch, self.scenario.config.flows.get(flow)) {
+            cclab_web::catalog::refuse_switch_value(&f.cc, name, value != 0.0)
+                .map_err(pyo3::exceptions::PyValueError::new_err)?;
+        }
         let clock = &self.clock;
         let run = self
             .run
@@ -329,26 +342,32 @@ impl Simulation {
         let at = run
             .set_param(clock, flow, name, value)
             .map_err(pyo3::exceptions::PyValueError::new_err)?;
+        let value = ShownValue::of(&self.scenario.config.flows[flow].cc, name, value);
         self.changes.push((at, flow, name.to_string(), value));
         Ok(at)
     }
 
-    /// The live changes so far: (at_ns, flow, name, value).
+    /// The live changes so far: (at_ns, flow, name, value), a switch's value a bool.
     #[getter]
-    fn changes(&self) -> Vec<(u64, usize, String, f64)> {
-        self.changes.clone()
+    fn changes(&self, py: Python<'_>) -> PyResult<Vec<(u64, usize, String, PyObject)>> {
+        let shown = |v: ShownValue| -> PyResult<PyObject> {
+            Ok(match v {
+                ShownValue::Switch(on) => on.into_pyobject(py)?.to_owned().into_any().unbind(),
+                ShownValue::Number(x) => x.into_pyobject(py)?.into_any().unbind(),
+            })
+        };
+        self.changes.iter().map(|(at, f, n, v)| Ok((*at, *f, n.clone(), shown(*v)?))).collect()
     }
 
     /// The `[[changes]]` entries (TOML text) that replay the live changes, as the lab
     /// UI saves them.
     fn changes_toml(&self) -> String {
-        let flows = &self.scenario.config.flows;
         self.changes
             .iter()
             .map(|(at_ns, flow, name, value)| {
                 let ch =
                     LiveChange { at_ns: *at_ns, flow: *flow, name: name.clone(), value: *value };
-                cclab_web::replay::change_entry(&flows[*flow].cc, &ch)
+                cclab_web::replay::change_entry(&self.scenario, &ch)
             })
             .collect()
     }

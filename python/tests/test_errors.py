@@ -128,6 +128,8 @@ def test_live_change_errors():
         sim.set_param(0, "betta", 0.5)
     with pytest.raises(ValueError, match=r"flow"):
         sim.set_param(5, "beta", 0.5)
+    with pytest.raises(ValueError, match="true: beta is a number, not a switch"):
+        sim.set_param(0, "beta", True)
     with pytest.raises(ValueError, match="parsecs"):
         sim.run_until("2 parsecs")
     with pytest.raises(ValueError, match=r"t = 0.5 s: before now \(1 s\)"):

@@ -29,17 +29,21 @@ def test_stepping_with_a_change_is_the_run_with_a_changes_entry(cli, tmp_path):
     assert at == 1_500_000_001
     sim.run_until(2.5)
     at2 = sim.set_param(flow=1, name="rto_min", value=50)
+    at3 = sim.set_param(flow=0, name="fast_convergence", value=False)
     samples = sim.samples()
     assert samples["time_s"].max() == pytest.approx(2.5)
     res = sim.finish()
     assert sim.changes == [
         {"at_ns": at, "flow": 0, "name": "beta", "value": 0.5},
         {"at_ns": at2, "flow": 1, "name": "rto_min", "value": 50.0},
+        {"at_ns": at3, "flow": 0, "name": "fast_convergence", "value": False},
     ]
+    assert sim.changes[2]["value"] is False
     # The same run written by hand as [[changes]] entries, run by the CLI.
     text = SHORT + (
         f'\n[[changes]]\nat = "{at}ns"\nflow = 0\nset = {{ beta = 0.5 }}\n'
         f'\n[[changes]]\nat = "{at2}ns"\nflow = 1\nset = {{ rto_min = "50ms" }}\n'
+        f'\n[[changes]]\nat = "{at3}ns"\nflow = 0\nset = {{ fast_convergence = false }}\n'
     )
     (tmp_path / "replay.toml").write_text(text)
     status, _, err = cli("run", tmp_path / "replay.toml", "--out", tmp_path / "cli")

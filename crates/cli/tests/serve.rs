@@ -563,6 +563,7 @@ fn parameter_changes_apply_live_and_bad_ones_name_the_field_value_and_range() {
         ),
         (json!({ "flow": -1, "name": "beta", "value": 0.5 }), "flow", "-1: a flow index"),
         (json!({ "flow": 1, "name": "beta", "value": "x" }), "value", "\"x\": a number"),
+        (json!({ "flow": 1, "name": "beta", "value": true }), "value", "beta is a number, not a switch"),
     ] {
         let (st, v) = set(body.clone());
         assert_eq!(st, 400, "{body}: {v}");
@@ -574,14 +575,14 @@ fn parameter_changes_apply_live_and_bad_ones_name_the_field_value_and_range() {
     assert_eq!(v["value"], "3", "{v}");
     let (st, v) = set(json!({ "flow": 1, "name": "beta" }));
     assert!(st == 400 && v["error"].as_str().unwrap().contains("missing field `value`"), "{v}");
-    let (st, _) = set(json!({ "flow": 1, "name": "fast_convergence", "value": false }));
+    let (st, v) = set(json!({ "flow": 1, "name": "fast_convergence", "value": false }));
     assert_eq!(st, 200);
+    assert_eq!(v["change"]["value"], json!(false), "a switch is echoed as one: {v}");
     let status = s.get(&format!("/api/runs/{id}")).1;
-    assert_eq!(
-        status["changes"].as_array().unwrap().len(),
-        2,
-        "only the accepted changes are recorded"
-    );
+    let changes = status["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 2, "only the accepted changes are recorded");
+    assert_eq!(changes[0]["value"], json!(0.3), "{status}");
+    assert_eq!(changes[1]["value"], json!(false), "{status}");
     s.post(&format!("/api/runs/{id}/control"), &json!({ "action": "stop" }));
 }
 

@@ -18,6 +18,7 @@ mod error;
 mod fields;
 pub mod metrics;
 pub mod metrics_spec;
+pub mod numbering;
 pub mod schema;
 pub mod sweep;
 

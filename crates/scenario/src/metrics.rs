@@ -377,7 +377,8 @@ pub fn run_metrics(
         synchronisation: synchronisation(&series.intervals()),
         groups,
         reference: spec.reference.as_ref().map(|r| match r {
-            Reference::Flow(i) => format!("flow {i}"),
+            // By its name: its index in the run may not be its number in the file.
+            Reference::Flow(i) => cfg.flows[*i].name.clone(),
             Reference::Group(g) => g.clone(),
         }),
     }

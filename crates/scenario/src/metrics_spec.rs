@@ -11,6 +11,7 @@
 //! without a name (see [`crate::metrics::group_of`]).
 
 use crate::doc::{Node, Val};
+use crate::numbering::FlowNumbers;
 use crate::schema::Ctx;
 use crate::ScenarioError;
 use cclab_sim::FlowConfig;
@@ -43,6 +44,7 @@ pub(crate) fn read(
     node: Option<&Node>,
     duration: Duration,
     flows: &[FlowConfig],
+    numbers: &FlowNumbers,
 ) -> Result<MetricsSpec, ScenarioError> {
     let Some(node) = node else { return Ok(MetricsSpec::default()) };
     let Val::Table(entries) = &node.val else {
@@ -61,7 +63,7 @@ pub(crate) fn read(
     for (key, kspan, value) in entries {
         match key.as_str() {
             "window" => spec.window = Some(window(ctx, value, duration)?),
-            "reference" => spec.reference = Some(reference(ctx, value, flows)?),
+            "reference" => spec.reference = Some(reference(ctx, value, flows, numbers)?),
             _ => {
                 return Err(ctx.err(
                     kspan,
@@ -98,7 +100,12 @@ fn window(ctx: &Ctx, n: &Node, duration: Duration) -> Result<(Duration, Duration
     }
 }
 
-fn reference(ctx: &Ctx, n: &Node, flows: &[FlowConfig]) -> Result<Reference, ScenarioError> {
+fn reference(
+    ctx: &Ctx,
+    n: &Node,
+    flows: &[FlowConfig],
+    numbers: &FlowNumbers,
+) -> Result<Reference, ScenarioError> {
     let mut groups: Vec<String> = Vec::new();
     for (i, f) in flows.iter().enumerate() {
         let g = crate::metrics::group_of(f, i);
@@ -109,16 +116,14 @@ fn reference(ctx: &Ctx, n: &Node, flows: &[FlowConfig]) -> Result<Reference, Sce
     let allowed = format!(
         "a group of flows ({}) or a flow index 0 to {}",
         groups.join(", "),
-        flows.len().saturating_sub(1)
+        numbers.len().saturating_sub(1)
     );
+    let refuse = |why: String| ctx.err(&n.span, "metrics.reference", Some(n.show()), why);
     match &n.val {
         Val::Str(s) if groups.contains(s) => Ok(Reference::Group(s.clone())),
-        Val::Int(i) if *i >= 0 && (*i as usize) < flows.len() => Ok(Reference::Flow(*i as usize)),
-        _ => Err(ctx.err(
-            &n.span,
-            "metrics.reference",
-            Some(n.show()),
-            format!("allowed: {allowed}"),
-        )),
+        Val::Int(i) if *i >= 0 && (*i as usize) < numbers.len() => {
+            numbers.run_index(*i as usize).map(Reference::Flow).map_err(refuse)
+        }
+        _ => Err(refuse(format!("allowed: {allowed}"))),
     }
 }

@@ -8,6 +8,7 @@
 
 use crate::doc::{line_of, Node, Span, Val};
 use crate::fields::{as_text, Fields};
+use crate::numbering::FlowNumbers;
 use crate::ScenarioError;
 use cclab_cc::registry::{info_of, spec_of};
 use cclab_cc::{AlgorithmInfo, LossRecovery, ParamKind, ParamSpec};
@@ -40,6 +41,9 @@ pub struct Scenario {
     pub transports: Vec<Transport>,
     /// What `[metrics]` asks the summary to measure.
     pub metrics: crate::metrics_spec::MetricsSpec,
+    /// The file's numbers of the flows (see [`crate::numbering`]): the index a
+    /// `[[changes]]` entry written for run flow `i` gives is `numbers.file_index(i)`.
+    pub numbers: FlowNumbers,
 }
 
 /// Which TCP a flow uses when the scenario runs on the testbed (`cclab testbed run`):
@@ -146,7 +150,10 @@ const CHANGE: &[&str] = &["at", "flow", "set"];
 /// One `[[flows]]` entry, read but not yet checked against the bottleneck or expanded.
 struct FlowEntry<'a> {
     flow: FlowConfig,
+    /// How many flows the entry numbers (`count`, or its transfers), running or not.
     count: u64,
+    /// False for `enabled = false`: the entry's flows keep their numbers but do not run.
+    enabled: bool,
     /// Web-like traffic (`arrivals`): each transfer's start and size, `count` of them.
     transfers: Option<Vec<(Time, u64)>>,
     transport: Transport,
@@ -186,7 +193,7 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
     // Flows first (the BDP buffer needs the largest RTT), checked on the bottleneck after.
     let entries = flow_entries(&top, duration, seed)?;
     // Disabled entries (count 0) do not size the buffer: the run is as if they were absent.
-    let active = || entries.iter().filter(|e| e.count > 0);
+    let active = || entries.iter().filter(|e| e.enabled);
     let max_rtt = active().map(|e| e.flow.rtt).max().unwrap_or(Duration::ZERO);
     // A BDP buffer counts packets of the largest flow's full size (1500 bytes with the
     // default MSS), so that it holds one BDP in bytes whatever the MSS.
@@ -201,19 +208,21 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
         let f = Fields::new(ctx, &format!("flows[{i}]"), entry.node, &FLOW)?;
         entry.flow.check(&bottleneck).map_err(|e| f.locate(e, FLOW_KEYS))?;
     }
-    let (flows, transports) = expand(entries);
+    let numbers = FlowNumbers::new(entries.iter().map(|e| (e.count as usize, e.enabled)));
+    let (flows, transports) = expand(entries, &numbers);
     check_series_size(&top, duration, sample_interval, &flows)?;
     let cross = cross_sources(&top, duration, &bottleneck)?;
     let mut changes = Vec::new();
     for (i, t) in top.tables("changes")?.iter().enumerate() {
-        changes.push(change_entry(ctx, &format!("changes[{i}]"), t, duration, &flows)?);
+        let path = format!("changes[{i}]");
+        changes.push(change_entry(ctx, &path, t, duration, &flows, &numbers)?);
     }
     // Applied in time order; equal times keep file order (stable sort).
     changes.sort_by_key(|c: &ParamChange| c.at);
 
-    let metrics = crate::metrics_spec::read(ctx, top.get("metrics"), duration, &flows)?;
+    let metrics = crate::metrics_spec::read(ctx, top.get("metrics"), duration, &flows, &numbers)?;
     let config = SimConfig { duration, seed, bottleneck, flows, cross, sample_interval, changes };
-    Ok(Scenario { name, config, transports, metrics })
+    Ok(Scenario { name, config, transports, metrics, numbers })
 }
 
 /// Every `[[flows]]` entry, read; more flows in all than fit in memory are refused
@@ -245,10 +254,10 @@ fn flow_entries<'a>(
         }
         // `enabled = false` keeps the entry (checked all the same) out of the run, so one
         // file serves "alone" and "paired" runs (--set flows[1].enabled=false).
-        if !f.bool("enabled")?.unwrap_or(true) {
-            entry.count = 0;
+        entry.enabled = f.bool("enabled")?.unwrap_or(true);
+        if entry.enabled {
+            total += entry.count;
         }
-        total += entry.count;
         if total > MAX_FLOWS as u64 {
             let key = if f.get("arrivals").is_some() { "arrivals" } else { "count" };
             let n = t.get(key).unwrap_or(t);
@@ -316,12 +325,14 @@ fn cross_sources(
 
 /// The flows after `count` is expanded, named `<name>#<index>` (or as written, for a
 /// single flow with a name), with each one's transport.
-fn expand(entries: Vec<FlowEntry>) -> (Vec<FlowConfig>, Vec<Transport>) {
+/// The running entries' flows, `count` expanded; a flow without a name of its own is
+/// called after its algorithm and its number in the file.
+fn expand(entries: Vec<FlowEntry>, numbers: &FlowNumbers) -> (Vec<FlowConfig>, Vec<Transport>) {
     let mut flows: Vec<FlowConfig> = Vec::new();
     let mut transports = Vec::new();
-    for entry in entries {
+    for entry in entries.into_iter().filter(|e| e.enabled) {
         for k in 0..entry.count as usize {
-            let id = flows.len();
+            let id = numbers.file_index(flows.len());
             let mut f = entry.flow.clone();
             if let Some(&(start, bytes)) = entry.transfers.as_ref().and_then(|t| t.get(k)) {
                 // A transfer runs to its end; `stop` only closed the window of arrivals.
@@ -402,7 +413,7 @@ fn flow_entry<'a>(
         tcp,
         direction: direction(&f)?,
     };
-    Ok(FlowEntry { flow, count, transfers: None, transport, node: t })
+    Ok(FlowEntry { flow, count, enabled: true, transfers: None, transport, node: t })
 }
 
 /// `params = { ... }`: the algorithm's parameters by its own names.
@@ -799,6 +810,7 @@ fn change_entry(
     t: &Node,
     duration: Duration,
     flows: &[FlowConfig],
+    numbers: &FlowNumbers,
 ) -> Result<ParamChange, ScenarioError> {
     let f = Fields::new(ctx, path, t, CHANGE)?;
     let at = f
@@ -811,13 +823,17 @@ fn change_entry(
             format!("after the end of the run; allowed: 0s to duration = {duration}"),
         ));
     }
-    let last = flows.len() as i64 - 1;
-    let flow = f.int("flow", 0, i64::MAX)?.ok_or_else(|| {
+    let last = numbers.len() as i64 - 1;
+    let number = f.int("flow", 0, i64::MAX)?.ok_or_else(|| {
         f.missing(
             "flow",
             &format!("the flow index, 0 to {last} (flows are numbered after count is expanded)"),
         )
     })? as usize;
+    let flow = numbers.run_index(number).map_err(|why| {
+        let n = f.get("flow").expect("read");
+        ctx.bad(n, &f.field("flow"), why)
+    })?;
     let mut change = ParamChange { at: Time(at.as_nanos()), flow, set: Vec::new() };
     change.check(flows).map_err(|e| f.locate(e, &[]))?;
     let info = info_of(&flows[flow].cc).expect("checked with the flow");

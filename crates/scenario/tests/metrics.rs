@@ -164,7 +164,7 @@ fn goodput_in_a_window_counts_the_bytes_delivered_inside_it() {
     // Reference flow 1: flow 0's ratio is 1/1; flow 1 has no other reference flow.
     assert_eq!(m.flows[0].throughput_ratio, Some(1.0));
     assert_eq!(m.flows[1].throughput_ratio, None);
-    assert_eq!(m.reference.as_deref(), Some("flow 1"));
+    assert_eq!(m.reference.as_deref(), Some("cubic#1"), "named as the flow is");
 }
 
 #[test]

@@ -184,6 +184,53 @@ fn a_flow_can_be_left_out_from_the_command_line() {
     assert!(e.contains("flows[0].enabled") && e.contains("expected true or false"), "{e}");
 }
 
+/// Switching an entry off keeps every flow's number: a change or a reference by index
+/// stays on the flow it named, and one naming a flow that does not run is refused.
+#[test]
+fn a_flow_left_out_keeps_the_others_numbers() {
+    let text = r#"
+duration = "10s"
+[bottleneck]
+rate = "10Mbps"
+delay = "10ms"
+[[flows]]
+cc = "reno"
+rtt = "40ms"
+count = 2
+[[flows]]
+cc = "cubic"
+rtt = "40ms"
+[[changes]]
+at = "5s"
+flow = 2
+set = { beta = 0.5 }
+[metrics]
+reference = 2
+"#;
+    let off = |list: &[&str]| parse_str(text, "t.toml", None, "t", &set(list));
+    let s = off(&["flows[0].enabled=false"]).unwrap();
+    assert_eq!(s.config.flows.len(), 1);
+    assert_eq!((s.config.changes[0].flow, s.config.flows[0].cc.as_str()), (0, "cubic"));
+    assert_eq!(s.config.flows[0].name, "cubic#2", "named by its number in the file");
+    assert_eq!(s.metrics.reference, Some(cclab_scenario::metrics_spec::Reference::Flow(0)));
+    assert_eq!((s.numbers.file_index(0), s.numbers.len()), (2, 3));
+    // All running: the file's numbers are the run's.
+    let s = off(&[]).unwrap();
+    assert_eq!((s.config.changes[0].flow, s.config.flows[2].name.as_str()), (2, "cubic#2"));
+    // A change or a reference naming a flow that does not run.
+    let e = off(&["flows[1].enabled=false"]).unwrap_err().to_string();
+    assert!(
+        e.contains("changes[0].flow = 2") && e.contains("flows[1], which has enabled = false"),
+        "{e}"
+    );
+    let e = off(&["flows[0].enabled=false", "changes[0].flow=1"]).unwrap_err().to_string();
+    assert!(e.contains("changes[0].flow = 1") && e.contains("flows[0]"), "{e}");
+    let e = off(&["flows[0].enabled=false", "metrics.reference=0"]).unwrap_err().to_string();
+    assert!(e.contains("metrics.reference = 0") && e.contains("enabled = false"), "{e}");
+    let e = off(&["flows[0].enabled=false", "changes[0].flow=3"]).unwrap_err().to_string();
+    assert!(e.contains("changes[0].flow = 3") && e.contains("[0, 2] (there are 3 flows)"), "{e}");
+}
+
 /// A switch of each flow's TCP, on by default: `off` turns it off for one flow only,
 /// leaving `expected`, and `bad` (not a boolean) is refused naming the field.
 fn check_flow_switch(off: &str, expected: [bool; 2], bad: &str, read: fn(&TcpConfig) -> bool) {

@@ -361,12 +361,16 @@ impl ParamChange {
 
 /// A flow index that is not one of the `n` flows.
 pub(crate) fn flow_index_error(i: usize, n: usize) -> SimError {
-    let allowed = match n {
+    out_of_range("flow", i, flow_indices_allowed(n))
+}
+
+/// The flow indices allowed among `n` flows, for an error message.
+pub fn flow_indices_allowed(n: usize) -> String {
+    match n {
         0 => "none: there are no flows".to_string(),
         1 => "0 (there is 1 flow)".to_string(),
         n => format!("a whole number in [0, {}] (there are {n} flows)", n - 1),
-    };
-    out_of_range("flow", i, allowed)
+    }
 }
 
 /// A TCP-level setting that a parameter change asks for.

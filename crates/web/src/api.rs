@@ -2,6 +2,7 @@
 //! Bodies are read as bytes and parsed here, so that every bad one gets a JSON error
 //! naming the field rather than a framework's plain-text rejection.
 
+use crate::catalog::refuse_switch_value;
 use crate::error::{ApiError, ApiResult};
 use crate::intake;
 use crate::live::{Command, Speed, State as RunState};
@@ -268,7 +269,12 @@ pub async fn params(State(app): State<Shared>, Path(id): Path<String>, bytes: By
         ApiError::field("flow", format!("{}: a flow index, a whole number from 0", b.flow))
     })?;
     let value = match &b.value {
-        Value::Bool(v) => *v as u8 as f64,
+        Value::Bool(v) => {
+            if let Some(f) = run.checked.scenario.config.flows.get(flow as usize) {
+                refuse_switch_value(&f.cc, &b.name, *v).map_err(|e| ApiError::field("value", e))?;
+            }
+            *v as u8 as f64
+        }
         Value::Number(n) => n.as_f64().unwrap_or(f64::NAN),
         other => {
             return Err(ApiError::field(

@@ -8,6 +8,7 @@
 
 use cclab_cc::tcp_limits::{INITCWND, RTO_MIN_MS};
 use cclab_cc::{ParamKind, ParamSpec, ALGORITHMS};
+use serde::Serialize;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 
@@ -83,6 +84,43 @@ pub fn param_kind(cc: &str, name: &str) -> Option<ParamKind> {
     }
     let info = ALGORITHMS.iter().find(|a| a.name == cc)?;
     info.params.iter().find(|p| p.name == name).map(|p| p.kind)
+}
+
+/// Refuses true/false for a parameter of `cc` that is a number, not a switch (a scenario
+/// file refuses it too). Unknown names pass, for the simulator to refuse by name.
+pub fn refuse_switch_value(cc: &str, name: &str, on: bool) -> Result<(), String> {
+    match param_kind(cc, name) {
+        Some(ParamKind::Bool) | None => Ok(()),
+        Some(_) => {
+            Err(format!("{on}: {name} is a number, not a switch; true/false only for a switch"))
+        }
+    }
+}
+
+/// A parameter's value as the API shows it: a switch as true or false, any other as its
+/// number. (Inside, every value is an f64 and a switch is 0 or 1, as `ParamSpec` has it.)
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum ShownValue {
+    Switch(bool),
+    Number(f64),
+}
+
+impl ShownValue {
+    /// `value` of parameter `name` of a flow running `cc`.
+    pub fn of(cc: &str, name: &str, value: f64) -> ShownValue {
+        match param_kind(cc, name) {
+            Some(ParamKind::Bool) => ShownValue::Switch(value != 0.0),
+            _ => ShownValue::Number(value),
+        }
+    }
+
+    pub fn number(self) -> f64 {
+        match self {
+            ShownValue::Switch(on) => on as u8 as f64,
+            ShownValue::Number(v) => v,
+        }
+    }
 }
 
 /// `folder` found in the working folder, the binary's folder, or any folder above

@@ -10,6 +10,7 @@
 //! cwnd of the sample before and the new ssthresh, whose ratio is the multiplicative
 //! decrease the flow applied (beta).
 
+use crate::catalog::ShownValue;
 use cclab_sim::{FlowSample, Observer, QueueSample};
 use cclab_units::Time;
 use serde::Serialize;
@@ -62,7 +63,7 @@ pub struct Bucket {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Event {
     /// A parameter change took effect (`source`: "scenario" for `[[changes]]`, "live").
-    Change { t: f64, flow: usize, name: String, value: f64, source: &'static str },
+    Change { t: f64, flow: usize, name: String, value: ShownValue, source: &'static str },
     /// ssthresh changed: the flow backed off from `cwnd` (the sample before) to `ssthresh`.
     Backoff { t: f64, flow: usize, cwnd: u32, ssthresh: u32, ratio: f64 },
 }
@@ -74,9 +75,11 @@ pub struct Decimator {
     current: Option<(u64, Bucket)>,
     closed: Vec<Bucket>,
     events: Vec<Event>,
-    /// Each flow's previous (cwnd, ssthresh), for back-off detection.
-    prev: Vec<Option<(u32, u32)>>,
+    /// Each flow's previous (cwnd, ssthresh, retransmits), for back-off detection.
+    prev: Vec<Option<(u32, u32, u64)>>,
     flows: usize,
+    /// Each flow's algorithm, to show a change of a switch as true or false.
+    algorithms: Vec<String>,
     /// A flow sample's algorithm variables by column (reused between samples).
     cc_scratch: Vec<Option<f64>>,
 }
@@ -89,8 +92,11 @@ pub fn bucket_width(duration_ns: u64, sample_ns: u64) -> u64 {
 }
 
 impl Decimator {
-    pub fn new(flows: usize, columns: Vec<&'static str>, width_ns: u64) -> Decimator {
+    /// `algorithms`: each flow's algorithm (to show its parameters' changes).
+    pub fn new(algorithms: Vec<String>, columns: Vec<&'static str>, width_ns: u64) -> Decimator {
+        let flows = algorithms.len();
         Decimator {
+            algorithms,
             width_ns: width_ns.max(1),
             columns,
             current: None,
@@ -124,7 +130,7 @@ impl Decimator {
     }
 
     /// Records a live change made by the server between two steps.
-    pub fn live_change(&mut self, at: Time, flow: usize, name: &str, value: f64) {
+    pub fn live_change(&mut self, at: Time, flow: usize, name: &str, value: ShownValue) {
         let t = at.as_secs_f64();
         self.events.push(Event::Change { t, flow, name: name.to_string(), value, source: "live" });
     }
@@ -145,10 +151,14 @@ impl Decimator {
 
     fn detect_backoff(&mut self, s: &FlowSample) {
         let Some(prev) = self.prev.get_mut(s.flow) else { return };
-        let now = (s.cwnd_pkts, s.ssthresh_pkts);
-        if let Some((cwnd, ss)) = *prev {
+        let now = (s.cwnd_pkts, s.ssthresh_pkts, s.retransmits);
+        if let Some((cwnd, ss, retransmits)) = *prev {
             let lowered = s.ssthresh_pkts <= cwnd.saturating_add(1);
-            if s.ssthresh_pkts != ss && s.ssthresh_pkts < NO_SSTHRESH && lowered && cwnd > 0 {
+            // Slow start ending without a loss (HyStart sets ssthresh to the cwnd) is not
+            // a back-off; a loss retransmits in the same instant it lowers ssthresh.
+            let left_slow_start = s.retransmits == retransmits && s.ssthresh_pkts >= cwnd;
+            let changed = s.ssthresh_pkts != ss && s.ssthresh_pkts < NO_SSTHRESH;
+            if changed && lowered && !left_slow_start && cwnd > 0 {
                 self.events.push(Event::Backoff {
                     t: s.time.as_secs_f64(),
                     flow: s.flow,
@@ -224,7 +234,7 @@ impl Observer for Decimator {
             t,
             flow,
             name: name.to_string(),
-            value,
+            value: ShownValue::of(&self.algorithms[flow], name, value),
             source: "scenario",
         });
     }
@@ -251,7 +261,7 @@ mod tests {
 
     #[test]
     fn a_bucket_keeps_the_extremes_in_order_and_the_last_values() {
-        let mut d = Decimator::new(1, vec![], 40_000_000);
+        let mut d = Decimator::new(vec!["cubic".into()], vec![], 40_000_000);
         for (ms, cwnd) in [(0, 10), (10, 40), (20, 12), (30, 20), (40, 21)] {
             d.flow_sample(&sample(ms, 0, cwnd, u32::MAX));
         }
@@ -266,7 +276,7 @@ mod tests {
 
     #[test]
     fn a_back_off_is_found_between_two_samples() {
-        let mut d = Decimator::new(1, vec![], 1_000_000_000);
+        let mut d = Decimator::new(vec!["cubic".into()], vec![], 1_000_000_000);
         d.flow_sample(&sample(0, 0, 100, u32::MAX));
         d.flow_sample(&sample(10, 0, 100, 70));
         d.flow_sample(&sample(20, 0, 90, 70));
@@ -277,6 +287,22 @@ mod tests {
                 assert_eq!((*cwnd, *ssthresh), (100, 70));
                 assert!((ratio - 0.7).abs() < 1e-12);
             }
+            e => panic!("{e:?}"),
+        }
+    }
+
+    /// HyStart ends slow start by setting ssthresh to the cwnd, with nothing lost: not a
+    /// back-off. The same ssthresh with a retransmission (a loss at beta = 1) is one.
+    #[test]
+    fn slow_start_ending_without_a_loss_is_not_a_back_off() {
+        let mut d = Decimator::new(vec!["tuner".into()], vec![], 1_000_000_000);
+        d.flow_sample(&sample(0, 0, 127, u32::MAX));
+        d.flow_sample(&sample(10, 0, 127, 127));
+        assert!(d.take().1.is_empty());
+        d.flow_sample(&sample(20, 0, 200, 127));
+        d.flow_sample(&FlowSample { retransmits: 1, ..sample(30, 0, 200, 200) });
+        match &d.take().1[..] {
+            [Event::Backoff { cwnd: 200, ssthresh: 200, .. }] => {}
             e => panic!("{e:?}"),
         }
     }

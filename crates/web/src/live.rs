@@ -12,10 +12,11 @@
 //! recorded at `t + 1 ns` where a `[[changes]]` entry of a re-run falls in the same place,
 //! so the saved scenario replays the run exactly.
 
+use crate::catalog::ShownValue;
 use crate::decimate::{Bucket, Decimator, Event};
 use crate::runs::Run;
 use cclab_scenario::metrics::{byte_shares, jain, run_metrics, sent_bytes, FlowSeries, Tee};
-use cclab_sim::{LiveClock, Report, SimError, Simulation};
+use cclab_sim::{LiveClock, Report, SimConfig, SimError, Simulation};
 use cclab_units::Time;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -65,6 +66,11 @@ impl Speed {
     }
 }
 
+/// Each flow's algorithm, in flow order.
+pub fn flow_algorithms(cfg: &SimConfig) -> Vec<String> {
+    cfg.flows.iter().map(|f| f.cc.clone()).collect()
+}
+
 /// A live parameter change as recorded for the saved scenario.
 #[derive(Clone, Debug, Serialize)]
 pub struct LiveChange {
@@ -72,7 +78,7 @@ pub struct LiveChange {
     pub at_ns: u64,
     pub flow: usize,
     pub name: String,
-    pub value: f64,
+    pub value: ShownValue,
 }
 
 /// What the web side asks of a run.
@@ -231,7 +237,7 @@ pub struct Runner {
 impl Runner {
     pub fn new(run: Arc<Run>, mut sim: Simulation, rx: Receiver<Command>, speed: Speed) -> Runner {
         let cfg = &run.checked.scenario.config;
-        let mut dec = Decimator::new(cfg.flows.len(), run.columns.clone(), run.bucket_ns);
+        let mut dec = Decimator::new(flow_algorithms(cfg), run.columns.clone(), run.bucket_ns);
         // "Now" means every event up to now has run; at the start that includes time 0,
         // so a change made before the first step lands after the flows starting at 0.
         let mut series = FlowSeries::new(cfg, &run.checked.scenario.metrics);
@@ -371,6 +377,8 @@ impl Runner {
         }
         let obs = &mut Tee(&mut self.dec, &mut self.series);
         let at_ns = self.live_clock.apply(&mut self.sim, obs, flow, name, value)?;
+        let cc = &self.run.checked.scenario.config.flows[flow].cc;
+        let value = ShownValue::of(cc, name, value);
         let change = LiveChange { at_ns, flow, name: name.to_string(), value };
         self.dec.live_change(Time(at_ns - 1), flow, name, value);
         self.run.feed.lock().unwrap().changes.push(change.clone());

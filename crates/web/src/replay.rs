@@ -8,6 +8,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::intake::Checked;
 use crate::live::LiveChange;
 use cclab_cc::ParamKind;
+use cclab_scenario::Scenario;
 
 /// A duration in the largest unit that keeps it exact ("30s", "1500ms", "5000000001ns").
 pub fn exact_duration(ns: u64) -> String {
@@ -38,20 +39,20 @@ fn changes_text(c: &Checked, changes: &[LiveChange]) -> String {
          # was made at, after every event of that instant, so this file replays the run exactly.\n",
     );
     for ch in changes {
-        let cc = &c.scenario.config.flows[ch.flow].cc;
-        out.push_str(&change_entry(cc, ch));
+        out.push_str(&change_entry(&c.scenario, ch));
     }
     out
 }
 
-/// One live change of a flow running algorithm `cc` as a `[[changes]]` entry (also used
-/// by the Python package's `Simulation.replay_scenario`).
-pub fn change_entry(cc: &str, ch: &LiveChange) -> String {
-    let value = value_text(param_kind(cc, &ch.name), &ch.name, ch.value);
+/// One live change of a run of `scenario` as a `[[changes]]` entry, its flow by its
+/// number in the file (also used by the Python package's `Simulation.replay_scenario`).
+pub fn change_entry(scenario: &Scenario, ch: &LiveChange) -> String {
+    let cc = &scenario.config.flows[ch.flow].cc;
+    let value = value_text(param_kind(cc, &ch.name), &ch.name, ch.value.number());
     format!(
         "[[changes]]\nat = \"{}\"\nflow = {}\nset = {{ {} = {value} }}\n",
         exact_duration(ch.at_ns),
-        ch.flow,
+        scenario.numbers.file_index(ch.flow),
         ch.name
     )
 }
@@ -104,6 +105,7 @@ fn merged(doc: &str, added: &str) -> ApiResult<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::catalog::ShownValue;
 
     #[test]
     fn durations_stay_exact() {
@@ -130,10 +132,37 @@ mod tests {
         let scenario = cclab_scenario::parse_str(text, "s.toml", None, "s", &[]).unwrap();
         assert_eq!(scenario.config.changes.len(), 1);
         let checked = Checked { scenario, toml: text.into(), file: "s.toml".into(), trace: None };
-        let live = LiveChange { at_ns: 4_000_000_001, flow: 0, name: "beta".into(), value: 0.3 };
+        let live = LiveChange {
+            at_ns: 4_000_000_001,
+            flow: 0,
+            name: "beta".into(),
+            value: ShownValue::Number(0.3),
+        };
         let saved = scenario_with_changes(&checked, &[live]).unwrap();
         let read = cclab_scenario::parse_str(&saved, "s.toml", None, "s", &[]).unwrap();
         assert_eq!(read.config.changes.len(), 2, "{saved}");
         assert_eq!(read.config.duration, checked.scenario.config.duration);
+    }
+
+    /// With an entry switched off, a live change of the run's flow 0 is written with the
+    /// flow's number in the file, and reads back onto the same flow.
+    #[test]
+    fn a_change_is_saved_under_the_flows_number_in_the_file() {
+        let text = "duration = \"10s\"\n[bottleneck]\nrate = \"10Mbps\"\ndelay = \"5ms\"\n[[flows]]\ncc = \"reno\"\nrtt = \"20ms\"\nenabled = false\n[[flows]]\ncc = \"tuner\"\nrtt = \"20ms\"\n";
+        let scenario = cclab_scenario::parse_str(text, "s.toml", None, "s", &[]).unwrap();
+        let checked = Checked { scenario, toml: text.into(), file: "s.toml".into(), trace: None };
+        let live = LiveChange {
+            at_ns: 1_000_000_001,
+            flow: 0,
+            name: "beta".into(),
+            value: ShownValue::Number(0.3),
+        };
+        let saved = scenario_with_changes(&checked, &[live]).unwrap();
+        assert!(saved.contains("flow = 1\n"), "{saved}");
+        let read = cclab_scenario::parse_str(&saved, "s.toml", None, "s", &[]).unwrap();
+        assert_eq!(
+            (read.config.changes[0].flow, read.config.changes[0].set.clone()),
+            (0, vec![("beta".to_string(), 0.3)])
+        );
     }
 }

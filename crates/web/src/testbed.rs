@@ -12,8 +12,9 @@
 //! devices and routes belong to the emulator's harness, which removes them when the run
 //! ends, however it ends.
 
+use crate::catalog::ShownValue;
 use crate::decimate::Decimator;
-use crate::live::{live_table, publish, Command, Frame, LiveChange, Speed, State};
+use crate::live::{flow_algorithms, live_table, publish, Command, Frame, LiveChange, Speed, State};
 use crate::runs::Run;
 use cclab_emu::testbed::Steering;
 use cclab_scenario::metrics::{run_metrics, FlowSeries, Tee};
@@ -92,6 +93,8 @@ fn obey(
             Command::SetParam { flow, name, value, reply } => {
                 let answer = match steering.set_param(flow, &name, value) {
                     Ok(()) => {
+                        let cc = &run.checked.scenario.config.flows[flow].cc;
+                        let value = ShownValue::of(cc, &name, value);
                         let change = LiveChange { at_ns: now.as_nanos(), flow, name, value };
                         run.feed.lock().unwrap().changes.push(change.clone());
                         marks.borrow_mut().push(change.clone());
@@ -116,7 +119,7 @@ fn obey(
 /// run's commands at every sample.
 pub fn run(run: Arc<Run>, rx: Receiver<Command>) {
     let scn = &run.checked.scenario;
-    let dec = Decimator::new(scn.config.flows.len(), run.columns.clone(), run.bucket_ns);
+    let dec = Decimator::new(flow_algorithms(&scn.config), run.columns.clone(), run.bucket_ns);
     let marks = RefCell::new(Vec::new());
     let mut p = Publisher { run: &run, dec, now: Time::ZERO, last: Instant::now(), marks: &marks };
     let mut series = FlowSeries::new(&scn.config, &scn.metrics);

@@ -209,7 +209,7 @@ function bucketText(seconds) {
 }
 
 function markers(run) {
-  return run.changes().slice(-30).map((c) => ({ t: c.t, label: `f${c.flow} ${c.name}=${+c.value.toFixed(4)}`, color: c.source === "live" ? "#b54708" : "#475467" }));
+  return run.changes().slice(-30).map((c) => ({ t: c.t, label: `f${c.flow} ${c.name}=${typeof c.value === "number" ? +c.value.toFixed(4) : c.value}`, color: c.source === "live" ? "#b54708" : "#475467" }));
 }
 
 /** The latest run of the other kind (real beside simulated) of the same scenario text,
