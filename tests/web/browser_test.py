@@ -106,9 +106,18 @@ def check_backoff(page, beta, after):
 
 
 def move_beta(page):
-    page.fill("#tune-slider-beta", "0.3")
+    """Moves the slider to 0.5, then types 0.3 in the number box: each is applied, and
+    both controls show the value taken."""
+    page.fill("#tune-slider-beta", "0.5")
+    wait_for(page, "() => window.lab.run.changes().some(c => c.name === 'beta' && c.value === 0.5 && c.source === 'live')",
+             what="the slider's live change of beta to be marked")
+    assert page.input_value("#tune-beta") == "0.5", "the number box follows the slider"
+    page.fill("#tune-beta", "0.3")
+    page.eval_on_selector("#tune-beta", "e => e.blur()")  # a typed number is sent on change
     wait_for(page, "() => window.lab.run.changes().some(c => c.name === 'beta' && c.value === 0.3 && c.source === 'live')",
-             what="the live change of beta to be marked")
+             what="the typed live change of beta to be marked")
+    wait_for(page, "() => document.querySelector('#tune-slider-beta').value === '0.3'",
+             what="the slider to follow the typed value")
     change = [c for c in page.evaluate("window.lab.run.changes()") if c["name"] == "beta"][-1]
     print(f"beta -> 0.3 applied at {change['t']:.3f} s simulated")
     # What the W(t) curve is drawn with: the parameters in force, not the scenario's.

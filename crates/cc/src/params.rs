@@ -137,7 +137,12 @@ impl ParamSpec {
             return Err(bad());
         }
         if matches!(self.kind, ParamKind::Int | ParamKind::Bool) && value.fract() != 0.0 {
-            return Err(bad());
+            return Err(ParamError::NotWhole {
+                algorithm: algorithm.to_string(),
+                name: self.name,
+                value,
+                allowed: self.allowed(),
+            });
         }
         Ok(value)
     }
@@ -146,8 +151,40 @@ impl ParamSpec {
 /// A parameter that does not exist or a value it does not accept.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ParamError {
-    Unknown { algorithm: String, name: String, known: Vec<&'static str> },
-    OutOfRange { algorithm: String, name: &'static str, value: f64, allowed: String },
+    Unknown {
+        algorithm: String,
+        name: String,
+        known: Vec<&'static str>,
+    },
+    OutOfRange {
+        algorithm: String,
+        name: &'static str,
+        value: f64,
+        allowed: String,
+    },
+    /// A fraction for a parameter that takes whole numbers (or a switch's 0 and 1).
+    NotWhole {
+        algorithm: String,
+        name: &'static str,
+        value: f64,
+        allowed: String,
+    },
+}
+
+impl ParamError {
+    /// What is wrong with the value, without the parameter's name: "out of range for
+    /// ALGORITHM; allowed: ..." or "not a whole number; allowed: ...".
+    pub fn about_value(&self, who: &str) -> Option<String> {
+        match self {
+            ParamError::OutOfRange { allowed, .. } => {
+                Some(format!("out of range for {who}; allowed: {allowed}"))
+            }
+            ParamError::NotWhole { allowed, .. } => {
+                Some(format!("not a whole number; allowed: {allowed}"))
+            }
+            ParamError::Unknown { .. } => None,
+        }
+    }
 }
 
 impl fmt::Display for ParamError {
@@ -165,6 +202,9 @@ impl fmt::Display for ParamError {
             }
             ParamError::OutOfRange { algorithm, name, value, allowed } => {
                 write!(f, "{algorithm} parameter \"{name}\" = {value} is out of range; allowed: {allowed}")
+            }
+            ParamError::NotWhole { algorithm, name, value, allowed } => {
+                write!(f, "{algorithm} parameter \"{name}\" = {value} is not a whole number; allowed: {allowed}")
             }
         }
     }

@@ -430,6 +430,14 @@ fn live_runs_are_limited_with_the_limit_named() {
             "200000 packets",
         ),
         (SMALL.replace("rate = \"10Mbps\"", "rate = \"20Gbps\""), "bottleneck.rate"),
+        (
+            SMALL.replace("delay = \"10ms\"", "delay = \"10ms\"\nreverse_rate = \"500Gbps\""),
+            "bottleneck.reverse_rate = 500Gbps",
+        ),
+        (
+            format!("{SMALL}[[cross]]\nkind = \"cbr\"\nrate = \"900Mbps\"\ncount = 12\n"),
+            "cross = 10800Mbps of cross traffic in all",
+        ),
     ] {
         let (st, v) = s.post("/api/runs", &json!({ "toml": toml, "speed": "max" }));
         assert_eq!(st, 400, "{v}");

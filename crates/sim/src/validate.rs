@@ -11,7 +11,7 @@
 use crate::config::*;
 use crate::error::SimError;
 use cclab_cc::tcp_limits::{
-    INITCWND as LIMITS_INITCWND, MSS as LIMITS_MSS, RTO_MIN_MS as LIMITS_RTO_MIN,
+    TcpLimit, INITCWND as LIMITS_INITCWND, MSS as LIMITS_MSS, RTO_MIN_MS as LIMITS_RTO_MIN,
 };
 use cclab_cc::{Algorithm, ParamError};
 use cclab_units::{Duration, Rate, Time};
@@ -211,12 +211,7 @@ impl FlowConfig {
             Algorithm::new(&self.cc).map_err(|e| SimError::new("cc", &self.cc, e.to_string()))?;
         for (name, v) in &self.params {
             alg.set_param(name, *v).map_err(|e| {
-                let message = match &e {
-                    ParamError::OutOfRange { algorithm, allowed, .. } => {
-                        format!("out of range for {algorithm}; allowed: {allowed}")
-                    }
-                    ParamError::Unknown { .. } => e.to_string(),
-                };
+                let message = e.about_value(&self.cc).unwrap_or_else(|| e.to_string());
                 SimError::new(format!("params.{name}"), v.to_string(), message)
             })?;
         }
@@ -402,12 +397,15 @@ pub fn apply_param(
     value: f64,
 ) -> Result<Option<TcpChange>, SimError> {
     let who = format!("flow {i} ({})", alg.name());
-    let refuse = |allowed: &str| {
-        Err(SimError::new(
-            name,
-            shown_number(value),
-            format!("out of range for {who}; allowed: {allowed}"),
-        ))
+    // The TCP-level settings take whole numbers within their limits.
+    let refuse = |limit: &TcpLimit| {
+        let what = if value.is_finite() && value.fract() != 0.0 {
+            "not a whole number".to_string()
+        } else {
+            format!("out of range for {who}")
+        };
+        let allowed = limit.allowed();
+        Err(SimError::new(name, shown_number(value), format!("{what}; allowed: {allowed}")))
     };
     let whole_in = |lo: u64, hi: u64| {
         value.is_finite() && value.fract() == 0.0 && value >= lo as f64 && value <= hi as f64
@@ -415,19 +413,21 @@ pub fn apply_param(
     match name {
         "rto_min" => {
             if !whole_in(LIMITS_RTO_MIN.min, LIMITS_RTO_MIN.max) {
-                return refuse(&LIMITS_RTO_MIN.allowed());
+                return refuse(&LIMITS_RTO_MIN);
             }
             Ok(Some(TcpChange::RtoMin(Duration::from_millis(value as u64))))
         }
         "initcwnd" => {
             if !whole_in(LIMITS_INITCWND.min, LIMITS_INITCWND.max) {
-                return refuse(&LIMITS_INITCWND.allowed());
+                return refuse(&LIMITS_INITCWND);
             }
             Ok(Some(TcpChange::InitCwnd(value as u32)))
         }
         _ => match alg.set_param(name, value) {
             Ok(()) => Ok(None),
-            Err(ParamError::OutOfRange { allowed, .. }) => refuse(&allowed),
+            Err(e @ (ParamError::OutOfRange { .. } | ParamError::NotWhole { .. })) => {
+                Err(SimError::new(name, shown_number(value), e.about_value(&who).expect("a value")))
+            }
             Err(ParamError::Unknown { known, .. }) => {
                 let accepts: Vec<&str> =
                     known.into_iter().chain(TCP_PARAMS.iter().copied()).collect();

@@ -222,6 +222,29 @@ fn bad_configurations_are_refused_with_the_field_value_and_allowed_range() {
             "changes[0].set.rto_min",
             "out of range for flow 0 (reno); allowed: a whole number from 1 to 60000 ms",
         ),
+        (
+            Box::new(|c| {
+                c.changes = vec![ParamChange {
+                    at: Time::ZERO,
+                    flow: 0,
+                    set: vec![("initcwnd".into(), 2.5)],
+                }]
+            }),
+            "changes[0].set.initcwnd",
+            "= 2.5: not a whole number; allowed: a whole number from 1 to 1000 segments",
+        ),
+        (
+            Box::new(|c| {
+                c.flows[0].cc = "cubic".into();
+                c.changes = vec![ParamChange {
+                    at: Time::ZERO,
+                    flow: 0,
+                    set: vec![("hystart_detect".into(), 1.5)],
+                }]
+            }),
+            "changes[0].set.hystart_detect",
+            "= 1.5: not a whole number; allowed: an integer in [0, 3]",
+        ),
     ];
     for (edit, field, needle) in cases {
         let mut cfg = base();

@@ -94,6 +94,19 @@ impl Limits {
                 return Err(refuse("bottleneck.rate", r.to_string(), self.max_rate.to_string()));
             }
         }
+        if let Some(r) = cfg.bottleneck.reverse_rate.filter(|r| *r > self.max_rate) {
+            let limit = self.max_rate.to_string();
+            return Err(refuse("bottleneck.reverse_rate", r.to_string(), limit));
+        }
+        // Cross traffic's packets are work as the flows' are: its sources' mean rates in all.
+        let cross_bps: u64 = cfg.cross.iter().map(|c| c.rate.0).sum();
+        if cross_bps > self.max_rate.0 {
+            return Err(refuse(
+                "cross",
+                format!("{} of cross traffic in all (count expanded)", Rate(cross_bps)),
+                self.max_rate.to_string(),
+            ));
+        }
         let packets = match cfg.bottleneck.buffer {
             Buffer::Packets(p) => p,
             Buffer::Bytes(b) => b / 1500,

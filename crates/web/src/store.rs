@@ -176,10 +176,10 @@ impl Store {
     }
 
     fn compare_dir(&self, a: &str, b: &str) -> PathBuf {
-        self.dir.join(COMPARE_DIR).join(format!("{a}--{b}"))
+        compare_dir(&self.dir, a, b)
     }
 
-    /// `POST /api/compare`: `cclab compare` of two saved runs, into `.compare/A--B`.
+    /// `POST /api/compare`: `cclab compare` of two saved runs, into `.compare/A/B`.
     pub fn compare(&self, a: &str, b: &str) -> ApiResult<Value> {
         let (da, db) = (self.saved_dir(a)?, self.saved_dir(b)?);
         let out = self.compare_dir(a, b);
@@ -225,5 +225,22 @@ impl Store {
             .and_then(|_| std::fs::write(dir.join(name), text))
             .map_err(|e| ApiError::internal(format!("cannot keep the trace: {e}")))?;
         Ok(json!({ "name": name, "mean_rate_bps": trace.mean_rate().0 }))
+    }
+}
+
+/// One folder per pair, `.compare/A/B`: a name may hold any separator a single folder
+/// name could use ("x--y" and "z" against "x" and "y--z").
+fn compare_dir(results: &Path, a: &str, b: &str) -> PathBuf {
+    results.join(COMPARE_DIR).join(a).join(b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn two_pairs_never_share_a_comparison_folder() {
+        let r = Path::new("/r");
+        assert_ne!(compare_dir(r, "x--y", "z"), compare_dir(r, "x", "y--z"));
     }
 }

@@ -121,6 +121,7 @@ export class TunePanel {
     try {
       await this.apply(flow, spec.name, value);
       this.values[`${flow}.${spec.name}`] = value;
+      shown(value); // both controls of a slider follow the value taken, however entered
     } catch (e) {
       msg.textContent = e.message;
       shown(this.current(flow, spec));
