@@ -14,7 +14,7 @@ use crate::format::{num, push_secs, push_u64, secs, text_table, xml, Json};
 use crate::plot::{Chart, Series};
 use crate::series::{Kind, SeriesFile, SeriesFormat, Value};
 use cclab_cc::{Algorithm, CongestionControl, ALGORITHMS};
-use cclab_scenario::metrics::{byte_shares, jain, RunMetrics};
+use cclab_scenario::metrics::{byte_shares, RunMetrics};
 use cclab_scenario::Scenario;
 use cclab_sim::{FlowSample, FlowSamples, LinkReport, Observer, QueueSample, Report};
 use std::path::{Path, PathBuf};
@@ -453,7 +453,6 @@ fn opt(x: Option<f64>, decimals: usize) -> Json {
 /// summary.json: a function of the scenario and seed only (no wall-clock figures).
 pub fn summary_json(scn: &Scenario, r: &Report, m: &RunMetrics) -> Json {
     let cfg = &scn.config;
-    let goodputs: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
     let flows = r
         .flows
         .iter()
@@ -520,7 +519,7 @@ pub fn summary_json(scn: &Scenario, r: &Report, m: &RunMetrics) -> Json {
         (
             "fairness",
             Json::Obj(vec![
-                ("jain", Json::f(jain(&goodputs), 6)),
+                ("jain", Json::f(m.jain, 6)),
                 ("min_max_ratio", opt(m.min_max_ratio, 6)),
                 ("synchronisation", opt(m.synchronisation, 6)),
                 ("reference", m.reference.as_deref().map_or(Json::Null, Json::s)),
@@ -704,6 +703,15 @@ fn flow_rows(scn: &Scenario, r: &Report, m: &RunMetrics) -> (Vec<Vec<String>>, O
     (rows, rest)
 }
 
+/// Said after Jain's index where it leaves the reverse flows out.
+fn forward_only_note(m: &RunMetrics) -> &'static str {
+    if m.forward_only {
+        " (of the forward flows: the reverse ones cross another link)"
+    } else {
+        ""
+    }
+}
+
 /// The per-flow table and the link line, as printed on the terminal.
 pub fn table(scn: &Scenario, r: &Report, m: &RunMetrics) -> String {
     let (rows, rest) = flow_rows(scn, r, m);
@@ -712,9 +720,8 @@ pub fn table(scn: &Scenario, r: &Report, m: &RunMetrics) -> String {
         out.push_str(&rest);
         out.push('\n');
     }
-    let goodputs: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
     out.push_str(&format!(
-        "link: {:.3} Mbit/s, utilisation {:.1}%, {} packets delivered, drops {} (queue {}, random {}), mean queue {:.1} packets; Jain's fairness index {:.4}\n",
+        "link: {:.3} Mbit/s, utilisation {:.1}%, {} packets delivered, drops {} (queue {}, random {}), mean queue {:.1} packets; Jain's fairness index {:.4}{}\n",
         r.link.capacity_bps / 1e6,
         r.link.utilization * 100.0,
         r.link.delivered_packets,
@@ -722,7 +729,8 @@ pub fn table(scn: &Scenario, r: &Report, m: &RunMetrics) -> String {
         r.link.queue_drops,
         r.link.random_losses,
         r.link.mean_queue_packets,
-        jain(&goodputs)
+        m.jain,
+        forward_only_note(m)
     ));
     if let Some(rev) = &r.reverse_link {
         out.push_str(&format!(
@@ -924,14 +932,14 @@ fn report_html(
     if let Some(rest) = rest {
         h.push_str(&format!("<p>{}</p>\n", xml(&rest)));
     }
-    let goodputs: Vec<f64> = r.flows.iter().map(|f| f.goodput_bps).collect();
     h.push_str(&format!(
-        "<p>Link utilisation {}%, {} packets delivered, {} drops, mean queue {} packets, Jain's fairness index {}.</p>\n",
+        "<p>Link utilisation {}%, {} packets delivered, {} drops, mean queue {} packets, Jain's fairness index {}{}.</p>\n",
         num(r.link.utilization * 100.0, 1),
         r.link.delivered_packets,
         r.link.queue_drops + r.link.random_losses,
         num(r.link.mean_queue_packets, 1),
-        num(jain(&goodputs), 4)
+        num(m.jain, 4),
+        xml(forward_only_note(m))
     ));
     for (_, svg) in plots {
         h.push_str("<div>\n");

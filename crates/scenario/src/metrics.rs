@@ -6,7 +6,8 @@
 
 use crate::metrics_spec::{MetricsSpec, Reference};
 use cclab_sim::{
-    FlowConfig, FlowSample, FlowSamples, Observer, QueueSample, Report, SimConfig, Simulation,
+    Direction, FlowConfig, FlowSample, FlowSamples, Observer, QueueSample, Report, SimConfig,
+    Simulation,
 };
 use cclab_units::Time;
 
@@ -22,6 +23,25 @@ pub fn jain(values: &[f64]) -> f64 {
     } else {
         sum * sum / (n * sum_sq)
     }
+}
+
+/// Whether fairness leaves the reverse flows out: with flows in both directions, only
+/// the forward ones share a bottleneck (the reverse ones cross another link), so Jain's
+/// index and the min/max ratio compare the forward flows' goodputs.
+pub fn fairness_forward_only(cfg: &SimConfig) -> bool {
+    let forward = |f: &FlowConfig| f.direction == Direction::Forward;
+    cfg.flows.iter().any(forward) && !cfg.flows.iter().all(forward)
+}
+
+/// The goodputs fairness compares (see [`fairness_forward_only`]).
+pub fn fairness_goodputs(cfg: &SimConfig, report: &Report) -> Vec<f64> {
+    let forward_only = fairness_forward_only(cfg);
+    report
+        .flows
+        .iter()
+        .filter(|r| !forward_only || cfg.flows[r.flow].direction == Direction::Forward)
+        .map(|r| r.goodput_bps)
+        .collect()
 }
 
 /// `a / b`, e.g. the goodput of a CUBIC-FIT flow over that of its CUBIC competitor.
@@ -268,6 +288,10 @@ impl Observer for Tee<'_> {
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunMetrics {
     pub flows: Vec<FlowMetrics>,
+    /// Jain's index of the flows' goodputs ([`fairness_goodputs`]).
+    pub jain: f64,
+    /// Jain's index and the min/max ratio are of the forward flows only.
+    pub forward_only: bool,
     pub min_max_ratio: Option<f64>,
     pub synchronisation: Option<f64>,
     /// Groups in order of their first flow.
@@ -371,9 +395,12 @@ pub fn run_metrics(
             (0..goodputs.len()).filter(|&i| groups_of[i] == g.name).map(|i| goodputs[i]).collect();
         g.throughput_ratio = mean(&members).and_then(|m| ratio_to_reference(m, None));
     }
+    let fair = fairness_goodputs(cfg, report);
     RunMetrics {
         flows,
-        min_max_ratio: min_max_ratio(&goodputs),
+        jain: jain(&fair),
+        forward_only: fairness_forward_only(cfg),
+        min_max_ratio: min_max_ratio(&fair),
         synchronisation: synchronisation(&series.intervals()),
         groups,
         reference: spec.reference.as_ref().map(|r| match r {

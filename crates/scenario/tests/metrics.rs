@@ -214,3 +214,19 @@ fn bad_metrics_tables_name_the_field_the_value_and_what_is_allowed() {
     let e = bad("windw = [\"1s\", \"2s\"]");
     assert!(e.contains("m.toml:9: metrics.windw: unknown field \"windw\" in metrics; allowed fields: window, reference"), "{e}");
 }
+
+/// With flows in both directions, fairness compares the forward flows only: the reverse
+/// ones cross another bottleneck.
+#[test]
+fn fairness_leaves_out_flows_that_cross_the_other_bottleneck() {
+    let mut scn = scenario("");
+    let r = report(&[4e6, 4e6, 1e6], &[1, 1, 1], &[None, None, None]);
+    let both_ways = metrics(&scn, &[], &r, None);
+    assert!(!both_ways.forward_only);
+    assert!((both_ways.jain - 81.0 / 99.0).abs() < 1e-12, "{}", both_ways.jain);
+    assert_eq!(both_ways.min_max_ratio, Some(0.25));
+    scn.config.flows[2].direction = cclab_sim::Direction::Reverse;
+    let m = metrics(&scn, &[], &r, None);
+    assert!(m.forward_only);
+    assert_eq!((m.jain, m.min_max_ratio), (1.0, Some(1.0)));
+}

@@ -15,7 +15,9 @@
 use crate::catalog::ShownValue;
 use crate::decimate::{Bucket, Decimator, Event};
 use crate::runs::Run;
-use cclab_scenario::metrics::{byte_shares, jain, run_metrics, sent_bytes, FlowSeries, Tee};
+use cclab_scenario::metrics::{
+    byte_shares, fairness_goodputs, jain, run_metrics, sent_bytes, FlowSeries, Tee,
+};
 use cclab_sim::{LiveClock, Report, SimConfig, SimError, Simulation};
 use cclab_units::Time;
 use serde::Serialize;
@@ -165,7 +167,7 @@ impl Feed {
 }
 
 /// The live table: per-flow goodput so far, share of all delivered bytes, and Jain's index.
-pub fn live_table(report: &Report) -> Value {
+pub fn live_table(cfg: &SimConfig, report: &Report) -> Value {
     let shares = byte_shares(report);
     let flows: Vec<Value> = report
         .flows
@@ -184,11 +186,10 @@ pub fn live_table(report: &Report) -> Value {
             })
         })
         .collect();
-    let goodputs: Vec<f64> = report.flows.iter().map(|f| f.goodput_bps).collect();
     json!({
         "now_s": report.duration.as_secs_f64(),
         "flows": flows,
-        "jain": jain(&goodputs),
+        "jain": jain(&fairness_goodputs(cfg, report)),
         "utilization": report.link.utilization,
         "drops": report.link.queue_drops + report.link.random_losses,
     })
@@ -399,7 +400,7 @@ impl Runner {
     /// Sends a frame (see [`publish`]); `outcome` ends the run.
     fn publish(&mut self, outcome: Option<(State, Option<String>)>) {
         self.last_frame = Instant::now();
-        let table = live_table(&self.sim.report());
+        let table = live_table(&self.run.checked.scenario.config, &self.sim.report());
         let state = if self.paused { State::Paused } else { State::Running };
         let (state, reason) = outcome.unwrap_or((state, None));
         let frame = Frame { now: self.sim.now(), speed: self.speed, table, state, reason };

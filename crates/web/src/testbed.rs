@@ -143,9 +143,11 @@ pub fn run(run: Arc<Run>, rx: Receiver<Command>) {
             let metrics = run_metrics(&scn.config, &scn.metrics, &report, &series, None);
             let summary = run.results.summary_json(scn, &report, &metrics);
             run.feed.lock().unwrap().summary = Some(summary);
-            p.frame(State::Finished, None, live_table(&report));
+            p.frame(State::Finished, None, live_table(&scn.config, &report));
         }
-        (Ok(report), Some(why)) => p.frame(State::Stopped, Some(why), live_table(&report)),
+        (Ok(report), Some(why)) => {
+            p.frame(State::Stopped, Some(why), live_table(&scn.config, &report))
+        }
         (Err(e), _) => {
             p.frame(State::Stopped, Some(format!("the testbed failed: {e}")), Value::Null)
         }
