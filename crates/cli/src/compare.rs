@@ -769,6 +769,14 @@ fn fill_srtt(run: &mut Run, series: &FlowSeries) {
 }
 
 pub fn main(args: Args) -> Result<(), String> {
+    let (table, out) = write(&args)?;
+    crate::format::out(&table);
+    crate::format::outln(&format!("comparison: {}", out.display()));
+    Ok(())
+}
+
+/// Writes the comparison's folder; returns the terminal's table and the folder.
+pub fn write(args: &Args) -> Result<(String, PathBuf), String> {
     let mut a = load_summary(&args.a)?;
     let mut b = load_summary(&args.b)?;
     match_flows(&a, &b)?;
@@ -794,9 +802,7 @@ pub fn main(args: Args) -> Result<(), String> {
         write(name, svg)?;
     }
     write("compare.html", &html(&a, &b, &pairs, &plots))?;
-    crate::format::out(&table(&a, &b, &pairs));
-    crate::format::outln(&format!("comparison: {}", out.display()));
-    Ok(())
+    Ok((table(&a, &b, &pairs), out))
 }
 
 #[cfg(test)]

@@ -3,7 +3,7 @@
 //! add one, declare its module there and add a variant to [`Command`] (its `Args` struct
 //! lives in the module) plus one match arm.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::io::Write;
 use std::process::ExitCode;
 
@@ -129,10 +129,20 @@ fn bad_command_line(e: clap::Error) -> ExitCode {
         Some(ContextValue::String(s)) => format!("; did you mean '{s}'?"),
         _ => String::new(),
     };
+    // The help of the command that was given, where one was.
+    let given = std::env::args().skip(1).take_while(|a| !a.starts_with('-')).collect::<Vec<_>>();
+    let mut help = vec!["cclab".to_string()];
+    let mut command = Cli::command();
+    for word in given {
+        let Some(sub) = command.find_subcommand(&word).cloned() else { break };
+        help.push(word);
+        command = sub;
+    }
     let _ = writeln!(
         std::io::stderr(),
-        "error: {first}{}{similar} (see cclab --help)",
-        detail.unwrap_or_default()
+        "error: {first}{}{similar} (see {} --help)",
+        detail.unwrap_or_default(),
+        help.join(" ")
     );
     ExitCode::from(2)
 }

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct Args {
-    /// Seed documents to reproduce (000, 002, 003, 004, ...); default: every seed with
+    /// Seed documents to reproduce (000 to 004); default: every seed with
     /// expected values.
     pub ids: Vec<String>,
     /// Short runs and one seed per point (for tests); the verdicts are not the full run's.

@@ -40,7 +40,8 @@ pub struct Args {
     /// ns timestamps. The same format for `cclab run` (the simulator) and `cclab testbed
     /// run` (the emulator, with its own clock), so that `scripts/packet_log.py` reads both.
     /// Columns: event,direction,time_ns,address,queue_packets,due_ns, then the TCP
-    /// header's seq,ack,flags,window,payload_bytes,tsval,tsecr (see the README).
+    /// header's seq,ack,flags,window,payload_bytes,tsval,tsecr, read from the packets on
+    /// the testbed and left empty by the simulator (see the README).
     #[arg(long, value_name = "FILE")]
     pub packet_log: Option<PathBuf>,
 }

@@ -29,8 +29,9 @@ pub struct Args {
     /// from the binary].
     #[arg(long)]
     pub scenarios: Option<PathBuf>,
-    /// Stop a run nobody has watched for this many seconds (unless it is to be saved).
-    #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..))]
+    /// Stop a run nobody has watched for this many seconds (unless it is to be saved):
+    /// 1 to 86400 (a day).
+    #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub idle_stop: u64,
     /// Runs going at once.
     #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS))]
@@ -51,23 +52,21 @@ impl ResultFiles for CliResults {
     fn cc_columns(&self, scn: &Scenario) -> Vec<&'static str> {
         crate::results::cc_columns(scn)
     }
+    /// As `cclab run`, without its table on the server's terminal.
     fn run(&self, scenario: &Path, out: &Path) -> Result<(), String> {
-        crate::run::main(crate::run::Args {
-            scenario: Some(scenario.to_path_buf()),
-            out: Some(out.to_path_buf()),
-            seed: None,
-            set: vec![],
-            jobs: None,
-            series: crate::series::SeriesFormat::Auto,
-            packet_log: None,
-        })
+        let scn = cclab_scenario::load_file(scenario, &[]).map_err(|e| e.to_string())?;
+        let file = scenario.display().to_string();
+        let series = crate::series::SeriesFormat::Auto;
+        crate::run::execute(&scn, &file, (out, series, None), &[], false).map(|_| ())
     }
+    /// As `cclab compare`, without its table on the server's terminal.
     fn compare(&self, a: &Path, b: &Path, out: &Path) -> Result<(), String> {
-        crate::compare::main(crate::compare::Args {
+        let args = crate::compare::Args {
             a: a.to_path_buf(),
             b: b.to_path_buf(),
             out: Some(out.to_path_buf()),
-        })
+        };
+        crate::compare::write(&args).map(|_| ())
     }
 }
 

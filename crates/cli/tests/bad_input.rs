@@ -477,6 +477,10 @@ fn bad_overrides_name_the_field() {
     has_all(&stderr(&o), &["expected FIELD=VALUE"]);
     let e = error_of(BASE, &["--set", "flows[x].cc=reno"]);
     has_all(&e, &["flows[x].cc", "is not a field path"]);
+    let e = error_of(BASE, &["--set", "=5"]);
+    has_all(&e, &["--set: \"=5\" names no field before '='"]);
+    let e = error_of(BASE, &["--set", "flows=[]"]);
+    has_all(&e, &["flows = []: the list is empty", "at least one [[flows]]"]);
     let e = error_of(BASE, &["--set", "bottleneck.rate=fast"]);
     has_all(&e, &["bottleneck.rate = fast", "units: bps"]);
     let e = error_of(BASE, &["--set", "flows[0].rtt=10ms"]);
@@ -515,7 +519,12 @@ fn bad_flags_give_one_line_and_a_non_zero_exit() {
         let e = stderr(&o);
         assert_eq!(o.status.code(), Some(2), "{args:?}: {e}");
         assert_eq!(e.trim_end().lines().count(), 1, "{args:?}: {e}");
-        assert!(e.starts_with("error: ") && e.contains("cclab --help"), "{e}");
+        // The help of the command given, where it is one.
+        let help = match args[0] {
+            "frobnicate" => "(see cclab --help)".to_string(),
+            command => format!("(see cclab {command} --help)"),
+        };
+        assert!(e.starts_with("error: ") && e.contains(&help), "{e}");
     }
     // A value outside a fixed set is a bad command line too, and the line says what is
     // allowed; a missing argument is named.

@@ -365,6 +365,9 @@ fn every_refusal_is_json_that_says_what_was_wrong() {
     let (st, v) = s.get("/api/runs/1/live");
     assert!(st == 400 || st == 404, "{v}");
     assert!(v["error"].is_string(), "a JSON error: {v}");
+    // A check refuses what the run would: a bad speed too.
+    let (st, v) = s.post("/api/scenarios/check", &json!({ "toml": SMALL, "speed": "fast" }));
+    assert!(st == 400 && v["field"] == "speed", "{v}");
     let long_name = format!("{}.toml", "a".repeat(600_000));
     let (st, v) = s.post("/api/scenarios/check", &json!({ "toml": SMALL, "file": long_name }));
     let e = v["error"].as_str().unwrap_or_default();

@@ -171,8 +171,8 @@ fn parse_doc(ctx: &schema::Ctx, overrides: &[String]) -> Result<doc::Node, Scena
             file: ctx.file.to_string(),
             line: None,
             from_override: true,
+            value: split_override(o).filter(|_| field != "--set").map(|(_, v)| v.to_string()),
             field,
-            value: split_override(o).map(|(_, v)| v.to_string()),
             message,
         })?;
     }
@@ -204,6 +204,12 @@ fn apply_override(root: &mut doc::Node, spec: &str) -> Result<(), (String, Strin
         ));
     };
     let field = field.trim();
+    if field.is_empty() {
+        return Err((
+            "--set".to_string(),
+            format!("\"{spec}\" names no field before '='; write FIELD=VALUE (e.g. bottleneck.rate=20Mbps)"),
+        ));
+    }
     let path = doc::parse_path(field).map_err(|m| (field.to_string(), m))?;
     doc::set_path(root, &path, doc::parse_override_value(value.trim()), None)
         .map_err(|m| (field.to_string(), m))

@@ -235,7 +235,11 @@ fn flow_entries<'a>(
     let ctx = top.ctx;
     let tables = top.tables("flows")?;
     if tables.is_empty() {
-        return Err(top.missing("flows", "at least one [[flows]] section with cc and rtt"));
+        let what = "at least one [[flows]] section with cc and rtt";
+        return Err(match top.get("flows") {
+            Some(n) => ctx.bad(n, "flows", format!("the list is empty; allowed: {what}")),
+            None => top.missing("flows", what),
+        });
     }
     let mut entries = Vec::new();
     let mut total: u64 = 0;

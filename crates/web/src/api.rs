@@ -161,7 +161,9 @@ pub async fn check_scenario(
     Query(q): Query<BTreeMap<String, String>>,
     bytes: Bytes,
 ) -> Answer {
-    let (text, file, _) = scenario_request(&headers, &q, &bytes)?;
+    let (text, file, speed) = scenario_request(&headers, &q, &bytes)?;
+    // Checked as a run would take it, so that a check that passes means the run starts.
+    run_speed(speed)?;
     let doc = intake::toml_to_json(&text).unwrap_or(Value::Null);
     let checked = intake::check(&text, &file, &app.store.traces, &app.cfg.limits)
         .map_err(|e| e.with("doc", doc.clone()))?;
@@ -177,6 +179,14 @@ pub async fn check_scenario(
     ))
 }
 
+/// A run's speed as a request gives it (default: real time).
+fn run_speed(speed: Option<String>) -> ApiResult<Speed> {
+    match speed {
+        None => Ok(Speed::Times(1.0)),
+        Some(s) => Speed::parse(&s).map_err(|m| ApiError::field("speed", m)),
+    }
+}
+
 pub async fn list_runs(State(app): State<Shared>) -> Json<Value> {
     Json(json!({ "runs": app.runs.list() }))
 }
@@ -189,10 +199,7 @@ pub async fn create_run(
     bytes: Bytes,
 ) -> ApiResult<Response> {
     let (text, file, speed) = scenario_request(&headers, &q, &bytes)?;
-    let speed = match speed {
-        None => Speed::Times(1.0),
-        Some(s) => Speed::parse(&s).map_err(|m| ApiError::field("speed", m))?,
-    };
+    let speed = run_speed(speed)?;
     let app2 = app.clone();
     let run = blocking(move || {
         let checked = intake::check(&text, &file, &app2.store.traces, &app2.cfg.limits)?;
