@@ -96,7 +96,7 @@ pub fn run_all(jobs: &[Job<'_>]) -> Result<Vec<Outcome>, String> {
             n + 1,
             todo.len(),
             job.stem,
-            sweep::describe(job.plan, run),
+            sweep::describe(run),
             crate::format::num(left_s, 0)
         );
         if let Err(e) = run_one(job, run) {

@@ -920,6 +920,9 @@ fn report_html(
         crate::format::counted(scn.config.flows.len(), "flow"),
         crate::format::counted(scn.config.cross.len(), "cross-traffic source")
     ));
+    if let Some(point) = &scn.point {
+        h.push_str(&format!("<p>Sweep {}</p>\n", xml(point)));
+    }
     let (rows, rest) = flow_rows(scn, r, m);
     let cells = |row: &[String], tag: &str| -> String {
         row.iter().map(|c| format!("<{tag}>{}</{tag}>", xml(c))).collect()
@@ -941,6 +944,7 @@ fn report_html(
         num(m.jain, 4),
         xml(forward_only_note(m))
     ));
+    h.push_str(&format!("<p>{}</p>\n", xml(metrics_line(m).trim_end())));
     for (_, svg) in plots {
         h.push_str("<div>\n");
         h.push_str(svg);

@@ -17,7 +17,7 @@
 //! done, and a rerun of the same command with the same build runs only what is missing. A run that fails is reported and the others go on; the command then
 //! exits non-zero naming every failed run.
 
-use crate::format::{num, Json};
+use crate::format::Json;
 use crate::results::BUILD;
 use crate::run::{self, Args};
 use crate::series::SeriesFormat;
@@ -230,7 +230,7 @@ fn run_all(
             match rx.recv_timeout(Duration::from_millis(200)) {
                 Ok((k, Ok(()))) => bar.finished(k, None),
                 Ok((k, Err(e))) => {
-                    let msg = format!("run {k} ({}) failed: {e}", describe(plan, &plan.runs[k]));
+                    let msg = format!("run {k} ({}) failed: {e}", describe(&plan.runs[k]));
                     bar.finished(k, Some(&msg));
                     failures.push((k, msg));
                 }
@@ -272,15 +272,8 @@ pub fn run_one(
 }
 
 /// "point 3, seed 2: flows[0].rtt = 10ms, bottleneck.loss = 0.01"
-pub fn describe(plan: &Plan, run: &Run) -> String {
-    let values: Vec<String> =
-        plan.values_of(run).into_iter().map(|(f, v)| format!("{f} = {v}")).collect();
-    let mut s = format!("point {}, seed {}", run.point, run.seed);
-    if !values.is_empty() {
-        s.push_str(": ");
-        s.push_str(&values.join(", "));
-    }
-    s
+pub fn describe(run: &Run) -> String {
+    run.scenario.point.clone().unwrap_or_default()
 }
 
 /// The one progress line of a sweep on stderr: runs done, failures, time left. Redrawn
@@ -427,16 +420,16 @@ fn summary(plan: &Plan, table: &sweep_table::Table) -> String {
             plan.values_of(first).into_iter().map(|(f, v)| format!("{f}={v}")).collect();
         let goodputs: Vec<String> = flows
             .iter()
-            .map(|(n, g)| format!("{n} {}", num(g.iter().sum::<f64>() / g.len() as f64, 3)))
+            // Fixed decimals: 9.999888 reads "10.000", not an exact-looking "10".
+            .map(|(n, g)| format!("{n} {:.3}", g.iter().sum::<f64>() / g.len() as f64))
             .collect();
         let mean_jain = jains.iter().sum::<f64>() / jains.len().max(1) as f64;
         let runs = flows.first().map_or(0, |f| f.1.len());
         let over = if runs == 1 { String::new() } else { format!(", means of {runs} runs") };
         out.push_str(&format!(
-            "point {p}  {}  goodput Mbit/s{over}: {}  Jain {}\n",
+            "point {p}  {}  goodput Mbit/s{over}: {}  Jain {mean_jain:.4}\n",
             values.join(" "),
             goodputs.join(", "),
-            num(mean_jain, 4)
         ));
     }
     out

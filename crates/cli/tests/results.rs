@@ -165,6 +165,8 @@ fn a_run_writes_every_result_file_with_the_documented_fields() {
     for head in ["send Mbit/s", "mean cwnd", "share"] {
         assert!(html.contains(&format!("<th>{head}</th>")), "{head}");
     }
+    // And its fairness line.
+    assert!(html.contains("<p>fairness: min/max ratio "), "{html}");
 }
 
 #[test]

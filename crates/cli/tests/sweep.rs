@@ -61,6 +61,9 @@ fn a_sweep_writes_a_results_folder_per_run_and_the_tables() {
     {
         assert!(pj.contains(part), "{part} in {pj}");
     }
+    // So does its report.html, which a reader may open alone.
+    let report5 = read(&res.join("points/5/report.html"));
+    assert!(report5.contains("<p>Sweep point 2, seed 2: flows[0].cc = bic"), "{report5}");
     let summary5 = read(&res.join("points/5/summary.json"));
     assert!(summary5.contains("\"seed\": 2") && summary5.contains("\"cc\": \"bic\""), "{summary5}");
 

@@ -44,6 +44,8 @@ pub struct Scenario {
     /// The file's numbers of the flows (see [`crate::numbering`]): the index a
     /// `[[changes]]` entry written for run flow `i` gives is `numbers.file_index(i)`.
     pub numbers: FlowNumbers,
+    /// In a sweep, which of its runs this is ("point 3, seed 2: flows[0].rtt = 10ms").
+    pub point: Option<String>,
 }
 
 /// Which TCP a flow uses when the scenario runs on the testbed (`cclab testbed run`):
@@ -222,7 +224,7 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
 
     let metrics = crate::metrics_spec::read(ctx, top.get("metrics"), duration, &flows, &numbers)?;
     let config = SimConfig { duration, seed, bottleneck, flows, cross, sample_interval, changes };
-    Ok(Scenario { name, config, transports, metrics, numbers })
+    Ok(Scenario { name, config, transports, metrics, numbers, point: None })
 }
 
 /// Every `[[flows]]` entry, read; more flows in all than fit in memory are refused

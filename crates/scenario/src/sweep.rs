@@ -177,6 +177,22 @@ pub(crate) fn plan(
     Ok(Plan { name, axes, seeds: seeds_n, first_seed, runs })
 }
 
+/// "point 3, seed 2: flows[0].rtt = 10ms, bottleneck.loss = 0.01"
+fn point_text(point: usize, seed: u64, axes: &[Axis], choice: &[usize]) -> String {
+    let mut values = Vec::new();
+    for (axis, &v) in axes.iter().zip(choice) {
+        for (f, field) in axis.fields.iter().enumerate() {
+            values.push(format!("{field} = {}", axis.labels[v][f]));
+        }
+    }
+    let mut s = format!("point {point}, seed {seed}");
+    if !values.is_empty() {
+        s.push_str(": ");
+        s.push_str(&values.join(", "));
+    }
+    s
+}
+
 /// Builds and validates every run: each of `points` combinations, with `seeds` (first,
 /// count) when the sweep counts seeds, else with the scenario's own seed.
 fn expand(
@@ -201,7 +217,8 @@ fn expand(
                 doc::set_path(&mut doc, &[Step::Key("seed".into())], n, None)
                     .expect("the root is a table");
             }
-            let scenario = schema::build(ctx, &doc).map_err(|e| in_point(e, axes, &choice))?;
+            let mut scenario = schema::build(ctx, &doc).map_err(|e| in_point(e, axes, &choice))?;
+            scenario.point = Some(point_text(point, scenario.config.seed, axes, &choice));
             runs.push(Run {
                 index: runs.len(),
                 point,
