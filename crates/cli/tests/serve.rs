@@ -324,6 +324,10 @@ fn a_bad_scenario_gets_the_cli_message() {
     assert_eq!(st, 400);
     assert!(v["error"].as_str().unwrap().contains("flows[0].rtt = \"1ms\""), "{v}");
     assert_eq!(v["field"], "flows[0].rtt");
+    // Its line is of the text written from the document, which the refusal carries.
+    let line = v["line"].as_u64().unwrap() as usize;
+    let text = v["toml"].as_str().unwrap();
+    assert!(text.lines().nth(line - 1).unwrap().contains("rtt = \"1ms\""), "{line}: {text}");
     // Malformed requests.
     for (body, needle) in [
         (json!({ "toml": SMALL, "colour": 1 }), "unknown field `colour`"),

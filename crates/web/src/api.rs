@@ -113,13 +113,37 @@ struct ScenarioBody {
     speed: Option<String>,
 }
 
+/// A scenario as a request gives it.
+struct ScenarioRequest {
+    text: String,
+    /// The file name errors use.
+    file: String,
+    speed: Option<String>,
+    /// The text was written from a JSON `scenario` document: an error's line is of it.
+    from_json: bool,
+}
+
+impl ScenarioRequest {
+    /// Checks the scenario ([`intake::check`]); where the client sent a JSON document, the
+    /// refusal carries the text its `line` counts in (`toml`).
+    fn check(&self, app: &Shared) -> ApiResult<intake::Checked> {
+        intake::check(&self.text, &self.file, &app.store.traces, &app.cfg.limits).map_err(|e| {
+            if self.from_json {
+                e.with("toml", Value::String(self.text.clone()))
+            } else {
+                e
+            }
+        })
+    }
+}
+
 /// Scenario text, file label and speed from a request: JSON (`ScenarioBody`) when the
 /// content type says so, otherwise the body is TOML and `?file=&speed=` are in the query.
 fn scenario_request(
     headers: &HeaderMap,
     q: &BTreeMap<String, String>,
     bytes: &[u8],
-) -> ApiResult<(String, String, Option<String>)> {
+) -> ApiResult<ScenarioRequest> {
     let json_body = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
@@ -132,12 +156,13 @@ fn scenario_request(
             ));
         }
         let b: ScenarioBody = body(bytes)?;
-        let text = match (b.toml, b.scenario) {
-            (Some(t), None) => t,
-            (None, Some(doc)) => intake::json_to_toml(&doc)?,
+        let (text, from_json) = match (b.toml, b.scenario) {
+            (Some(t), None) => (t, false),
+            (None, Some(doc)) => (intake::json_to_toml(&doc)?, true),
             _ => return Err(ApiError::bad("request body: give exactly one of \"toml\" (the scenario text) and \"scenario\" (a JSON document)")),
         };
-        return Ok((text, intake::file_label(b.file.as_deref())?, b.speed));
+        let file = intake::file_label(b.file.as_deref())?;
+        return Ok(ScenarioRequest { text, file, speed: b.speed, from_json });
     }
     only_keys(q, &["file", "speed"])?;
     let text = std::str::from_utf8(bytes).map_err(|e| {
@@ -146,11 +171,12 @@ fn scenario_request(
             e.valid_up_to()
         ))
     })?;
-    Ok((
-        text.to_string(),
-        intake::file_label(q.get("file").map(String::as_str))?,
-        q.get("speed").cloned(),
-    ))
+    Ok(ScenarioRequest {
+        text: text.to_string(),
+        file: intake::file_label(q.get("file").map(String::as_str))?,
+        speed: q.get("speed").cloned(),
+        from_json: false,
+    })
 }
 
 /// `POST /api/scenarios/check`: validates without running; answers the parsed document
@@ -161,12 +187,11 @@ pub async fn check_scenario(
     Query(q): Query<BTreeMap<String, String>>,
     bytes: Bytes,
 ) -> Answer {
-    let (text, file, speed) = scenario_request(&headers, &q, &bytes)?;
+    let req = scenario_request(&headers, &q, &bytes)?;
     // Checked as a run would take it, so that a check that passes means the run starts.
-    run_speed(speed)?;
-    let doc = intake::toml_to_json(&text).unwrap_or(Value::Null);
-    let checked = intake::check(&text, &file, &app.store.traces, &app.cfg.limits)
-        .map_err(|e| e.with("doc", doc.clone()))?;
+    run_speed(req.speed.clone())?;
+    let doc = intake::toml_to_json(&req.text).unwrap_or(Value::Null);
+    let checked = req.check(&app).map_err(|e| e.with("doc", doc.clone()))?;
     let flows: Vec<Value> = checked
         .scenario
         .config
@@ -175,7 +200,7 @@ pub async fn check_scenario(
         .map(|f| json!({ "name": f.name, "cc": f.cc }))
         .collect();
     Ok(Json(
-        json!({ "ok": true, "name": checked.scenario.name, "doc": doc, "toml": text, "flows": flows }),
+        json!({ "ok": true, "name": checked.scenario.name, "doc": doc, "toml": req.text, "flows": flows }),
     ))
 }
 
@@ -198,14 +223,10 @@ pub async fn create_run(
     Query(q): Query<BTreeMap<String, String>>,
     bytes: Bytes,
 ) -> ApiResult<Response> {
-    let (text, file, speed) = scenario_request(&headers, &q, &bytes)?;
-    let speed = run_speed(speed)?;
+    let req = scenario_request(&headers, &q, &bytes)?;
+    let speed = run_speed(req.speed.clone())?;
     let app2 = app.clone();
-    let run = blocking(move || {
-        let checked = intake::check(&text, &file, &app2.store.traces, &app2.cfg.limits)?;
-        app2.runs.create(checked, speed)
-    })
-    .await?;
+    let run = blocking(move || app2.runs.create(req.check(&app2)?, speed)).await?;
     Ok((StatusCode::CREATED, Json(run.status_json())).into_response())
 }
 
@@ -463,16 +484,12 @@ pub async fn kernel_run(
     Query(q): Query<BTreeMap<String, String>>,
     bytes: Bytes,
 ) -> ApiResult<Response> {
-    let (text, file, speed) = scenario_request(&headers, &q, &bytes)?;
-    if speed.is_some() {
+    let req = scenario_request(&headers, &q, &bytes)?;
+    if req.speed.is_some() {
         return Err(ApiError::field("speed", "a testbed run goes in real time"));
     }
     let app2 = app.clone();
-    let run = blocking(move || {
-        let checked = intake::check(&text, &file, &app2.store.traces, &app2.cfg.limits)?;
-        app2.runs.create_testbed(checked)
-    })
-    .await?;
+    let run = blocking(move || app2.runs.create_testbed(req.check(&app2)?)).await?;
     Ok((StatusCode::CREATED, Json(run.status_json())).into_response())
 }
 
