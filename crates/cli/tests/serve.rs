@@ -426,7 +426,7 @@ fn live_runs_are_limited_with_the_limit_named() {
     for (toml, needle) in [
         (
             SMALL.replace("cc = \"reno\"", "cc = \"reno\"\ncount = 100"),
-            "101 flows with count expanded: a live run in cclab serve allows at most 100 flows",
+            "101 flows in all (count and arrivals expanded): a live run in cclab serve allows at most 100 flows",
         ),
         (SMALL.replace("cc = \"reno\"", "cc = \"reno\"\ncount = 9999"), "at most 100 flows"),
         (SMALL.replace("duration = \"2s\"", "duration = \"7200s\""), "duration = 7200s"),
@@ -450,6 +450,11 @@ fn live_runs_are_limited_with_the_limit_named() {
         assert_eq!(st, 400, "{v}");
         assert!(v["error"].as_str().unwrap().contains(needle), "{v}");
     }
+    // A limit's refusal has the body of any scenario error, the value as written.
+    let toml = SMALL.replace("delay = \"10ms\"", "delay = \"10ms\"\nbuffer = \"1000MB\"");
+    let (_, v) = s.post("/api/runs", &json!({ "toml": toml }));
+    assert_eq!((&v["file"], &v["field"]), (&json!("scenario.toml"), &json!("bottleneck.buffer")));
+    assert!(v["value"].as_str().unwrap().starts_with("1000000000 bytes"), "{v}");
     let big = "x".repeat(2 << 20);
     let (st, _) = s.call("POST", "/api/runs", &[], big.as_bytes());
     assert_eq!(st, 413);

@@ -3,7 +3,7 @@
 //! several for as long as it lives). Each limit is named in its refusal and in the README.
 
 use crate::error::ApiError;
-use cclab_scenario::Scenario;
+use cclab_scenario::{Scenario, ScenarioError};
 use cclab_sim::{Buffer, LinkRate};
 use cclab_units::{Duration, Rate};
 
@@ -63,15 +63,22 @@ impl Limits {
     /// value and the limit.
     pub fn check(&self, scn: &Scenario, file: &str) -> Result<(), ApiError> {
         let cfg = &scn.config;
+        // The body of any scenario error (file, line, field, value, message); the line is
+        // none: a limit is of the whole run, which several lines may make up.
         let refuse = |field: &str, value: String, limit: String| {
-            let message = format!("{value}: a live run in cclab serve allows at most {limit} (cclab run takes bigger scenarios)");
-            ApiError::field(field, message.clone())
-                .with("error", format!("{file}: {field} = {message}").into())
+            ApiError::scenario(&ScenarioError {
+                file: file.to_string(),
+                line: None,
+                from_override: false,
+                field: field.to_string(),
+                value: Some(value),
+                message: format!("a live run in cclab serve allows at most {limit} (cclab run takes bigger scenarios)"),
+            })
         };
         if cfg.flows.len() > self.max_flows {
             return Err(refuse(
                 "flows",
-                format!("{} flows with count expanded", cfg.flows.len()),
+                format!("{} flows in all (count and arrivals expanded)", cfg.flows.len()),
                 format!("{} flows", self.max_flows),
             ));
         }
@@ -107,16 +114,13 @@ impl Limits {
                 self.max_rate.to_string(),
             ));
         }
-        let packets = match cfg.bottleneck.buffer {
-            Buffer::Packets(p) => p,
-            Buffer::Bytes(b) => b / 1500,
+        let (packets, value) = match cfg.bottleneck.buffer {
+            Buffer::Packets(p) => (p, format!("{p} packets")),
+            Buffer::Bytes(b) => (b / 1500, format!("{b} bytes ({} full-sized packets)", b / 1500)),
         };
         if packets > self.max_buffer_packets {
-            return Err(refuse(
-                "bottleneck.buffer",
-                format!("{packets} packets"),
-                format!("{} packets", self.max_buffer_packets),
-            ));
+            let limit = format!("{} packets", self.max_buffer_packets);
+            return Err(refuse("bottleneck.buffer", value, limit));
         }
         Ok(())
     }
