@@ -448,9 +448,7 @@ impl SweepPlan {
         let done = py.allow_threads(|| {
             sweep::run_one(&self.plan, &self.file, &points, run, SeriesFormat::Auto)
         });
-        Ok(done
-            .err()
-            .map(|e| format!("run {k} ({}) failed: {e}", sweep::describe(&self.plan, run))))
+        Ok(done.err().map(|e| format!("run {k} ({}) failed: {e}", sweep::describe(run))))
     }
 
     /// Puts run `k`'s files (made elsewhere, e.g. by a Ray worker) in `out/points/k`.
