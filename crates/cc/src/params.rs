@@ -136,7 +136,10 @@ impl ParamSpec {
         if below || value > self.max {
             return Err(bad());
         }
-        if matches!(self.kind, ParamKind::Int | ParamKind::Bool) && value.fract() != 0.0 {
+        if self.kind == ParamKind::Bool && value.fract() != 0.0 {
+            return Err(bad());
+        }
+        if self.kind == ParamKind::Int && value.fract() != 0.0 {
             return Err(ParamError::NotWhole {
                 algorithm: algorithm.to_string(),
                 name: self.name,

@@ -130,7 +130,12 @@ fn bad_command_line(e: clap::Error) -> ExitCode {
         _ => String::new(),
     };
     // The help of the command that was given, where one was.
-    let given = std::env::args().skip(1).take_while(|a| !a.starts_with('-')).collect::<Vec<_>>();
+    // (args_os: a path need not be Unicode, and clap takes it.)
+    let given: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map_while(|a| a.into_string().ok())
+        .take_while(|a| !a.starts_with('-'))
+        .collect();
     let mut help = vec!["cclab".to_string()];
     let mut command = Cli::command();
     for word in given {

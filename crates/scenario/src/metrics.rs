@@ -107,9 +107,10 @@ pub fn synchronisation(intervals: &[(u32, u32)]) -> Option<f64> {
 }
 
 /// The group a flow belongs to: its `[[flows]]` name, or its algorithm when it has none
-/// (the scenario names flows `<name or cc>#<index>`; the suffix is dropped).
-pub fn group_of(f: &FlowConfig, index: usize) -> String {
-    let base = f.name.strip_suffix(&format!("#{index}")).unwrap_or(&f.name);
+/// (the scenario names flows `<name or cc>#<number>`, the number in the file; the
+/// suffix is dropped).
+pub fn group_of(f: &FlowConfig, number: usize) -> String {
+    let base = f.name.strip_suffix(&format!("#{number}")).unwrap_or(&f.name);
     if base.is_empty() {
         f.cc.clone()
     } else {
@@ -347,8 +348,7 @@ pub fn run_metrics(
     sent_bytes: Option<&[u64]>,
 ) -> RunMetrics {
     let goodputs: Vec<f64> = report.flows.iter().map(|f| f.goodput_bps).collect();
-    let groups_of: Vec<String> =
-        cfg.flows.iter().enumerate().map(|(i, f)| group_of(f, i)).collect();
+    let groups_of = &spec.groups;
     let reference: Option<Vec<usize>> = spec.reference.as_ref().map(|r| match r {
         Reference::Flow(i) => vec![*i],
         Reference::Group(g) => (0..cfg.flows.len()).filter(|&i| groups_of[i] == *g).collect(),

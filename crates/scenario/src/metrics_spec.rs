@@ -24,6 +24,9 @@ pub struct MetricsSpec {
     pub window: Option<(Duration, Duration)>,
     /// The flows that throughput ratios are taken against.
     pub reference: Option<Reference>,
+    /// Each flow's group, in run order ([`crate::metrics::group_of`] of its name and its
+    /// number in the file).
+    pub groups: Vec<String>,
 }
 
 /// A reference for throughput ratios.
@@ -46,7 +49,12 @@ pub(crate) fn read(
     flows: &[FlowConfig],
     numbers: &FlowNumbers,
 ) -> Result<MetricsSpec, ScenarioError> {
-    let Some(node) = node else { return Ok(MetricsSpec::default()) };
+    let groups: Vec<String> = flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| crate::metrics::group_of(f, numbers.file_index(i)))
+        .collect();
+    let Some(node) = node else { return Ok(MetricsSpec { groups, ..MetricsSpec::default() }) };
     let Val::Table(entries) = &node.val else {
         return Err(ctx.err(
             &node.span,
@@ -59,11 +67,11 @@ pub(crate) fn read(
             ),
         ));
     };
-    let mut spec = MetricsSpec::default();
+    let mut spec = MetricsSpec { groups, ..MetricsSpec::default() };
     for (key, kspan, value) in entries {
         match key.as_str() {
             "window" => spec.window = Some(window(ctx, value, duration)?),
-            "reference" => spec.reference = Some(reference(ctx, value, flows, numbers)?),
+            "reference" => spec.reference = Some(reference(ctx, value, &spec.groups, numbers)?),
             _ => {
                 return Err(ctx.err(
                     kspan,
@@ -103,13 +111,12 @@ fn window(ctx: &Ctx, n: &Node, duration: Duration) -> Result<(Duration, Duration
 fn reference(
     ctx: &Ctx,
     n: &Node,
-    flows: &[FlowConfig],
+    flow_groups: &[String],
     numbers: &FlowNumbers,
 ) -> Result<Reference, ScenarioError> {
-    let mut groups: Vec<String> = Vec::new();
-    for (i, f) in flows.iter().enumerate() {
-        let g = crate::metrics::group_of(f, i);
-        if !groups.contains(&g) {
+    let mut groups: Vec<&str> = Vec::new();
+    for g in flow_groups {
+        if !groups.contains(&g.as_str()) {
             groups.push(g);
         }
     }
@@ -120,7 +127,7 @@ fn reference(
     );
     let refuse = |why: String| ctx.err(&n.span, "metrics.reference", Some(n.show()), why);
     match &n.val {
-        Val::Str(s) if groups.contains(s) => Ok(Reference::Group(s.clone())),
+        Val::Str(s) if groups.contains(&s.as_str()) => Ok(Reference::Group(s.clone())),
         Val::Int(i) if *i >= 0 && (*i as usize) < numbers.len() => {
             numbers.run_index(*i as usize).map(Reference::Flow).map_err(refuse)
         }

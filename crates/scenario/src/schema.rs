@@ -841,7 +841,7 @@ fn change_entry(
         ctx.bad(n, &f.field("flow"), why)
     })?;
     let mut change = ParamChange { at: Time(at.as_nanos()), flow, set: Vec::new() };
-    change.check(flows).map_err(|e| f.locate(e, &[]))?;
+    change.check_as(flows, number).map_err(|e| f.locate(e, &[]))?;
     let info = info_of(&flows[flow].cc).expect("checked with the flow");
     let sn = f
         .get("set")
@@ -890,7 +890,7 @@ fn change_entry(
         };
         change.set.push((k.clone(), value));
     }
-    change.check(flows).map_err(|e| f.locate(e, &[]))?;
+    change.check_as(flows, number).map_err(|e| f.locate(e, &[]))?;
     Ok(change)
 }
 

@@ -214,6 +214,14 @@ reference = 2
     assert_eq!(s.config.flows[0].name, "cubic#2", "named by its number in the file");
     assert_eq!(s.metrics.reference, Some(cclab_scenario::metrics_spec::Reference::Flow(0)));
     assert_eq!((s.numbers.file_index(0), s.numbers.len()), (2, 3));
+    // Groups are still the entries' names (or algorithms), not one per flow.
+    let s = off(&["flows[0].enabled=false", "flows[1].count=2", "metrics.reference=\"cubic\""])
+        .unwrap();
+    assert_eq!(s.metrics.groups, ["cubic", "cubic"]);
+    assert_eq!(
+        s.metrics.reference,
+        Some(cclab_scenario::metrics_spec::Reference::Group("cubic".into()))
+    );
     // All running: the file's numbers are the run's.
     let s = off(&[]).unwrap();
     assert_eq!((s.config.changes[0].flow, s.config.flows[2].name.as_str()), (2, "cubic#2"));
@@ -227,6 +235,8 @@ reference = 2
     assert!(e.contains("changes[0].flow = 1") && e.contains("flows[0]"), "{e}");
     let e = off(&["flows[0].enabled=false", "metrics.reference=0"]).unwrap_err().to_string();
     assert!(e.contains("metrics.reference = 0") && e.contains("enabled = false"), "{e}");
+    let e = off(&["flows[0].enabled=false", "changes[0].set.beta=2"]).unwrap_err().to_string();
+    assert!(e.contains("out of range for flow 2 (cubic)"), "named by its number in the file: {e}");
     let e = off(&["flows[0].enabled=false", "changes[0].flow=3"]).unwrap_err().to_string();
     assert!(e.contains("changes[0].flow = 3") && e.contains("[0, 2] (there are 3 flows)"), "{e}");
 }

@@ -345,10 +345,16 @@ impl ParamChange {
     /// Checks the change against the flows of its configuration; fields are `flow` and
     /// `set.<name>`.
     pub fn check(&self, flows: &[FlowConfig]) -> Result<(), SimError> {
+        self.check_as(flows, self.flow)
+    }
+
+    /// [`check`](Self::check), its messages calling the flow `shown` (a scenario file's
+    /// number for it, which may not be its index in the run).
+    pub fn check_as(&self, flows: &[FlowConfig], shown: usize) -> Result<(), SimError> {
         let f = flows.get(self.flow).ok_or_else(|| flow_index_error(self.flow, flows.len()))?;
         let mut alg = f.algorithm()?;
         for (name, v) in &self.set {
-            apply_param(self.flow, &mut alg, name, *v).map_err(|e| e.within("set"))?;
+            apply_param(shown, &mut alg, name, *v).map_err(|e| e.within("set"))?;
         }
         Ok(())
     }
@@ -399,7 +405,8 @@ pub fn apply_param(
     let who = format!("flow {i} ({})", alg.name());
     // The TCP-level settings take whole numbers within their limits.
     let refuse = |limit: &TcpLimit| {
-        let what = if value.is_finite() && value.fract() != 0.0 {
+        let (lo, hi) = (limit.min as f64, limit.max as f64);
+        let what = if (lo..=hi).contains(&value) && value.fract() != 0.0 {
             "not a whole number".to_string()
         } else {
             format!("out of range for {who}")

@@ -58,22 +58,30 @@ impl Default for Limits {
     }
 }
 
+/// A valid scenario refused as too big for the server, with the body of any scenario
+/// error (file, line, field, value, message); the line is none: a limit is of the whole
+/// run, which several lines may make up.
+pub fn too_big(file: &str, field: &str, value: String, message: String) -> ApiError {
+    ApiError::scenario(&ScenarioError {
+        file: file.to_string(),
+        line: None,
+        from_override: false,
+        field: field.to_string(),
+        value: Some(value),
+        message,
+    })
+}
+
 impl Limits {
     /// Refuses a valid scenario that is too big for a live run, naming the field, the
     /// value and the limit.
     pub fn check(&self, scn: &Scenario, file: &str) -> Result<(), ApiError> {
         let cfg = &scn.config;
-        // The body of any scenario error (file, line, field, value, message); the line is
-        // none: a limit is of the whole run, which several lines may make up.
         let refuse = |field: &str, value: String, limit: String| {
-            ApiError::scenario(&ScenarioError {
-                file: file.to_string(),
-                line: None,
-                from_override: false,
-                field: field.to_string(),
-                value: Some(value),
-                message: format!("a live run in cclab serve allows at most {limit} (cclab run takes bigger scenarios)"),
-            })
+            let message = format!(
+                "a live run in cclab serve allows at most {limit} (cclab run takes bigger scenarios)"
+            );
+            too_big(file, field, value, message)
         };
         if cfg.flows.len() > self.max_flows {
             return Err(refuse(

@@ -4,7 +4,7 @@
 
 use crate::error::{ApiError, ApiResult};
 use crate::intake::{self, Checked};
-use crate::limits::Limits;
+use crate::limits::{too_big, Limits};
 use crate::live::{Command, Feed, Runner, Speed, State};
 use crate::store::Store;
 use crate::ResultFiles;
@@ -220,11 +220,15 @@ impl Runs {
         }
         let cfg = &checked.scenario.config;
         let (limit, most) = (crate::testbed::MAX_DURATION, crate::testbed::MAX_FLOWS);
+        let file = &checked.file;
         if cfg.duration > limit {
-            return Err(ApiError::field("duration", format!("{}: a testbed run from the page lasts at most {limit} (cclab testbed run takes longer ones)", cfg.duration)));
+            let why = format!("a testbed run from the page lasts at most {limit} (cclab testbed run takes longer ones)");
+            return Err(too_big(file, "duration", cfg.duration.to_string(), why));
         }
         if cfg.flows.len() > most {
-            return Err(ApiError::field("flows", format!("{} flows: a testbed run from the page has at most {most} (cclab testbed run takes more)", cfg.flows.len())));
+            let flows = format!("{} flows", cfg.flows.len());
+            let why = format!("a testbed run from the page has at most {most} flows (cclab testbed run takes more)");
+            return Err(too_big(file, "flows", flows, why));
         }
         if self.map.lock().unwrap().values().any(|r| r.testbed && r.state().active()) {
             return Err(ApiError::new(
