@@ -388,7 +388,7 @@ pub fn run_metrics(
             }
         })
         .collect();
-    let mut groups = group_shares(&groups_of, report, cfg.duration.as_secs_f64());
+    let mut groups = group_shares(groups_of, report, cfg.duration.as_secs_f64());
     for g in &mut groups {
         // Like each flow's ratio: the members' goodputs while active, averaged.
         let members: Vec<f64> =
