@@ -146,8 +146,9 @@ pub fn execute(
     let ran = cclab_emu::testbed::run_logged(&scn.config, transports, &mut both, steer, packet_log);
     uninstall_signal_handlers();
     if signalled() {
+        let log = packet_log.map_or(String::new(), |p| format!(" (and so was {})", p.display()));
         return Err(format!(
-            "interrupted by a signal: the run's namespaces were removed and {} was left as it was",
+            "interrupted by a signal: the run's namespaces were removed and {} was left as it was{log}",
             out.display()
         ));
     }

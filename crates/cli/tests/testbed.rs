@@ -348,9 +348,12 @@ fn an_interrupted_testbed_removes_its_namespaces_and_keeps_the_earlier_results()
     let dir = TempDir::new("interrupt");
     dir.write("short.toml", &one_flow(2));
     dir.write("long.toml", &one_flow(30));
-    let first = run_in(dir.path(), &["testbed", "run", "short.toml", "--out", "out"]);
+    let log = ["--packet-log", "pl.csv"];
+    let first =
+        run_in(dir.path(), &[&["testbed", "run", "short.toml", "--out", "out"][..], &log].concat());
     assert!(first.status.success(), "{}", stderr(&first));
     let earlier = std::fs::read(dir.path().join("out/summary.json")).unwrap();
+    let earlier_log = std::fs::read(dir.path().join("pl.csv")).unwrap();
     let entries = || {
         let mut names: Vec<String> = std::fs::read_dir(dir.path())
             .unwrap()
@@ -364,6 +367,7 @@ fn an_interrupted_testbed_removes_its_namespaces_and_keeps_the_earlier_results()
         let run = cclab()
             .current_dir(dir.path())
             .args(["testbed", "run", "long.toml", "--out", "out"])
+            .args(log)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -388,6 +392,9 @@ fn an_interrupted_testbed_removes_its_namespaces_and_keeps_the_earlier_results()
         assert!(namespaces_of(pid).is_empty(), "SIG{signal}: {:?} left", namespaces_of(pid));
         assert_eq!(holders(&ids), Vec::<String>::new(), "SIG{signal}: namespaces still held");
         assert_eq!(std::fs::read(dir.path().join("out/summary.json")).unwrap(), earlier);
+        // The packet log is staged as the results are: the earlier one stays whole.
+        assert!(std::fs::read(dir.path().join("pl.csv")).unwrap() == earlier_log, "SIG{signal}");
+        assert!(err.contains("(and so was pl.csv)"), "SIG{signal}: {err}");
         assert_eq!(entries(), before, "SIG{signal}: nothing new beside the results");
     }
 }

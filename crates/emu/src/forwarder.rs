@@ -605,8 +605,10 @@ impl Forwarder {
                 )
             };
         }
+        // A run ended by a signal is not complete: its log is dropped, which leaves an
+        // earlier log in place (`PacketLog`'s staging).
         let result = match (result, self.packet_log.take()) {
-            (Ok(()), Some(log)) => log.finish(),
+            (Ok(()), Some(log)) if !signalled() => log.finish(),
             (result, _) => result,
         };
         self.elapsed = self.now() - Time::ZERO;

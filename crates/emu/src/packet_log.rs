@@ -142,6 +142,10 @@ pub struct PacketLog {
     path: PathBuf,
     out: BufWriter<File>,
     error: Option<std::io::Error>,
+    /// Where a log bound for a regular file is written until [`finish`](Self::finish)
+    /// moves it into place: a run that fails or is interrupted leaves an earlier log as
+    /// it was (the file is removed when the log is dropped unfinished).
+    staged: Option<PathBuf>,
 }
 
 /// The log's first line: its columns.
@@ -149,10 +153,11 @@ const HEADER: &str =
     "event,direction,time_ns,address,queue_packets,due_ns,seq,ack,flags,window,payload_bytes,tsval,tsecr\n";
 
 impl PacketLog {
-    /// Creates `path` and writes the header. An existing regular file is replaced only if
-    /// it is an earlier packet log (it starts with the header's first columns), so that a
-    /// mistyped `--packet-log` cannot overwrite a file of the user's; anything else that
-    /// is not a folder (a named pipe, /dev/stdout) is written to as it is, never read.
+    /// Creates the log of `path` and writes the header. An existing regular file is
+    /// replaced only if it is an earlier packet log (it starts with the header's first
+    /// columns), so that a mistyped `--packet-log` cannot overwrite a file of the user's,
+    /// and only when the run completes (it is staged beside it until then); anything else
+    /// that is not a folder (a named pipe, /dev/stdout) is written to as it is, never read.
     pub fn create(path: &Path) -> Result<PacketLog, EmuError> {
         let refuse = |why: &str| EmuError::Io(format!("--packet-log {}: {why}", path.display()));
         if path.is_dir() {
@@ -161,9 +166,11 @@ impl PacketLog {
         if path.is_file() && !is_packet_log(path) {
             return Err(refuse("exists and is not a packet log; choose another file"));
         }
-        let file = File::create(path).map_err(|e| refuse(&e.to_string()))?;
+        let staged = (path.is_file() || !path.exists()).then(|| staging_of(path));
+        let file =
+            File::create(staged.as_deref().unwrap_or(path)).map_err(|e| refuse(&e.to_string()))?;
         let out = BufWriter::with_capacity(BUFFER_BYTES, file);
-        let mut log = PacketLog { path: path.to_path_buf(), out, error: None };
+        let mut log = PacketLog { path: path.to_path_buf(), out, error: None, staged };
         log.put(format_args!("{HEADER}"));
         Ok(log)
     }
@@ -202,11 +209,33 @@ impl PacketLog {
     /// Flushes the file; the first write error, if any, names the file.
     pub fn finish(mut self) -> Result<(), EmuError> {
         let flushed = self.out.flush();
-        match self.error.take().map_or(flushed, Err) {
-            Ok(()) => Ok(()),
-            Err(e) => Err(EmuError::Io(format!("--packet-log {}: {e}", self.path.display()))),
+        let done = match (self.error.take().map_or(flushed, Err), self.staged.take()) {
+            (Ok(()), Some(staged)) => std::fs::rename(&staged, &self.path).inspect_err(|_| {
+                let _ = std::fs::remove_file(&staged);
+            }),
+            (Ok(()), None) => Ok(()),
+            (Err(e), staged) => {
+                staged.map(std::fs::remove_file);
+                Err(e)
+            }
+        };
+        done.map_err(|e| EmuError::Io(format!("--packet-log {}: {e}", self.path.display())))
+    }
+}
+
+/// An unfinished log (its run failed or was interrupted) leaves no staged file behind.
+impl Drop for PacketLog {
+    fn drop(&mut self) {
+        if let Some(staged) = self.staged.take() {
+            let _ = std::fs::remove_file(staged);
         }
     }
+}
+
+/// Beside `path`, hidden: `dir/.NAME.partial`.
+fn staging_of(path: &Path) -> PathBuf {
+    let name = path.file_name().map_or_else(|| "packets".into(), |n| n.to_string_lossy());
+    path.with_file_name(format!(".{name}.partial"))
 }
 
 /// The flags' letters, from bit 0 (FIN) to bit 7 (CWR) of the header's flags byte.
@@ -251,6 +280,15 @@ mod tests {
         let log = dir.join("packets.csv");
         PacketLog::create(&log).unwrap().finish().unwrap();
         PacketLog::create(&log).expect("an earlier log is replaced").finish().unwrap();
+        // A log dropped unfinished (its run failed or was interrupted) leaves the earlier
+        // one as it was, and nothing beside it.
+        std::fs::write(&log, format!("{HEADER}up,1,198.18.0.1\n")).unwrap();
+        let mut unfinished = PacketLog::create(&log).unwrap();
+        unfinished.put(format_args!("a line of the unfinished run\n"));
+        drop(unfinished);
+        assert_eq!(std::fs::read_to_string(&log).unwrap(), format!("{HEADER}up,1,198.18.0.1\n"));
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "notes.csv and packets.csv");
+        PacketLog::create(&log).unwrap().finish().unwrap();
         // A device (or a pipe) is written to, not read first (reading a pipe would wait).
         PacketLog::create(Path::new("/dev/null")).expect("a device is written").finish().unwrap();
         assert_eq!(std::fs::read_to_string(&log).unwrap(), HEADER);

@@ -127,13 +127,15 @@ pub fn check(
     if let Some(c) = cfg.changes.iter().min_by_key(|c| c.at) {
         let what: Vec<&str> = c.set.iter().map(|(n, _)| n.as_str()).collect();
         let flow = cfg.flows.get(c.flow);
+        // While a run goes, it holds its algorithms' parameters (`cclab kernel set` is
+        // refused): the web lab's tuning of the run is the one way in.
         let live = if flow.is_some_and(|f| tunable(&f.cc)) {
-            "cclab kernel set, or the web lab"
+            "its algorithm's parameters, rto_min and initcwnd"
         } else {
-            "the web lab"
+            "rto_min and initcwnd; the kernel's own algorithms take no parameters per flow"
         };
         return bad(format!(
-            "changes: the testbed does not run scheduled parameter changes (the first: {} of flows[{}] ({}) at {}); retune a running testbed flow live instead ({live})",
+            "changes: the testbed does not run scheduled parameter changes (the first: {} of flows[{}] ({}) at {}); retune the running flow live in the web lab instead (cclab serve, a kernel run's tuning: {live})",
             what.join(", "),
             c.flow,
             flow.map_or("", |f| f.name.as_str()),
@@ -1557,7 +1559,9 @@ mod tests {
         c.changes = vec![change(5, "beta", 0.6), change(2, "rto_min", 50.0)];
         let e = check(&c, &k(1), &with_twin).unwrap_err().to_string();
         assert!(e.contains("(the first: rto_min of flows[0] (tuner#0) at 2s)"), "{e}");
-        assert!(e.contains("(cclab kernel set, or the web lab)"), "{e}");
+        // The one way to retune a running testbed flow (`cclab kernel set` is refused
+        // while a run holds the parameters).
+        assert!(e.contains("live in the web lab instead") && !e.contains("kernel set"), "{e}");
         let many: Vec<(&str, u64)> = vec![("cubic", 40); MAX_FLOWS + 1];
         assert!(check(&config(&many), &k(MAX_FLOWS + 1), &avail)
             .unwrap_err()

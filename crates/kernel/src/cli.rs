@@ -148,9 +148,18 @@ pub fn run(args: Args) -> Result<(), Error> {
                     dirs.join(", ")
                 );
             }
+            // Loading what is loaded changes nothing and says so: `load` is safe to
+            // repeat in a script.
             for a in algos {
-                k.load(a)?;
-                outln(&format!("loaded {} (pinned at {})", a.name(), k.dir(a).display()));
+                match k.load(a) {
+                    Ok(()) => {
+                        outln(&format!("loaded {} (pinned at {})", a.name(), k.dir(a).display()))
+                    }
+                    Err(Error::AlreadyLoaded { algo, pin }) => outln(&format!(
+                        "{algo} was already loaded (pinned at {pin}); left as it is"
+                    )),
+                    Err(e) => return Err(e),
+                }
             }
         }
         Cmd::List => {
@@ -211,7 +220,7 @@ pub fn run(args: Args) -> Result<(), Error> {
                             let why = if d.was_saved {
                                 "the default before `cclab kernel default`"
                             } else {
-                                "none was saved by `cclab kernel default`, so cclab falls back to cubic"
+                                "none was saved by `cclab kernel default`, so cclab falls back to the first of cubic and reno that net.ipv4.tcp_allowed_congestion_control holds"
                             };
                             outln(&format!(
                                 "{} was this network namespace's default; the default is now {} ({why}){}",

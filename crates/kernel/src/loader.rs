@@ -381,7 +381,8 @@ impl Kernel {
 
     /// Unregisters `algo` and removes its pins (also after a crashed load). If it is this
     /// network namespace's default, the default is first put back to the one `set_default`
-    /// saved, else to cubic, and the outcome says so.
+    /// saved, else to cubic or reno (the first the allowed list holds), and the outcome
+    /// says so.
     pub fn unload(&self, algo: Algo) -> Result<Unloaded, Error> {
         need_root("cclab kernel unload")?;
         if !self.dir(algo).exists() {
@@ -397,7 +398,10 @@ impl Kernel {
         let mut default_now = None;
         if current_default().ok().as_deref() == Some(algo.name()) {
             let saved = self.saved_default()?;
-            let back = saved.clone().unwrap_or_else(|| "cubic".to_string());
+            // With nothing saved, an algorithm the allowed list already holds: Linux adds
+            // a new default to that list, and nothing would take it off again.
+            let fallback = ["cubic", "reno"].into_iter().find(|n| allowed_to_all(n));
+            let back = saved.clone().unwrap_or_else(|| fallback.unwrap_or("reno").to_string());
             let allowed = self.put_back_default(&back)?;
             default_now = Some(DefaultNow { name: back, was_saved: saved.is_some(), allowed });
         }

@@ -94,7 +94,7 @@ pub fn set_between_runs(
     let _turn = try_lock(k, algo)?.ok_or_else(|| {
         held_by_a_run(
             algo,
-            "that would undo this setting: change them within that run (its scenario's [[changes]], or the web lab's tuning of the run), or wait for it to end",
+            "that would undo this setting: change them within that run (the web lab's tuning of the run), or wait for it to end",
         )
     })?;
     let put_back = finish_a_dead_run(k, algo)?;

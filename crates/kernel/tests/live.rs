@@ -495,6 +495,8 @@ fn unload_cleans_up_after_a_crashed_load() {
     let (ok, text) = run(&["load", "cclab_tuner"]);
     assert!(ok, "{text}");
     assert!(available().contains("cclab_tuner"), "registered after the loader exited");
+    let (ok, text) = run(&["load", "cclab_tuner"]);
+    assert!(ok && text.contains("cclab_tuner was already loaded"), "loading again: {text}");
     let (ok, text) = run(&["set", "cclab_tuner", "beta=0.5", "fast_convergence=false"]);
     assert!(ok && text.contains("beta = 0.5"), "{text}");
     let (ok, text) = run(&["get", "cclab_tuner"]);
