@@ -84,8 +84,10 @@ class Simulation:
     def set_param(self, flow: int, name: str, value: float) -> int:
         """Sets parameter ``name`` of flow ``flow`` (an algorithm's own parameter, or
         ``rto_min`` in ms / ``initcwnd``) to ``value`` now; returns the instant in ns of
-        the ``[[changes]]`` entry that replays it. A bad flow, name or value raises
-        ValueError naming the field, the value and what is allowed."""
+        the ``[[changes]]`` entry that replays it. ``flow`` is the run's index, as
+        ``scenario.flows`` lists them (with a ``[[flows]]`` entry switched off, not the
+        file's number, which :meth:`replay_scenario` writes). A bad flow, name or value
+        raises ValueError naming the field, the value and what is allowed."""
         n = len(self.scenario.flows)
         if isinstance(flow, bool) or not isinstance(flow, numbers.Integral) or not 0 <= flow < n:
             raise ValueError(f"flow = {flow!r}: no such flow; this run has {n} (0 to {n - 1})")
