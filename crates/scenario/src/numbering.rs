@@ -20,6 +20,8 @@ struct Block {
 #[derive(Clone, Debug, Default)]
 pub struct FlowNumbers {
     blocks: Vec<Block>,
+    /// The positions in `blocks` of the entries that run (with at least one flow).
+    running: Vec<usize>,
 }
 
 impl FlowNumbers {
@@ -34,7 +36,10 @@ impl FlowNumbers {
                 run_first += count;
             }
         }
-        FlowNumbers { blocks }
+        let running = (0..blocks.len())
+            .filter(|&k| blocks[k].run_first.is_some() && blocks[k].count > 0)
+            .collect();
+        FlowNumbers { blocks, running }
     }
 
     /// How many flows the file numbers, disabled ones included.
@@ -48,10 +53,13 @@ impl FlowNumbers {
 
     /// The run's index of the file's flow `n`, or why there is none.
     pub fn run_index(&self, n: usize) -> Result<usize, String> {
-        let block = self
-            .blocks
-            .iter()
-            .find(|b| (b.first..b.first + b.count).contains(&n))
+        // Blocks are in file order, so by `first`: the last one starting at or before `n`
+        // (a binary search: a generated file may have a [[flows]] entry per flow).
+        let at = self.blocks.partition_point(|b| b.first <= n);
+        let block = at
+            .checked_sub(1)
+            .map(|k| &self.blocks[k])
+            .filter(|b| n < b.first + b.count)
             .ok_or_else(|| format!("out of range; allowed: {}", self.allowed()))?;
         match block.run_first {
             Some(r) => Ok(r + n - block.first),
@@ -66,11 +74,13 @@ impl FlowNumbers {
 
     /// The file's number of the run's flow `i` (what a saved `[[changes]]` entry writes).
     pub fn file_index(&self, i: usize) -> usize {
-        self.blocks
-            .iter()
-            .find_map(|b| {
+        // The running blocks are in run order too: the last one starting at or before `i`.
+        let at = self.running.partition_point(|&k| self.blocks[k].run_first <= Some(i));
+        at.checked_sub(1)
+            .map(|k| &self.blocks[self.running[k]])
+            .and_then(|b| {
                 let r = b.run_first?;
-                (r..r + b.count).contains(&i).then(|| b.first + i - r)
+                (i < r + b.count).then(|| b.first + i - r)
             })
             .unwrap_or(i)
     }
@@ -94,6 +104,15 @@ mod tests {
         assert_eq!((n.run_index(2), n.run_index(4), n.run_index(5)), (Ok(0), Ok(2), Ok(3)));
         assert!(n.run_index(6).unwrap_err().contains("[0, 5] (there are 6 flows)"));
         assert_eq!((n.file_index(0), n.file_index(3)), (2, 5));
+    }
+
+    #[test]
+    fn empty_entries_do_not_hide_their_neighbours() {
+        // flows[1] drew no transfers (arrivals); flows[2] is off.
+        let n = FlowNumbers::new([(1, true), (0, true), (2, false), (2, true)]);
+        assert_eq!((n.run_index(0), n.run_index(3), n.run_index(4)), (Ok(0), Ok(1), Ok(2)));
+        assert!(n.run_index(1).unwrap_err().contains("flows[2]"));
+        assert_eq!((n.file_index(0), n.file_index(1), n.file_index(2)), (0, 3, 4));
     }
 
     #[test]
