@@ -82,6 +82,11 @@ fn stepping_with_run_until_gives_the_same_result_as_one_run() {
     assert_eq!(sim.now(), Time::from_secs_f64(8.0));
 }
 
+/// A scheduled change of flow 0's `name` to `value` at time zero.
+fn set_at_zero(name: &str, value: f64) -> ParamChange {
+    ParamChange { at: Time::ZERO, flow: 0, set: vec![(name.into(), value)] }
+}
+
 /// A change to a valid configuration, the field its error must name, and a word of the message.
 type BadCase = (Box<dyn Fn(&mut SimConfig)>, &'static str, &'static str);
 
@@ -212,35 +217,19 @@ fn bad_configurations_are_refused_with_the_field_value_and_allowed_range() {
             "there is 1 flow",
         ),
         (
-            Box::new(|c| {
-                c.changes = vec![ParamChange {
-                    at: Time::ZERO,
-                    flow: 0,
-                    set: vec![("rto_min".into(), 0.0)],
-                }]
-            }),
+            Box::new(|c| c.changes = vec![set_at_zero("rto_min", 0.0)]),
             "changes[0].set.rto_min",
             "out of range for flow 0 (reno); allowed: a whole number from 1 to 60000 ms",
         ),
         (
-            Box::new(|c| {
-                c.changes = vec![ParamChange {
-                    at: Time::ZERO,
-                    flow: 0,
-                    set: vec![("initcwnd".into(), 2.5)],
-                }]
-            }),
+            Box::new(|c| c.changes = vec![set_at_zero("initcwnd", 2.5)]),
             "changes[0].set.initcwnd",
             "= 2.5: not a whole number; allowed: a whole number from 1 to 1000 segments",
         ),
         (
             Box::new(|c| {
                 c.flows[0].cc = "cubic".into();
-                c.changes = vec![ParamChange {
-                    at: Time::ZERO,
-                    flow: 0,
-                    set: vec![("hystart_detect".into(), 1.5)],
-                }]
+                c.changes = vec![set_at_zero("hystart_detect", 1.5)];
             }),
             "changes[0].set.hystart_detect",
             "= 1.5: not a whole number; allowed: an integer in [0, 3]",
