@@ -144,11 +144,43 @@ def _plan_of(src: Source) -> Any:
     return _plans[key]
 
 
+_SCRATCH_PREFIX = "cclab-point-"
+
+
+def _remove_dead_workers_scratch() -> None:
+    """Removes the scratch folders that workers killed in the middle of a run left on
+    this node (their `finally` never ran): each is named after its worker's process id,
+    and one whose process is gone is no one's. Without this, a long sweep on a cluster
+    whose workers are preempted fills the nodes' temporary folders with run folders."""
+    tmp = tempfile.gettempdir()
+    try:
+        names = os.listdir(tmp)
+    except OSError:
+        return
+    for name in names:
+        if not name.startswith(_SCRATCH_PREFIX):
+            continue
+        pid = name[len(_SCRATCH_PREFIX) :].split("-", 1)[0]
+        if pid.isdigit() and not _process_exists(int(pid)):
+            shutil.rmtree(os.path.join(tmp, name), ignore_errors=True)
+
+
+def _process_exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
+
+
 def run_point(src: Source, k: int) -> Tuple[int, Optional[str], List[Tuple[str, bytes]]]:
     """Ray task body: runs run `k` in a scratch folder on the worker and returns (k,
     failure message or None, the run folder's files)."""
     plan = _plan_of(src)
-    scratch = tempfile.mkdtemp(prefix="cclab-point-")
+    _remove_dead_workers_scratch()
+    scratch = tempfile.mkdtemp(prefix=f"{_SCRATCH_PREFIX}{os.getpid()}-")
     try:
         msg = plan.run_one(scratch, k)
         if msg is not None:

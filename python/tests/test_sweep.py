@@ -50,9 +50,20 @@ def test_a_file_with_its_own_sweep(cli, tmp_path):
 
 
 @pytest.fixture(scope="module")
-def ray_cluster():
+def ray_scratch(tmp_path_factory):
+    """The temporary folder of the cluster's workers, where their runs' scratch goes."""
+    return tmp_path_factory.mktemp("ray-workers-tmp")
+
+
+@pytest.fixture(scope="module")
+def ray_cluster(ray_scratch):
     ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        runtime_env={"env_vars": {"TMPDIR": str(ray_scratch)}},
+    )
     yield ray
     ray.shutdown()
 
@@ -93,7 +104,7 @@ def ray_task_pids():
     return pids
 
 
-def test_a_killed_ray_worker_loses_and_doubles_nothing(ray_cluster):
+def test_a_killed_ray_worker_loses_and_doubles_nothing(ray_cluster, ray_scratch):
     # Runs of about half a second each (about five million packets: the random loss is
     # off, as it would keep the windows small), so a worker is caught in the middle of
     # one. At 200 Mbit/s for 8 s with the loss on, a run took 20 ms and the killer could
@@ -125,6 +136,8 @@ def test_a_killed_ray_worker_loses_and_doubles_nothing(ray_cluster):
     pd.testing.assert_frame_equal(local, on_ray)
     assert sorted(on_ray["run"].unique()) == list(range(6))
     assert on_ray.groupby("run").size().eq(2).all()  # two flows per run, once each
+    # The killed worker's scratch folder was removed by a later task on the node.
+    assert list(ray_scratch.glob("cclab-point-*")) == []
 
 
 def test_one_failing_run_is_reported_and_the_others_finish(cli, tmp_path):
