@@ -33,7 +33,8 @@ pub enum Cmd {
     },
     /// Unregister algorithms (all by default) and remove their pins, also after a crash.
     Unload { algos: Vec<String> },
-    /// Set the system default congestion control, remembering the old one.
+    /// Set the system default congestion control (any available one; cclab's by either
+    /// name, e.g. tuner or cclab_tuner), remembering the old one.
     Default {
         #[arg(required_unless_present = "restore")]
         algo: Option<String>,
@@ -245,7 +246,10 @@ pub fn run(args: Args) -> Result<(), Error> {
                 let (old, allowed) = k.restore_default()?;
                 outln(&format!("default restored to {old}{}", allowed_said(allowed)));
             } else {
-                let name = algo.unwrap_or_default();
+                // cclab's own algorithms by either name, as `load` and `set` take them;
+                // any other name is the kernel's (cubic, bbr, ...).
+                let given = algo.unwrap_or_default();
+                let name = Algo::parse(&given).map_or(given, |a| a.name().to_string());
                 let (old, widened) = k.set_default(&name)?;
                 outln(&format!("default: {old} -> {name} (undo: cclab kernel default --restore)"));
                 if widened {
