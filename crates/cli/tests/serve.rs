@@ -367,8 +367,14 @@ fn every_refusal_is_json_that_says_what_was_wrong() {
     let e = v["error"].as_str().unwrap_or_default();
     assert!(st == 413 && e.contains("larger than the 1048576 bytes"), "{v}");
     let (st, v) = s.get("/api/runs/1/live");
-    assert!(st == 400 || st == 404, "{v}");
-    assert!(v["error"].is_string(), "a JSON error: {v}");
+    assert!(st == 404 && v["error"].is_string(), "no run 1 yet: {v}");
+    let id = s.run(SMALL, "max");
+    let (st, v) = s.get(&format!("/api/runs/{id}/live"));
+    let e = v["error"].as_str().unwrap_or_default();
+    assert!(
+        st == 400 && e.contains("is a WebSocket") && e.contains(&format!("GET /api/runs/{id} ")),
+        "{v}"
+    );
     // A check refuses what the run would: a bad speed too.
     let (st, v) = s.post("/api/scenarios/check", &json!({ "toml": SMALL, "speed": "fast" }));
     assert!(st == 400 && v["field"] == "speed", "{v}");

@@ -10,6 +10,7 @@ use crate::runs::{Run, SaveState};
 use crate::server::{file_response, Shared};
 use crate::store::check_name;
 use axum::body::Bytes;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, StatusCode};
@@ -497,9 +498,17 @@ pub async fn kernel_run(
 pub async fn live(
     State(app): State<Shared>,
     Path(id): Path<String>,
-    ws: WebSocketUpgrade,
+    ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> ApiResult<Response> {
     let run = app.runs.get(&id)?;
+    // A plain GET (a browser's address bar, curl) gets what to do instead of axum's
+    // wording of the missing header.
+    let ws = ws.map_err(|e| {
+        ApiError::new(
+            e.status(),
+            format!("/api/runs/{id}/live is a WebSocket ({e}): open it with a WebSocket client; GET /api/runs/{id} gives the run's status as JSON"),
+        )
+    })?;
     let max = app.cfg.limits.max_clients_per_run;
     if run.clients.load(Ordering::SeqCst) >= max {
         return Err(ApiError::new(
