@@ -357,8 +357,14 @@ fn parameter_changes_are_validated_before_the_run() {
         &e,
         &["changes[0].set.rto_min", "\"0.1ms\"", "allowed: a whole number from 1 to 60000 ms"],
     );
-    let e = error_of(&with("at = \"1s\"\nflow = 0\nset = { rto_min = 2.5 }"), &[]);
+    let e = error_of(&with("at = \"1s\"\nflow = 0\nset = { rto_min = \"2.5ms\" }"), &[]);
     has_all(&e, &["changes[0].set.rto_min", "2.5", "a whole number from 1 to 60000 ms"]);
+    // A duration, as a flow's own rto_min is: a bare number has no unit.
+    let e = error_of(&with("at = \"1s\"\nflow = 0\nset = { rto_min = 50 }"), &[]);
+    has_all(
+        &e,
+        &["changes[0].set.rto_min", "50", "expected a duration such as \"50ms\"", "no unit"],
+    );
     let e = error_of(&with("at = \"1s\"\nflow = 2\nset = { initcwnd = 5 }"), &[]);
     has_all(&e, &["scen.toml:15:", "changes[0].flow", "= 2", "whole number in [0, 1]"]);
     let e = error_of(&with("at = \"3s\"\nflow = 0\nset = { initcwnd = 5 }"), &[]);

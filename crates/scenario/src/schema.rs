@@ -859,20 +859,26 @@ fn change_entry(
     for (k, _, v) in entries {
         let field = format!("{path}.set.{k}");
         let value = match k.as_str() {
-            // TCP-level parameters: rto_min in milliseconds (or a duration), initcwnd in
-            // segments.
+            // TCP-level parameters: rto_min a duration, as a flow's own `rto_min` is (the
+            // live API and Python take its milliseconds as a number), initcwnd in segments.
             "rto_min" => match &v.val {
                 Val::Str(s) => parse_duration(s)
                     .map_err(|e| ctx.bad(v, &field, format!("expected {}", e.expected)))?
                     .as_millis_f64(),
-                Val::Int(i) => *i as f64,
-                Val::Float(x) => *x,
                 other => {
+                    let unit = if matches!(other, Val::Int(_) | Val::Float(_)) {
+                        " (a bare number has no unit)"
+                    } else {
+                        ""
+                    };
                     return Err(ctx.bad(
                         v,
                         &field,
-                        format!("expected a duration such as \"50ms\", found {}", other.kind()),
-                    ))
+                        format!(
+                            "expected a duration such as \"50ms\", found {}{unit}",
+                            other.kind()
+                        ),
+                    ));
                 }
             },
             "initcwnd" => match &v.val {
