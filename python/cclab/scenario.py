@@ -3,6 +3,7 @@
 import numbers
 import os
 import warnings
+from collections.abc import Mapping
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from . import _cclab
@@ -73,6 +74,8 @@ class Scenario:
         scenario. A str is read as ``--set`` reads it (TOML if it is valid TOML, else a
         string, so ``"20Mbps"`` needs no quotes); other values (int, float, bool, list,
         dict) are written as TOML. On error the scenario is unchanged."""
+        if not isinstance(field, str):
+            raise TypeError(f"field must be a str such as \"flows[0].rtt\", not {type(field).__name__}")
         text = value if isinstance(value, str) else _cclab.toml_value(value)
         overrides = self._overrides + [f"{field}={text}"]
         info = _cclab.check((self._text, self._file, self._base_dir, self._stem, overrides))
@@ -142,6 +145,8 @@ class Scenario:
         :meth:`set` takes it (several fields separated by commas move together), each
         value its list of values; ``seeds`` repeats each point with seeds ``seed``,
         ``seed+1``, ... (README, "Sweeps")."""
+        if not isinstance(grid, Mapping):
+            raise TypeError(f"grid must be a dict of field -> list of values, not {type(grid).__name__}")
         if self.is_sweep:
             raise ValueError(f"{self._file} already has a [sweep] table; pass no grid")
         if not grid and seeds is None:

@@ -110,6 +110,32 @@ def test_values_python_cannot_write_name_their_field():
         cclab.Scenario.from_dict({"flows": [{"bytes": 2**100}]})
 
 
+def test_a_value_that_contains_itself_is_an_exception_not_a_crash():
+    looped = {"duration": "3s"}
+    looped["bottleneck"] = looped
+    with pytest.raises(ValueError, match=r"^bottleneck\.bottleneck\..*nested more than 64 deep .*contain itself"):
+        cclab.Scenario.from_dict(looped)
+    deep = {}
+    for _ in range(20_000):
+        deep = {"x": deep}
+    with pytest.raises(ValueError, match="nested more than 64 deep"):
+        cclab.Scenario.from_dict(deep)
+    listed = []
+    listed.append(listed)
+    scn = cclab.Scenario.from_toml(SHORT)
+    with pytest.raises(ValueError, match=r"^\[0\]\[0\].*nested more than 64 deep"):
+        scn.set("flows[0].params.beta", listed)
+    assert scn.overrides == []  # unchanged
+
+
+def test_arguments_of_the_wrong_type_are_named():
+    scn = cclab.Scenario.from_toml(SHORT)
+    with pytest.raises(TypeError, match=r"^grid must be a dict of field -> list of values, not list$"):
+        cclab.sweep(scn, grid=[1, 2], progress=False)
+    with pytest.raises(TypeError, match=r"^field must be a str such as \"flows\[0\]\.rtt\", not NoneType$"):
+        scn.set(None, 1)
+
+
 def test_run_errors():
     sweep = cclab.Scenario.from_toml(SHORT + '[sweep]\n"flows[0].cc" = ["cubic", "reno"]\n')
     assert sweep.is_sweep
