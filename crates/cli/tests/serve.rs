@@ -847,6 +847,39 @@ fn a_client_that_vanishes_mid_stream_stops_its_run_unless_it_is_to_be_saved() {
     assert_eq!(s.get("/api/algorithms").0, 200);
 }
 
+/// A name is promised to the first run to be saved under it: a second run asking for it
+/// is refused at once (both were once answered "pending" and one overwritten). A run
+/// stopped before its end gives its save up, which says why and frees the name.
+#[test]
+fn two_runs_cannot_be_saved_under_one_name_and_a_stopped_run_gives_its_save_up() {
+    let s = Server::start(&[]);
+    let (a, b) = (s.run(&tuner("600s"), "realtime"), s.run(&tuner("20s"), "realtime"));
+    let save = |id: u64| s.post(&format!("/api/runs/{id}/save"), &json!({ "name": "dup" }));
+    let (st, v) = save(a);
+    assert!(st == 202 && v["state"] == "pending", "{v}");
+    let (st, v) = save(b);
+    let e = v["error"].as_str().unwrap_or_default();
+    assert!(st == 409 && e.contains("another run is to be saved as \"dup\""), "{v}");
+    let (st, v) = s.post(&format!("/api/runs/{a}/control"), &json!({ "action": "stop" }));
+    assert_eq!(st, 200, "{v}");
+    let v = s.wait_state(a, "stopped", 10);
+    let e = v["save"]["error"].as_str().unwrap_or_default();
+    assert!(v["save"]["state"] == "failed" && e.contains("stopped before its end"), "{v}");
+    // The name is free again.
+    let (st, v) = save(b);
+    assert!(st == 202 && v["state"] == "pending", "{v}");
+    s.post(&format!("/api/runs/{b}/control"), &json!({ "action": "speed", "speed": "max" }));
+    let v = s.wait_state(b, "finished", 20);
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut v = v;
+    while v["save"]["state"] == "pending" && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+        v = s.get(&format!("/api/runs/{b}")).1;
+    }
+    assert_eq!(v["save"]["state"], "saved", "{v}");
+    assert!(s.results.path().join("dup/summary.json").is_file());
+}
+
 /// A hundred and fifty runs one after the other, each watched to the end: the server
 /// forgets finished runs beyond its limit, so its memory levels off.
 #[test]

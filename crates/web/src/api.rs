@@ -341,25 +341,21 @@ pub async fn save(
     let b: SaveBody = if bytes.is_empty() { SaveBody::default() } else { body(&bytes)? };
     let name = b.name.unwrap_or_else(|| format!("{}-run{}", run.checked.scenario.name, run.id));
     check_name("name", &name)?;
-    if app.store.dir.join(&name).exists() {
-        return Err(ApiError::conflict(format!(
-            "a saved run \"{name}\" exists; choose another name"
-        )));
-    }
     {
         let mut save = run.save.lock().unwrap();
         if let SaveState::Saved(_) | SaveState::Pending(_) = &*save {
             return Err(ApiError::conflict(format!("run {id} is already saved (or to be saved)")));
         }
-        match run.state() {
-            RunState::Stopped => {
-                return Err(ApiError::conflict(format!("run {id} was stopped before its end; only a whole run can be saved (start it again and let it finish)")))
-            }
-            RunState::Running | RunState::Paused => {
-                *save = SaveState::Pending(name.clone());
-                return Ok((StatusCode::ACCEPTED, Json(json!({ "state": "pending", "name": name }))).into_response());
-            }
-            RunState::Finished => *save = SaveState::Pending(name.clone()),
+        let state = run.state();
+        if state == RunState::Stopped {
+            return Err(ApiError::conflict(format!("run {id} was stopped before its end; only a whole run can be saved (start it again and let it finish)")));
+        }
+        // Released by `save_if_asked` once saved (or failed), or when the run stops.
+        app.store.promise(&name)?;
+        *save = SaveState::Pending(name.clone());
+        if state != RunState::Finished {
+            return Ok((StatusCode::ACCEPTED, Json(json!({ "state": "pending", "name": name })))
+                .into_response());
         }
     }
     let run2 = run.clone();

@@ -266,7 +266,12 @@ impl Runner {
         self.dec.flush();
         match end {
             End::Finished => self.finish(),
-            End::Stopped(reason) => self.publish(Some((State::Stopped, Some(reason)))),
+            End::Stopped(reason) => {
+                // Stopped first, as `finish` publishes Finished before saving: a save
+                // asked for after this sees the state and is refused.
+                self.publish(Some((State::Stopped, Some(reason.clone()))));
+                self.run.give_up_save(&reason);
+            }
         }
     }
 

@@ -104,7 +104,25 @@ impl Run {
             Ok(v) => SaveState::Saved(v),
             Err(e) => SaveState::Failed(e.message().to_string()),
         };
+        self.store.release(&name);
         *self.save.lock().unwrap() = outcome;
+        self.publish_save();
+    }
+
+    /// A run stopped before its end cannot be saved: a save asked for fails, and its
+    /// name is free again. Called by the run's thread when the run stops.
+    pub fn give_up_save(&self, why: &str) {
+        let _one_at_a_time = self.saving.lock().unwrap();
+        let mut save = self.save.lock().unwrap();
+        let SaveState::Pending(name) = &*save else { return };
+        self.store.release(name);
+        *save = SaveState::Failed(format!("not saved as \"{name}\": the run stopped before its end ({why}); only a whole run can be saved"));
+        drop(save);
+        self.publish_save();
+    }
+
+    /// Tells the run's clients how its save went.
+    fn publish_save(&self) {
         let feed = self.feed.lock().unwrap();
         let _ = feed
             .tx

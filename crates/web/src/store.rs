@@ -9,8 +9,9 @@ use crate::error::{ApiError, ApiResult};
 use crate::runs::Run;
 use crate::ResultFiles;
 use serde_json::{json, Value};
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// Sub-folder of the results folder holding comparisons.
 const COMPARE_DIR: &str = ".compare";
@@ -21,6 +22,9 @@ pub struct Store {
     pub dir: PathBuf,
     pub traces: Traces,
     results: Arc<dyn ResultFiles>,
+    /// Names promised to runs still to be saved: a second run asking for one of them
+    /// is refused at once, rather than both answered "pending" and one overwritten.
+    promised: Mutex<BTreeSet<String>>,
 }
 
 /// A saved run's name: 1 to 64 letters, digits, '.', '_', '-', starting with a letter
@@ -71,7 +75,29 @@ pub fn content_type(file: &str) -> &'static str {
 impl Store {
     pub fn new(dir: PathBuf, ready_traces: Vec<PathBuf>, results: Arc<dyn ResultFiles>) -> Store {
         let traces = Traces { ready: ready_traces, uploads: dir.join(UPLOAD_DIR) };
-        Store { dir, traces, results }
+        Store { dir, traces, results, promised: Mutex::new(BTreeSet::new()) }
+    }
+
+    /// Promises `name` to a run to be saved, unless a saved run has it or another run
+    /// was promised it; [`Store::release`] takes the promise back.
+    pub fn promise(&self, name: &str) -> ApiResult<()> {
+        check_name("name", name)?;
+        let taken =
+            ApiError::conflict(format!("a saved run \"{name}\" exists; choose another name"));
+        if std::fs::symlink_metadata(self.dir.join(name)).is_ok() {
+            return Err(taken);
+        }
+        if !self.promised.lock().unwrap().insert(name.to_string()) {
+            return Err(ApiError::conflict(format!(
+                "another run is to be saved as \"{name}\"; choose another name"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Takes back the promise of `name` (the run was saved under it, or will not be).
+    pub fn release(&self, name: &str) {
+        self.promised.lock().unwrap().remove(name);
     }
 
     fn saved_dir(&self, name: &str) -> ApiResult<PathBuf> {
