@@ -166,7 +166,10 @@ impl PacketLog {
         if path.is_file() && !is_packet_log(path) {
             return Err(refuse("exists and is not a packet log; choose another file"));
         }
-        let staged = (path.is_file() || !path.exists()).then(|| staging_of(path));
+        let staged = (path.is_file() || !path.exists()).then(|| {
+            remove_dead_runs_staging(path);
+            staging_of(path)
+        });
         let file =
             File::create(staged.as_deref().unwrap_or(path)).map_err(|e| refuse(&e.to_string()))?;
         let out = BufWriter::with_capacity(BUFFER_BYTES, file);
@@ -232,10 +235,32 @@ impl Drop for PacketLog {
     }
 }
 
-/// Beside `path`, hidden: `dir/.NAME.partial`.
+/// Beside `path`, hidden and this process's: `dir/.NAME.partial-PID`, so that two runs
+/// logging to one path each write their own (the one to finish last then replaces the
+/// other's whole log; with one staging file they interleaved into one corrupt log).
 fn staging_of(path: &Path) -> PathBuf {
+    path.with_file_name(format!("{}{}", staging_prefix(path), std::process::id()))
+}
+
+fn staging_prefix(path: &Path) -> String {
     let name = path.file_name().map_or_else(|| "packets".into(), |n| n.to_string_lossy());
-    path.with_file_name(format!(".{name}.partial"))
+    format!(".{name}.partial-")
+}
+
+/// Removes the staged logs of `path` left by runs that were killed outright (no `Drop`)
+/// and whose process is gone.
+fn remove_dead_runs_staging(path: &Path) {
+    let prefix = staging_prefix(path);
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let Some(pid) = file.to_str().and_then(|f| f.strip_prefix(&prefix)) else { continue };
+        let Ok(pid) = pid.parse::<u32>() else { continue };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 /// The flags' letters, from bit 0 (FIN) to bit 7 (CWR) of the header's flags byte.
@@ -289,6 +314,15 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&log).unwrap(), format!("{HEADER}up,1,198.18.0.1\n"));
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "notes.csv and packets.csv");
         PacketLog::create(&log).unwrap().finish().unwrap();
+        // A staged log of a run killed outright (its process gone) is removed by the next
+        // run to the same path; one of a run still going (this process) is left alone.
+        let dead = dir.join(format!(".packets.csv.partial-{}", u32::MAX - 1));
+        let alive = dir.join(".packets.csv.partial-1"); // process 1 is always there
+        std::fs::write(&dead, "killed").unwrap();
+        std::fs::write(&alive, "running").unwrap();
+        PacketLog::create(&log).unwrap().finish().unwrap();
+        assert!(!dead.exists() && alive.exists());
+        std::fs::remove_file(&alive).unwrap();
         // A device (or a pipe) is written to, not read first (reading a pipe would wait).
         PacketLog::create(Path::new("/dev/null")).expect("a device is written").finish().unwrap();
         assert_eq!(std::fs::read_to_string(&log).unwrap(), HEADER);
