@@ -90,7 +90,7 @@ impl Staging {
     /// write, then creates the staging folder.
     pub fn new(dest: &Path) -> Result<Staging, String> {
         // `r1/.` is `r1` (renaming `r1/.` itself fails with "resource busy").
-        let dest = &dest.components().collect::<PathBuf>();
+        let dest = &through_link(&dest.components().collect::<PathBuf>())?;
         crate::out_folder::check(dest, "results", "summary.json")?;
         check_only_results(dest)?;
         let name = dest.file_name().and_then(|n| n.to_str()).ok_or_else(|| {
@@ -135,6 +135,22 @@ impl Staging {
         self.committed = true;
         Ok(replaced)
     }
+}
+
+/// `dest`, or where it leads if it is a symbolic link: the results replace the folder the
+/// link names, and the link stays (moving the new folder into place would otherwise
+/// replace the link itself and leave the old results where it pointed).
+fn through_link(dest: &Path) -> Result<PathBuf, String> {
+    if !std::fs::symlink_metadata(dest).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Ok(dest.to_path_buf());
+    }
+    dest.canonicalize().map_err(|e| {
+        let to = std::fs::read_link(dest).map(|t| t.display().to_string()).unwrap_or_default();
+        format!(
+            "{} is a symbolic link to {to}, which cannot be followed ({e}); choose another folder",
+            dest.display()
+        )
+    })
 }
 
 /// Moves results folder `from` to `dest`, replacing a folder already there: that one is
@@ -976,6 +992,30 @@ mod tests {
         assert_eq!(std::fs::read_to_string(dest.join("summary.json")).unwrap(), "b");
         let left: Vec<_> = std::fs::read_dir(&parent).unwrap().flatten().collect();
         assert_eq!(left.len(), 1, "only the results folder is left");
+        std::fs::remove_dir_all(&parent).unwrap();
+    }
+
+    /// `--out link`, a symbolic link to a results folder: the folder it names is
+    /// replaced and the link stays (it was once replaced by a folder, and the old results
+    /// were left where it pointed).
+    #[test]
+    fn a_link_to_a_results_folder_is_followed_and_kept() {
+        let parent =
+            std::env::temp_dir().join(format!("cclab-staging-link-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&parent);
+        let (real, link) = (parent.join("real"), parent.join("link"));
+        std::fs::create_dir_all(&real).unwrap();
+        std::fs::write(real.join("summary.json"), "old").unwrap();
+        std::os::unix::fs::symlink("real", &link).unwrap();
+        let staged = Staging::new(&link).unwrap();
+        std::fs::write(staged.path().join("summary.json"), "new").unwrap();
+        assert!(staged.commit().unwrap(), "the folder the link names is replaced");
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read_to_string(link.join("summary.json")).unwrap(), "new");
+        std::fs::remove_file(&link).unwrap();
+        std::os::unix::fs::symlink("nowhere", &link).unwrap();
+        let e = Staging::new(&link).err().expect("a dangling link is refused");
+        assert!(e.contains("is a symbolic link to nowhere, which cannot be followed"), "{e}");
         std::fs::remove_dir_all(&parent).unwrap();
     }
 }
