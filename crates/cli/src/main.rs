@@ -63,6 +63,16 @@ fn main() -> ExitCode {
     ) {
         cclab_cli::huge_pages::enable();
     }
+    // A simulated run or sweep interrupted leaves no staging behind (the emulator's
+    // commands keep their own signal handlers, which stop the forwarder cleanly).
+    if matches!(cli.command, Command::Run(_)) {
+        if let Err(e) = cclab_units::interrupt::remove_staged_on_signals() {
+            let _ = writeln!(
+                std::io::stderr(),
+                "warning: Ctrl-C will leave this run's unfinished results hidden beside --out: {e}"
+            );
+        }
+    }
     let result = match cli.command {
         Command::Run(a) => run::main(a),
         Command::Bench(a) => bench::main(a),

@@ -43,6 +43,8 @@ pub struct Staging {
     tmp: PathBuf,
     dest: PathBuf,
     committed: bool,
+    /// Removes `tmp` if the command is interrupted ([`cclab_units::interrupt`]).
+    staged: Option<cclab_units::interrupt::Staged>,
 }
 
 /// Every name a results folder may hold: what [`finish`] and the recorder write, in
@@ -110,6 +112,7 @@ impl Staging {
         if tmp.exists() {
             let _ = std::fs::remove_dir_all(&tmp);
         }
+        let staged = Some(cclab_units::interrupt::staged(&tmp));
         // Named after the folder asked for: the staging folder beside it is ours to know.
         std::fs::create_dir(&tmp).map_err(|e| {
             format!(
@@ -118,7 +121,7 @@ impl Staging {
                 parent.display()
             )
         })?;
-        Ok(Staging { tmp, dest: dest.to_path_buf(), committed: false })
+        Ok(Staging { tmp, dest: dest.to_path_buf(), committed: false, staged })
     }
 
     pub fn path(&self) -> &Path {
@@ -131,7 +134,12 @@ impl Staging {
             "{}.old",
             self.tmp.file_name().and_then(|n| n.to_str()).unwrap_or("results")
         ));
-        let replaced = move_into_place(&self.tmp, &self.dest, &old)?;
+        let (tmp, dest) = (&self.tmp, &self.dest);
+        let moved = match self.staged.take() {
+            Some(staged) => staged.settle(|| move_into_place(tmp, dest, &old)),
+            None => move_into_place(tmp, dest, &old),
+        };
+        let replaced = moved?;
         self.committed = true;
         Ok(replaced)
     }

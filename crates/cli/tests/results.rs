@@ -387,6 +387,82 @@ fn leftovers_of_a_killed_run_are_tidied_and_moved_aside_results_come_back() {
     assert_eq!(names, vec!["keep".to_string(), "other".to_string()], "leftovers: {names:?}");
 }
 
+/// Ctrl-C (or SIGTERM) in the middle of a run, and of a sweep: what was being written
+/// (the staging folder, the staged packet log) is removed at once, the earlier results
+/// and log are as they were, and the status is the shell's for the signal.
+#[test]
+fn an_interrupted_run_or_sweep_removes_what_it_was_writing() {
+    let dir = TempDir::new("interrupted");
+    let scn = small("reno-droptail.toml");
+    run_ok(dir.path(), &["run", &scn, "--out", "keep", "--packet-log", "packets.csv"]);
+    let earlier =
+        (read(&dir.path().join("keep/summary.json")), read(&dir.path().join("packets.csv")));
+    // Long enough (seconds: 75 million packets) that the signal finds it running.
+    let long = dir.write(
+        "long.toml",
+        "duration = \"900s\"\n[bottleneck]\nrate = \"1Gbps\"\ndelay = \"10ms\"\n[[flows]]\ncc = \"cubic\"\nrtt = \"50ms\"\ncount = 20\n",
+    );
+    let sweep = dir.write(
+        "sweep.toml",
+        &format!("{}[sweep]\n\"flows[0].cc\" = [\"cubic\", \"reno\"]\n", read(&long)),
+    );
+    let interrupt = |args: &[&str], signal: i32, staging: &str| {
+        let mut child = cclab().current_dir(dir.path()).args(args).spawn().unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        let found = |name: &str| {
+            std::fs::read_dir(dir.path().join(name))
+                .unwrap()
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().starts_with(staging))
+        };
+        let parent = if staging.starts_with(".0") { "sw/points" } else { "." };
+        while !(dir.path().join(parent).is_dir() && found(parent)) {
+            assert!(std::time::Instant::now() < deadline, "no staging {staging} appeared");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200)); // writing, not starting
+                                                                   // SAFETY: a signal to our own child.
+        unsafe { libc::kill(child.id() as i32, signal) };
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(128 + signal), "{args:?}");
+        let mut left: Vec<String> = std::fs::read_dir(dir.path().join(parent))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with('.'))
+            .collect();
+        left.sort();
+        assert!(left.is_empty(), "{args:?} left {left:?}");
+    };
+    let long = long.to_str().unwrap();
+    interrupt(
+        &["run", long, "--out", "keep", "--packet-log", "packets.csv"],
+        libc::SIGINT,
+        ".keep.partial-",
+    );
+    interrupt(
+        &["run", long, "--out", "keep", "--packet-log", "packets.csv"],
+        libc::SIGTERM,
+        ".packets.csv.partial-",
+    );
+    assert_eq!(
+        (read(&dir.path().join("keep/summary.json")), read(&dir.path().join("packets.csv"))),
+        earlier,
+        "the earlier results and log are as they were"
+    );
+    interrupt(
+        &["run", sweep.to_str().unwrap(), "--out", "sw", "--jobs", "2"],
+        libc::SIGINT,
+        ".0.partial-",
+    );
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with('.'))
+        .collect();
+    left.sort();
+    assert!(left.is_empty(), "left beside the sweep: {left:?}");
+}
+
 #[test]
 fn a_folder_that_is_not_a_results_folder_is_never_replaced() {
     let dir = TempDir::new("precious");

@@ -33,6 +33,7 @@
 //!   and in the simulator's log.
 
 use crate::EmuError;
+use cclab_units::interrupt::{self, Staged};
 use cclab_units::Time;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -144,8 +145,9 @@ pub struct PacketLog {
     error: Option<std::io::Error>,
     /// Where a log bound for a regular file is written until [`finish`](Self::finish)
     /// moves it into place: a run that fails or is interrupted leaves an earlier log as
-    /// it was (the file is removed when the log is dropped unfinished).
-    staged: Option<PathBuf>,
+    /// it was (the file is removed when the log is dropped unfinished, or by
+    /// [`cclab_units::interrupt`] when the command is interrupted).
+    staged: Option<(PathBuf, Staged)>,
 }
 
 /// The log's first line: its columns.
@@ -168,10 +170,12 @@ impl PacketLog {
         }
         let staged = (path.is_file() || !path.exists()).then(|| {
             remove_dead_runs_staging(path);
-            staging_of(path)
+            let file = staging_of(path);
+            let on_interrupt = interrupt::staged(&file);
+            (file, on_interrupt)
         });
-        let file =
-            File::create(staged.as_deref().unwrap_or(path)).map_err(|e| refuse(&e.to_string()))?;
+        let target = staged.as_ref().map_or(path, |(file, _)| file.as_path());
+        let file = File::create(target).map_err(|e| refuse(&e.to_string()))?;
         let out = BufWriter::with_capacity(BUFFER_BYTES, file);
         let mut log = PacketLog { path: path.to_path_buf(), out, error: None, staged };
         log.put(format_args!("{HEADER}"));
@@ -213,12 +217,14 @@ impl PacketLog {
     pub fn finish(mut self) -> Result<(), EmuError> {
         let flushed = self.out.flush();
         let done = match (self.error.take().map_or(flushed, Err), self.staged.take()) {
-            (Ok(()), Some(staged)) => std::fs::rename(&staged, &self.path).inspect_err(|_| {
-                let _ = std::fs::remove_file(&staged);
+            (Ok(()), Some((staged, on_interrupt))) => on_interrupt.settle(|| {
+                std::fs::rename(&staged, &self.path).inspect_err(|_| {
+                    let _ = std::fs::remove_file(&staged);
+                })
             }),
             (Ok(()), None) => Ok(()),
             (Err(e), staged) => {
-                staged.map(std::fs::remove_file);
+                staged.map(|(file, _)| std::fs::remove_file(file));
                 Err(e)
             }
         };
@@ -229,7 +235,7 @@ impl PacketLog {
 /// An unfinished log (its run failed or was interrupted) leaves no staged file behind.
 impl Drop for PacketLog {
     fn drop(&mut self) {
-        if let Some(staged) = self.staged.take() {
+        if let Some((staged, _)) = self.staged.take() {
             let _ = std::fs::remove_file(staged);
         }
     }

@@ -12,12 +12,14 @@
 //! Written out: [`json`], the JSON writer every crate uses, with fixed decimals and key
 //! order so that result files are byte-identical run after run; [`decimal`], the number
 //! text it and the other result writers append without `format!`; [`whole_file`], which
-//! writes a file whole or not at all.
+//! writes a file whole or not at all; [`interrupt`], which removes what was being written
+//! when a command is interrupted.
 
 use std::fmt;
 use std::ops::{Add, AddAssign, Sub};
 
 pub mod decimal;
+pub mod interrupt;
 pub mod json;
 mod parse;
 pub mod stdout;

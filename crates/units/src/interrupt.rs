@@ -1,0 +1,117 @@
+//! Files and folders being written, removed when the command is interrupted.
+//!
+//! Results are written beside their destination (a hidden staging folder or file) and
+//! moved into place when complete, so an interrupted command never leaves half a results
+//! folder where a whole one was. Without more, Ctrl-C left the staging behind (a long
+//! run's 100 MB `flows.csv` in `.NAME.partial-PID-N`), to be removed only by a later run
+//! to the same destination. A command that calls [`remove_staged_on_signals`] instead has
+//! one thread wait for SIGINT, SIGTERM and SIGHUP; it removes everything [`staged`] and
+//! not yet settled, then exits with the shell's status for the signal (128 + its number).
+//!
+//! Moving a finished folder into place ([`Staged::settle`]) holds the same lock as that
+//! thread, so an interrupt never lands between moving earlier results aside and moving
+//! the new ones in.
+//!
+//! The signals are blocked in the thread that calls it and in every thread started after
+//! (they inherit the mask), and taken with `sigwait`: the waiting thread may then lock,
+//! allocate and remove files, which a signal handler may not. Commands that run the
+//! emulator keep their own handlers (`cclab_emu::forwarder`) and do not call it.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+/// What is being written: (registration number, path).
+static STAGED: Mutex<Vec<(u64, PathBuf)>> = Mutex::new(Vec::new());
+
+fn lock() -> MutexGuard<'static, Vec<(u64, PathBuf)>> {
+    STAGED.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// A staging file or folder, removed if the command is interrupted before it is settled
+/// or dropped (the owner removes it on drop as before; this only forgets it).
+#[must_use]
+pub struct Staged {
+    id: u64,
+}
+
+/// Records `path` (a file or folder being written) for removal on an interrupt.
+pub fn staged(path: &Path) -> Staged {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let id = NEXT.fetch_add(1, Ordering::Relaxed);
+    lock().push((id, path.to_path_buf()));
+    Staged { id }
+}
+
+impl Staged {
+    /// Runs `finish` (moving the staging into place) where no interrupt can cut it short,
+    /// and forgets the path.
+    pub fn settle<T>(self, finish: impl FnOnce() -> T) -> T {
+        let mut list = lock();
+        let out = finish();
+        list.retain(|(id, _)| *id != self.id);
+        out
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        lock().retain(|(id, _)| *id != self.id);
+    }
+}
+
+/// From now on SIGINT, SIGTERM and SIGHUP remove what is [`staged`] and end the process
+/// (status 128 + the signal's number). Call it before starting other threads.
+pub fn remove_staged_on_signals() -> std::io::Result<()> {
+    // SAFETY: plain libc calls on a signal set owned here.
+    let set = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaddset(&mut set, sig);
+        }
+        let e = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        if e != 0 {
+            return Err(std::io::Error::from_raw_os_error(e));
+        }
+        set
+    };
+    std::thread::Builder::new().name("interrupt".into()).spawn(move || {
+        let mut sig = 0;
+        // SAFETY: waits for one of the blocked signals of `set`.
+        while unsafe { libc::sigwait(&set, &mut sig) } != 0 {}
+        let list = lock();
+        for (_, path) in list.iter() {
+            let _ = std::fs::remove_dir_all(path).or_else(|_| std::fs::remove_file(path));
+        }
+        let name = match sig {
+            libc::SIGINT => "interrupted",
+            libc::SIGTERM => "terminated",
+            _ => "hung up",
+        };
+        // SAFETY: isatty only reads the descriptor's state.
+        let newline = if unsafe { libc::isatty(2) } == 1 { "\n" } else { "" };
+        eprintln!(
+            "{newline}cclab: {name}; what it was writing is removed, and earlier results are as they were"
+        );
+        std::process::exit(128 + sig);
+    })?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settled_and_dropped_paths_are_forgotten() {
+        let before = lock().len();
+        let a = staged(Path::new("/nonexistent/a"));
+        let b = staged(Path::new("/nonexistent/b"));
+        assert_eq!(lock().len(), before + 2);
+        assert_eq!(a.settle(|| 7), 7);
+        assert!(lock().iter().all(|(_, p)| p != Path::new("/nonexistent/a")));
+        drop(b);
+        assert_eq!(lock().len(), before);
+    }
+}
