@@ -202,6 +202,12 @@ fn tcp_settings_follow_the_simulators_limits() {
         &e,
         &["scen.toml:10:", "flows[0].initcwnd = -3", "a whole number from 1 to 1000 segments"],
     );
+    // An RTT out of range is named as such, not as the default BDP buffer it would make.
+    let e = error_of(&edit(9, "rtt = \"1000000s\""), &[]);
+    has_all(&e, &["scen.toml:9:", "flows[0].rtt = \"1000000s\"", "allowed: 1us to 100s"]);
+    let no_buffer = BASE.replace("buffer = \"1bdp\"\n", "").replace("\"100ms\"", "\"99s\"");
+    let e = error_of(&no_buffer, &["--set", "bottleneck.rate=1000Gbps"]);
+    has_all(&e, &["bottleneck.buffer = 8250000000 packets", "the default 1bdp", "99s"]);
     let e = error_of(&edit(9, "rtt = \"100ms\"\nrto_min = \"90s\""), &[]);
     has_all(&e, &["scen.toml:10:", "flows[0].rto_min = \"90s\"", "allowed: 1ms to 60s"]);
     let e = error_of(&edit(9, "rtt = \"100ms\"\nstop = \"0s\""), &[]);

@@ -375,6 +375,12 @@ fn every_refusal_is_json_that_says_what_was_wrong() {
         st == 400 && e.contains("is a WebSocket") && e.contains(&format!("GET /api/runs/{id} ")),
         "{v}"
     );
+    // A null field is left out (its default); a null in a list is refused where it is.
+    let doc = json!({ "duration": "1s", "seed": null, "bottleneck": { "rate": "10Mbps", "delay": "10ms" },
+                      "flows": [{ "cc": "reno", "rtt": "40ms" }, null] });
+    let (st, v) = s.post("/api/scenarios/check", &json!({ "scenario": doc }));
+    let e = v["error"].as_str().unwrap_or_default();
+    assert!(st == 400 && v["field"] == "flows[1]" && e.contains("null in a list"), "{v}");
     // A check refuses what the run would: a bad speed too.
     let (st, v) = s.post("/api/scenarios/check", &json!({ "toml": SMALL, "speed": "fast" }));
     assert!(st == 400 && v["field"] == "speed", "{v}");

@@ -192,8 +192,14 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
     let bn_node = top.get("bottleneck").ok_or_else(|| {
         top.missing("bottleneck", "a [bottleneck] section with rate (or trace) and delay")
     })?;
-    // Flows first (the BDP buffer needs the largest RTT), checked on the bottleneck after.
+    // Flows first (the BDP buffer needs the largest RTT, so their RTTs are checked first:
+    // one out of range would otherwise be reported as the buffer it makes too large),
+    // checked on the bottleneck after.
     let entries = flow_entries(&top, duration, seed)?;
+    for (i, entry) in entries.iter().enumerate() {
+        let f = Fields::new(ctx, &format!("flows[{i}]"), entry.node, &FLOW)?;
+        entry.flow.check_rtt().map_err(|e| f.locate(e, FLOW_KEYS))?;
+    }
     // Disabled entries (count 0) do not size the buffer: the run is as if they were absent.
     let active = || entries.iter().filter(|e| e.enabled);
     let max_rtt = active().map(|e| e.flow.rtt).max().unwrap_or(Duration::ZERO);
@@ -205,7 +211,12 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
         .unwrap_or(WIRE_PACKET);
     let bn = Fields::new(ctx, "bottleneck", bn_node, BOTTLENECK)?;
     let bottleneck = link(&bn, Bdp { rtt: max_rtt, wire })?;
-    bottleneck.check().map_err(|e| bn.locate(e, &[]))?;
+    bottleneck.check().map_err(|mut e| {
+        if e.field == "buffer" && bn.get("buffer").is_none() {
+            e.message += &format!(" (no buffer is given, so it is the default 1bdp: the rate x the largest flow RTT, {max_rtt}; give bottleneck.buffer)");
+        }
+        bn.locate(e, &[])
+    })?;
     for (i, entry) in entries.iter().enumerate() {
         let f = Fields::new(ctx, &format!("flows[{i}]"), entry.node, &FLOW)?;
         entry.flow.check(&bottleneck).map_err(|e| f.locate(e, FLOW_KEYS))?;

@@ -46,23 +46,36 @@ pub fn json_to_toml(doc: &Value) -> ApiResult<String> {
             "expected a JSON object shaped like a scenario file",
         ));
     }
-    let clean = drop_nulls(doc);
+    let clean = drop_nulls(doc, "")?;
     toml::to_string(&clean)
         .map_err(|e| ApiError::field("scenario", format!("cannot be written as TOML: {e}")))
 }
 
-/// TOML has no null: a null value means "not set".
-fn drop_nulls(v: &Value) -> Value {
-    match v {
+/// TOML has no null: a null field means "not set" and is left out; a null in a list
+/// has no such meaning and is refused, naming where it is (`path`, as errors name it).
+fn drop_nulls(v: &Value, path: &str) -> ApiResult<Value> {
+    let field = |child: String| if path.is_empty() { child } else { format!("{path}.{child}") };
+    Ok(match v {
         Value::Object(m) => Value::Object(
             m.iter()
                 .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| (k.clone(), drop_nulls(v)))
-                .collect(),
+                .map(|(k, v)| Ok((k.clone(), drop_nulls(v, &field(k.clone()))?)))
+                .collect::<ApiResult<_>>()?,
         ),
-        Value::Array(a) => Value::Array(a.iter().map(drop_nulls).collect()),
+        Value::Array(a) => Value::Array(
+            a.iter()
+                .enumerate()
+                .map(|(i, x)| {
+                    let at = format!("{path}[{i}]");
+                    if x.is_null() {
+                        return Err(ApiError::field(&at, "null in a list: a scenario has no null (leave a field out for its default; a list holds values)"));
+                    }
+                    drop_nulls(x, &at)
+                })
+                .collect::<ApiResult<_>>()?,
+        ),
         other => other.clone(),
-    }
+    })
 }
 
 /// TOML text to a JSON document of the same shape, for the page's form (None when the
