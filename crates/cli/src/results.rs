@@ -679,6 +679,15 @@ pub fn print_finished(
         dest.display(),
         if replaced { " (replaced the earlier results there)" } else { "" }
     ));
+    // `--series auto` (the default) chose Parquet for a long run: say so where the user
+    // looks for flows.csv.
+    let auto = crate::series::SeriesFormat::Auto.resolve(scn.config.max_flow_samples());
+    if auto == crate::series::SeriesFormat::Parquet && dest.join("flows.parquet").is_file() {
+        crate::format::outln(&format!(
+            "the time series are in flows.parquet and queue.parquet: more than {} rows (--series csv writes CSV)",
+            crate::series::AUTO_PARQUET_ROWS
+        ));
+    }
 }
 
 /// The per-flow table's rows, header first, as the terminal and report.html show them,

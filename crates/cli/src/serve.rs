@@ -79,6 +79,9 @@ pub fn main(args: Args) -> Result<(), String> {
         return Err(format!("--scenarios {}: {what} (the ready scenarios' folder, e.g. scenarios/ of the repository)", dir.display()));
     }
     let scenarios = args.scenarios.clone().or_else(|| cclab_web::catalog::find_beside("scenarios"));
+    if scenarios.is_none() {
+        eprintln!("note: no scenarios/ folder here, above here or beside the binary, so the page's list of ready scenarios is empty (give --scenarios DIR, e.g. the repository's scenarios/)");
+    }
     let mut trace_dirs: Vec<PathBuf> = scenarios.iter().map(|s| s.join("traces")).collect();
     trace_dirs.extend(cclab_web::catalog::find_beside("shared/traces"));
     trace_dirs.retain(|d| d.is_dir());

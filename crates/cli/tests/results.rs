@@ -583,6 +583,14 @@ fn series_as_parquet_or_none_hold_the_csv_samples_and_change_nothing_else() {
     run_ok(dir.path(), &["run", &scn, "--out", "pq", "--series", "parquet"]);
     run_ok(dir.path(), &["run", &scn, "--out", "none", "--series", "none"]);
     let p = |d: &str, f: &str| dir.path().join(d).join(f);
+    // `auto` (the default) writes Parquet past 2,000,000 rows, and says so.
+    let many = dir.write(
+        "many.toml",
+        "duration = \"21s\"\nsample_interval = \"1ms\"\n[bottleneck]\nrate = \"1Mbps\"\ndelay = \"10ms\"\n[[flows]]\ncc = \"reno\"\nrtt = \"40ms\"\ncount = 100\n",
+    );
+    let out = run_ok(dir.path(), &["run", many.to_str().unwrap(), "--out", "auto"]);
+    assert!(p("auto", "flows.parquet").is_file() && !p("auto", "flows.csv").exists());
+    assert!(out.contains("the time series are in flows.parquet and queue.parquet: more than 2000000 rows (--series csv writes CSV)"), "{out}");
     assert!(!p("pq", "flows.csv").exists() && !p("none", "flows.csv").exists());
     assert!(!p("none", "flows.parquet").exists() && !p("none", "queue.csv").exists());
     for d in ["pq", "none"] {

@@ -253,6 +253,7 @@ fn algorithms_and_scenarios_are_listed() {
     assert_eq!(st, 200);
     let list = v["scenarios"].as_array().unwrap();
     assert!(list.iter().any(|x| x["id"] == "seeds/004-tuner-vs-cubic.toml"));
+    assert!(list.iter().any(|x| x["id"] == "fidelity/trace-6mbps-cubic-reno.toml"));
     let high = list.iter().find(|x| x["id"] == "seeds/002-tahoe-vs-cubic-high-bdp.toml").unwrap();
     assert!(high["toml"].as_str().unwrap().contains("trace = \"5.65mbps.trace\""), "{high}");
     // Every ready scenario checks as the page would send it.

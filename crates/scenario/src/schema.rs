@@ -545,7 +545,7 @@ fn link(f: &Fields, bdp: Bdp) -> Result<LinkConfig, ScenarioError> {
     let ctx = f.ctx;
     let rate = match (f.get("rate"), f.string("trace")?) {
         (Some(_), Some((tn, _))) => {
-            return Err(ctx.bad(tn, "bottleneck.trace", "give either rate or trace, not both"))
+            return Err(ctx.bad(tn, "bottleneck.trace", "give either rate or trace, not both (from the command line, a trace takes the whole table: --set 'bottleneck={ trace = \"FILE\", delay = \"20ms\" }')"))
         }
         (None, None) => {
             return Err(
@@ -600,8 +600,9 @@ fn load_trace(ctx: &Ctx, n: &Node, path: &str) -> Result<Trace, ScenarioError> {
             n,
             "bottleneck.trace",
             format!(
-                "cannot read trace file {} ({e}); the path is relative to the scenario file",
-                full.display()
+                "cannot read trace file {} ({e}); the path is relative to {}",
+                full.display(),
+                if ctx.base_dir.is_some() { "the scenario file" } else { "the current folder" }
             ),
         )
     })?;

@@ -140,7 +140,7 @@ pub fn find_beside(folder: &str) -> Option<PathBuf> {
 /// Largest ready scenario file listed.
 const MAX_READY_BYTES: u64 = 64 << 10;
 /// Sub-folders of `scenarios/` whose files are listed, with `""` for the folder itself.
-const READY_GROUPS: [&str; 3] = ["", "seeds", "small"];
+const READY_GROUPS: [&str; 4] = ["", "seeds", "fidelity", "small"];
 
 /// One ready scenario: `id` is its path under `scenarios/` (`seeds/004-tuner-vs-cubic.toml`).
 pub struct Ready {

@@ -76,7 +76,12 @@ async function pickScenario(id) {
 
 function setupScenario(scenarios, traces) {
   lab.form = new ScenarioForm($("form"), { algorithms: lab.algorithms, traces, onChange: (t) => scenarioEdited(t, "form") });
-  const groups = { "": "scenarios/", seeds: "seeds' experiments", small: "small (golden tests)" };
+  const groups = {
+    "": "scenarios/",
+    seeds: "seeds' experiments",
+    fidelity: "fidelity (simulator vs kernel)",
+    small: "small (golden tests)",
+  };
   for (const [g, label] of Object.entries(groups)) {
     const og = document.createElement("optgroup");
     og.label = label;
