@@ -289,6 +289,12 @@ pub(crate) fn load_summary(dir: &Path) -> Result<Run, String> {
     }
     let path = dir.join("summary.json");
     let text = std::fs::read_to_string(&path).map_err(|e| match e.kind() {
+        // A sweep's folder holds one results folder per run.
+        std::io::ErrorKind::NotFound if dir.join("sweep.json").is_file() => format!(
+            "{} is a sweep's folder; compare two of its runs, e.g. {}",
+            dir.display(),
+            dir.join("points").join("0").display()
+        ),
         std::io::ErrorKind::NotFound => format!(
             "{}: missing (is {} a results folder written by cclab run?)",
             path.display(),
@@ -775,6 +781,17 @@ pub fn main(args: Args) -> Result<(), String> {
     Ok(())
 }
 
+/// A note when the two runs lasted differently long: their means and totals then cover
+/// different spans.
+fn durations_differ(a: &Run, b: &Run) -> Option<String> {
+    (a.duration_s != b.duration_s).then(|| {
+        format!(
+            "note: the runs lasted differently long (A {} s, B {} s), so their means and totals cover different spans",
+            a.duration_s, b.duration_s
+        )
+    })
+}
+
 /// Writes the comparison's folder; returns the terminal's table and the folder.
 pub fn write(args: &Args) -> Result<(String, PathBuf), String> {
     let mut a = load_summary(&args.a)?;
@@ -802,7 +819,11 @@ pub fn write(args: &Args) -> Result<(String, PathBuf), String> {
         write(name, svg)?;
     }
     write("compare.html", &html(&a, &b, &pairs, &plots))?;
-    Ok((table(&a, &b, &pairs), out))
+    let mut text = table(&a, &b, &pairs);
+    if let Some(note) = durations_differ(&a, &b) {
+        text += &format!("{note}\n");
+    }
+    Ok((text, out))
 }
 
 #[cfg(test)]

@@ -308,6 +308,20 @@ fn bad_folders_are_errors_that_name_the_path_and_the_problem() {
     std::fs::create_dir(d.join("empty")).unwrap();
     let err = run_err(d, &["compare", "empty", b]);
     assert!(err.contains("empty/summary.json") && err.contains("missing"), "{err}");
+    // A sweep's folder points at its runs.
+    std::fs::create_dir(d.join("swept")).unwrap();
+    std::fs::write(d.join("swept/sweep.json"), "{}").unwrap();
+    let err = run_err(d, &["compare", a, "swept"]);
+    assert!(
+        err.contains("swept is a sweep's folder; compare two of its runs, e.g. swept/points/0"),
+        "{err}"
+    );
+    // Runs of different lengths are compared with a note that says so.
+    let scn = repo().join("scenarios/small/reno-droptail.toml").display().to_string();
+    run_ok(d, &["run", &scn, "--set", "duration=1s", "--out", "short"]);
+    let out = run_ok(d, &["compare", a, "short", "--out", "cmp-short"]);
+    assert!(out.contains("note: the runs lasted differently long (A "), "{out}");
+    assert!(!run_ok(d, &["compare", a, b, "--out", "cmp-ab"]).contains("lasted differently"));
 
     // A copy of A whose summary.json is edited (flows.csv stays).
     let copy = |name: &str, summary: &str| {
