@@ -397,7 +397,13 @@ fn queue_loss_and_cross_traffic_options() {
     let e = error_of(&edit(6, "qdisc = { kind = \"red\", min_th = 20, max_th = 10 }"), &[]);
     has_all(&e, &["scen.toml:6:", "bottleneck.qdisc.max_th", "10", "greater than min_th = 20"]);
     let e = error_of(&edit(6, "qdisc = { kind = \"codel\", max_p = 0.1 }"), &[]);
-    has_all(&e, &["bottleneck.qdisc.max_p", "qdisc \"codel\" has parameters target, interval"]);
+    has_all(
+        &e,
+        &[
+            "bottleneck.qdisc.max_p",
+            "unknown parameter; qdisc \"codel\" has parameters target, interval",
+        ],
+    );
     let e = error_of(&edit(6, "qdisc = { kind = \"red\", max_p = 1.5 }"), &[]);
     has_all(&e, &["bottleneck.qdisc.max_p", "1.5", "(0, 1]"]);
     let e = error_of(&edit(6, "qdisc = { kind = \"pie\", alpha = 101 }"), &[]);

@@ -679,7 +679,7 @@ fn qdisc(ctx: &Ctx, n: &Node) -> Result<Qdisc, ScenarioError> {
     let Val::Table(entries) = &n.val else { return Ok(q) };
     for (k, kspan, _) in entries.iter().filter(|(k, _, _)| k != "kind") {
         if q.param(k).is_none() {
-            return Err(ctx.err(kspan, &format!("{field}.{k}"), None, q.has_params()));
+            return Err(ctx.err(kspan, &format!("{field}.{k}"), None, q.unknown_param()));
         }
     }
     let names: Vec<&str> =

@@ -132,7 +132,13 @@ impl Qdisc {
         if let Some(s) = self.settings_mut().filter(|s| s.get(name).is_some()) {
             return s.set(name, v);
         }
-        Err(self.has_params())
+        Err(self.unknown_param())
+    }
+
+    /// The refusal of a parameter it does not have: `unknown parameter; qdisc "codel"
+    /// has parameters target, interval`.
+    pub fn unknown_param(&self) -> String {
+        format!("unknown parameter; {}", self.has_params())
     }
 
     /// What parameters it has, in words: `qdisc "codel" has parameters target, interval`.
@@ -447,7 +453,7 @@ mod tests {
         let mut codel = Qdisc::named("codel").unwrap();
         assert_eq!(
             codel.set("max_p", Value::Number(0.1)),
-            Err("qdisc \"codel\" has parameters target, interval".to_string())
+            Err("unknown parameter; qdisc \"codel\" has parameters target, interval".to_string())
         );
         assert_eq!(
             codel.set("interval", Value::Time(Duration::ZERO)),
@@ -455,7 +461,7 @@ mod tests {
         );
         assert_eq!(
             Qdisc::DropTail.set("limit", Value::Number(1.0)),
-            Err("qdisc \"droptail\" has no parameters".to_string())
+            Err("unknown parameter; qdisc \"droptail\" has no parameters".to_string())
         );
         let pie = Qdisc::Pie(PieConfig { alpha: 101.0, ..PieConfig::default() });
         assert_eq!(
