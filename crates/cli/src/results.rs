@@ -512,7 +512,8 @@ pub fn summary_json(scn: &Scenario, r: &Report, m: &RunMetrics) -> Json {
             if r.reverse_link.is_some() {
                 o.push(("direction", Json::s(fc.direction.name())));
             }
-            Json::Obj(o)
+            // An item of the top object's "flows" array: four spaces deep.
+            Json::Obj(o).rendered(4)
         })
         .collect();
     let groups = m

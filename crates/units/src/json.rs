@@ -22,6 +22,8 @@ pub enum Json {
     Str(String),
     Arr(Vec<Json>),
     Obj(Vec<(&'static str, Json)>),
+    /// A value already written at `indent` ([`Json::rendered`]).
+    Rendered { text: String, indent: usize },
 }
 
 impl Json {
@@ -33,6 +35,16 @@ impl Json {
     }
     pub fn s(x: &str) -> Json {
         Json::Str(x.to_string())
+    }
+
+    /// This value written now, for a place `indent` spaces deep: the items of a long
+    /// array (a summary's 100,000 flows) are each kept as one string rather than as a
+    /// tree of some twenty small allocations, which took more memory than the
+    /// simulation.
+    pub fn rendered(self, indent: usize) -> Json {
+        let mut text = String::new();
+        self.write(&mut text, indent);
+        Json::Rendered { text, indent }
     }
 
     /// Pretty-printed with two-space indentation and a final newline.
@@ -50,6 +62,10 @@ impl Json {
             Json::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
             Json::Num(n) => out.push_str(n),
             Json::Str(s) => escape(out, s),
+            Json::Rendered { text, indent: at } => {
+                assert_eq!(*at, indent, "a rendered value is written where it was meant for");
+                out.push_str(text)
+            }
             Json::Arr(items) if items.is_empty() => out.push_str("[]"),
             Json::Obj(items) if items.is_empty() => out.push_str("{}"),
             Json::Arr(items) => {
@@ -103,6 +119,15 @@ fn escape(out: &mut String, s: &str) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_rendered_ahead_is_written_as_it_would_have_been() {
+        let item = || Json::Obj(vec![("a", Json::u(1)), ("b", Json::Arr(vec![Json::s("x")]))]);
+        let doc = |items: Vec<Json>| Json::Obj(vec![("items", Json::Arr(items))]).render();
+        assert_eq!(doc(vec![item(), item()]), doc(vec![item().rendered(4), item().rendered(4)]));
+        let misplaced = std::panic::catch_unwind(|| doc(vec![item().rendered(2)]));
+        assert!(misplaced.is_err(), "written at another depth than it was rendered for");
+    }
 
     #[test]
     fn numbers_are_written_the_same_way_every_time() {
