@@ -94,7 +94,18 @@ fn read_file(py: Python<'_>, path: PathBuf) -> PyResult<(String, String, Option<
 #[pyfunction]
 fn check<'py>(py: Python<'py>, src: Source) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    let scn = match load(py, &src)? {
+    let loaded = load(py, &src)?;
+    // The package always writes the time series (its frames are read from them), so a
+    // scenario whose series would not fit is refused here, as a file is by `cclab run`
+    // without `--series none`.
+    let scenarios: Vec<&cclab_scenario::Scenario> = match &loaded {
+        Loaded::Single(s) => vec![s],
+        Loaded::Sweep(plan) => plan.runs.iter().map(|r| &r.scenario).collect(),
+    };
+    for scn in scenarios {
+        scn.check_series_size().map_err(|e| scenario_error(py, &e))?;
+    }
+    let scn = match loaded {
         Loaded::Single(s) => {
             d.set_item("sweep", false)?;
             d.set_item("runs", 1)?;

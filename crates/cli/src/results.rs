@@ -329,6 +329,9 @@ fn column_name(name: &str) -> String {
 impl Recorder {
     /// Starts the series files in `dir` in `format` (`auto` decided by the run's size).
     pub fn new(dir: &Path, scn: &Scenario, format: SeriesFormat) -> Result<Recorder, String> {
+        if format != SeriesFormat::None {
+            scn.check_series_size().map_err(|e| e.to_string())?;
+        }
         let cfg = &scn.config;
         let samples = cfg.duration.as_nanos() / cfg.sample_interval.as_nanos().max(1);
         let format = format.resolve(cfg.max_flow_samples());

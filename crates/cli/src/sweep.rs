@@ -81,6 +81,7 @@ pub fn run(
     jobs: Option<usize>,
     series: SeriesFormat,
 ) -> Result<Done, String> {
+    check_series_sizes(plan, series)?;
     prepare_folder(out, plan)?;
     let points = out.join("points");
     let todo: Vec<usize> =
@@ -93,6 +94,21 @@ pub fn run(
     let failed: Vec<String> = failures.iter().map(|(_, m)| m.clone()).collect();
     let table = write_tables(plan, out, &failed)?;
     Ok(Done { table, ran: todo.len(), failures, skipped_before: skipped })
+}
+
+/// Refuses a sweep, before any of it runs, one of whose runs would write more time
+/// series than fit ([`cclab_scenario::Scenario::check_series_size`]); nothing is
+/// refused when none are written (`series` none).
+pub fn check_series_sizes(plan: &Plan, series: SeriesFormat) -> Result<(), String> {
+    if series == SeriesFormat::None {
+        return Ok(());
+    }
+    for r in &plan.runs {
+        r.scenario
+            .check_series_size()
+            .map_err(|e| format!("run {} ({}): {e}", r.index, describe(r)))?;
+    }
+    Ok(())
 }
 
 /// Reads every run done in `out` and writes sweep.csv, sweep.parquet and sweep.html

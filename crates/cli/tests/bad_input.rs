@@ -178,9 +178,31 @@ fn absurd_values_are_refused_before_anything_is_allocated() {
             "100001 flows",
             "would write up to 20100201 rows",
             "limit 20000000",
-            "use a longer sample_interval",
+            "use a longer sample_interval, or write no time series (--series none)",
         ],
     );
+    // Without time series the same sampling runs (its samples feed the summary and the
+    // plots): 1,000 flows every 1 ms for 21 s is 21,001,000 rows.
+    let dir = TempDir::new("no-series");
+    let lots = "duration = \"21s\"\nsample_interval = \"1ms\"\n[bottleneck]\nrate = \"10Mbps\"\ndelay = \"20ms\"\n[[flows]]\ncc = \"reno\"\nrtt = \"100ms\"\ncount = 1000\n";
+    dir.write("lots.toml", lots);
+    let o = run_in(dir.path(), &["run", "lots.toml", "--out", "out"]);
+    assert!(stderr(&o).contains("would write up to 21001000 rows"), "{}", stderr(&o));
+    assert!(!dir.path().join("out").exists(), "refused before anything is written");
+    let o = run_in(dir.path(), &["run", "lots.toml", "--out", "out", "--series", "none"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(dir.path().join("out/summary.json").is_file());
+    // A sweep is refused before any of its runs starts.
+    dir.write("sweep.toml", &format!("{lots}[sweep]\n\"flows[0].cc\" = [\"reno\", \"cubic\"]\n"));
+    let o = run_in(dir.path(), &["run", "sweep.toml", "--out", "sw"]);
+    let err = stderr(&o);
+    assert!(
+        err.starts_with(
+            "error: run 0 (point 0, seed 1: flows[0].cc = reno): sweep.toml:2: sample_interval"
+        ),
+        "{err}"
+    );
+    assert!(!dir.path().join("sw").exists());
 }
 
 #[test]

@@ -46,6 +46,18 @@ pub struct Scenario {
     pub numbers: FlowNumbers,
     /// In a sweep, which of its runs this is ("point 3, seed 2: flows[0].rtt = 10ms").
     pub point: Option<String>,
+    /// The refusal of time series too large to write (more than [`MAX_SERIES_ROWS`]
+    /// rows), kept for when they are to be written: a run without them
+    /// (`--series none`) may sample that often.
+    pub series_too_large: Option<ScenarioError>,
+}
+
+impl Scenario {
+    /// Whether its time series (flows.csv or flows.parquet) may be written: not more
+    /// than [`MAX_SERIES_ROWS`] rows.
+    pub fn check_series_size(&self) -> Result<(), ScenarioError> {
+        self.series_too_large.clone().map_or(Ok(()), Err)
+    }
 }
 
 /// Which TCP a flow uses when the scenario runs on the testbed (`cclab testbed run`):
@@ -223,7 +235,7 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
     }
     let numbers = FlowNumbers::new(entries.iter().map(|e| (e.count as usize, e.enabled)));
     let (flows, transports) = expand(entries, &numbers);
-    check_series_size(&top, duration, sample_interval, &flows)?;
+    let series_too_large = check_series_size(&top, duration, sample_interval, &flows).err();
     let cross = cross_sources(&top, duration, &bottleneck)?;
     let mut changes = Vec::new();
     for (i, t) in top.tables("changes")?.iter().enumerate() {
@@ -235,7 +247,7 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
 
     let metrics = crate::metrics_spec::read(ctx, top.get("metrics"), duration, &flows, &numbers)?;
     let config = SimConfig { duration, seed, bottleneck, flows, cross, sample_interval, changes };
-    Ok(Scenario { name, config, transports, metrics, numbers, point: None })
+    Ok(Scenario { name, config, transports, metrics, numbers, point: None, series_too_large })
 }
 
 /// Every `[[flows]]` entry, read; more flows in all than fit in memory are refused
@@ -291,7 +303,7 @@ fn flow_entries<'a>(
 }
 
 /// The time series must fit on disk: each flow sampled every `sample_interval` while it
-/// runs.
+/// runs (the refusal is kept in the scenario, see [`Scenario::check_series_size`]).
 fn check_series_size(
     top: &Fields,
     duration: Duration,
@@ -307,7 +319,7 @@ fn check_series_size(
         &n.map_or(Some(0..0), |n| n.span.clone()),
         "sample_interval",
         Some(format!("\"{sample_interval}\"")),
-        format!("{} flows sampled every {sample_interval} while they run (up to {duration}) would write up to {rows} rows (limit {MAX_SERIES_ROWS}); use a longer sample_interval", flows.len()),
+        format!("{} flows sampled every {sample_interval} while they run (up to {duration}) would write up to {rows} rows (limit {MAX_SERIES_ROWS}); use a longer sample_interval, or write no time series (--series none)", flows.len()),
     );
     if n.is_none() {
         e.line = None; // the default applies; no line wrote it

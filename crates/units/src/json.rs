@@ -23,7 +23,10 @@ pub enum Json {
     Arr(Vec<Json>),
     Obj(Vec<(&'static str, Json)>),
     /// A value already written at `indent` ([`Json::rendered`]).
-    Rendered { text: String, indent: usize },
+    Rendered {
+        text: String,
+        indent: usize,
+    },
 }
 
 impl Json {
