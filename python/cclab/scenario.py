@@ -76,7 +76,10 @@ class Scenario:
         dict) are written as TOML. On error the scenario is unchanged."""
         if not isinstance(field, str):
             raise TypeError(f"field must be a str such as \"flows[0].rtt\", not {type(field).__name__}")
-        text = value if isinstance(value, str) else _cclab.toml_value(value)
+        try:
+            text = value if isinstance(value, str) else _cclab.toml_value(value)
+        except (TypeError, ValueError) as e:
+            raise type(e)(f"{field}: {e}") from None  # the value's own error names no field
         overrides = self._overrides + [f"{field}={text}"]
         info = _cclab.check((self._text, self._file, self._base_dir, self._stem, overrides))
         self._overrides, self._info = overrides, info

@@ -123,7 +123,7 @@ def test_a_value_that_contains_itself_is_an_exception_not_a_crash():
     listed = []
     listed.append(listed)
     scn = cclab.Scenario.from_toml(SHORT)
-    with pytest.raises(ValueError, match=r"^\[0\]\[0\].*nested more than 64 deep"):
+    with pytest.raises(ValueError, match=r"^flows\[0\]\.params\.beta: \[0\]\[0\].*nested more than 64 deep"):
         scn.set("flows[0].params.beta", listed)
     assert scn.overrides == []  # unchanged
 

@@ -127,6 +127,12 @@ def test_a_killed_ray_worker_loses_and_doubles_nothing(ray_cluster, ray_scratch)
                 return
             time.sleep(0.02)
 
+    # Scratch folders of a worker long gone (no process has that id: above Linux's
+    # pid_max) and of one alive (this process): only the first is anyone's to remove.
+    dead = ray_scratch / "cclab-point-4194304-planted"
+    alive = ray_scratch / f"cclab-point-{os.getpid()}-planted"
+    dead.mkdir()
+    alive.mkdir()
     killer = threading.Thread(target=kill_one)
     killer.start()
     on_ray = cclab.sweep(scn, grid=grid, seeds=2, backend="ray", progress=False)
@@ -136,8 +142,10 @@ def test_a_killed_ray_worker_loses_and_doubles_nothing(ray_cluster, ray_scratch)
     pd.testing.assert_frame_equal(local, on_ray)
     assert sorted(on_ray["run"].unique()) == list(range(6))
     assert on_ray.groupby("run").size().eq(2).all()  # two flows per run, once each
-    # The killed worker's scratch folder was removed by a later task on the node.
-    assert list(ray_scratch.glob("cclab-point-*")) == []
+    # The killed worker's scratch folder and the planted dead one were removed by later
+    # tasks on the node; the living process's was not.
+    assert sorted(ray_scratch.glob("cclab-point-*")) == [alive]
+    alive.rmdir()
 
 
 def test_one_failing_run_is_reported_and_the_others_finish(cli, tmp_path):

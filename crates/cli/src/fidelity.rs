@@ -508,8 +508,9 @@ fn real_run(
     out: &Path,
     k: u64,
 ) -> Result<EmulatorTiming, String> {
-    let (_, emulator) = crate::testbed::execute(scn, transports, out, false, None)
-        .map_err(|e| format!("{}: real run {k}: {e}", case.stem))?;
+    let (_, emulator) =
+        crate::testbed::execute(scn, transports, (out, SeriesFormat::Auto, None), false)
+            .map_err(|e| format!("{}: real run {k}: {e}", case.stem))?;
     Ok(emulator)
 }
 

@@ -126,8 +126,12 @@ pub fn run_all(jobs: &[Job<'_>]) -> Result<Vec<Outcome>, String> {
 /// One run into `points/<k>/`, then its point.json (which marks it done).
 fn run_one(job: &Job<'_>, run: &Run) -> Result<(), String> {
     let out = job.dir.join("points").join(run.index.to_string());
-    let (_, emulator) =
-        crate::testbed::execute(&run.scenario, &run.scenario.transports, &out, true, None)?;
+    let (_, emulator) = crate::testbed::execute(
+        &run.scenario,
+        &run.scenario.transports,
+        (&out, crate::series::SeriesFormat::Auto, None),
+        true,
+    )?;
     crate::testbed::warn_if_disturbed(&emulator);
     sweep::write_atomic(&out.join("point.json"), sweep::point_json(job.plan, run).as_bytes())
 }

@@ -92,7 +92,8 @@ impl Staging {
     /// write, then creates the staging folder.
     pub fn new(dest: &Path) -> Result<Staging, String> {
         // `r1/.` is `r1` (renaming `r1/.` itself fails with "resource busy").
-        let dest = &through_link(&dest.components().collect::<PathBuf>())?;
+        let dest = &cclab_units::whole_file::through_link(&dest.components().collect::<PathBuf>())
+            .map_err(|e| format!("{e}; choose another folder"))?;
         crate::out_folder::check(dest, "results", "summary.json")?;
         check_only_results(dest)?;
         let name = dest.file_name().and_then(|n| n.to_str()).ok_or_else(|| {
@@ -143,22 +144,6 @@ impl Staging {
         self.committed = true;
         Ok(replaced)
     }
-}
-
-/// `dest`, or where it leads if it is a symbolic link: the results replace the folder the
-/// link names, and the link stays (moving the new folder into place would otherwise
-/// replace the link itself and leave the old results where it pointed).
-fn through_link(dest: &Path) -> Result<PathBuf, String> {
-    if !std::fs::symlink_metadata(dest).is_ok_and(|m| m.file_type().is_symlink()) {
-        return Ok(dest.to_path_buf());
-    }
-    dest.canonicalize().map_err(|e| {
-        let to = std::fs::read_link(dest).map(|t| t.display().to_string()).unwrap_or_default();
-        format!(
-            "{} is a symbolic link to {to}, which cannot be followed ({e}); choose another folder",
-            dest.display()
-        )
-    })
 }
 
 /// Moves results folder `from` to `dest`, replacing a folder already there: that one is
@@ -329,9 +314,6 @@ fn column_name(name: &str) -> String {
 impl Recorder {
     /// Starts the series files in `dir` in `format` (`auto` decided by the run's size).
     pub fn new(dir: &Path, scn: &Scenario, format: SeriesFormat) -> Result<Recorder, String> {
-        if format != SeriesFormat::None {
-            scn.check_series_size().map_err(|e| e.to_string())?;
-        }
         let cfg = &scn.config;
         let samples = cfg.duration.as_nanos() / cfg.sample_interval.as_nanos().max(1);
         let format = format.resolve(cfg.max_flow_samples());
@@ -672,7 +654,7 @@ pub fn finish(
 pub fn print_finished(
     run: (&Scenario, &Report, &RunMetrics),
     perf: &Perf,
-    dest: &Path,
+    (dest, asked): (&Path, SeriesFormat),
     replaced: bool,
 ) {
     let (scn, report, metrics) = run;
@@ -683,10 +665,11 @@ pub fn print_finished(
         dest.display(),
         if replaced { " (replaced the earlier results there)" } else { "" }
     ));
-    // `--series auto` (the default) chose Parquet for a long run: say so where the user
-    // looks for flows.csv.
-    let auto = crate::series::SeriesFormat::Auto.resolve(scn.config.max_flow_samples());
-    if auto == crate::series::SeriesFormat::Parquet && dest.join("flows.parquet").is_file() {
+    // `--series auto` (the default, `asked`) chose Parquet for a long run: say so where
+    // the user looks for flows.csv.
+    if asked == SeriesFormat::Auto
+        && asked.resolve(scn.config.max_flow_samples()) == SeriesFormat::Parquet
+    {
         crate::format::outln(&format!(
             "the time series are in flows.parquet and queue.parquet: more than {} rows (--series csv writes CSV)",
             crate::series::AUTO_PARQUET_ROWS

@@ -126,8 +126,20 @@ pub fn main(args: Args) -> Result<(), String> {
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(&scn.name));
     let log = args.packet_log.as_deref();
     let done = execute(&scn, &file, (&out, args.series, log), &[], true)?;
-    results::print_finished((&scn, &done.report, &done.metrics), &done.perf, &out, done.replaced);
+    let shown = (out.as_path(), args.series);
+    results::print_finished((&scn, &done.report, &done.metrics), &done.perf, shown, done.replaced);
     Ok(())
+}
+
+/// Refuses time series too large to write ([`Scenario::check_series_size`]) before
+/// anything is built or written; nothing is refused when none are written (`series`
+/// none). The web lab and the Python package, which always write them, refuse such a
+/// scenario when they read it.
+pub fn check_series_size(scn: &Scenario, series: SeriesFormat) -> Result<(), String> {
+    if series == SeriesFormat::None {
+        return Ok(());
+    }
+    scn.check_series_size().map_err(|e| format!("{e}, or write no time series (--series none)"))
 }
 
 /// A finished run: its report, its wall-clock figures, and whether it replaced earlier
@@ -234,6 +246,7 @@ impl Running {
         file: &str,
         (out, series): (&Path, SeriesFormat),
     ) -> Result<Running, String> {
+        check_series_size(scn, series)?;
         let sim = Simulation::new(scn.config.clone()).map_err(|e| format!("{file}: {e}"))?;
         let staging = Staging::new(out)?;
         let rec = Recorder::new(staging.path(), scn, series)?;
@@ -299,9 +312,6 @@ impl Running {
     /// Writes the rest of the results folder (summary.json, perf.json, plots, report,
     /// `extra`) and moves it into place.
     pub fn finish(mut self, extra: &[(&str, String)]) -> Result<Finished, String> {
-        if let Some(log) = self.packet_log.take() {
-            log.finish()?;
-        }
         let scn = &self.scn;
         let report = self.sim.report();
         let metrics = run_metrics(
@@ -319,6 +329,12 @@ impl Running {
         };
         let replaced =
             results::finish(self.staging, &mut self.rec, (scn, &report, &metrics), &perf, extra)?;
+        // The log moves into place right after the results (not before their plots and
+        // report are written), so an interrupt leaves the two of one run, or of the run
+        // before, save for the moment between two renames.
+        if let Some(log) = self.packet_log.take() {
+            log.finish()?;
+        }
         Ok(Finished { report, metrics, perf, replaced })
     }
 }

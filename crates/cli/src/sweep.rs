@@ -97,15 +97,10 @@ pub fn run(
 }
 
 /// Refuses a sweep, before any of it runs, one of whose runs would write more time
-/// series than fit ([`cclab_scenario::Scenario::check_series_size`]); nothing is
-/// refused when none are written (`series` none).
+/// series than fit ([`crate::run::check_series_size`]).
 pub fn check_series_sizes(plan: &Plan, series: SeriesFormat) -> Result<(), String> {
-    if series == SeriesFormat::None {
-        return Ok(());
-    }
     for r in &plan.runs {
-        r.scenario
-            .check_series_size()
+        crate::run::check_series_size(&r.scenario, series)
             .map_err(|e| format!("run {} ({}): {e}", r.index, describe(r)))?;
     }
     Ok(())

@@ -5,6 +5,7 @@ use crate::format::Json;
 use crate::progress::Progress;
 use crate::results::{self, Clock, Perf, Recorder, Staging};
 use crate::run::Finished;
+use crate::series::SeriesFormat;
 use cclab_emu::forwarder::{install_signal_handlers, signalled, uninstall_signal_handlers};
 use cclab_emu::testbed::{EmulatorTiming, KernelFacts, Steering, Transport};
 use cclab_scenario::metrics::{run_metrics, FlowSeries, Tee};
@@ -62,10 +63,12 @@ pub fn main(args: Args) -> Result<(), String> {
         None => scn.transports.clone(),
     };
     cclab_emu::keep_awake::set_enabled(!a.let_cpus_idle);
-    let (done, emulator) = execute(&scn, &transports, &out, true, a.run.packet_log.as_deref())?;
+    let files = (out.as_path(), a.run.series, a.run.packet_log.as_deref());
+    let (done, emulator) = execute(&scn, &transports, files, true)?;
     warn_if_disturbed(&emulator);
     crate::format::outln(&emulator_line(&emulator));
-    results::print_finished((&scn, &done.report, &done.metrics), &done.perf, &out, done.replaced);
+    let shown = (out.as_path(), a.run.series);
+    results::print_finished((&scn, &done.report, &done.metrics), &done.perf, shown, done.replaced);
     Ok(())
 }
 
@@ -109,21 +112,22 @@ fn steal_text(steal: &[Duration]) -> String {
 }
 
 /// Runs `scn` on real TCP through the emulator and writes its results folder `out`, as
-/// [`crate::run::execute`] does for a simulated run. cclab's BPF algorithms must be loaded
-/// (`cclab kernel load`); the testbed runs them with the flows' parameters. With
-/// `packet_log`, the emulator's packet events go to that file as well.
+/// [`crate::run::execute`] does for a simulated run, its time series in format `series`.
+/// cclab's BPF algorithms must be loaded (`cclab kernel load`); the testbed runs them
+/// with the flows' parameters. With `packet_log`, the emulator's packet events go to that
+/// file as well.
 pub fn execute(
     scn: &Scenario,
     transports: &[Transport],
-    out: &Path,
+    (out, series, packet_log): (&Path, SeriesFormat, Option<&Path>),
     show_progress: bool,
-    packet_log: Option<&Path>,
 ) -> Result<(Finished, EmulatorTiming), String> {
     if let Some(path) = packet_log {
         crate::out_folder::check_outside(path, "--packet-log", out)?;
     }
+    crate::run::check_series_size(scn, series)?;
     let staging = Staging::new(out)?;
-    let mut rec = Recorder::new(staging.path(), scn, crate::series::SeriesFormat::Auto)?;
+    let mut rec = Recorder::new(staging.path(), scn, series)?;
     let mut series = FlowSeries::new(&scn.config, &scn.metrics);
     let total_s = scn.config.duration.as_secs_f64();
     let mut progress = show_progress.then(|| Progress::emulated(&scn.name));

@@ -162,6 +162,9 @@ impl PacketLog {
     /// that is not a folder (a named pipe, /dev/stdout) is written to as it is, never read.
     pub fn create(path: &Path) -> Result<PacketLog, EmuError> {
         let refuse = |why: &str| EmuError::Io(format!("--packet-log {}: {why}", path.display()));
+        // A link to a log: the log it names is replaced, and the link stays.
+        let path = cclab_units::whole_file::through_link(path).map_err(|e| refuse(&e))?;
+        let path = path.as_path();
         if path.is_dir() {
             return Err(refuse("is a folder; give a file name"));
         }
@@ -320,6 +323,15 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&log).unwrap(), format!("{HEADER}up,1,198.18.0.1\n"));
         assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 2, "notes.csv and packets.csv");
         PacketLog::create(&log).unwrap().finish().unwrap();
+        // Through a symbolic link, the log it names is replaced and the link stays.
+        let link = dir.join("link.csv");
+        std::os::unix::fs::symlink("packets.csv", &link).unwrap();
+        let mut through = PacketLog::create(&link).unwrap();
+        through.put(format_args!("a line written through the link\n"));
+        through.finish().unwrap();
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert!(std::fs::read_to_string(&log).unwrap().ends_with("through the link\n"));
+        std::fs::remove_file(&link).unwrap();
         // A staged log of a run killed outright (its process gone) is removed by the next
         // run to the same path; one of a run still going (this process) is left alone.
         let dead = dir.join(format!(".packets.csv.partial-{}", u32::MAX - 1));

@@ -183,6 +183,7 @@ pub fn run(args: Args) -> Result<(), Error> {
                 };
                 outln(&format!("{}: {state}", a.name()));
                 if s.pinned {
+                    say_put_back(a, run_params::tidy_after_a_dead_run(&k, a)?)?;
                     print_params(&k, a)?;
                 }
             }
@@ -191,6 +192,7 @@ pub fn run(args: Args) -> Result<(), Error> {
             let a = Algo::parse(&algo)?;
             // Read first, so that an algorithm not loaded prints only the error.
             k.get(a)?;
+            say_put_back(a, run_params::tidy_after_a_dead_run(&k, a)?)?;
             outln(&format!("{}:", a.name()));
             print_params(&k, a)?;
         }
@@ -198,17 +200,7 @@ pub fn run(args: Args) -> Result<(), Error> {
             let a = Algo::parse(&algo)?;
             let parsed = parse_changes(a, &changes)?;
             let (put_back, stored) = run_params::set_between_runs(&k, a, &parsed)?;
-            if let Some(left) = put_back {
-                let shown: Vec<String> = left
-                    .iter()
-                    .map(|(n, v)| Ok(format!("{n} = {}", show_value(a.spec(n)?, *v))))
-                    .collect::<Result<_, Error>>()?;
-                outln(&format!(
-                    "{}: first put back the values a run killed before its end had saved to restore ({})",
-                    a.name(),
-                    shown.join(", ")
-                ));
-            }
+            say_put_back(a, put_back)?;
             for (name, v) in stored {
                 outln(&format!("{}: {name} = {}", a.name(), show_value(a.spec(name)?, v)));
             }
@@ -295,6 +287,22 @@ pub fn run(args: Args) -> Result<(), Error> {
             }
         }
     }
+    Ok(())
+}
+
+/// Says which values a run killed before its end had saved to restore, once they are
+/// put back.
+fn say_put_back(a: Algo, put_back: Option<run_params::Params>) -> Result<(), Error> {
+    let Some(left) = put_back else { return Ok(()) };
+    let shown: Vec<String> = left
+        .iter()
+        .map(|(n, v)| Ok(format!("{n} = {}", show_value(a.spec(n)?, *v))))
+        .collect::<Result<_, Error>>()?;
+    outln(&format!(
+        "{}: first put back the values a run killed before its end had saved to restore ({})",
+        a.name(),
+        shown.join(", ")
+    ));
     Ok(())
 }
 

@@ -101,6 +101,19 @@ pub fn set_between_runs(
     Ok((put_back, k.set(algo, changes)?))
 }
 
+/// Puts back what a run killed before its end left in `algo`'s parameters, unless a run
+/// holds them now (`cclab kernel get` and `list`, so that they show the values in force
+/// rather than a dead run's); returns the values put back, if any.
+pub fn tidy_after_a_dead_run(k: &Kernel, algo: Algo) -> Result<Option<Params>, Error> {
+    if left_by_a_dead_run(k, algo).is_none() {
+        return Ok(None); // nothing to do: no lock file made for a read
+    }
+    match try_lock(k, algo)? {
+        Some(_turn) => finish_a_dead_run(k, algo),
+        None => Ok(None),
+    }
+}
+
 /// Unloads `algo` between runs: refused while a run holds its parameters.
 pub fn unload_between_runs(k: &Kernel, algo: Algo) -> Result<Unloaded, Error> {
     let _turn = match loader::is_root() && k.dir(algo).exists() {

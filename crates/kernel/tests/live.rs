@@ -1101,4 +1101,17 @@ fn kernel_set_takes_turns_with_runs_and_finishes_a_killed_runs_restore() {
     assert_eq!(value("alpha"), 0.5, "the dead run's restore is done");
     assert!((value("beta") - 0.8).abs() < 0.01, "and the new setting kept");
     assert!(!k.run_params_paths(Algo::Tuner).1.exists(), "nothing left for a run to put back");
+
+    // `get` shows the values in force: a dead run's are put back first (not while a run
+    // holds the parameters: its file is its own).
+    std::fs::write(k.run_params_paths(Algo::Tuner).1, run_params::to_text(&before)).unwrap();
+    k.set(Algo::Tuner, &[("alpha".into(), 2.0)]).unwrap();
+    let held = run_params::try_lock(&k, Algo::Tuner).unwrap().expect("the lock is free");
+    let (ok, text) = cli(&["get", "tuner"]);
+    assert!(ok && !text.contains("put back") && text.contains("alpha = 2"), "{text}");
+    drop(held);
+    let (ok, text) = cli(&["get", "tuner"]);
+    assert!(ok && text.contains("first put back the values a run killed"), "{text}");
+    assert!(text.contains("alpha = 0.5") && !text.contains("alpha = 2"), "{text}");
+    assert!(!k.run_params_paths(Algo::Tuner).1.exists());
 }

@@ -319,7 +319,7 @@ fn check_series_size(
         &n.map_or(Some(0..0), |n| n.span.clone()),
         "sample_interval",
         Some(format!("\"{sample_interval}\"")),
-        format!("{} flows sampled every {sample_interval} while they run (up to {duration}) would write up to {rows} rows (limit {MAX_SERIES_ROWS}); use a longer sample_interval, or write no time series (--series none)", flows.len()),
+        format!("{} flows sampled every {sample_interval} while they run (up to {duration}) would write up to {rows} rows (limit {MAX_SERIES_ROWS}); use a longer sample_interval", flows.len()),
     );
     if n.is_none() {
         e.line = None; // the default applies; no line wrote it

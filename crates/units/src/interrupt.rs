@@ -17,6 +17,7 @@
 //! allocate and remove files, which a signal handler may not. Commands that run the
 //! emulator keep their own handlers (`cclab_emu::forwarder`) and do not call it.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
@@ -76,7 +77,11 @@ pub fn remove_staged_on_signals() -> std::io::Result<()> {
         }
         set
     };
-    std::thread::Builder::new().name("interrupt".into()).spawn(move || {
+    let unblock = || {
+        // SAFETY: as above; the signals take their default action again.
+        unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut()) };
+    };
+    let waiter = std::thread::Builder::new().name("interrupt".into()).spawn(move || {
         let mut sig = 0;
         // SAFETY: waits for one of the blocked signals of `set`.
         while unsafe { libc::sigwait(&set, &mut sig) } != 0 {}
@@ -91,11 +96,18 @@ pub fn remove_staged_on_signals() -> std::io::Result<()> {
         };
         // SAFETY: isatty only reads the descriptor's state.
         let newline = if unsafe { libc::isatty(2) } == 1 { "\n" } else { "" };
-        eprintln!(
+        // Not eprintln!, which panics when stderr is gone (a hung-up terminal, a closed
+        // pipe): this thread must reach the exit whatever becomes of the message.
+        let _ = writeln!(
+            std::io::stderr(),
             "{newline}cclab: {name}; what it was writing is removed, and earlier results are as they were"
         );
         std::process::exit(128 + sig);
-    })?;
+    });
+    if let Err(e) = waiter {
+        unblock(); // nobody would take them: the signals must end the process as before
+        return Err(e);
+    }
     Ok(())
 }
 

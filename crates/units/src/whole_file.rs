@@ -8,11 +8,28 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// holds either its old contents or all of the new ones. The temporary file's name
 /// carries the process id and a count, so no two writers share it; it is removed if the
 /// write or the rename fails. (One killed between the two leaves it behind, hidden by its
-/// leading dot.)
+/// leading dot; an interrupt with [`crate::interrupt`] does not.)
 pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let tmp = temporary_sibling(path);
-    std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path)).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
+    let on_interrupt = crate::interrupt::staged(&tmp);
+    std::fs::write(&tmp, bytes)
+        .and_then(|_| on_interrupt.settle(|| std::fs::rename(&tmp, path)))
+        .inspect_err(|_| {
+            let _ = std::fs::remove_file(&tmp);
+        })
+}
+
+/// `path`, or where it leads if it is a symbolic link. What is written beside a path and
+/// renamed into place (a results folder, a packet log) must go beside the link's target:
+/// renamed onto the link, it would replace the link itself and leave the old contents
+/// where the link pointed.
+pub fn through_link(path: &Path) -> Result<PathBuf, String> {
+    if !std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Ok(path.to_path_buf());
+    }
+    path.canonicalize().map_err(|e| {
+        let to = std::fs::read_link(path).map(|t| t.display().to_string()).unwrap_or_default();
+        format!("{} is a symbolic link to {to}, which cannot be followed ({e})", path.display())
     })
 }
 

@@ -340,18 +340,24 @@ pub async fn save(
     }
     let b: SaveBody = if bytes.is_empty() { SaveBody::default() } else { body(&bytes)? };
     let name = b.name.unwrap_or_else(|| format!("{}-run{}", run.checked.scenario.name, run.id));
-    check_name("name", &name)?;
+    // The name first (a taken name is the first thing to hear about); the promise is
+    // released by `save_if_asked` once saved (or failed), when the run stops, or below.
+    app.store.promise(&name)?;
     {
+        // `save` before `feed` (`run.state()`), as everywhere: see `Run::publish_save`.
         let mut save = run.save.lock().unwrap();
-        if let SaveState::Saved(_) | SaveState::Pending(_) = &*save {
-            return Err(ApiError::conflict(format!("run {id} is already saved (or to be saved)")));
-        }
         let state = run.state();
-        if state == RunState::Stopped {
-            return Err(ApiError::conflict(format!("run {id} was stopped before its end; only a whole run can be saved (start it again and let it finish)")));
+        let refused = match (&*save, state) {
+            (SaveState::Saved(_) | SaveState::Pending(_), _) => {
+                Some(format!("run {id} is already saved (or to be saved)"))
+            }
+            (_, RunState::Stopped) => Some(format!("run {id} was stopped before its end; only a whole run can be saved (start it again and let it finish)")),
+            _ => None,
+        };
+        if let Some(why) = refused {
+            app.store.release(&name);
+            return Err(ApiError::conflict(why));
         }
-        // Released by `save_if_asked` once saved (or failed), or when the run stops.
-        app.store.promise(&name)?;
         *save = SaveState::Pending(name.clone());
         if state != RunState::Finished {
             return Ok((StatusCode::ACCEPTED, Json(json!({ "state": "pending", "name": name })))

@@ -121,12 +121,11 @@ impl Run {
         self.publish_save();
     }
 
-    /// Tells the run's clients how its save went.
+    /// Tells the run's clients how its save went. (The save is read before the feed is
+    /// locked: `save` is always locked first, as the save request does.)
     fn publish_save(&self) {
-        let feed = self.feed.lock().unwrap();
-        let _ = feed
-            .tx
-            .send(Arc::from(json!({ "type": "save", "save": self.save_json() }).to_string()));
+        let msg = Arc::from(json!({ "type": "save", "save": self.save_json() }).to_string());
+        let _ = self.feed.lock().unwrap().tx.send(msg);
     }
 
     pub fn save_json(&self) -> Value {
@@ -163,6 +162,7 @@ impl Run {
 
     /// `GET /api/runs/{id}`.
     pub fn status_json(&self) -> Value {
+        let save = self.save_json(); // before the feed: see `publish_save`
         let feed = self.feed.lock().unwrap();
         let scn = &self.checked.scenario;
         json!({
@@ -179,7 +179,7 @@ impl Run {
             "changes": feed.changes,
             "table": feed.table,
             "summary": feed.summary.as_deref().and_then(|s| serde_json::from_str::<Value>(s).ok()),
-            "save": self.save_json(),
+            "save": save,
             "clients": self.clients.load(Ordering::SeqCst),
         })
     }

@@ -40,6 +40,11 @@ pub fn check_name(field: &str, name: &str) -> ApiResult<()> {
     }
 }
 
+/// The refusal of a name a saved run has.
+fn taken(name: &str) -> ApiError {
+    ApiError::conflict(format!("a saved run \"{name}\" exists; choose another name"))
+}
+
 /// Regular files directly in `dir` (no folders, no symbolic links), sorted.
 fn files_in(dir: &Path) -> Vec<(String, u64)> {
     let mut out: Vec<(String, u64)> = std::fs::read_dir(dir)
@@ -82,10 +87,8 @@ impl Store {
     /// was promised it; [`Store::release`] takes the promise back.
     pub fn promise(&self, name: &str) -> ApiResult<()> {
         check_name("name", name)?;
-        let taken =
-            ApiError::conflict(format!("a saved run \"{name}\" exists; choose another name"));
         if std::fs::symlink_metadata(self.dir.join(name)).is_ok() {
-            return Err(taken);
+            return Err(taken(name));
         }
         if !self.promised.lock().unwrap().insert(name.to_string()) {
             return Err(ApiError::conflict(format!(
@@ -155,9 +158,7 @@ impl Store {
         check_name("name", name)?;
         let dest = self.dir.join(name);
         if std::fs::symlink_metadata(&dest).is_ok() {
-            return Err(ApiError::conflict(format!(
-                "a saved run \"{name}\" exists; choose another name"
-            )));
+            return Err(taken(name));
         }
         let (summary, changes) = {
             let feed = run.feed.lock().unwrap();
