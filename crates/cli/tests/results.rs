@@ -420,17 +420,13 @@ fn an_interrupted_run_or_sweep_removes_what_it_was_writing() {
             assert!(std::time::Instant::now() < deadline, "no staging {staging} appeared");
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        std::thread::sleep(std::time::Duration::from_millis(200)); // writing, not starting
-                                                                   // SAFETY: a signal to our own child.
+        // Writing by now, not starting.
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        // SAFETY: a signal to our own child.
         unsafe { libc::kill(child.id() as i32, signal) };
         let status = child.wait().unwrap();
         assert_eq!(status.code(), Some(128 + signal), "{args:?}");
-        let mut left: Vec<String> = std::fs::read_dir(dir.path().join(parent))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with('.'))
-            .collect();
-        left.sort();
+        let left = hidden_entries(&dir.path().join(parent));
         assert!(left.is_empty(), "{args:?} left {left:?}");
     };
     let long = long.to_str().unwrap();
@@ -454,13 +450,21 @@ fn an_interrupted_run_or_sweep_removes_what_it_was_writing() {
         libc::SIGINT,
         ".0.partial-",
     );
-    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+    for folder in [dir.path().to_path_buf(), dir.path().join("sw")] {
+        let left = hidden_entries(&folder);
+        assert!(left.is_empty(), "left in {}: {left:?}", folder.display());
+    }
+}
+
+/// The names in `folder` that start with a dot (staging folders, temporaries), sorted.
+fn hidden_entries(folder: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(folder)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.starts_with('.'))
         .collect();
-    left.sort();
-    assert!(left.is_empty(), "left beside the sweep: {left:?}");
+    names.sort();
+    names
 }
 
 #[test]
