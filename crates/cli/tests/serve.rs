@@ -867,22 +867,26 @@ fn two_runs_cannot_be_saved_under_one_name_and_a_stopped_run_gives_its_save_up()
     let (st, v) = save(b);
     let e = v["error"].as_str().unwrap_or_default();
     assert!(st == 409 && e.contains("another run is to be saved as \"dup\""), "{v}");
+    // A run's state is published before its save is settled (saved, or given up).
+    let settled = |id: u64, state: &str| {
+        let mut v = s.wait_state(id, state, 20);
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while v["save"]["state"] == "pending" && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+            v = s.get(&format!("/api/runs/{id}")).1;
+        }
+        v
+    };
     let (st, v) = s.post(&format!("/api/runs/{a}/control"), &json!({ "action": "stop" }));
     assert_eq!(st, 200, "{v}");
-    let v = s.wait_state(a, "stopped", 10);
+    let v = settled(a, "stopped");
     let e = v["save"]["error"].as_str().unwrap_or_default();
     assert!(v["save"]["state"] == "failed" && e.contains("stopped before its end"), "{v}");
     // The name is free again.
     let (st, v) = save(b);
     assert!(st == 202 && v["state"] == "pending", "{v}");
     s.post(&format!("/api/runs/{b}/control"), &json!({ "action": "speed", "speed": "max" }));
-    let v = s.wait_state(b, "finished", 20);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let mut v = v;
-    while v["save"]["state"] == "pending" && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(100));
-        v = s.get(&format!("/api/runs/{b}")).1;
-    }
+    let v = settled(b, "finished");
     assert_eq!(v["save"]["state"], "saved", "{v}");
     assert!(s.results.path().join("dup/summary.json").is_file());
 }

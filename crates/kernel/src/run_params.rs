@@ -105,8 +105,8 @@ pub fn set_between_runs(
 /// holds them now (`cclab kernel get` and `list`, so that they show the values in force
 /// rather than a dead run's); returns the values put back, if any.
 pub fn tidy_after_a_dead_run(k: &Kernel, algo: Algo) -> Result<Option<Params>, Error> {
-    if left_by_a_dead_run(k, algo).is_none() {
-        return Ok(None); // nothing to do: no lock file made for a read
+    if !loader::is_root() || left_by_a_dead_run(k, algo).is_none() {
+        return Ok(None); // nothing to do (or to be done by root): no lock file made for a read
     }
     match try_lock(k, algo)? {
         Some(_turn) => finish_a_dead_run(k, algo),
