@@ -98,7 +98,7 @@ pub fn run(
 
 /// Refuses a sweep, before any of it runs, one of whose runs would write more time
 /// series than fit ([`crate::run::check_series_size`]).
-pub fn check_series_sizes(plan: &Plan, series: SeriesFormat) -> Result<(), String> {
+fn check_series_sizes(plan: &Plan, series: SeriesFormat) -> Result<(), String> {
     for r in &plan.runs {
         crate::run::check_series_size(&r.scenario, series)
             .map_err(|e| format!("run {} ({}): {e}", r.index, describe(r)))?;
