@@ -810,10 +810,8 @@ pub fn write(args: &Args) -> Result<(String, PathBuf), String> {
         PathBuf::from("results").join(format!("compare-{}-vs-{}", a.name, b.name))
     });
     prepare_out(&out)?;
-    let write = |name: &str, text: &str| {
-        std::fs::write(out.join(name), text)
-            .map_err(|e| format!("cannot write {}: {e}", out.join(name).display()))
-    };
+    let write =
+        |name: &str, text: &str| crate::sweep::write_atomic(&out.join(name), text.as_bytes());
     write("compare.json", &compare_json(&a, &b, &pairs).render())?;
     for (name, svg) in &plots {
         write(name, svg)?;

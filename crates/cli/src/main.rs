@@ -63,13 +63,19 @@ fn main() -> ExitCode {
     ) {
         cclab_cli::huge_pages::enable();
     }
-    // A simulated run or sweep interrupted leaves no staging behind (the emulator's
-    // commands keep their own signal handlers, which stop the forwarder cleanly).
-    if matches!(cli.command, Command::Run(_)) {
+    // A simulated run, sweep, reproduction or comparison interrupted leaves no staging
+    // behind. The emulator's commands (`testbed`, `fidelity`, `reproduce --testbed`) keep
+    // their own signal handlers, which stop the forwarder and remove the namespaces.
+    let simulated_only = match &cli.command {
+        Command::Run(_) | Command::Compare(_) => true,
+        Command::Reproduce(a) => !a.testbed,
+        _ => false,
+    };
+    if simulated_only {
         if let Err(e) = cclab_units::interrupt::remove_staged_on_signals() {
             let _ = writeln!(
                 std::io::stderr(),
-                "warning: Ctrl-C will leave this run's unfinished results hidden beside --out: {e}"
+                "warning: Ctrl-C will leave unfinished results hidden beside --out: {e}"
             );
         }
     }

@@ -183,7 +183,7 @@ fn recover_killed_runs(parent: &Path, name: &str, dest: &Path) {
         };
         let pid = tag.split('-').next().unwrap_or_default();
         let Ok(pid) = pid.parse::<u32>() else { continue };
-        if pid == std::process::id() || Path::new(&format!("/proc/{pid}")).exists() {
+        if !cclab_units::whole_file::writer_is_gone(pid) {
             continue; // ours, or a run still going
         }
         if moved_aside && !dest.exists() {

@@ -387,11 +387,11 @@ fn leftovers_of_a_killed_run_are_tidied_and_moved_aside_results_come_back() {
     assert_eq!(names, vec!["keep".to_string(), "other".to_string()], "leftovers: {names:?}");
 }
 
-/// Ctrl-C (or SIGTERM) in the middle of a run, and of a sweep: what was being written
-/// (the staging folder, the staged packet log) is removed at once, the earlier results
-/// and log are as they were, and the status is the shell's for the signal.
+/// Ctrl-C (or SIGTERM) in the middle of a run, a sweep and a reproduction: what was being
+/// written (the staging folder, the staged packet log) is removed at once, the earlier
+/// results and log are as they were, and the status is the shell's for the signal.
 #[test]
-fn an_interrupted_run_or_sweep_removes_what_it_was_writing() {
+fn an_interrupted_run_sweep_or_reproduction_removes_what_it_was_writing() {
     let dir = TempDir::new("interrupted");
     let scn = small("reno-droptail.toml");
     run_ok(dir.path(), &["run", &scn, "--out", "keep", "--packet-log", "packets.csv"]);
@@ -406,17 +406,18 @@ fn an_interrupted_run_or_sweep_removes_what_it_was_writing() {
         "sweep.toml",
         &format!("{}[sweep]\n\"flows[0].cc\" = [\"cubic\", \"reno\"]\n", read(&long)),
     );
-    let interrupt = |args: &[&str], signal: i32, staging: &str| {
+    // Signals the command once a staging entry named `staging...` is in `parent`, then
+    // checks its status and that `parent` holds nothing hidden.
+    let interrupt = |args: &[&str], signal: i32, (parent, staging): (&str, &str)| {
         let mut child = cclab().current_dir(dir.path()).args(args).spawn().unwrap();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        let found = |name: &str| {
-            std::fs::read_dir(dir.path().join(name))
-                .unwrap()
-                .flatten()
-                .any(|e| e.file_name().to_string_lossy().starts_with(staging))
+        let parent = dir.path().join(parent);
+        let found = || {
+            std::fs::read_dir(&parent).is_ok_and(|mut d| {
+                d.any(|e| e.is_ok_and(|e| e.file_name().to_string_lossy().starts_with(staging)))
+            })
         };
-        let parent = if staging.starts_with(".0") { "sw/points" } else { "." };
-        while !(dir.path().join(parent).is_dir() && found(parent)) {
+        while !found() {
             assert!(std::time::Instant::now() < deadline, "no staging {staging} appeared");
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
@@ -426,19 +427,19 @@ fn an_interrupted_run_or_sweep_removes_what_it_was_writing() {
         unsafe { libc::kill(child.id() as i32, signal) };
         let status = child.wait().unwrap();
         assert_eq!(status.code(), Some(128 + signal), "{args:?}");
-        let left = hidden_entries(&dir.path().join(parent));
+        let left = hidden_entries(&parent);
         assert!(left.is_empty(), "{args:?} left {left:?}");
     };
     let long = long.to_str().unwrap();
     interrupt(
         &["run", long, "--out", "keep", "--packet-log", "packets.csv"],
         libc::SIGINT,
-        ".keep.partial-",
+        (".", ".keep.partial-"),
     );
     interrupt(
         &["run", long, "--out", "keep", "--packet-log", "packets.csv"],
         libc::SIGTERM,
-        ".packets.csv.partial-",
+        (".", ".packets.csv.partial-"),
     );
     assert_eq!(
         (read(&dir.path().join("keep/summary.json")), read(&dir.path().join("packets.csv"))),
@@ -448,11 +449,17 @@ fn an_interrupted_run_or_sweep_removes_what_it_was_writing() {
     interrupt(
         &["run", sweep.to_str().unwrap(), "--out", "sw", "--jobs", "2"],
         libc::SIGINT,
-        ".0.partial-",
+        ("sw/points", ".0.partial-"),
     );
-    for folder in [dir.path().to_path_buf(), dir.path().join("sw")] {
-        let left = hidden_entries(&folder);
-        assert!(left.is_empty(), "left in {}: {left:?}", folder.display());
+    // A reproduction is a set of sweeps (seed 003's full runs: 40 of 100 s each).
+    interrupt(
+        &["reproduce", "003", "--out", "rp", "--jobs", "2"],
+        libc::SIGINT,
+        ("rp/003-fairness-sweep/points", ".0.partial-"),
+    );
+    for folder in ["", "sw", "rp", "rp/003-fairness-sweep"] {
+        let left = hidden_entries(&dir.path().join(folder));
+        assert!(left.is_empty(), "left in {folder:?}: {left:?}");
     }
 }
 

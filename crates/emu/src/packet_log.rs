@@ -266,7 +266,7 @@ fn remove_dead_runs_staging(path: &Path) {
         let file = entry.file_name();
         let Some(pid) = file.to_str().and_then(|f| f.strip_prefix(&prefix)) else { continue };
         let Ok(pid) = pid.parse::<u32>() else { continue };
-        if !Path::new(&format!("/proc/{pid}")).exists() {
+        if cclab_units::whole_file::writer_is_gone(pid) {
             let _ = std::fs::remove_file(entry.path());
         }
     }

@@ -33,6 +33,13 @@ pub fn through_link(path: &Path) -> Result<PathBuf, String> {
     })
 }
 
+/// Whether the process `pid`, whose id a staging file or folder carries in its name, is
+/// gone, so that what it left may be removed: not this process, and no `/proc/PID`. (A
+/// process of another PID namespace writing into the same folder counts as gone.)
+pub fn writer_is_gone(pid: u32) -> bool {
+    pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
+}
+
 fn temporary_sibling(path: &Path) -> PathBuf {
     static WRITES: AtomicU64 = AtomicU64::new(0);
     let n = WRITES.fetch_add(1, Ordering::Relaxed);
@@ -82,5 +89,13 @@ mod tests {
         assert!(is_temporary(temporary_sibling(&path).file_name().unwrap().to_str().unwrap()));
         assert!(!is_temporary("state.json") && !is_temporary(".state.json.tmp-12"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn only_a_process_that_is_gone_counts_as_gone() {
+        assert!(!writer_is_gone(std::process::id()));
+        assert!(!writer_is_gone(1), "init runs as long as the machine");
+        // Above the kernel's largest process id (pid_max is at most 2^22).
+        assert!(writer_is_gone(4_194_305));
     }
 }
