@@ -394,7 +394,8 @@ impl Simulation {
             .run
             .take()
             .ok_or_else(|| run_error(py, "the simulation has finished".to_string()))?;
-        py.allow_threads(|| run.finish(&[])).map(|_| ()).map_err(|e| run_error(py, e))
+        let scn = &self.scenario;
+        py.allow_threads(|| run.finish(scn, &[])).map(|_| ()).map_err(|e| run_error(py, e))
     }
 }
 

@@ -637,7 +637,11 @@ pub fn finish(
         std::fs::write(dir.join(name), text)
             .map_err(|e| format!("cannot write {}: {e}", dir.join(name).display()))
     };
-    write("summary.json", &summary_json(scn, report, metrics).render())?;
+    // Written as it is made: a summary of 100,000 flows is tens of megabytes.
+    let summary = dir.join("summary.json");
+    std::fs::File::create(&summary)
+        .and_then(|file| summary_json(scn, report, metrics).write_to(file))
+        .map_err(|e| format!("cannot write {}: {e}", summary.display()))?;
     write("perf.json", &perf.json().render())?;
     let plots = rec.plots(scn);
     for (name, svg) in &plots {

@@ -175,7 +175,7 @@ pub fn execute(
     if let Some(log) = packet_log.map(PacketLog::create).transpose()? {
         run.write_packets(log);
     }
-    let finished = run_to_end(run, extra, &mut |now_s| {
+    let finished = run_to_end(run, scn, extra, &mut |now_s| {
         if let Some(p) = &mut progress {
             p.update(now_s, total_s);
         }
@@ -198,13 +198,14 @@ pub fn execute_with(
     extra: &[(&str, String)],
     after_step: &mut dyn FnMut(f64) -> Result<(), String>,
 ) -> Result<Finished, String> {
-    run_to_end(Running::start(scn, file, out)?, extra, after_step)
+    run_to_end(Running::start(scn, file, out)?, scn, extra, after_step)
 }
 
-/// Steps `run` to its end, calling `after_step` between steps (see [`execute_with`]),
-/// and writes its results.
+/// Steps `run` (of `scn`) to its end, calling `after_step` between steps (see
+/// [`execute_with`]), and writes its results.
 fn run_to_end(
     mut run: Running,
+    scn: &Scenario,
     extra: &[(&str, String)],
     after_step: &mut dyn FnMut(f64) -> Result<(), String>,
 ) -> Result<Finished, String> {
@@ -220,15 +221,17 @@ fn run_to_end(
             break;
         }
     }
-    run.finish(extra)
+    run.finish(scn, extra)
 }
 
 /// A run in progress: the simulation, its results folder being staged and what the
 /// metrics need. [`execute_with`] steps it to the end; the Python package's
-/// `Simulation` steps it in pieces and changes parameters between them.
+/// `Simulation` steps it in pieces and changes parameters between them. The scenario
+/// stays the caller's ([`Running::finish`] is given it again): with the simulation's own
+/// copy, a million flows' configurations are held twice, not three times.
 pub struct Running {
-    scn: Scenario,
     sim: Simulation,
+    end: Time,
     staging: Staging,
     rec: Recorder,
     series: FlowSeries,
@@ -252,7 +255,7 @@ impl Running {
         let rec = Recorder::new(staging.path(), scn, series)?;
         let series = FlowSeries::new(&scn.config, &scn.metrics);
         Ok(Running {
-            scn: scn.clone(),
+            end: Time(scn.config.duration.as_nanos()),
             sim,
             staging,
             rec,
@@ -270,7 +273,7 @@ impl Running {
 
     /// The end of the run (its duration).
     pub fn end(&self) -> Time {
-        Time(self.scn.config.duration.as_nanos())
+        self.end
     }
 
     pub fn sim(&self) -> &Simulation {
@@ -310,17 +313,13 @@ impl Running {
     }
 
     /// Writes the rest of the results folder (summary.json, perf.json, plots, report,
-    /// `extra`) and moves it into place.
-    pub fn finish(mut self, extra: &[(&str, String)]) -> Result<Finished, String> {
-        let scn = &self.scn;
+    /// `extra`) and moves it into place; `scn` is the scenario the run was started with.
+    pub fn finish(mut self, scn: &Scenario, extra: &[(&str, String)]) -> Result<Finished, String> {
         let report = self.sim.report();
-        let metrics = run_metrics(
-            &scn.config,
-            &scn.metrics,
-            &report,
-            &self.series,
-            Some(&sent_bytes(&self.sim)),
-        );
+        let sent = sent_bytes(&self.sim);
+        // The flows' state is not needed from here on: the results are written without it.
+        drop(self.sim);
+        let metrics = run_metrics(&scn.config, &scn.metrics, &report, &self.series, Some(&sent));
         let perf = Perf {
             clock: Clock::Simulated { events: report.events },
             run_s: report.duration.as_secs_f64(),
