@@ -11,6 +11,9 @@ from ._errors import ScenarioError
 
 Source = Tuple[str, str, Optional[str], str, List[str]]
 
+# set()'s value when it is given a dict of changes instead of one field.
+_UNSET: Any = object()
+
 
 class Scenario:
     """A checked cclab scenario (the TOML schema of the README's "Scenario files").
@@ -69,19 +72,39 @@ class Scenario:
         text, file, stem = _cclab.default_source()
         return cls(text, file, None, stem)
 
-    def set(self, field: str, value: Any) -> "Scenario":
+    def set(self, field: Union[str, Mapping[str, Any]], value: Any = _UNSET) -> "Scenario":
         """Changes one field as ``cclab run --set FIELD=VALUE`` does and returns this
         scenario. A str is read as ``--set`` reads it (TOML if it is valid TOML, else a
         string, so ``"20Mbps"`` needs no quotes); other values (int, float, bool, list,
-        dict) are written as TOML. On error the scenario is unchanged."""
-        if not isinstance(field, str):
-            raise TypeError(f"field must be a str such as \"flows[0].rtt\", not {type(field).__name__}")
+        dict) are written as TOML. ``set({FIELD: VALUE, ...})`` changes several fields
+        at once, as several ``--set`` flags do, and checks the scenario once after all
+        of them: fields that constrain each other (a flow's RTT and the bottleneck's
+        delay) are changed together that way. On error the scenario is unchanged."""
+        if isinstance(field, Mapping) and value is _UNSET:
+            changes = list(field.items())
+        elif value is _UNSET:
+            raise TypeError("set() takes a field and its value, or one dict of field -> value")
+        else:
+            changes = [(field, value)]
+        overrides = list(self._overrides)
+        for f, v in changes:
+            if not isinstance(f, str):
+                raise TypeError(f"field must be a str such as \"flows[0].rtt\", not {type(f).__name__}")
+            try:
+                text = v if isinstance(v, str) else _cclab.toml_value(v)
+            except (TypeError, ValueError) as e:
+                raise type(e)(f"{f}: {e}") from None  # the value's own error names no field
+            overrides.append(f"{f}={text}")
         try:
-            text = value if isinstance(value, str) else _cclab.toml_value(value)
-        except (TypeError, ValueError) as e:
-            raise type(e)(f"{field}: {e}") from None  # the value's own error names no field
-        overrides = self._overrides + [f"{field}={text}"]
-        info = _cclab.check((self._text, self._file, self._base_dir, self._stem, overrides))
+            info = _cclab.check((self._text, self._file, self._base_dir, self._stem, overrides))
+        except ScenarioError as e:
+            if len(changes) == 1 and e.field and e.field != changes[0][0]:
+                e.add_note(
+                    f"set() checks the scenario after each call, and {e.field} was not changed "
+                    f"by this one; to change fields that depend on each other, give them in one "
+                    f"call: set({{{changes[0][0]!r}: ..., {e.field!r}: ...}})"
+                )
+            raise
         self._overrides, self._info = overrides, info
         return self
 
@@ -151,7 +174,9 @@ class Scenario:
         if not isinstance(grid, Mapping):
             raise TypeError(f"grid must be a dict of field -> list of values, not {type(grid).__name__}")
         if self.is_sweep:
-            raise ValueError(f"{self._file} already has a [sweep] table; pass no grid")
+            raise ValueError(f"{self._file} already has a [sweep] table; pass no grid, or replace "
+                             "that table with yours: scenario.set(\"sweep\", {field: [values], "
+                             "..., \"seeds\": N})")
         if not grid and seeds is None:
             raise ValueError("the grid is empty: give at least one field with its list of values "
                              "(or seeds=N); cclab.run(scenario) runs the scenario once")
@@ -159,7 +184,8 @@ class Scenario:
             # Its [sweep] was removed by set("sweep", {}); a grid added after that change
             # would be removed by it again.
             raise ValueError("this scenario's [sweep] was changed with set(\"sweep\", ...); make "
-                             "the grid from the scenario before that change")
+                             "the grid from the scenario before that change, or give the grid "
+                             "in that change: set(\"sweep\", {field: [values], ..., \"seeds\": N})")
         lines = ["", "[sweep]"]
         for key, values in grid.items():
             if not isinstance(values, (list, tuple)):

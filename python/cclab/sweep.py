@@ -6,6 +6,7 @@ import numbers
 import os
 import shutil
 import tempfile
+import warnings
 from concurrent.futures import FIRST_COMPLETED, ThreadPoolExecutor, wait
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -74,7 +75,9 @@ def sweep(
         out = os.path.join(tmp, "sweep")
     out = os.fspath(out)
     try:
-        plan.prepare(out)
+        note = plan.prepare(out)
+        if note is not None:
+            warnings.warn(note, stacklevel=2)
         todo = plan.todo(out)
         total = len(plan.runs())
         bar = _bar(progress, plan.name, total, total - len(todo))

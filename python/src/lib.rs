@@ -439,9 +439,11 @@ impl SweepPlan {
         &self.plan.name
     }
 
-    /// Creates `out` (or checks it is a sweep's folder) and writes sweep.json.
-    fn prepare(&self, py: Python<'_>, out: PathBuf) -> PyResult<()> {
-        sweep::prepare_folder(&out, &self.plan).map_err(|e| run_error(py, e))
+    /// Creates `out` (or checks it is a sweep's folder) and writes sweep.json; returns a
+    /// note when earlier runs there are removed or run again.
+    fn prepare(&self, py: Python<'_>, out: PathBuf) -> PyResult<Option<String>> {
+        let earlier = sweep::prepare_folder(&out, &self.plan).map_err(|e| run_error(py, e))?;
+        Ok(earlier.note(&out))
     }
 
     /// The runs not done yet in `out`.

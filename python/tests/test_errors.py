@@ -218,3 +218,18 @@ def test_a_bad_grid_value_names_the_grid_not_a_line_of_the_file():
     e = caught.value
     assert (e.file, e.line, e.field) == ("<grid>", None, "flows[0].rtt")
     assert str(e).startswith('grid: flows[0].rtt = "5ms": '), str(e)
+
+
+def test_fields_that_constrain_each_other_are_set_together():
+    # SHORT: 10 ms of bottleneck delay, flows of 40 ms RTT (at least 2 x the delay).
+    scn = cclab.Scenario.from_toml(SHORT)
+    with pytest.raises(cclab.ScenarioError) as caught:
+        scn.copy().set("bottleneck.delay", "30ms")
+    assert caught.value.field == "flows[0].rtt"
+    notes = "\n".join(getattr(caught.value, "__notes__", []))
+    assert "give them in one call: set({'bottleneck.delay': ..., 'flows[0].rtt': ...})" in notes, notes
+    # As `cclab run --set bottleneck.delay=30ms --set 'flows[0].rtt=100ms' ...`: checked once.
+    both = scn.copy().set({"bottleneck.delay": "30ms", "flows[0].rtt": "100ms", "flows[1].rtt": "100ms"})
+    assert both.overrides == ["bottleneck.delay=30ms", "flows[0].rtt=100ms", "flows[1].rtt=100ms"]
+    with pytest.raises(TypeError, match=r"^set\(\) takes a field and its value, or one dict"):
+        scn.set("bottleneck.delay")

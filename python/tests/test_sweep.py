@@ -168,3 +168,11 @@ def test_one_failing_run_is_reported_and_the_others_finish(cli, tmp_path):
     status, _, err = cli("run", path, "--set", "duration=2s", "--out", tmp_path / "cli")
     assert status == 1 and e.failures[0].replace(str(tmp_path / "py"), str(tmp_path / "cli")) in err
     assert (tmp_path / "py" / "sweep.csv").read_bytes() == (tmp_path / "cli" / "sweep.csv").read_bytes()
+
+
+def test_a_sweep_over_an_earlier_larger_one_says_what_it_removes(tmp_path):
+    # The folder is the sweep's, so a smaller grid replaces the earlier runs: said, not silent.
+    scn = cclab.Scenario.from_toml(SHORT).set("duration", "2s")
+    cclab.sweep(scn, grid=GRID, seeds=2, out=tmp_path / "s", progress=False)
+    with pytest.warns(UserWarning, match="4 runs beyond this sweep's last were removed"):
+        cclab.sweep(scn, grid=GRID, seeds=1, out=tmp_path / "s", progress=False)

@@ -72,7 +72,11 @@ fn main() -> ExitCode {
         _ => false,
     };
     if simulated_only {
-        if let Err(e) = cclab_units::interrupt::remove_staged_on_signals() {
+        let then = match &cli.command {
+            Command::Compare(_) => "",
+            _ => " (a sweep or a reproduction run again goes on from the runs it finished)",
+        };
+        if let Err(e) = cclab_units::interrupt::remove_staged_on_signals(then) {
             let _ = writeln!(
                 std::io::stderr(),
                 "warning: Ctrl-C will leave unfinished results hidden beside --out: {e}"

@@ -20,11 +20,26 @@ pub fn check(dir: &Path, kind: &str, marker: &str) -> Result<(), String> {
     if is_empty(dir) || dir.join(marker).is_file() {
         return Ok(());
     }
+    if let Some((other, its_marker)) = MARKERS.iter().find(|(_, m)| dir.join(m).is_file()) {
+        return Err(format!(
+            "{} is a cclab {other} folder (it has {its_marker}), not a {kind} folder (no {marker}); choose another folder",
+            dir.display()
+        ));
+    }
     Err(format!(
         "{} exists and is not a cclab {kind} folder (no {marker}); choose another folder",
         dir.display()
     ))
 }
+
+/// Every kind of folder cclab writes, by the marker file that makes it one.
+const MARKERS: [(&str, &str); 5] = [
+    ("results", "summary.json"),
+    ("sweep", "sweep.json"),
+    ("compare", "compare.json"),
+    ("fidelity", "fidelity.json"),
+    ("reproduce", "reproduce.json"),
+];
 
 /// Refuses a file (`flag` names it) that would lie inside the folder `dir` a command
 /// writes: that folder is replaced whole, and the file would go with it.
@@ -98,6 +113,10 @@ mod tests {
         let theirs = check(&root.join("theirs"), "sweep", "sweep.json").unwrap_err();
         let refused = "theirs exists and is not a cclab sweep folder (no sweep.json)";
         assert!(theirs.contains(refused), "{theirs}");
+        // Another kind of cclab folder is named as such.
+        let sweep = check(&root.join("ours"), "results", "summary.json").unwrap_err();
+        let named = "ours is a cclab sweep folder (it has sweep.json), not a results folder (no summary.json)";
+        assert!(sweep.contains(named), "{sweep}");
         let file = check(&root.join("a-file"), "sweep", "sweep.json").unwrap_err();
         assert!(
             file.ends_with("a-file exists and is not a folder; choose another folder"),

@@ -204,6 +204,24 @@ pub fn load_all(dir: &Path, ids: &[String]) -> Result<Vec<Expected>, String> {
     Ok(out)
 }
 
+/// The keys of each table of an expected file (see [`Reader::only`]).
+mod keys {
+    pub const ROOT: &[&str] = &["seed", "title", "quick", "figure"];
+    /// What a value is read from ([`super::Reader::value`]).
+    pub const VALUE: &[&str] = &["value", "agg", "scale", "flow", "group", "where"];
+    /// The paper's value and the rule that judges cclab's against it.
+    pub const JUDGED: &[&str] =
+        &["rule", "claim", "bound", "than", "margin", "paper", "paper_text", "why", "divide_by"];
+    pub const FIGURE: &[&str] = &[
+        "id", "source", "page", "setup", "scenario", "x", "y_label", "plots", "series", "curves",
+        "x_axis", "x_at",
+    ];
+    pub const SERIES: &[&str] = &["name", "at"];
+    pub const RULE: &[&str] = &["kind", "agree", "roughly"];
+    pub const THAN: &[&str] = &["factor"];
+    pub const CURVE: &[&str] = &["name", "where"];
+}
+
 /// A reader of one expected file: errors name the file, the line and the key.
 struct Reader<'a> {
     file: &'a str,
@@ -216,6 +234,21 @@ impl Reader<'_> {
         match line {
             Some(l) => format!("{}:{l}: {what}", self.file),
             None => format!("{}: {what}", self.file),
+        }
+    }
+
+    /// Refuses a key of table `t` (a `what`) that is not `allowed`: a misspelt key
+    /// (`margni`) would otherwise be ignored and its default taken, changing verdicts
+    /// without a word.
+    fn only(&self, t: &Node, what: &str, allowed: &[&[&str]]) -> Result<(), String> {
+        let Val::Table(entries) = &t.val else { return Ok(()) };
+        let known = |k: &str| allowed.iter().any(|keys| keys.contains(&k));
+        match entries.iter().find(|(k, _, _)| !known(k)) {
+            None => Ok(()),
+            Some((k, _, v)) => Err(self.err(
+                v,
+                &format!("{what} has no key {k:?}; allowed: {}", allowed.concat().join(", ")),
+            )),
         }
     }
 
@@ -308,15 +341,15 @@ impl Reader<'_> {
             };
             let bound = match (t.get("bound"), t.get("than")) {
                 (Some(b), None) => Bound::Number(self.num(b, "bound")?),
-                (None, Some(than)) => Bound::Other {
-                    select: self.select(than)?,
-                    value: self.value(than, Some(spec))?,
-                    factor: than
-                        .get("factor")
-                        .map(|f| self.num(f, "factor"))
-                        .transpose()?
-                        .unwrap_or(1.0),
-                },
+                (None, Some(than)) => {
+                    self.only(than, "than", &[keys::VALUE, keys::THAN])?;
+                    let factor = than.get("factor").map(|f| self.num(f, "factor")).transpose()?;
+                    Bound::Other {
+                        select: self.select(than)?,
+                        value: self.value(than, Some(spec))?,
+                        factor: factor.unwrap_or(1.0),
+                    }
+                }
                 _ => {
                     return Err(
                         self.err(t, "a claim needs bound = number or than = { where = ... }")
@@ -327,6 +360,7 @@ impl Reader<'_> {
             return Ok(Some(Rule::Claim { op, bound, margin }));
         }
         let Some(r) = t.get("rule") else { return Ok(base.cloned()) };
+        self.only(r, "rule", &[keys::RULE])?;
         let kind = self.need_str(r, "kind")?;
         let get = |k: &str| {
             r.get(k)
@@ -375,6 +409,7 @@ impl Reader<'_> {
         items
             .iter()
             .map(|c| {
+                self.only(c, "a curve", &[keys::CURVE])?;
                 let mut select = base_select.to_vec();
                 select.extend(self.select(c)?);
                 Ok(Curve { name: self.need_str(c, "name")?, select, value: value.clone() })
@@ -421,6 +456,7 @@ fn load(path: &Path) -> Result<Expected, String> {
     let file = path.display().to_string();
     let root = doc::parse(&text).map_err(|(m, _)| format!("{file}: TOML syntax error: {m}"))?;
     let r = Reader { file: &file, text: &text };
+    r.only(&root, "the file", &[keys::ROOT])?;
     let mut quick = Vec::new();
     if let Some(Node { val: Val::Table(entries), .. }) = root.get("quick") {
         for (k, _, v) in entries {
@@ -449,6 +485,7 @@ fn load(path: &Path) -> Result<Expected, String> {
 }
 
 fn figure(r: &Reader, f: &Node) -> Result<Figure, String> {
+    r.only(f, "a [[figure]]", &[keys::FIGURE, keys::VALUE, keys::JUDGED])?;
     let base_select = r.select(f)?;
     let base_value = r.value(f, None).ok();
     let base_rule = r.rule(
@@ -468,6 +505,7 @@ fn figure(r: &Reader, f: &Node) -> Result<Figure, String> {
         _ => vec![Node::table()],
     };
     for s in &list {
+        r.only(s, "a [[figure.series]]", &[keys::SERIES, keys::VALUE, keys::JUDGED])?;
         let value = r.value(s, base_value.as_ref())?;
         let rule = r
             .rule(s, base_rule.as_ref(), &value)?
@@ -486,11 +524,11 @@ fn figure(r: &Reader, f: &Node) -> Result<Figure, String> {
         let mut select = base_select.clone();
         select.extend(r.select(s)?);
         let divide_by = match s.get("divide_by").or(f.get("divide_by")) {
-            Some(d) => Some(Bound::Other {
-                select: r.select(d)?,
-                value: r.value(d, Some(&value))?,
-                factor: 1.0,
-            }),
+            Some(d) => {
+                r.only(d, "divide_by", &[keys::VALUE])?;
+                let value = r.value(d, Some(&value))?;
+                Some(Bound::Other { select: r.select(d)?, value, factor: 1.0 })
+            }
             None => None,
         };
         series.push(Series {
@@ -564,5 +602,46 @@ paper_text = "claim"
         let want = vec![pair("flows[0].rtt", "10ms"), pair("flows[0].cc", "cubic")];
         assert_eq!(f.curves[0].select, want);
         assert_eq!(f.series[0].select, want[..1]);
+    }
+
+    /// A misspelt key would leave its default in force (a claim's margin of 0.1 for the
+    /// 0.25 meant), changing verdicts without a word: each table's keys are checked.
+    #[test]
+    fn a_misspelt_key_is_refused_where_it_is() {
+        let good = r#"seed = "901"
+title = "test"
+[[figure]]
+id = "901-a"
+source = "Fig. 1"
+page = "p. 1"
+setup = "s"
+scenario = "901.toml"
+value = "link.utilization"
+[[figure.series]]
+claim = ">="
+bound = 0.8
+margin = 0.25
+paper_text = "claim"
+[[figure.series]]
+paper = 0.9
+rule = { kind = "relative", agree = 0.1, roughly = 0.2 }
+"#;
+        let path =
+            std::env::temp_dir().join(format!("cclab-spec-keys-{}.toml", std::process::id()));
+        let load_text = |text: &str| {
+            std::fs::write(&path, text).unwrap();
+            load(&path)
+        };
+        assert!(load_text(good).is_ok(), "{:?}", load_text(good).err());
+        for (from, to, line, what) in [
+            ("margin = 0.25", "margni = 0.25", 13, "a [[figure.series]] has no key \"margni\""),
+            ("roughly = 0.2", "rougly = 0.2", 17, "rule has no key \"rougly\""),
+            ("setup = \"s\"", "setpu = \"s\"", 7, "a [[figure]] has no key \"setpu\""),
+            ("title = \"test\"", "titel = \"test\"", 2, "the file has no key \"titel\""),
+        ] {
+            let Err(err) = load_text(&good.replace(from, to)) else { panic!("{to} taken") };
+            assert!(err.contains(&format!(":{line}: {what}; allowed: ")), "{err}");
+        }
+        let _ = std::fs::remove_file(&path);
     }
 }

@@ -62,7 +62,9 @@ pub fn run_all(jobs: &[Job<'_>]) -> Result<Vec<Outcome>, String> {
     let mut refused: Vec<BTreeMap<usize, String>> = Vec::new();
     let mut done_before = 0;
     for (j, job) in jobs.iter().enumerate() {
-        sweep::prepare_folder(&job.dir, job.plan)?;
+        if let Some(note) = sweep::prepare_folder(&job.dir, job.plan)?.note(&job.dir) {
+            eprintln!("{note}");
+        }
         let mut no = BTreeMap::new();
         for run in needed(job.plan) {
             if let Some(why) = refusal(run, &available) {

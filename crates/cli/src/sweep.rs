@@ -82,7 +82,9 @@ pub fn run(
     series: SeriesFormat,
 ) -> Result<Done, String> {
     check_series_sizes(plan, series)?;
-    prepare_folder(out, plan)?;
+    if let Some(note) = prepare_folder(out, plan)?.note(out) {
+        eprintln!("{note}");
+    }
     let points = out.join("points");
     let todo: Vec<usize> =
         plan.runs.iter().filter(|r| !is_done(&points, r)).map(|r| r.index).collect();
@@ -126,12 +128,20 @@ pub fn write_tables(
 /// Creates `out` or checks that it is a sweep's folder, then writes `sweep.json` and
 /// removes the points of an earlier, larger sweep in the same folder (`points/<k>` with
 /// k beyond this plan's runs, holding a point.json), which this one's sweep.json would
-/// contradict.
-pub fn prepare_folder(out: &Path, plan: &Plan) -> Result<(), String> {
+/// contradict. Returns what it found of earlier runs that this sweep does not keep.
+pub fn prepare_folder(out: &Path, plan: &Plan) -> Result<Earlier, String> {
     crate::out_folder::check(out, "sweep", "sweep.json")?;
     let points = out.join("points");
     std::fs::create_dir_all(&points)
         .map_err(|e| format!("cannot create {}: {e}", points.display()))?;
+    let mut earlier = Earlier::default();
+    for run in &plan.runs {
+        match state(&points, run) {
+            State::OtherScenario => earlier.other_scenario += 1,
+            State::OtherBuild => earlier.other_build += 1,
+            State::Done | State::Missing => {}
+        }
+    }
     write_atomic(&out.join("sweep.json"), plan_json(plan).render().as_bytes())?;
     for entry in std::fs::read_dir(&points).into_iter().flatten().flatten() {
         let name = entry.file_name();
@@ -142,9 +152,47 @@ pub fn prepare_folder(out: &Path, plan: &Plan) -> Result<(), String> {
         if beyond && entry.path().join("point.json").is_file() {
             std::fs::remove_dir_all(entry.path())
                 .map_err(|e| format!("cannot remove {}: {e}", entry.path().display()))?;
+            earlier.removed += 1;
         }
     }
-    Ok(())
+    Ok(earlier)
+}
+
+/// Earlier runs in a sweep's folder that the sweep does not keep: a rerun with another
+/// scenario, grid or build replaces them without asking (a sweep folder is the sweep's),
+/// and says so.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Earlier {
+    /// Runs beyond this sweep's last, removed.
+    pub removed: usize,
+    /// Runs of the same number whose scenario differs, to be run again.
+    pub other_scenario: usize,
+    /// Runs of this very scenario written by another build, to be run again.
+    pub other_build: usize,
+}
+
+impl Earlier {
+    /// One line for stderr, or nothing when no earlier run goes.
+    pub fn note(&self, out: &Path) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.removed > 0 {
+            parts.push(format!("{} runs beyond this sweep's last were removed", self.removed));
+        }
+        if self.other_scenario > 0 {
+            parts.push(format!(
+                "{} runs of another scenario (or grid) are run again over theirs",
+                self.other_scenario
+            ));
+        }
+        if self.other_build > 0 {
+            parts.push(format!(
+                "{} runs written by another build of cclab are run again (a run's results depend on the model's code)",
+                self.other_build
+            ));
+        }
+        (!parts.is_empty())
+            .then(|| format!("note: earlier runs in {}: {}", out.display(), parts.join("; ")))
+    }
 }
 
 fn plan_json(plan: &Plan) -> Json {
@@ -196,14 +244,36 @@ pub(crate) fn point_json(plan: &Plan, run: &Run) -> String {
 /// Whether run `run`'s folder is in place, complete, of this very run and written by
 /// this build.
 pub fn is_done(points: &Path, run: &Run) -> bool {
+    state(points, run) == State::Done
+}
+
+/// What `points/<k>` holds for run `run` (number k).
+#[derive(Debug, PartialEq, Eq)]
+enum State {
+    /// Nothing whole: no folder, or one without its point.json or summary.json.
+    Missing,
+    Done,
+    /// A whole run of another scenario (its point.json's fingerprint differs).
+    OtherScenario,
+    /// A whole run of this scenario that another build wrote (perf.json's build).
+    OtherBuild,
+}
+
+fn state(points: &Path, run: &Run) -> State {
     let dir = points.join(run.index.to_string());
-    let holds = |file: &str, key: &str, value: &str| {
-        std::fs::read_to_string(dir.join(file))
-            .is_ok_and(|text| text.contains(&format!("\"{key}\": \"{value}\"")))
+    let read = |file: &str| std::fs::read_to_string(dir.join(file));
+    let holds =
+        |text: &str, key: &str, value: &str| text.contains(&format!("\"{key}\": \"{value}\""));
+    let (Ok(point), true) = (read("point.json"), dir.join("summary.json").is_file()) else {
+        return State::Missing;
     };
-    holds("point.json", "fingerprint", &run.fingerprint)
-        && holds("perf.json", "build", BUILD)
-        && dir.join("summary.json").is_file()
+    if !holds(&point, "fingerprint", &run.fingerprint) {
+        State::OtherScenario
+    } else if !read("perf.json").is_ok_and(|perf| holds(&perf, "build", BUILD)) {
+        State::OtherBuild
+    } else {
+        State::Done
+    }
 }
 
 /// Writes a file whole or not at all ([`cclab_units::whole_file`]).

@@ -212,6 +212,35 @@ fn a_changed_sweep_reruns_only_the_runs_whose_scenario_changed() {
     assert!(read(&dir.path().join("res/points/0/summary.json")).contains("\"duration_s\": 2"));
 }
 
+/// The scenario names its trace by path: a trace file changed under the same name makes
+/// every run new, or a resumed sweep would give the old trace's results.
+#[test]
+fn a_trace_changed_under_its_name_is_run_again_and_the_rerun_is_told() {
+    let dir = TempDir::new("sweep-trace");
+    let trace = |name: &str| std::fs::read(repo().join("scenarios/traces").join(name)).unwrap();
+    std::fs::write(dir.path().join("link.trace"), trace("5.65mbps.trace")).unwrap();
+    dir.write(
+        "t.toml",
+        "duration = \"2s\"\n[bottleneck]\ntrace = \"link.trace\"\ndelay = \"10ms\"\n[[flows]]\ncc = \"cubic\"\nrtt = \"40ms\"\n[sweep]\nseeds = 2\n",
+    );
+    let args = ["run", "t.toml", "--out", "res", "--series", "none"];
+    let goodput = || read(&dir.path().join("res/sweep.csv"));
+    run_ok(dir.path(), &args);
+    let before = goodput();
+    let o = run_in(dir.path(), &args);
+    assert!(stdout(&o).contains("(0 now, 2 done before"), "{}", stdout(&o));
+    assert!(!stderr(&o).contains("note:"), "nothing replaced, nothing said: {}", stderr(&o));
+    std::fs::write(dir.path().join("link.trace"), trace("0.57mbps-poisson.trace")).unwrap();
+    let o = run_in(dir.path(), &args);
+    assert!(stdout(&o).contains("(2 now, 0 done before"), "{}", stdout(&o));
+    assert!(
+        stderr(&o).contains("note: earlier runs in res: 2 runs of another scenario (or grid) are run again over theirs"),
+        "{}",
+        stderr(&o)
+    );
+    assert_ne!(goodput(), before, "the new trace's results");
+}
+
 #[test]
 fn a_set_of_a_swept_field_is_warned_about() {
     let dir = TempDir::new("sweep-set-swept");
@@ -243,8 +272,12 @@ fn a_smaller_sweep_in_the_same_folder_removes_the_runs_it_no_longer_has() {
     let dir = TempDir::new("sweep-shrunk");
     dir.write("s.toml", SWEEP);
     run_ok(dir.path(), &["run", "s.toml", "--out", "res"]);
-    let out = run_ok(dir.path(), &["run", "s.toml", "--out", "res", "--set", "sweep.seeds=1"]);
-    assert!(out.contains("sweep: 4 runs"), "{out}");
+    let o = run_in(dir.path(), &["run", "s.toml", "--out", "res", "--set", "sweep.seeds=1"]);
+    assert!(stdout(&o).contains("sweep: 4 runs"), "{}", stdout(&o));
+    // Said, not silent: (seeds 1 and 2 of each point become seed 1 of the new points,
+    // so runs 1 to 3 are other runs now)
+    let note = "note: earlier runs in res: 4 runs beyond this sweep's last were removed; 3 runs of another scenario (or grid) are run again over theirs";
+    assert!(stderr(&o).contains(note), "{}", stderr(&o));
     // Runs 4 to 7 of the eight-run sweep would contradict the new sweep.json.
     assert_eq!(done_runs(&dir.path().join("res/points")), [0, 1, 2, 3]);
     assert!(!dir.path().join("res/points/4").exists());
@@ -271,8 +304,17 @@ fn runs_written_by_another_build_are_run_again() {
         let old = read(&file).replace(build, "0123456789abcdef");
         std::fs::write(&file, old).unwrap();
     }
-    let out = run_ok(dir.path(), &["run", "s.toml", "--out", "res"]);
-    assert!(out.contains("sweep: 8 runs (2 now, 6 done before, 0 failed)"), "{out}");
+    let o = run_in(dir.path(), &["run", "s.toml", "--out", "res"]);
+    assert!(
+        stdout(&o).contains("sweep: 8 runs (2 now, 6 done before, 0 failed)"),
+        "{}",
+        stdout(&o)
+    );
+    assert!(
+        stderr(&o).contains("2 runs written by another build of cclab are run again"),
+        "the rerun says why: {}",
+        stderr(&o)
+    );
     assert!(read(&points.join("5/perf.json")).contains(build));
 }
 

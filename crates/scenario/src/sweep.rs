@@ -26,6 +26,7 @@
 use crate::doc::{self, Node, Span, Step, Val};
 use crate::schema::{self, Ctx};
 use crate::{Scenario, ScenarioError};
+use cclab_sim::config::LinkRate;
 
 /// Most runs (points x seeds) a sweep may have.
 pub const MAX_RUNS: u64 = 100_000;
@@ -224,7 +225,7 @@ fn expand(
                 point,
                 seed: scenario.config.seed,
                 choice: choice.clone(),
-                fingerprint: fingerprint(&doc.show()),
+                fingerprint: fingerprint(&doc.show(), &scenario),
                 scenario,
             });
         }
@@ -460,14 +461,38 @@ fn in_point(mut e: ScenarioError, axes: &[Axis], choice: &[usize]) -> ScenarioEr
     e
 }
 
-/// FNV-1a, 64 bits, as 16 hex digits: a stable digest (no std hasher's random keys).
-fn fingerprint(text: &str) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in text.bytes() {
-        h ^= b as u64;
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+/// A run's fingerprint: FNV-1a (64 bits) of its scenario text and of the trace its link
+/// plays, if any. The text names a trace by its path, so a trace file changed under the
+/// same name must change the fingerprint too, or a resumed sweep would keep the results
+/// of the old trace.
+fn fingerprint(text: &str, scenario: &Scenario) -> String {
+    let mut h = Fnv1a::default();
+    h.add(text.as_bytes());
+    if let LinkRate::Trace(t) = &scenario.config.bottleneck.rate {
+        for ms in t.opportunities_ms.iter().chain([&t.period_ms]) {
+            h.add(&ms.to_le_bytes());
+        }
     }
-    format!("{h:016x}")
+    format!("{:016x}", h.0)
+}
+
+/// The 64-bit FNV-1a hash (Fowler, Noll and Vo), fed in pieces: a stable digest (no std
+/// hasher's random keys).
+struct Fnv1a(u64);
+
+impl Default for Fnv1a {
+    fn default() -> Fnv1a {
+        Fnv1a(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Fnv1a {
+    fn add(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 ^= b as u64;
+            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
 }
 
 #[cfg(test)]
@@ -492,7 +517,12 @@ mod tests {
     #[test]
     fn fingerprints_are_fnv1a() {
         // FNV-1a 64 of "a" is 0xaf63dc4c8601ec8c (the published test vector).
-        assert_eq!(fingerprint("a"), "af63dc4c8601ec8c");
-        assert_eq!(fingerprint(""), "cbf29ce484222325");
+        let fnv = |text: &str| {
+            let mut h = Fnv1a::default();
+            h.add(text.as_bytes());
+            format!("{:016x}", h.0)
+        };
+        assert_eq!(fnv("a"), "af63dc4c8601ec8c");
+        assert_eq!(fnv(""), "cbf29ce484222325");
     }
 }

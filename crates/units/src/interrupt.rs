@@ -62,8 +62,9 @@ impl Drop for Staged {
 }
 
 /// From now on SIGINT, SIGTERM and SIGHUP remove what is [`staged`] and end the process
-/// (status 128 + the signal's number). Call it before starting other threads.
-pub fn remove_staged_on_signals() -> std::io::Result<()> {
+/// (status 128 + the signal's number), saying so with `then` added (what the user may do
+/// next). Call it before starting other threads.
+pub fn remove_staged_on_signals(then: &'static str) -> std::io::Result<()> {
     // SAFETY: plain libc calls on a signal set owned here.
     let set = unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
@@ -100,7 +101,7 @@ pub fn remove_staged_on_signals() -> std::io::Result<()> {
         // pipe): this thread must reach the exit whatever becomes of the message.
         let _ = writeln!(
             std::io::stderr(),
-            "{newline}cclab: {name}; what it was writing is removed, and earlier results are as they were"
+            "{newline}cclab: {name}; what it was writing is removed, and earlier results are as they were{then}"
         );
         std::process::exit(128 + sig);
     });
