@@ -199,7 +199,7 @@ pub const TUNABLES: &[CubicTunable] = &[
             1,
             1024,
             "1/1024",
-            "C in 1/1024ths relative to a 100 ms RTT (41: C = 0.4)",
+            "C = bic_scale x 10 / 1024 (41: C = 0.40), as tcp_cubic.c scales it to a 100 ms RTT",
         ),
         in_cubic: true,
         in_fit: InFit::Default,

@@ -57,6 +57,9 @@ struct Item {
     /// The sweep point's selection (field, value), the x value included.
     select: Vec<(String, String)>,
     x: Option<String>,
+    /// What cclab's value is ([`ValueSpec::text_over`]): its sweep.csv column, and so
+    /// its unit.
+    quantity: String,
     paper: Option<f64>,
     paper_text: Option<String>,
     cclab: Option<f64>,
@@ -343,6 +346,7 @@ fn not_run(e: &Expected, f: &Figure, msg: &str) -> Vec<Item> {
         scenario: f.scenario.clone(),
         select: Vec::new(),
         x: None,
+        quantity: String::new(),
         paper: None,
         paper_text: None,
         cclab: None,
@@ -436,6 +440,7 @@ fn figure_items(e: &Expected, f: &Figure, plan: &Plan, table: &Table) -> Result<
                 setup: f.setup.clone(),
                 scenario: f.scenario.clone(),
                 select,
+                quantity: s.value.text_over(s.divide_by.as_ref()),
                 testbed: None,
                 testbed_verdict: None,
                 testbed_skipped: None,
@@ -482,17 +487,11 @@ fn samples_by_run(
     select: &[(String, String)],
     spec: &ValueSpec,
 ) -> Result<Vec<(usize, f64)>, String> {
-    for (field, _) in select {
-        if !plan.axes.iter().any(|a| a.fields.contains(field)) {
-            return Err(format!(
-                "figure {}: where names {field:?}, not a swept field of {}",
-                f.id, f.scenario
-            ));
-        }
-    }
+    check_select(f, plan, select)?;
     let col = table.columns.iter().position(|c| *c == spec.column).ok_or_else(|| {
         format!("figure {}: no column {:?} in {}'s sweep.csv", f.id, spec.column, f.scenario)
     })?;
+    check_flow_names(f, table, spec)?;
     let runs = plan.runs.iter().filter(|r| selects(plan, r, select));
     let name_col = table.columns.iter().position(|c| c == "flow.name");
     let group_col = table.columns.iter().position(|c| c == "flow.group");
@@ -522,6 +521,66 @@ fn samples_by_run(
         }
     }
     Ok(out)
+}
+
+/// Refuses a `where` whose field the sweep does not vary or whose value it never takes:
+/// such a selection matches no run, and the item would read "not run" for a typo.
+fn check_select(f: &Figure, plan: &Plan, select: &[(String, String)]) -> Result<(), String> {
+    for (field, value) in select {
+        let Some(axis) = plan.axes.iter().find(|a| a.fields.contains(field)) else {
+            return Err(format!(
+                "figure {}: where names {field:?}, not a swept field of {}",
+                f.id, f.scenario
+            ));
+        };
+        let at = axis.fields.iter().position(|x| x == field).unwrap_or(0);
+        let mut values: Vec<&str> = Vec::new();
+        for label in axis.labels.iter().map(|l| l[at].as_str()) {
+            if !values.contains(&label) {
+                values.push(label); // tied fields repeat a value
+            }
+        }
+        if !values.contains(&value.as_str()) {
+            return Err(format!(
+                "figure {}: where {field} = {value:?}, a value {} does not sweep; it has: {}",
+                f.id,
+                f.scenario,
+                values.join(", ")
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a `flow` or `group` that no row of the sweep's table names, for the same
+/// reason as [`check_select`].
+fn check_flow_names(f: &Figure, table: &Table, spec: &ValueSpec) -> Result<(), String> {
+    for (key, column, want) in
+        [("flow", "flow.name", &spec.flow), ("group", "flow.group", &spec.group)]
+    {
+        let (Some(want), Some(c)) = (want, table.columns.iter().position(|x| x == column)) else {
+            continue;
+        };
+        let mut names: Vec<&str> = table
+            .rows
+            .iter()
+            .filter_map(|r| match &r[c] {
+                Cell::Text(t) => Some(t.as_str()),
+                _ => None,
+            })
+            .collect();
+        if !names.contains(&want.as_str()) {
+            names.sort_unstable();
+            names.dedup();
+            return Err(format!(
+                "figure {}: {key} = {want:?} names no flow of {}'s runs; they have: {}",
+                f.id,
+                f.scenario,
+                names.join(", ")
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// A ratio of two means: its value, its 95% half-width, and each run's own ratio where
@@ -812,6 +871,7 @@ fn report_json(items: &[Item], quick: bool, testbed: bool) -> Json {
                 ("scenario", Json::s(&i.scenario)),
                 ("where", Json::s(&where_text(&i.select))),
                 ("x", opt_str(&i.x)),
+                ("quantity", Json::s(&i.quantity)),
                 ("paper", opt_num(i.paper, 6)),
                 ("paper_claim", opt_str(&i.paper_text)),
                 ("cclab", opt_num(i.cclab, 6)),
@@ -919,7 +979,8 @@ fn kinds_text(items: &[Item]) -> String {
 /// The terminal table: item, paper, cclab, verdict, the verdicts its interval spans if
 /// more than one (and with `testbed`, its value and verdict, or why it has none).
 fn summary_table(items: &[Item], testbed: bool) -> String {
-    let mut head = vec!["item", "paper", "cclab", "verdict", "within the 95% CI", "runs a/r/d"];
+    let mut head =
+        vec!["item", "paper", "cclab", "verdict", "within the 95% CI", "runs a/r/d", "quantity"];
     if testbed {
         head.extend(["testbed", "testbed verdict"]);
     }
@@ -936,6 +997,7 @@ fn summary_table(items: &[Item], testbed: bool) -> String {
             Some(_) => unsettled_text(i).unwrap_or_default(),
         };
         let mut row = vec![i.id.clone(), paper, cclab, i.verdict.to_string(), within, runs_text(i)];
+        row.push(i.quantity.clone());
         if testbed {
             row.extend(testbed_cells(i));
         }

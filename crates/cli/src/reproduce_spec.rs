@@ -105,6 +105,36 @@ pub struct ValueSpec {
     pub scale: f64,
 }
 
+impl ValueSpec {
+    /// What the value is, in sweep.csv's words, which carry its unit: "flow.goodput_bps
+    /// of cubic#0 x 0.125" (bytes per second), "min/max of flow.goodput_bps".
+    pub fn text(&self) -> String {
+        let mut t = match self.agg {
+            Agg::Mean => self.column.clone(),
+            Agg::Sum => format!("sum of {}", self.column),
+            Agg::Min => format!("min of {}", self.column),
+            Agg::Max => format!("max of {}", self.column),
+            Agg::Jain => format!("Jain's index of {}", self.column),
+            Agg::MinMax => format!("min/max of {}", self.column),
+        };
+        for who in [&self.flow, &self.group].into_iter().flatten() {
+            t.push_str(&format!(" of {who}"));
+        }
+        if self.scale != 1.0 {
+            t.push_str(&format!(" x {}", self.scale));
+        }
+        t
+    }
+
+    /// [`ValueSpec::text`] of this value, divided by `by`'s where the series is a ratio.
+    pub fn text_over(&self, by: Option<&Bound>) -> String {
+        match by {
+            Some(Bound::Other { value, .. }) => format!("{} / {}", self.text(), value.text()),
+            _ => self.text(),
+        }
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Debug)]
 pub enum Agg {
     Mean,

@@ -250,6 +250,8 @@ fn reproduce_series_at_part_of_the_axis_with_min_max_and_curves() {
     assert_eq!(items.len(), 1, "{items:?}");
     assert_eq!(items[0]["id"], "900-ratio/only at 60 ms/60ms");
     assert_eq!(items[0]["verdict"], "agrees");
+    // What the value is, in sweep.csv's words (and so its unit).
+    assert_eq!(items[0]["quantity"], "min/max of flow.goodput_bps");
     // cclab's value is the smaller goodput over the larger in the 60 ms run.
     let csv = std::fs::read_to_string(dir.path().join("rep/900-tiny/sweep.csv")).unwrap();
     let mut lines = csv.lines();
@@ -284,6 +286,33 @@ fn reproduce_refuses_at_without_x() {
         err.contains("900.expected.toml") && err.contains("at limits a series to values of x"),
         "{err}"
     );
+}
+
+/// A selection that matches nothing because of a typo is refused, naming what the sweep
+/// has, rather than reported as "not run".
+#[test]
+fn reproduce_refuses_a_where_value_or_flow_the_sweep_does_not_have() {
+    let dir = TempDir::new("reproduce-typo");
+    dir.write("900-tiny.toml", TINY_SCENARIO);
+    for (expected, said) in [
+        (
+            TINY_EXPECTED.replace("at = [\"60ms\"]", "where = { \"flows[0].rtt\" = \"50ms\" }"),
+            "figure 900-ratio: where flows[0].rtt = \"50ms\", a value 900-tiny.toml does not sweep; it has: 20ms, 60ms",
+        ),
+        (
+            TINY_EXPECTED.replace("agg = \"min_max\"", "agg = \"min_max\"\nflow = \"c\""),
+            "figure 900-ratio: flow = \"c\" names no flow of 900-tiny.toml's runs; they have: a, b",
+        ),
+    ] {
+        dir.write("900.expected.toml", &expected);
+        let o = cclab()
+            .current_dir(dir.path())
+            .args(["reproduce", "--out", "rep", "--seeds", "."])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+        assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    }
 }
 
 /// One CUBIC flow alone on 10 Mbit/s, at two RTTs, 3 s each.
