@@ -31,7 +31,10 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-"$cclab" serve --port 0 --results "$work/results" --scenarios scenarios >"$work/out" 2>"$artifacts/server.log" &
+# --idle-stop 300: the test starts runs it does not watch (the run limit's), which the
+# default 15 s would stop on a slow machine before the test is done with them.
+"$cclab" serve --port 0 --results "$work/results" --scenarios scenarios --idle-stop 300 \
+    >"$work/out" 2>"$artifacts/server.log" &
 server_pid=$!
 for _ in $(seq 100); do
     grep -q '^cclab lab: ' "$work/out" 2>/dev/null && break

@@ -6,15 +6,23 @@ beside the field (and, in the TOML tab, above the text), picks the TCPTuner scen
 (seeds/004), sets the tuner flow's beta to 0.7 in the form, starts at 100x, measures
 the flow's back-off from the page's own data (ssthresh over the cwnd of the sample
 before), moves beta to 0.3 while the run goes on and checks the next back-off is to
-about 0.3 of the window, then saves the run. Then ten flows for smoothness, memory and
-goodput within the link's rate, Start pressed during a run (which stops it), and the
-page under its own CSP with no console error. Screenshots go to the artefacts folder.
+about 0.3 of the window, then saves the run. A second run saved is what Compare offers
+beside it (a second tab's list follows on focus). Then ten flows for smoothness, memory,
+goodput within the link's rate and legends that name the queue and ssthresh; Start
+pressed during a run (which stops it) and what a stopped run offers instead of a save; a
+reload during a run, which watches it again with its pending save, while a duplicated tab
+leaves it to the first; a lost connection, and a run that ends meanwhile; a reload or a
+reconnection that finds another server process's run or an ended run, which are not
+watched again; the run limit with the runs to stop; a trace uploaded; an algorithm
+switched with its parameters; and the page under its own CSP with no console error.
+Screenshots go to the artefacts folder.
 """
 
 import json
 import os
 import sys
 import time
+import urllib.request
 
 from playwright.sync_api import sync_playwright
 
@@ -40,6 +48,22 @@ def wait_for(page, js, timeout=30_000, what=""):
         page.wait_for_function(js, timeout=timeout)
     except Exception as e:
         raise AssertionError(f"timed out waiting for {what or js}") from e
+
+
+def post_from_outside(path, body):
+    """POSTs to the server as a script would (not through the page, whose requests a
+    test may be refusing)."""
+    base = URL.split("?")[0].rstrip("/")
+    req = urllib.request.Request(base + path, data=json.dumps(body).encode(), method="POST",
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.loads(r.read() or b"null")
+
+
+def wait_checked(page):
+    """Waits for the check of the scenario text as it stands (the page checks 300 ms
+    after the last edit, and notes the text each completed check was of)."""
+    wait_for(page, "() => window.lab.checked === window.lab.toml", what="the check of the scenario as edited")
 
 
 def backoffs(page, flow):
@@ -85,7 +109,7 @@ def start_tuner_run(page):
     page.fill('[data-field="flows[1].params.beta"]', "0.7")
     wait_for(page, "() => window.lab.toml.includes('beta = 0.7') && window.lab.toml.includes('600s')",
              what="the form to write beta = 0.7 and duration 600s")
-    page.wait_for_timeout(500)  # the check after the last edit
+    wait_checked(page)
     assert page.locator("#scenario-error").is_hidden()
     page.click('#speed button[data-speed="100x"]')
     page.click("#start")
@@ -103,6 +127,13 @@ def check_backoff(page, beta, after):
     print(f"beta {beta}: back-off at {b['t']:.3f} s from cwnd {b['cwnd']} to ssthresh {b['ssthresh']}: {ratio:.3f}")
     assert abs(ratio - beta) <= TOLERANCE, f"back-off {ratio:.3f}, expected {beta} +- {TOLERANCE}"
     return b
+
+
+def check_markers_say_values_and_units(page):
+    """Markers label live changes in significant digits with the unit: 1e-9 is not 0."""
+    labels = page.evaluate("window.lab.charts.cwnd.markers.map(m => m.label)")
+    print(f"change markers: {labels}")
+    assert "f1 beta=0.3" in labels, labels
 
 
 def move_beta(page):
@@ -146,7 +177,7 @@ def check_simulated_and_real_overlay(page):
     page.click('.tabs button[data-tab="toml"]')
     page.fill("#toml", OVERLAY_TOML)
     wait_for(page, "() => window.lab.toml.includes('name = \"overlay\"')", what="the TOML tab's scenario")
-    page.wait_for_timeout(500)  # the check after the last edit
+    wait_checked(page)
     page.click('#speed button[data-speed="max"]')
     page.click("#start")
     wait_for(page, "() => window.lab.run && !window.lab.run.testbed && window.lab.run.state === 'finished'",
@@ -164,6 +195,94 @@ def check_simulated_and_real_overlay(page):
     shot(page, "5-real-over-simulated.png")
 
 
+SMALL_TOML = """name = "small"
+duration = "5s"
+[bottleneck]
+rate = "10Mbps"
+delay = "10ms"
+buffer = "60kB"
+[[flows]]
+cc = "reno"
+rtt = "40ms"
+"""
+
+
+def use_toml(page, text, needle):
+    """Writes `text` in the TOML tab and waits for its check; back to the form."""
+    page.click('.tabs button[data-tab="toml"]')
+    page.fill("#toml", text)
+    wait_for(page, f"() => window.lab.toml.includes({json.dumps(needle)})", what=f"the TOML with {needle}")
+    wait_checked(page)
+    page.click('.tabs button[data-tab="form"]')
+
+
+def check_compare_offers_two_different_runs(page, context):
+    """After a second run is saved (its name sorting before the first's), Compare's
+    pickers offer the two, not one run twice; a second tab's list follows on focus; a
+    run chosen against itself is refused with a clear note."""
+    other = context.new_page()
+    other.goto(URL)
+    wait_for(other, "() => window.lab && window.lab.ready", what="the second tab")
+    # The same flows (compare matches them), beta 0.3 for 10 s.
+    tuner = page.evaluate("window.lab.toml").replace('"600s"', '"10s"').replace("beta = 0.7", "beta = 0.3")
+    use_toml(page, tuner, "beta = 0.3")
+    page.click('#speed button[data-speed="max"]')
+    page.click("#start")
+    wait_for(page, "() => window.lab.run && window.lab.run.state === 'finished'", what="the small run to finish")
+    page.fill("#save-name", "alpha-beta03")
+    page.click("#save")
+    wait_for(page, """() => document.querySelector('#save-note').textContent.includes('saved as "alpha-beta03"')""",
+             what="the second run saved")
+    wait_for(page, "() => document.querySelector('#cmp-b').value === 'alpha-beta03'", what="the pickers to follow")
+    pair = page.evaluate("[document.querySelector('#cmp-a').value, document.querySelector('#cmp-b').value]")
+    print(f"Compare offers {pair[0]} vs {pair[1]}")
+    assert pair == ["zeta-beta07", "alpha-beta03"], pair
+    page.click("#compare")
+    wait_for(page, "() => document.querySelector('#compare-view').open", what="the comparison")
+    title = page.text_content("#compare-title")
+    assert title == "zeta-beta07 vs alpha-beta03", title
+    page.click("#compare-close")
+    page.select_option("#cmp-a", "alpha-beta03")
+    page.click("#compare")
+    note = page.text_content("#compare-note")
+    print(f"a run against itself: {note}")
+    assert "choose two different saved runs" in note, note
+    # Listings answered out of order: the older answer (here faked, empty and held back
+    # until the newer is shown) is dropped, and a comparison's note is left alone.
+    got = page.evaluate("""async () => {
+        const real = window.fetch;
+        let release, stale = 0;
+        const held = new Promise((r) => { release = r; });
+        window.fetch = (path, init) => path === '/api/saved' && !stale++
+            ? held.then(() => new Response(JSON.stringify({ saved: [] }))) : real(path, init);
+        try {
+            const older = window.lab.results.refresh();
+            await window.lab.results.refresh('alpha-beta03');
+            release();
+            await older;
+        } finally { window.fetch = real; }
+        return [document.querySelectorAll('#saved li').length, document.querySelector('#cmp-b').value,
+                document.querySelector('#compare-note').textContent];
+    }""")
+    print(f"listings out of order: {got[0]} saved runs shown, B = {got[1]}")
+    assert got[0] == 2 and got[1] == "alpha-beta03" and got[2] == note, got
+    # Choosing another pair clears the note about the pair before.
+    page.select_option("#cmp-a", "zeta-beta07")
+    assert page.text_content("#compare-note") == "", page.text_content("#compare-note")
+    # A listing that fails says so, until one succeeds.
+    other.route("**/api/saved", lambda route: route.abort())
+    other.evaluate("window.dispatchEvent(new Event('focus'))")
+    wait_for(other, "() => document.querySelector('#compare-note').textContent.includes('could not be listed')",
+             what="the failed listing to be said")
+    other.unroute("**/api/saved")
+    other.evaluate("window.dispatchEvent(new Event('focus'))")
+    wait_for(other, "() => [...document.querySelectorAll('#saved .name')].some(n => n.textContent === 'alpha-beta03')"
+                    " && document.querySelector('#compare-note').textContent === ''",
+             what="the second tab's list to follow on focus, and the failure's note to clear")
+    other.close()
+    page.click('#speed button[data-speed="100x"]')
+
+
 def heap_mb(page):
     return page.evaluate("() => { window.gc(); return performance.memory.usedJSHeapSize / 1e6; }")
 
@@ -179,7 +298,7 @@ def check_ten_flows_stay_smooth_and_flat(page):
     page.fill('[data-field="duration"]', "600s")
     wait_for(page, "() => window.lab.toml.includes('count = 9') && window.lab.toml.includes('600s')",
              what="10 flows for 600 s")
-    page.wait_for_timeout(500)
+    wait_checked(page)
     page.click("#start")
     wait_for(page, "() => window.lab.run && window.lab.run.flows && window.lab.run.flows.length === 10"
                    " && window.lab.run.now > 150", what="a quarter of the ten-flow run")
@@ -205,6 +324,13 @@ def check_ten_flows_stay_smooth_and_flat(page):
         s => s.points.map(p => p[1]).filter(v => v !== null)))""")
     print(f"highest goodput of a flow in the chart: {top:.2f} Mbit/s (link 10 Mbit/s)")
     assert 0 < top <= 12, top
+    # Series that are not a flow's are always named; "+N more" counts only flows.
+    cwnd = page.evaluate("[window.lab.charts.cwnd.legendShown, window.lab.charts.cwnd.legendLeftOut]")
+    queue = page.evaluate("window.lab.charts.queue.legendShown")
+    print(f"cwnd legend {cwnd[0]} +{cwnd[1]} more flows; queue legend {queue}")
+    assert "ssthresh (dashed)" in cwnd[0], cwnd
+    assert cwnd[1] == 10 - sum(1 for n in cwnd[0] if n.startswith("cubic") or n.startswith("reno")), cwnd
+    assert any(n.startswith("queue") for n in queue), queue
     shot(page, "4-ten-flows.png")
     wait_for(page, "() => window.lab.run.state === 'finished'", timeout=60_000, what="the ten-flow run to end")
     page.wait_for_timeout(300)
@@ -229,7 +355,235 @@ def check_start_stops_the_run_going(page):
     assert state == "stopped", state
     page.click("#stop")
     wait_for(page, "() => window.lab.run.state === 'stopped'", what="the second run to stop")
+    # Save is greyed out, and the page says why and what the run leaves to keep.
+    wait_for(page, "() => !document.querySelector('#save-why').hidden", what="why a stopped run is not saved")
+    why = page.text_content("#save-why")
+    print(f"stopped run: {why}")
+    assert "Only a whole run can be saved" in why and "run to the end" in why, why
+    assert page.get_attribute("#save", "title") == why
+    href = page.get_attribute("#run-scenario", "href")
+    got = page.evaluate(f"""fetch({json.dumps(href)}).then(async r => [r.status,
+        r.headers.get('content-disposition'), await r.text()])""")
+    assert got[0] == 200 and "attachment" in got[1] and "[[flows]]" in got[2], got
     page.click('#speed button[data-speed="100x"]')
+
+
+def check_reload_watches_the_run_again(page):
+    """A reload during a run watches it again: the same run, its scenario text, charts
+    and tuning (the live changes made before the reload). Leaving asks first. A value
+    beyond the slider's end moves the end; markers carry units and tiny values."""
+    page.select_option("#picker", "default.toml")
+    wait_for(page, """() => document.querySelector('[data-field="flows[0].count"]') !== null""",
+             what="the default scenario in the form")
+    page.fill('[data-field="duration"]', "900s")
+    wait_for(page, "() => window.lab.toml.includes('900s')", what="the 900 s run")
+    wait_checked(page)
+    page.click('#speed button[data-speed="10x"]')
+    page.click("#start")
+    wait_for(page, "() => window.lab.run && window.lab.run.state === 'running' && window.lab.run.now > 1",
+             what="the run to go")
+    wait_for(page, "() => document.querySelector('#tune-rto_min') !== null", what="the rto_min box")
+    page.fill("#tune-rto_min", "3000")
+    page.eval_on_selector("#tune-rto_min", "e => e.blur()")
+    wait_for(page, "() => window.lab.run.changes().some(c => c.name === 'rto_min' && c.value === 3000)",
+             what="rto_min = 3000 applied")
+    slider = page.evaluate("[document.querySelector('#tune-slider-rto_min').value, document.querySelector('#tune-slider-rto_min').max]")
+    print(f"rto_min slider after 3000 typed: value {slider[0]}, end {slider[1]}")
+    assert slider[0] == "3000", slider
+    cc = page.evaluate("window.lab.run.flows[window.lab.tune.selected()].cc")
+    page.evaluate(f"""fetch('/api/runs/' + window.lab.run.id + '/params', {{method: 'POST',
+        headers: {{'Content-Type': 'application/json'}},
+        body: JSON.stringify({{flow: window.lab.tune.selected(), name: 'beta', value: 1e-9}})}})""")
+    wait_for(page, "() => window.lab.run.changes().some(c => c.name === 'beta')", what=f"beta = 1e-9 on the {cc} flow")
+    page.wait_for_timeout(200)
+    labels = page.evaluate("window.lab.charts.cwnd.markers.map(m => m.label)")
+    print(f"markers: {labels}")
+    assert any(l.endswith("rto_min=3000 ms") for l in labels), labels
+    assert any(l.endswith("beta=1e-9") for l in labels), labels
+    # Leaving now would leave the run unwatched: the page asks first.
+    assert page.evaluate("window.lab.leaving()"), "a run going is a reason to ask"
+    asked = page.evaluate("() => { const e = new Event('beforeunload', {cancelable: true}); window.dispatchEvent(e); return e.defaultPrevented; }")
+    assert asked, "beforeunload is refused while a run goes on"
+    # A save asked for now is made when the run ends: the page says so after the reload.
+    page.fill("#save-name", "kept-pending")
+    page.click("#save")
+    wait_for(page, """() => document.querySelector('#save-note').textContent.includes('will be saved as "kept-pending"')""",
+             what="the save to be pending")
+    before = page.evaluate("[window.lab.run.id, window.lab.toml]")
+    page.on("dialog", lambda d: d.accept())
+    page.reload()
+    wait_for(page, "() => window.lab && window.lab.ready", what="the page to load again")
+    wait_for(page, "() => window.lab.run && window.lab.run.state === 'running' && window.lab.run.buckets.length > 5",
+             what="the run watched again with its history")
+    after = page.evaluate("[window.lab.run.id, window.lab.toml]")
+    assert after == before, f"{after[0]} vs {before[0]}"
+    note = page.text_content("#tune-note")
+    assert "Start a run" not in note, note
+    assert page.input_value("#tune-rto_min") == "3000", page.input_value("#tune-rto_min")
+    assert page.evaluate("document.querySelector('#speed button.on').dataset.speed") == "10x"
+    wait_for(page, """() => document.querySelector('#save-note').textContent.includes('will be saved as "kept-pending"')""",
+             what="the pending save to be said after the reload")
+    print(f"reload: run {after[0]} watched again, {page.evaluate('window.lab.run.buckets.length')} buckets")
+    shot(page, "7-reloaded.png")
+
+
+def check_duplicated_tab_leaves_the_run(page, context):
+    """"Duplicate tab" copies sessionStorage, so the copy remembers the run as well; the
+    tab it was copied from still watches it, so the copy starts idle and says why, and
+    the first tab watches on. (Playwright cannot duplicate a tab: the copy is a new tab
+    given the first tab's sessionStorage before the page's scripts run.)"""
+    kept = page.evaluate("sessionStorage.getItem('cclab.run')")
+    run_id = page.evaluate("window.lab.run.id")
+    dup = context.new_page()
+    dup.add_init_script(f"sessionStorage.setItem('cclab.run', {json.dumps(kept)})")
+    dup.goto(URL)
+    wait_for(dup, "() => window.lab && window.lab.ready", what="the duplicated tab")
+    note = dup.text_content("#run-note")
+    print(f"duplicated tab: {note}")
+    assert dup.evaluate("window.lab.run === null"), "the copy watches nothing"
+    assert "watched in another tab" in note, note
+    assert dup.evaluate("sessionStorage.getItem('cclab.run')") is None, "the copy forgot the run"
+    dup.close()
+    assert page.evaluate("[window.lab.run.id, window.lab.run.state, window.lab.run.lost]") == [run_id, "running", None]
+
+
+def check_lost_connection_is_said(page):
+    """The server gone (its requests refused, the WebSocket closed): the page says the
+    connection is lost rather than "running" beside a frozen clock, an action says the
+    server cannot be reached, and the page watches again once the server answers."""
+    page.route("**/api/**", lambda route: route.abort())
+    page.evaluate("window.lab.run.ws.close()")
+    wait_for(page, "() => document.querySelector('#status').textContent.includes('connection to the lab server lost')",
+             what="the lost connection to be said")
+    assert page.is_disabled("#stop")
+    page.click("#save")
+    wait_for(page, "() => document.querySelector('#save-note').textContent.includes('cannot reach the lab server')",
+             what="an action to say the server cannot be reached")
+    print(f"lost: {page.text_content('#status')}; save: {page.text_content('#save-note')}")
+    shot(page, "8-lost.png")
+    page.unroute("**/api/**")
+    wait_for(page, "() => window.lab.run.state === 'running' && !window.lab.run.lost && "
+                   "document.querySelector('#status').textContent === 'running'",
+             timeout=15_000, what="the page to watch the run again")
+    # The run ends while the server cannot be reached (stopped by a script): once the
+    # server answers, the page shows it ended, with nothing left to stop or warn about,
+    # and how its pending save went.
+    page.route("**/api/**", lambda route: route.abort())
+    page.evaluate("window.lab.run.ws.close()")
+    wait_for(page, "() => window.lab.run.lost", what="the connection lost again")
+    post_from_outside(f"/api/runs/{page.evaluate('window.lab.run.id')}/control", {"action": "stop"})
+    page.unroute("**/api/**")
+    wait_for(page, "() => window.lab.run.state === 'stopped' && !window.lab.run.lost && "
+                   "document.querySelector('#status').textContent.startsWith('stopped')",
+             timeout=15_000, what="the run that ended meanwhile to show as stopped")
+    assert page.is_disabled("#stop") and page.is_disabled("#pause")
+    assert page.evaluate("window.lab.leaving()") is None, page.evaluate("window.lab.leaving()")
+    wait_for(page, """() => document.querySelector('#save-note').textContent.includes('not saved as "kept-pending"')""",
+             what="the failed save to be said")
+    print(f"ended meanwhile: {page.text_content('#status')}; save: {page.text_content('#save-note')}")
+
+
+def check_only_this_servers_going_runs_are_watched_again(page):
+    """A connection that comes back to another server process (restarted: it numbers its
+    runs from 1 again, faked here by another instance in the page's run) says the run is
+    gone. A reload watches neither a run that ended meanwhile nor another server's run of
+    the same number (faked in the tab's sessionStorage); it starts idle and says why."""
+    kept = page.evaluate("sessionStorage.getItem('cclab.run')")
+    entry = json.loads(kept)
+    instance = page.evaluate(f"fetch('/api/runs/{entry['id']}').then(r => r.json()).then(v => v.instance)")
+    assert entry["instance"] == instance and len(instance) >= 16, (entry, instance)
+    page.evaluate("() => { window.lab.run.instance = 'an-earlier-server'; window.lab.run.ws.close(); }")
+    wait_for(page, "() => document.querySelector('#status').textContent.includes('restarted')",
+             what="a run of another server process to be said gone")
+    assert page.evaluate("sessionStorage.getItem('cclab.run')") is None
+    print(f"another server: {page.text_content('#status')}")
+    for instance, why in [(instance, "stopped while the page was away"), ("an-earlier-server", "server was restarted")]:
+        faked = json.dumps({**entry, "instance": instance})
+        page.evaluate(f"sessionStorage.setItem('cclab.run', {json.dumps(faked)})")
+        page.reload()
+        wait_for(page, "() => window.lab && window.lab.ready", what="the page to load again")
+        note = page.text_content("#run-note")
+        print(f"reload remembering run {entry['id']} of instance {instance[:8]}: {note}")
+        assert page.evaluate("window.lab.run === null"), "nothing watched"
+        assert page.text_content("#status") == "idle"
+        assert why in note, note
+        assert page.evaluate("sessionStorage.getItem('cclab.run')") is None
+
+
+def check_run_limit_offers_runs_to_stop(page):
+    """Four runs going (the server's limit), started elsewhere: Start is refused, and the
+    page lists the runs going with a Stop button each; one stopped, Start works."""
+    ids = page.evaluate("""async () => { const ids = [];
+        for (let i = 0; i < 4; i++) {
+            const r = await fetch('/api/runs', {method: 'POST', headers: {'Content-Type': 'application/json'},
+                body: JSON.stringify({toml: window.lab.toml, speed: 'realtime'})});
+            ids.push((await r.json()).id);
+        }
+        return ids; }""")
+    page.click("#start")
+    wait_for(page, "() => document.querySelectorAll('#going [data-stop]').length === 4", what="the runs going, listed")
+    err = page.text_content("#scenario-error")
+    print(f"at the limit: {err}")
+    assert "at most 4 at once" in err, err
+    shot(page, "9-run-limit.png")
+    page.click(f'#going [data-stop="{ids[0]}"]')
+    wait_for(page, "() => document.querySelector('#going').textContent.includes('a slot is free')", what="a slot freed")
+    page.click("#start")
+    wait_for(page, "() => window.lab.run && window.lab.run.state === 'running' && !document.querySelector('#going').textContent",
+             what="Start to work again")
+    for i in [*ids[1:], page.evaluate("window.lab.run.id")]:
+        page.evaluate(f"""fetch('/api/runs/{i}/control', {{method: 'POST', headers: {{'Content-Type': 'application/json'}},
+            body: JSON.stringify({{action: 'stop'}})}})""")
+    wait_for(page, "() => window.lab.run.state === 'stopped'", what="the runs to stop")
+
+
+def check_trace_upload(page):
+    """A trace uploaded from the form becomes the link, under its file name made a trace
+    name (and the page says so); the same again is refused with what to do instead; a
+    bad one gets the server's words."""
+    ms = "\n".join(str(i) for i in range(1, 101)) + "\n"
+    upload = [{"name": "student link.trace", "mimeType": "text/plain", "buffer": ms.encode()}]
+    page.set_input_files('[data-upload]', files=upload)
+    wait_for(page, "() => window.lab.toml.includes('trace = \"student_link.trace\"')", what="the uploaded trace as the link")
+    assert page.input_value('[data-field="bottleneck.link"]') == "student_link.trace"
+    note = page.text_content('[data-note="bottleneck.trace"]')
+    print("upload:", note)
+    assert "as student_link.trace" in note, note
+    page.set_input_files('[data-upload]', files=upload)
+    wait_for(page, """() => document.querySelector('[data-msg="bottleneck.trace"]').textContent.includes('already uploaded')""",
+             what="the same name refused")
+    again = page.text_content('[data-msg="bottleneck.trace"]')
+    print("same name again:", again)
+    assert "rename the file" in again, again
+    page.set_input_files('[data-upload]', files=[{"name": "bad.trace", "mimeType": "text/plain", "buffer": b"abc\n"}])
+    wait_for(page, """() => document.querySelector('[data-msg="bottleneck.trace"]').textContent.includes('not a mahimahi trace')""",
+             what="the refusal of a bad trace beside the link")
+    print("bad upload:", page.text_content('[data-msg="bottleneck.trace"]'))
+
+
+def check_algorithm_switch_and_loss_zero(page):
+    """cubic -> reno drops beta (said in the form) instead of leaving an error with no
+    control; a parameter the algorithm lacks, typed in the TOML, can be removed; loss = 0
+    shows as no loss, and random loss starts at p = 0.01."""
+    use_toml(page, SMALL_TOML.replace('cc = "reno"', 'cc = "cubic"\nparams = { beta = 0.5 }')
+             .replace('buffer = "60kB"', 'buffer = "60kB"\nloss = 0.0'), "beta = 0.5")
+    shown = page.eval_on_selector('[data-field="bottleneck.loss"]', "e => e.selectedOptions[0].textContent")
+    assert shown == "none (loss = 0)", f"loss = 0 shows as {shown!r}: the form did not load the new text"
+    page.select_option('[data-field="flows[0].cc"]', "reno")
+    wait_for(page, "() => window.lab.toml.includes('cc = \"reno\"') && !window.lab.toml.includes('beta')",
+             what="beta dropped with cubic")
+    note = page.text_content('[data-note="flows[0].params"]')
+    print(f"cubic -> reno: {note}")
+    assert "beta dropped: reno has no such parameter" in note, note
+    wait_checked(page)
+    assert page.text_content('[data-msg="flows[0].params"]') == "", "no error left behind"
+    use_toml(page, SMALL_TOML.replace('cc = "reno"', 'cc = "reno"\nparams = { beta = 0.5 }'), "beta = 0.5")
+    wait_for(page, """() => document.querySelector('[data-msg="flows[0].params.beta"]').textContent.includes('has no parameter')""",
+             what="the error beside the stray parameter")
+    page.click('[data-act="del-param"][data-param="beta"]')
+    wait_for(page, "() => !window.lab.toml.includes('beta')", what="the stray parameter removed")
+    page.select_option('[data-field="bottleneck.loss"]', "bernoulli")
+    wait_for(page, "() => window.lab.toml.includes('loss = 0.01')", what="random loss at p = 0.01")
 
 
 def check_page_obeys_its_own_csp(browser):
@@ -276,14 +630,24 @@ def main():
         check_backoff(page, 0.3, changed_at)
         shot(page, "2-running-after-beta-0.3.png")
         page.locator("#chart-cwnd").screenshot(path=os.path.join(ARTIFACTS, "2b-cwnd-chart.png"))
+        check_markers_say_values_and_units(page)
+        page.fill("#save-name", "zeta-beta07")
         page.click("#save")
         wait_for(page, "() => document.querySelector('#save-note').textContent.startsWith('saved as')",
                  timeout=60_000, what="the run to finish and be saved")
         print(page.text_content("#save-note"))
         wait_for(page, "() => document.querySelectorAll('#saved li').length > 0", what="the saved list")
         shot(page, "3-finished-and-saved.png")
+        check_compare_offers_two_different_runs(page, context)
         check_ten_flows_stay_smooth_and_flat(page)
         check_start_stops_the_run_going(page)
+        check_reload_watches_the_run_again(page)
+        check_duplicated_tab_leaves_the_run(page, context)
+        check_lost_connection_is_said(page)
+        check_only_this_servers_going_runs_are_watched_again(page)
+        check_run_limit_offers_runs_to_stop(page)
+        check_trace_upload(page)
+        check_algorithm_switch_and_loss_zero(page)
         check_simulated_and_real_overlay(page)
         check_page_obeys_its_own_csp(browser)
         assert not errors, f"errors in the page: {errors}"

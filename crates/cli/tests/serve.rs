@@ -477,7 +477,27 @@ fn live_runs_are_limited_with_the_limit_named() {
     let b = s.run(&long, "realtime");
     let (st, v) = s.post("/api/runs", &json!({ "toml": long }));
     assert_eq!(st, 429, "{v}");
-    assert!(v["error"].as_str().unwrap().contains("at most 2 at once"));
+    // The refusal names the runs holding the slots and how to stop one.
+    let e = v["error"].as_str().unwrap();
+    assert!(e.contains(&format!("at most 2 at once): runs {a}, {b}")), "{v}");
+    assert!(e.contains("POST /api/runs/ID/control {\"action\": \"stop\"}"), "{v}");
+    // ... and carries them as GET /api/runs lists them, for the page to offer.
+    let going: Vec<(u64, &str)> = v["going"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| (r["id"].as_u64().unwrap(), r["state"].as_str().unwrap()))
+        .collect();
+    assert_eq!(going, [(a, "running"), (b, "running")], "{v}");
+    let (_, list) = s.get("/api/runs");
+    assert!(
+        list["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["speed"] == "realtime" && r["clients"] == 0),
+        "{list}"
+    );
     s.post(&format!("/api/runs/{a}/control"), &json!({ "action": "stop" }));
     s.wait_state(a, "stopped", 10);
     let c = s.run(&long, "realtime");
@@ -527,6 +547,27 @@ fn a_run_streams_its_history_then_frames_to_the_end() {
 }
 
 #[test]
+fn a_restarted_server_is_told_from_the_one_before_by_its_instance() {
+    // Both number their runs from 1: only the instance tells the page whose run 1 it is.
+    let (one, two) = (Server::start(&[]), Server::start(&[]));
+    let mut seen = Vec::new();
+    for s in [&one, &two] {
+        let id = s.run(SMALL, "max");
+        assert_eq!(id, 1);
+        let status = s.get("/api/runs/1").1;
+        let mut ws = ws_connect(&s.addr, id, None).unwrap();
+        let hello = ws_next(&mut ws);
+        let instance = status["instance"].as_str().unwrap().to_string();
+        assert!(instance.len() >= 16, "{status}");
+        assert_eq!(hello["instance"], status["instance"], "{hello}");
+        // The same for every run of the process.
+        assert_eq!(s.get(&format!("/api/runs/{}", s.run(SMALL, "max"))).1["instance"], instance);
+        seen.push(instance);
+    }
+    assert_ne!(seen[0], seen[1]);
+}
+
+#[test]
 fn control_pauses_resumes_changes_speed_and_stops() {
     let s = Server::start(&[]);
     let id = s.run(&tuner("600s"), "10x");
@@ -539,8 +580,13 @@ fn control_pauses_resumes_changes_speed_and_stops() {
         paused["now_s"],
         "a paused run stands still"
     );
-    assert_eq!(ctl(json!({ "action": "resume" })).0, 200);
+    // A second pause, or a resume of a running run, does nothing, and the answer says so.
+    let (st, v) = ctl(json!({ "action": "pause" }));
+    assert!(st == 200 && v["note"] == "the run was already paused", "{v}");
+    assert_eq!(ctl(json!({ "action": "resume" })), (200, json!({ "ok": true })));
     s.wait_state(id, "running", 5);
+    let (st, v) = ctl(json!({ "action": "resume" }));
+    assert!(st == 200 && v["note"] == "the run was not paused; it goes on", "{v}");
     assert_eq!(ctl(json!({ "action": "speed", "speed": "max" })).0, 200);
     for (body, needle) in [
         (json!({ "action": "fly" }), "action: \"fly\": allowed: pause, resume, stop, speed"),
@@ -560,7 +606,17 @@ fn control_pauses_resumes_changes_speed_and_stops() {
     let (st, v) = s.post(&format!("/api/runs/{id2}/control"), &json!({ "action": "resume" }));
     assert!(st == 409 && v["error"].as_str().unwrap().contains("stopped"), "{v}");
     let (st, v) = s.post(&format!("/api/runs/{id2}/save"), &json!({}));
-    assert!(st == 409 && v["error"].as_str().unwrap().contains("only a whole run"), "{v}");
+    let e = v["error"].as_str().unwrap();
+    assert!(st == 409 && e.contains("only a whole run"), "{v}");
+    assert!(e.contains(&format!("GET /api/runs/{id2}/scenario")), "the run's number: {v}");
+    // What a stopped run leaves to keep: its scenario, as a file named after it.
+    let path = format!("/api/runs/{id2}/scenario?download=1");
+    let (st, head, body) = http(&s.addr, "GET", &path, &[], b"");
+    assert!(
+        st == 200 && head.contains(&format!("filename=\"004-tuner-vs-cubic-run{id2}.toml\"")),
+        "{head}"
+    );
+    assert!(String::from_utf8_lossy(&body).contains("[[flows]]"));
 }
 
 #[test]
@@ -671,8 +727,18 @@ fn a_saved_run_replays_its_live_changes_byte_for_byte() {
     let f = plain.write("scenario.toml", &tuner("40s"));
     cclab().arg("run").arg(&f).arg("--out").arg(plain.path().join("r")).output().unwrap();
     assert_ne!(std::fs::read(plain.path().join("r/summary.json")).unwrap(), a);
+    // A second save names the first by the name the student gave it, not the run's number.
     let (st, v) = s.post(&format!("/api/runs/{id}/save"), &json!({ "name": "again" }));
-    assert!(st == 409 && v["error"].as_str().unwrap().contains("already saved"), "{v}");
+    let e = v["error"].as_str().unwrap();
+    assert!(
+        st == 409 && e.contains("already saved as \"tuned\"") && !e.contains("run {id}"),
+        "{v}"
+    );
+    let (st, v) = s.post(&format!("/api/runs/{id}/save"), &json!({}));
+    assert!(
+        st == 409 && v["error"].as_str().unwrap().contains("already saved as \"tuned\""),
+        "{v}"
+    );
 }
 
 #[test]
@@ -685,12 +751,21 @@ fn saved_runs_are_listed_downloaded_and_compared_inside_the_results_folder() {
         assert_eq!(st, 201, "{v}");
         assert_eq!(v["saved"]["identical"], true);
     }
+    // Run 1, saved as "a", is refused as saved before any name it is given is looked at.
     let (st, v) = s.post("/api/runs/1/save", &json!({ "name": "b" }));
+    assert!(st == 409 && v["error"].as_str().unwrap().contains("already saved as \"a\""), "{v}");
+    let id = s.run(SMALL, "max");
+    s.wait_state(id, "finished", 30);
+    let (st, v) = s.post(&format!("/api/runs/{id}/save"), &json!({ "name": "b" }));
     assert!(st == 409 && v["error"].as_str().unwrap().contains("exists"), "{v}");
     let (_, v) = s.get("/api/saved");
     let names: Vec<&str> =
         v["saved"].as_array().unwrap().iter().map(|x| x["name"].as_str().unwrap()).collect();
     assert_eq!(names, ["a", "b"]);
+    // When each was saved, for the page's pickers (the latest two are compared).
+    let at: Vec<f64> =
+        v["saved"].as_array().unwrap().iter().map(|x| x["saved_at_s"].as_f64().unwrap()).collect();
+    assert!(at[0] > 1e9 && at[0] <= at[1], "{at:?}");
     let (st, head, body) = http(&s.addr, "GET", "/api/saved/a/files/summary.json", &[], b"");
     assert_eq!(st, 200);
     assert!(head.contains("application/json"));
@@ -724,18 +799,24 @@ fn saved_runs_are_listed_downloaded_and_compared_inside_the_results_folder() {
         assert!(!String::from_utf8_lossy(&body).contains("no\""), "{path}");
     }
     for name in ["../x", ".hidden", "a/b", ""] {
-        let (st, v) = s.post("/api/runs/1/save", &json!({ "name": name }));
-        assert!(st == 400 || st == 409, "{name}: {v}");
+        // Run `id` is finished and unsaved: only its name is wrong.
+        let (st, v) = s.post(&format!("/api/runs/{id}/save"), &json!({ "name": name }));
+        assert!(st == 400 && v["field"] == "name", "{name}: {v}");
     }
     let (st, v) = s.post("/api/compare", &json!({ "a": "a", "b": "b" }));
     assert_eq!(st, 200, "{v}");
     assert!(v["compare"].is_object());
+    // A run against itself shows nothing: refused, naming b.
+    let (st, v) = s.post("/api/compare", &json!({ "a": "b", "b": "b" }));
+    let e = v["error"].as_str().unwrap();
+    assert!(st == 400 && v["field"] == "b" && e.contains("the same run as a"), "{v}");
     let (st, head, _) = http(&s.addr, "GET", "/api/compare/a/b/files/compare.html", &[], b"");
     assert!(st == 200 && head.contains("text/html"));
     for (body, status) in [
         (json!({ "a": "a", "b": "zzz" }), 404),
         (json!({ "a": "../a", "b": "b" }), 400),
         (json!({ "a": "a" }), 400),
+        (json!({ "a": "a", "b": "a" }), 400),
     ] {
         assert_eq!(s.post("/api/compare", &body).0, status, "{body}");
     }

@@ -236,14 +236,22 @@ pub async fn run_status(State(app): State<Shared>, Path(id): Path<String>) -> An
 }
 
 /// `GET /api/runs/{id}/scenario`: the scenario with the live changes so far.
+/// `?download=1` gives it as a file named after the run (`NAME-runID.toml`), which is
+/// how a stopped run, which cannot be saved, keeps its history of changes.
 pub async fn run_scenario(
     State(app): State<Shared>,
     Path(id): Path<String>,
+    Query(q): Query<BTreeMap<String, String>>,
 ) -> ApiResult<Response> {
+    let download = wants_download(&q)?;
     let run = app.runs.get(&id)?;
     let changes = run.feed.lock().unwrap().changes.clone();
     let text = crate::replay::scenario_with_changes(&run.checked, &changes)?;
-    Ok(([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], text).into_response())
+    let named = format!("{}-run{}.toml", run.checked.scenario.name, run.id);
+    // A scenario's name may hold what a file name must not.
+    let file =
+        if check_name("file", &named).is_ok() { named } else { format!("run{}.toml", run.id) };
+    Ok(file_response(text.into_bytes(), "text/plain; charset=utf-8", download.then_some(&file)))
 }
 
 #[derive(Deserialize)]
@@ -277,8 +285,22 @@ pub async fn control(State(app): State<Shared>, Path(id): Path<String>, bytes: B
             ))
         }
     };
+    let note = needless(&cmd, run.state());
     run.send(cmd)?;
-    Ok(Json(json!({ "ok": true })))
+    Ok(Json(match note {
+        Some(note) => json!({ "ok": true, "note": note }),
+        None => json!({ "ok": true }),
+    }))
+}
+
+/// What a pause of a paused run or a resume of a running one did: nothing, which the
+/// answer says (it is not an error: the run is as asked).
+fn needless(cmd: &Command, state: RunState) -> Option<&'static str> {
+    match (cmd, state) {
+        (Command::Resume, RunState::Running) => Some("the run was not paused; it goes on"),
+        (Command::Pause, RunState::Paused) => Some("the run was already paused"),
+        _ => None,
+    }
 }
 
 #[derive(Deserialize)]
@@ -321,6 +343,23 @@ pub async fn params(State(app): State<Shared>, Path(id): Path<String>, bytes: By
     Ok(Json(json!({ "ok": true, "change": change, "at_s": change.at_ns as f64 / 1e9 })))
 }
 
+/// Why a run cannot be saved (again), in the names the student sees: the name it is
+/// saved (or to be saved) as, not the server's run number `id` (which only the address
+/// of a stopped run's scenario needs).
+fn save_refusal(save: &SaveState, state: RunState, id: u64) -> Option<String> {
+    match (save, state) {
+        (SaveState::Saved(v), _) => Some(format!(
+            "this run is already saved as \"{}\"; a run is saved once",
+            v["name"].as_str().unwrap_or_default()
+        )),
+        (SaveState::Pending(name), _) => Some(format!(
+            "this run is already to be saved as \"{name}\" when it finishes; a run is saved once"
+        )),
+        (_, RunState::Stopped) => Some(format!("this run was stopped before its end; only a whole run can be saved (start it again and let it run to the end; GET /api/runs/{id}/scenario gives its scenario with the live changes so far)")),
+        _ => None,
+    }
+}
+
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 struct SaveBody {
@@ -340,21 +379,19 @@ pub async fn save(
     }
     let b: SaveBody = if bytes.is_empty() { SaveBody::default() } else { body(&bytes)? };
     let name = b.name.unwrap_or_else(|| format!("{}-run{}", run.checked.scenario.name, run.id));
-    // The name first (a taken name is the first thing to hear about); the promise is
+    // A run already saved hears so before its default name is found taken (by itself).
+    if let Some(why) = save_refusal(&run.save.lock().unwrap(), run.state(), run.id) {
+        return Err(ApiError::conflict(why));
+    }
+    // Then the name (a taken name is the next thing to hear about); the promise is
     // released by `save_if_asked` once saved (or failed), when the run stops, or below.
     app.store.promise(&name)?;
     {
         // `save` before `feed` (`run.state()`), as everywhere: see `Run::publish_save`.
         let mut save = run.save.lock().unwrap();
         let state = run.state();
-        let refused = match (&*save, state) {
-            (SaveState::Saved(_) | SaveState::Pending(_), _) => {
-                Some(format!("run {id} is already saved (or to be saved)"))
-            }
-            (_, RunState::Stopped) => Some(format!("run {id} was stopped before its end; only a whole run can be saved (start it again and let it finish)")),
-            _ => None,
-        };
-        if let Some(why) = refused {
+        // Asked again under the lock: another request may have saved it meanwhile.
+        if let Some(why) = save_refusal(&save, state, run.id) {
             app.store.release(&name);
             return Err(ApiError::conflict(why));
         }
@@ -436,6 +473,12 @@ pub async fn compare(State(app): State<Shared>, bytes: Bytes) -> Answer {
     let b: CompareBody = body(&bytes)?;
     check_name("a", &b.a)?;
     check_name("b", &b.b)?;
+    if b.a == b.b {
+        return Err(ApiError::field(
+            "b",
+            format!("\"{}\": the same run as a; compare two different saved runs", b.b),
+        ));
+    }
     let store = app.store.clone();
     blocking(move || store.compare(&b.a, &b.b).map(Json)).await
 }

@@ -28,6 +28,9 @@ pub enum SaveState {
 
 pub struct Run {
     pub id: u64,
+    /// The server process's random id ([`Runs::instance`]), sent with the run's status
+    /// and hello.
+    pub instance: Arc<str>,
     /// Real TCP through the emulator ([`crate::testbed`]) rather than the simulator.
     pub testbed: bool,
     pub checked: Checked,
@@ -160,6 +163,21 @@ impl Run {
             .collect()
     }
 
+    /// The run as `GET /api/runs` lists it.
+    pub fn list_json(&self) -> Value {
+        let feed = self.feed.lock().unwrap();
+        json!({
+            "id": self.id,
+            "testbed": self.testbed,
+            "name": self.checked.scenario.name,
+            "state": feed.state,
+            "now_s": feed.now.as_secs_f64(),
+            "duration_s": self.checked.scenario.config.duration.as_secs_f64(),
+            "speed": feed.speed.label(),
+            "clients": self.clients.load(Ordering::SeqCst),
+        })
+    }
+
     /// `GET /api/runs/{id}`.
     pub fn status_json(&self) -> Value {
         let save = self.save_json(); // before the feed: see `publish_save`
@@ -167,6 +185,7 @@ impl Run {
         let scn = &self.checked.scenario;
         json!({
             "id": self.id,
+            "instance": &*self.instance,
             "testbed": self.testbed,
             "name": scn.name,
             "file": self.checked.file,
@@ -191,6 +210,7 @@ impl Run {
             "type": "hello",
             "seq": feed.seq,
             "id": self.id,
+            "instance": &*self.instance,
             "name": self.checked.scenario.name,
             "state": feed.state,
             "reason": feed.reason,
@@ -210,10 +230,31 @@ impl Run {
     }
 }
 
+/// The refusal of a run beyond the limit, naming the runs going and how to stop one
+/// (a run whose page was closed goes on until nobody has watched it for a while).
+/// `going` carries each run as `GET /api/runs` lists it, so the page can offer them
+/// without asking again.
+fn too_many(going: &[&Run], most: usize) -> ApiError {
+    let ids: Vec<String> = going.iter().map(|r| r.id.to_string()).collect();
+    let (what, list) = match going {
+        [_] => ("1 run is going".to_string(), format!("run {}", ids[0])),
+        _ => (format!("{} runs are going", going.len()), format!("runs {}", ids.join(", "))),
+    };
+    ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        format!("{what} (at most {most} at once): {list}; stop one (POST /api/runs/ID/control {{\"action\": \"stop\"}}) or wait for one to finish"),
+    )
+    .with("going", Value::Array(going.iter().map(|r| r.list_json()).collect()))
+}
+
 /// Every run the server holds.
 pub struct Runs {
     map: Mutex<BTreeMap<u64, Arc<Run>>>,
     next: AtomicU64,
+    /// This server process's random id. Run ids start at 1 in every process, so a page
+    /// that remembers "run 3" across a reload (or a lost connection) checks it is this
+    /// server's run 3, not a run a restarted server gave someone else.
+    pub instance: Arc<str>,
     pub limits: Limits,
     pub results: Arc<dyn ResultFiles>,
     pub store: Arc<Store>,
@@ -221,7 +262,14 @@ pub struct Runs {
 
 impl Runs {
     pub fn new(limits: Limits, results: Arc<dyn ResultFiles>, store: Arc<Store>) -> Runs {
-        Runs { map: Mutex::new(BTreeMap::new()), next: AtomicU64::new(1), limits, results, store }
+        Runs {
+            map: Mutex::new(BTreeMap::new()),
+            next: AtomicU64::new(1),
+            instance: crate::server::new_token().into(),
+            limits,
+            results,
+            store,
+        }
     }
 
     /// Starts a simulated run of a checked scenario on its own thread.
@@ -267,20 +315,9 @@ impl Runs {
     ) -> ApiResult<Arc<Run>> {
         self.evict();
         let mut map = self.map.lock().unwrap();
-        let active = map.values().filter(|r| r.state().active()).count();
-        if active >= self.limits.max_active_runs {
-            return Err(ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                format!(
-                    "{} (at most {} at once); stop one or wait for one to finish",
-                    if active == 1 {
-                        "1 run is going".to_string()
-                    } else {
-                        format!("{active} runs are going")
-                    },
-                    self.limits.max_active_runs
-                ),
-            ));
+        let going: Vec<&Run> = map.values().filter(|r| r.state().active()).map(|r| &**r).collect();
+        if going.len() >= self.limits.max_active_runs {
+            return Err(too_many(&going, self.limits.max_active_runs));
         }
         while map.len() >= self.limits.max_kept_runs {
             let oldest = map.iter().find(|(_, r)| !r.state().active()).map(|(id, _)| *id);
@@ -296,6 +333,7 @@ impl Runs {
         let (tx, rx) = std::sync::mpsc::channel();
         let run = Arc::new(Run {
             id,
+            instance: self.instance.clone(),
             testbed,
             columns: self.results.cc_columns(&checked.scenario),
             checked,
@@ -334,19 +372,7 @@ impl Runs {
     }
 
     pub fn list(&self) -> Vec<Value> {
-        let map = self.map.lock().unwrap();
-        map.values()
-            .map(|r| {
-                let feed = r.feed.lock().unwrap();
-                json!({
-                    "id": r.id,
-                    "name": r.checked.scenario.name,
-                    "state": feed.state,
-                    "now_s": feed.now.as_secs_f64(),
-                    "duration_s": r.checked.scenario.config.duration.as_secs_f64(),
-                })
-            })
-            .collect()
+        self.map.lock().unwrap().values().map(|r| r.list_json()).collect()
     }
 
     /// Forgets finished runs that nobody watches or asked about for `keep_finished`.

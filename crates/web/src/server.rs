@@ -48,6 +48,7 @@ const ASSETS: &[(&str, &str, &str)] = &[
     ("js/results.js", include_str!("../assets/js/results.js"), "text/javascript; charset=utf-8"),
     ("js/kernel.js", include_str!("../assets/js/kernel.js"), "text/javascript; charset=utf-8"),
     ("js/dom.js", include_str!("../assets/js/dom.js"), "text/javascript; charset=utf-8"),
+    ("js/session.js", include_str!("../assets/js/session.js"), "text/javascript; charset=utf-8"),
 ];
 const INDEX: &str = include_str!("../assets/index.html");
 /// The page may load only its own files and talk only to its own server.

@@ -61,6 +61,13 @@ fn files_in(dir: &Path) -> Vec<(String, u64)> {
     out
 }
 
+/// When a file was written, in seconds since 1970 (the page offers the latest saved runs
+/// to compare; names sort by name, not by age).
+fn saved_at_s(file: &Path) -> Option<f64> {
+    let modified = std::fs::metadata(file).and_then(|m| m.modified()).ok()?;
+    Some(modified.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs_f64())
+}
+
 fn files_json(dir: &Path) -> Vec<Value> {
     files_in(dir).into_iter().map(|(n, size)| json!({ "name": n, "bytes": size })).collect()
 }
@@ -134,7 +141,10 @@ impl Store {
             .ok()
             .and_then(|s| serde_json::from_str::<Value>(&s).ok())
             .unwrap_or(Value::Null);
-        Ok(json!({ "name": name, "summary": summary, "files": files_json(&dir) }))
+        let saved_at = saved_at_s(&dir.join("summary.json"));
+        Ok(
+            json!({ "name": name, "saved_at_s": saved_at, "summary": summary, "files": files_json(&dir) }),
+        )
     }
 
     /// The path of one file of a saved run (or of a comparison, `compare` = (a, b)).
@@ -236,7 +246,7 @@ impl Store {
         }
         if self.traces.find(name).is_some() {
             return Err(ApiError::conflict(format!(
-                "a trace \"{name}\" exists; choose another name"
+                "a trace \"{name}\" exists: a scenario can use it as it is, or upload this one under another name to keep both"
             )));
         }
         let text = std::str::from_utf8(body).map_err(|_| {

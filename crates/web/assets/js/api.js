@@ -12,14 +12,27 @@ export class ApiError extends Error {
   }
 }
 
-async function call(method, path, body) {
+/** What any request says when the server does not answer at all (fetch's own words,
+ *  "Failed to fetch", do not say which end is at fault). */
+export const UNREACHABLE = "cannot reach the lab server: is cclab serve still running?";
+
+/** `fetch`, with a network failure as an ApiError of status 0 that says so. */
+async function reach(path, init) {
+  try {
+    return await fetch(path, init);
+  } catch {
+    throw new ApiError(0, { error: UNREACHABLE, unreachable: true });
+  }
+}
+
+async function call(method, path, body, type = "application/json") {
   const init = { method, headers: {} };
   if (body !== undefined) {
-    init.headers["Content-Type"] = "application/json";
-    init.body = JSON.stringify(body);
+    init.headers["Content-Type"] = type;
+    init.body = type === "application/json" ? JSON.stringify(body) : body;
   }
   if (path.startsWith("/api/kernel/")) init.headers["X-Cclab-Token"] = token;
-  const res = await fetch(path, init);
+  const res = await reach(path, init);
   const text = await res.text();
   let data = null;
   try { data = text ? JSON.parse(text) : null; } catch { data = { error: text }; }
@@ -29,6 +42,20 @@ async function call(method, path, body) {
 
 export const get = (path) => call("GET", path);
 export const post = (path, body) => call("POST", path, body);
+/** POSTs text as it is (a trace upload). */
+export const postText = (path, text) => call("POST", path, text, "text/plain");
+
+/** GETs a text answer (a run's scenario). */
+export async function getText(path) {
+  const res = await reach(path, {});
+  const text = await res.text();
+  if (!res.ok) {
+    let data = null;
+    try { data = JSON.parse(text); } catch { data = { error: text }; }
+    throw new ApiError(res.status, data);
+  }
+  return text;
+}
 
 /** Opens a run's live feed; `onMessage` gets each parsed message. */
 export function openLive(id, onMessage, onClose) {

@@ -2,16 +2,19 @@
 // the tuning panel, results and the kernel panel. `window.lab` holds the page's state
 // (the current run's data included), for the curious and for the browser test.
 
-import { get, post } from "./api.js";
-import { Chart, flowColor } from "./charts.js";
+import { UNREACHABLE, get, getText, post, postText } from "./api.js";
+import { Chart, flowColor, valueText } from "./charts.js";
 import { ScenarioForm } from "./form.js";
-import { LiveRun, cubicCurve } from "./live.js";
+import { LiveRun, cubicCurve, isGoing } from "./live.js";
 import { TunePanel } from "./tune.js";
 import { Results } from "./results.js";
 import { KernelPanel } from "./kernel.js";
+import { GoingRuns, forget, notBack, remember, remembered, watchedElsewhere } from "./session.js";
 
 const $ = (id) => document.getElementById(id);
-const lab = { run: null, speed: "100x", file: "scenario.toml", toml: "", last: {} };
+// `baseline`: the scenario text as last picked or run; the page warns before leaving
+// edits beyond it.
+const lab = { run: null, speed: "100x", file: "scenario.toml", toml: "", baseline: "", last: {} };
 window.lab = lab;
 
 /** Calls `f` once things have been quiet for `ms`. */
@@ -33,10 +36,13 @@ function showScenarioError(err) {
   box.textContent = err && !seen ? err.error : "";
 }
 
-/** Checks the scenario text; the form follows a TOML edit when the text parses. */
+/** Checks the scenario text; the form follows a TOML edit when the text parses.
+ *  `lab.checked` is the text the last check to complete was of (the browser test waits
+ *  for it to be `lab.toml` rather than for the debounce to have passed). */
 async function check(fromToml) {
+  const toml = lab.toml;
   try {
-    const r = await post("/api/scenarios/check", { toml: lab.toml, file: lab.file });
+    const r = await post("/api/scenarios/check", { toml, file: lab.file });
     if (fromToml) lab.form.load(r.doc);
     lab.form.clearErrors();
     showScenarioError(null);
@@ -45,6 +51,8 @@ async function check(fromToml) {
     if (fromToml && e.body.doc) lab.form.load(e.body.doc);
     showScenarioError(e.body && e.body.error ? e.body : { error: e.message });
     return false;
+  } finally {
+    lab.checked = toml;
   }
 }
 const checkSoon = debounce(check, 300);
@@ -69,13 +77,14 @@ async function pickScenario(id) {
   lab.file = id.split("/").pop();
   lab.picked = s;
   lab.toml = s.toml;
+  lab.baseline = s.toml;
   showPicked();
   $("toml").value = s.toml;
   await check(true);
 }
 
 function setupScenario(scenarios, traces) {
-  lab.form = new ScenarioForm($("form"), { algorithms: lab.algorithms, traces, onChange: (t) => scenarioEdited(t, "form") });
+  lab.form = new ScenarioForm($("form"), { algorithms: lab.algorithms, traces, onChange: (t) => scenarioEdited(t, "form"), upload: uploadTrace });
   const groups = {
     "": "scenarios/",
     seeds: "seeds' experiments",
@@ -102,23 +111,128 @@ function setupScenario(scenarios, traces) {
 
 // ----- running -----
 
-/** Watches a run the server has started (simulated or on the testbed) of `toml`. */
+/** Watches a run the server has started (simulated or on the testbed) of `toml`, and
+ *  remembers it for this tab (a reload watches it again: `reattach`). */
 function attachRun(status, toml) {
   if (lab.run) {
     lab.run.close();
     lab.last[lab.run.testbed ? "real" : "simulated"] = lab.run;
   }
+  clearTimeout(lab.retry);
   lab.form.clearErrors();
   showScenarioError(null);
+  lab.going.hide();
   lab.status = status;
-  lab.run = new LiveRun(status.id, {
+  lab.run = new LiveRun(status.id, status.instance, {
     onUpdate: () => requestDraw(),
     onSave: (s) => lab.results.saved(s),
-    onClose: () => requestDraw(),
+    onClose: (run) => connectionClosed(run),
   });
   Object.assign(lab.run, { toml, testbed: Boolean(status.testbed) });
-  lab.tune.setRun(status.flows, status.testbed);
+  lab.tune.setRun(status.flows, status.testbed, status.changes || []);
+  lab.baseline = toml;
+  remember(status, { toml, file: lab.file, picked: lab.picked && lab.picked.id });
   $("save-note").textContent = "";
+  $("run-note").textContent = "";
+  lab.results.saved(status.save); // a save asked before a reload
+}
+
+/** After a reload: the run this tab started, if this server still has it going and no
+ *  other tab watches it, with the scenario text it started from (or, failing that, the
+ *  server's copy of it), its charts (the WebSocket's hello carries the whole history),
+ *  its speed, its tuning and its save. Otherwise the tab starts idle, saying why. */
+async function reattach() {
+  const kept = remembered();
+  if (!kept) return false;
+  let status;
+  try {
+    status = await get(`/api/runs/${kept.id}`);
+  } catch (e) {
+    if (e.status === 404) notWatched(`the lab server no longer has run ${kept.id} (${kept.name}): was it restarted?`);
+    return false;
+  }
+  const why = notBack(kept, status) || ((await watchedElsewhere(kept)) && `run ${kept.id} (${kept.name}) is watched in another tab (this one was duplicated from it); this tab starts afresh`);
+  if (why) { notWatched(why); return false; }
+  const toml = kept.toml || (await getText(`/api/runs/${kept.id}/scenario`));
+  const picked = lab.scenarios.find((x) => x.id === kept.picked);
+  if (picked) { $("picker").value = picked.id; lab.picked = picked; }
+  lab.file = kept.file || status.file || lab.file;
+  lab.toml = toml;
+  $("toml").value = toml;
+  showPicked();
+  await check(true);
+  if (!status.testbed) showSpeed(status.speed);
+  attachRun(status, toml);
+  return true;
+}
+
+/** The remembered run is not watched again (`why`, said beside the clock): forgotten, so
+ *  that the next reload does not ask again. */
+function notWatched(why) {
+  forget();
+  $("run-note").textContent = why;
+}
+
+/** The speed buttons show `speed` (realtime, 10x, 100x or max). */
+function showSpeed(speed) {
+  if (!speed) return;
+  lab.speed = speed;
+  for (const o of document.querySelectorAll("#speed button")) o.classList.toggle("on", o.dataset.speed === speed);
+}
+
+/** The run's WebSocket closed without the page closing it: the server went away, or
+ *  it dropped the connection. If the server still answers about the run, the page
+ *  watches it again, whatever its state (the hello carries the final state and summary
+ *  of a run that ended meanwhile) and shows how its save went; if the server is another
+ *  process now (restarted: its run of this number is not ours) or has forgotten the run,
+ *  the page says so; if it does not answer, the page says the connection is lost
+ *  (instead of "running" beside a frozen clock) and asks again every few seconds. */
+async function connectionClosed(run) {
+  if (run !== lab.run) return;
+  try {
+    const status = await get(`/api/runs/${run.id}`);
+    if (run !== lab.run) return;
+    if (status.instance !== run.instance) {
+      runGone(run, `the lab server was restarted: run ${run.id} is gone`);
+      return;
+    }
+    run.lost = null;
+    // What an action said while the server was away is out of date now.
+    for (const id of ["run-note", "save-note"]) if ($(id).textContent.includes(UNREACHABLE)) $(id).textContent = "";
+    lab.results.saved(status.save); // a pending save may have been made, or failed, meanwhile
+    // Opened again at once the first time, then at most every 3 s (a server that closes
+    // every connection at once would otherwise be asked without pause).
+    const wait = Date.now() - (run.reopened || 0) < 3000 ? 3000 : 0;
+    run.reopened = Date.now() + wait;
+    lab.retry = setTimeout(() => run.open(), wait);
+  } catch (e) {
+    if (run !== lab.run) return;
+    if (e.status === 404) {
+      runGone(run, `the server no longer has run ${run.id} (was it restarted?)`);
+      return;
+    }
+    run.lost = "connection to the lab server lost";
+    lab.retry = setTimeout(() => connectionClosed(run), 3000);
+  }
+  requestDraw();
+}
+
+/** The server has no such run now: the page keeps its charts as last heard, says `why`
+ *  in place of its state, and forgets it (a reload does not look for it again). */
+function runGone(run, why) {
+  run.lost = why;
+  forget();
+  requestDraw();
+}
+
+/** Why leaving the page now would lose something (the browser asks first), or null. */
+function leaving() {
+  const run = lab.run;
+  if (run && !run.lost && isGoing(run.state)) {
+    return `run ${run.id} is going: a closed page stops it (a reload watches it again)`;
+  }
+  if (lab.toml !== lab.baseline) return "the scenario has edits that are neither run nor saved";
+  return null;
 }
 
 /** Starts the scenario in the simulator, or (`path` = /api/kernel/runs) on the testbed.
@@ -127,8 +241,9 @@ function attachRun(status, toml) {
  *  once the scenario is known to be good: a refused Start leaves the run going. */
 async function start(path = "/api/runs") {
   $("start").disabled = true;
+  lab.going.hide();
   try {
-    const going = lab.run && (lab.run.state === "running" || lab.run.state === "paused");
+    const going = lab.run && isGoing(lab.run.state);
     if (going && !(await check(false))) return;
     if (going) await control("stop");
     const body = { toml: lab.toml, file: lab.file };
@@ -136,18 +251,23 @@ async function start(path = "/api/runs") {
     attachRun(await post(path, body), lab.toml);
   } catch (e) {
     showScenarioError(e.body && e.body.error ? e.body : { error: e.message });
+    if (e.status === 429 && e.body.going) lab.going.show(e.body.going); // which runs hold the slots
     throw e;
   } finally {
     $("start").disabled = false;
   }
 }
 
+/** Sends a run command; a refusal (or an unreachable server) is said beside the clock,
+ *  and so is the server's note on a command that changed nothing (a second pause). */
 async function control(action, extra = {}) {
   if (!lab.run) return;
+  $("run-note").textContent = "";
   try {
-    await post(`/api/runs/${lab.run.id}/control`, { action, ...extra });
+    const r = await post(`/api/runs/${lab.run.id}/control`, { action, ...extra });
+    if (r && r.note) $("run-note").textContent = `${action}: ${r.note}`;
   } catch (e) {
-    $("status").textContent = e.message;
+    $("run-note").textContent = `${action}: ${e.message}`;
   }
 }
 
@@ -159,7 +279,7 @@ function setupControls() {
     b.addEventListener("click", () => {
       lab.speed = b.dataset.speed;
       for (const o of document.querySelectorAll("#speed button")) o.classList.toggle("on", o === b);
-      if (lab.run && (lab.run.state === "running" || lab.run.state === "paused")) control("speed", { speed: lab.speed });
+      if (lab.run && isGoing(lab.run.state)) control("speed", { speed: lab.speed });
     });
   }
 }
@@ -180,8 +300,9 @@ function makeCharts() {
   };
 }
 
+/** One series per flow (`flow`: the legend may leave some out, and counts them). */
 function flowSeries(run, pick, extra = {}) {
-  return run.flows.map((f) => ({ name: f.name, color: flowColor(f.id), points: pick(f.id), ...extra }));
+  return run.flows.map((f) => ({ name: f.name, color: flowColor(f.id), points: pick(f.id), flow: true, ...extra }));
 }
 
 /** cwnd of every flow, ssthresh dashed, and for the selected CUBIC-family flow W_max
@@ -213,8 +334,16 @@ function bucketText(seconds) {
   return seconds ? `${+(seconds * 1000).toPrecision(3)} ms` : "bucket";
 }
 
+/** The unit of parameter `name` of flow `flow` of `run` ("ms" for rto_min), or "". */
+function unitOf(run, flow, name) {
+  const f = run.flows[flow];
+  const algo = f && lab.algorithms.find((a) => a.name === f.cc);
+  const spec = [...lab.tcpParams, ...(algo ? algo.params : [])].find((p) => p.name === name);
+  return (spec && spec.unit) || "";
+}
+
 function markers(run) {
-  return run.changes().slice(-30).map((c) => ({ t: c.t, label: `f${c.flow} ${c.name}=${typeof c.value === "number" ? +c.value.toFixed(4) : c.value}`, color: c.source === "live" ? "#b54708" : "#475467" }));
+  return run.changes().slice(-30).map((c) => ({ t: c.t, label: `f${c.flow} ${c.name}=${valueText(c.value, unitOf(run, c.flow, c.name))}`, color: c.source === "live" ? "#b54708" : "#475467" }));
 }
 
 /** The latest run of the other kind (real beside simulated) of the same scenario text,
@@ -282,16 +411,39 @@ function drawStatus() {
   const run = lab.run;
   const state = run ? run.state || "starting" : "idle";
   const pill = $("status");
-  pill.textContent = run && run.reason ? `${state}: ${run.reason}` : state;
-  pill.className = `pill ${state}`;
-  const active = state === "running" || state === "paused";
+  pill.textContent = run && run.lost ? run.lost : run && run.reason ? `${state}: ${run.reason}` : state;
+  pill.className = `pill ${run && run.lost ? "lost" : state}`;
+  const active = isGoing(state) && !(run && run.lost);
   const testbed = Boolean(lab.status && lab.status.testbed);
   $("pause").disabled = !active || testbed; // real TCP cannot be paused
   $("pause").textContent = state === "paused" ? "Resume" : "Pause";
   $("stop").disabled = !active;
   $("save").disabled = !run || state === "stopped" || testbed;
+  showWhyNotSaved(run, state, testbed);
   lab.tune.setEnabled(active);
-  $("clock").textContent = run && run.duration ? `${(run.now || 0).toFixed(1)} / ${run.duration} s \u00b7 ${run.speed}` : "";
+  const frozen = run && run.lost ? " (as last heard)" : "";
+  $("clock").textContent = run && run.duration ? `${(run.now || 0).toFixed(1)} / ${run.duration} s \u00b7 ${run.speed}${frozen}` : "";
+}
+
+/** Says why Save run is greyed out (a stopped or testbed run), and offers the run's
+ *  scenario with its live changes as [[changes]]: all a stopped run leaves to keep.
+ *  Rebuilt only when the run or its state changes (this is drawn 20 times a second). */
+function showWhyNotSaved(run, state, testbed) {
+  const key = run ? `${run.id}/${state}/${testbed}` : "";
+  if (lab.whyKey === key) return;
+  lab.whyKey = key;
+  const link = $("run-scenario");
+  link.hidden = !run;
+  if (run) {
+    link.href = `/api/runs/${run.id}/scenario?download=1`;
+    link.textContent = `download run ${run.id}'s scenario (its live changes as [[changes]])`;
+  }
+  let why = "";
+  if (run && testbed) why = "A testbed run is not replayed by the simulator, so it is not saved here; save real runs with cclab testbed run SCENARIO --out DIR.";
+  else if (run && state === "stopped") why = `Only a whole run can be saved: run ${run.id} was stopped at ${(run.now || 0).toFixed(1)} of ${run.duration} s. Start it again and let it run to the end (max is quickest), or download its scenario below and run it with cclab run.`;
+  $("save").title = why || "Save the run as a results folder (a run still going is saved when it finishes)";
+  $("save-why").textContent = why;
+  $("save-why").hidden = !why;
 }
 
 /** Draws soon after something changed: at once, or when 16 ms have passed since the
@@ -317,9 +469,17 @@ function draw() {
   lab.drawMs = [...(lab.drawMs || []).slice(-199), performance.now() - t0];
 }
 
+/** Sends a trace file to the server; answers the upload and the traces now. */
+async function uploadTrace(name, text) {
+  const r = await postText(`/api/traces?name=${encodeURIComponent(name)}`, text);
+  const { traces } = await get("/api/traces");
+  return { ...r, traces };
+}
+
 async function init() {
   const [algs, scen, traces] = await Promise.all([get("/api/algorithms"), get("/api/scenarios"), get("/api/traces")]);
   lab.algorithms = algs.algorithms;
+  lab.tcpParams = algs.tcp_params;
   lab.scenarios = scen.scenarios;
   if (!scen.folder) $("picker-note").textContent = "No scenarios folder was found beside the server; start it with --scenarios DIR.";
   setupScenario(scen.scenarios, traces.traces);
@@ -331,10 +491,20 @@ async function init() {
   });
   $("tune-flow").addEventListener("change", () => { requestDraw(); });
   lab.results = new Results(() => lab.run);
+  lab.going = new GoingRuns($("going"), () => showScenarioError(null));
+  lab.leaving = leaving;
   lab.kernel = new KernelPanel($("kernel-body"), () => start("/api/kernel/runs"));
   window.addEventListener("resize", () => { requestDraw(); });
+  // Another tab (or a script) may have saved runs meanwhile.
+  window.addEventListener("focus", () => lab.results.refresh());
+  window.addEventListener("beforeunload", (ev) => {
+    if (!leaving()) return;
+    ev.preventDefault();
+    ev.returnValue = ""; // older browsers ask only when this is set
+  });
   const first = lab.scenarios.find((s) => s.id === "default.toml") || lab.scenarios[0];
-  if (first) { $("picker").value = first.id; await pickScenario(first.id); }
+  const back = await reattach().catch(() => false);
+  if (!back && first) { $("picker").value = first.id; await pickScenario(first.id); }
   lab.results.refresh();
   lab.kernel.refresh();
   lab.ready = true;

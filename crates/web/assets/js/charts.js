@@ -24,10 +24,23 @@ export function niceTicks(lo, hi, count = 5) {
   return { ticks, step };
 }
 
+/** A parameter's value with its unit, as a change marker labels it: six significant
+ *  digits, so a tiny value stays itself (1e-9, not 0), and the unit the algorithm gives
+ *  ("100 ms"). Switches are true or false. */
+export function valueText(v, unit) {
+  if (typeof v !== "number") return String(v);
+  const text = String(Number(v.toPrecision(6)));
+  return unit ? `${text} ${unit}` : text;
+}
+
 function fmt(v) {
   if (Math.abs(v) >= 1000) return `${(v / 1000).toFixed(v % 1000 === 0 ? 0 : 1)}k`;
   return `${+v.toFixed(2)}`;
 }
+
+/** Height of a legend row, and the most rows a legend takes. */
+const LEGEND_ROW = 13;
+const LEGEND_ROWS = 2;
 
 export class Chart {
   constructor(canvas, { title, yLabel, y2Label }) {
@@ -40,6 +53,11 @@ export class Chart {
     this.markers = [];
     this.bars = null;
     this.pad = { l: 48, r: 12, t: 40, b: 30 };
+  }
+
+  /** The top of the plot: under the title and the legend's rows. */
+  top(rows) {
+    return this.pad.t + LEGEND_ROW * (rows - 1);
   }
 
   /** series: [{name, color, points: [[t, y], ...], dash, width}] */
@@ -70,7 +88,9 @@ export class Chart {
     const g = this.canvas.getContext("2d");
     g.setTransform(dpr, 0, 0, dpr, 0, 0);
     g.clearRect(0, 0, w, h);
-    const box = { x: this.pad.l, y: this.pad.t, w: w - this.pad.l - this.pad.r, h: h - this.pad.t - this.pad.b };
+    const legend = this.layoutLegend(g, w);
+    const top = this.top(legend.rows);
+    const box = { x: this.pad.l, y: top, w: w - this.pad.l - this.pad.r, h: h - top - this.pad.b };
     const { ticks } = this.yRange();
     const yMax = ticks[ticks.length - 1] || 1;
     const X = (t) => box.x + (t / this.xMax) * box.w;
@@ -84,7 +104,7 @@ export class Chart {
     g.clip();
     for (const s of this.series) this.drawSeries(g, s, X, Y);
     g.restore();
-    this.drawLegend(g, box);
+    this.drawLegend(g, legend);
   }
 
   drawFrame(g, box, ticks, X, Y) {
@@ -139,12 +159,17 @@ export class Chart {
     g.globalAlpha = 1;
   }
 
-  drawBars(g, box, X) {
-    const { points, color, label } = this.bars;
+  /** The top of the bars' own axis. */
+  barsTop() {
     let hi = 0;
-    for (const [, v] of points) hi = Math.max(hi, v);
+    for (const [, v] of this.bars.points) hi = Math.max(hi, v);
     const { ticks } = niceTicks(0, hi > 0 ? hi : 1, 3);
-    const top = ticks[ticks.length - 1] || 1;
+    return ticks[ticks.length - 1] || 1;
+  }
+
+  drawBars(g, box, X) {
+    const { points, color } = this.bars;
+    const top = this.barsTop();
     const bw = Math.max(1, box.w / Math.max(points.length, 200));
     g.fillStyle = color;
     g.globalAlpha = 0.8;
@@ -154,8 +179,6 @@ export class Chart {
       g.fillRect(X(t) - bw / 2, box.y + box.h - hgt, bw, hgt);
     }
     g.globalAlpha = 1;
-    // The caption ends the legend's row (drawLegend), where the title cannot run into it.
-    this.barsCaption = { text: `${label} (bars, max ${fmt(top)})`, color };
   }
 
   /** Dashed lines at parameter changes, each labelled at the top. A label that would
@@ -183,45 +206,67 @@ export class Chart {
     }
   }
 
-  /** The legend on its own row under the title. Pinned series (W(t), W_max) come first;
-   *  when the row is full, "+N more" says how many are left out (the table below the
-   *  charts names every flow with its colour). */
-  drawLegend(g, box) {
+  /** Lays the legend out on its rows under the title. Series that are not a flow's
+   *  (the queue, ssthresh, W(t), W_max) are always named, taking a second row if they
+   *  need it; flows are named while the rows have room, and "+N more" counts the flows
+   *  left out (the table below the charts names every flow with its colour). The bars'
+   *  caption (drops) ends the first row, where the title cannot run into it. */
+  layoutLegend(g, w) {
     g.font = "11px system-ui, sans-serif";
-    g.textBaseline = "middle";
-    g.textAlign = "left";
     const shown = this.series.filter((s) => s.legend !== false);
-    const entries = [...shown.filter((s) => s.pin), ...shown.filter((s) => !s.pin)];
-    const y = 28;
-    let end = box.x + box.w;
-    if (this.bars && this.barsCaption) {
-      g.fillStyle = this.barsCaption.color;
-      g.textAlign = "right";
-      g.fillText(this.barsCaption.text, end, y);
-      end -= g.measureText(this.barsCaption.text).width + 16;
-      g.textAlign = "left";
-    }
+    const named = [...shown.filter((s) => s.pin), ...shown.filter((s) => !s.pin && !s.flow)];
+    const flows = shown.filter((s) => !s.pin && s.flow);
+    const left = this.pad.l;
+    const right = w - this.pad.r;
+    const caption = this.bars
+      ? { text: `${this.bars.label} (bars, max ${fmt(this.barsTop())})`, color: this.bars.color } : null;
+    const ends = [caption ? right - g.measureText(caption.text).width - 16 : right, right];
     const width = (s) => g.measureText(s.name).width + 30;
-    let x = box.x;
+    const placed = [];
+    let row = 0;
+    let x = left;
+    for (const s of named) {
+      if (x > left && x + width(s) - 8 > ends[row] && row + 1 < LEGEND_ROWS) { row += 1; x = left; }
+      placed.push({ s, x, row });
+      x += width(s);
+    }
     let drawn = 0;
-    for (const s of entries) {
-      const rest = entries.length - drawn - 1;
+    for (const s of flows) {
+      const rest = flows.length - drawn - 1;
       const room = rest > 0 ? g.measureText(`+${rest} more`).width + 8 : 0;
-      if (x + width(s) - 8 + room > end) break;
-      g.strokeStyle = s.color;
-      g.lineWidth = 2;
-      g.setLineDash(s.dash || []);
-      g.beginPath(); g.moveTo(x, y); g.lineTo(x + 14, y); g.stroke();
-      g.setLineDash([]);
-      g.fillStyle = "#475467";
-      g.fillText(s.name, x + 17, y);
+      if (x + width(s) - 8 + room > ends[row]) break;
+      placed.push({ s, x, row });
       x += width(s);
       drawn += 1;
     }
-    this.legendLeftOut = entries.length - drawn;
-    if (this.legendLeftOut > 0) {
+    return { placed, caption, right, more: { count: flows.length - drawn, x, row }, rows: row + 1 };
+  }
+
+  drawLegend(g, legend) {
+    g.font = "11px system-ui, sans-serif";
+    g.textBaseline = "middle";
+    const y = (row) => 28 + row * LEGEND_ROW;
+    if (legend.caption) {
+      g.fillStyle = legend.caption.color;
+      g.textAlign = "right";
+      g.fillText(legend.caption.text, legend.right, y(0));
+    }
+    g.textAlign = "left";
+    for (const { s, x, row } of legend.placed) {
+      g.strokeStyle = s.color;
+      g.lineWidth = 2;
+      g.setLineDash(s.dash || []);
+      g.beginPath(); g.moveTo(x, y(row)); g.lineTo(x + 14, y(row)); g.stroke();
+      g.setLineDash([]);
+      g.fillStyle = "#475467";
+      g.fillText(s.name, x + 17, y(row));
+    }
+    // What the legend shows, for the curious and for the browser test.
+    this.legendShown = legend.placed.map((p) => p.s.name);
+    this.legendLeftOut = legend.more.count;
+    if (legend.more.count > 0) {
       g.fillStyle = "#667085";
-      g.fillText(`+${this.legendLeftOut} more`, x, y);
+      g.fillText(`+${legend.more.count} more`, legend.more.x, y(legend.more.row));
     }
   }
 }

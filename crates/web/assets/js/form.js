@@ -6,6 +6,13 @@ import { el } from "./dom.js";
 import { toToml } from "./toml.js";
 import { flowColor } from "./charts.js";
 
+/** A file name as the server takes a trace's name: letters, digits, '.', '_', '-'
+ *  (anything else becomes '_'), not starting with '.', at most 100 characters. */
+function traceName(file) {
+  const name = file.replace(/[^A-Za-z0-9._-]/g, "_").replace(/^\.+/, "").slice(0, 100);
+  return name || "upload.trace";
+}
+
 /** A flow's colour dot. The colour is set through the element's style object: the
  *  page's CSP refuses inline style attributes. */
 function dot(color) {
@@ -94,13 +101,16 @@ function shown(v) {
 }
 
 export class ScenarioForm {
-  /** `onChange(toml)` is called after every edit. */
-  constructor(root, { algorithms, traces, onChange }) {
+  /** `onChange(toml)` is called after every edit; `upload(name, text)` sends a trace
+   *  file to the server and answers `{name, mean_rate_bps, traces}` (the traces now). */
+  constructor(root, { algorithms, traces, onChange, upload }) {
     this.root = root;
     this.algorithms = algorithms;
     this.traces = traces;
     this.onChange = onChange;
+    this.upload = upload;
     this.doc = { bottleneck: {}, flows: [] };
+    this.notes = {}; // field path -> what the form did there ("beta dropped: ...")
     root.addEventListener("input", (ev) => this.edited(ev.target));
     root.addEventListener("change", (ev) => this.edited(ev.target, true));
     root.addEventListener("click", (ev) => this.clicked(ev));
@@ -111,6 +121,7 @@ export class ScenarioForm {
   }
 
   load(doc) {
+    this.notes = {};
     this.doc = structuredClone(doc || {});
     if (!this.doc.bottleneck) this.doc.bottleneck = {};
     if (!Array.isArray(this.doc.flows)) this.doc.flows = [];
@@ -122,10 +133,13 @@ export class ScenarioForm {
   }
 
   edited(input, committed = false) {
+    if (input.dataset.upload && committed) return this.uploadTrace(input);
     const field = input.dataset.field;
     if (!field) return;
     if (input.dataset.type === "link") return this.switchLink(input.value);
     if (input.dataset.type === "kind") return this.switchKind(field, input.value);
+    // A select sends "input" then "change": the switch is made once, on the change.
+    if (input.dataset.type === "algorithm") return committed && this.switchAlgorithm(Number(input.dataset.index), input.value);
     setPath(this.doc, field, parseValue(input.dataset.type, input.value));
     if (committed && input.dataset.rerender) this.render();
     this.onChange(this.toml());
@@ -138,12 +152,55 @@ export class ScenarioForm {
     this.onChange(this.toml());
   }
 
-  /** A qdisc or loss model chosen by kind: a plain name, or a table with the kind. */
+  /** A trace file chosen in the page: uploaded under its file name made a trace name
+   *  (the server checks it is a mahimahi trace and keeps it among the uploads), then
+   *  chosen as the link. The server's refusal shows beside the link. */
+  async uploadTrace(input) {
+    const file = input.files && input.files[0];
+    if (!file) return;
+    const name = traceName(file.name);
+    const renamed = name === file.name ? "" : ` as ${name} (a trace's name is letters, digits, '.', '_', '-')`;
+    const msg = this.root.querySelector('[data-msg="bottleneck.trace"]');
+    msg.textContent = "";
+    this.notes["bottleneck.trace"] = `uploading ${file.name}${renamed}\u2026`;
+    this.showNote("bottleneck.trace");
+    try {
+      const r = await this.upload(name, await file.text());
+      this.traces = r.traces;
+      this.notes["bottleneck.trace"] = `uploaded ${file.name}${renamed}: ${(r.mean_rate_bps / 1e6).toPrecision(3)} Mbit/s on average`;
+      this.switchLink(r.name);
+    } catch (e) {
+      this.notes["bottleneck.trace"] = "";
+      this.showNote("bottleneck.trace");
+      msg.textContent = e.status === 409
+        ? `${name} is already uploaded: choose "trace: ${name}" as the link, or rename the file and upload it again to keep both`
+        : `${file.name}: ${e.message}`;
+      input.value = "";
+    }
+  }
+
+  /** A flow's new algorithm keeps only the parameters it has (another algorithm's
+   *  beta means nothing to it, and the file would be refused); the form says which went. */
+  switchAlgorithm(i, cc) {
+    const f = this.doc.flows[i];
+    f.cc = cc;
+    const known = ((this.algorithm(cc) || {}).params || []).map((p) => p.name);
+    const dropped = Object.keys(f.params || {}).filter((k) => !known.includes(k));
+    for (const k of dropped) delete f.params[k];
+    if (f.params && !Object.keys(f.params).length) delete f.params;
+    const what = dropped.length === 1 ? "parameter" : "parameters";
+    this.notes[`flows[${i}].params`] = dropped.length ? `${dropped.join(", ")} dropped: ${cc} has no such ${what}` : "";
+    this.render();
+    this.onChange(this.toml());
+  }
+
+  /** A qdisc or loss model chosen by kind: a plain name, or a table with the kind. A
+   *  random loss starts at p = 0.01: p = 0 is no loss, and shows as none. */
   switchKind(field, kind) {
     const table = field.endsWith("qdisc") ? kind !== "droptail" && kind !== "" : kind === "gilbert";
     let v;
     if (kind === "") v = undefined;
-    else if (field.endsWith("loss")) v = kind === "gilbert" ? { kind } : 0.0;
+    else if (field.endsWith("loss")) v = kind === "gilbert" ? { kind } : 0.01;
     else v = table ? { kind } : kind;
     setPath(this.doc, field, v);
     this.render();
@@ -161,8 +218,26 @@ export class ScenarioForm {
     if (act === "add-cross") (this.doc.cross = this.doc.cross || []).push({ kind: "cbr", rate: "1Mbps" });
     if (act === "del-cross") this.doc.cross.splice(i, 1);
     if (act === "del-change") this.doc.changes.splice(i, 1);
+    if (act === "del-param") this.removeParam(i, b.dataset.param);
+    if (act === "del-flow") this.notes = {}; // they name flows by index
     this.render();
     this.onChange(this.toml());
+  }
+
+  removeParam(i, name) {
+    const f = this.doc.flows[i];
+    delete f.params[name];
+    if (!Object.keys(f.params).length) delete f.params;
+  }
+
+  /** What the form did at `field`, if anything (kept across renders). */
+  note(field) {
+    return el("div", { class: "note", "data-note": field, text: this.notes[field] || "" });
+  }
+
+  showNote(field) {
+    const n = this.root.querySelector(`[data-note="${CSS.escape(field)}"]`);
+    if (n) n.textContent = this.notes[field] || "";
   }
 
   input(field, type, placeholder, extra = {}) {
@@ -197,7 +272,12 @@ export class ScenarioForm {
       el("option", { value: "rate", text: "constant rate" }),
       ...this.traces.map((t) => el("option", { value: t.name, text: `trace: ${t.name}` })));
     link.value = b.trace !== undefined ? b.trace : "rate";
-    const rows = [el("legend", { text: "Bottleneck" }), this.row("link", link, "bottleneck.trace")];
+    const upload = el("input", {
+      type: "file", "data-upload": "1", accept: ".trace,.txt,text/plain", "aria-label": "upload a trace",
+      title: "A mahimahi trace: one whole number of milliseconds per line, each a 1500-byte delivery opportunity. It is kept in the server's results folder.",
+    });
+    const rows = [el("legend", { text: "Bottleneck" }), this.row("link", link, "bottleneck.trace"),
+      el("div", { class: "field" }, el("label", { text: "upload trace" }), upload, this.note("bottleneck.trace"))];
     if (b.trace === undefined) rows.push(this.row("rate", this.input("bottleneck.rate", "text", "e.g. 12Mbps"), "bottleneck.rate"));
     rows.push(
       this.row("delay", this.input("bottleneck.delay", "text", "one way, e.g. 10ms"), "bottleneck.delay"),
@@ -226,13 +306,15 @@ export class ScenarioForm {
 
   lossRows() {
     const v = this.doc.bottleneck.loss;
-    const kind = v === undefined ? "" : typeof v === "object" ? v.kind : "bernoulli";
+    // loss = 0 is what "none" means (a ready scenario may write it to say so).
+    const none = v === undefined || v === 0;
+    const kind = none ? "" : typeof v === "object" ? v.kind : "bernoulli";
     const sel = el("select", { "data-field": "bottleneck.loss", "data-type": "kind", "aria-label": "loss model" },
-      el("option", { value: "", text: "none" }), el("option", { value: "bernoulli", text: "random (Bernoulli)" }),
+      el("option", { value: "", text: v === 0 ? "none (loss = 0)" : "none" }), el("option", { value: "bernoulli", text: "random (Bernoulli)" }),
       el("option", { value: "gilbert", text: "bursts (Gilbert-Elliott)" }));
     sel.value = kind;
     const rows = [this.row("loss", sel, "bottleneck.loss.kind")];
-    if (typeof v === "number" || typeof v === "string") {
+    if (!none && (typeof v === "number" || typeof v === "string")) {
       rows.push(this.row("  p", this.input("bottleneck.loss", "num", "0.01"), "bottleneck.loss"));
     } else if (v && typeof v === "object") {
       for (const key of LOSS_KEYS[v.kind] || []) {
@@ -251,7 +333,7 @@ export class ScenarioForm {
 
   flowItem(f, i) {
     const p = `flows[${i}]`;
-    const cc = el("select", { "data-field": `${p}.cc`, "data-type": "text", "data-rerender": "1", "aria-label": `${p}.cc` },
+    const cc = el("select", { "data-field": `${p}.cc`, "data-type": "algorithm", "data-index": i, "aria-label": `${p}.cc` },
       ...this.algorithms.map((a) => el("option", { value: a.name, text: a.name })));
     cc.value = f.cc || "";
     const head = el("div", { class: "item-head" },
@@ -265,12 +347,20 @@ export class ScenarioForm {
     return el("div", { class: "item", "data-for": p }, ...rows);
   }
 
-  /** One input per parameter of the flow's algorithm, defaults as placeholders. */
+  /** One input per parameter of the flow's algorithm, defaults as placeholders; a
+   *  parameter the algorithm does not have (written in the TOML) with a remove button. */
   paramsBlock(f, p) {
     const algo = this.algorithm(f.cc);
     const specs = algo ? algo.params : [];
     const det = el("details", { class: "params" }, el("summary", { text: `parameters (${specs.length})` }));
-    if (f.params && Object.keys(f.params).length) det.open = true;
+    if ((f.params && Object.keys(f.params).length) || this.notes[`${p}.params`]) det.open = true;
+    det.append(this.note(`${p}.params`));
+    const i = parsePath(p)[1];
+    for (const name of Object.keys(f.params || {}).filter((k) => !specs.some((s) => s.name === k))) {
+      const field = `${p}.params.${name}`;
+      det.append(this.row(name, el("div", { class: "item-head" }, el("span", { class: "other", text: `= ${shown(f.params[name])}` }),
+        el("button", { class: "small", "data-act": "del-param", "data-index": i, "data-param": name, text: "remove" })), field));
+    }
     for (const s of specs) {
       const field = `${p}.params.${s.name}`;
       const type = s.kind === "bool" ? "bool" : s.kind === "int" ? "int" : "num";

@@ -7,16 +7,31 @@ import { openLive } from "./api.js";
 
 const MAX_BACKOFFS = 2000;
 
+/** Whether a run in `state` is still going (it takes commands and holds a run slot). */
+export function isGoing(state) {
+  return state === "running" || state === "paused";
+}
+
 export class LiveRun {
-  constructor(id, { onUpdate, onSave, onClose }) {
+  /** `onClose(run)` is called when the WebSocket closes without the page closing it.
+   *  `instance`: the server process the run belongs to (its status says). */
+  constructor(id, instance, { onUpdate, onSave, onClose }) {
     this.id = id;
+    this.instance = instance;
     this.onUpdate = onUpdate;
     this.onSave = onSave;
+    this.onClose = onClose;
     this.seq = -1;
     this.buckets = [];
     this.events = [];
     this.tip = null;
-    this.ws = openLive(id, (m) => this.receive(m), onClose);
+    this.open();
+  }
+
+  /** Opens (or opens again, after a lost connection) the run's WebSocket: its hello
+   *  carries the whole history, so nothing is missed meanwhile. */
+  open() {
+    this.ws = openLive(this.id, (m) => this.receive(m), () => this.onClose && this.onClose(this));
   }
 
   close() {
@@ -33,6 +48,14 @@ export class LiveRun {
   }
 
   hello(m) {
+    // Another server process's run of the same number (the server was restarted between
+    // the page's status check and this connection): not ours, so not taken in; the
+    // page's `onClose` asks the server about it again and finds it gone.
+    if (this.instance && m.instance !== this.instance) {
+      this.close();
+      if (this.onClose) this.onClose(this);
+      return;
+    }
     Object.assign(this, {
       seq: m.seq, name: m.name, flows: m.flows, columns: m.columns, bucketS: m.bucket_s,
       duration: m.duration_s, buckets: m.buckets, tip: m.tip, events: m.events, table: m.table,

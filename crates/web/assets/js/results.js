@@ -16,24 +16,71 @@ function link(href, text) {
   return a;
 }
 
+/** The two runs the Compare pickers show: the ones chosen, while both still exist and
+ *  differ; otherwise (and after a save, `fresh` being the run just saved) the two saved
+ *  last, older as A. Comparing a run with itself shows nothing, so it is never offered. */
+export function comparePair(saved, a, b, fresh) {
+  const names = saved.map((s) => s.name);
+  const kept = !fresh && names.includes(a) && names.includes(b) && a !== b;
+  if (kept || names.length < 2) return kept ? [a, b] : [names[0] || "", names[0] || ""];
+  const latest = [...saved].sort((x, y) => (x.saved_at_s || 0) - (y.saved_at_s || 0)).map((s) => s.name);
+  const newer = fresh && names.includes(fresh) ? fresh : latest[latest.length - 1];
+  const older = latest.filter((n) => n !== newer).pop();
+  return [older, newer];
+}
+
 export class Results {
   constructor(getRun) {
     this.getRun = getRun;
+    this.asked = 0; // refreshes asked for; only the latest one's answer is shown
+    this.fresh = null; // a run just saved, to be run B once a listing is shown
+    this.failure = null; // what a failed refresh said in #compare-note
     $("save").addEventListener("click", () => this.save());
     $("compare").addEventListener("click", () => this.compare());
+    // A note about the pair chosen before (such as "both A and B") no longer holds.
+    for (const id of ["cmp-a", "cmp-b"]) {
+      $(id).addEventListener("change", () => {
+        if ($("compare-note").textContent !== this.failure) $("compare-note").textContent = "";
+      });
+    }
     $("compare-close").addEventListener("click", () => $("compare-view").close());
   }
 
-  async refresh() {
-    const { saved } = await get("/api/saved");
-    $("saved").replaceChildren(...saved.map((s) => this.item(s)));
-    for (const id of ["cmp-a", "cmp-b"]) {
-      const sel = $(id);
-      const keep = sel.value;
-      sel.replaceChildren(...saved.map((s) => new Option(s.name, s.name)));
-      if (saved.some((s) => s.name === keep)) sel.value = keep;
+  /** Lists the saved runs again (after a save, and when the page comes back into view:
+   *  another tab may have saved one). `fresh`, a run just saved, becomes run B of the
+   *  comparison, beside the one saved before it. Refreshes may be answered out of order
+   *  (one on focus, one after a save): an answer to a refresh asked before the latest is
+   *  dropped, as it may lack a run saved since, and a run just saved stays `fresh` until
+   *  a listing is shown. */
+  async refresh(fresh) {
+    const n = ++this.asked;
+    if (fresh) this.fresh = fresh;
+    let saved;
+    try {
+      ({ saved } = await get("/api/saved"));
+    } catch (e) {
+      if (n !== this.asked) return;
+      this.failure = `the saved runs could not be listed: ${e.message}`;
+      $("compare-note").textContent = this.failure;
+      return;
     }
-    if (saved.length > 1 && $("cmp-a").value === $("cmp-b").value) $("cmp-b").selectedIndex = 1;
+    if (n !== this.asked) return;
+    this.show(saved, this.fresh);
+    this.fresh = null;
+    // A failure said before is over; anything else the note says (a comparison's) stays.
+    if (this.failure && $("compare-note").textContent === this.failure) $("compare-note").textContent = "";
+    this.failure = null;
+  }
+
+  /** The saved list and the Compare pickers for `saved`. */
+  show(saved, fresh) {
+    $("saved").replaceChildren(...saved.map((s) => this.item(s)));
+    const names = saved.map((s) => s.name);
+    const [a, b] = comparePair(saved, $("cmp-a").value, $("cmp-b").value, fresh);
+    for (const [id, v] of [["cmp-a", a], ["cmp-b", b]]) {
+      $(id).replaceChildren(...names.map((n) => new Option(n, n)));
+      $(id).value = v;
+    }
   }
 
   item(s) {
@@ -72,13 +119,14 @@ export class Results {
     if (r.state === "pending") $("save-note").textContent = `will be saved as "${r.name}" when the run finishes`;
     else if (r.state === "saved") {
       $("save-note").textContent = `saved as "${r.saved.name}"; its scenario replays the run byte for byte`;
-      this.refresh();
+      this.refresh(r.saved.name);
     } else if (r.state === "failed") $("save-note").textContent = r.error;
   }
 
   async compare() {
     const a = $("cmp-a").value, b = $("cmp-b").value;
     if (!a || !b) { $("compare-note").textContent = "save two runs first"; return; }
+    if (a === b) { $("compare-note").textContent = `"${a}" is both A and B: choose two different saved runs`; return; }
     $("compare-note").textContent = "comparing\u2026";
     try {
       await post("/api/compare", { a, b });

@@ -34,8 +34,10 @@ export class TunePanel {
     select.addEventListener("change", () => this.render());
   }
 
-  /** A new run: its flows in the selector, values from the scenario. */
-  setRun(flows, testbed = false) {
+  /** A new run: its flows in the selector, values from the scenario and then from the
+   *  live changes made so far (`changes`, as the run's status lists them: a run watched
+   *  again after a reload has some). */
+  setRun(flows, testbed = false, changes = []) {
     this.flows = flows;
     this.testbed = testbed;
     this.values = {};
@@ -44,6 +46,7 @@ export class TunePanel {
       this.values[`${f.id}.rto_min`] = f.rto_min_ms;
       this.values[`${f.id}.initcwnd`] = f.initcwnd;
     }
+    for (const c of changes) this.values[`${c.flow}.${c.name}`] = c.value;
     this.select.replaceChildren(...flows.map((f) => el("option", { value: f.id, text: `${f.id}: ${f.name} (${f.cc})` })));
     const tunable = flows.find((f) => f.cc === "tuner") || flows[0];
     if (tunable) this.select.value = tunable.id;
@@ -94,13 +97,21 @@ export class TunePanel {
     return box;
   }
 
+  /** A slider and a number box. The slider's end for a wide range (SLIDER_MAX) moves
+   *  out to a larger value taken from the box, so the slider never sits at its end
+   *  while the flow has more. */
   slider(flow, spec, value, tip, msg) {
     const st = step(spec);
     const lo = spec.min_exclusive ? spec.min + st : spec.min;
     const hi = Math.min(spec.max, SLIDER_MAX[spec.name] || spec.max);
-    const range = el("input", { type: "range", id: `tune-slider-${spec.name}`, min: lo, max: hi, step: st, value, title: tip });
+    const range = el("input", { type: "range", id: `tune-slider-${spec.name}`, min: lo, max: Math.max(hi, value), step: st, title: tip });
+    range.value = value; // after max, which may have been moved out for it
     const num = el("input", { type: "number", id: `tune-${spec.name}`, step: st, value, title: tip });
-    const shown = (v) => { range.value = v; num.value = v; };
+    const shown = (v) => {
+      if (v > Number(range.max)) range.max = v;
+      range.value = v;
+      num.value = v;
+    };
     range.addEventListener("input", () => { num.value = range.value; });
     range.addEventListener("change", () => this.send(flow, spec, Number(range.value), msg, shown));
     num.addEventListener("change", () => {
