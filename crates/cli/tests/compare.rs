@@ -387,7 +387,10 @@ fn bad_folders_are_errors_that_name_the_path_and_the_problem() {
 
     // --out never writes into a folder that is not an earlier comparison.
     let err = run_err(d, &["compare", a, b, "--out", a]);
-    assert!(err.contains("runA is a cclab results folder (it has summary.json), not a compare folder"), "{err}");
+    assert!(
+        err.contains("runA is a cclab results folder (it has summary.json), not a compare folder"),
+        "{err}"
+    );
     assert!(!d.join(a).join("compare.json").exists());
 }
 
