@@ -130,6 +130,9 @@ pub fn main(args: Args) -> Result<(), String> {
     }
     let wall = started.elapsed().as_secs_f64();
     write_report(&out, &html, &items, (args.quick, args.testbed), wall)?;
+    if let Some(note) = others_left(&out, &sweeps) {
+        eprintln!("{note}");
+    }
     let mut failed: Vec<String> =
         sweeps.iter().filter_map(|(k, v)| v.as_ref().err().map(|e| format!("{k}: {e}"))).collect();
     for (k, o) in on_testbed.iter().flatten() {
@@ -210,6 +213,28 @@ pub(crate) fn selects(plan: &Plan, run: &Run, select: &[(String, String)]) -> bo
 }
 
 /// A scenario file's stem: its sweep's folder name.
+/// A note naming the sweep folders in `out` that this reproduction did not run (seeds
+/// not asked for this time): they stay, but reproduce.json and reproduce.html cover
+/// only what was asked.
+fn others_left(out: &Path, sweeps: &Sweeps) -> Option<String> {
+    let ran: Vec<String> = sweeps.keys().map(|s| stem_of(s)).collect();
+    let mut others: Vec<String> = std::fs::read_dir(out)
+        .ok()?
+        .flatten()
+        .filter(|e| e.path().join("sweep.json").is_file())
+        .filter_map(|e| e.file_name().to_str().map(str::to_string))
+        .filter(|name| !ran.contains(name))
+        .collect();
+    others.sort();
+    (!others.is_empty()).then(|| {
+        format!(
+            "note: {} also holds the sweeps of an earlier reproduction ({}); reproduce.json and reproduce.html cover only the seeds asked for this time",
+            out.display(),
+            others.join(", ")
+        )
+    })
+}
+
 fn stem_of(scenario: &str) -> String {
     Path::new(scenario).file_stem().and_then(|s| s.to_str()).unwrap_or("sweep").to_string()
 }

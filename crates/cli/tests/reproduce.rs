@@ -268,6 +268,18 @@ fn reproduce_series_at_part_of_the_axis_with_min_max_and_curves() {
     assert!((got - want).abs() < 1e-5, "{got} against {want}");
     let html = std::fs::read_to_string(dir.path().join("rep/reproduce.html")).unwrap();
     assert!(html.contains("both flows (cclab)"));
+    // Another seed's sweep left in the folder by an earlier reproduction: kept, and said.
+    std::fs::create_dir(dir.path().join("rep/001-other")).unwrap();
+    dir.write("rep/001-other/sweep.json", "{}\n");
+    let o = cclab()
+        .current_dir(dir.path())
+        .args(["reproduce", "--out", "rep", "--seeds", "."])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", stderr(&o));
+    let said = "note: rep also holds the sweeps of an earlier reproduction (001-other); reproduce.json and reproduce.html cover only the seeds asked for this time";
+    assert!(stderr(&o).contains(said), "{}", stderr(&o));
+    assert!(dir.path().join("rep/001-other/sweep.json").is_file());
 }
 
 #[test]
