@@ -191,6 +191,11 @@ fn reproduce_refuses_an_unknown_seed() {
     assert!(stderr(&o).contains("allowed: 000, 001, 002, 003, 004"), "{}", stderr(&o));
 }
 
+/// `cclab reproduce --out rep --seeds .` in `dir`, which holds a seed made for a test.
+fn reproduce_in(dir: &std::path::Path) -> std::process::Output {
+    cclab().current_dir(dir).args(["reproduce", "--out", "rep", "--seeds", "."]).output().unwrap()
+}
+
 /// A tiny seed made for the test: two flows on a short sweep, so the expected values'
 /// `agg = "min_max"`, `at` and `curves` can be checked against sweep.csv by hand.
 const TINY_SCENARIO: &str = r#"
@@ -238,11 +243,7 @@ fn reproduce_series_at_part_of_the_axis_with_min_max_and_curves() {
     let dir = TempDir::new("reproduce-tiny");
     dir.write("900-tiny.toml", TINY_SCENARIO);
     dir.write("900.expected.toml", TINY_EXPECTED);
-    let o = cclab()
-        .current_dir(dir.path())
-        .args(["reproduce", "--out", "rep", "--seeds", "."])
-        .output()
-        .unwrap();
+    let o = reproduce_in(dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
     let text = std::fs::read_to_string(dir.path().join("rep/reproduce.json")).unwrap();
     let json: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -271,11 +272,7 @@ fn reproduce_series_at_part_of_the_axis_with_min_max_and_curves() {
     // Another seed's sweep left in the folder by an earlier reproduction: kept, and said.
     std::fs::create_dir(dir.path().join("rep/001-other")).unwrap();
     dir.write("rep/001-other/sweep.json", "{}\n");
-    let o = cclab()
-        .current_dir(dir.path())
-        .args(["reproduce", "--out", "rep", "--seeds", "."])
-        .output()
-        .unwrap();
+    let o = reproduce_in(dir.path());
     assert!(o.status.success(), "{}", stderr(&o));
     let said = "note: rep also holds the sweeps of an earlier reproduction (001-other); reproduce.json and reproduce.html cover only the seeds asked for this time";
     assert!(stderr(&o).contains(said), "{}", stderr(&o));
@@ -287,11 +284,7 @@ fn reproduce_refuses_at_without_x() {
     let dir = TempDir::new("reproduce-at");
     dir.write("900-tiny.toml", TINY_SCENARIO);
     dir.write("900.expected.toml", &TINY_EXPECTED.replace("x = \"flows[0].rtt\"\n", ""));
-    let o = cclab()
-        .current_dir(dir.path())
-        .args(["reproduce", "--out", "rep", "--seeds", "."])
-        .output()
-        .unwrap();
+    let o = reproduce_in(dir.path());
     assert_eq!(o.status.code(), Some(1));
     let err = stderr(&o);
     assert!(
@@ -317,11 +310,7 @@ fn reproduce_refuses_a_where_value_or_flow_the_sweep_does_not_have() {
         ),
     ] {
         dir.write("900.expected.toml", &expected);
-        let o = cclab()
-            .current_dir(dir.path())
-            .args(["reproduce", "--out", "rep", "--seeds", "."])
-            .output()
-            .unwrap();
+        let o = reproduce_in(dir.path());
         assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
         assert!(stderr(&o).contains(said), "{}", stderr(&o));
     }
