@@ -198,7 +198,7 @@ pub const TUNABLES: &[CubicTunable] = &[
             D.bic_scale as u64,
             1,
             1024,
-            "1/1024",
+            "",
             "C = bic_scale x 10 / 1024 (41: C = 0.40), as tcp_cubic.c scales it to a 100 ms RTT",
         ),
         in_cubic: true,

@@ -64,14 +64,10 @@ fn main() -> ExitCode {
         cclab_cli::huge_pages::enable();
     }
     // A simulated run, sweep, reproduction or comparison interrupted leaves no staging
-    // behind. The emulator's commands (`testbed`, `fidelity`, `reproduce --testbed`) keep
-    // their own signal handlers, which stop the forwarder and remove the namespaces.
-    let simulated_only = match &cli.command {
-        Command::Run(_) | Command::Compare(_) => true,
-        Command::Reproduce(a) => !a.testbed,
-        _ => false,
-    };
-    if simulated_only {
+    // behind. The emulator's commands (`testbed`, `fidelity`) keep their own signal
+    // handlers, which stop the forwarder and remove the namespaces; `reproduce --testbed`
+    // hands the signals back to them after its simulated sweeps.
+    if matches!(cli.command, Command::Run(_) | Command::Compare(_) | Command::Reproduce(_)) {
         let then = match &cli.command {
             Command::Compare(_) => "",
             _ => " (a sweep or a reproduction run again goes on from the runs it finished)",

@@ -109,7 +109,13 @@ pub fn main(args: Args) -> Result<(), String> {
             }
         }
     }
-    let on_testbed = if args.testbed { Some(run_testbed(&sweeps, &out)?) } else { None };
+    let on_testbed = if args.testbed {
+        // The emulator's own handlers stop the forwarder and remove the namespaces.
+        cclab_units::interrupt::hand_back_signals();
+        Some(run_testbed(&sweeps, &out)?)
+    } else {
+        None
+    };
     let mut items = Vec::new();
     let mut html = String::new();
     for e in &expected {

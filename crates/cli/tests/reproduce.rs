@@ -471,6 +471,87 @@ fn reproduce_testbed_adds_real_tcp_values_and_skips_what_it_cannot_run() {
     }
 }
 
+/// Ctrl-C in either part of `reproduce --testbed`: in the simulated sweeps it removes
+/// what they were writing, as a reproduction without `--testbed` does; in the testbed
+/// part the emulator's own handlers take it and remove the run's namespaces. Both end
+/// with the shell's status for SIGINT and leave nothing hidden in the results folder.
+#[test]
+fn an_interrupted_reproduce_testbed_cleans_up_in_both_parts() {
+    if let Some(why) = testbed_unavailable() {
+        eprintln!("SKIPPED: reproduce --testbed needs root and TUN: {why}");
+        return;
+    }
+    let dir = TempDir::new("reproduce-testbed-interrupt");
+    dir.write("900-testbed.toml", TESTBED_SCENARIO);
+    dir.write("900.expected.toml", TESTBED_EXPECTED);
+    // A seed whose simulated sweep runs long enough (minutes) for the signal to find it.
+    let long = TESTBED_SCENARIO.replace("900-testbed", "902-long").replace(
+        "duration = \"3s\"\n[bottleneck]\nrate = \"10Mbps\"",
+        "duration = \"900s\"\n[bottleneck]\nrate = \"1Gbps\"",
+    );
+    assert!(long.contains("900s"), "{long}");
+    std::fs::create_dir(dir.path().join("long")).unwrap();
+    dir.write("long/902-long.toml", &long);
+    dir.write(
+        "long/902.expected.toml",
+        &TESTBED_EXPECTED.replace("900", "902").replace("902-testbed", "902-long"),
+    );
+    let start = |seeds: &str, out: &str| {
+        cclab()
+            .current_dir(dir.path())
+            .args(["reproduce", "--testbed", "--quick", "--out", out, "--seeds", seeds])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let interrupted = |child: std::process::Child, out: &str| {
+        let pid = child.id();
+        // SAFETY: a signal to our own child.
+        unsafe { libc::kill(pid as i32, libc::SIGINT) };
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(130), "{}", stderr(&o));
+        assert_eq!(namespaces_of(pid), Vec::<String>::new(), "namespaces left behind");
+        let left = hidden_below(&dir.path().join(out));
+        assert!(left.is_empty(), "left in {out}: {left:?}");
+        stderr(&o)
+    };
+    let waited = |what: &str, done: &dyn Fn() -> bool| {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while !done() {
+            assert!(std::time::Instant::now() < deadline, "waited for {what} in vain");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(200)); // under way by now
+    };
+
+    let child = start("long", "sim-part");
+    let points = dir.path().join("sim-part/902-long/points");
+    waited("a simulated point's staging", &|| !hidden_below(&points).is_empty());
+    let err = interrupted(child, "sim-part");
+    assert!(err.contains("what it was writing is removed"), "{err}");
+
+    let child = start(".", "testbed-part");
+    let pid = child.id();
+    waited("the testbed's namespaces", &|| namespaces_of(pid).len() == 2);
+    let err = interrupted(child, "testbed-part");
+    assert!(err.contains("interrupted by a signal"), "the emulator's handlers took it: {err}");
+}
+
+/// Every name under `folder` (at any depth) that starts with a dot: staging left behind.
+fn hidden_below(folder: &std::path::Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(folder).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') {
+            found.push(entry.path().display().to_string());
+        } else if entry.file_type().is_ok_and(|t| t.is_dir()) {
+            found.extend(hidden_below(&entry.path()));
+        }
+    }
+    found
+}
+
 /// Without root, `--testbed` is refused before anything runs, saying what it needs.
 #[test]
 fn reproduce_testbed_without_root_says_what_it_needs() {

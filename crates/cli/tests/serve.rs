@@ -344,6 +344,23 @@ fn a_bad_scenario_gets_the_cli_message() {
     let (st, v) =
         s.call("POST", "/api/runs", &[("Content-Type", "application/json")], b"{not json");
     assert!(st == 400 && v["error"].as_str().unwrap().starts_with("request body:"), "{v}");
+    // A number too large for a double is refused naming where it is in the body.
+    let huge = br#"{"scenario": {"duration": "1s", "flows": [{"cc": "reno", "count": 1e999}]}}"#;
+    let (st, v) = s.call("POST", "/api/runs", &[("Content-Type", "application/json")], huge);
+    let e = v["error"].as_str().unwrap_or_default();
+    assert!(
+        st == 400
+            && v["field"] == "scenario.flows[0].count"
+            && e.starts_with("request body: scenario.flows[0].count: number out of range"),
+        "{v}"
+    );
+    let (st, v) = s.post("/api/runs", &json!({ "toml": 5 }));
+    assert!(
+        st == 400
+            && v["field"] == "toml"
+            && v["message"].as_str().unwrap().contains("expected a string"),
+        "{v}"
+    );
     let (st, v) = s.call("POST", "/api/runs", &[], &[0xff, 0xfe]);
     assert!(st == 400 && v["error"].as_str().unwrap().contains("not UTF-8"), "{v}");
     let (st, v) = s.call("POST", "/api/runs?colour=1", &[], SMALL.as_bytes());

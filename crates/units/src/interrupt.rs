@@ -15,11 +15,13 @@
 //! The signals are blocked in the thread that calls it and in every thread started after
 //! (they inherit the mask), and taken with `sigwait`: the waiting thread may then lock,
 //! allocate and remove files, which a signal handler may not. Commands that run the
-//! emulator keep their own handlers (`cclab_emu::forwarder`) and do not call it.
+//! emulator keep their own handlers (`cclab_emu::forwarder`) and do not call it, except
+//! `reproduce --testbed`, whose simulated sweeps come first: it hands the signals back
+//! ([`hand_back_signals`]) before its testbed part installs them.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 /// What is being written: (registration number, path).
@@ -61,31 +63,47 @@ impl Drop for Staged {
     }
 }
 
-/// From now on SIGINT, SIGTERM and SIGHUP remove what is [`staged`] and end the process
-/// (status 128 + the signal's number), saying so with `then` added (what the user may do
-/// next). Call it before starting other threads.
-pub fn remove_staged_on_signals(then: &'static str) -> std::io::Result<()> {
+/// The signals the waiting thread takes.
+fn signal_set() -> libc::sigset_t {
     // SAFETY: plain libc calls on a signal set owned here.
-    let set = unsafe {
+    unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
             libc::sigaddset(&mut set, sig);
         }
-        let e = libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-        if e != 0 {
-            return Err(std::io::Error::from_raw_os_error(e));
-        }
         set
-    };
-    let unblock = || {
-        // SAFETY: as above; the signals take their default action again.
-        unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut()) };
-    };
+    }
+}
+
+/// Asks the waiting thread to end ([`hand_back_signals`]); it looks between waits.
+static HAND_BACK: AtomicBool = AtomicBool::new(false);
+/// The waiting thread, while there is one.
+static WAITER: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
+/// How long the waiting thread waits for a signal before it looks at [`HAND_BACK`].
+const LOOK_EVERY: libc::timespec = libc::timespec { tv_sec: 0, tv_nsec: 100_000_000 };
+
+/// From now on SIGINT, SIGTERM and SIGHUP remove what is [`staged`] and end the process
+/// (status 128 + the signal's number), saying so with `then` added (what the user may do
+/// next). Call it before starting other threads.
+pub fn remove_staged_on_signals(then: &'static str) -> std::io::Result<()> {
+    let set = signal_set();
+    // SAFETY: blocks the set in this thread (and so in the threads it starts after).
+    let e = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+    if e != 0 {
+        return Err(std::io::Error::from_raw_os_error(e));
+    }
     let waiter = std::thread::Builder::new().name("interrupt".into()).spawn(move || {
-        let mut sig = 0;
-        // SAFETY: waits for one of the blocked signals of `set`.
-        while unsafe { libc::sigwait(&set, &mut sig) } != 0 {}
+        let sig = loop {
+            if HAND_BACK.load(Ordering::Acquire) {
+                return;
+            }
+            // SAFETY: waits up to LOOK_EVERY for one of the blocked signals of `set`.
+            let sig = unsafe { libc::sigtimedwait(&set, std::ptr::null_mut(), &LOOK_EVERY) };
+            if sig > 0 {
+                break sig;
+            }
+        };
         let list = lock();
         for (_, path) in list.iter() {
             let _ = std::fs::remove_dir_all(path).or_else(|_| std::fs::remove_file(path));
@@ -105,11 +123,37 @@ pub fn remove_staged_on_signals(then: &'static str) -> std::io::Result<()> {
         );
         std::process::exit(128 + sig);
     });
-    if let Err(e) = waiter {
-        unblock(); // nobody would take them: the signals must end the process as before
-        return Err(e);
+    match waiter {
+        Ok(handle) => {
+            *WAITER.lock().unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(handle);
+            Ok(())
+        }
+        Err(e) => {
+            unblock(&set); // nobody would take them: the signals must end the process as before
+            Err(e)
+        }
     }
-    Ok(())
+}
+
+/// Ends what [`remove_staged_on_signals`] started, from the thread that called it: the
+/// waiting thread stops and the signals take their default action in this thread again,
+/// so that a part that installs its own handlers (the emulator's, which remove network
+/// namespaces) gets them. Threads started before keep them blocked, which is harmless:
+/// a signal sent to the process goes to a thread that does not block it. A signal that
+/// comes while this hands back is taken by the waiting thread as before or, once it has
+/// stopped, stays pending until the unblocking here delivers it.
+pub fn hand_back_signals() {
+    let waiter = WAITER.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).take();
+    if let Some(waiter) = waiter {
+        HAND_BACK.store(true, Ordering::Release);
+        let _ = waiter.join();
+        unblock(&signal_set());
+    }
+}
+
+fn unblock(set: &libc::sigset_t) {
+    // SAFETY: unblocks the set in this thread; the signals take their default action.
+    unsafe { libc::pthread_sigmask(libc::SIG_UNBLOCK, set, std::ptr::null_mut()) };
 }
 
 #[cfg(test)]

@@ -34,7 +34,21 @@ fn body<T: DeserializeOwned>(bytes: &[u8]) -> ApiResult<T> {
     if first.is_some_and(|b| *b != b'{') {
         return Err(ApiError::bad("request body: expected a JSON object ({...})"));
     }
-    serde_json::from_slice(bytes).map_err(|e| ApiError::bad(format!("request body: {e}")))
+    let mut reader = serde_json::Deserializer::from_slice(bytes);
+    let value = serde_path_to_error::deserialize(&mut reader).map_err(|e| {
+        // The path serde had reached names the field at fault (`scenario.flows[0].count`
+        // for a number too large for a double), which serde_json's own message does not.
+        let field = e.path().to_string();
+        let message = e.inner().to_string();
+        // "." is the body itself; "?" a place serde could not name (a key that is no string).
+        if field == "." || field.contains('?') {
+            return ApiError::bad(format!("request body: {message}"));
+        }
+        ApiError::field(&field, &message)
+            .with("error", Value::String(format!("request body: {field}: {message}")))
+    })?;
+    reader.end().map_err(|e| ApiError::bad(format!("request body: {e}")))?;
+    Ok(value)
 }
 
 /// Runs blocking work (file system, kernel, result writing) off the async threads.
