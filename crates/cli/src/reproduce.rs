@@ -168,18 +168,10 @@ fn write_report(
         page(html, items, quick, testbed).as_bytes(),
     )?;
     crate::format::out(&summary_table(items, testbed));
-    let count = |v: &str| items.iter().filter(|i| i.verdict == v).count();
     crate::format::outln(&format!(
-        "reproduce{}: {} items: {} agree, {} roughly, {} differ ({}), {} not run; {} of {} with an interval keep their verdict across it ({} more have runs that all gave one value); {} s wall; {}",
+        "reproduce{}: {} ({} more have runs that all gave one value); {} s wall; {}",
         if quick { " --quick (short runs, not the full verdicts)" } else { "" },
-        items.len(),
-        count("agrees"),
-        count("roughly"),
-        count("differs"),
-        kinds_text(items),
-        count("not run"),
-        settled_unsettled(items).0,
-        settled_unsettled(items).0 + settled_unsettled(items).1,
+        tally_text(items),
         runs_alike(items),
         num(wall, 1),
         out.join("reproduce.html").display()
@@ -981,6 +973,23 @@ fn settled_unsettled(items: &[Item]) -> (usize, usize) {
     (settled, spans.count() - settled)
 }
 
+/// "N items: a agree, r roughly, d differ (by kind), n not run; s of the t with an
+/// interval keep their verdict across it", as the terminal and the page both say it.
+fn tally_text(items: &[Item]) -> String {
+    let count = |v: &str| items.iter().filter(|i| i.verdict == v).count();
+    let (settled, unsettled) = settled_unsettled(items);
+    format!(
+        "{} items: {} agree, {} roughly, {} differ ({}), {} not run; {settled} of the {} with an interval keep their verdict across it",
+        items.len(),
+        count("agrees"),
+        count("roughly"),
+        count("differs"),
+        kinds_text(items),
+        count("not run"),
+        settled + unsettled,
+    )
+}
+
 /// How many items have several runs that all gave one value (no spread to judge).
 fn runs_alike(items: &[Item]) -> usize {
     items.iter().filter(|i| i.ci95 == Some(0.0) && i.ci95_verdicts.is_none()).count()
@@ -1244,23 +1253,15 @@ fn curve_lines(
 }
 
 fn page(body: &str, items: &[Item], quick: bool, testbed: bool) -> String {
-    let count = |v: &str| items.iter().filter(|i| i.verdict == v).count();
     let body = if testbed {
         format!("<p>The testbed column: each point run once on real kernel TCP through the emulator, judged by the same rule; skipped where the testbed cannot run the scenario (the reason is given).</p>\n{body}")
     } else {
         body.to_string()
     };
     format!(
-        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab reproduce</title>\n<style>body{{font-family:sans-serif;margin:2em;max-width:1000px}}table{{border-collapse:collapse;margin:1em 0}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}}.agrees{{color:#070}}.roughly{{color:#a60}}.differs{{color:#b00}}</style></head><body>\n<h1>cclab reproduce{}</h1>\n<p>{} items: {} agree, {} roughly, {} differ ({}), {} not run; {} of the {} with an interval keep their verdict across it (where not, the table says which verdicts it spans); {} more have runs that all gave one value. Paper values dashed, cclab's solid with 95% confidence intervals over seeds (none for one run).</p>\n{body}</body></html>\n",
+        "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab reproduce</title>\n<style>body{{font-family:sans-serif;margin:2em;max-width:1000px}}table{{border-collapse:collapse;margin:1em 0}}td,th{{padding:2px 8px;border-bottom:1px solid #ddd;text-align:left;vertical-align:top}}.agrees{{color:#070}}.roughly{{color:#a60}}.differs{{color:#b00}}</style></head><body>\n<h1>cclab reproduce{}</h1>\n<p>{} (where not, the table says which verdicts it spans); {} more have runs that all gave one value. Paper values dashed, cclab's solid with 95% confidence intervals over seeds (none for one run).</p>\n{body}</body></html>\n",
         if quick { " (--quick: short runs, not the full verdicts)" } else { "" },
-        items.len(),
-        count("agrees"),
-        count("roughly"),
-        count("differs"),
-        kinds_text(items),
-        count("not run"),
-        settled_unsettled(items).0,
-        settled_unsettled(items).0 + settled_unsettled(items).1,
+        tally_text(items),
         runs_alike(items)
     )
 }
