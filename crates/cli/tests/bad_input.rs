@@ -163,10 +163,15 @@ fn absurd_values_are_refused_before_anything_is_allocated() {
     has_all(&e, &["scen.toml:1:", "duration", "out of range; allowed: 1ms to 1000000s"]);
     let e = error_of(&edit(9, "rtt = \"1000s\""), &[]);
     has_all(&e, &["scen.toml:9:", "flows[0].rtt", "\"1000s\"", "allowed: 1us to 100s"]);
+    // A queue that large would take more memory than the machine has before it filled.
+    let e = error_of(&edit(6, "buffer = \"100000000pkt\""), &[]);
+    has_all(&e, &["bottleneck.buffer = \"100000000pkt\"", "allowed: 1 to 10000000 packets"]);
+    let e = error_of(&edit(6, "buffer = \"100GB\""), &[]);
+    has_all(&e, &["bottleneck.buffer", "allowed: 1500 to 15000000000 bytes"]);
     let e = error_of(&edit(6, "buffer = \"0pkt\""), &[]);
     has_all(
         &e,
-        &["scen.toml:6:", "bottleneck.buffer = \"0pkt\"", "allowed: 1 to 100000000 packets"],
+        &["scen.toml:6:", "bottleneck.buffer = \"0pkt\"", "allowed: 1 to 10000000 packets"],
     );
     // Time series that would not fit on disk: 100,001 flows sampled every 10 ms for 2 s
     // (201 instants each, 0 s to 2 s).
@@ -456,6 +461,31 @@ fn queue_loss_and_cross_traffic_options() {
         &e,
         &["scen.toml:16:", "cross[0].packet_size = \"10000B\"", "allowed: 28 to 9000 bytes"],
     );
+    // Each source within the limit, together far beyond it: each packet is an event, so
+    // the run would take hours per simulated second.
+    let e = error_of(&cross("kind = \"cbr\"\nrate = \"1000Gbps\"\ncount = 3"), &[]);
+    has_all(
+        &e,
+        &[
+            "cross = 3000Gbps in all from the forward sources",
+            "allowed: their rates add up to at most 1000Gbps in each direction",
+        ],
+    );
+    // A trace whose mean is beyond the fastest link (every line one 1500-byte packet).
+    let dir = TempDir::new("dense-trace");
+    dir.write("dense.trace", &"1\n".repeat(100_000));
+    dir.write("scen.toml", &edit(4, "trace = \"dense.trace\""));
+    let o = run_in(dir.path(), &["run", "scen.toml", "--out", "out"]);
+    let err = stderr(&o);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    has_all(
+        &err,
+        &[
+            "bottleneck.trace",
+            "its mean rate, 1200Gbps, is out of range; allowed: at most 1000Gbps",
+        ],
+    );
+    assert!(!dir.path().join("out").exists());
 }
 
 #[test]

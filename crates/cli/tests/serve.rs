@@ -438,6 +438,13 @@ fn traces_are_named_only_from_the_ready_folders_or_uploads() {
     assert!(s.results.path().join(".traces/mine.trace").is_file());
     let (st, v) = s.post_text("/api/scenarios/check", &with("mine.trace"));
     assert_eq!(st, 200, "{v}");
+    // A trace is held to the live runs' rate limit by its mean, as a constant rate is.
+    let dense = "1\n".repeat(1000); // 1,000 packets a millisecond: 12 Gbit/s
+    let (st, v) = s.call("POST", "/api/traces?name=dense.trace", &[], dense.as_bytes());
+    assert!(st == 200 && v["mean_rate_bps"] == 12_000_000_000u64, "{v}");
+    let (st, v) = s.post_text("/api/scenarios/check", &with("dense.trace"));
+    let e = v["error"].as_str().unwrap_or_default();
+    assert!(st == 400 && e.contains("bottleneck.trace = a mean of 12Gbps"), "{v}");
     for (q, body, status, needle) in [
         ("name=mine.trace", "1\n", 409, "exists"),
         ("name=../x.trace", "1\n", 400, "name: \"../x.trace\""),

@@ -34,10 +34,13 @@ pub const MAX_RTT: Duration = Duration::from_secs(100);
 /// Slowest and fastest bottleneck or UDP source.
 pub const MIN_RATE: Rate = Rate(1_000);
 pub const MAX_RATE: Rate = Rate(1_000_000_000_000);
-/// Largest buffer in packets.
-pub const MAX_BUFFER_PACKETS: u64 = 100_000_000;
-/// Smallest (one full packet) and largest buffer in bytes.
-pub const BUFFER_BYTES: (u64, u64) = (1500, 1_000_000_000_000);
+/// Largest buffer in packets. A queued packet costs the simulator up to about 100 bytes
+/// (its record, and the ring's room to grow), so a full queue of this many takes about
+/// 1 GB; a hundred million, the limit before, aborted a run out of memory.
+pub const MAX_BUFFER_PACKETS: u64 = 10_000_000;
+/// Smallest (one full packet) and largest buffer in bytes (as many 1500-byte packets as
+/// [`MAX_BUFFER_PACKETS`]).
+pub const BUFFER_BYTES: (u64, u64) = (1500, 15_000_000_000);
 /// Largest finite transfer.
 pub const MAX_FLOW_BYTES: u64 = 1_000_000_000_000_000;
 /// Segment sizes (cclab_cc::tcp_limits, the one table of TCP-level limits).
@@ -129,6 +132,26 @@ pub(crate) fn check_network(cfg: &SimConfig) -> Result<(), SimError> {
     for (i, c) in cfg.cross.iter().enumerate() {
         c.check(&cfg.bottleneck).map_err(|e| e.within(&format!("cross[{i}]")))?;
     }
+    check_cross_total(&cfg.cross)
+}
+
+/// The sources of one direction together send at most [`MAX_RATE`], as one source may:
+/// each packet is an event, and a thousand sources at the limit each would take the
+/// simulator hours per simulated second.
+fn check_cross_total(cross: &[CrossConfig]) -> Result<(), SimError> {
+    for dir in [Direction::Forward, Direction::Reverse] {
+        let total: u128 =
+            cross.iter().filter(|c| c.direction == dir).map(|c| c.rate.0 as u128).sum();
+        if total > MAX_RATE.0 as u128 {
+            let shown = Rate(total.min(u64::MAX as u128) as u64);
+            let which = if dir == Direction::Forward { "forward" } else { "reverse" };
+            return Err(out_of_range(
+                "cross",
+                format!("{shown} in all from the {which} sources"),
+                format!("their rates add up to at most {MAX_RATE} in each direction"),
+            ));
+        }
+    }
     Ok(())
 }
 
@@ -146,6 +169,12 @@ impl LinkConfig {
             LinkRate::Constant(r) => rate_in("rate", *r)?,
             LinkRate::Trace(t) if t.opportunities_ms.is_empty() || t.period_ms == 0 => {
                 return Err(SimError::new("trace", "", "the trace has no delivery opportunities"))
+            }
+            LinkRate::Trace(t) if t.mean_rate() > MAX_RATE => {
+                let mean = t.mean_rate();
+                let why =
+                    format!("its mean rate, {mean}, is out of range; allowed: at most {MAX_RATE}");
+                return Err(SimError::new("trace", mean.to_string(), why));
             }
             LinkRate::Trace(_) => {}
         }

@@ -122,7 +122,7 @@ fn bad_configurations_are_refused_with_the_field_value_and_allowed_range() {
         (
             Box::new(|c| c.bottleneck.buffer = Buffer::Packets(0)),
             "bottleneck.buffer",
-            "allowed: 1 to 100000000 packets",
+            "allowed: 1 to 10000000 packets",
         ),
         (
             Box::new(|c| c.bottleneck.rate = LinkRate::Constant(Rate(0))),

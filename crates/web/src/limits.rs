@@ -104,10 +104,15 @@ impl Limits {
                 self.max_duration.to_string(),
             ));
         }
-        if let LinkRate::Constant(r) = cfg.bottleneck.rate {
-            if r > self.max_rate {
+        match &cfg.bottleneck.rate {
+            LinkRate::Constant(r) if *r > self.max_rate => {
                 return Err(refuse("bottleneck.rate", r.to_string(), self.max_rate.to_string()));
             }
+            LinkRate::Trace(t) if t.mean_rate() > self.max_rate => {
+                let value = format!("a mean of {}", t.mean_rate());
+                return Err(refuse("bottleneck.trace", value, self.max_rate.to_string()));
+            }
+            _ => {}
         }
         if let Some(r) = cfg.bottleneck.reverse_rate.filter(|r| *r > self.max_rate) {
             let limit = self.max_rate.to_string();
