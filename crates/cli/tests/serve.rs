@@ -230,6 +230,34 @@ fn tuner(duration: &str) -> String {
 
 const SMALL: &str = "duration = \"2s\"\n[bottleneck]\nrate = \"10Mbps\"\ndelay = \"10ms\"\n[[flows]]\ncc = \"cubic\"\nrtt = \"40ms\"\n[[flows]]\ncc = \"reno\"\nrtt = \"40ms\"\n";
 
+/// The CPU time (user + system, in clock ticks) the process `pid` has used so far.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // Fields after the command name (which may hold spaces) in parentheses: utime and
+    // stime are the 12th and 13th.
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = after.split(' ').collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+/// A run at real time waits for the clock between its steps: a small scenario costs the
+/// server a few percent of a core, not all of it (it did: steps of the microseconds the
+/// clock had moved, one after the other).
+#[test]
+fn a_real_time_run_sleeps_between_its_steps() {
+    let s = Server::start(&[]);
+    let id = s.run(&SMALL.replace("duration = \"2s\"", "duration = \"60s\""), "realtime");
+    s.wait_state(id, "running", 10);
+    let pid = s.child.id();
+    let (ticks, started) = (cpu_ticks(pid), Instant::now());
+    std::thread::sleep(Duration::from_secs(2));
+    let used = (cpu_ticks(pid) - ticks) as f64 / 100.0; // USER_HZ is 100 on Linux
+    let share = used / started.elapsed().as_secs_f64();
+    assert!(share < 0.3, "the server used {:.0}% of a core for a real-time run", share * 100.0);
+    let (st, _) = s.post(&format!("/api/runs/{id}/control"), &json!({ "action": "stop" }));
+    assert_eq!(st, 200);
+}
+
 #[test]
 fn algorithms_and_scenarios_are_listed() {
     let s = Server::start(&[]);

@@ -292,14 +292,19 @@ impl Runner {
             let now = self.sim.now().as_nanos();
             let target = match self.speed {
                 Speed::Max => now + self.step_ns,
+                // Less than a tick of simulated time behind the clock: sleep a tick. Steps
+                // of the few microseconds the clock moves between two of them kept a core
+                // busy at any speed.
+                Speed::Times(f)
+                    if self.clock.target(f) < now + (f * TICK.as_nanos() as f64) as u64 =>
+                {
+                    if let Some(end) = self.wait(TICK) {
+                        return end;
+                    }
+                    continue;
+                }
                 Speed::Times(f) => self.real_time_target(f, now),
             };
-            if target <= now {
-                if let Some(end) = self.wait(TICK) {
-                    return end;
-                }
-                continue;
-            }
             let started = Instant::now();
             let done = self.sim.run_until(Time(target), &mut Tee(&mut self.dec, &mut self.series));
             self.adapt_step(started.elapsed());
