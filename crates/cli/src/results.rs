@@ -104,7 +104,7 @@ impl Staging {
             _ => PathBuf::from("."),
         };
         crate::out_folder::create_parent(&parent)?;
-        recover_killed_runs(&parent, name, dest);
+        recover_killed_runs(&parent, name);
         // The counter keeps two results of the same name written at once by one process
         // (the lab server saving two runs) out of each other's staging folders.
         static STAGED: AtomicU64 = AtomicU64::new(0);
@@ -171,12 +171,21 @@ pub fn move_into_place(from: &Path, dest: &Path, aside: &Path) -> Result<bool, S
 /// their staging folders `.NAME.partial-PID-N` are removed once process PID is gone, and
 /// earlier results that a killed run had moved aside (`.NAME.partial-PID-N.old`) go back
 /// into place if nothing replaced them, so a kill never loses what was already written.
-fn recover_killed_runs(parent: &Path, name: &str, dest: &Path) {
-    let prefix = format!(".{name}.partial-");
+fn recover_killed_runs(parent: &Path, name: &str) {
+    recover_killed_stagings(parent, Some(name));
+}
+
+/// [`recover_killed_runs`] for the staging of every results folder in `parent` (or only
+/// of `only`): a sweep tidies its `points/` so, since a resumed sweep stages again only
+/// the runs it has still to do, and a run killed while staged may since have been done.
+pub fn recover_killed_stagings(parent: &Path, only: Option<&str>) {
     let Ok(entries) = std::fs::read_dir(parent) else { return };
     for entry in entries.flatten() {
         let file = entry.file_name();
-        let Some(rest) = file.to_str().and_then(|f| f.strip_prefix(&prefix)) else { continue };
+        let Some((name, rest)) = file.to_str().and_then(staging_parts) else { continue };
+        if only.is_some_and(|o| o != name) {
+            continue;
+        }
         let (tag, moved_aside) = match rest.strip_suffix(".old") {
             Some(tag) => (tag, true),
             None => (rest, false),
@@ -186,12 +195,19 @@ fn recover_killed_runs(parent: &Path, name: &str, dest: &Path) {
         if !cclab_units::whole_file::writer_is_gone(pid) {
             continue; // ours, or a run still going
         }
+        let dest = parent.join(name);
         if moved_aside && !dest.exists() {
             let _ = std::fs::rename(entry.path(), dest);
         } else {
             let _ = std::fs::remove_dir_all(entry.path());
         }
     }
+}
+
+/// `.NAME.partial-REST` as (NAME, REST); REST starts with the writer's PID.
+fn staging_parts(file: &str) -> Option<(&str, &str)> {
+    let (name, rest) = file.strip_prefix('.')?.rsplit_once(".partial-")?;
+    Some((name, rest))
 }
 
 impl Drop for Staging {

@@ -134,6 +134,7 @@ pub fn prepare_folder(out: &Path, plan: &Plan) -> Result<Earlier, String> {
     let points = out.join("points");
     std::fs::create_dir_all(&points)
         .map_err(|e| format!("cannot create {}: {e}", points.display()))?;
+    crate::results::recover_killed_stagings(&points, None);
     let mut earlier = Earlier::default();
     for run in &plan.runs {
         match state(&points, run) {

@@ -173,6 +173,9 @@ fn a_sweep_killed_midway_resumes_with_nothing_lost_and_nothing_run_twice() {
     assert!(before.len() >= 2 && before.len() < 8, "killed too late: {before:?}");
     let perf_before: Vec<String> =
         before.iter().map(|k| read(&points.join(format!("{k}/perf.json")))).collect();
+    // What a run killed while staged leaves, for a run that is done by now (the PID is
+    // beyond Linux's largest, so its writer is gone): the resume removes it too.
+    std::fs::create_dir(points.join(format!(".{}.partial-4194305-9", before[0]))).unwrap();
 
     let out = run_ok(dir.path(), &["run", "s.toml", "--out", "res", "--jobs", "2"]);
     let now = 8 - before.len();
