@@ -29,7 +29,7 @@ pub struct Args {
     #[arg(long = "set", value_name = "FIELD=VALUE", value_parser = field_equals_value)]
     pub set: Vec<String>,
     /// Sweeps: runs at once [default: the number of cores].
-    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    #[arg(long, allow_hyphen_values = true, value_parser = whole_in::<1, 1024>)]
     pub jobs: Option<u64>,
     /// Time series (flows, queue): csv, parquet, none, or auto (Parquet above 2,000,000
     /// flow samples).
@@ -57,13 +57,20 @@ fn field_equals_value(text: &str) -> Result<String, String> {
 }
 
 /// `--seed` (and `fidelity --sim-seed`): a scenario's seed range, 0 to
-/// [`cclab_scenario::MAX_SEED`]; "-3" reaches this check rather than being taken for a flag.
+/// [`cclab_scenario::MAX_SEED`].
 pub fn seed_value(text: &str) -> Result<u64, String> {
-    let max = cclab_scenario::MAX_SEED;
+    whole_in::<0, { cclab_scenario::MAX_SEED }>(text)
+}
+
+/// A whole-number flag from LO to HI, refused with that range whatever is wrong with it
+/// ("-1", "abc", 2^70), where clap's own parsers name no range. Flags that take it set
+/// `allow_hyphen_values`, so that "-1" reaches this check rather than being taken for a
+/// flag.
+pub fn whole_in<const LO: u64, const HI: u64>(text: &str) -> Result<u64, String> {
     text.parse::<u64>()
         .ok()
-        .filter(|s| *s <= max)
-        .ok_or_else(|| format!("expected a whole number from 0 to {max}"))
+        .filter(|n| (LO..=HI).contains(n))
+        .ok_or_else(|| format!("expected a whole number from {LO} to {HI}"))
 }
 
 /// The `--set` overrides, then `--seed` as one more.

@@ -2,6 +2,7 @@
 //! it, so a run saved from the page is the folder `cclab run` writes for its scenario and
 //! a comparison is what `cclab compare` writes.
 
+use crate::run::whole_in;
 use cclab_scenario::metrics::RunMetrics;
 use cclab_scenario::Scenario;
 use cclab_sim::Report;
@@ -13,7 +14,7 @@ use std::sync::Arc;
 #[derive(clap::Args)]
 pub struct Args {
     /// Port to listen on (0 picks a free one).
-    #[arg(long, default_value_t = 7878)]
+    #[arg(long, default_value_t = 7878, allow_hyphen_values = true, value_parser = port_value)]
     pub port: u16,
     /// Address to listen on. Anything but a loopback address exposes the lab to the
     /// network; to use it from another machine, forward the port over SSH instead.
@@ -31,11 +32,16 @@ pub struct Args {
     pub scenarios: Option<PathBuf>,
     /// Stop a run nobody has watched for this many seconds (unless it is to be saved):
     /// 1 to 86400 (a day).
-    #[arg(long, default_value_t = 15, value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    #[arg(long, default_value_t = 15, allow_hyphen_values = true, value_parser = whole_in::<1, 86_400>)]
     pub idle_stop: u64,
     /// Runs going at once.
-    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u64).range(1..=MAX_RUNS))]
+    #[arg(long, default_value_t = 4, allow_hyphen_values = true, value_parser = whole_in::<1, MAX_RUNS>)]
     pub max_runs: u64,
+}
+
+/// `--port`: 0 to 65535.
+fn port_value(text: &str) -> Result<u16, String> {
+    whole_in::<0, 65_535>(text).map(|p| p as u16)
 }
 
 /// `--max-runs` at most: the runs the lab keeps in memory, so that a new run never has to

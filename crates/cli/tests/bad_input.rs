@@ -557,6 +557,39 @@ fn bad_overrides_name_the_field() {
     has_all(&e, &["flows[0].rtt", "at least 2 x bottleneck.delay"]);
 }
 
+/// A whole-number flag out of range, negative or not a number at all says its range
+/// (clap took "-1" for an unknown flag, and said "invalid digit" of "abc").
+#[test]
+fn whole_number_flags_name_their_range() {
+    let dir = TempDir::new("bad-flags");
+    for (args, want) in [
+        (
+            &["run", "--jobs", "-1"][..],
+            "'-1' for '--jobs <JOBS>': expected a whole number from 1 to 1024",
+        ),
+        (&["run", "--jobs", "99999999999999999999"], "expected a whole number from 1 to 1024"),
+        (
+            &["reproduce", "--jobs", "0"],
+            "'0' for '--jobs <JOBS>': expected a whole number from 1 to 1024",
+        ),
+        (
+            &["serve", "--port", "-1"],
+            "'-1' for '--port <PORT>': expected a whole number from 0 to 65535",
+        ),
+        (&["serve", "--port", "abc"], "expected a whole number from 0 to 65535"),
+        (
+            &["serve", "--max-runs", "-1"],
+            "'--max-runs <MAX_RUNS>': expected a whole number from 1 to",
+        ),
+        (&["serve", "--idle-stop", "1e9"], "expected a whole number from 1 to 86400"),
+        (&["fidelity", "--runs", "21"], "'--runs <RUNS>': expected a whole number from 1 to 20"),
+    ] {
+        let o = run_in(dir.path(), args);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", stderr(&o));
+        has_all(&stderr(&o), &[want]);
+    }
+}
+
 #[test]
 fn unreadable_files() {
     let dir = TempDir::new("unreadable");
