@@ -211,6 +211,12 @@ pub fn load_all(dir: &Path, ids: &[String]) -> Result<Vec<Expected>, String> {
         .filter(|p| p.to_str().is_some_and(|s| s.ends_with(".expected.toml")))
         .collect();
     files.sort();
+    if files.is_empty() {
+        return Err(format!(
+            "--seeds {}: the folder holds no <id>.expected.toml, so there is nothing to reproduce (the seeds' folder is scenarios/seeds)",
+            dir.display()
+        ));
+    }
     let mut out = Vec::new();
     let mut known = Vec::new();
     for f in files {
@@ -297,9 +303,20 @@ impl Reader<'_> {
     fn num(&self, n: &Node, what: &str) -> Result<f64, String> {
         match n.val {
             Val::Int(i) => Ok(i as f64),
-            Val::Float(x) => Ok(x),
+            Val::Float(x) if x.is_finite() => Ok(x),
+            Val::Float(x) => Err(self.err(n, &format!("{what} = {x}; allowed: a finite number"))),
             _ => Err(self.err(n, &format!("{what} must be a number, found {}", n.val.kind()))),
         }
+    }
+
+    /// A number above zero (a scale) or at least zero (a tolerance).
+    fn positive(&self, n: &Node, what: &str, zero_allowed: bool) -> Result<f64, String> {
+        let x = self.num(n, what)?;
+        if x > 0.0 || (zero_allowed && x == 0.0) {
+            return Ok(x);
+        }
+        let allowed = if zero_allowed { "a number of 0 or more" } else { "a number above 0" };
+        Err(self.err(n, &format!("{what} = {x}; allowed: {allowed}")))
     }
 
     /// `where = { field = value }`: values as the sweep labels them (strings as written,
@@ -343,7 +360,7 @@ impl Reader<'_> {
             }
         };
         let scale = match t.get("scale") {
-            Some(n) => self.num(n, "scale")?,
+            Some(n) => self.positive(n, "scale", false)?,
             None => base.map_or(1.0, |b| b.scale),
         };
         Ok(ValueSpec {
@@ -386,7 +403,11 @@ impl Reader<'_> {
                     )
                 }
             };
-            let margin = t.get("margin").map(|m| self.num(m, "margin")).transpose()?.unwrap_or(0.1);
+            let margin = t
+                .get("margin")
+                .map(|m| self.positive(m, "margin", true))
+                .transpose()?
+                .unwrap_or(0.1);
             return Ok(Some(Rule::Claim { op, bound, margin }));
         }
         let Some(r) = t.get("rule") else { return Ok(base.cloned()) };
@@ -395,9 +416,13 @@ impl Reader<'_> {
         let get = |k: &str| {
             r.get(k)
                 .ok_or_else(|| self.err(r, &format!("rule needs {k}")))
-                .and_then(|n| self.num(n, k))
+                .and_then(|n| self.positive(n, k, true))
         };
         let (agree, roughly) = (get("agree")?, get("roughly")?);
+        if agree > roughly {
+            let msg = format!("rule agree = {agree} is wider than roughly = {roughly}; allowed: agree at most roughly (\"roughly\" is the wider band)");
+            return Err(self.err(r, &msg));
+        }
         match kind.as_str() {
             "absolute" => Ok(Some(Rule::Absolute { agree, roughly })),
             "relative" => Ok(Some(Rule::Relative { agree, roughly })),
@@ -517,7 +542,9 @@ fn load(path: &Path) -> Result<Expected, String> {
 fn figure(r: &Reader, f: &Node) -> Result<Figure, String> {
     r.only(f, "a [[figure]]", &[keys::FIGURE, keys::VALUE, keys::JUDGED])?;
     let base_select = r.select(f)?;
-    let base_value = r.value(f, None).ok();
+    // The figure's value, which its series take unless they name their own; an error in
+    // it (a bad agg or scale) is the figure's, not a missing value in every series.
+    let base_value = f.get("value").map(|_| r.value(f, None)).transpose()?;
     let base_rule = r.rule(
         f,
         None,
@@ -671,6 +698,26 @@ rule = { kind = "relative", agree = 0.1, roughly = 0.2 }
         ] {
             let Err(err) = load_text(&good.replace(from, to)) else { panic!("{to} taken") };
             assert!(err.contains(&format!(":{line}: {what}; allowed: ")), "{err}");
+        }
+        // Values that would judge nothing sensibly: a paper value that is no number, a
+        // tolerance narrower for "roughly" than for "agrees", a negative scale or margin.
+        for (from, to, want) in [
+            ("paper = 0.9", "paper = nan", ":16: paper = NaN; allowed: a finite number"),
+            (
+                "agree = 0.1, roughly = 0.2",
+                "agree = 0.9, roughly = 0.2",
+                ":17: rule agree = 0.9 is wider than roughly = 0.2",
+            ),
+            ("agree = 0.1", "agree = -0.1", ":17: agree = -0.1; allowed: a number of 0 or more"),
+            ("margin = 0.25", "margin = -1", ":13: margin = -1; allowed: a number of 0 or more"),
+            (
+                "value = \"link.utilization\"",
+                "value = \"link.utilization\"\nscale = -1",
+                ":10: scale = -1; allowed: a number above 0",
+            ),
+        ] {
+            let Err(err) = load_text(&good.replace(from, to)) else { panic!("{to} taken") };
+            assert!(err.contains(want), "{to}: {err}");
         }
         let _ = std::fs::remove_file(&path);
     }

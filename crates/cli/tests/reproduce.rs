@@ -189,6 +189,22 @@ fn reproduce_refuses_an_unknown_seed() {
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("no expected values for seed \"999\""), "{}", stderr(&o));
     assert!(stderr(&o).contains("allowed: 000, 001, 002, 003, 004"), "{}", stderr(&o));
+    // A folder of no seeds is refused, and an earlier report in --out is left as it was
+    // (it was replaced by one of no items).
+    std::fs::create_dir_all(dir.path().join("empty")).unwrap();
+    dir.write("rep/reproduce.json", "earlier");
+    let o = cclab()
+        .current_dir(dir.path())
+        .args(["reproduce", "--quick", "--seeds", "empty", "--out", "rep"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("--seeds empty: the folder holds no <id>.expected.toml"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(std::fs::read_to_string(dir.path().join("rep/reproduce.json")).unwrap(), "earlier");
 }
 
 /// `cclab reproduce --out rep --seeds .` in `dir`, which holds a seed made for a test.
@@ -490,7 +506,6 @@ fn an_interrupted_reproduce_testbed_cleans_up_in_both_parts() {
         "duration = \"900s\"\n[bottleneck]\nrate = \"1Gbps\"",
     );
     assert!(long.contains("900s"), "{long}");
-    std::fs::create_dir(dir.path().join("long")).unwrap();
     dir.write("long/902-long.toml", &long);
     dir.write(
         "long/902.expected.toml",

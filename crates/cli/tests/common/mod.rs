@@ -80,8 +80,10 @@ impl TempDir {
     pub fn path(&self) -> &Path {
         &self.0
     }
+    /// Writes `name` (a path below the folder; its folders are made) with `text`.
     pub fn write(&self, name: &str, text: &str) -> PathBuf {
         let p = self.0.join(name);
+        std::fs::create_dir_all(p.parent().unwrap()).expect("make the test file's folder");
         std::fs::write(&p, text).expect("write test file");
         p
     }
