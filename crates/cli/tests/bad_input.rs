@@ -283,6 +283,12 @@ fn missing_trace_file_is_named_relative_to_the_scenario() {
             "relative to the scenario file",
         ],
     );
+    // An absolute path is read as written, and the error says nothing of relative paths.
+    let absent = dir.path().join("absent.trace");
+    dir.write("abs.toml", &edit(4, &format!("trace = {:?}", absent.display().to_string())));
+    let e = stderr(&run_in(dir.path(), &["run", "abs.toml", "--out", "out"]));
+    has_all(&e, &["abs.toml:4:", "cannot read trace file"]);
+    assert!(!e.contains("relative"), "{e}");
     // And a trace that exists next to the scenario is found from any working directory.
     std::fs::create_dir(dir.path().join("sub/links")).unwrap();
     dir.write("sub/links/nothere.trace", "1\n");
@@ -519,6 +525,14 @@ fn reverse_traffic_options() {
 fn names_must_be_safe_folder_names() {
     let e = error_of(&format!("name = \"../../etc\"\n{BASE}"), &[]);
     has_all(&e, &["scen.toml:1:", "name", "\"../../etc\"", "letters, digits"]);
+    // A flow's name may be any text but control characters, which would break the
+    // terminal's table (an escape sequence could clear the screen).
+    let e = error_of(&edit(9, "rtt = \"100ms\"\nname = \"a\\u001b[2Jb\""), &[]);
+    has_all(&e, &["scen.toml:10:", "flows[0].name", "none of them a control character"]);
+    let dir = TempDir::new("flow-name");
+    dir.write("scen.toml", &edit(9, "rtt = \"100ms\"\nname = \"débit à 40 ms\""));
+    let o = run_in(dir.path(), &["run", "scen.toml", "--out", "out"]);
+    assert!(o.status.success(), "{}", stderr(&o));
 }
 
 #[test]

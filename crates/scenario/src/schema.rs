@@ -390,6 +390,16 @@ fn check_name(s: &str) -> Result<(), String> {
     }
 }
 
+/// A flow's name goes into the terminal's tables, the CSV files and the plots' legends:
+/// any text but control characters (a newline or an escape sequence would break the
+/// table or the terminal), and short enough for a legend.
+fn check_flow_name(s: &str) -> Result<(), String> {
+    if s.chars().count() <= 100 && !s.chars().any(char::is_control) {
+        return Ok(());
+    }
+    Err("allowed: up to 100 characters, none of them a control character (a newline, a tab, an escape)".to_string())
+}
+
 fn flow_entry<'a>(
     ctx: &Ctx,
     path: &str,
@@ -421,7 +431,13 @@ fn flow_entry<'a>(
 
     let params = algorithm_params(&f, info)?;
     let tcp = tcp_settings(&f)?;
-    let name = f.string("name")?.map(|(_, s)| s).unwrap_or_default();
+    let name = match f.string("name")? {
+        Some((n, s)) => {
+            check_flow_name(&s).map_err(|m| ctx.bad(n, &f.field("name"), m))?;
+            s
+        }
+        None => String::new(),
+    };
     let transport = match f.string("transport")? {
         None => Transport::default(),
         Some((_, t)) if t == "kernel" => Transport::Kernel,
@@ -608,14 +624,15 @@ fn load_trace(ctx: &Ctx, n: &Node, path: &str) -> Result<Trace, ScenarioError> {
         _ => Path::new(path).to_path_buf(),
     };
     let text = std::fs::read_to_string(&full).map_err(|e| {
+        let relative_to = match ctx.base_dir {
+            _ if Path::new(path).is_absolute() => String::new(),
+            Some(_) => "; the path is relative to the scenario file".to_string(),
+            None => "; the path is relative to the current folder".to_string(),
+        };
         ctx.bad(
             n,
             "bottleneck.trace",
-            format!(
-                "cannot read trace file {} ({e}); the path is relative to {}",
-                full.display(),
-                if ctx.base_dir.is_some() { "the scenario file" } else { "the current folder" }
-            ),
+            format!("cannot read trace file {} ({e}){relative_to}", full.display()),
         )
     })?;
     Trace::parse(&text).map_err(|e| {

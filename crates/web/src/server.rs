@@ -240,6 +240,12 @@ fn limit_malloc_arenas() {
 /// the port is bound.
 pub fn serve(cfg: Config, ready: impl FnOnce(&str)) -> Result<(), String> {
     limit_malloc_arenas();
+    if cfg.results.exists() && !cfg.results.is_dir() {
+        return Err(format!(
+            "--results {}: a file, not a folder; allowed: a folder (made if missing)",
+            cfg.results.display()
+        ));
+    }
     std::fs::create_dir_all(&cfg.results)
         .map_err(|e| format!("cannot create the results folder {}: {e}", cfg.results.display()))?;
     let rt = tokio::runtime::Builder::new_multi_thread()
