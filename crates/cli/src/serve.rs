@@ -84,9 +84,14 @@ pub fn main(args: Args) -> Result<(), String> {
         let what = if dir.exists() { "not a folder" } else { "does not exist" };
         return Err(format!("--scenarios {}: {what} (the ready scenarios' folder, e.g. scenarios/ of the repository)", dir.display()));
     }
-    let scenarios = args.scenarios.clone().or_else(|| cclab_web::catalog::find_beside("scenarios"));
+    // Here, above here or beside the binary, else where this source was built (as
+    // `cclab reproduce` finds the seeds).
+    let scenarios = args.scenarios.clone().or_else(|| {
+        cclab_web::catalog::find_beside("scenarios")
+            .or_else(|| crate::reproduce::repo_folder(None, "scenarios", "--scenarios").ok())
+    });
     if scenarios.is_none() {
-        eprintln!("note: no scenarios/ folder here, above here or beside the binary, so the page's list of ready scenarios is empty (give --scenarios DIR, e.g. the repository's scenarios/)");
+        eprintln!("note: no scenarios/ folder here, above here, beside the binary or where it was built, so the page's list of ready scenarios is empty (give --scenarios DIR, e.g. the repository's scenarios/)");
     }
     let mut trace_dirs: Vec<PathBuf> = scenarios.iter().map(|s| s.join("traces")).collect();
     trace_dirs.extend(cclab_web::catalog::find_beside("shared/traces"));
