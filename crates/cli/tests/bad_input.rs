@@ -565,6 +565,10 @@ fn bad_overrides_name_the_field() {
     has_all(&e, &["--set: \"=5\" names no field before '='"]);
     let e = error_of(BASE, &["--set", "flows=[]"]);
     has_all(&e, &["flows = []: the list is empty", "at least one [[flows]]"]);
+    // Text that opens a table must close it: taken for a word, it was refused as an
+    // unknown queue discipline.
+    let e = error_of(BASE, &["--set", "bottleneck.qdisc={kind=\"red\",max_p=0.2"]);
+    has_all(&e, &["bottleneck.qdisc", "not a whole TOML value (unclosed inline table"]);
     let e = error_of(BASE, &["--set", "bottleneck.rate=fast"]);
     has_all(&e, &["bottleneck.rate = fast", "units: bps"]);
     let e = error_of(BASE, &["--set", "flows[0].rtt=10ms"]);

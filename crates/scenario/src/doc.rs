@@ -195,14 +195,19 @@ pub fn parse_path(path: &str) -> Result<Vec<Step>, String> {
 
 /// Reads the VALUE of `--set FIELD=VALUE`: a TOML value if it parses as one (`0.5`,
 /// `true`, `"x"`, `{ kind = "red" }`), otherwise the text itself as a string, so that
-/// `--set bottleneck.rate=20Mbps` needs no quotes.
-pub fn parse_override_value(text: &str) -> Node {
+/// `--set bottleneck.rate=20Mbps` needs no quotes. Text that opens a table, a list or a
+/// quoted string is TOML or an error: taken as a word, `{kind="red"` (its brace left
+/// open) was refused as an unknown queue discipline.
+pub fn parse_override_value(text: &str) -> Result<Node, String> {
     let wrapped = format!("v = {text}");
     let val = match parse(&wrapped) {
         Ok(Node { val: Val::Table(mut t), .. }) if t.len() == 1 => t.remove(0).2.val,
+        Err((e, _)) if text.starts_with(['{', '[', '"', '\'']) => {
+            return Err(format!("not a whole TOML value ({e}); a table, a list or a quoted string is written whole, e.g. {{ kind = \"red\" }}"));
+        }
         _ => Val::Str(text.to_string()),
     };
-    Node { val: strip_spans(val), span: None, raw: Some(text.to_string()) }
+    Ok(Node { val: strip_spans(val), span: None, raw: Some(text.to_string()) })
 }
 
 fn strip_spans(v: Val) -> Val {
@@ -335,25 +340,30 @@ mod tests {
         assert!(matches!(root.get("a").unwrap().val, Val::Int(1000)));
         assert!(matches!(root.get("b").unwrap().val, Val::Float(x) if x == 2500.5));
         assert_eq!(root.get("c").unwrap().val.kind(), "an integer beyond 64 bits");
-        assert_eq!(parse_override_value("2_000ms").val.kind(), "an unquoted word");
-        assert_eq!(parse_override_value("1979-05-27").val.kind(), "a date-time");
+        assert_eq!(parse_override_value("2_000ms").unwrap().val.kind(), "an unquoted word");
+        assert_eq!(parse_override_value("1979-05-27").unwrap().val.kind(), "a date-time");
     }
 
     #[test]
     fn an_entry_of_an_array_the_file_lacks_is_refused_as_such() {
         let mut root = parse("[[flows]]\ncc = \"reno\"\n").unwrap();
         let path = parse_path("cross[0].rate").unwrap();
-        let e = set_path(&mut root, &path, parse_override_value("1Mbps"), None).unwrap_err();
+        let e =
+            set_path(&mut root, &path, parse_override_value("1Mbps").unwrap(), None).unwrap_err();
         assert!(e.starts_with("the file has no [[cross]] entries"), "{e}");
         assert!(root.get("cross").is_none(), "nothing was added");
     }
 
     #[test]
     fn override_values_are_toml_or_plain_text() {
-        assert!(matches!(parse_override_value("0.5").val, Val::Float(x) if x == 0.5));
-        assert!(matches!(parse_override_value("true").val, Val::Bool(true)));
-        assert!(matches!(parse_override_value("20Mbps").val, Val::Str(ref s) if s == "20Mbps"));
-        assert!(matches!(parse_override_value("\"red\"").val, Val::Str(ref s) if s == "red"));
+        assert!(matches!(parse_override_value("0.5").unwrap().val, Val::Float(x) if x == 0.5));
+        assert!(matches!(parse_override_value("true").unwrap().val, Val::Bool(true)));
+        assert!(
+            matches!(parse_override_value("20Mbps").unwrap().val, Val::Str(ref s) if s == "20Mbps")
+        );
+        assert!(
+            matches!(parse_override_value("\"red\"").unwrap().val, Val::Str(ref s) if s == "red")
+        );
     }
 
     #[test]
@@ -362,7 +372,7 @@ mod tests {
         set_path(
             &mut root,
             &parse_path("flows[0].params.beta").unwrap(),
-            parse_override_value("0.5"),
+            parse_override_value("0.5").unwrap(),
             None,
         )
         .unwrap();
@@ -373,7 +383,7 @@ mod tests {
         let e = set_path(
             &mut root,
             &parse_path("flows[3].cc").unwrap(),
-            parse_override_value("x"),
+            parse_override_value("x").unwrap(),
             None,
         )
         .unwrap_err();
@@ -381,7 +391,7 @@ mod tests {
         let e = set_path(
             &mut root,
             &parse_path("flows[0].cc.x").unwrap(),
-            parse_override_value("x"),
+            parse_override_value("x").unwrap(),
             None,
         )
         .unwrap_err();

@@ -211,6 +211,6 @@ fn apply_override(root: &mut doc::Node, spec: &str) -> Result<(), (String, Strin
         ));
     }
     let path = doc::parse_path(field).map_err(|m| (field.to_string(), m))?;
-    doc::set_path(root, &path, doc::parse_override_value(value.trim()), None)
-        .map_err(|m| (field.to_string(), m))
+    let value = doc::parse_override_value(value.trim()).map_err(|m| (field.to_string(), m))?;
+    doc::set_path(root, &path, value, None).map_err(|m| (field.to_string(), m))
 }
