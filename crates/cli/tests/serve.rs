@@ -494,6 +494,8 @@ fn live_runs_are_limited_with_the_limit_named() {
             "101 flows in all (count and arrivals expanded): a live run in cclab serve allows at most 100 flows",
         ),
         (SMALL.replace("cc = \"reno\"", "cc = \"reno\"\ncount = 9999"), "at most 100 flows"),
+        // Refused for its flows, not for the time series they would write.
+        (SMALL.replace("cc = \"reno\"", "cc = \"reno\"\ncount = 500000"), "at most 100 flows"),
         (SMALL.replace("duration = \"2s\"", "duration = \"7200s\""), "duration = 7200s"),
         (
             SMALL

@@ -100,13 +100,15 @@ pub fn check(text: &str, file: &str, traces: &Traces, limits: &Limits) -> ApiRes
     let stem = file.strip_suffix(".toml").unwrap_or(file);
     let scenario = cclab_scenario::parse_str(text, file, base_dir, stem, &[])
         .map_err(|e| ApiError::scenario(&e))?;
-    // A saved run writes its time series: refused now, not when it is saved.
-    scenario.check_series_size().map_err(|e| ApiError::scenario(&e))?;
     // The simulator's own checks, worded as `cclab run` words them.
     if let Err(e) = cclab_sim::validate(&scenario.config) {
         return Err(ApiError::sim(&e, Some(file)));
     }
+    // The lab's limits before the time series' size, which follows from them: a million
+    // flows are refused as more than a live run takes, not as too many rows.
     limits.check(&scenario, file)?;
+    // A saved run writes its time series: refused now, not when it is saved.
+    scenario.check_series_size().map_err(|e| ApiError::scenario(&e))?;
     Ok(Checked { scenario, toml: text.to_string(), file: file.to_string(), trace })
 }
 
