@@ -345,7 +345,19 @@ fn axis(
     for item in list {
         values.push(tuple(ctx, &field, &fields, item)?);
     }
-    let labels = values.iter().map(|vs| vs.iter().map(label).collect()).collect();
+    let labels: Vec<Vec<String>> = values.iter().map(|vs| vs.iter().map(label).collect()).collect();
+    // A value listed twice would run the same points twice and show them as one in the
+    // tables; more runs of a point are `seeds = N`.
+    for (i, l) in labels.iter().enumerate() {
+        if labels[..i].contains(l) {
+            return Err(ctx.err(
+                &list[i].span,
+                &field,
+                Some(list[i].show()),
+                "listed twice; each value of a sweep is one point (more runs of a point: seeds = N in [sweep])",
+            ));
+        }
+    }
     Ok(Axis {
         key: fields.join(", "),
         set_path: set_path.to_string(),

@@ -216,6 +216,8 @@ fn bad_values_name_the_line_the_field_the_value_and_the_point() {
     has_all(&e, &["scen.toml:12:", "sweep = {}", "the table is empty", "remove [sweep]"]);
     let e = error("[sweep]\n\"flows[0].rtt\" = []\n");
     has_all(&e, &["scen.toml:13:", "an empty list gives no points"]);
+    let e = error("[sweep]\n\"flows[0].cc\" = [\n  \"cubic\",\n  \"reno\",\n  \"cubic\",\n]\n");
+    has_all(&e, &["scen.toml:16:", "sweep.\"flows[0].cc\" = \"cubic\": listed twice", "seeds = N"]);
     let e = error("[sweep]\n\"flows[0].rtt, flows[1].rtt\" = [[\"20ms\", \"30ms\", \"40ms\"]]\n");
     has_all(&e, &["scen.toml:13:", "2 tied fields take a tuple of 2 values", "this list has 3"]);
     for bad in ["0", "-1", "2.5", "\"3\"", "100000"] {
