@@ -75,7 +75,8 @@ class Scenario:
     def set(self, field: Union[str, Mapping[str, Any]], value: Any = _UNSET) -> "Scenario":
         """Changes one field as ``cclab run --set FIELD=VALUE`` does and returns this
         scenario. A str is read as ``--set`` reads it (TOML if it is valid TOML, else a
-        string, so ``"20Mbps"`` needs no quotes); other values (int, float, bool, list,
+        string, so ``"20Mbps"`` needs no quotes; one that opens a table, a list or a
+        quoted string must be whole TOML, so ``'"[bulk]"'``); other values (int, float, bool, list,
         dict) are written as TOML. ``set({FIELD: VALUE, ...})`` changes several fields
         at once, as several ``--set`` flags do, and checks the scenario once after all
         of them: fields that constrain each other (a flow's RTT and the bottleneck's

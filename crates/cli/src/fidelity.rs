@@ -34,14 +34,14 @@ pub struct Args {
     #[arg(long)]
     pub quick: bool,
     /// Real runs per scenario.
-    #[arg(long, default_value_t = 3, allow_hyphen_values = true, value_parser = crate::run::whole_in::<1, 20>)]
+    #[arg(long, default_value_t = 3, allow_negative_numbers = true, value_parser = crate::run::whole_in::<1, 20>)]
     pub runs: u64,
     /// Repeat a real run up to this many times while the emulator's timing says this
     /// machine disturbed it (more than 1% of its packets released later than a packet
     /// time at the bottleneck, or a flow calling connect() more than a packet time after
     /// its start: kernel.json's `emulator`), keeping the least disturbed attempt. 0 keeps
     /// every run as it came, with a warning.
-    #[arg(long, default_value_t = 0, allow_hyphen_values = true, value_parser = crate::run::whole_in::<0, 20>)]
+    #[arg(long, default_value_t = 0, allow_negative_numbers = true, value_parser = crate::run::whole_in::<0, 20>)]
     pub redo_disturbed: u64,
     /// Output folder [default: results/fidelity, or results/fidelity-quick].
     #[arg(long)]
@@ -85,13 +85,13 @@ pub struct Args {
     /// Run the simulator with this seed instead of each file's (with --host-delay, each
     /// seed is another draw of the hosts' processing times). Real run k takes the seed of
     /// simulated run k, for the emulator's random draws.
-    #[arg(long, allow_hyphen_values = true, value_parser = crate::run::seed_value)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::run::seed_value)]
     pub sim_seed: Option<u64>,
     /// Simulated runs per scenario, with consecutive seeds from --sim-seed (or the
     /// file's); the report compares their mean with the real runs'. More than one is
     /// only useful where the run draws random numbers (--host-delay, random loss, RED)
     /// [default: 20 with --hosts testbed, 1 with --hosts files].
-    #[arg(long, allow_hyphen_values = true, value_parser = crate::run::whole_in::<1, 20>)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::run::whole_in::<1, 20>)]
     pub sim_runs: Option<u64>,
     /// Spread the senders' tick phase (the `tick_phase` flow key) evenly over the
     /// --sim-runs runs: run k of N (from 0) gives every flow k/N of its tick. The

@@ -36,7 +36,7 @@ pub struct Args {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Runs at once [default: the number of cores].
-    #[arg(long, allow_hyphen_values = true, value_parser = crate::run::whole_in::<1, 1024>)]
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::run::whole_in::<1, 1024>)]
     pub jobs: Option<u64>,
     /// Folder of the seeds' scenarios and expected values [default: scenarios/seeds of
     /// this repository].

@@ -390,7 +390,10 @@ impl Reader<'_> {
                 (Some(b), None) => Bound::Number(self.num(b, "bound")?),
                 (None, Some(than)) => {
                     self.only(than, "than", &[keys::VALUE, keys::THAN])?;
-                    let factor = than.get("factor").map(|f| self.num(f, "factor")).transpose()?;
+                    let factor = than
+                        .get("factor")
+                        .map(|f| self.positive(f, "factor", false))
+                        .transpose()?;
                     Bound::Other {
                         select: self.select(than)?,
                         value: self.value(than, Some(spec))?,
@@ -545,6 +548,13 @@ fn figure(r: &Reader, f: &Node) -> Result<Figure, String> {
     // The figure's value, which its series take unless they name their own; an error in
     // it (a bad agg or scale) is the figure's, not a missing value in every series.
     let base_value = f.get("value").map(|_| r.value(f, None)).transpose()?;
+    // Without a value of its own the figure's agg, scale, flow or group would apply to
+    // nothing, silently.
+    if let (None, Some(n)) =
+        (&base_value, ["agg", "scale", "flow", "group"].iter().find_map(|k| f.get(k)))
+    {
+        return Err(r.err(n, "a figure's agg, scale, flow and group shape its value; give the figure a value too, or move them into its series"));
+    }
     let base_rule = r.rule(
         f,
         None,
@@ -714,6 +724,11 @@ rule = { kind = "relative", agree = 0.1, roughly = 0.2 }
                 "value = \"link.utilization\"",
                 "value = \"link.utilization\"\nscale = -1",
                 ":10: scale = -1; allowed: a number above 0",
+            ),
+            (
+                "value = \"link.utilization\"",
+                "agg = \"max\"",
+                ":9: a figure's agg, scale, flow and group shape its value",
             ),
         ] {
             let Err(err) = load_text(&good.replace(from, to)) else { panic!("{to} taken") };

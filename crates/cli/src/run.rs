@@ -22,14 +22,14 @@ pub struct Args {
     #[arg(long)]
     pub out: Option<PathBuf>,
     /// Seed of every random stream (overrides the scenario's `seed`; 0 to 2^63 - 1).
-    #[arg(long, allow_hyphen_values = true, value_parser = seed_value)]
+    #[arg(long, allow_negative_numbers = true, value_parser = seed_value)]
     pub seed: Option<u64>,
     /// Override a scenario field before validation, e.g. --set bottleneck.rate=20Mbps,
     /// --set flows[0].cc=reno, --set flows[0].params.beta=0.5 (repeatable).
     #[arg(long = "set", value_name = "FIELD=VALUE", value_parser = field_equals_value)]
     pub set: Vec<String>,
     /// Sweeps: runs at once [default: the number of cores].
-    #[arg(long, allow_hyphen_values = true, value_parser = whole_in::<1, 1024>)]
+    #[arg(long, allow_negative_numbers = true, value_parser = whole_in::<1, 1024>)]
     pub jobs: Option<u64>,
     /// Time series (flows, queue): csv, parquet, none, or auto (Parquet above 2,000,000
     /// flow samples).
@@ -64,7 +64,7 @@ pub fn seed_value(text: &str) -> Result<u64, String> {
 
 /// A whole-number flag from LO to HI, refused with that range whatever is wrong with it
 /// ("-1", "abc", 2^70), where clap's own parsers name no range. Flags that take it set
-/// `allow_hyphen_values`, so that "-1" reaches this check rather than being taken for a
+/// `allow_negative_numbers`, so that "-1" reaches this check rather than being taken for a
 /// flag.
 pub fn whole_in<const LO: u64, const HI: u64>(text: &str) -> Result<u64, String> {
     text.parse::<u64>()

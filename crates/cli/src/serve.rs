@@ -14,7 +14,7 @@ use std::sync::Arc;
 #[derive(clap::Args)]
 pub struct Args {
     /// Port to listen on (0 picks a free one).
-    #[arg(long, default_value_t = 7878, allow_hyphen_values = true, value_parser = port_value)]
+    #[arg(long, default_value_t = 7878, allow_negative_numbers = true, value_parser = port_value)]
     pub port: u16,
     /// Address to listen on. Anything but a loopback address exposes the lab to the
     /// network; to use it from another machine, forward the port over SSH instead.
@@ -32,10 +32,10 @@ pub struct Args {
     pub scenarios: Option<PathBuf>,
     /// Stop a run nobody has watched for this many seconds (unless it is to be saved):
     /// 1 to 86400 (a day).
-    #[arg(long, default_value_t = 15, allow_hyphen_values = true, value_parser = whole_in::<1, 86_400>)]
+    #[arg(long, default_value_t = 15, allow_negative_numbers = true, value_parser = whole_in::<1, 86_400>)]
     pub idle_stop: u64,
     /// Runs going at once.
-    #[arg(long, default_value_t = 4, allow_hyphen_values = true, value_parser = whole_in::<1, MAX_RUNS>)]
+    #[arg(long, default_value_t = 4, allow_negative_numbers = true, value_parser = whole_in::<1, MAX_RUNS>)]
     pub max_runs: u64,
 }
 

@@ -247,6 +247,7 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
 
     let metrics = crate::metrics_spec::read(ctx, top.get("metrics"), duration, &flows, &numbers)?;
     let config = SimConfig { duration, seed, bottleneck, flows, cross, sample_interval, changes };
+    cclab_sim::validate::check_buffer_packets(&config).map_err(|e| top.locate(e, &[]))?;
     Ok(Scenario { name, config, transports, metrics, numbers, point: None, series_too_large })
 }
 
@@ -871,16 +872,18 @@ fn change_entry(
         ));
     }
     let last = numbers.len() as i64 - 1;
-    let number = f.int("flow", 0, i64::MAX)?.ok_or_else(|| {
+    let number = f.int("flow", i64::MIN, i64::MAX)?.ok_or_else(|| {
         f.missing(
             "flow",
             &format!("the flow index, 0 to {last} (flows are numbered after count is expanded)"),
         )
-    })? as usize;
-    let flow = numbers.run_index(number).map_err(|why| {
-        let n = f.get("flow").expect("read");
-        ctx.bad(n, &f.field("flow"), why)
     })?;
+    // A negative number is out of range as one too large is, in the same words.
+    let flow = usize::try_from(number)
+        .map_err(|_| format!("out of range; allowed: {}", numbers.allowed()))
+        .and_then(|n| numbers.run_index(n))
+        .map_err(|why| ctx.bad(f.get("flow").expect("read"), &f.field("flow"), why))?;
+    let number = number as usize;
     let mut change = ParamChange { at: Time(at.as_nanos()), flow, set: Vec::new() };
     change.check_as(flows, number).map_err(|e| f.locate(e, &[]))?;
     let info = info_of(&flows[flow].cc).expect("checked with the flow");

@@ -132,7 +132,46 @@ pub(crate) fn check_network(cfg: &SimConfig) -> Result<(), SimError> {
     for (i, c) in cfg.cross.iter().enumerate() {
         c.check(&cfg.bottleneck).map_err(|e| e.within(&format!("cross[{i}]")))?;
     }
-    check_cross_total(&cfg.cross)
+    check_cross_total(&cfg.cross)?;
+    check_buffer_packets(cfg)
+}
+
+/// How many packets the buffer can hold, against [`MAX_BUFFER_PACKETS`] (the field is
+/// named from the root, `bottleneck.buffer`): a buffer in bytes holds more of the run's
+/// smallest packets than of full-sized ones.
+pub fn check_buffer_packets(cfg: &SimConfig) -> Result<(), SimError> {
+    let (most, smallest) = most_queued_packets(cfg);
+    match (cfg.bottleneck.buffer, smallest) {
+        (Buffer::Bytes(b), Some(size)) if most > MAX_BUFFER_PACKETS => Err(SimError::new(
+            "bottleneck.buffer",
+            format!("{b} bytes"),
+            format!(
+                "holds up to {most} packets of {size} bytes, the smallest this run queues; allowed: at most {MAX_BUFFER_PACKETS} packets, so at most {} bytes here",
+                MAX_BUFFER_PACKETS * u64::from(size)
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// How many packets the bottleneck's buffer can hold at most, and for a buffer in bytes
+/// the smallest packet it would hold them in: a 28-byte UDP source's or, where the run
+/// has a reverse link, an ACK (headers only) fills a buffer of bytes with far more
+/// packets than 1500-byte ones would. Each queued packet costs memory, so the limits
+/// on a buffer are on this count.
+pub fn most_queued_packets(cfg: &SimConfig) -> (u64, Option<u32>) {
+    let acks_queue = cfg.has_reverse_link();
+    let smallest = cfg
+        .flows
+        .iter()
+        .map(|f| if acks_queue { f.tcp.header_bytes } else { f.tcp.mss + f.tcp.header_bytes })
+        .chain(cfg.cross.iter().map(|c| c.packet_bytes))
+        .min()
+        .map(|size| size.max(1));
+    match cfg.bottleneck.buffer {
+        Buffer::Packets(n) => (n, None),
+        Buffer::Bytes(b) => (b / u64::from(smallest.unwrap_or(1500)), smallest),
+    }
 }
 
 /// The sources of one direction together send at most [`MAX_RATE`], as one source may:

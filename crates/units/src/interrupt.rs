@@ -87,6 +87,7 @@ const LOOK_EVERY: libc::timespec = libc::timespec { tv_sec: 0, tv_nsec: 100_000_
 /// (status 128 + the signal's number), saying so with `then` added (what the user may do
 /// next). Call it before starting other threads.
 pub fn remove_staged_on_signals(then: &'static str) -> std::io::Result<()> {
+    HAND_BACK.store(false, Ordering::Release); // a waiter after an earlier hand-back
     let set = signal_set();
     // SAFETY: blocks the set in this thread (and so in the threads it starts after).
     let e = unsafe { libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };

@@ -127,9 +127,12 @@ impl Limits {
                 self.max_rate.to_string(),
             ));
         }
-        let (packets, value) = match cfg.bottleneck.buffer {
-            Buffer::Packets(p) => (p, format!("{p} packets")),
-            Buffer::Bytes(b) => (b / 1500, format!("{b} bytes ({} full-sized packets)", b / 1500)),
+        let (packets, smallest) = cclab_sim::validate::most_queued_packets(cfg);
+        let value = match (cfg.bottleneck.buffer, smallest) {
+            (Buffer::Bytes(b), Some(size)) => {
+                format!("{b} bytes (up to {packets} packets of {size} bytes, the smallest this run queues)")
+            }
+            _ => format!("{packets} packets"),
         };
         if packets > self.max_buffer_packets {
             let limit = format!("{} packets", self.max_buffer_packets);
