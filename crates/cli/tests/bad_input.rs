@@ -477,6 +477,23 @@ fn queue_loss_and_cross_traffic_options() {
             "allowed: their rates add up to at most 1000Gbps in each direction",
         ],
     );
+    // A buffer in bytes holds as many of the run's smallest packets as fit: 28-byte UDP
+    // packets make 100 MB half a billion of them, past what memory holds.
+    let e = error_of(
+        &edit(6, "buffer = \"15000MB\"").replace(
+            "[[flows]]",
+            "[[cross]]\nkind = \"cbr\"\nrate = \"1Mbps\"\npacket_size = \"28B\"\n[[flows]]",
+        ),
+        &[],
+    );
+    has_all(
+        &e,
+        &[
+            "scen.toml:6: bottleneck.buffer = \"15000MB\"",
+            "holds up to 535714285 packets of 28 bytes",
+            "at most 280000000 bytes here",
+        ],
+    );
     // A trace whose mean is beyond the fastest link (every line one 1500-byte packet).
     let dir = TempDir::new("dense-trace");
     dir.write("dense.trace", &"1\n".repeat(100_000));
