@@ -480,9 +480,10 @@ fn queue_loss_and_cross_traffic_options() {
     // A buffer in bytes holds as many of the run's smallest packets as fit: 28-byte UDP
     // packets make 100 MB half a billion of them, past what memory holds.
     let e = error_of(
-        &edit(6, "buffer = \"15000MB\"").replace(
+        &edit(6, "buffer = \"15000MB\"").replacen(
             "[[flows]]",
             "[[cross]]\nkind = \"cbr\"\nrate = \"1Mbps\"\npacket_size = \"28B\"\n[[flows]]",
+            1,
         ),
         &[],
     );
