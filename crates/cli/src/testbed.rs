@@ -6,7 +6,7 @@ use crate::progress::Progress;
 use crate::results::{self, Clock, Perf, Recorder, Staging};
 use crate::run::Finished;
 use crate::series::SeriesFormat;
-use cclab_emu::forwarder::{install_signal_handlers, signalled, uninstall_signal_handlers};
+use cclab_emu::forwarder::{signal_handlers_until_dropped, signalled};
 use cclab_emu::testbed::{EmulatorTiming, KernelFacts, Steering, Transport};
 use cclab_scenario::metrics::{run_metrics, FlowSeries, Tee};
 use cclab_scenario::Scenario;
@@ -126,6 +126,12 @@ pub fn execute(
         crate::out_folder::check_outside(path, "--packet-log", out)?;
     }
     crate::run::check_series_size(scn, series)?;
+    // Ctrl-C (or SIGTERM, SIGHUP) ends the run through its normal path, which removes
+    // its namespaces and links (and lets `cclab fidelity` unload what it loaded), instead
+    // of killing the process with them still in place; the results folder is not touched.
+    // From before the staging folder is made until the results are in place, so that no
+    // signal kills the process with the staging left behind.
+    let _handlers = signal_handlers_until_dropped();
     let staging = Staging::new(out)?;
     let mut rec = Recorder::new(staging.path(), scn, series)?;
     let mut series = FlowSeries::new(&scn.config, &scn.metrics);
@@ -143,12 +149,7 @@ pub fn execute(
         }
         ControlFlow::Continue(())
     };
-    // Ctrl-C (or SIGTERM, SIGHUP) ends the run through its normal path, which removes
-    // its namespaces and links (and lets `cclab fidelity` unload what it loaded), instead
-    // of killing the process with them still in place; the results folder is not touched.
-    install_signal_handlers();
     let ran = cclab_emu::testbed::run_logged(&scn.config, transports, &mut both, steer, packet_log);
-    uninstall_signal_handlers();
     if signalled() {
         let log = packet_log.map_or(String::new(), |p| format!(" (and so was {})", p.display()));
         return Err(format!(
