@@ -372,6 +372,16 @@ fn a_bad_scenario_gets_the_cli_message() {
     let (st, v) =
         s.call("POST", "/api/runs", &[("Content-Type", "application/json")], b"{not json");
     assert!(st == 400 && v["error"].as_str().unwrap().starts_with("request body:"), "{v}");
+    // A key given twice in a scenario document is refused, as the TOML file refuses it
+    // (JSON readers keep the last one, which would drop the first unseen).
+    let twice = br#"{"scenario": {"duration": "1s", "duration": "2s", "flows": []}}"#;
+    let (st, v) =
+        s.call("POST", "/api/scenarios/check", &[("Content-Type", "application/json")], twice);
+    let e = v["error"].as_str().unwrap_or_default();
+    assert!(
+        st == 400 && v["field"] == "scenario" && e.contains("\"duration\" is given twice"),
+        "{v}"
+    );
     // A number too large for a double is refused naming where it is in the body.
     let huge = br#"{"scenario": {"duration": "1s", "flows": [{"cc": "reno", "count": 1e999}]}}"#;
     let (st, v) = s.call("POST", "/api/runs", &[("Content-Type", "application/json")], huge);

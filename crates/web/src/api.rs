@@ -121,11 +121,70 @@ struct ScenarioBody {
     /// Scenario text (TOML).
     toml: Option<String>,
     /// Or the scenario as a JSON document of the same shape.
-    scenario: Option<Value>,
+    scenario: Option<UniqueKeys>,
     /// The file name errors use (default scenario.toml).
     file: Option<String>,
     /// realtime, 10x, 100x or max (runs only; default realtime).
     speed: Option<String>,
+}
+
+/// A JSON value whose objects name each key once. The scenario file refuses a key
+/// written twice; JSON readers keep the last one, which would drop the first unseen.
+struct UniqueKeys(Value);
+
+impl<'de> Deserialize<'de> for UniqueKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(UniqueKeysVisitor).map(UniqueKeys)
+    }
+}
+
+struct UniqueKeysVisitor;
+
+impl<'de> serde::de::Visitor<'de> for UniqueKeysVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Value, E> {
+        serde_json::Number::from_f64(v)
+            .map(Value::Number)
+            .ok_or_else(|| E::custom("not a finite number"))
+    }
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_string()))
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(UniqueKeys(v)) = seq.next_element()? {
+            items.push(v);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                let why = format!("{key:?} is given twice in one object; allowed: each key once");
+                return Err(serde::de::Error::custom(why));
+            }
+            let UniqueKeys(v) = map.next_value()?;
+            object.insert(key, v);
+        }
+        Ok(Value::Object(object))
+    }
 }
 
 /// A scenario as a request gives it.
@@ -173,7 +232,7 @@ fn scenario_request(
         let b: ScenarioBody = body(bytes)?;
         let (text, from_json) = match (b.toml, b.scenario) {
             (Some(t), None) => (t, false),
-            (None, Some(doc)) => (intake::json_to_toml(&doc)?, true),
+            (None, Some(UniqueKeys(doc))) => (intake::json_to_toml(&doc)?, true),
             _ => return Err(ApiError::bad("request body: give exactly one of \"toml\" (the scenario text) and \"scenario\" (a JSON document)")),
         };
         let file = intake::file_label(b.file.as_deref())?;
