@@ -906,9 +906,21 @@ fn change_entry(
             // TCP-level parameters: rto_min a duration, as a flow's own `rto_min` is (the
             // live API and Python take its milliseconds as a number), initcwnd in segments.
             "rto_min" => match &v.val {
-                Val::Str(s) => parse_duration(s)
-                    .map_err(|e| ctx.bad(v, &field, format!("expected {}", e.expected)))?
-                    .as_millis_f64(),
+                Val::Str(s) => {
+                    let d = parse_duration(s)
+                        .map_err(|e| ctx.bad(v, &field, format!("expected {}", e.expected)))?;
+                    // Its range in the file's terms, durations, as a flow's own rto_min
+                    // says it (the live API's "whole number of ms" would read oddly here).
+                    let (lo, hi) = cclab_sim::validate::RTO_MIN;
+                    if d < lo || d > hi {
+                        return Err(ctx.bad(
+                            v,
+                            &field,
+                            format!("out of range; allowed: {lo} to {hi}"),
+                        ));
+                    }
+                    d.as_millis_f64()
+                }
                 other => {
                     let unit = if matches!(other, Val::Int(_) | Val::Float(_)) {
                         " (a bare number has no unit)"
