@@ -546,8 +546,7 @@ fn names_must_be_safe_folder_names() {
     has_all(&e, &["scen.toml:10:", "flows[0].name", "none of them a control character"]);
     let dir = TempDir::new("flow-name");
     dir.write("scen.toml", &edit(9, "rtt = \"100ms\"\nname = \"débit à 40 ms\""));
-    let o = run_in(dir.path(), &["run", "scen.toml", "--out", "out"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run_ok(dir.path(), &["run", "scen.toml", "--out", "out"]);
 }
 
 #[test]
@@ -731,6 +730,5 @@ fn a_sample_interval_longer_than_the_run() {
     // Unset, it is 10 ms, or the whole run when that is shorter.
     let dir = TempDir::new("short-run");
     dir.write("scen.toml", &edit(1, "duration = \"5ms\""));
-    let o = run_in(dir.path(), &["run", "scen.toml", "--out", "out"]);
-    assert!(o.status.success(), "{}", stderr(&o));
+    run_ok(dir.path(), &["run", "scen.toml", "--out", "out"]);
 }

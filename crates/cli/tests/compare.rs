@@ -27,12 +27,6 @@ const RUN_METRICS: &[(&str, &str, i32)] = &[
     ("/fairness/jain", "/fairness/jain", 6),
 ];
 
-fn run_ok(cwd: &Path, args: &[&str]) -> String {
-    let o = run_in(cwd, args);
-    assert!(o.status.success(), "cclab {args:?} failed: {}", stderr(&o));
-    stdout(&o)
-}
-
 /// Runs `cclab args` expecting a clean failure (exit 1, one error line, no panic).
 fn run_err(cwd: &Path, args: &[&str]) -> String {
     let o = run_in(cwd, args);

@@ -6,12 +6,6 @@ mod common;
 use common::*;
 use std::path::Path;
 
-fn run_ok(cwd: &Path, args: &[&str]) -> String {
-    let o = run_in(cwd, args);
-    assert!(o.status.success(), "cclab {args:?} failed: {}", stderr(&o));
-    stdout(&o)
-}
-
 fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }

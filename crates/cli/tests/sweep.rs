@@ -33,12 +33,6 @@ fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
-fn run_ok(cwd: &Path, args: &[&str]) -> String {
-    let o = run_in(cwd, args);
-    assert!(o.status.success(), "cclab {args:?} failed: {}", stderr(&o));
-    stdout(&o)
-}
-
 #[test]
 fn a_sweep_writes_a_results_folder_per_run_and_the_tables() {
     let dir = TempDir::new("sweep-files");

@@ -108,6 +108,13 @@ pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// Runs `cclab args` in `cwd`, expecting success, and returns its stdout.
+pub fn run_ok(cwd: &Path, args: &[&str]) -> String {
+    let o = run_in(cwd, args);
+    assert!(o.status.success(), "cclab {args:?} failed: {}", stderr(&o));
+    stdout(&o)
+}
+
 /// The values of column `column` in flow `flow`'s rows of a results folder's flows.csv,
 /// in time order (empty cells kept).
 pub fn flow_column(dir: &Path, flow: usize, column: &str) -> Vec<String> {
