@@ -210,7 +210,6 @@ pub(crate) fn selects(plan: &Plan, run: &Run, select: &[(String, String)]) -> bo
     select.iter().all(|(k, v)| values.iter().any(|(f, l)| f == k && l == v))
 }
 
-/// A scenario file's stem: its sweep's folder name.
 /// A note naming the sweep folders in `out` that this reproduction did not run (seeds
 /// not asked for this time): they stay, but reproduce.json and reproduce.html cover
 /// only what was asked.
@@ -233,6 +232,7 @@ fn others_left(out: &Path, sweeps: &Sweeps) -> Option<String> {
     })
 }
 
+/// A scenario file's stem: its sweep's folder name.
 fn stem_of(scenario: &str) -> String {
     Path::new(scenario).file_stem().and_then(|s| s.to_str()).unwrap_or("sweep").to_string()
 }
