@@ -417,7 +417,23 @@ fn every_refusal_is_json_that_says_what_was_wrong() {
     let s = Server::start(&[]);
     let (st, v) = s.call("DELETE", "/api/algorithms", &[], b"");
     let e = v["error"].as_str().unwrap_or_default();
-    assert!(st == 405 && e.starts_with("DELETE is not allowed on /api/algorithms"), "{v}");
+    assert!(
+        st == 405 && e == "DELETE is not allowed on /api/algorithms; it takes GET, HEAD",
+        "{v}"
+    );
+    let (st, v) = s.call("PUT", "/api/runs", &[], b"");
+    let e = v["error"].as_str().unwrap_or_default();
+    assert!(st == 405 && e.ends_with("it takes GET, HEAD, POST"), "{v}");
+    // A query parameter an endpoint does not take is refused, not ignored.
+    let (st, v) = s.get("/api/saved?sort=name");
+    assert!(
+        st == 400
+            && v["field"] == "sort"
+            && v["error"].as_str().unwrap_or_default().contains("/api/saved takes none"),
+        "{v}"
+    );
+    let (st, v) = s.get("/api/algorithms?");
+    assert_eq!(st, 200, "{v}");
     let big = vec![b'x'; (1 << 20) + 10];
     let (st, v) = s.call("POST", "/api/scenarios/check", &[("Content-Type", "text/plain")], &big);
     let e = v["error"].as_str().unwrap_or_default();
@@ -1286,4 +1302,27 @@ fn a_testbed_run_is_retuned_live_and_stopped_leaving_nothing_behind() {
     assert!(kernel_get_tuner().contains("beta = 0.5"), "put back: {}", kernel_get_tuner());
     assert!(server_routes(s.pid()).is_empty(), "namespaces left: {}", server_routes(s.pid()));
     assert_eq!(act("unload", json!({ "algorithm": "cclab_tuner" })).0, 200);
+}
+
+/// A body that stops arriving is cut off after the deadline with a 408 that says so,
+/// and the server goes on serving others meanwhile.
+#[test]
+fn a_body_that_never_arrives_is_refused_after_the_deadline() {
+    let s = Server::start(&[]);
+    let mut c = TcpStream::connect(&s.addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(90))).unwrap();
+    let head = format!(
+        "POST /api/scenarios/check HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"scen",
+        s.addr
+    );
+    c.write_all(head.as_bytes()).unwrap();
+    let started = Instant::now();
+    assert_eq!(s.get("/api/runs").0, 200, "other clients are served meanwhile");
+    let mut raw = Vec::new();
+    c.read_to_end(&mut raw).unwrap();
+    let waited = started.elapsed();
+    let text = String::from_utf8_lossy(&raw);
+    assert!(text.starts_with("HTTP/1.1 408"), "{text}");
+    assert!(text.contains("the request body did not arrive within 30 s"), "{text}");
+    assert!(waited >= Duration::from_secs(29), "cut off after {waited:?}");
 }

@@ -26,6 +26,30 @@ use tokio::sync::broadcast::error::RecvError;
 
 type Answer = ApiResult<Json<Value>>;
 
+/// An endpoint that takes no query parameters: one given is refused rather than ignored,
+/// as [`only_keys`] refuses an unknown one where some are taken.
+pub struct NoQuery;
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for NoQuery {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, ApiError> {
+        match parts.uri.query().filter(|q| !q.is_empty()) {
+            None => Ok(NoQuery),
+            Some(q) => {
+                let key = q.split('&').next().unwrap_or(q).split('=').next().unwrap_or(q);
+                Err(ApiError::field(
+                    key,
+                    format!("unknown query parameter; {} takes none", parts.uri.path()),
+                ))
+            }
+        }
+    }
+}
+
 /// A JSON body of type T, or a 400 that says what is wrong with it. Anything but an
 /// object is refused as such before serde reads it: its own message for an array would
 /// name the first field it looked for ("expected a string"), not what is wrong.
@@ -60,11 +84,11 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| ApiError::internal(format!("the task failed: {e}")))?
 }
 
-pub async fn algorithms() -> Json<Value> {
+pub async fn algorithms(_: NoQuery) -> Json<Value> {
     Json(crate::catalog::algorithms_json())
 }
 
-pub async fn scenarios(State(app): State<Shared>) -> Json<Value> {
+pub async fn scenarios(State(app): State<Shared>, _: NoQuery) -> Json<Value> {
     let list: Vec<Value> = app
         .cfg
         .scenarios
@@ -78,7 +102,7 @@ pub async fn scenarios(State(app): State<Shared>) -> Json<Value> {
     Json(json!({ "folder": folder, "scenarios": list }))
 }
 
-pub async fn traces(State(app): State<Shared>) -> Json<Value> {
+pub async fn traces(State(app): State<Shared>, _: NoQuery) -> Json<Value> {
     let list: Vec<Value> = app
         .store
         .traces
@@ -286,7 +310,7 @@ fn run_speed(speed: Option<String>) -> ApiResult<Speed> {
     }
 }
 
-pub async fn list_runs(State(app): State<Shared>) -> Json<Value> {
+pub async fn list_runs(State(app): State<Shared>, _: NoQuery) -> Json<Value> {
     Json(json!({ "runs": app.runs.list() }))
 }
 
@@ -304,7 +328,7 @@ pub async fn create_run(
     Ok((StatusCode::CREATED, Json(run.status_json())).into_response())
 }
 
-pub async fn run_status(State(app): State<Shared>, Path(id): Path<String>) -> Answer {
+pub async fn run_status(State(app): State<Shared>, Path(id): Path<String>, _: NoQuery) -> Answer {
     Ok(Json(app.runs.get(&id)?.status_json()))
 }
 
@@ -335,7 +359,12 @@ struct ControlBody {
 }
 
 /// `POST /api/runs/{id}/control`: `{"action": "pause"|"resume"|"stop"|"speed", "speed": "10x"}`.
-pub async fn control(State(app): State<Shared>, Path(id): Path<String>, bytes: Bytes) -> Answer {
+pub async fn control(
+    State(app): State<Shared>,
+    Path(id): Path<String>,
+    _: NoQuery,
+    bytes: Bytes,
+) -> Answer {
     let run = app.runs.get(&id)?;
     let b: ControlBody = body(&bytes)?;
     let cmd = match (b.action.as_str(), b.speed) {
@@ -386,7 +415,12 @@ struct ParamBody {
 
 /// `POST /api/runs/{id}/params`: `{"flow": 1, "name": "beta", "value": 0.3}`; the change
 /// applies at the current simulated time and is recorded for `save`.
-pub async fn params(State(app): State<Shared>, Path(id): Path<String>, bytes: Bytes) -> Answer {
+pub async fn params(
+    State(app): State<Shared>,
+    Path(id): Path<String>,
+    _: NoQuery,
+    bytes: Bytes,
+) -> Answer {
     let run = app.runs.get(&id)?;
     let b: ParamBody = body(&bytes)?;
     let flow = b.flow.as_u64().ok_or_else(|| {
@@ -444,6 +478,7 @@ struct SaveBody {
 pub async fn save(
     State(app): State<Shared>,
     Path(id): Path<String>,
+    _: NoQuery,
     bytes: Bytes,
 ) -> ApiResult<Response> {
     let run = app.runs.get(&id)?;
@@ -490,12 +525,16 @@ pub async fn save(
     }
 }
 
-pub async fn saved_list(State(app): State<Shared>) -> Answer {
+pub async fn saved_list(State(app): State<Shared>, _: NoQuery) -> Answer {
     let store = app.store.clone();
     blocking(move || Ok(Json(json!({ "saved": store.list() })))).await
 }
 
-pub async fn saved_detail(State(app): State<Shared>, Path(name): Path<String>) -> Answer {
+pub async fn saved_detail(
+    State(app): State<Shared>,
+    Path(name): Path<String>,
+    _: NoQuery,
+) -> Answer {
     let store = app.store.clone();
     blocking(move || store.detail(&name).map(Json)).await
 }
@@ -542,7 +581,7 @@ struct CompareBody {
 }
 
 /// `POST /api/compare` `{"a": NAME, "b": NAME}`: what `cclab compare` shows.
-pub async fn compare(State(app): State<Shared>, bytes: Bytes) -> Answer {
+pub async fn compare(State(app): State<Shared>, _: NoQuery, bytes: Bytes) -> Answer {
     let b: CompareBody = body(&bytes)?;
     check_name("a", &b.a)?;
     check_name("b", &b.b)?;
@@ -566,7 +605,7 @@ pub async fn compare_file(
     send_file(path, &file, download).await
 }
 
-pub async fn kernel_status() -> Answer {
+pub async fn kernel_status(_: NoQuery) -> Answer {
     blocking(|| Ok(Json(crate::kernel::status()))).await
 }
 
@@ -579,7 +618,7 @@ struct KernelBody {
 }
 
 /// `POST /api/kernel/{load|unload|set}` (token needed; see the server module).
-pub async fn kernel_action(Path(action): Path<String>, bytes: Bytes) -> Answer {
+pub async fn kernel_action(Path(action): Path<String>, _: NoQuery, bytes: Bytes) -> Answer {
     let b: KernelBody = body(&bytes)?;
     blocking(move || match (action.as_str(), b.name, b.value) {
         ("load", None, None) => crate::kernel::load(&b.algorithm, true),
@@ -616,6 +655,7 @@ pub async fn kernel_run(
 pub async fn live(
     State(app): State<Shared>,
     Path(id): Path<String>,
+    _: NoQuery,
     ws: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> ApiResult<Response> {
     let run = app.runs.get(&id)?;

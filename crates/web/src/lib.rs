@@ -34,6 +34,7 @@
 //! tokio stack. The async side only moves bytes; simulations run on plain threads.
 
 pub mod api;
+pub mod body_deadline;
 pub mod catalog;
 pub mod decimate;
 pub mod error;

@@ -10,8 +10,10 @@
 //!   Scripts (curl, Python) send none and are allowed.
 //! - Kernel actions (`POST /api/kernel/...`) also need the token printed at start, in an
 //!   `X-Cclab-Token` header; they act as root.
+//! - A request's body must arrive within [`BODY_DEADLINE`] (a 408 otherwise).
 
 use crate::api;
+use crate::body_deadline::{BodyLate, DeadlineBody, BODY_DEADLINE};
 use crate::error::ApiError;
 use crate::runs::Runs;
 use crate::store::Store;
@@ -57,7 +59,7 @@ const PAGE_CSP: &str = "default-src 'self'; img-src 'self' data:; object-src 'no
 fn router(app: Shared) -> Router {
     let limit = app.cfg.limits.max_body_bytes;
     let trace_limit = app.cfg.limits.max_trace_bytes;
-    Router::new()
+    let routes = Router::new()
         .route("/", get(index))
         .route("/assets/{*file}", get(asset))
         .route("/api/algorithms", get(api::algorithms))
@@ -84,6 +86,11 @@ fn router(app: Shared) -> Router {
         .route("/api/kernel/{action}", post(api::kernel_action))
         .fallback(not_found)
         .layer(DefaultBodyLimit::max(limit))
+        .with_state(app.clone());
+    // The guard wraps the routes from outside: axum adds a 405's `Allow` header as the
+    // routes' answer leaves them, so only a layer outside them can name those methods.
+    Router::new()
+        .fallback_service(routes)
         .layer(axum::middleware::from_fn_with_state(app.clone(), guard))
         .with_state(app)
 }
@@ -157,6 +164,7 @@ async fn guard(State(app): State<Shared>, req: Request, next: Next) -> Response 
         return ApiError::new(StatusCode::UNAUTHORIZED, "kernel actions need the token printed when the server started (open the URL it printed, or send it in an X-Cclab-Token header)").into_response();
     }
     let (method, path) = (req.method().clone(), req.uri().path().to_string());
+    let req = req.map(|body| DeadlineBody::new(body, BODY_DEADLINE));
     let mut r = next.run(req).await;
     let failed = r.status().is_client_error() || r.status().is_server_error();
     if failed && !is_json(&r) {
@@ -187,8 +195,17 @@ async fn as_json_error(
     let status = parts.status;
     let text = axum::body::to_bytes(body, 4096).await.unwrap_or_default();
     let text = String::from_utf8_lossy(&text).trim().to_string();
+    let late = BodyLate.to_string();
+    let (status, text) = match text.ends_with(&late) {
+        true => (StatusCode::REQUEST_TIMEOUT, late),
+        false => (status, text),
+    };
     let message = match status {
-        StatusCode::METHOD_NOT_ALLOWED => format!("{method} is not allowed on {path}"),
+        StatusCode::METHOD_NOT_ALLOWED => {
+            let allowed = parts.headers.get(header::ALLOW).and_then(|v| v.to_str().ok());
+            let allowed = allowed.unwrap_or("").replace(',', ", ");
+            format!("{method} is not allowed on {path}; it takes {allowed}")
+        }
         StatusCode::PAYLOAD_TOO_LARGE => {
             let limit =
                 if path == "/api/traces" { limits.max_trace_bytes } else { limits.max_body_bytes };
@@ -197,7 +214,7 @@ async fn as_json_error(
         _ if !text.is_empty() => text,
         _ => status.canonical_reason().unwrap_or("refused").to_string(),
     };
-    // axum's own headers (Allow on a 405, say) stay; the body is now ours.
+    // axum's own headers (`Allow` on a 405, say) stay; the body is now ours.
     let mut r = ApiError::new(status, message).into_response();
     for (name, value) in &parts.headers {
         if name != header::CONTENT_TYPE && name != header::CONTENT_LENGTH {

@@ -1,0 +1,66 @@
+//! A deadline on a request's body: a client that sends its headers and then the body
+//! slowly, or never, would otherwise hold a connection and a handler for as long as it
+//! likes. Every body the API takes is small (at most the trace limit, 16 MB by default)
+//! and comes from this machine or a forwarded port, so [`BODY_DEADLINE`] is generous.
+
+use axum::body::{Body, Bytes};
+use http_body::{Frame, SizeHint};
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+/// How long a request's whole body may take to arrive.
+pub const BODY_DEADLINE: Duration = Duration::from_secs(30);
+
+/// The error a late body ends with; `Display` is the message the client gets.
+#[derive(Debug)]
+pub struct BodyLate;
+
+impl std::fmt::Display for BodyLate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the request body did not arrive within {} s", BODY_DEADLINE.as_secs())
+    }
+}
+
+impl std::error::Error for BodyLate {}
+
+/// `inner`, ending with [`BodyLate`] once `deadline` has passed.
+pub struct DeadlineBody {
+    inner: Body,
+    deadline: Pin<Box<tokio::time::Sleep>>,
+}
+
+impl DeadlineBody {
+    pub fn new(inner: Body, within: Duration) -> Body {
+        Body::new(DeadlineBody { inner, deadline: Box::pin(tokio::time::sleep(within)) })
+    }
+}
+
+impl http_body::Body for DeadlineBody {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
+        let this = self.get_mut();
+        // What has arrived is taken first: only a body still waiting is cut off.
+        if let Poll::Ready(frame) = Pin::new(&mut this.inner).poll_frame(cx) {
+            return Poll::Ready(frame);
+        }
+        match this.deadline.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Some(Err(axum::Error::new(BodyLate)))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.inner.size_hint()
+    }
+}
