@@ -32,7 +32,7 @@ pub struct DeadlineBody {
 }
 
 impl DeadlineBody {
-    pub fn new(inner: Body, within: Duration) -> Body {
+    pub fn wrap(inner: Body, within: Duration) -> Body {
         Body::new(DeadlineBody { inner, deadline: Box::pin(tokio::time::sleep(within)) })
     }
 }

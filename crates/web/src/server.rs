@@ -164,7 +164,7 @@ async fn guard(State(app): State<Shared>, req: Request, next: Next) -> Response 
         return ApiError::new(StatusCode::UNAUTHORIZED, "kernel actions need the token printed when the server started (open the URL it printed, or send it in an X-Cclab-Token header)").into_response();
     }
     let (method, path) = (req.method().clone(), req.uri().path().to_string());
-    let req = req.map(|body| DeadlineBody::new(body, BODY_DEADLINE));
+    let req = req.map(|body| DeadlineBody::wrap(body, BODY_DEADLINE));
     let mut r = next.run(req).await;
     let failed = r.status().is_client_error() || r.status().is_server_error();
     if failed && !is_json(&r) {
