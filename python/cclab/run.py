@@ -125,7 +125,10 @@ class Simulation:
 
     def finish(self) -> Result:
         """Runs to the end and returns the :class:`Result` (the results folder
-        ``cclab run`` writes for :meth:`replay_scenario`). The simulation then ends."""
+        ``cclab run`` writes for :meth:`replay_scenario`). The simulation then ends. One
+        difference: a stepped run's time series are always CSV, so that :meth:`samples`
+        can read them while it runs, where ``cclab run`` writes Parquet beyond 2,000,000
+        flow samples; ``Result.flows`` and ``Result.queue`` read either."""
         self.run_until(self._sim.end_ns / 1e9 + 1)
         self._sim.finish()
         result = Result(self._out, self.scenario)

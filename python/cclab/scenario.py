@@ -3,11 +3,54 @@
 import numbers
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Dict, List, Optional, Tuple, Union
 
 from . import _cclab
 from ._errors import ScenarioError
+
+
+# Deeper than the writer's own limit (64), so that it, not this, refuses such a value.
+_MAX_DEPTH = 70
+
+
+def _within(field: str, changed: str) -> bool:
+    """Whether ``field`` is ``changed`` or lies inside it (``flows[0].params.beta`` inside
+    ``flows[0]``): an error there was made by the change itself."""
+    return field == changed or field.startswith((changed + ".", changed + "["))
+
+
+def _plain(v: Any, depth: int = 0) -> Any:
+    """``v`` with the values a notebook computes made Python's own: numpy's and other
+    libraries' integers, reals and booleans (``np.int64(3)``, ``np.bool_(False)``) become
+    int, float and bool, and a sequence that is not a str (a tuple, a ``range``, a numpy
+    array, a pandas Series) a list, inside dicts and lists too. Anything else (a set,
+    whose order is not fixed, an object), and what is nested deeper than a scenario can
+    be, is left as it is for the writer to refuse by name."""
+    if isinstance(v, (str, bool, int, float)) or v is None or depth > _MAX_DEPTH:
+        return v
+    if isinstance(v, Mapping):
+        return {k: _plain(x, depth + 1) for k, x in v.items()}
+    if getattr(getattr(v, "dtype", None), "kind", None) == "b" and getattr(v, "ndim", 1) == 0:
+        return bool(v)  # numpy's bool is no numbers.Integral
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    if isinstance(v, numbers.Real):
+        return float(v)
+    if isinstance(v, Iterable) and not isinstance(v, (bytes, bytearray, set, frozenset)):
+        return [_plain(x, depth + 1) for x in v]
+    return v
+    if isinstance(v, Mapping):
+        return {k: _plain(x) for k, x in v.items()}
+    if type(v).__name__ == "bool_" and hasattr(v, "item"):  # numpy's bool is no Integral
+        return bool(v)
+    if isinstance(v, numbers.Integral):
+        return int(v)
+    if isinstance(v, numbers.Real):
+        return float(v)
+    if isinstance(v, Iterable) and not isinstance(v, (bytes, bytearray, set, frozenset)):
+        return [_plain(x) for x in v]
+    return v
 
 Source = Tuple[str, str, Optional[str], str, List[str]]
 
@@ -64,7 +107,7 @@ class Scenario:
         """A scenario from a dict shaped like the TOML file (``{"duration": "30s",
         "bottleneck": {...}, "flows": [{...}]}``); None values are left out. Errors name
         the file ``<dict>`` and the lines of :meth:`to_toml`."""
-        return cls(_cclab.toml_document(d), "<dict>", base_dir or os.getcwd(), "scenario")
+        return cls(_cclab.toml_document(_plain(d)), "<dict>", base_dir or os.getcwd(), "scenario")
 
     @classmethod
     def default(cls) -> "Scenario":
@@ -92,14 +135,14 @@ class Scenario:
             if not isinstance(f, str):
                 raise TypeError(f"field must be a str such as \"flows[0].rtt\", not {type(f).__name__}")
             try:
-                text = v if isinstance(v, str) else _cclab.toml_value(v)
+                text = v if isinstance(v, str) else _cclab.toml_value(_plain(v))
             except (TypeError, ValueError) as e:
                 raise type(e)(f"{f}: {e}") from None  # the value's own error names no field
             overrides.append(f"{f}={text}")
         try:
             info = _cclab.check((self._text, self._file, self._base_dir, self._stem, overrides))
         except ScenarioError as e:
-            if len(changes) == 1 and e.field and e.field != changes[0][0]:
+            if len(changes) == 1 and e.field and not _within(e.field, changes[0][0]) and hasattr(e, "add_note"):
                 e.add_note(
                     f"set() checks the scenario after each call, and {e.field} was not changed "
                     f"by this one; to change fields that depend on each other, give them in one "
@@ -189,11 +232,18 @@ class Scenario:
                              "in that change: set(\"sweep\", {field: [values], ..., \"seeds\": N})")
         lines = ["", "[sweep]"]
         for key, values in grid.items():
-            if not isinstance(values, (list, tuple)):
+            values = _plain(values)
+            if not isinstance(values, list):
                 raise TypeError(f"grid[{key!r}] must be a list of values, not {type(values).__name__}")
-            lines.append(f"{_cclab.toml_value(key)} = {_cclab.toml_value(list(values))}")
+            try:
+                lines.append(f"{_cclab.toml_value(key)} = {_cclab.toml_value(values)}")
+            except (TypeError, ValueError) as e:
+                raise type(e)(f"grid[{key!r}]: {e}") from None
         if seeds is not None:
-            lines.append(f"seeds = {_cclab.toml_value(seeds)}")
+            try:
+                lines.append(f"seeds = {_cclab.toml_value(_plain(seeds))}")
+            except (TypeError, ValueError) as e:
+                raise type(e)(f"seeds: {e}") from None
         base = self._text.rstrip("\n") + "\n"
         try:
             return Scenario(base + "\n".join(lines) + "\n", self._file, self._base_dir, self._stem, self._overrides)

@@ -233,3 +233,34 @@ def test_fields_that_constrain_each_other_are_set_together():
     assert both.overrides == ["bottleneck.delay=30ms", "flows[0].rtt=100ms", "flows[1].rtt=100ms"]
     with pytest.raises(TypeError, match=r"^set\(\) takes a field and its value, or one dict"):
         scn.set("bottleneck.delay")
+
+
+def test_an_error_inside_the_field_set_gets_no_note():
+    # The refused field lies inside the one set: the hint to set both at once is wrong.
+    scn = cclab.Scenario.from_toml(SHORT)
+    with pytest.raises(cclab.ScenarioError) as caught:
+        scn.set("flows[0].params", {"beta": 2})
+    assert caught.value.field == "flows[0].params.beta", caught.value.field
+    assert not getattr(caught.value, "__notes__", []), caught.value.__notes__
+    assert scn.overrides == []
+
+
+def test_numpy_and_pandas_values_are_taken_as_python_values():
+    np = pytest.importorskip("numpy")
+    pd = pytest.importorskip("pandas")
+    scn = cclab.Scenario.from_toml(SHORT)
+    scn.set("cross[0].count", np.int64(3))
+    scn.set("flows[0].params.hystart", np.bool_(False))
+    scn.set("bottleneck.loss", np.float64(0.005))
+    assert scn.overrides == ["cross[0].count=3", "flows[0].params.hystart=false", "bottleneck.loss=0.005"]
+    grid = cclab.Scenario.from_toml(SHORT).with_sweep({"cross[0].count": np.arange(1, 3), "flows[1].rtt": pd.Series(["60ms", "80ms"])},
+                          seeds=np.int64(2))
+    assert grid.is_sweep
+    assert '"cross[0].count" = [1, 2]' in grid.to_toml()
+    assert "seeds = 2" in grid.to_toml()
+    d = cclab.Scenario.from_dict({"duration": "2s", "bottleneck": {"rate": "10Mbps", "delay": "10ms"},
+                                  "flows": [{"cc": "cubic", "rtt": "40ms", "count": np.int64(2)}]})
+    assert len(d.flows) == 2
+    # A set has no order, so it is refused, naming the field.
+    with pytest.raises(TypeError, match=r"^grid\['flows\[0\]\.cc'\]: must be a list|^grid\['flows\[0\]\.cc'\] must be a list"):
+        cclab.Scenario.from_toml(SHORT).with_sweep({"flows[0].cc": {"cubic", "reno"}})

@@ -423,7 +423,7 @@ fn flow_entry<'a>(
             n,
             &f.field("start"),
             format!(
-                "the flow would start after the run ends; allowed: before duration = {duration}"
+                "the flow would not start before the run ends; allowed: before duration = {duration}"
             ),
         ));
     }
@@ -833,7 +833,7 @@ fn cross_entry(
             f.get("start").expect("read"),
             &f.field("start"),
             format!(
-                "the source would start after the run ends; allowed: before duration = {duration}"
+                "the source would not start before the run ends; allowed: before duration = {duration}"
             ),
         ));
     }
