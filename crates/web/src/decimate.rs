@@ -6,9 +6,11 @@
 //! A bucket keeps, per flow, the lowest, highest and last cwnd and which extreme came
 //! first (so a line through them keeps the sawtooth's peaks and troughs), and the last
 //! value of everything else. Back-offs are found at full resolution, before decimation:
-//! whenever a flow's ssthresh changes between two samples, a `backoff` event records the
-//! cwnd of the sample before and the new ssthresh, whose ratio is the multiplicative
-//! decrease the flow applied (beta).
+//! whenever a flow's ssthresh is lowered between two samples, or a loss brings its cwnd
+//! down, after it has grown, to an ssthresh the back-off leaves where it was (a
+//! sawtooth's losses often come back to the same threshold), a `backoff` event records the cwnd of
+//! the sample before and the new ssthresh, whose ratio is the multiplicative decrease
+//! the flow applied (beta).
 
 use crate::catalog::ShownValue;
 use cclab_sim::{FlowSample, Observer, QueueSample};
@@ -64,7 +66,7 @@ pub struct Bucket {
 pub enum Event {
     /// A parameter change took effect (`source`: "scenario" for `[[changes]]`, "live").
     Change { t: f64, flow: usize, name: String, value: ShownValue, source: &'static str },
-    /// ssthresh changed: the flow backed off from `cwnd` (the sample before) to `ssthresh`.
+    /// A back-off (module doc): the flow went from `cwnd` (the sample before) to `ssthresh`.
     Backoff { t: f64, flow: usize, cwnd: u32, ssthresh: u32, ratio: f64 },
 }
 
@@ -75,8 +77,8 @@ pub struct Decimator {
     current: Option<(u64, Bucket)>,
     closed: Vec<Bucket>,
     events: Vec<Event>,
-    /// Each flow's previous (cwnd, ssthresh, retransmits), for back-off detection.
-    prev: Vec<Option<(u32, u32, u64)>>,
+    /// Each flow's previous sample, for back-off detection.
+    prev: Vec<Option<LastSample>>,
     flows: usize,
     /// Each flow's algorithm, to show a change of a switch as true or false.
     algorithms: Vec<String>,
@@ -151,25 +153,52 @@ impl Decimator {
 
     fn detect_backoff(&mut self, s: &FlowSample) {
         let Some(prev) = self.prev.get_mut(s.flow) else { return };
-        let now = (s.cwnd_pkts, s.ssthresh_pkts, s.retransmits);
-        if let Some((cwnd, ss, retransmits)) = *prev {
-            let lowered = s.ssthresh_pkts <= cwnd.saturating_add(1);
+        let mut now = LastSample {
+            cwnd: s.cwnd_pkts,
+            ssthresh: s.ssthresh_pkts,
+            retransmits: s.retransmits,
+            reducing: false,
+        };
+        if let Some(p) = *prev {
+            let lowered = s.ssthresh_pkts <= p.cwnd.saturating_add(1);
             // Slow start ending without a loss (HyStart sets ssthresh to the cwnd) is not
             // a back-off; a loss retransmits in the same instant it lowers ssthresh.
-            let left_slow_start = s.retransmits == retransmits && s.ssthresh_pkts >= cwnd;
-            let changed = s.ssthresh_pkts != ss && s.ssthresh_pkts < NO_SSTHRESH;
-            if changed && lowered && !left_slow_start && cwnd > 0 {
+            let left_slow_start = s.retransmits == p.retransmits && s.ssthresh_pkts >= p.cwnd;
+            let changed = s.ssthresh_pkts != p.ssthresh && s.ssthresh_pkts < NO_SSTHRESH;
+            // A loss that brings the cwnd down towards the threshold the last one set,
+            // once the cwnd has grown past it. Not while the reduction after a loss takes
+            // the cwnd down over several samples, retransmitting as it goes, nor for
+            // losses found later in the same recovery, where the cwnd is at or below
+            // the threshold.
+            let fell_to_same = s.ssthresh_pkts == p.ssthresh
+                && s.retransmits > p.retransmits
+                && s.cwnd_pkts < p.cwnd
+                && p.cwnd > p.ssthresh
+                && !p.reducing;
+            let backoff = (changed && lowered && !left_slow_start) || fell_to_same;
+            if backoff && p.cwnd > 0 {
                 self.events.push(Event::Backoff {
                     t: s.time.as_secs_f64(),
                     flow: s.flow,
-                    cwnd,
+                    cwnd: p.cwnd,
                     ssthresh: s.ssthresh_pkts,
-                    ratio: s.ssthresh_pkts as f64 / cwnd as f64,
+                    ratio: s.ssthresh_pkts as f64 / p.cwnd as f64,
                 });
             }
+            now.reducing = backoff || (p.reducing && s.cwnd_pkts <= p.cwnd);
         }
         *prev = Some(now);
     }
+}
+
+/// What back-off detection keeps of a flow's previous sample.
+#[derive(Clone, Copy)]
+struct LastSample {
+    cwnd: u32,
+    ssthresh: u32,
+    retransmits: u64,
+    /// Since its last back-off, the cwnd has not grown: still the same reduction.
+    reducing: bool,
 }
 
 impl Observer for Decimator {
@@ -303,6 +332,28 @@ mod tests {
         d.flow_sample(&FlowSample { retransmits: 1, ..sample(30, 0, 200, 200) });
         match &d.take().1[..] {
             [Event::Backoff { cwnd: 200, ssthresh: 200, .. }] => {}
+            e => panic!("{e:?}"),
+        }
+    }
+
+    /// A loss that leaves ssthresh where the last one put it is a back-off all the same;
+    /// the recovery's later retransmissions, below the threshold, are not new ones.
+    #[test]
+    fn a_loss_back_to_the_same_ssthresh_is_a_back_off() {
+        let mut d = Decimator::new(vec!["cubic".into()], vec![], 1_000_000_000);
+        let lost = |ms, cwnd, retransmits| FlowSample { retransmits, ..sample(ms, 0, cwnd, 46) };
+        d.flow_sample(&lost(0, 69, 95));
+        d.flow_sample(&lost(10, 46, 96));
+        d.flow_sample(&lost(20, 40, 97)); // the same reduction
+        d.flow_sample(&lost(30, 60, 97));
+        d.flow_sample(&lost(40, 62, 98)); // a probe's retransmission: cwnd did not fall
+        d.flow_sample(&lost(50, 66, 98));
+        d.flow_sample(&lost(60, 50, 99)); // the next loss
+        d.flow_sample(&lost(70, 46, 99));
+        d.flow_sample(&lost(80, 46, 99));
+        d.flow_sample(&lost(90, 40, 101)); // more lost in that recovery, at the threshold
+        match &d.take().1[..] {
+            [Event::Backoff { cwnd: 69, ssthresh: 46, .. }, Event::Backoff { cwnd: 66, .. }] => {}
             e => panic!("{e:?}"),
         }
     }
