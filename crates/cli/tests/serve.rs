@@ -166,6 +166,12 @@ fn http(
     (status, head, body)
 }
 
+/// The file names a comparison's answer lists.
+fn v_files(v: &Value) -> Vec<String> {
+    let files = v["files"].as_array().cloned().unwrap_or_default();
+    files.iter().map(|f| f["name"].as_str().unwrap_or_default().to_string()).collect()
+}
+
 fn dechunk(mut b: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     loop {
@@ -508,6 +514,41 @@ fn traces_are_named_only_from_the_ready_folders_or_uploads() {
         let (st, v) = s.call("POST", &format!("/api/traces?{q}"), &[], body.as_bytes());
         assert_eq!(st, status, "{q}: {v}");
         assert!(v["error"].as_str().unwrap().contains(needle), "{q}: {v}");
+    }
+    // Uploads racing for one name: one is kept, whole, and the others are refused.
+    for round in 0..5 {
+        let name = format!("race{round}.trace");
+        let answers: Vec<(u16, String)> = std::thread::scope(|scope| {
+            let uploads: Vec<_> = (1..=4)
+                .map(|i| {
+                    let (s, name) = (&s, &name);
+                    scope.spawn(move || {
+                        let body = format!("{i}\n").repeat(2000);
+                        (
+                            s.call(
+                                "POST",
+                                &format!("/api/traces?name={name}"),
+                                &[],
+                                body.as_bytes(),
+                            )
+                            .0,
+                            body,
+                        )
+                    })
+                })
+                .collect();
+            uploads.into_iter().map(|u| u.join().unwrap()).collect()
+        });
+        let kept: Vec<_> = answers.iter().filter(|(st, _)| *st == 200).collect();
+        assert_eq!(
+            kept.len(),
+            1,
+            "round {round}: {:?}",
+            answers.iter().map(|a| a.0).collect::<Vec<_>>()
+        );
+        assert!(answers.iter().all(|(st, _)| *st == 200 || *st == 409));
+        let file = std::fs::read_to_string(s.results.path().join(".traces").join(&name)).unwrap();
+        assert_eq!(file, kept[0].1, "round {round}: the kept upload is the one answered 200");
     }
 }
 
@@ -892,6 +933,18 @@ fn saved_runs_are_listed_downloaded_and_compared_inside_the_results_folder() {
     assert!(st == 400 && v["field"] == "b" && e.contains("the same run as a"), "{v}");
     let (st, head, _) = http(&s.addr, "GET", "/api/compare/a/b/files/compare.html", &[], b"");
     assert!(st == 200 && head.contains("text/html"));
+    // The same pair compared by several clients at once: each gets the whole comparison.
+    let files = v_files(&s.post("/api/compare", &json!({ "a": "a", "b": "b" })).1);
+    assert!(files.len() >= 4, "{files:?}");
+    std::thread::scope(|scope| {
+        let all: Vec<_> = (0..4)
+            .map(|_| scope.spawn(|| s.post("/api/compare", &json!({ "a": "a", "b": "b" }))))
+            .collect();
+        for c in all {
+            let (st, v) = c.join().unwrap();
+            assert!(st == 200 && v_files(&v) == files, "{v}");
+        }
+    });
     for (body, status) in [
         (json!({ "a": "a", "b": "zzz" }), 404),
         (json!({ "a": "../a", "b": "b" }), 400),

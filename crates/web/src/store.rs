@@ -25,6 +25,12 @@ pub struct Store {
     /// Names promised to runs still to be saved: a second run asking for one of them
     /// is refused at once, rather than both answered "pending" and one overwritten.
     promised: Mutex<BTreeSet<String>>,
+    /// Held while a comparison is rebuilt: two requests for one pair would otherwise
+    /// remove and write the same folder at once.
+    comparing: Mutex<()>,
+    /// Held from the check that a trace name is free until the trace is in place, so
+    /// that of two uploads under one name, one is kept and the other refused.
+    uploading: Mutex<()>,
 }
 
 /// A saved run's name: 1 to 64 letters, digits, '.', '_', '-', starting with a letter
@@ -87,7 +93,14 @@ pub fn content_type(file: &str) -> &'static str {
 impl Store {
     pub fn new(dir: PathBuf, ready_traces: Vec<PathBuf>, results: Arc<dyn ResultFiles>) -> Store {
         let traces = Traces { ready: ready_traces, uploads: dir.join(UPLOAD_DIR) };
-        Store { dir, traces, results, promised: Mutex::new(BTreeSet::new()) }
+        Store {
+            dir,
+            traces,
+            results,
+            promised: Mutex::new(BTreeSet::new()),
+            comparing: Mutex::new(()),
+            uploading: Mutex::new(()),
+        }
     }
 
     /// Promises `name` to a run to be saved, unless a saved run has it or another run
@@ -220,6 +233,7 @@ impl Store {
     pub fn compare(&self, a: &str, b: &str) -> ApiResult<Value> {
         let (da, db) = (self.saved_dir(a)?, self.saved_dir(b)?);
         let out = self.compare_dir(a, b);
+        let _one_at_a_time = self.comparing.lock().unwrap_or_else(|e| e.into_inner());
         let _ = std::fs::remove_dir_all(&out);
         std::fs::create_dir_all(out.parent().unwrap_or(&self.dir))
             .map_err(|e| ApiError::internal(format!("cannot create the comparison folder: {e}")))?;
@@ -244,6 +258,7 @@ impl Store {
         if !valid_trace_name(name) {
             return Err(ApiError::field("name", format!("\"{name}\": a plain file name such as my-link.trace (letters, digits, '.', '_', '-')")));
         }
+        let _one_at_a_time = self.uploading.lock().unwrap_or_else(|e| e.into_inner());
         if self.traces.find(name).is_some() {
             return Err(ApiError::conflict(format!(
                 "a trace \"{name}\" exists: a scenario can use it as it is, or upload this one under another name to keep both"
@@ -257,10 +272,17 @@ impl Store {
         })?;
         let trace = cclab_sim::Trace::parse(text)
             .map_err(|e| ApiError::field("trace", format!("not a mahimahi trace: {e}")))?;
+        // Written under a hidden name (never listed nor found) and then renamed, so no
+        // run reads half a trace.
         let dir = &self.traces.uploads;
+        let part = dir.join(format!(".{name}.part"));
         std::fs::create_dir_all(dir)
-            .and_then(|_| std::fs::write(dir.join(name), text))
-            .map_err(|e| ApiError::internal(format!("cannot keep the trace: {e}")))?;
+            .and_then(|_| std::fs::write(&part, text))
+            .and_then(|_| std::fs::rename(&part, dir.join(name)))
+            .map_err(|e| {
+                let _ = std::fs::remove_file(&part);
+                ApiError::internal(format!("cannot keep the trace: {e}"))
+            })?;
         Ok(json!({ "name": name, "mean_rate_bps": trace.mean_rate().0 }))
     }
 }
