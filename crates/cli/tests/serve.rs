@@ -860,6 +860,17 @@ fn a_saved_run_replays_its_live_changes_byte_for_byte() {
         st == 409 && v["error"].as_str().unwrap().contains("already saved as \"tuned\""),
         "{v}"
     );
+    // A run of a scenario with a long name is saved by default under that name cut short.
+    let long = "x".repeat(100);
+    let id = s.run(
+        &tuner("1s").replace("name = \"004-tuner-vs-cubic\"", &format!("name = \"{long}\"")),
+        "max",
+    );
+    s.wait_state(id, "finished", 30);
+    let (st, v) = s.post(&format!("/api/runs/{id}/save"), &json!({}));
+    let tail = format!("-run{id}");
+    let name = v["saved"]["name"].as_str().unwrap_or_default();
+    assert!(st < 300 && name.len() == 64 && name.ends_with(&tail), "{st} {v}");
 }
 
 #[test]

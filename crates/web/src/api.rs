@@ -344,11 +344,22 @@ pub async fn run_scenario(
     let run = app.runs.get(&id)?;
     let changes = run.feed.lock().unwrap().changes.clone();
     let text = crate::replay::scenario_with_changes(&run.checked, &changes)?;
-    let named = format!("{}-run{}.toml", run.checked.scenario.name, run.id);
-    // A scenario's name may hold what a file name must not.
-    let file =
-        if check_name("file", &named).is_ok() { named } else { format!("run{}.toml", run.id) };
+    let file = named_after(&run.checked.scenario.name, &format!("run{}.toml", run.id));
     Ok(file_response(text.into_bytes(), "text/plain; charset=utf-8", download.then_some(&file)))
+}
+
+/// `NAME-tail`, a run's default name for a saved folder or a file, with the scenario's
+/// name cut short to keep it within the 64 characters of [`check_name`]; just `tail`
+/// when the scenario's name holds what such a name must not (a space, a slash).
+fn named_after(scenario: &str, tail: &str) -> String {
+    let room = 64usize.saturating_sub(tail.len() + 1);
+    let head: String = scenario.chars().take(room).collect();
+    let named = format!("{head}-{tail}");
+    if check_name("name", &named).is_ok() {
+        named
+    } else {
+        tail.to_string()
+    }
 }
 
 #[derive(Deserialize)]
@@ -486,7 +497,9 @@ pub async fn save(
         return Err(ApiError::conflict("a testbed run is not replayed by the simulator; save real runs with cclab testbed run SCENARIO --out DIR"));
     }
     let b: SaveBody = if bytes.is_empty() { SaveBody::default() } else { body(&bytes)? };
-    let name = b.name.unwrap_or_else(|| format!("{}-run{}", run.checked.scenario.name, run.id));
+    let name = b
+        .name
+        .unwrap_or_else(|| named_after(&run.checked.scenario.name, &format!("run{}", run.id)));
     // A run already saved hears so before its default name is found taken (by itself).
     if let Some(why) = save_refusal(&run.save.lock().unwrap(), run.state(), run.id) {
         return Err(ApiError::conflict(why));
