@@ -378,6 +378,10 @@ fn a_bad_scenario_gets_the_cli_message() {
     let (st, v) =
         s.call("POST", "/api/runs", &[("Content-Type", "application/json")], b"{not json");
     assert!(st == 400 && v["error"].as_str().unwrap().starts_with("request body:"), "{v}");
+    // Media types are case-insensitive: this body is read as JSON, not as TOML.
+    let (st, v) =
+        s.call("POST", "/api/runs", &[("Content-Type", "Application/JSON")], b"{not json");
+    assert!(st == 400 && v["error"].as_str().unwrap().starts_with("request body:"), "{v}");
     // A key given twice in a scenario document is refused, as the TOML file refuses it
     // (JSON readers keep the last one, which would drop the first unseen).
     let twice = br#"{"scenario": {"duration": "1s", "duration": "2s", "flows": []}}"#;
@@ -785,6 +789,7 @@ fn parameter_changes_apply_live_and_bad_ones_name_the_field_value_and_range() {
     assert_eq!(v["value"], "3", "{v}");
     let (st, v) = set(json!({ "flow": 1, "name": "beta" }));
     assert!(st == 400 && v["error"].as_str().unwrap().contains("missing field `value`"), "{v}");
+    assert_eq!(v["field"], "value", "a missing field is named: {v}");
     let (st, v) = set(json!({ "flow": 1, "name": "fast_convergence", "value": false }));
     assert_eq!(st, 200);
     assert_eq!(v["change"]["value"], json!(false), "a switch is echoed as one: {v}");

@@ -62,8 +62,14 @@ fn body<T: DeserializeOwned>(bytes: &[u8]) -> ApiResult<T> {
     let value = serde_path_to_error::deserialize(&mut reader).map_err(|e| {
         // The path serde had reached names the field at fault (`scenario.flows[0].count`
         // for a number too large for a double), which serde_json's own message does not.
-        let field = e.path().to_string();
+        let mut field = e.path().to_string();
         let message = e.inner().to_string();
+        // A missing field is reported at the object that lacks it: name the field.
+        if let Some(missing) =
+            message.strip_prefix("missing field `").and_then(|m| m.split('`').next())
+        {
+            field = if field == "." { missing.to_string() } else { format!("{field}.{missing}") };
+        }
         // "." is the body itself; "?" a place serde could not name (a key that is no string).
         if field == "." || field.contains('?') {
             return ApiError::bad(format!("request body: {message}"));
@@ -236,7 +242,7 @@ impl ScenarioRequest {
 }
 
 /// Scenario text, file label and speed from a request: JSON (`ScenarioBody`) when the
-/// content type says so, otherwise the body is TOML and `?file=&speed=` are in the query.
+/// content type says so (in any case: media types are case-insensitive), otherwise the body is TOML and `?file=&speed=` are in the query.
 fn scenario_request(
     headers: &HeaderMap,
     q: &BTreeMap<String, String>,
@@ -245,7 +251,7 @@ fn scenario_request(
     let json_body = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .is_some_and(|t| t.starts_with("application/json"));
+        .is_some_and(|t| t.get(..16).is_some_and(|m| m.eq_ignore_ascii_case("application/json")));
     if json_body {
         if let Some(k) = q.keys().next() {
             return Err(ApiError::field(
