@@ -37,7 +37,8 @@
 //!   step of zero packets (tiny beta and cwnd; the kernel would loop forever) counts as 1.
 //! - Linux computes `beta_scale`, `cube_rtt_scale` and `cube_factor` once at module load,
 //!   so writing `beta` through sysfs leaves `beta_scale` stale; here every parameter
-//!   change recomputes them.
+//!   change recomputes them, and a `bic_scale` changed during an epoch ends the epoch
+//!   (see [`CubicCore::update`]).
 //!
 //! The code is written once, in [`CubicCore`], with two knobs that are fixed for `cubic`:
 //! `alpha` (TCPTuner's W_max scale, see [`crate::tuner`]) and the number of virtual flows
@@ -137,6 +138,9 @@ pub struct CubicState {
     pub ack_cnt: u32,
     /// The Reno-friendly estimate W_est, packets.
     pub tcp_cwnd: u32,
+    /// `bic_scale` (C) when this epoch began: K was computed with it (not in Linux,
+    /// whose C is fixed; see [`CubicCore::update`]).
+    pub epoch_bic_scale: u16,
     /// HyStart: RTT samples taken this round.
     pub sample_cnt: u8,
     /// HyStart: the slow-start exit point was found.
@@ -293,8 +297,16 @@ impl CubicCore {
     }
 
     /// `bictcp_update`: computes `cnt`, the packets to ACK per +1 of cwnd.
+    ///
+    /// One addition to Linux, which cannot change C while flows run: a C retuned during
+    /// an epoch ends it, and the next one starts from the current cwnd with a K computed
+    /// with the new C. Kept, the old K would put the new curve's plateau elsewhere: a
+    /// larger C before K pulls the target below the window (no growth) or, in `u32`,
+    /// wraps it to a huge one (growth as fast as slow start). At a fixed C this never
+    /// fires, so runs are Linux's. The BPF twin does the same (`cclab_cubic.h`).
     fn update(&mut self, tp: &TcpState, cwnd: u32, acked: u32) {
         let d = self.derived;
+        let bic_scale = self.cfg.bic_scale as u16; // at most 1024
         let hz = tp.hz;
         let now = tp.jiffies();
         let ca = &mut self.st;
@@ -303,12 +315,16 @@ impl CubicCore {
         if ca.last_cwnd == cwnd && (now.wrapping_sub(ca.last_time) as i32) <= (hz / 32) as i32 {
             return;
         }
+        if ca.epoch_start != 0 && ca.epoch_bic_scale != bic_scale {
+            ca.epoch_start = 0;
+        }
         // cnt is recomputed at most once per jiffy; a reduction clears epoch_start.
         if !(ca.epoch_start != 0 && now == ca.last_time) {
             ca.last_cwnd = cwnd;
             ca.last_time = now;
             if ca.epoch_start == 0 {
                 ca.epoch_start = now;
+                ca.epoch_bic_scale = bic_scale;
                 ca.ack_cnt = acked;
                 ca.tcp_cwnd = cwnd;
                 if ca.last_max_cwnd <= cwnd {

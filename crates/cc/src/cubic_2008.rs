@@ -160,7 +160,13 @@ impl CongestionControl for Cubic2008 {
         self.knobs.get(name)
     }
     fn apply_param(&mut self, name: &str, value: f64) {
-        self.knobs.set(name, value)
+        let c = self.knobs.c;
+        self.knobs.set(name, value);
+        // A C changed during an epoch ends it: the next starts from this cwnd with K
+        // computed with the new C, as `cubic` does (`CubicCore::update` says why).
+        if self.knobs.c != c {
+            self.st.epoch_start = 0.0;
+        }
     }
     fn inspect(&self, report: &mut dyn FnMut(&'static str, f64)) {
         report("w_max", self.st.w_last_max);

@@ -185,7 +185,13 @@ impl CongestionControl for CubicRfc9438 {
         self.knobs.get(name)
     }
     fn apply_param(&mut self, name: &str, value: f64) {
-        self.knobs.set(name, value)
+        let c = self.knobs.c;
+        self.knobs.set(name, value);
+        // A C changed during an epoch ends it: the next starts from this cwnd with K
+        // computed with the new C, as `cubic` does (`CubicCore::update` says why).
+        if self.knobs.c != c {
+            self.epoch_start_us = None;
+        }
     }
     fn inspect(&self, report: &mut dyn FnMut(&'static str, f64)) {
         report("w_max", self.w_max);

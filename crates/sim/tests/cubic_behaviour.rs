@@ -435,6 +435,61 @@ fn tuner_retunes_beta_and_alpha_on_a_running_flow() {
     assert!(checked >= 1);
 }
 
+/// A larger C set in the middle of an epoch (before the plateau) makes the window grow
+/// faster towards W_max from where it is, and not past it at once: the epoch restarts
+/// with K computed with the new C. Kept, the old K put the new curve's target below the
+/// window (no growth: `cubic-rfc9438`, and `cubic` here) or, for `cubic` with a larger
+/// C or later in the epoch, wrapped its `u32` target (growth as in slow start).
+#[test]
+fn a_larger_c_set_mid_epoch_grows_faster_towards_w_max() {
+    let (mbps, rtt) = (20, 60);
+    for (cc_name, params, knob, value) in [
+        ("cubic", &[("hystart", 0.0)][..], "bic_scale", 410.0),
+        ("cubic-rfc9438", &[][..], "c", 4.0),
+        ("cubic-2008", &[][..], "c", 4.0),
+    ] {
+        let make = || {
+            config(
+                mbps,
+                Buffer::Packets(bdp_pkts(mbps, rtt)),
+                LossModel::None,
+                vec![flow(cc_name, params, rtt, 0.0)],
+                20,
+                3,
+            )
+        };
+        let (_, plain) = run(make());
+        // The first loss after 5 s: the sample where ssthresh fell.
+        let samples: Vec<_> = plain.of(0).collect();
+        let loss = samples
+            .windows(2)
+            .find(|w| w[1].time.as_secs_f64() > 5.0 && w[1].ssthresh_pkts < w[0].ssthresh_pkts)
+            .map(|w| w[1])
+            .unwrap();
+        let (t_loss, w_max) = (loss.time.as_secs_f64(), cc(loss, "w_max"));
+        let t_change = t_loss + 0.3;
+        let mut cfg = make();
+        cfg.changes = vec![ParamChange {
+            at: Time::from_secs_f64(t_change),
+            flow: 0,
+            set: vec![(knob.to_string(), value)],
+        }];
+        let (_, tuned) = run(cfg);
+        let cwnd_at = |rec: &Record, t: f64| {
+            rec.of(0).find(|s| s.time.as_secs_f64() >= t).map(|s| s.cwnd_pkts).unwrap()
+        };
+        let later = t_change + 0.5;
+        let (before, plain_later, tuned_later) =
+            (cwnd_at(&plain, t_change), cwnd_at(&plain, later), cwnd_at(&tuned, later));
+        println!(
+            "{cc_name}: loss at {t_loss:.2} s, W_max {w_max:.0}; cwnd {before} at the change \
+             of {knob} to {value}, 0.5 s later {plain_later} without it and {tuned_later} with it"
+        );
+        assert!(tuned_later > plain_later, "{cc_name}: a larger C grows faster");
+        assert!((tuned_later as f64) < w_max, "{cc_name}: along the curve, not at once");
+    }
+}
+
 /// Every member of the family runs on a DropTail path with Gilbert-Elliott burst loss,
 /// keeps cwnd >= 1 and ssthresh >= 2 at every sample, uses the link, and gives the same
 /// report for the same seed.
