@@ -764,6 +764,7 @@ fn parameter_changes_apply_live_and_bad_ones_name_the_field_value_and_range() {
             "allowed: a number in (0, 1]",
         ),
         (json!({ "flow": 0, "name": "colour", "value": 1 }), "flows[0].params.colour", "colour"),
+        (json!({ "flow": 0, "name": "colour", "value": true }), "flows[0].params.colour", "colour = true"),
         (json!({ "flow": 9, "name": "beta", "value": 0.5 }), "flow", "flow = 9: out of range"),
         (
             json!({ "flow": 1, "name": "rto_min", "value": 0 }),

@@ -463,7 +463,13 @@ pub async fn params(
     let applied = answer
         .await
         .map_err(|_| ApiError::conflict(format!("run {id} ended before the change applied")))?;
-    let change = applied.map_err(|e| ApiError::sim(&e, None))?;
+    let change = applied.map_err(|mut e| {
+        // The simulator takes a switch as 1 or 0; the error shows it as it was sent.
+        if let Value::Bool(sent) = b.value {
+            e.value = sent.to_string();
+        }
+        ApiError::sim(&e, None)
+    })?;
     Ok(Json(json!({ "ok": true, "change": change, "at_s": change.at_ns as f64 / 1e9 })))
 }
 
