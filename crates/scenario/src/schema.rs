@@ -919,6 +919,15 @@ fn change_entry(
                             format!("out of range; allowed: {lo} to {hi}"),
                         ));
                     }
+                    // A change applies as the live one does, in whole milliseconds (as
+                    // `ip route ... rto_min` sets it), where a flow's own may be finer.
+                    if d.as_nanos() % 1_000_000 != 0 {
+                        return Err(ctx.bad(
+                            v,
+                            &field,
+                            format!("not a whole number of milliseconds; allowed: {lo} to {hi} in whole milliseconds (a change sets rto_min as ip route does)"),
+                        ));
+                    }
                     d.as_millis_f64()
                 }
                 other => {
