@@ -266,6 +266,7 @@ pub fn run(args: Args) -> Result<(), Error> {
                 for (d, why) in skipped {
                     outln(&format!("skipped {d}: {why}"));
                 }
+                say_ipv6_left(&r);
             } else {
                 for ri in r.list()? {
                     let show = |v: Option<u64>, unit: &str| {
@@ -284,10 +285,18 @@ pub fn run(args: Args) -> Result<(), Error> {
                             .unwrap_or_default()
                     ));
                 }
+                say_ipv6_left(&r);
             }
         }
     }
     Ok(())
+}
+
+/// Notes the table's IPv6 routes, which `route` neither lists nor changes.
+fn say_ipv6_left(r: &Routes) {
+    if let Ok(n @ 1..) = r.ipv6_routes() {
+        outln(&format!("note: the {n} IPv6 route(s) of table {} are left as they are: cclab kernel route changes IPv4 routes only", r.table));
+    }
 }
 
 /// Says which values a run killed before its end had saved to restore, once they are

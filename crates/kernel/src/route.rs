@@ -19,6 +19,15 @@ use serde_json::Value;
 use std::path::PathBuf;
 use std::process::Command;
 
+/// A route's attributes in `ip -d -j route show` that [`change_args`] writes back, or that
+/// need not be: `type` is checked (unicast only), `table` is given, and `flags` other than
+/// `onlink` are the kernel's own state (`linkdown`). Any other (a `realm`, an `expires`,
+/// an encapsulation) would be lost by `ip route change`, so such a route is skipped.
+const REPRODUCED: &[&str] = &[
+    "type", "dst", "gateway", "dev", "protocol", "scope", "prefsrc", "metric", "table", "tos",
+    "flags", "metrics",
+];
+
 /// Integer route metrics we can pass back to `ip route change` unchanged.
 const PASS_THROUGH: &[&str] = &[
     "mtu",
@@ -99,6 +108,16 @@ impl Routes {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
+    /// How many IPv6 routes the table has: this module changes IPv4 routes only, and
+    /// says so when there are IPv6 ones it leaves alone.
+    pub fn ipv6_routes(&self) -> Result<usize, Error> {
+        let args = ["-6", "-j", "route", "show", "table", self.table.as_str()];
+        let text = self.ip(&args.map(str::to_string))?;
+        let v: Value = serde_json::from_str(if text.trim().is_empty() { "[]" } else { &text })
+            .map_err(|e| Error::Other(format!("cannot parse `ip -6 -j route` output: {e}")))?;
+        Ok(v.as_array().map_or(0, Vec::len))
+    }
+
     /// The routes of the table (only the chosen destination, if any).
     pub fn list(&self) -> Result<Vec<RouteInfo>, Error> {
         let text = self.ip(&[
@@ -111,9 +130,11 @@ impl Routes {
         ])?;
         let v: Value = serde_json::from_str(if text.trim().is_empty() { "[]" } else { &text })
             .map_err(|e| Error::Other(format!("cannot parse `ip -j route` output: {e}")))?;
+        let mut all: Vec<RouteInfo> =
+            v.as_array().cloned().unwrap_or_default().into_iter().map(route_info).collect();
+        mark_ambiguous(&mut all);
         let mut out = Vec::new();
-        for r in v.as_array().cloned().unwrap_or_default() {
-            let info = route_info(r);
+        for info in all {
             if let Some(want) = &self.dst {
                 if &info.dst != want {
                     continue;
@@ -173,12 +194,22 @@ impl Routes {
         let mut skipped = Vec::new();
         for r in routes {
             if let Some(why) = &r.unsupported {
-                skipped.push((r.dst.clone(), why.clone()));
+                let dev = r.dev.as_deref().map(|d| format!(" dev {d}")).unwrap_or_default();
+                skipped.push((format!("{}{dev}", r.dst), why.clone()));
                 continue;
             }
             let rto = change.rto_min_ms.or(r.rto_min_ms);
             let cwnd = change.initcwnd.or(r.initcwnd);
-            self.ip(&change_args(&r, &self.table, rto, cwnd))?;
+            if let Err(e) = self.ip(&change_args(&r, &self.table, rto, cwnd)) {
+                if changed.is_empty() {
+                    return Err(e);
+                }
+                let done: Vec<&str> = changed.iter().map(|c: &RouteInfo| c.dst.as_str()).collect();
+                return Err(Error::Other(format!(
+                    "{e}; changed before it: {} (the same command with --restore puts them back)",
+                    done.join(", ")
+                )));
+            }
             changed.push(r);
         }
         Ok((changed, skipped))
@@ -304,6 +335,12 @@ fn route_info(json: Value) -> RouteInfo {
             unsupported = Some(format!("{t} route"));
         }
     }
+    if let Some((k, v)) = json.as_object().and_then(|o| {
+        o.iter()
+            .find(|(k, _)| !REPRODUCED.contains(&k.as_str()) && *k != "nexthops" && *k != "nhid")
+    }) {
+        unsupported = Some(format!("route attribute \"{k}\" = {v} cannot be reproduced"));
+    }
     for m in json.get("metrics").and_then(Value::as_array).cloned().unwrap_or_default() {
         if let Some(obj) = m.as_object() {
             for (k, v) in obj {
@@ -328,6 +365,29 @@ fn route_info(json: Value) -> RouteInfo {
         initcwnd: cwnd,
         unsupported,
         json,
+    }
+}
+
+/// Marks routes that `ip route change` cannot tell apart as unsupported: it finds a
+/// route by destination, metric and TOS alone, so of two routes that share them (one
+/// subnet on two devices), it would rewrite the first with the second's device.
+fn mark_ambiguous(routes: &mut [RouteInfo]) {
+    let key = |r: &RouteInfo| {
+        (
+            r.dst.clone(),
+            scalar(r.json.get("metric")).to_string(),
+            scalar(r.json.get("tos")).to_string(),
+        )
+    };
+    let keys: Vec<_> = routes.iter().map(key).collect();
+    for (i, r) in routes.iter_mut().enumerate() {
+        let twins = keys.iter().filter(|k| **k == keys[i]).count();
+        if twins > 1 {
+            r.unsupported = Some(format!(
+                "one of {twins} routes to {} with the same metric (on other devices or gateways); ip route change cannot tell them apart",
+                r.dst
+            ));
+        }
     }
 }
 
@@ -434,6 +494,24 @@ mod tests {
         assert_eq!((s["dst"].as_str(), s["metric"].as_u64()), (Some("198.18.10.0/24"), Some(100)));
         assert!(s["tos"].is_null() && s["initcwnd"].is_null(), "{text}");
         assert_eq!(s["rto_min_ms"].as_u64(), Some(50));
+    }
+
+    #[test]
+    fn routes_that_ip_route_change_cannot_tell_apart_or_rebuild_are_unsupported() {
+        let parse = |t: &str| route_info(serde_json::from_str(t).unwrap());
+        let mut routes = vec![
+            parse(r#"{"dst":"198.18.70.0/24","dev":"a0","protocol":"kernel","scope":"link"}"#),
+            parse(r#"{"dst":"198.18.70.0/24","dev":"b0","protocol":"kernel","scope":"link"}"#),
+            parse(r#"{"dst":"198.18.70.0/24","dev":"c0","metric":10}"#),
+        ];
+        mark_ambiguous(&mut routes);
+        assert!(routes[0].unsupported.as_deref().unwrap().contains("one of 2 routes"));
+        assert!(routes[1].unsupported.is_some());
+        assert!(routes[2].unsupported.is_none(), "another metric is another route");
+        // A realm, as `ip -d -j` shows it.
+        let realm =
+            parse(r#"{"dst":"198.19.62.0/24","dev":"a0","flow":{"to":"5"},"flags":["onlink"]}"#);
+        assert!(realm.unsupported.unwrap().contains("\"flow\""));
     }
 
     #[test]

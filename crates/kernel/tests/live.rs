@@ -883,6 +883,28 @@ fn route_rto_min_and_initcwnd_set_and_restore_in_a_namespace() {
     assert_eq!(files.len(), 1, "the first namespace's file is forgotten: {files:?}");
     assert_eq!(r.restore().unwrap(), vec!["198.19.252.0/24".to_string()]);
     assert!(r.list().unwrap().iter().all(|x| x.rto_min_ms.is_none()));
+
+    // One subnet on two devices gives two routes that `ip route change` cannot tell apart
+    // (it rewrote the first with the second's device), and a route with a realm would
+    // lose it: each is skipped, saying why, and left exactly as it was.
+    sh(&["ip", "-n", &path.a, "link", "add", "x2", "type", "veth", "peer", "name", "x3"]);
+    for dev in ["x2", "x3"] {
+        sh(&["ip", "-n", &path.a, "link", "set", dev, "up"]);
+    }
+    sh(&["ip", "-n", &path.a, "addr", "add", "198.19.252.2/24", "dev", "x2"]);
+    let realm = ["198.19.253.0/24", "via", "198.19.252.9", "dev", "x0", "realm", "5"];
+    sh(&[&["ip", "-n", &path.a, "route", "add"][..], &realm[..]].concat());
+    let show = || {
+        let out = Command::new("ip").args(["-n", &path.a, "route", "show"]).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let routes_before = show();
+    let (changed, skipped) = r.set(RouteChange { rto_min_ms: Some(40), initcwnd: None }).unwrap();
+    assert!(changed.is_empty(), "{changed:?}");
+    let whys: Vec<&str> = skipped.iter().map(|(_, why)| why.as_str()).collect();
+    assert_eq!(whys.iter().filter(|w| w.contains("cannot tell them apart")).count(), 2, "{whys:?}");
+    assert!(whys.iter().any(|w| w.contains("\"flow\"")), "{whys:?}");
+    assert_eq!(show(), routes_before);
 }
 
 /// `kernel default` refuses a non-allowed algorithm only outside the initial namespace:
