@@ -207,7 +207,8 @@ pub fn parse_value(spec: &ParamSpec, algo: &str, text: &str) -> Result<f64, Erro
             spec.allowed()
         ))
     };
-    match (spec.kind, t) {
+    // Switches in any case (TRUE, On), as sysfs and ip take them.
+    match (spec.kind, t.to_ascii_lowercase().as_str()) {
         (ParamKind::Bool, "true" | "on" | "yes") => Ok(1.0),
         (ParamKind::Bool, "false" | "off" | "no") => Ok(0.0),
         _ => t.parse::<f64>().map_err(|_| bad()),
@@ -313,6 +314,7 @@ mod tests {
         let s = Algo::Tuner.spec("fast_convergence").unwrap();
         assert_eq!(parse_value(s, "cclab_tuner", "false").unwrap(), 0.0);
         assert_eq!(parse_value(s, "cclab_tuner", "true").unwrap(), 1.0);
+        assert_eq!(parse_value(s, "cclab_tuner", "TRUE").unwrap(), 1.0, "in any case");
         assert!(parse_value(s, "cclab_tuner", "maybe").is_err());
     }
 }

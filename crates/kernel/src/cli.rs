@@ -256,7 +256,14 @@ pub fn run(args: Args) -> Result<(), Error> {
                     outln(&format!("restored {d}"));
                 }
             } else if rto_min.is_some() || initcwnd.is_some() {
-                let (changed, skipped) = r.set(route_change(rto_min.as_deref(), initcwnd)?)?;
+                let change = route_change(rto_min.as_deref(), initcwnd)?;
+                if let (Some(t), Some(ms)) = (&rto_min, change.rto_min_ms) {
+                    if cclab_units::parse_duration(t).is_ok_and(|d| d.as_nanos() != ms * 1_000_000)
+                    {
+                        outln(&format!("note: --rto-min {t} is set as {ms}ms: routes take whole milliseconds, rounded up"));
+                    }
+                }
+                let (changed, skipped) = r.set(change)?;
                 for c in &changed {
                     outln(&format!("changed {}", c.dst));
                 }
