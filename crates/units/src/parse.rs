@@ -62,11 +62,14 @@ fn error(s: &str, expected: &'static str) -> UnitError {
 }
 
 /// Splits `"12.5ms"` into ("12.5", 12.5, 6: the unit's power of ten); rejects negative,
-/// non-finite and unit-less numbers and units `form` does not have.
+/// non-finite and unit-less numbers and units `form` does not have. The number may have
+/// an exponent ("1e3Mbps", "2.5e-3s", as a program prints a float): no unit begins with
+/// an `e`.
 fn split<'a>(s: &'a str, form: &Form) -> Result<(&'a str, f64, u32), UnitError> {
     let err = || error(s, form.form);
     let t = s.trim();
-    let at = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).ok_or_else(err)?;
+    let in_number = |c: char| c.is_ascii_digit() || ".eE+-".contains(c);
+    let at = t.find(|c: char| !in_number(c)).ok_or_else(err)?;
     let (num, unit) = t.split_at(at);
     if num.is_empty() {
         return Err(err());
@@ -118,13 +121,34 @@ pub fn parse_rate(s: &str) -> Result<Rate, UnitError> {
 }
 
 pub fn parse_bytes(s: &str) -> Result<u64, UnitError> {
-    let (num, _, exponent) = split(s, &BYTES)?;
+    let (num, n, exponent) = split(s, &BYTES)?;
+    if num.contains(['e', 'E']) {
+        // Counted exactly only without an exponent; with one, a whole count is taken.
+        let v = n * 10f64.powi(exponent as i32);
+        if v.fract() != 0.0 {
+            return Err(error(s, WHOLE_BYTES));
+        }
+        return scale(n, exponent, s, &BYTES);
+    }
     exact_count(num, exponent as usize, s)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_may_have_an_exponent() {
+        assert_eq!(parse_rate("1e3Mbps").unwrap(), Rate(1_000_000_000));
+        assert_eq!(parse_duration("2.5e-3s").unwrap(), Duration::from_micros(2500));
+        assert_eq!(parse_bytes("1.5E3B").unwrap(), 1500);
+        assert_eq!(parse_bytes("1.5e0B").unwrap_err().expected, WHOLE_BYTES);
+        assert_eq!(parse_rate("1e12Gbps").unwrap_err().expected, RATE.too_large);
+        assert_eq!(parse_duration("1e30s").unwrap_err().expected, DURATION.too_large);
+        assert_eq!(parse_duration("-1e3s").unwrap_err().expected, DURATION.form);
+        assert_eq!(parse_duration("1e3").unwrap_err().expected, DURATION.form);
+        assert_eq!(parse_duration("e3s").unwrap_err().expected, DURATION.form);
+    }
 
     #[test]
     fn parses_the_forms_scenario_files_use() {
@@ -142,7 +166,7 @@ mod tests {
 
     #[test]
     fn rejects_bad_forms_with_what_is_allowed() {
-        for bad in ["", "ms", "-5ms", "5", "5 minutes", "5hours", "1e3ms", "nan", "5..5ms"] {
+        for bad in ["", "ms", "-5ms", "5", "5 minutes", "5hours", "1e3", "nan", "5..5ms"] {
             let e = parse_duration(bad).unwrap_err();
             assert_eq!(e.value, bad);
             assert!(e.to_string().contains("units: ns, us, ms, s"), "{e}");
