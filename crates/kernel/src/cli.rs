@@ -223,11 +223,15 @@ pub fn run(args: Args) -> Result<(), Error> {
                             ));
                         }
                         // The kernel frees the algorithm once the last socket using it is
-                        // gone (closing connections linger): bpftool may list it a while.
-                        outln(&format!(
-                            "unloaded {} (sockets still closing keep it in the kernel until they are gone)",
-                            a.name()
-                        ));
+                        // gone: bpftool lists it until then, and those sockets keep the
+                        // values they had, out of reach of `set`.
+                        match crate::socket::sockets_running(a.name()) {
+                            Some(n @ 1..) => outln(&format!(
+                                "unloaded {}; {n} connection(s) of this network namespace still run it, with its values as they were, until they close (new ones cannot choose it)",
+                                a.name()
+                            )),
+                            _ => outln(&format!("unloaded {}", a.name())),
+                        }
                     }
                     Unloaded::NotLoaded => outln(&format!("{} was not loaded", a.name())),
                 }

@@ -120,3 +120,15 @@ mod tests {
         assert!(e.starts_with("TCP_CONGESTION no-such-cc: "), "{e}");
     }
 }
+
+/// How many TCP sockets of this network namespace run the congestion control `cc`, as
+/// `ss -tin` lists them (the algorithm's name leads each socket's info line); `None`
+/// when `ss` cannot be run.
+pub fn sockets_running(cc: &str) -> Option<usize> {
+    let out = std::process::Command::new("ss").args(["-Htin", "state", "all"]).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    Some(text.lines().filter(|l| l.split_whitespace().next() == Some(cc)).count())
+}
