@@ -104,6 +104,18 @@ pub fn congestion(fd: RawFd) -> std::io::Result<String> {
     Ok(String::from_utf8_lossy(name).trim_end_matches('\0').to_string())
 }
 
+/// How many TCP sockets of this network namespace run the congestion control `cc`, as
+/// `ss -tin` lists them (the algorithm's name leads each socket's info line); `None`
+/// when `ss` cannot be run.
+pub fn sockets_running(cc: &str) -> Option<usize> {
+    let out = std::process::Command::new("ss").args(["-Htin", "state", "all"]).output().ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    Some(text.lines().filter(|l| l.split_whitespace().next() == Some(cc)).count())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,16 +131,4 @@ mod tests {
         let e = connect_with_congestion(addr, "no-such-cc").unwrap_err().to_string();
         assert!(e.starts_with("TCP_CONGESTION no-such-cc: "), "{e}");
     }
-}
-
-/// How many TCP sockets of this network namespace run the congestion control `cc`, as
-/// `ss -tin` lists them (the algorithm's name leads each socket's info line); `None`
-/// when `ss` cannot be run.
-pub fn sockets_running(cc: &str) -> Option<usize> {
-    let out = std::process::Command::new("ss").args(["-Htin", "state", "all"]).output().ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let text = String::from_utf8_lossy(&out.stdout);
-    Some(text.lines().filter(|l| l.split_whitespace().next() == Some(cc)).count())
 }
