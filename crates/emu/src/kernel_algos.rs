@@ -123,6 +123,17 @@ impl RunTunables {
                 }
             };
             write_whole(&saved, &run_params::to_text(&before))?;
+            // One map serves every connection: others running the algorithm outside the
+            // run are retuned with it, which their owner should hear about.
+            let retunes = want.iter().any(|(n, v)| before.iter().all(|(m, w)| m != n || w != v));
+            if let Some(n @ 1..) =
+                retunes.then(|| cclab_kernel::socket::sockets_running(algo.name())).flatten()
+            {
+                eprintln!(
+                    "note: {n} other connection(s) of this host run {}: its parameters are one set for all, so they run with this run's values until it ends",
+                    algo.name()
+                );
+            }
             tunables.held.push(Held { algo, before, _lock: lock });
             k.set(algo, &want).map_err(|e| EmuError::Config(e.to_string()))?;
         }
