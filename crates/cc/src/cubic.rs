@@ -37,8 +37,8 @@
 //!   step of zero packets (tiny beta and cwnd; the kernel would loop forever) counts as 1.
 //! - Linux computes `beta_scale`, `cube_rtt_scale` and `cube_factor` once at module load,
 //!   so writing `beta` through sysfs leaves `beta_scale` stale; here every parameter
-//!   change recomputes them, and a `bic_scale` changed during an epoch ends the epoch
-//!   (see [`CubicCore::update`]).
+//!   change recomputes them, and a `bic_scale` changed below the epoch's plateau ends
+//!   the epoch (see [`CubicCore::update`]).
 //!
 //! The code is written once, in [`CubicCore`], with two knobs that are fixed for `cubic`:
 //! `alpha` (TCPTuner's W_max scale, see [`crate::tuner`]) and the number of virtual flows
@@ -298,12 +298,15 @@ impl CubicCore {
 
     /// `bictcp_update`: computes `cnt`, the packets to ACK per +1 of cwnd.
     ///
-    /// One addition to Linux, which cannot change C while flows run: a C retuned during
-    /// an epoch ends it, and the next one starts from the current cwnd with a K computed
-    /// with the new C. Kept, the old K would put the new curve's plateau elsewhere: a
-    /// larger C before K pulls the target below the window (no growth) or, in `u32`,
-    /// wraps it to a huge one (growth as fast as slow start). At a fixed C this never
-    /// fires, so runs are Linux's. The BPF twin does the same (`cclab_cubic.h`).
+    /// One addition to Linux, which cannot change C while flows run: a C retuned while
+    /// the window is below the epoch's plateau ends the epoch, and the next one starts
+    /// from the current cwnd with a K computed with the new C. Kept, the old K would put
+    /// the new curve's plateau elsewhere: a larger C before K pulls the target below the
+    /// window (no growth) or, in `u32`, wraps it to a huge one (growth as fast as slow
+    /// start). At or past the plateau the new C applies as it is (the target rises
+    /// faster for a larger one); a new epoch there would flatten the curve from the
+    /// current window. At a fixed C this never fires, so runs are Linux's. The BPF twin
+    /// does the same (`cclab_cubic.h`).
     fn update(&mut self, tp: &TcpState, cwnd: u32, acked: u32) {
         let d = self.derived;
         let bic_scale = self.cfg.bic_scale as u16; // at most 1024
@@ -316,7 +319,11 @@ impl CubicCore {
             return;
         }
         if ca.epoch_start != 0 && ca.epoch_bic_scale != bic_scale {
-            ca.epoch_start = 0;
+            if cwnd < ca.bic_origin_point {
+                ca.epoch_start = 0;
+            } else {
+                ca.epoch_bic_scale = bic_scale;
+            }
         }
         // cnt is recomputed at most once per jiffy; a reduction clears epoch_start.
         if !(ca.epoch_start != 0 && now == ca.last_time) {

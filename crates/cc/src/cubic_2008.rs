@@ -58,11 +58,13 @@ pub struct Cubic2008 {
     /// beta, C and the two switches.
     pub knobs: CubicKnobs,
     pub st: State2008,
+    /// C was changed since the last ACK (see `apply_param`).
+    pub c_changed: bool,
 }
 
 impl Default for Cubic2008 {
     fn default() -> Self {
-        Cubic2008 { knobs: CubicKnobs::with_beta(0.2), st: State2008::default() }
+        Cubic2008 { knobs: CubicKnobs::with_beta(0.2), st: State2008::default(), c_changed: false }
     }
 }
 
@@ -77,6 +79,9 @@ impl Cubic2008 {
     /// cubic_update() (3.2) at time `now` seconds.
     fn update(&mut self, cwnd: f64, now: f64) -> f64 {
         let s = &mut self.st;
+        if std::mem::take(&mut self.c_changed) && cwnd < s.origin_point {
+            s.epoch_start = 0.0;
+        }
         s.ack_cnt += 1.0;
         if s.epoch_start <= 0.0 {
             s.epoch_start = now;
@@ -162,10 +167,11 @@ impl CongestionControl for Cubic2008 {
     fn apply_param(&mut self, name: &str, value: f64) {
         let c = self.knobs.c;
         self.knobs.set(name, value);
-        // A C changed during an epoch ends it: the next starts from this cwnd with K
-        // computed with the new C, as `cubic` does (`CubicCore::update` says why).
+        // A C changed below the epoch's plateau ends the epoch (at the next ACK, which
+        // knows the cwnd): the next starts from there with K computed with the new C, as
+        // `cubic` does (`CubicCore::update` says why).
         if self.knobs.c != c {
-            self.st.epoch_start = 0.0;
+            self.c_changed = true;
         }
     }
     fn inspect(&self, report: &mut dyn FnMut(&'static str, f64)) {

@@ -187,9 +187,10 @@ impl CongestionControl for CubicRfc9438 {
     fn apply_param(&mut self, name: &str, value: f64) {
         let c = self.knobs.c;
         self.knobs.set(name, value);
-        // A C changed during an epoch ends it: the next starts from this cwnd with K
-        // computed with the new C, as `cubic` does (`CubicCore::update` says why).
-        if self.knobs.c != c {
+        // A C changed below the epoch's plateau ends the epoch: the next starts from
+        // this cwnd with K computed with the new C, as `cubic` does (`CubicCore::update`
+        // says why). At or past the plateau the new C applies as it is.
+        if self.knobs.c != c && self.cwnd < self.w_max {
             self.epoch_start_us = None;
         }
     }

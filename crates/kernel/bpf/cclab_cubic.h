@@ -26,7 +26,7 @@
  *  3. beta = 1.0 (beta_scale's divisor is 0 in Linux) freezes the Reno estimate: the
  *     step becomes 2^32 - 1 packets, as crates/cc does.
  *  4. A Reno step of 0 packets (tiny cwnd with large N) counts as 1, as in crates/cc.
- *  5. A bic_scale changed during an epoch ends the epoch (see cubic_update).
+ *  5. A bic_scale changed below the epoch's plateau ends the epoch (see cubic_update).
  * Like Linux, bic_scale * 10 * |t - K|^3 wraps in 64 bits for |t - K| beyond about
  * 2^18 / cbrt(bic_scale / 41) units (256 s at the default); CUBIC-FIT reaches that N
  * times sooner. crates/cc wraps identically.
@@ -187,11 +187,16 @@ static void cubic_update(struct cclab_cubic *ca, const struct cubic_knobs *k,
 	if (ca->last_cwnd == cwnd && (__s32)(now - ca->last_time) <= (__s32)(CCLAB_HZ / 32))
 		return;
 
-	/* Not in Linux, whose C is fixed: a C retuned during an epoch ends it, so that the
-	 * next starts from this cwnd with K computed with the new C (crates/cc's
-	 * CubicCore::update says why). Never at a fixed C. */
-	if (ca->epoch_start && ca->epoch_bic_scale != (__u16)k->bic_scale)
-		ca->epoch_start = 0;
+	/* Not in Linux, whose C is fixed: a C retuned below the epoch's plateau ends the
+	 * epoch, so that the next starts from this cwnd with K computed with the new C; at
+	 * or past the plateau the new C applies as it is (crates/cc's CubicCore::update
+	 * says why). Never at a fixed C. */
+	if (ca->epoch_start && ca->epoch_bic_scale != (__u16)k->bic_scale) {
+		if (cwnd < ca->bic_origin_point)
+			ca->epoch_start = 0;
+		else
+			ca->epoch_bic_scale = (__u16)k->bic_scale;
+	}
 
 	/* The cubic is evaluated at most once per jiffy; a reduction zeroes epoch_start,
 	 * which forces a new evaluation. */
