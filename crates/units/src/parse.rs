@@ -54,6 +54,8 @@ const BYTES: Form = Form {
 };
 /// A byte count cannot fall between two bytes ("1.5B").
 const WHOLE_BYTES: &str = "a whole number of bytes";
+/// Nor be written with an exponent, which would round it ("1.001e0MB").
+const BYTES_WITHOUT_EXPONENT: &str = "a size written without an exponent, such as \"1.5MB\"";
 /// The largest count of base units accepted (half of u64, so sums stay in range).
 const MAX_UNITS: u64 = u64::MAX / 2;
 
@@ -61,22 +63,41 @@ fn error(s: &str, expected: &'static str) -> UnitError {
     UnitError { value: s.to_string(), expected }
 }
 
-/// Splits `"12.5ms"` into ("12.5", 12.5, 6: the unit's power of ten); rejects negative,
-/// non-finite and unit-less numbers and units `form` does not have. The number may have
-/// an exponent ("1e3Mbps", "2.5e-3s", as a program prints a float): no unit begins with
-/// an `e`.
+/// Where the number at the start of `t` ends: digits and points, then an exponent (`e`
+/// or `E`, a sign, digits) if one follows; no unit begins with an `e`.
+fn number_end(t: &str) -> usize {
+    let b = t.as_bytes();
+    let digits_from = |mut i: usize, point: bool| {
+        while i < b.len() && (b[i].is_ascii_digit() || (point && b[i] == b'.')) {
+            i += 1;
+        }
+        i
+    };
+    let mantissa = digits_from(0, true);
+    if mantissa < b.len() && matches!(b[mantissa], b'e' | b'E') {
+        let sign = mantissa + 1 + usize::from(matches!(b.get(mantissa + 1), Some(b'+' | b'-')));
+        let end = digits_from(sign, false);
+        if end > sign {
+            return end;
+        }
+    }
+    mantissa
+}
+
+/// Splits `"12.5ms"` into ("12.5", 12.5, 6: the unit's power of ten); rejects unsigned,
+/// unit-less numbers and units `form` does not have. The number may have an exponent
+/// ("1e3Mbps", "2.5e-3s", as a program prints a float); one too large for a float is
+/// refused as too large.
 fn split<'a>(s: &'a str, form: &Form) -> Result<(&'a str, f64, u32), UnitError> {
     let err = || error(s, form.form);
     let t = s.trim();
-    let in_number = |c: char| c.is_ascii_digit() || ".eE+-".contains(c);
-    let at = t.find(|c: char| !in_number(c)).ok_or_else(err)?;
-    let (num, unit) = t.split_at(at);
+    let (num, unit) = t.split_at(number_end(t));
     if num.is_empty() {
         return Err(err());
     }
     let n: f64 = num.parse().map_err(|_| err())?;
-    if !n.is_finite() || n < 0.0 {
-        return Err(err());
+    if n.is_infinite() {
+        return Err(error(s, form.too_large));
     }
     let &(_, exponent) = form.units.iter().find(|(u, _)| *u == unit.trim()).ok_or_else(err)?;
     Ok((num, n, exponent))
@@ -121,14 +142,10 @@ pub fn parse_rate(s: &str) -> Result<Rate, UnitError> {
 }
 
 pub fn parse_bytes(s: &str) -> Result<u64, UnitError> {
-    let (num, n, exponent) = split(s, &BYTES)?;
+    let (num, _, exponent) = split(s, &BYTES)?;
+    // Counted exactly, from the digits: a float's exponent would round them.
     if num.contains(['e', 'E']) {
-        // Counted exactly only without an exponent; with one, a whole count is taken.
-        let v = n * 10f64.powi(exponent as i32);
-        if v.fract() != 0.0 {
-            return Err(error(s, WHOLE_BYTES));
-        }
-        return scale(n, exponent, s, &BYTES);
+        return Err(error(s, BYTES_WITHOUT_EXPONENT));
     }
     exact_count(num, exponent as usize, s)
 }
@@ -141,13 +158,17 @@ mod tests {
     fn numbers_may_have_an_exponent() {
         assert_eq!(parse_rate("1e3Mbps").unwrap(), Rate(1_000_000_000));
         assert_eq!(parse_duration("2.5e-3s").unwrap(), Duration::from_micros(2500));
-        assert_eq!(parse_bytes("1.5E3B").unwrap(), 1500);
-        assert_eq!(parse_bytes("1.5e0B").unwrap_err().expected, WHOLE_BYTES);
+        assert_eq!(parse_duration("1.e3s").unwrap(), Duration::from_secs(1000));
+        assert_eq!(parse_duration("5e-400s").unwrap(), Duration(0));
+        assert_eq!(parse_bytes("1.5E3B").unwrap_err().expected, BYTES_WITHOUT_EXPONENT);
         assert_eq!(parse_rate("1e12Gbps").unwrap_err().expected, RATE.too_large);
+        assert_eq!(parse_rate("1e400Mbps").unwrap_err().expected, RATE.too_large);
         assert_eq!(parse_duration("1e30s").unwrap_err().expected, DURATION.too_large);
-        assert_eq!(parse_duration("-1e3s").unwrap_err().expected, DURATION.form);
-        assert_eq!(parse_duration("1e3").unwrap_err().expected, DURATION.form);
-        assert_eq!(parse_duration("e3s").unwrap_err().expected, DURATION.form);
+        // No sign but the exponent's; an exponent needs its digits.
+        for bad in ["-1e3s", "+5ms", "-0ms", "1e3", "e3s", "1es", "1e+s", "1e3e3s", "infs", ".e3s"] {
+            assert_eq!(parse_duration(bad).unwrap_err().expected, DURATION.form, "{bad}");
+        }
+        assert_eq!(parse_bytes("-0B").unwrap_err().expected, BYTES.form);
     }
 
     #[test]
