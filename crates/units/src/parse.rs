@@ -165,7 +165,8 @@ mod tests {
         assert_eq!(parse_rate("1e400Mbps").unwrap_err().expected, RATE.too_large);
         assert_eq!(parse_duration("1e30s").unwrap_err().expected, DURATION.too_large);
         // No sign but the exponent's; an exponent needs its digits.
-        for bad in ["-1e3s", "+5ms", "-0ms", "1e3", "e3s", "1es", "1e+s", "1e3e3s", "infs", ".e3s"] {
+        for bad in ["-1e3s", "+5ms", "-0ms", "1e3", "e3s", "1es", "1e+s", "1e3e3s", "infs", ".e3s"]
+        {
             assert_eq!(parse_duration(bad).unwrap_err().expected, DURATION.form, "{bad}");
         }
         assert_eq!(parse_bytes("-0B").unwrap_err().expected, BYTES.form);

@@ -1,7 +1,7 @@
-//! A deadline on a request's body: a client that sends its headers and then the body
-//! slowly, or never, would otherwise hold a connection and a handler for as long as it
-//! likes. Every body the API takes is small (at most the trace limit, 16 MB by default)
-//! and comes from this machine or a forwarded port, so [`BODY_DEADLINE`] is generous.
+//! A deadline on a request's body: a client that sends its headers and then stops would
+//! otherwise hold a connection and a handler for as long as it likes. The deadline is on
+//! each wait, not on the whole body, so a large trace upload over a slow forwarded port
+//! is not cut off while it is still arriving.
 
 use axum::body::{Body, Bytes};
 use http_body::{Frame, SizeHint};
@@ -10,7 +10,7 @@ use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-/// How long a request's whole body may take to arrive.
+/// How long a request's body may go without any of it arriving.
 pub const BODY_DEADLINE: Duration = Duration::from_secs(30);
 
 /// The error a late body ends with; `Display` is the message the client gets.
@@ -19,21 +19,27 @@ pub struct BodyLate;
 
 impl std::fmt::Display for BodyLate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "the request body did not arrive within {} s", BODY_DEADLINE.as_secs())
+        write!(
+            f,
+            "the request body stopped arriving: nothing came for {} s",
+            BODY_DEADLINE.as_secs()
+        )
     }
 }
 
 impl std::error::Error for BodyLate {}
 
-/// `inner`, ending with [`BodyLate`] once `deadline` has passed.
+/// `inner`, ending with [`BodyLate`] once nothing of it has come for `within`.
 pub struct DeadlineBody {
     inner: Body,
+    within: Duration,
     deadline: Pin<Box<tokio::time::Sleep>>,
 }
 
 impl DeadlineBody {
     pub fn wrap(inner: Body, within: Duration) -> Body {
-        Body::new(DeadlineBody { inner, deadline: Box::pin(tokio::time::sleep(within)) })
+        let deadline = Box::pin(tokio::time::sleep(within));
+        Body::new(DeadlineBody { inner, within, deadline })
     }
 }
 
@@ -46,8 +52,11 @@ impl http_body::Body for DeadlineBody {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, axum::Error>>> {
         let this = self.get_mut();
-        // What has arrived is taken first: only a body still waiting is cut off.
+        // What has arrived is taken first, and gives the rest another `within`: only a
+        // body that has stopped coming is cut off.
         if let Poll::Ready(frame) = Pin::new(&mut this.inner).poll_frame(cx) {
+            let next = tokio::time::Instant::now() + this.within;
+            this.deadline.as_mut().reset(next);
             return Poll::Ready(frame);
         }
         match this.deadline.as_mut().poll(cx) {

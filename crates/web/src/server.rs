@@ -10,7 +10,7 @@
 //!   Scripts (curl, Python) send none and are allowed.
 //! - Kernel actions (`POST /api/kernel/...`) also need the token printed at start, in an
 //!   `X-Cclab-Token` header; they act as root.
-//! - A request's body must arrive within [`BODY_DEADLINE`] (a 408 otherwise).
+//! - A request's body may not stop arriving for [`BODY_DEADLINE`] (a 408 otherwise).
 
 use crate::api;
 use crate::body_deadline::{BodyLate, DeadlineBody, BODY_DEADLINE};
