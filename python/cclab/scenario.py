@@ -31,25 +31,14 @@ def _plain(v: Any, depth: int = 0) -> Any:
         return v
     if isinstance(v, Mapping):
         return {k: _plain(x, depth + 1) for k, x in v.items()}
-    if getattr(getattr(v, "dtype", None), "kind", None) == "b" and getattr(v, "ndim", 1) == 0:
-        return bool(v)  # numpy's bool is no numbers.Integral
+    if getattr(v, "ndim", None) == 0 and hasattr(v, "item"):
+        return _plain(v.item(), depth + 1)  # a numpy scalar or 0-d array (np.bool_ too)
     if isinstance(v, numbers.Integral):
         return int(v)
     if isinstance(v, numbers.Real):
         return float(v)
     if isinstance(v, Iterable) and not isinstance(v, (bytes, bytearray, set, frozenset)):
         return [_plain(x, depth + 1) for x in v]
-    return v
-    if isinstance(v, Mapping):
-        return {k: _plain(x) for k, x in v.items()}
-    if type(v).__name__ == "bool_" and hasattr(v, "item"):  # numpy's bool is no Integral
-        return bool(v)
-    if isinstance(v, numbers.Integral):
-        return int(v)
-    if isinstance(v, numbers.Real):
-        return float(v)
-    if isinstance(v, Iterable) and not isinstance(v, (bytes, bytearray, set, frozenset)):
-        return [_plain(x) for x in v]
     return v
 
 Source = Tuple[str, str, Optional[str], str, List[str]]

@@ -249,10 +249,11 @@ def test_numpy_and_pandas_values_are_taken_as_python_values():
     np = pytest.importorskip("numpy")
     pd = pytest.importorskip("pandas")
     scn = cclab.Scenario.from_toml(SHORT)
+    scn.set("cross[0].count", np.array(3))  # a 0-d array
     scn.set("cross[0].count", np.int64(3))
     scn.set("flows[0].params.hystart", np.bool_(False))
     scn.set("bottleneck.loss", np.float64(0.005))
-    assert scn.overrides == ["cross[0].count=3", "flows[0].params.hystart=false", "bottleneck.loss=0.005"]
+    assert scn.overrides == ["cross[0].count=3", "cross[0].count=3", "flows[0].params.hystart=false", "bottleneck.loss=0.005"]
     grid = cclab.Scenario.from_toml(SHORT).with_sweep({"cross[0].count": np.arange(1, 3), "flows[1].rtt": pd.Series(["60ms", "80ms"])},
                           seeds=np.int64(2))
     assert grid.is_sweep

@@ -303,8 +303,12 @@ pub fn run(args: Args) -> Result<(), Error> {
     Ok(())
 }
 
-/// Notes the table's IPv6 routes, which `route` neither lists nor changes.
+/// Notes the table's IPv6 routes, which `route` neither lists nor changes (not when one
+/// destination was asked for).
 fn say_ipv6_left(r: &Routes) {
+    if r.dst.is_some() {
+        return;
+    }
     if let Ok(n @ 1..) = r.ipv6_routes() {
         outln(&format!("note: the {n} IPv6 route(s) of table {} are left as they are: cclab kernel route changes IPv4 routes only", r.table));
     }

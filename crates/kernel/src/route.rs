@@ -382,7 +382,7 @@ fn mark_ambiguous(routes: &mut [RouteInfo]) {
     let keys: Vec<_> = routes.iter().map(key).collect();
     for (i, r) in routes.iter_mut().enumerate() {
         let twins = keys.iter().filter(|k| **k == keys[i]).count();
-        if twins > 1 {
+        if twins > 1 && r.unsupported.is_none() {
             r.unsupported = Some(format!(
                 "one of {twins} routes to {} with the same metric (on other devices or gateways); ip route change cannot tell them apart",
                 r.dst

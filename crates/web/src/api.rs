@@ -37,16 +37,18 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for NoQuery {
         parts: &mut axum::http::request::Parts,
         _: &S,
     ) -> Result<Self, ApiError> {
-        match parts.uri.query().filter(|q| !q.is_empty()) {
-            None => Ok(NoQuery),
-            Some(q) => {
-                let key = q.split('&').next().unwrap_or(q).split('=').next().unwrap_or(q);
-                Err(ApiError::field(
-                    key,
-                    format!("unknown query parameter; {} takes none", parts.uri.path()),
-                ))
-            }
-        }
+        let Some(q) = parts.uri.query().filter(|q| !q.is_empty()) else { return Ok(NoQuery) };
+        // The first key as the other endpoints name one (decoded); "query" for none.
+        let decoded = Query::<Vec<(String, String)>>::try_from_uri(&parts.uri).ok();
+        let key = match decoded.as_ref().and_then(|Query(pairs)| pairs.first()) {
+            Some((k, _)) => k.clone(),
+            None => q.split(['&', '=']).next().unwrap_or(q).to_string(),
+        };
+        let field = if key.is_empty() { "query" } else { key.as_str() };
+        Err(ApiError::field(
+            field,
+            format!("unknown query parameter; {} takes none", parts.uri.path()),
+        ))
     }
 }
 

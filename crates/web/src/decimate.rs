@@ -185,7 +185,10 @@ impl Decimator {
                     ratio: s.ssthresh_pkts as f64 / p.cwnd as f64,
                 });
             }
-            now.reducing = backoff || (p.reducing && s.cwnd_pkts <= p.cwnd);
+            // The reduction is over once the cwnd grows with nothing more retransmitted
+            // (it may tick up while the reduction still retransmits).
+            let grew = s.cwnd_pkts > p.cwnd && s.retransmits == p.retransmits;
+            now.reducing = backoff || (p.reducing && !grew);
         }
         *prev = Some(now);
     }
@@ -344,14 +347,15 @@ mod tests {
         let lost = |ms, cwnd, retransmits| FlowSample { retransmits, ..sample(ms, 0, cwnd, 46) };
         d.flow_sample(&lost(0, 69, 95));
         d.flow_sample(&lost(10, 46, 96));
-        d.flow_sample(&lost(20, 40, 97)); // the same reduction
-        d.flow_sample(&lost(30, 60, 97));
-        d.flow_sample(&lost(40, 62, 98)); // a probe's retransmission: cwnd did not fall
-        d.flow_sample(&lost(50, 66, 98));
-        d.flow_sample(&lost(60, 50, 99)); // the next loss
-        d.flow_sample(&lost(70, 46, 99));
-        d.flow_sample(&lost(80, 46, 99));
-        d.flow_sample(&lost(90, 40, 101)); // more lost in that recovery, at the threshold
+        d.flow_sample(&lost(15, 50, 97)); // a tick up while the reduction retransmits
+        d.flow_sample(&lost(20, 40, 98)); // the same reduction
+        d.flow_sample(&lost(30, 60, 98));
+        d.flow_sample(&lost(40, 62, 99)); // a probe's retransmission: cwnd did not fall
+        d.flow_sample(&lost(50, 66, 99));
+        d.flow_sample(&lost(60, 50, 100)); // the next loss
+        d.flow_sample(&lost(70, 46, 100));
+        d.flow_sample(&lost(80, 46, 100));
+        d.flow_sample(&lost(90, 40, 102)); // more lost in that recovery, at the threshold
         match &d.take().1[..] {
             [Event::Backoff { cwnd: 69, ssthresh: 46, .. }, Event::Backoff { cwnd: 66, .. }] => {}
             e => panic!("{e:?}"),
