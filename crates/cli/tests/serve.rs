@@ -354,6 +354,10 @@ fn a_bad_scenario_gets_the_cli_message() {
         let (st, v) = s.post("/api/scenarios/check", &json!({ "toml": toml, "file": "exp.toml" }));
         assert_eq!((st, v["error"].as_str().unwrap()), (400, cli.as_str()));
     }
+    // A TOML syntax error is in no field.
+    let (st, v) =
+        s.post_text("/api/scenarios/check", &SMALL.replace("duration = \"2s\"", "duration = 2s"));
+    assert!(st == 400 && v["field"].is_null() && v["line"].is_u64(), "{v}");
     // A JSON scenario is read as the same file would be.
     let (st, v) = s.post("/api/runs", &json!({ "scenario": { "duration": "1s", "bottleneck": { "rate": "10Mbps", "delay": "10ms" }, "flows": [{ "cc": "reno", "rtt": "1ms" }] } }));
     assert_eq!(st, 400);

@@ -51,7 +51,8 @@ impl ApiError {
                 "error": e.to_string(),
                 "file": e.file,
                 "line": e.line,
-                "field": e.field,
+                // A syntax error is in no field: null, as a missing value is.
+                "field": (!e.field.is_empty()).then_some(&e.field),
                 "value": e.value,
                 "message": e.message,
             }),
