@@ -202,7 +202,17 @@ pub fn run(args: Args) -> Result<(), Error> {
             let (put_back, stored) = run_params::set_between_runs(&k, a, &parsed)?;
             say_put_back(a, put_back)?;
             for (name, v) in stored {
-                outln(&format!("{}: {name} = {}", a.name(), show_value(a.spec(name)?, v)));
+                let shown = show_value(a.spec(name)?, v);
+                // The kernel keeps fractions in fixed point (beta in 1/1024): say so when
+                // the value asked for fell between two steps.
+                let asked = parsed.iter().find(|(n, _)| n == name).map(|(_, x)| *x);
+                let rounded = match asked {
+                    Some(x) if x != v => {
+                        format!(" (asked {x}: the kernel keeps it in fixed point)")
+                    }
+                    _ => String::new(),
+                };
+                outln(&format!("{}: {name} = {shown}{rounded}", a.name()));
             }
         }
         Cmd::Unload { algos: names } => {

@@ -498,7 +498,15 @@ fn unload_cleans_up_after_a_crashed_load() {
     let (ok, text) = run(&["load", "cclab_tuner"]);
     assert!(ok && text.contains("cclab_tuner was already loaded"), "loading again: {text}");
     let (ok, text) = run(&["set", "cclab_tuner", "beta=0.5", "fast_convergence=false"]);
-    assert!(ok && text.contains("beta = 0.5"), "{text}");
+    assert!(ok && text.contains("beta = 0.5\n"), "{text}");
+    // A value between two of the kernel's fixed-point steps is kept as the step, saying so.
+    let (ok, text) = run(&["set", "cclab_tuner", "alpha=0.0001"]);
+    assert!(
+        ok && text
+            .contains("alpha = 0.001953125 (asked 0.0001: the kernel keeps it in fixed point)"),
+        "{text}"
+    );
+    run(&["set", "cclab_tuner", "alpha=1"]);
     let (ok, text) = run(&["get", "cclab_tuner"]);
     assert!(
         ok && text.contains("beta = 0.5") && text.contains("fast_convergence = false"),
