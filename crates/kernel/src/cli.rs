@@ -118,22 +118,21 @@ pub fn route_change(rto_min: Option<&str>, initcwnd: Option<u64>) -> Result<Rout
     let out_of_range = |flag: &str, value: &dyn std::fmt::Display, limit: &TcpLimit| {
         Error::Param(format!("{flag} = {value} is out of range; allowed: {}", limit.allowed()))
     };
-    let rto_min_ms = match rto_min {
-        Some(t) => {
-            let d = cclab_units::parse_duration(t)
-                .map_err(|e| Error::Param(format!("--rto-min: {e}")))?;
-            let ms = d.as_nanos().div_ceil(1_000_000);
-            if !RTO_MIN_MS.contains(ms) {
-                return Err(out_of_range("--rto-min", &t, &RTO_MIN_MS));
-            }
-            Some(ms)
+    let mut change = RouteChange { initcwnd, ..RouteChange::default() };
+    if let Some(t) = rto_min {
+        let d =
+            cclab_units::parse_duration(t).map_err(|e| Error::Param(format!("--rto-min: {e}")))?;
+        let ms = d.as_nanos().div_ceil(1_000_000);
+        if !RTO_MIN_MS.contains(ms) {
+            return Err(out_of_range("--rto-min", &t, &RTO_MIN_MS));
         }
-        None => None,
-    };
+        change.rto_min_ms = Some(ms);
+        change.rto_min_rounded = d.as_nanos() != ms * 1_000_000;
+    }
     if let Some(c) = initcwnd.filter(|c| !INITCWND.contains(*c)) {
         return Err(out_of_range("--initcwnd", &c, &INITCWND));
     }
-    Ok(RouteChange { rto_min_ms, initcwnd })
+    Ok(change)
 }
 
 pub fn run(args: Args) -> Result<(), Error> {
@@ -271,11 +270,10 @@ pub fn run(args: Args) -> Result<(), Error> {
                 }
             } else if rto_min.is_some() || initcwnd.is_some() {
                 let change = route_change(rto_min.as_deref(), initcwnd)?;
-                if let (Some(t), Some(ms)) = (&rto_min, change.rto_min_ms) {
-                    if cclab_units::parse_duration(t).is_ok_and(|d| d.as_nanos() != ms * 1_000_000)
-                    {
-                        outln(&format!("note: --rto-min {t} is set as {ms}ms: routes take whole milliseconds, rounded up"));
-                    }
+                if let (Some(t), Some(ms), true) =
+                    (&rto_min, change.rto_min_ms, change.rto_min_rounded)
+                {
+                    outln(&format!("note: --rto-min {t} is set as {ms}ms: routes take whole milliseconds, rounded up"));
                 }
                 let (changed, skipped) = r.set(change)?;
                 for c in &changed {
@@ -384,7 +382,9 @@ mod tests {
     fn route_changes_take_the_tcp_limits() {
         let c = route_change(Some("200us"), Some(1000)).unwrap();
         assert_eq!((c.rto_min_ms, c.initcwnd), (Some(1), Some(1000)), "rounded up to 1 ms");
-        assert_eq!(route_change(Some("60s"), None).unwrap().rto_min_ms, Some(60_000));
+        assert!(c.rto_min_rounded);
+        let c = route_change(Some("60s"), None).unwrap();
+        assert_eq!((c.rto_min_ms, c.rto_min_rounded), (Some(60_000), false));
         let e = route_change(Some("61s"), None).unwrap_err().to_string();
         assert!(e.contains("--rto-min = 61s") && e.contains("1 to 60000 ms"), "{e}");
         let e = route_change(None, Some(1001)).unwrap_err().to_string();

@@ -86,6 +86,8 @@ impl Default for Routes {
 pub struct RouteChange {
     pub rto_min_ms: Option<u64>,
     pub initcwnd: Option<u64>,
+    /// Whether `rto_min_ms` was rounded up from what was asked (routes hold whole ms).
+    pub rto_min_rounded: bool,
 }
 
 impl Routes {
@@ -108,30 +110,28 @@ impl Routes {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
+    /// The JSON list `ip -j <args>` prints (`ip` prints nothing for an empty table).
+    fn ip_json(&self, args: &[&str]) -> Result<Vec<Value>, Error> {
+        let text = self.ip(&args.iter().map(|a| a.to_string()).collect::<Vec<_>>())?;
+        if text.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let v: Value = serde_json::from_str(&text).map_err(|e| {
+            Error::Other(format!("cannot parse `ip {}` output: {e}", args.join(" ")))
+        })?;
+        Ok(v.as_array().cloned().unwrap_or_default())
+    }
+
     /// How many IPv6 routes the table has: this module changes IPv4 routes only, and
     /// says so when there are IPv6 ones it leaves alone.
     pub fn ipv6_routes(&self) -> Result<usize, Error> {
-        let args = ["-6", "-j", "route", "show", "table", self.table.as_str()];
-        let text = self.ip(&args.map(str::to_string))?;
-        let v: Value = serde_json::from_str(if text.trim().is_empty() { "[]" } else { &text })
-            .map_err(|e| Error::Other(format!("cannot parse `ip -6 -j route` output: {e}")))?;
-        Ok(v.as_array().map_or(0, Vec::len))
+        Ok(self.ip_json(&["-6", "-j", "route", "show", "table", &self.table])?.len())
     }
 
     /// The routes of the table (only the chosen destination, if any).
     pub fn list(&self) -> Result<Vec<RouteInfo>, Error> {
-        let text = self.ip(&[
-            "-d".into(),
-            "-j".into(),
-            "route".into(),
-            "show".into(),
-            "table".into(),
-            self.table.clone(),
-        ])?;
-        let v: Value = serde_json::from_str(if text.trim().is_empty() { "[]" } else { &text })
-            .map_err(|e| Error::Other(format!("cannot parse `ip -j route` output: {e}")))?;
-        let mut all: Vec<RouteInfo> =
-            v.as_array().cloned().unwrap_or_default().into_iter().map(route_info).collect();
+        let routes = self.ip_json(&["-d", "-j", "route", "show", "table", &self.table])?;
+        let mut all: Vec<RouteInfo> = routes.into_iter().map(route_info).collect();
         mark_ambiguous(&mut all);
         let mut out = Vec::new();
         for info in all {

@@ -819,16 +819,17 @@ fn route_rto_min_and_initcwnd_set_and_restore_in_a_namespace() {
         sh(&["ip", "-n", &path.a, "route", verb, "198.19.251.0/24", "dev", "va", "table", "200"]);
     }
     let empty = Routes { table: "200".into(), ..r.clone() };
-    let e = empty.set(RouteChange { rto_min_ms: Some(50), initcwnd: None }).unwrap_err();
+    let e = empty.set(RouteChange { rto_min_ms: Some(50), ..RouteChange::default() }).unwrap_err();
     assert!(e.to_string().contains("no routes in table 200"), "{e}");
     assert!(empty.restore().is_err());
 
     // One route first, then all: each route's values before its own first change are
     // the ones restore puts back (the first change used to save only its own routes).
     let one = Routes { dst: Some("198.19.250.0/24".into()), ..r.clone() };
-    one.set(RouteChange { rto_min_ms: None, initcwnd: Some(30) }).unwrap();
-    let (changed, skipped) =
-        r.set(RouteChange { rto_min_ms: Some(50), initcwnd: Some(20) }).unwrap();
+    one.set(RouteChange { initcwnd: Some(30), ..RouteChange::default() }).unwrap();
+    let (changed, skipped) = r
+        .set(RouteChange { rto_min_ms: Some(50), initcwnd: Some(20), ..RouteChange::default() })
+        .unwrap();
     assert_eq!(changed.len(), before.len(), "skipped: {skipped:?}");
     for x in r.list().unwrap() {
         assert_eq!((x.rto_min_ms, x.initcwnd), (Some(50), Some(20)), "{x:?}");
@@ -847,7 +848,7 @@ fn route_rto_min_and_initcwnd_set_and_restore_in_a_namespace() {
     );
 
     // Only one route, one parameter: the other keeps what it had.
-    one.set(RouteChange { rto_min_ms: Some(10), initcwnd: None }).unwrap();
+    one.set(RouteChange { rto_min_ms: Some(10), ..RouteChange::default() }).unwrap();
     let after = one.list().unwrap();
     assert_eq!((after[0].rto_min_ms, after[0].initcwnd), (Some(10), Some(20)));
 
@@ -875,7 +876,7 @@ fn route_rto_min_and_initcwnd_set_and_restore_in_a_namespace() {
     assert!(r.restore().is_err(), "a second restore has nothing to restore");
 
     // Values saved in one namespace are not given to a later namespace of the same name.
-    r.set(RouteChange { rto_min_ms: Some(50), initcwnd: None }).unwrap();
+    r.set(RouteChange { rto_min_ms: Some(50), ..RouteChange::default() }).unwrap();
     sh(&["ip", "netns", "del", &path.a]);
     sh(&["ip", "netns", "add", &path.a]);
     sh(&["ip", "-n", &path.a, "link", "add", "x0", "type", "veth", "peer", "name", "x1"]);
@@ -885,7 +886,7 @@ fn route_rto_min_and_initcwnd_set_and_restore_in_a_namespace() {
     }
     let e = r.restore().unwrap_err().to_string();
     assert!(e.contains("nothing to restore"), "{e}");
-    r.set(RouteChange { rto_min_ms: Some(40), initcwnd: None }).unwrap();
+    r.set(RouteChange { rto_min_ms: Some(40), ..RouteChange::default() }).unwrap();
     let files: Vec<_> =
         std::fs::read_dir(&state).unwrap().flatten().map(|f| f.file_name()).collect();
     assert_eq!(files.len(), 1, "the first namespace's file is forgotten: {files:?}");
@@ -907,7 +908,8 @@ fn route_rto_min_and_initcwnd_set_and_restore_in_a_namespace() {
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     let routes_before = show();
-    let (changed, skipped) = r.set(RouteChange { rto_min_ms: Some(40), initcwnd: None }).unwrap();
+    let (changed, skipped) =
+        r.set(RouteChange { rto_min_ms: Some(40), ..RouteChange::default() }).unwrap();
     assert!(changed.is_empty(), "{changed:?}");
     let whys: Vec<&str> = skipped.iter().map(|(_, why)| why.as_str()).collect();
     assert_eq!(whys.iter().filter(|w| w.contains("cannot tell them apart")).count(), 2, "{whys:?}");
