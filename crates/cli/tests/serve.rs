@@ -954,16 +954,26 @@ fn saved_runs_are_listed_downloaded_and_compared_inside_the_results_folder() {
     assert!(st == 400 && v["field"] == "b" && e.contains("the same run as a"), "{v}");
     let (st, head, _) = http(&s.addr, "GET", "/api/compare/a/b/files/compare.html", &[], b"");
     assert!(st == 200 && head.contains("text/html"));
-    // The same pair compared by several clients at once: each gets the whole comparison.
+    // The same pair compared by several clients at once: each gets the whole comparison,
+    // and a client reading its report meanwhile gets the whole report, never a 404 from
+    // the moment a rebuild has emptied the folder.
     let files = v_files(&s.post("/api/compare", &json!({ "a": "a", "b": "b" })).1);
     assert!(files.len() >= 4, "{files:?}");
+    let report = |s: &Server| http(&s.addr, "GET", "/api/compare/a/b/files/compare.json", &[], b"");
+    let (_, _, whole) = report(&s);
     std::thread::scope(|scope| {
         let all: Vec<_> = (0..4)
             .map(|_| scope.spawn(|| s.post("/api/compare", &json!({ "a": "a", "b": "b" }))))
             .collect();
+        let readers: Vec<_> = (0..4)
+            .map(|_| scope.spawn(|| (0..10).map(|_| report(&s)).collect::<Vec<_>>()))
+            .collect();
         for c in all {
             let (st, v) = c.join().unwrap();
             assert!(st == 200 && v_files(&v) == files, "{v}");
+        }
+        for (st, _, body) in readers.into_iter().flat_map(|r| r.join().unwrap()) {
+            assert!(st == 200 && body == whole, "{st}: {}", String::from_utf8_lossy(&body));
         }
     });
     for (body, status) in [

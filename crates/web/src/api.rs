@@ -628,8 +628,9 @@ pub async fn compare_file(
     Query(q): Query<BTreeMap<String, String>>,
 ) -> ApiResult<Response> {
     let download = wants_download(&q)?;
-    let path = app.store.compare_file(&a, &b, &file);
-    send_file(path, &file, download).await
+    let (store, name) = (app.store.clone(), file.clone());
+    let bytes = blocking(move || store.compare_file(&a, &b, &name)).await?;
+    Ok(file_response(bytes, crate::store::content_type(&file), download.then_some(&file)))
 }
 
 pub async fn kernel_status(_: NoQuery) -> Answer {

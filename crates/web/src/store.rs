@@ -247,10 +247,15 @@ impl Store {
         Ok(json!({ "a": a, "b": b, "compare": report, "files": files_json(&out) }))
     }
 
-    pub fn compare_file(&self, a: &str, b: &str, file: &str) -> ApiResult<PathBuf> {
+    /// A file of the comparison of `a` and `b`, read while no comparison is being
+    /// rebuilt: a rebuild empties the folder first, so a reader could find the file gone
+    /// or half written.
+    pub fn compare_file(&self, a: &str, b: &str, file: &str) -> ApiResult<Vec<u8>> {
         check_name("a", a)?;
         check_name("b", b)?;
-        Self::file_in(&self.compare_dir(a, b), file)
+        let _no_rebuild = self.comparing.lock().unwrap_or_else(|e| e.into_inner());
+        let path = Self::file_in(&self.compare_dir(a, b), file)?;
+        std::fs::read(path).map_err(|e| ApiError::internal(format!("cannot read {file}: {e}")))
     }
 
     /// `POST /api/traces?name=...`: a mahimahi trace kept among the uploads.
