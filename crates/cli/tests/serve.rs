@@ -1388,12 +1388,68 @@ fn a_testbed_run_is_retuned_live_and_stopped_leaving_nothing_behind() {
     assert_eq!(act("unload", json!({ "algorithm": "cclab_tuner" })).0, 200);
 }
 
+/// SIGTERM stops the server within its grace period, with an idle connection kept open
+/// and another whose headers never finish (which would otherwise hold it for their
+/// deadline), and it exits 0.
+#[test]
+fn sigterm_stops_the_server_promptly_with_connections_open() {
+    let mut s = Server::start(&[]);
+    let mut idle = TcpStream::connect(&s.addr).unwrap();
+    let ask = format!("GET /api/runs HTTP/1.1\r\nHost: {}\r\n\r\n", s.addr);
+    idle.write_all(ask.as_bytes()).unwrap();
+    let mut first = [0u8; 12];
+    idle.read_exact(&mut first).unwrap();
+    assert_eq!(&first, b"HTTP/1.1 200");
+    let mut half = TcpStream::connect(&s.addr).unwrap();
+    half.write_all(b"GET /api/runs HTTP/1.1\r\n").unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    let asked = Instant::now();
+    let sent = std::process::Command::new("kill").args(["-TERM", &s.pid().to_string()]).status();
+    assert!(sent.unwrap().success());
+    let deadline = asked + Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = s.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "still serving 20 s after SIGTERM");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+    // The 5 s grace for the half-sent request, not its 30 s header deadline.
+    assert!(asked.elapsed() < Duration::from_secs(15), "stopped after {:?}", asked.elapsed());
+}
+
 /// A body that stops arriving is cut off after the deadline with a 408 that says so,
 /// and the server goes on serving others meanwhile. The deadline runs from the last part
-/// that came: a body that trickles in for longer is taken.
+/// that came: a body that trickles in for longer is taken. Headers have a deadline of
+/// their own from their first byte: a client sending a header line every 2 s for ever
+/// (a "slowloris") has its connection closed after 30 s.
 #[test]
-fn a_body_that_never_arrives_is_refused_after_the_deadline() {
+fn slow_headers_and_a_body_that_never_arrives_are_cut_off() {
     let s = Server::start(&[]);
+    let slow_head = std::thread::spawn({
+        let addr = s.addr.clone();
+        move || {
+            let mut w = TcpStream::connect(&addr).unwrap();
+            let mut r = w.try_clone().unwrap();
+            r.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+            let begun = Instant::now();
+            w.write_all(format!("GET /api/runs HTTP/1.1\r\nHost: {addr}\r\n").as_bytes()).unwrap();
+            let writer = std::thread::spawn(move || {
+                while begun.elapsed() < Duration::from_secs(50) {
+                    std::thread::sleep(Duration::from_secs(2));
+                    if w.write_all(b"X-Slow: 1\r\n").is_err() {
+                        break;
+                    }
+                }
+            });
+            let mut raw = Vec::new();
+            let _ = r.read_to_end(&mut raw); // the end of the stream, or a reset
+            let closed_after = begun.elapsed();
+            let _ = writer.join();
+            (closed_after, String::from_utf8_lossy(&raw).into_owned())
+        }
+    });
     let mut c = TcpStream::connect(&s.addr).unwrap();
     c.set_read_timeout(Some(Duration::from_secs(90))).unwrap();
     let head = format!(
@@ -1430,4 +1486,8 @@ fn a_body_that_never_arrives_is_refused_after_the_deadline() {
     assert!(waited >= Duration::from_secs(29), "cut off after {waited:?}");
     let slow = trickle.join().unwrap();
     assert!(slow.starts_with("HTTP/1.1 200"), "a body still arriving is taken: {slow}");
+    let (closed_after, answer) = slow_head.join().unwrap();
+    assert!(!answer.contains(" 200 "), "headers never finished are not served: {answer}");
+    let (earliest, latest) = (Duration::from_secs(29), Duration::from_secs(45));
+    assert!(closed_after >= earliest && closed_after <= latest, "closed after {closed_after:?}");
 }

@@ -36,6 +36,7 @@
 pub mod api;
 pub mod body_deadline;
 pub mod catalog;
+pub mod connections;
 pub mod decimate;
 pub mod error;
 pub mod intake;

@@ -10,7 +10,8 @@
 //!   Scripts (curl, Python) send none and are allowed.
 //! - Kernel actions (`POST /api/kernel/...`) also need the token printed at start, in an
 //!   `X-Cclab-Token` header; they act as root.
-//! - A request's body may not stop arriving for [`BODY_DEADLINE`] (a 408 otherwise).
+//! - A request's headers must arrive within [`HEADER_DEADLINE`](crate::connections::HEADER_DEADLINE) (the connection is
+//!   closed otherwise), and its body may not stop arriving for [`BODY_DEADLINE`] (a 408).
 
 use crate::api;
 use crate::body_deadline::{BodyLate, DeadlineBody, BODY_DEADLINE};
@@ -285,10 +286,7 @@ pub fn serve(cfg: Config, ready: impl FnOnce(&str)) -> Result<(), String> {
         let runs = Runs::new(cfg.limits.clone(), cfg.results_writer.clone(), store.clone());
         let app = Arc::new(App { cfg, runs, store });
         tokio::spawn(evict_forever(app.clone()));
-        axum::serve(listener, router(app.clone()))
-            .with_graceful_shutdown(shutdown_signal())
-            .await
-            .map_err(|e| format!("server error: {e}"))?;
+        crate::connections::serve(listener, router(app.clone()), shutdown_signal()).await;
         app.runs.stop_all();
         Ok(())
     })
