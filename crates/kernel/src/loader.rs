@@ -446,10 +446,23 @@ impl Kernel {
         })
     }
 
-    /// `algo` is registered with its pins out of sight: the error that says so.
+    /// `algo` is registered while this mount namespace sees no pins of it: the error that
+    /// says so (called where its pins are missing). Either our BPF file system is out of
+    /// sight, or another one is mounted here (a shell under `unshare -m`) while the pins
+    /// that hold the algorithm are on the host's; `unload` must not then say "not loaded".
     fn hidden(&self, algo: Algo) -> Option<Error> {
         let registered = available().is_ok_and(|a| a.iter().any(|n| n == algo.name()));
-        let why = self.pins_hidden().filter(|_| registered)?;
+        if !registered {
+            return None;
+        }
+        let why = self.pins_hidden().unwrap_or_else(|| {
+            format!(
+                "{} holds none in this mount namespace; it was loaded from another one (whose \
+                 BPF file system holds its pins: run this there) or by another program (see \
+                 `bpftool struct_ops list`)",
+                self.pin_root.display()
+            )
+        });
         Some(Error::Other(format!(
             "{} is registered, but its pins cannot be seen: {why}",
             algo.name()

@@ -598,6 +598,24 @@ fn load_set_unload_work_where_no_bpf_filesystem_is_mounted() {
     assert!(!pin_root.exists());
     assert_freed(|id| !progs_before.contains(id), |id| !maps_before.contains(id));
 
+    // Loaded from the host, then asked from a namespace with a BPF filesystem of its own
+    // (a shell under `unshare -m` that mounted one): its pins are not there, and unload
+    // says so rather than "was not loaded"; it stays registered, and the host unloads it.
+    let host = Kernel::with_pin_root(pin_root.clone());
+    let _unload = Loaded { k: host.clone(), algos: vec![Algo::Tuner] };
+    let (ok, text) = run_cli(&pin_root, &["load", "cclab_tuner"]);
+    assert!(ok, "{text}");
+    let script = "mount -t bpf -o mode=0700 bpf /sys/fs/bpf && exec \"$CLI\" unload cclab_tuner";
+    let (ok, text) = in_private_mount_ns(script);
+    assert!(
+        !ok && text.contains("cclab_tuner is registered, but its pins cannot be seen")
+            && text.contains("holds none in this mount namespace"),
+        "{text}"
+    );
+    assert!(available().contains("cclab_tuner"), "unregistered from the other namespace");
+    let (ok, text) = run_cli(&pin_root, &["unload", "cclab_tuner"]);
+    assert!(ok && text.contains("unloaded cclab_tuner"), "{text}");
+
     // A pin root on no BPF filesystem, outside /sys/fs/bpf: nothing to mount, a clear error.
     let elsewhere = std::env::temp_dir().join(format!("cclab-not-bpffs-{}", std::process::id()));
     let (ok, text) = run_cli(&elsewhere, &["load", "cclab_tuner"]);
