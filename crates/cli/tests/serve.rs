@@ -1422,8 +1422,8 @@ fn sigterm_stops_the_server_promptly_with_connections_open() {
 /// A body that stops arriving is cut off after the deadline with a 408 that says so,
 /// and the server goes on serving others meanwhile. The deadline runs from the last part
 /// that came: a body that trickles in for longer is taken. Headers have a deadline of
-/// their own from their first byte: a client sending a header line every 2 s for ever
-/// (a "slowloris") has its connection closed after 30 s.
+/// their own, from when the server waits for them: a client sending a header line every
+/// 2 s for ever (a "slowloris") has its connection closed after 30 s.
 #[test]
 fn slow_headers_and_a_body_that_never_arrives_are_cut_off() {
     let s = Server::start(&[]);

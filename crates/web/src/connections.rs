@@ -18,9 +18,11 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 
-/// How long a client may take to send a request's headers, from their first byte; the
-/// connection is closed after that. Headers are a few hundred bytes, sent at once by
-/// browsers and scripts.
+/// How long a client may take to send a request's headers, counted from when the server
+/// starts waiting for them (the connection opened, or the answer before on a connection
+/// kept alive); the connection is closed after that, so an idle one is closed too, as
+/// keep-alive timeouts do. Headers are a few hundred bytes, sent at once by browsers
+/// and scripts, which open a new connection when an idle one was closed.
 pub const HEADER_DEADLINE: Duration = Duration::from_secs(30);
 
 /// How long requests under way get to finish once the server is asked to stop.

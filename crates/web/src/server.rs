@@ -10,8 +10,9 @@
 //!   Scripts (curl, Python) send none and are allowed.
 //! - Kernel actions (`POST /api/kernel/...`) also need the token printed at start, in an
 //!   `X-Cclab-Token` header; they act as root.
-//! - A request's headers must arrive within [`HEADER_DEADLINE`](crate::connections::HEADER_DEADLINE) (the connection is
-//!   closed otherwise), and its body may not stop arriving for [`BODY_DEADLINE`] (a 408).
+//! - A request's headers must arrive within
+//!   [`HEADER_DEADLINE`](crate::connections::HEADER_DEADLINE) (the connection is closed
+//!   otherwise), and its body may not stop arriving for [`BODY_DEADLINE`] (a 408).
 
 use crate::api;
 use crate::body_deadline::{BodyLate, DeadlineBody, BODY_DEADLINE};
