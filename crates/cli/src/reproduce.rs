@@ -61,6 +61,9 @@ struct Item {
     /// its unit.
     quantity: String,
     paper: Option<f64>,
+    /// Whether `paper` was worked out from the paper rather than printed in it
+    /// (`Figure::paper_derived` says how).
+    paper_derived: bool,
     paper_text: Option<String>,
     cclab: Option<f64>,
     ci95: Option<f64>,
@@ -122,7 +125,17 @@ pub fn main(args: Args) -> Result<(), String> {
         html.push_str(&format!("<h2>Seed {}: {}</h2>\n", xml(&e.seed), xml(&e.title)));
         for f in &e.figures {
             let mut fig_items = match &sweeps[&f.scenario] {
-                Ok((plan, table)) => figure_items(e, f, plan, table)?,
+                Ok((plan, table)) => {
+                    let mut items = figure_items(e, f, plan, table)?;
+                    if args.quick {
+                        // The expected files explain the full runs' numbers, which the
+                        // short runs' need not match.
+                        for why in items.iter_mut().filter_map(|i| i.why.as_mut()) {
+                            *why = format!("About the full run (this one is --quick): {why}");
+                        }
+                    }
+                    items
+                }
                 Err(msg) => not_run(e, f, msg),
             };
             if let Some(tb) = &on_testbed {
@@ -371,6 +384,7 @@ fn not_run(e: &Expected, f: &Figure, msg: &str) -> Vec<Item> {
         x: None,
         quantity: String::new(),
         paper: None,
+        paper_derived: false,
         paper_text: None,
         cclab: None,
         ci95: None,
@@ -469,6 +483,7 @@ fn figure_items(e: &Expected, f: &Figure, plan: &Plan, table: &Table) -> Result<
                 testbed_skipped: None,
                 x,
                 paper,
+                paper_derived: paper.is_some() && f.paper_derived.is_some(),
                 paper_text: match &s.paper {
                     Paper::Claim(t) => Some(t.clone()),
                     _ => None,
@@ -760,16 +775,22 @@ impl Criterion {
 /// roughly if it holds against the bound moved by `margin` (a fraction of it) in the
 /// claim's favour.
 fn claim_verdict(op: reproduce_spec::Op, c: f64, b: f64, margin: f64) -> &'static str {
-    let relaxed = match op {
-        reproduce_spec::Op::Ge | reproduce_spec::Op::Gt => b - margin * b.abs(),
-        _ => b + margin * b.abs(),
-    };
+    let relaxed = relaxed_bound(op, b, margin);
     if op.holds(c, b) {
         "agrees"
     } else if op.holds(c, relaxed) || (c - relaxed).abs() < 1e-12 {
         "roughly"
     } else {
         "differs"
+    }
+}
+
+/// The bound `b` moved by `margin` (a fraction of it) in the claim's favour: where a
+/// claim holds "roughly".
+fn relaxed_bound(op: reproduce_spec::Op, b: f64, margin: f64) -> f64 {
+    match op {
+        reproduce_spec::Op::Ge | reproduce_spec::Op::Gt => b - margin * b.abs(),
+        _ => b + margin * b.abs(),
     }
 }
 
@@ -857,8 +878,10 @@ fn judge_claim(
             format!("agrees if cclab {} {what}{tie}, else differs", op.text())
         } else {
             format!(
-                "agrees if cclab {} {what}, roughly if within {}% of it",
+                "agrees if cclab {} {what}, roughly if {} {} (the bound moved by {}% of it)",
                 op.text(),
+                op.text(),
+                num(relaxed_bound(op, b, margin), 6),
                 num(margin * 100.0, 1)
             )
         },
@@ -896,6 +919,7 @@ fn report_json(items: &[Item], quick: bool, testbed: bool) -> Json {
                 ("x", opt_str(&i.x)),
                 ("quantity", Json::s(&i.quantity)),
                 ("paper", opt_num(i.paper, 6)),
+                ("paper_derived", Json::Bool(i.paper_derived)),
                 ("paper_claim", opt_str(&i.paper_text)),
                 ("cclab", opt_num(i.cclab, 6)),
                 ("ci95", opt_num(i.ci95, 6)),
@@ -935,8 +959,9 @@ fn report_json(items: &[Item], quick: bool, testbed: bool) -> Json {
                 ("settled", Json::u(settled_unsettled(items).0 as u64)),
                 ("unsettled", Json::u(settled_unsettled(items).1 as u64)),
                 ("runs_alike", Json::u(runs_alike(items) as u64)),
-                ("numbers", counts_json(verdict_counts(of_kind(items, false)))),
-                ("claims", counts_json(verdict_counts(of_kind(items, true)))),
+                ("numbers", counts_json(verdict_counts(of_kind(items, Kind::Number)))),
+                ("derived", counts_json(verdict_counts(of_kind(items, Kind::Derived)))),
+                ("claims", counts_json(verdict_counts(of_kind(items, Kind::Claim)))),
             ]),
         ),
         ("items", Json::Arr(list)),
@@ -944,9 +969,37 @@ fn report_json(items: &[Item], quick: bool, testbed: bool) -> Json {
     Json::Obj(top)
 }
 
-/// The items that compare a number of the paper's (`claims` false) or check a claim.
-fn of_kind(items: &[Item], claims: bool) -> impl Iterator<Item = &Item> {
-    items.iter().filter(move |i| i.paper_text.is_some() == claims)
+/// What an item compares cclab's value with.
+#[derive(Clone, Copy, PartialEq)]
+enum Kind {
+    /// A number the paper prints.
+    Number,
+    /// A number worked out from what the paper says (`Figure::paper_derived`).
+    Derived,
+    /// A claim the paper makes in words.
+    Claim,
+}
+
+fn kind(i: &Item) -> Kind {
+    match (&i.paper_text, i.paper_derived) {
+        (Some(_), _) => Kind::Claim,
+        (None, true) => Kind::Derived,
+        (None, false) => Kind::Number,
+    }
+}
+
+fn of_kind(items: &[Item], k: Kind) -> impl Iterator<Item = &Item> {
+    items.iter().filter(move |i| kind(i) == k)
+}
+
+/// The paper's value as the tables show it: a number (marked when derived), or a claim.
+fn paper_cell(i: &Item, claim_chars: usize) -> String {
+    match (i.paper, &i.paper_text) {
+        (Some(p), _) if i.paper_derived => format!("{} (derived)", num(p, 4)),
+        (Some(p), _) => num(p, 4),
+        (None, Some(t)) => format!("claim: {}", short(t, claim_chars)),
+        _ => "-".into(),
+    }
 }
 
 /// "a / r / d" (agree, roughly, differ) of `items`.
@@ -1009,11 +1062,22 @@ fn counts_json([a, r, d]: [usize; 3]) -> Json {
     ])
 }
 
-/// "numbers a / r / d, claims a / r / d": the verdicts of the two kinds of item apart.
+/// "numbers a / r / d, [derived a / r / d,] claims a / r / d": the verdicts of each kind
+/// of item apart.
 fn kinds_text(items: &[Item]) -> String {
-    let [na, nr, nd] = verdict_counts(of_kind(items, false));
-    let [ca, cr, cd] = verdict_counts(of_kind(items, true));
-    format!("agree / roughly / differ: the paper's numbers {na} / {nr} / {nd}, its claims {ca} / {cr} / {cd}")
+    let counts = |k| {
+        let [a, r, d] = verdict_counts(of_kind(items, k));
+        format!("{a} / {r} / {d}")
+    };
+    let derived = match of_kind(items, Kind::Derived).next() {
+        Some(_) => format!(", numbers derived from it {}", counts(Kind::Derived)),
+        None => String::new(),
+    };
+    format!(
+        "agree / roughly / differ: the paper's numbers {}{derived}, its claims {}",
+        counts(Kind::Number),
+        counts(Kind::Claim)
+    )
 }
 
 /// The terminal table: item, paper, cclab, verdict, the verdicts its interval spans if
@@ -1026,11 +1090,7 @@ fn summary_table(items: &[Item], testbed: bool) -> String {
     }
     let mut rows = vec![head.into_iter().map(String::from).collect::<Vec<_>>()];
     for i in items {
-        let paper = match (&i.paper, &i.paper_text) {
-            (Some(p), _) => num(*p, 4),
-            (None, Some(t)) => format!("claim: {}", short(t, 40)),
-            _ => "-".into(),
-        };
+        let paper = paper_cell(i, 40);
         let cclab = value_text(i);
         let within = match i.ci95_verdicts {
             None => "-".to_string(),
@@ -1109,6 +1169,9 @@ fn figure_html(
         xml(&f.page),
         xml(&f.setup)
     );
+    if let Some(how) = &f.paper_derived {
+        h.push_str(&format!("<p>The paper's values here are derived: {}</p>\n", xml(how)));
+    }
     if let (Some(x), Ok(xs)) = (&f.x, x_values(f, plan)) {
         let labels: Vec<String> = xs.into_iter().flatten().collect();
         h.push_str(&figure_chart(f, items, plan, table, x, &labels));
@@ -1139,7 +1202,7 @@ fn items_table(items: &[Item], testbed: bool) -> String {
     let tb_head = if testbed { "<th>testbed</th><th>testbed verdict</th>" } else { "" };
     let mut h = format!("<table><tr><th>item</th><th>paper</th><th>cclab (95% CI)</th><th>verdict</th><th>within the CI</th><th>runs agree / roughly / differ</th>{tb_head}<th>rule</th><th>why (where it differs or its interval leaves it open)</th></tr>\n");
     for i in items {
-        let paper = i.paper.map(|p| num(p, 4)).or(i.paper_text.clone()).unwrap_or_default();
+        let paper = paper_cell(i, usize::MAX);
         let cclab = value_text(i);
         let tb = if testbed {
             let [v, verdict] = testbed_cells(i);

@@ -37,7 +37,10 @@
 //! then draws cclab's figure-level `value` for each curve at every x (the paper's lines),
 //! whatever its claims compare. `x_axis = "RTT ratio"` with `x_at = { "82ms" = 1.98, ... }`
 //! draws the chart against the paper's axis where it is a function of the swept field. A ratio the paper reports between two conditions is a series with
-//! `divide_by = { where = {...}, flow = ... }`. Figure-level fields are defaults that a
+//! `divide_by = { where = {...}, flow = ... }`. A figure whose `paper` numbers the paper
+//! does not print but that are worked out from what it says (a formula it describes, a
+//! curve it draws without values) says how in `paper_derived = "..."`; its items are
+//! shown and counted as derived, apart from the paper's own numbers. Figure-level fields are defaults that a
 //! series may override.
 
 use cclab_scenario::doc::{self, Node, Val};
@@ -57,6 +60,8 @@ pub struct Figure {
     pub source: String,
     pub page: String,
     pub setup: String,
+    /// How the `paper` values were worked out, when the paper does not print them.
+    pub paper_derived: Option<String>,
     pub scenario: String,
     pub x: Option<String>,
     pub y_label: String,
@@ -249,8 +254,19 @@ mod keys {
     pub const JUDGED: &[&str] =
         &["rule", "claim", "bound", "than", "margin", "paper", "paper_text", "why", "divide_by"];
     pub const FIGURE: &[&str] = &[
-        "id", "source", "page", "setup", "scenario", "x", "y_label", "plots", "series", "curves",
-        "x_axis", "x_at",
+        "id",
+        "source",
+        "page",
+        "setup",
+        "paper_derived",
+        "scenario",
+        "x",
+        "y_label",
+        "plots",
+        "series",
+        "curves",
+        "x_axis",
+        "x_at",
     ];
     pub const SERIES: &[&str] = &["name", "at"];
     pub const RULE: &[&str] = &["kind", "agree", "roughly"];
@@ -626,6 +642,7 @@ fn figure(r: &Reader, f: &Node) -> Result<Figure, String> {
         source: r.need_str(f, "source")?,
         page: r.need_str(f, "page")?,
         setup: r.need_str(f, "setup")?,
+        paper_derived: r.str(f, "paper_derived")?,
         scenario: r.need_str(f, "scenario")?,
         x: r.str(f, "x")?,
         y_label: r.str(f, "y_label")?.unwrap_or_default(),
