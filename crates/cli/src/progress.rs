@@ -76,7 +76,7 @@ impl Progress {
         if self.drawn {
             let _ = writeln!(
                 err,
-                "\r{} [{}] 100.0%  {total_s:.1} s {} in {:.1} s wall          ",
+                "\r{} [{}] 100.0%  {total_s:.1} s {} in {:.1} s wall in all          ",
                 self.label,
                 "#".repeat(30),
                 self.clock,
@@ -85,7 +85,7 @@ impl Progress {
         } else if !self.tty && elapsed >= QUIET_FOR {
             let _ = writeln!(
                 err,
-                "{}: {total_s:.1} s {} in {:.1} s wall",
+                "{}: {total_s:.1} s {} in {:.1} s wall in all",
                 self.label,
                 self.clock,
                 elapsed.as_secs_f64()

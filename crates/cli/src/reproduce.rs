@@ -97,6 +97,8 @@ pub fn main(args: Args) -> Result<(), String> {
     }
     let dir = seeds_dir(args.seeds.as_deref())?;
     let expected = reproduce_spec::load_all(&dir, &args.ids)?;
+    // The folder is looked for in several places (see `repo_folder`): say which was used.
+    eprintln!("cclab reproduce: the seeds' scenarios and expected values from {}", dir.display());
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("results").join(if args.quick { "reproduce-quick" } else { "reproduce" })
     });
@@ -311,6 +313,7 @@ pub(crate) fn repo_folder(given: Option<&Path>, rel: &str, flag: &str) -> Result
     candidates
         .into_iter()
         .find(|c| c.is_dir())
+        .map(|c| c.canonicalize().unwrap_or(c))
         .ok_or_else(|| format!("cannot find {rel}; run from the repository or give {flag} DIR"))
 }
 

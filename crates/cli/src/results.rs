@@ -623,7 +623,7 @@ impl Perf {
         let (run_s, wall_s, packets) = (num(self.run_s, 3), self.wall_s, self.packets);
         match self.clock {
             Clock::Simulated { events } => format!(
-                "simulated {run_s} s in {wall_s:.3} s wall: {events} events ({:.2} M events/s), {packets} bottleneck packets ({:.2} M packets/s)",
+                "simulated {run_s} s in {wall_s:.3} s wall (the simulation alone): {events} events ({:.2} M events/s), {packets} bottleneck packets ({:.2} M packets/s)",
                 self.per_s(events) / 1e6,
                 self.per_s(packets) / 1e6
             ),
@@ -752,6 +752,17 @@ fn forward_only_note(m: &RunMetrics) -> &'static str {
     }
 }
 
+/// Jain's index as `four_decimals` writes it, or to two significant figures below
+/// 0.001, where four decimals would show 0 (its floor, 1/n, is 0.000001 with a million
+/// flows).
+fn jain_text(j: f64, four_decimals: fn(f64) -> String) -> String {
+    if j == 0.0 || j >= 0.001 {
+        four_decimals(j)
+    } else {
+        format!("{j:.1e}")
+    }
+}
+
 /// The per-flow table and the link line, as printed on the terminal.
 pub fn table(scn: &Scenario, r: &Report, m: &RunMetrics) -> String {
     let (rows, rest) = flow_rows(scn, r, m);
@@ -761,7 +772,7 @@ pub fn table(scn: &Scenario, r: &Report, m: &RunMetrics) -> String {
         out.push('\n');
     }
     out.push_str(&format!(
-        "link: {:.3} Mbit/s, utilisation {:.1}%, {} packets delivered, drops {} (queue {}, random {}), mean queue {:.1} packets; Jain's fairness index {:.4}{}\n",
+        "link: {:.3} Mbit/s, utilisation {:.1}%, {} packets delivered, drops {} (queue {}, random {}), mean queue {:.1} packets; Jain's fairness index {}{}\n",
         r.link.capacity_bps / 1e6,
         r.link.utilization * 100.0,
         r.link.delivered_packets,
@@ -769,7 +780,7 @@ pub fn table(scn: &Scenario, r: &Report, m: &RunMetrics) -> String {
         r.link.queue_drops,
         r.link.random_losses,
         r.link.mean_queue_packets,
-        m.jain,
+        jain_text(m.jain, |j| format!("{j:.4}")),
         forward_only_note(m)
     ));
     if let Some(rev) = &r.reverse_link {
@@ -981,7 +992,7 @@ fn report_html(
         r.link.delivered_packets,
         r.link.queue_drops + r.link.random_losses,
         num(r.link.mean_queue_packets, 1),
-        num(m.jain, 4),
+        jain_text(m.jain, |j| num(j, 4)),
         xml(forward_only_note(m))
     ));
     h.push_str(&format!("<p>{}</p>\n", xml(metrics_line(m).trim_end())));

@@ -46,13 +46,12 @@ pub struct Args {
     pub packet_log: Option<PathBuf>,
 }
 
-/// A `--set` without `=` is a command-line error (exit 2), like any malformed flag; the
-/// field and value themselves are checked with the scenario.
+/// A `--set` without `=`, or with nothing before it, is a command-line error (exit 2),
+/// like any malformed flag; the field and value themselves are checked with the scenario.
 fn field_equals_value(text: &str) -> Result<String, String> {
-    if cclab_scenario::split_override(text).is_some() {
-        Ok(text.to_string())
-    } else {
-        Err("expected FIELD=VALUE, e.g. bottleneck.rate=20Mbps or flows[0].cc=reno".into())
+    match cclab_scenario::split_override(text) {
+        Some((field, _)) if !field.trim().is_empty() => Ok(text.to_string()),
+        _ => Err("expected FIELD=VALUE, e.g. bottleneck.rate=20Mbps or flows[0].cc=reno".into()),
     }
 }
 

@@ -35,6 +35,20 @@ fn overrides_change_the_fields_they_name() {
     assert_eq!(c.bottleneck.buffer, Buffer::Packets(167));
 }
 
+/// The command line refuses these before they come here; other callers (an expected
+/// file's `[quick]` overrides) get the same refusal from the scenario crate.
+#[test]
+fn an_override_must_name_a_field_before_its_equals_sign() {
+    for bad in ["=5", " =5", "rate"] {
+        let e = load_default(&set(&[bad])).err().unwrap_or_else(|| panic!("{bad:?} taken"));
+        let e = e.to_string();
+        assert!(
+            e.contains("names no field before '='") || e.contains("expects FIELD=VALUE"),
+            "{e}"
+        );
+    }
+}
+
 #[test]
 fn overrides_can_add_tables_and_later_ones_win() {
     let s = load_default(&set(&[
