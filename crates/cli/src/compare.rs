@@ -725,6 +725,7 @@ fn html(
     b: &Run,
     pairs: &[(&FlowSummary, &FlowSummary)],
     plots: &[(&'static str, String)],
+    notes: &[String],
 ) -> String {
     let mut h = String::new();
     h.push_str("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>cclab compare: ");
@@ -751,6 +752,9 @@ fn html(
     }
     h.push_str("</table>\n");
     h.push_str(&format!("<p>{}</p>\n", xml(RTT_NOTE)));
+    for note in notes {
+        h.push_str(&format!("<p>{}</p>\n", xml(note)));
+    }
     for (_, svg) in plots {
         h.push_str("<div>\n");
         h.push_str(svg);
@@ -781,6 +785,29 @@ pub fn main(args: Args) -> Result<(), String> {
     Ok(())
 }
 
+/// A note when a run has no time series (written with `--series none`): the comparison
+/// then has no plots and no RTT percentiles.
+fn without_series(a: &Run, b: &Run) -> Option<String> {
+    let missing: Vec<&str> = [("A", a), ("B", b)]
+        .into_iter()
+        .filter(|(_, r)| !has_series(r))
+        .map(|(tag, _)| tag)
+        .collect();
+    (!missing.is_empty()).then(|| {
+        format!(
+            "note: {} (flows.csv or flows.parquet; written with --series none?), so the comparison has no plots, and no srtt percentiles for that run",
+            match missing.as_slice() {
+                [one] => format!("{one} has no time series"),
+                _ => "neither run has a time series".to_string(),
+            }
+        )
+    })
+}
+
+fn has_series(r: &Run) -> bool {
+    r.dir.join("flows.csv").exists() || r.dir.join("flows.parquet").exists()
+}
+
 /// A note when the two runs lasted differently long: their means and totals then cover
 /// different spans.
 fn durations_differ(a: &Run, b: &Run) -> Option<String> {
@@ -800,12 +827,23 @@ pub fn write(args: &Args) -> Result<(String, PathBuf), String> {
     // The series of the flows the table shows (the plots draw the first few of them):
     // reading every flow's would hold gigabytes for a run of 10,000 flows.
     let max_id = a.flows.iter().take(table_flows(a.flows.len())).map(|f| f.id as usize + 1).max();
-    let sa = load_flows(&a.dir, max_id.unwrap_or(0))?;
-    let sb = load_flows(&b.dir, max_id.unwrap_or(0))?;
-    fill_srtt(&mut a, &sa);
-    fill_srtt(&mut b, &sb);
+    // A run written with `--series none` has no series: the summaries are still compared.
+    let without_series = without_series(&a, &b);
+    let series = |r: &Run| match has_series(r) {
+        true => load_flows(&r.dir, max_id.unwrap_or(0)).map(Some),
+        false => Ok(None),
+    };
+    let (sa, sb) = (series(&a)?, series(&b)?);
+    for (run, s) in [(&mut a, &sa), (&mut b, &sb)] {
+        if let Some(s) = s {
+            fill_srtt(run, s);
+        }
+    }
     let pairs = match_flows(&a, &b)?;
-    let plots = overlay_plots((&a, &sa), (&b, &sb), &pairs);
+    let plots = match (&sa, &sb) {
+        (Some(sa), Some(sb)) => overlay_plots((&a, sa), (&b, sb), &pairs),
+        _ => Vec::new(),
+    };
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("results").join(format!("compare-{}-vs-{}", a.name, b.name))
     });
@@ -816,9 +854,11 @@ pub fn write(args: &Args) -> Result<(String, PathBuf), String> {
     for (name, svg) in &plots {
         write(name, svg)?;
     }
-    write("compare.html", &html(&a, &b, &pairs, &plots))?;
+    let notes: Vec<String> =
+        [durations_differ(&a, &b), without_series].into_iter().flatten().collect();
+    write("compare.html", &html(&a, &b, &pairs, &plots, &notes))?;
     let mut text = table(&a, &b, &pairs);
-    if let Some(note) = durations_differ(&a, &b) {
+    for note in &notes {
         text += &format!("{note}\n");
     }
     Ok((text, out))

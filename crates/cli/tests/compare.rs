@@ -363,11 +363,21 @@ fn bad_folders_are_errors_that_name_the_path_and_the_problem() {
         "{err}"
     );
 
-    // flows.csv is needed for the plots.
+    // A run without series (as `--series none` writes it) is compared by its summary,
+    // with a note: no plots, and no srtt percentiles on its side.
     std::fs::create_dir(d.join("no-csv")).unwrap();
     std::fs::copy(d.join(a).join("summary.json"), d.join("no-csv/summary.json")).unwrap();
-    let err = run_err(d, &["compare", "no-csv", b]);
-    assert!(err.contains("no-csv/flows.csv") && err.contains("missing"), "{err}");
+    let out = run_ok(d, &["compare", "no-csv", b, "--out", "cmp-no-csv"]);
+    assert!(out.contains("note: A has no time series") && out.contains("no plots"), "{out}");
+    let (without, with) =
+        (json(&d.join("cmp-no-csv/compare.json")), json(&d.join("cmp-ab/compare.json")));
+    assert_eq!(without["link"], with["link"], "the summaries are compared as before");
+    assert_eq!(without["flows"][0]["goodput_bps"], with["flows"][0]["goodput_bps"]);
+    let srtt = &without["flows"][0]["srtt_p50_ms"];
+    assert!(srtt["a"].is_null() && srtt["b"].is_number(), "{srtt}");
+    let files = std::fs::read_dir(d.join("cmp-no-csv")).unwrap();
+    assert!(files.flatten().all(|f| !f.file_name().to_string_lossy().ends_with(".svg")));
+    assert!(read(&d.join("cmp-no-csv/compare.html")).contains("A has no time series"));
 
     // A malformed line in flows.csv names the line and column.
     std::fs::create_dir(d.join("bad-csv")).unwrap();
