@@ -399,6 +399,51 @@ fn an_interrupted_testbed_removes_its_namespaces_and_keeps_the_earlier_results()
     }
 }
 
+/// A flow whose handshake gets no answer (its SYNs lost) does not hold the run up: a
+/// blocking `connect` waited out the kernel's SYN retries, about two minutes, and no
+/// signal could end it (operator review, 2026-12-06: a 1 s run took 2m14s). Now the run
+/// ends with its scenario, and a signal ends it at once.
+#[test]
+fn a_handshake_that_never_completes_does_not_hold_the_run() {
+    if let Some(why) = testbed_unavailable() {
+        eprintln!("SKIPPED: the testbed needs root and TUN: {why}");
+        return;
+    }
+    let _runs = RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = TempDir::new("testbed-no-handshake");
+    let scn = repo().join("scenarios/small/reno-droptail.toml").display().to_string();
+    let lossy = ["--set", "bottleneck.loss=0.99", "--set", "duration=1s"];
+    let started = Instant::now();
+    let o = run_in(dir.path(), &[&["testbed", "run", &scn, "--out", "ended"][..], &lossy].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
+    let run = cclab()
+        .current_dir(dir.path())
+        .args(
+            [&["testbed", "run", &scn, "--out", "stopped"][..], &lossy, &["--set", "duration=30s"]]
+                .concat(),
+        )
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run cclab");
+    let pid = run.id();
+    wait_for_namespaces(pid);
+    std::thread::sleep(Duration::from_millis(500)); // the flows connecting
+    let sent = Command::new("kill").args(["-INT", &pid.to_string()]).status();
+    assert!(sent.unwrap().success(), "kill -INT {pid}");
+    let signalled = Instant::now();
+    let out = run.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(
+        signalled.elapsed() < Duration::from_secs(10),
+        "ended {:?} after the signal",
+        signalled.elapsed()
+    );
+    assert!(namespaces_of(pid).is_empty(), "{:?} left", namespaces_of(pid));
+}
+
 /// `cclab udp --csv` interrupted mid-flow (operator review, 2026-12-05): it says so, exits
 /// non-zero, removes its namespaces and writes the samples taken until the signal.
 #[test]

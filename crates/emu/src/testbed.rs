@@ -1190,8 +1190,11 @@ fn send(flow: SenderFlow, clock: Clock) {
     }
     let addr = std::net::SocketAddrV4::new(flow_addr(i), PORT);
     mark(&sh.connecting, now());
-    let s = match socket.and_then(|socket| socket.connect(addr)) {
+    let s = match socket.and_then(|socket| socket.connect_unless(addr, &stop)) {
         Ok(s) => s,
+        // The run ended (or was interrupted) before the handshake did: the flow never
+        // started, which is no error of its own.
+        Err(_) if stop.load(Ordering::Relaxed) => return,
         Err(e) => {
             let _ = tx.send((i, Err(e.to_string())));
             return;

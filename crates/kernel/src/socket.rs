@@ -4,6 +4,7 @@
 
 use std::net::{SocketAddrV4, TcpStream};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// A TCP connection to `addr` whose congestion control is `cc` from its first packet.
 ///
@@ -43,6 +44,23 @@ impl UnconnectedSocket {
 
     /// Connects to `addr` (blocking until the handshake completes or fails).
     pub fn connect(self, addr: SocketAddrV4) -> std::io::Result<TcpStream> {
+        self.connect_unless(addr, &AtomicBool::new(false))
+    }
+
+    /// Connects to `addr`, giving up when `stop` is set (looked at every 20 ms) with an
+    /// error of kind `Interrupted`. A blocking `connect` whose SYNs get no answer (a link
+    /// that loses them, a run stopped meanwhile) waits out the kernel's SYN retries
+    /// (`tcp_syn_retries`, 6: about two minutes) and cannot be interrupted. The SYN
+    /// leaves at the call as with a blocking one; only the wait is done here.
+    pub fn connect_unless(
+        self,
+        addr: SocketAddrV4,
+        stop: &AtomicBool,
+    ) -> std::io::Result<TcpStream> {
+        let fd = self.0.as_raw_fd();
+        let context =
+            |e: std::io::Error| std::io::Error::new(e.kind(), format!("connect to {addr}: {e}"));
+        set_nonblocking(fd, true).map_err(context)?;
         let sin = libc::sockaddr_in {
             sin_family: libc::AF_INET as libc::sa_family_t,
             sin_port: addr.port().to_be(),
@@ -52,17 +70,80 @@ impl UnconnectedSocket {
         // SAFETY: `sin` is a valid sockaddr_in and the length given is its size.
         let r = unsafe {
             libc::connect(
-                self.0.as_raw_fd(),
+                fd,
                 &sin as *const libc::sockaddr_in as *const libc::sockaddr,
                 std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
             )
         };
         if r != 0 {
             let e = std::io::Error::last_os_error();
-            return Err(std::io::Error::new(e.kind(), format!("connect to {addr}: {e}")));
+            if e.raw_os_error() != Some(libc::EINPROGRESS) {
+                return Err(context(e));
+            }
+            wait_connected(fd, stop).map_err(context)?;
         }
+        set_nonblocking(fd, false).map_err(context)?;
         Ok(TcpStream::from(self.0))
     }
+}
+
+/// Waits for a non-blocking connect on `fd` to finish (its outcome in `SO_ERROR`), or for
+/// `stop`.
+fn wait_connected(fd: RawFd, stop: &AtomicBool) -> std::io::Result<()> {
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Interrupted,
+                "stopped before the handshake completed",
+            ));
+        }
+        let mut p = libc::pollfd { fd, events: libc::POLLOUT, revents: 0 };
+        // SAFETY: `p` is one valid pollfd.
+        match unsafe { libc::poll(&mut p, 1, 20) } {
+            0 => continue,
+            n if n < 0 => {
+                let e = std::io::Error::last_os_error();
+                if e.kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e);
+            }
+            _ => break,
+        }
+    }
+    let mut err: libc::c_int = 0;
+    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
+    // SAFETY: `err` and `len` are valid for the kernel to write an int and its length.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_ERROR,
+            (&mut err as *mut libc::c_int).cast(),
+            &mut len,
+        )
+    };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    match err {
+        0 => Ok(()),
+        e => Err(std::io::Error::from_raw_os_error(e)),
+    }
+}
+
+fn set_nonblocking(fd: RawFd, on: bool) -> std::io::Result<()> {
+    // SAFETY: F_GETFL and F_SETFL on a descriptor this process owns.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    if flags < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let flags = if on { flags | libc::O_NONBLOCK } else { flags & !libc::O_NONBLOCK };
+    // SAFETY: as above.
+    if unsafe { libc::fcntl(fd, libc::F_SETFL, flags) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// Sets a socket's congestion control (Linux TCP_CONGESTION).
