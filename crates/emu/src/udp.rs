@@ -317,15 +317,16 @@ pub fn run_flow(h: &Harness, flow: &UdpFlow) -> Result<UdpRun, EmuError> {
         Ok(run)
     });
     let run = sender.join().map_err(|_| EmuError::Setup("the UDP sender panicked".into()))?;
-    // Let the last segments arrive before the receiver stops counting.
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    // What had arrived when the sender stopped, at the run's end: goodput counts the bytes
+    // delivered within the run, as the simulator's does, not those still on the link.
+    let delivered_by_end = delivered.load(Ordering::Relaxed);
     stop.store(true, Ordering::Relaxed);
     receiver
         .join()
         .map_err(|_| EmuError::Setup("the UDP receiver panicked".into()))?
         .map_err(|e| EmuError::Setup(format!("UDP receiver: {e}")))?;
     let mut run = run.map_err(|e| EmuError::Setup(format!("UDP sender: {e}")))?;
-    run.delivered_bytes = delivered.load(Ordering::Relaxed);
+    run.delivered_bytes = delivered_by_end;
     let active = run.completed_at.map_or(flow.duration, |t| t - Time::ZERO).as_secs_f64();
     run.goodput_bps = if active > 0.0 { run.delivered_bytes as f64 * 8.0 / active } else { 0.0 };
     Ok(run)
