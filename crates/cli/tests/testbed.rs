@@ -445,7 +445,8 @@ fn a_handshake_that_never_completes_does_not_hold_the_run() {
 }
 
 /// `cclab udp --csv` interrupted mid-flow (operator review, 2026-12-05): it says so, exits
-/// non-zero, removes its namespaces and writes the samples taken until the signal.
+/// 130, removes its namespaces and writes the samples taken until the signal. `cclab emu
+/// udp`, the same command, exited 2 (review of 2026-12-06).
 #[test]
 fn an_interrupted_udp_flow_keeps_its_samples() {
     if let Some(why) = testbed_unavailable() {
@@ -467,24 +468,33 @@ fn an_interrupted_udp_flow_keeps_its_samples() {
         "--csv",
         "udp.csv",
     ];
-    let run = cclab()
-        .current_dir(dir.path())
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run cclab");
-    let pid = run.id();
-    wait_for_namespaces(pid);
-    std::thread::sleep(Duration::from_secs(1)); // mid-flow
-    let sent = Command::new("kill").args(["-INT", &pid.to_string()]).status();
-    assert!(sent.unwrap().success(), "kill -INT {pid}");
-    let out = run.wait_with_output().unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.code() == Some(130) && err.contains("interrupted by a signal"), "{err}");
-    assert!(namespaces_of(pid).is_empty(), "{:?} left", namespaces_of(pid));
-    let csv = std::fs::read_to_string(dir.path().join("udp.csv")).expect("the samples so far");
-    let rows = csv.lines().count() - 1;
-    assert!(csv.starts_with("time_s,flow,cwnd_pkts") && rows >= 50, "{rows} rows");
-    assert!(err.contains(&format!("wrote the {rows} samples taken before the signal")), "{err}");
+    for command in [&[][..], &["emu"]] {
+        let run = cclab()
+            .current_dir(dir.path())
+            .args(command)
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run cclab");
+        let pid = run.id();
+        wait_for_namespaces(pid);
+        std::thread::sleep(Duration::from_secs(1)); // mid-flow
+        let sent = Command::new("kill").args(["-INT", &pid.to_string()]).status();
+        assert!(sent.unwrap().success(), "kill -INT {pid}");
+        let out = run.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        let what = format!("{command:?} udp: {err}");
+        assert!(
+            out.status.code() == Some(130) && err.contains("interrupted by a signal"),
+            "{what}"
+        );
+        assert!(namespaces_of(pid).is_empty(), "{:?} left", namespaces_of(pid));
+        let csv = std::fs::read_to_string(dir.path().join("udp.csv")).expect("the samples so far");
+        let rows = csv.lines().count() - 1;
+        assert!(csv.starts_with("time_s,flow,cwnd_pkts") && rows >= 50, "{rows} rows");
+        let wrote = format!("wrote the {rows} samples taken before the signal");
+        assert!(err.contains(&wrote), "{what}");
+        std::fs::remove_file(dir.path().join("udp.csv")).unwrap();
+    }
 }

@@ -145,13 +145,15 @@ pub fn run(args: &EmuArgs) -> Result<i32, EmuError> {
 }
 
 /// [`run`] for the `cclab` binary: prints an error as one line and maps the result to
-/// the process exit status (the wrapped command's, 2 for an error).
+/// the process exit status: the wrapped command's; 130 when a signal stopped the run
+/// (`emu bench` and `emu udp` end through an error then), as the other commands give;
+/// 1 for any other error, as the other commands give once their flags are read.
 pub fn main(args: &EmuArgs) -> std::process::ExitCode {
     match run(args) {
         Ok(code) => std::process::ExitCode::from(code.clamp(0, 255) as u8),
         Err(e) => {
             eprintln!("error: {e}");
-            std::process::ExitCode::from(2)
+            std::process::ExitCode::from(if crate::forwarder::signalled() { 130 } else { 1 })
         }
     }
 }
