@@ -168,6 +168,9 @@ struct LinkPlan {
 }
 
 fn plan_link(args: &LinkArgs) -> Result<LinkPlan, EmuError> {
+    if let Some(dir) = &args.log_dir {
+        check_log_dir(dir)?;
+    }
     let up = parse_direction("--uplink", &args.uplink)?;
     let down = parse_direction("--downlink", &args.downlink)?;
     let duration = match &args.duration {
@@ -191,6 +194,26 @@ fn plan_link(args: &LinkArgs) -> Result<LinkPlan, EmuError> {
         )));
     }
     Ok(LinkPlan { up, down, duration, sample })
+}
+
+/// `--log-dir` may be new, empty, or an earlier run's logs (it has uplink.csv), whose
+/// files are replaced; any other folder is refused, so that a results folder's
+/// summary.json, say, is not overwritten by the emulator's.
+fn check_log_dir(dir: &std::path::Path) -> Result<(), EmuError> {
+    let refuse = |why: &str| {
+        EmuError::Config(format!("--log-dir: {} {why}; choose another folder", dir.display()))
+    };
+    match std::fs::read_dir(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(_) if !dir.is_dir() => Err(refuse("exists and is not a folder")),
+        Err(e) => Err(refuse(&format!("cannot be read ({e})"))),
+        Ok(mut entries) => match entries.next().is_none() || dir.join("uplink.csv").is_file() {
+            true => Ok(()),
+            false => Err(refuse(
+                "holds files and is not an earlier `cclab emu` log (no uplink.csv), whose files it would replace",
+            )),
+        },
+    }
 }
 
 fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {

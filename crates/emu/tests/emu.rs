@@ -264,6 +264,36 @@ fn a_missing_trace_is_an_error_before_anything_is_created() {
     assert!(e.contains("--uplink") && e.contains("/nonexistent/cclab.trace"), "{e}");
 }
 
+/// `--log-dir` writes summary.json and the direction logs: a folder that holds other
+/// files (a results folder, operator review of 2026-12-06) is refused before anything
+/// is created, and keeps its files; a new, empty or earlier log folder is taken.
+#[test]
+fn a_log_dir_that_is_not_a_log_folder_is_refused_and_kept() {
+    // Needs no root: the flags are checked first.
+    let dir = std::env::temp_dir().join(format!("cclab-emu-logdir-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("summary.json"), "{\"flows\": []}").unwrap();
+    let with_log_dir = |d: &std::path::Path| EmuArgs {
+        action: None,
+        link: LinkArgs {
+            uplink: "trace=/nonexistent/cclab.trace".into(),
+            sample: "10ms".into(),
+            log_dir: Some(d.to_path_buf()),
+            ..Default::default()
+        },
+    };
+    let e = run(&with_log_dir(&dir)).unwrap_err().to_string();
+    assert!(e.contains("--log-dir") && e.contains("not an earlier `cclab emu` log"), "{e}");
+    assert_eq!(std::fs::read_to_string(dir.join("summary.json")).unwrap(), "{\"flows\": []}");
+    let e = run(&with_log_dir(&dir.join("summary.json"))).unwrap_err().to_string();
+    assert!(e.contains("exists and is not a folder"), "{e}");
+    // An earlier log is taken: what fails next is the (missing) trace.
+    std::fs::write(dir.join("uplink.csv"), "").unwrap();
+    let e = run(&with_log_dir(&dir)).unwrap_err().to_string();
+    assert!(e.contains("/nonexistent/cclab.trace"), "{e}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 // ---- runs that end abruptly: the test binary re-runs itself as the emulator ----
 
 const CHILD_ENV: &str = "CCLAB_EMU_TEST_CHILD";
