@@ -428,6 +428,18 @@ pub fn run(args: &BenchArgs) -> Result<(), EmuError> {
             trace.exists().then_some(trace.as_path()),
         );
     }
+    // Looked for before the steps that precede its use, so that a missing one is said at
+    // once rather than after them.
+    let trace = match &args.trace {
+        Some(t) => t.clone(),
+        None => default_trace()?,
+    };
+    if !trace.is_file() {
+        return Err(EmuError::Config(format!(
+            "--trace: {} is not a file; allowed: a mahimahi trace file",
+            trace.display()
+        )));
+    }
     let secs = if args.quick { 2 } else { 5 };
     let mut rt = !args.no_realtime;
     if rt {
@@ -454,10 +466,6 @@ pub fn run(args: &BenchArgs) -> Result<(), EmuError> {
     println!("[2] delay 20 ms each way: RTT - 40 ms over {} probes: p50 {:.1} us, p99 {:.1} us, max {:.1} us", app.count(), us(app.quantile(0.5)), us(app.quantile(0.99)), us(app.max()));
     println!("    {}", lateness_line("delay-line releases", &fwd));
 
-    let trace = match &args.trace {
-        Some(t) => t.clone(),
-        None => default_trace()?,
-    };
     let (delivered, opps, l) = unless_signalled(trace_fidelity(&trace, secs, rt))?;
     let ratio = delivered as f64 / opps.max(1) as f64;
     println!(
