@@ -100,7 +100,16 @@ impl Netns {
 }
 
 impl Drop for Netns {
+    /// Kills what still runs inside (a wrapped command's children, a shell entered with
+    /// `ip netns exec`), whose network ends here; deleting the name alone would leave
+    /// them running in a namespace nothing can find, which `cclab emu cleanup` cannot
+    /// reach either.
     fn drop(&mut self) {
+        // SAFETY: fstat on a descriptor this struct owns, into a zeroed stat buffer.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstat(self.fd.as_raw_fd(), &mut st) } == 0 {
+            kill_processes_in(NsId { dev: st.st_dev, ino: st.st_ino });
+        }
         let _ = ip(&["netns", "del", &self.name]);
     }
 }

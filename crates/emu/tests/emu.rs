@@ -249,6 +249,50 @@ fn wrapped_command_runs_in_a_and_its_exit_status_is_returned() {
     assert!(netns::stale_namespaces(false).iter().all(|n| !n.starts_with(&mine)));
 }
 
+/// What a wrapped command leaves running inside the link's namespaces (a child in the
+/// background, another in B through `ip netns exec`) is killed when the link goes: its
+/// network goes with it, and once the names are deleted nothing could find it (operator
+/// review, 2026-12-06: both outlived a clean run and `cclab emu cleanup`).
+#[test]
+fn what_a_wrapped_command_leaves_running_is_killed_with_the_link() {
+    if unavailable() {
+        return;
+    }
+    let _reaps = LEFT_BEHIND.read().unwrap_or_else(|e| e.into_inner());
+    let marker = format!("{}", 3000 + std::process::id() % 1000);
+    let args = EmuArgs {
+        action: None,
+        link: LinkArgs {
+            uplink: "10Mbps".into(),
+            sample: "10ms".into(),
+            command: vec![
+                "sh".into(),
+                "-c".into(),
+                format!(
+                    "ip netns exec $CCLAB_EMU_NS_B sleep {marker} & sleep {marker} & sleep 0.3"
+                ),
+            ],
+            ..Default::default()
+        },
+    };
+    assert_eq!(run(&args).unwrap(), 0);
+    let left: Vec<i32> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| {
+            let pid = e.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+            (cmdline.trim_end() == format!("sleep {marker}")).then_some(pid)
+        })
+        .collect();
+    for &pid in &left {
+        // SAFETY: a signal to a process this test started (found by its command line).
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    assert!(left.is_empty(), "still running: {left:?}");
+}
+
 #[test]
 fn a_missing_trace_is_an_error_before_anything_is_created() {
     // Needs no root: the link description is checked first.
