@@ -293,7 +293,7 @@ pub fn main(args: Args) -> Result<(), String> {
     }
     let mut measured = Vec::new();
     for (n, case) in cases.iter().enumerate() {
-        eprintln!("[{}/{}] {}", n + 1, cases.len(), case.stem);
+        cclab_units::errln!("[{}/{}] {}", n + 1, cases.len(), case.stem);
         let folder = out.join(&case.stem);
         run_sim(case, &folder, side)?;
         if !args.sim_only {
@@ -459,7 +459,7 @@ fn run_real(
     let last = *runs.end();
     for k in runs {
         let scn = side.real(&case.scn, k);
-        eprintln!(
+        cclab_units::errln!(
             "  real run {k}/{last} ({} s, seed {})",
             cfg.duration.as_secs_f64(),
             scn.config.seed
@@ -475,7 +475,7 @@ fn run_real(
             if !kept.disturbed() {
                 break;
             }
-            eprintln!(
+            cclab_units::errln!(
                 "  real run {k}, attempt {redone}: {}, redone ({redone} of at most {redo})",
                 latest.disturbance()
             );
@@ -486,7 +486,7 @@ fn run_real(
             }
         }
         if redo > 0 && kept.disturbed() {
-            eprintln!(
+            cclab_units::errln!(
                 "  real run {k}, attempt {}: {}; kept attempt {kept_attempt} ({})",
                 redo + 1,
                 latest.disturbance(),

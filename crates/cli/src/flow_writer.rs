@@ -381,7 +381,7 @@ mod tests {
     #[test]
     fn a_write_error_is_reported_and_does_not_block_the_run() {
         if !Path::new("/dev/full").exists() {
-            eprintln!("skipped: no /dev/full here");
+            cclab_units::errln!("skipped: no /dev/full here");
             return;
         }
         let dir = scratch("flow-writer-full");

@@ -176,7 +176,7 @@ mod tests {
     fn a_large_block_gets_huge_pages_where_the_kernel_has_them() {
         let thp = std::fs::read_to_string("/sys/kernel/mm/transparent_hugepage/enabled");
         if !thp.as_deref().is_ok_and(|t| t.contains("[madvise]") || t.contains("[always]")) {
-            eprintln!("skipped: transparent huge pages are off or absent here ({thp:?})");
+            cclab_units::errln!("skipped: transparent huge pages are off or absent here ({thp:?})");
             return;
         }
         enable();

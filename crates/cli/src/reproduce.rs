@@ -98,7 +98,10 @@ pub fn main(args: Args) -> Result<(), String> {
     let dir = seeds_dir(args.seeds.as_deref())?;
     let expected = reproduce_spec::load_all(&dir, &args.ids)?;
     // The folder is looked for in several places (see `repo_folder`): say which was used.
-    eprintln!("cclab reproduce: the seeds' scenarios and expected values from {}", dir.display());
+    cclab_units::errln!(
+        "cclab reproduce: the seeds' scenarios and expected values from {}",
+        dir.display()
+    );
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("results").join(if args.quick { "reproduce-quick" } else { "reproduce" })
     });
@@ -152,7 +155,7 @@ pub fn main(args: Args) -> Result<(), String> {
     let wall = started.elapsed().as_secs_f64();
     write_report(&out, &html, &items, (args.quick, args.testbed), wall)?;
     if let Some(note) = others_left(&out, &sweeps) {
-        eprintln!("{note}");
+        cclab_units::errln!("{note}");
     }
     let mut failed: Vec<String> =
         sweeps.iter().filter_map(|(k, v)| v.as_ref().err().map(|e| format!("{k}: {e}"))).collect();

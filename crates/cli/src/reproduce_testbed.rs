@@ -63,7 +63,7 @@ pub fn run_all(jobs: &[Job<'_>]) -> Result<Vec<Outcome>, String> {
     let mut done_before = 0;
     for (j, job) in jobs.iter().enumerate() {
         if let Some(note) = sweep::prepare_folder(&job.dir, job.plan)?.note(&job.dir) {
-            eprintln!("{note}");
+            cclab_units::errln!("{note}");
         }
         let mut no = BTreeMap::new();
         for run in needed(job.plan) {
@@ -80,7 +80,7 @@ pub fn run_all(jobs: &[Job<'_>]) -> Result<Vec<Outcome>, String> {
     let total_s: f64 =
         todo.iter().map(|(_, r)| r.scenario.config.duration.as_secs_f64() + SETUP_S).sum();
     let refused_count: usize = refused.iter().map(BTreeMap::len).sum();
-    eprintln!(
+    cclab_units::errln!(
         "testbed: {} runs to do ({} done before, {} the testbed cannot run), about {} s of real time ({} runs x their durations + {SETUP_S} s setup each)",
         todo.len(),
         done_before,
@@ -93,7 +93,7 @@ pub fn run_all(jobs: &[Job<'_>]) -> Result<Vec<Outcome>, String> {
     let mut left_s = total_s;
     for (n, (j, run)) in todo.iter().enumerate() {
         let job = &jobs[*j];
-        eprintln!(
+        cclab_units::errln!(
             "testbed: run {}/{}: {} {} (about {} s left)",
             n + 1,
             todo.len(),
@@ -110,13 +110,13 @@ pub fn run_all(jobs: &[Job<'_>]) -> Result<Vec<Outcome>, String> {
                 ));
             }
             let msg = format!("testbed run {} of {} failed: {e}", run.index, job.stem);
-            eprintln!("{msg}");
+            cclab_units::errln!("{msg}");
             failed[*j].push((run.index, msg));
         }
         left_s -= run.scenario.config.duration.as_secs_f64() + SETUP_S;
     }
     if !todo.is_empty() {
-        eprintln!(
+        cclab_units::errln!(
             "testbed: {} runs in {} s",
             todo.len(),
             crate::format::num(started.elapsed().as_secs_f64(), 1)

@@ -87,7 +87,7 @@ fn warn_overridden_axes(plan: &cclab_scenario::sweep::Plan, set: &[String]) {
     for s in set {
         let field = cclab_scenario::split_override(s).map_or(s.as_str(), |(f, _)| f).trim();
         if let Some(axis) = plan.axes.iter().find(|a| a.fields.iter().any(|f| f == field)) {
-            eprintln!(
+            cclab_units::errln!(
                 "warning: --set {field}: the sweep sets {field} in every run; the override has no effect (to change the swept values: --set '{}=[...]')",
                 axis.set_path
             );

@@ -78,7 +78,7 @@ impl ResultFiles for CliResults {
 
 pub fn main(args: Args) -> Result<(), String> {
     if !args.bind.is_loopback() {
-        eprintln!("warning: --bind {} makes the lab reachable from the network (anyone who can reach this address can run simulations); prefer SSH port forwarding: ssh -L 7878:127.0.0.1:7878 HOST", args.bind);
+        cclab_units::errln!("warning: --bind {} makes the lab reachable from the network (anyone who can reach this address can run simulations); prefer SSH port forwarding: ssh -L 7878:127.0.0.1:7878 HOST", args.bind);
     }
     if let Some(dir) = args.scenarios.as_ref().filter(|d| !d.is_dir()) {
         let what = if dir.exists() { "not a folder" } else { "does not exist" };
@@ -91,7 +91,7 @@ pub fn main(args: Args) -> Result<(), String> {
             .or_else(|| crate::reproduce::repo_folder(None, "scenarios", "--scenarios").ok())
     });
     if scenarios.is_none() {
-        eprintln!("note: no scenarios/ folder here, above here, beside the binary or where it was built, so the page's list of ready scenarios is empty (give --scenarios DIR, e.g. the repository's scenarios/)");
+        cclab_units::errln!("note: no scenarios/ folder here, above here, beside the binary or where it was built, so the page's list of ready scenarios is empty (give --scenarios DIR, e.g. the repository's scenarios/)");
     }
     let mut trace_dirs: Vec<PathBuf> = scenarios.iter().map(|s| s.join("traces")).collect();
     trace_dirs.extend(cclab_web::catalog::find_beside("shared/traces"));

@@ -83,7 +83,7 @@ pub fn run(
 ) -> Result<Done, String> {
     check_series_sizes(plan, series)?;
     if let Some(note) = prepare_folder(out, plan)?.note(out) {
-        eprintln!("{note}");
+        cclab_units::errln!("{note}");
     }
     let points = out.join("points");
     let todo: Vec<usize> =

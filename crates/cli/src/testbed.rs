@@ -186,7 +186,7 @@ pub fn interrupted() -> bool {
 /// late, that the run is not one of the scenario's network ([`EmulatorTiming::disturbed`]).
 pub fn warn_if_disturbed(e: &EmulatorTiming) {
     if e.late_beyond_share() {
-        eprintln!(
+        cclab_units::errln!(
             "warning: the emulator released {} of {} packets ({:.1}%) more than {:.0} us (a packet time at the bottleneck) late, at worst {:.1} ms: something on this machine (other work, or a virtual machine's host taking its CPUs) disturbed the run, so it is not a faithful run of the scenario's network",
             e.late,
             e.deliveries,
@@ -196,7 +196,7 @@ pub fn warn_if_disturbed(e: &EmulatorTiming) {
         );
     }
     if e.started_late() {
-        eprintln!(
+        cclab_units::errln!(
             "warning: a flow called connect() {:.0} us after its start, more than {:.0} us (a packet time at the bottleneck): something on this machine held its sender up, so the run is not a faithful run of the scenario's network (kernel.json's flows' connect_us)",
             micros(e.start_late),
             micros(e.late_limit),

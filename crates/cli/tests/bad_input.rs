@@ -741,3 +741,17 @@ fn a_sample_interval_longer_than_the_run() {
     dir.write("scen.toml", &edit(1, "duration = \"5ms\""));
     run_ok(dir.path(), &["run", "scen.toml", "--out", "out"]);
 }
+
+/// `cclab udp --csv` to a path that cannot be written is refused before anything runs
+/// (it was found only after the whole run), without root, and leaves nothing behind.
+#[test]
+fn a_udp_csv_that_cannot_be_written_is_refused_first() {
+    let dir = TempDir::new("udp-csv");
+    let udp = ["udp", "--cc", "reno", "--uplink", "10Mbps", "--duration", "1s", "--csv"];
+    let o = run_in(dir.path(), &[&udp[..], &["no-such-folder/x.csv"]].concat());
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    has_all(&stderr(&o), &["--csv: no-such-folder/x.csv cannot be written"]);
+    let o = run_in(dir.path(), &[&udp[..], &["."]].concat());
+    has_all(&stderr(&o), &["--csv: . is a folder"]);
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written");
+}

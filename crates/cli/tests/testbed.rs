@@ -468,6 +468,12 @@ fn an_interrupted_udp_flow_keeps_its_samples() {
         "--csv",
         "udp.csv",
     ];
+    // Run to its end, the flow's samples are written whole (and the staged part is gone).
+    let o = run_in(dir.path(), &[&args[..8], &["1s", "--csv", "whole.csv"]].concat());
+    assert!(o.status.success(), "{}", stderr(&o));
+    let whole = std::fs::read_to_string(dir.path().join("whole.csv")).unwrap();
+    assert!(whole.lines().count() > 90, "{} lines", whole.lines().count());
+    assert!(!dir.path().join(".whole.csv.part").exists());
     for command in [&[][..], &["emu"]] {
         let run = cclab()
             .current_dir(dir.path())

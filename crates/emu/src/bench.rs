@@ -384,10 +384,15 @@ pub fn agreement(cc: &str, secs: u64, trace: Option<&std::path::Path>) -> Result
             agreement_scenario(cc, LinkRate::Trace(t), 60, Buffer::Packets(100), 1, secs),
         ));
     }
-    println!("agreement, {cc}, {secs} s each: goodput (Mbit/s, all flows) and mean cwnd (packets), kernel vs simulator");
-    println!(
+    cclab_units::outln!("agreement, {cc}, {secs} s each: goodput (Mbit/s, all flows) and mean cwnd (packets), kernel vs simulator");
+    cclab_units::outln!(
         "{:<38} {:>10} {:>10} {:>7} {:>10} {:>10}",
-        "scenario", "kernel", "sim", "diff", "cwnd kern", "cwnd sim"
+        "scenario",
+        "kernel",
+        "sim",
+        "diff",
+        "cwnd kern",
+        "cwnd sim"
     );
     for (name, cfg) in cases {
         let mut kern_obs = CwndMean::default();
@@ -398,7 +403,7 @@ pub fn agreement(cc: &str, secs: u64, trace: Option<&std::path::Path>) -> Result
         let simr = sim.run(&mut sim_obs);
         let k: f64 = kern.flows.iter().map(|f| f.goodput_bps).sum();
         let s: f64 = simr.flows.iter().map(|f| f.goodput_bps).sum();
-        println!(
+        cclab_units::outln!(
             "{name:<38} {:>10.2} {:>10.2} {:>6.1}% {:>10.1} {:>10.1}",
             k / 1e6,
             s / 1e6,
@@ -444,31 +449,31 @@ pub fn run(args: &BenchArgs) -> Result<(), EmuError> {
     let mut rt = !args.no_realtime;
     if rt {
         if let Err(why) = crate::forwarder::realtime_permitted() {
-            println!(
+            cclab_units::outln!(
                 "warning: SCHED_FIFO refused ({why}); the forwarder runs as an ordinary thread"
             );
             rt = false;
         }
     }
-    println!(
+    cclab_units::outln!(
         "cclab emu bench ({}, forwarder {})",
         if args.quick { "quick" } else { "full" },
         if rt { "SCHED_FIFO" } else { "SCHED_OTHER" }
     );
 
     let l = unless_signalled(departure_error(secs, rt))?;
-    println!(
+    cclab_units::outln!(
         "[1] departure error, 20 Mbit/s backlogged, {secs} s: {}",
         lateness_line("departures", &l)
     );
 
     let (app, fwd) = unless_signalled(delay_error(if args.quick { 100 } else { 400 }, rt))?;
-    println!("[2] delay 20 ms each way: RTT - 40 ms over {} probes: p50 {:.1} us, p99 {:.1} us, max {:.1} us", app.count(), us(app.quantile(0.5)), us(app.quantile(0.99)), us(app.max()));
-    println!("    {}", lateness_line("delay-line releases", &fwd));
+    cclab_units::outln!("[2] delay 20 ms each way: RTT - 40 ms over {} probes: p50 {:.1} us, p99 {:.1} us, max {:.1} us", app.count(), us(app.quantile(0.5)), us(app.quantile(0.99)), us(app.max()));
+    cclab_units::outln!("    {}", lateness_line("delay-line releases", &fwd));
 
     let (delivered, opps, l) = unless_signalled(trace_fidelity(&trace, secs, rt))?;
     let ratio = delivered as f64 / opps.max(1) as f64;
-    println!(
+    cclab_units::outln!(
         "[3] trace {}: delivered {delivered} of {opps} opportunities ({:.2}%); {}",
         trace.display(),
         ratio * 100.0,
@@ -477,7 +482,7 @@ pub fn run(args: &BenchArgs) -> Result<(), EmuError> {
 
     let (bps, sent, delivered, cpu) = unless_signalled(throughput(secs, rt))?;
     let per_pkt = cpu.as_nanos() as f64 / delivered.max(1) as f64;
-    println!(
+    cclab_units::outln!(
         "[4] throughput, 1500-byte packets, 10 Gbit/s link: {:.3} Gbit/s delivered ({delivered} of {sent} sent); forwarder CPU {:.2} us per packet, i.e. {:.2} Gbit/s per core",
         bps / 1e9,
         per_pkt / 1e3,
@@ -494,7 +499,7 @@ pub fn run(args: &BenchArgs) -> Result<(), EmuError> {
         tsecs,
     );
     let r = unless_signalled(crate::testbed::run(&cfg, &mut cclab_sim::NoObserver, &mut |_| {}))?;
-    println!(
+    cclab_units::outln!(
         "[5] kernel cubic (testbed), 20 Mbit/s, 40 ms RTT, 100 kB (1 BDP) DropTail, {tsecs} s: goodput {:.2} Mbit/s ({:.1}% of the rate), link utilization {:.1}%, {} drops",
         r.flows[0].goodput_bps / 1e6,
         r.flows[0].goodput_bps / 2e5,

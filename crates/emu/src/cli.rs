@@ -152,7 +152,7 @@ pub fn main(args: &EmuArgs) -> std::process::ExitCode {
     match run(args) {
         Ok(code) => std::process::ExitCode::from(code.clamp(0, 255) as u8),
         Err(e) => {
-            eprintln!("error: {e}");
+            cclab_units::errln!("error: {e}");
             std::process::ExitCode::from(if crate::forwarder::signalled() { 130 } else { 1 })
         }
     }
@@ -243,7 +243,7 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
     let child = match args.command.split_first() {
         Some((prog, rest)) => Some(spawn_in_namespace(&net, prog, rest)?),
         None => {
-            eprintln!(
+            cclab_units::errln!(
                 "cclab emu: {} ({ADDR_A}) <-> {} ({ADDR_B}); run programs with `ip netns exec NAME ...`; Ctrl-C stops",
                 net.a.name(),
                 net.b.name()
@@ -258,11 +258,13 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
     if signalled() {
         // Interrupted: the shell's code for it, whatever the command's own ending (the
         // SIGTERM we sent it gives 143).
-        eprintln!("cclab emu: interrupted by a signal; the link's namespaces are removed");
+        cclab_units::errln!(
+            "cclab emu: interrupted by a signal; the link's namespaces are removed"
+        );
         code = 130;
     }
     if let Some(why) = fwd.realtime_refused() {
-        eprintln!("cclab emu: warning: SCHED_FIFO refused ({why}); ran as an ordinary thread, timing may suffer");
+        cclab_units::errln!("cclab emu: warning: SCHED_FIFO refused ({why}); ran as an ordinary thread, timing may suffer");
     }
     print_summary(&fwd, &mut std::io::stderr());
     if let Some(dir) = &args.log_dir {
@@ -369,6 +371,7 @@ pub fn run_udp(args: &UdpArgs) -> Result<(), EmuError> {
     }
     // Checked before anything is created.
     crate::udp::algorithm(&args.cc, &params)?;
+    let mut csv = args.csv.as_deref().map(StagedCsv::create).transpose()?;
     netns::preflight()?;
     netns::reap();
     let flow = crate::udp::UdpFlow {
@@ -385,14 +388,17 @@ pub fn run_udp(args: &UdpArgs) -> Result<(), EmuError> {
     let h = crate::harness::Harness::start_with(&up, &down, 1, true)?;
     let ran = crate::udp::run_flow(&h, &flow).and_then(|r| Ok((r, h.finish()?)));
     // Interrupted, the samples taken so far are still worth keeping.
-    if let (true, Ok((r, _)), Some(p)) = (signalled(), &ran, &args.csv) {
-        match write_samples_csv(p, r) {
-            Ok(()) => eprintln!(
-                "wrote the {} samples taken before the signal to {}",
-                r.samples.len(),
-                p.display()
-            ),
-            Err(e) => eprintln!("warning: {e}"),
+    if signalled() {
+        if let (Ok((r, _)), Some(c)) = (&ran, csv.take()) {
+            let dest = c.dest.clone();
+            match c.finish(r) {
+                Ok(()) => cclab_units::errln!(
+                    "wrote the {} samples taken before the signal to {}",
+                    r.samples.len(),
+                    dest.display()
+                ),
+                Err(e) => cclab_units::errln!("warning: {e}"),
+            }
         }
     }
     let (r, fwd) = unless_signalled(ran)?;
@@ -407,10 +413,43 @@ pub fn run_udp(args: &UdpArgs) -> Result<(), EmuError> {
         r.completed_at.map(|t| format!(", completed at {:.3} s", t.as_secs_f64())).unwrap_or_default()
     ));
     print_summary(&fwd, &mut std::io::stdout());
-    if let Some(p) = &args.csv {
-        write_samples_csv(p, &r)?;
+    if let Some(c) = csv {
+        c.finish(&r)?;
     }
     Ok(())
+}
+
+/// `--csv`'s file, written aside (`.NAME.part`) and renamed into place when complete.
+/// The part is made before the run, so that a path that cannot be written is refused at
+/// once rather than after the run; it is removed if the run never writes it.
+struct StagedCsv {
+    part: std::path::PathBuf,
+    dest: std::path::PathBuf,
+}
+
+impl StagedCsv {
+    fn create(dest: &std::path::Path) -> Result<StagedCsv, EmuError> {
+        let refuse = |why: String| EmuError::Config(format!("--csv: {} {why}", dest.display()));
+        if dest.is_dir() {
+            return Err(refuse("is a folder; allowed: a file's path".into()));
+        }
+        let name = dest.file_name().ok_or_else(|| refuse("names no file".into()))?;
+        let part = dest.with_file_name(format!(".{}.part", name.to_string_lossy()));
+        std::fs::File::create(&part).map_err(|e| refuse(format!("cannot be written: {e}")))?;
+        Ok(StagedCsv { part, dest: dest.to_path_buf() })
+    }
+
+    fn finish(self, r: &crate::udp::UdpRun) -> Result<(), EmuError> {
+        write_samples_csv(&self.part, r)?;
+        std::fs::rename(&self.part, &self.dest)
+            .map_err(|e| EmuError::Io(format!("cannot write {}: {e}", self.dest.display())))
+    }
+}
+
+impl Drop for StagedCsv {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.part); // gone already once renamed
+    }
 }
 
 /// The flow's samples as CSV (`--csv`): the simulator's flows.csv columns, then the

@@ -129,7 +129,7 @@ impl RunTunables {
             if let Some(n @ 1..) =
                 retunes.then(|| cclab_kernel::socket::sockets_running(algo.name())).flatten()
             {
-                eprintln!(
+                cclab_units::errln!(
                     "note: {n} other connection(s) of this host run {}: its parameters are one set for all, so they run with this run's values until it ends",
                     algo.name()
                 );
@@ -150,7 +150,7 @@ impl Drop for RunTunables {
                 Ok(_) => {
                     let _ = std::fs::remove_file(&saved);
                 }
-                Err(e) => eprintln!(
+                Err(e) => cclab_units::errln!(
                     "warning: could not put {}'s parameters back ({e}); the next run of it will, from {}",
                     algo.name(),
                     saved.display()

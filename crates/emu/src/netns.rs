@@ -348,7 +348,7 @@ pub fn reap() {
         return;
     }
     if let Some(line) = cleanup(false).line() {
-        eprintln!("cclab: removed what runs that died left behind: {line}");
+        cclab_units::errln!("cclab: removed what runs that died left behind: {line}");
     }
 }
 
@@ -414,7 +414,7 @@ mod tests {
     #[test]
     fn a_live_pid_owns_a_namespace_only_if_it_holds_it_or_the_namespace_is_new() {
         if preflight().is_err() {
-            eprintln!("skipped: needs root and /dev/net/tun");
+            cclab_units::errln!("skipped: needs root and /dev/net/tun");
             return;
         }
         let zero = std::time::Duration::ZERO;

@@ -222,7 +222,7 @@ mod tests {
     fn reads_a_shared_trace_verbatim() {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces/12mbps.trace");
         if !Path::new(path).exists() {
-            eprintln!("skipped: {path} not present");
+            cclab_units::errln!("skipped: {path} not present");
             return;
         }
         let c = parse_direction("--uplink", &format!("{path},delay=5ms")).unwrap();

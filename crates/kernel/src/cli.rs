@@ -143,7 +143,7 @@ pub fn run(args: Args) -> Result<(), Error> {
             let reaped = k.reap_half_made()?;
             if !reaped.is_empty() {
                 let dirs: Vec<String> = reaped.iter().map(|d| d.display().to_string()).collect();
-                eprintln!(
+                cclab_units::errln!(
                     "cclab kernel: removed half-made loads of commands that died (no link pinned): {}",
                     dirs.join(", ")
                 );

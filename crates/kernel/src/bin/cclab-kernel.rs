@@ -13,7 +13,7 @@ struct Cli {
 fn main() {
     let cli = Cli::parse();
     if let Err(e) = cclab_kernel::cli::run(cli.args) {
-        eprintln!("error: {e}");
+        cclab_units::errln!("error: {e}");
         std::process::exit(1);
     }
 }
