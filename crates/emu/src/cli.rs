@@ -254,7 +254,8 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
     let raw_pidfd = child.as_ref().map(|(_, fd)| std::os::fd::AsRawFd::as_raw_fd(fd));
     let result = fwd.run(plan.duration, raw_pidfd);
 
-    let mut code = child.map_or(0, |(c, _)| end_command(c));
+    let duration_over = result.is_ok() && plan.duration.is_some();
+    let mut code = child.map_or(0, |(c, _)| end_command(c, duration_over));
     if signalled() {
         // Interrupted: the shell's code for it, whatever the command's own ending (the
         // SIGTERM we sent it gives 143).
@@ -269,7 +270,7 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
     print_summary(&fwd, &mut std::io::stderr());
     if let Some(dir) = &args.log_dir {
         let p = dir.join("summary.json");
-        std::fs::write(&p, summary_json(&fwd))
+        std::fs::write(&p, summary_json(&fwd) + "\n")
             .map_err(|e| EmuError::Io(format!("cannot write {}: {e}", p.display())))?;
     }
     drop(fwd);
@@ -322,8 +323,13 @@ fn spawn_in_namespace(
 
 /// Ends the command if it still runs (the link stopped by a signal, its duration or an
 /// error: SIGTERM, then SIGKILL after 2 s) and returns its exit code as a shell gives it.
-fn end_command(mut c: std::process::Child) -> i32 {
+fn end_command(mut c: std::process::Child, duration_over: bool) -> i32 {
     if c.try_wait().ok().flatten().is_none() {
+        // The link ended first: the command's status will be that of the SIGTERM sent
+        // here, which is said rather than left as a bare 143.
+        if duration_over && !signalled() {
+            cclab_units::errln!("cclab emu: --duration is over; stopping the command (SIGTERM), whose status is returned");
+        }
         // SAFETY: signalling our own child.
         unsafe { libc::kill(c.id() as i32, libc::SIGTERM) };
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
