@@ -14,15 +14,45 @@ use std::time::{Duration, Instant};
 /// that leaves a killed run's namespaces on purpose must not overlap another run here.
 static RUNS: Mutex<()> = Mutex::new(());
 
+/// Runs `cclab args` in `dir`, sends it SIGINT `after` its namespaces appear, and returns
+/// its pid, its output and how long it took to end after the signal.
+fn interrupted(
+    dir: &std::path::Path,
+    args: &[&str],
+    after: Duration,
+) -> (u32, std::process::Output, Duration) {
+    let run = cclab()
+        .current_dir(dir)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run cclab");
+    let pid = run.id();
+    wait_for_namespaces(pid);
+    std::thread::sleep(after);
+    let sent = Command::new("kill").args(["-INT", &pid.to_string()]).status();
+    assert!(sent.unwrap().success(), "kill -INT {pid}");
+    let signalled = Instant::now();
+    let out = run.wait_with_output().unwrap();
+    (pid, out, signalled.elapsed())
+}
+
+/// This test's turn at the testbed (one run at a time), or `None`, said on stderr, where
+/// the machine cannot run it (no root or no TUN).
+fn testbed_turn() -> Option<std::sync::MutexGuard<'static, ()>> {
+    if let Some(why) = testbed_unavailable() {
+        eprintln!("SKIPPED: the testbed needs root and TUN: {why}");
+        return None;
+    }
+    Some(RUNS.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
 /// A kernel CUBIC flow and a user-space Tahoe flow (the kernel has no Tahoe) share an
 /// emulated 10 Mbit/s link for 4 s; both move data and the link is well used.
 #[test]
 fn per_flow_transport_mixes_kernel_and_udp_flows() {
-    if let Some(why) = testbed_unavailable() {
-        eprintln!("SKIPPED: the testbed needs root and TUN: {why}");
-        return;
-    }
-    let _runs = RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_runs) = testbed_turn() else { return };
     let dir = TempDir::new("testbed");
     dir.write(
         "mixed.toml",
@@ -125,11 +155,7 @@ fn per_flow_transport_mixes_kernel_and_udp_flows() {
 /// flag and the path, with no results folder.
 #[test]
 fn the_packet_log_has_every_packet_event_and_the_script_reads_it() {
-    if let Some(why) = testbed_unavailable() {
-        eprintln!("SKIPPED: the testbed needs root and TUN: {why}");
-        return;
-    }
-    let _runs = RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_runs) = testbed_turn() else { return };
     let dir = TempDir::new("testbed-log");
     dir.write(
         "two.toml",
@@ -271,11 +297,7 @@ fn holders(ids: &[(u64, u64)]) -> Vec<String> {
 /// are left alone.
 #[test]
 fn a_killed_testbed_leaves_nothing_after_the_next_run_and_a_live_one_is_untouched() {
-    if let Some(why) = testbed_unavailable() {
-        eprintln!("SKIPPED: the testbed needs root and TUN: {why}");
-        return;
-    }
-    let _runs = RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_runs) = testbed_turn() else { return };
     let dir = TempDir::new("reap");
     dir.write("live.toml", &one_flow(20));
     dir.write("killed.toml", &one_flow(30));
@@ -340,11 +362,7 @@ fn a_killed_testbed_leaves_nothing_after_the_next_run_and_a_live_one_is_untouche
 /// and leaves the results folder it was to replace as it was.
 #[test]
 fn an_interrupted_testbed_removes_its_namespaces_and_keeps_the_earlier_results() {
-    if let Some(why) = testbed_unavailable() {
-        eprintln!("SKIPPED: the testbed needs root and TUN: {why}");
-        return;
-    }
-    let _runs = RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_runs) = testbed_turn() else { return };
     let dir = TempDir::new("interrupt");
     dir.write("short.toml", &one_flow(2));
     dir.write("long.toml", &one_flow(30));
@@ -405,11 +423,7 @@ fn an_interrupted_testbed_removes_its_namespaces_and_keeps_the_earlier_results()
 /// ends with its scenario, and a signal ends it at once.
 #[test]
 fn a_handshake_that_never_completes_does_not_hold_the_run() {
-    if let Some(why) = testbed_unavailable() {
-        eprintln!("SKIPPED: the testbed needs root and TUN: {why}");
-        return;
-    }
-    let _runs = RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_runs) = testbed_turn() else { return };
     let dir = TempDir::new("testbed-no-handshake");
     let scn = repo().join("scenarios/small/reno-droptail.toml").display().to_string();
     let lossy = ["--set", "bottleneck.loss=0.99", "--set", "duration=1s"];
@@ -417,30 +431,13 @@ fn a_handshake_that_never_completes_does_not_hold_the_run() {
     let o = run_in(dir.path(), &[&["testbed", "run", &scn, "--out", "ended"][..], &lossy].concat());
     assert!(o.status.success(), "{}", stderr(&o));
     assert!(started.elapsed() < Duration::from_secs(20), "took {:?}", started.elapsed());
-    let run = cclab()
-        .current_dir(dir.path())
-        .args(
-            [&["testbed", "run", &scn, "--out", "stopped"][..], &lossy, &["--set", "duration=30s"]]
-                .concat(),
-        )
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run cclab");
-    let pid = run.id();
-    wait_for_namespaces(pid);
-    std::thread::sleep(Duration::from_millis(500)); // the flows connecting
-    let sent = Command::new("kill").args(["-INT", &pid.to_string()]).status();
-    assert!(sent.unwrap().success(), "kill -INT {pid}");
-    let signalled = Instant::now();
-    let out = run.wait_with_output().unwrap();
+    let args =
+        [&["testbed", "run", &scn, "--out", "stopped"][..], &lossy, &["--set", "duration=30s"]];
+    // SIGINT while the flows are connecting.
+    let (pid, out, took) = interrupted(dir.path(), &args.concat(), Duration::from_millis(500));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
-    assert!(
-        signalled.elapsed() < Duration::from_secs(10),
-        "ended {:?} after the signal",
-        signalled.elapsed()
-    );
+    assert!(took < Duration::from_secs(10), "ended {took:?} after the signal");
     assert!(namespaces_of(pid).is_empty(), "{:?} left", namespaces_of(pid));
 }
 
@@ -449,11 +446,7 @@ fn a_handshake_that_never_completes_does_not_hold_the_run() {
 /// udp`, the same command, exited 2 (review of 2026-12-06).
 #[test]
 fn an_interrupted_udp_flow_keeps_its_samples() {
-    if let Some(why) = testbed_unavailable() {
-        eprintln!("SKIPPED: the emulator needs root and TUN: {why}");
-        return;
-    }
-    let _runs = RUNS.lock().unwrap_or_else(|e| e.into_inner());
+    let Some(_runs) = testbed_turn() else { return };
     let dir = TempDir::new("udp-interrupt");
     let args = [
         "udp",
@@ -475,20 +468,9 @@ fn an_interrupted_udp_flow_keeps_its_samples() {
     assert!(whole.lines().count() > 90, "{} lines", whole.lines().count());
     assert!(!dir.path().join(".whole.csv.part").exists());
     for command in [&[][..], &["emu"]] {
-        let run = cclab()
-            .current_dir(dir.path())
-            .args(command)
-            .args(args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run cclab");
-        let pid = run.id();
-        wait_for_namespaces(pid);
-        std::thread::sleep(Duration::from_secs(1)); // mid-flow
-        let sent = Command::new("kill").args(["-INT", &pid.to_string()]).status();
-        assert!(sent.unwrap().success(), "kill -INT {pid}");
-        let out = run.wait_with_output().unwrap();
+        // SIGINT mid-flow.
+        let whole = [command, &args[..]].concat();
+        let (pid, out, _) = interrupted(dir.path(), &whole, Duration::from_secs(1));
         let err = String::from_utf8_lossy(&out.stderr);
         let what = format!("{command:?} udp: {err}");
         assert!(
