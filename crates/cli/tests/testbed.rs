@@ -437,7 +437,9 @@ fn a_handshake_that_never_completes_does_not_hold_the_run() {
     let (pid, out, took) = interrupted(dir.path(), &args.concat(), Duration::from_millis(500));
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
-    assert!(took < Duration::from_secs(10), "ended {took:?} after the signal");
+    // No drain either: nothing of an interrupted run is kept (0.1 s here; 2.1 s when the
+    // 2 s drain of a finished run was waited for too).
+    assert!(took < Duration::from_millis(1500), "ended {took:?} after the signal");
     assert!(namespaces_of(pid).is_empty(), "{:?} left", namespaces_of(pid));
 }
 

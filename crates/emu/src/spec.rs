@@ -62,8 +62,10 @@ pub fn parse_direction(field: &str, spec: &str) -> Result<DirectionConfig, EmuEr
             "rate" => {
                 let r = parse_rate(value)
                     .map_err(|e| EmuError::Config(format!("{field}: rate {e}")))?;
-                if r.bps() == 0 {
-                    return Err(bad("rate", value, "a positive rate"));
+                // The simulator's range, so that a link described for either is taken by both.
+                let (min, max) = (cclab_sim::validate::MIN_RATE, cclab_sim::validate::MAX_RATE);
+                if r < min || r > max {
+                    return Err(bad("rate", value, &format!("in range; allowed: {min} to {max}")));
                 }
                 cfg.rate = Some(LinkRate::Constant(r));
             }
@@ -244,6 +246,9 @@ mod tests {
         );
         let m = msg("rate=1Mbps,trace=/work/shared/traces/12mbps.trace");
         assert!(m.contains("trace after rate: give either rate or trace, not both"), "{m}");
+        // The simulator's range of rates (`1bps` was taken).
+        let m = msg("1bps");
+        assert!(m.contains("rate \"1bps\" is not in range; allowed: 1Kbps to 1000Gbps"), "{m}");
         let m = msg("10Mbps,delay=5ms,delay=10ms");
         assert!(m.contains("delay is given twice (\"delay=10ms\")"), "{m}");
         let m = msg("rate=10MBps");
@@ -268,6 +273,6 @@ mod tests {
             "{m}"
         );
         let m = msg("rate=0Mbps");
-        assert!(m.contains("positive"), "{m}");
+        assert!(m.contains("rate \"0Mbps\" is not in range"), "{m}");
     }
 }

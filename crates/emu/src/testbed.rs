@@ -504,7 +504,8 @@ pub fn run_logged(
     let mut steering =
         Steering { ns: h.net().a.name().to_string(), routes: flow_routes(cfg), flows: &cfg.flows };
     let sampled = sampler.run(&h, &threads.shared, clock, obs, &mut |t| steer(t, &mut steering));
-    threads.wind_down(sampled.is_ok());
+    // Interrupted, nothing of the run is kept: no data in flight to wait for.
+    threads.wind_down(sampled.is_ok() && !crate::forwarder::signalled());
     let netstat = h.spawn(Side::A, || std::fs::read_to_string("/proc/thread-self/net/netstat"));
     let hystart =
         HystartCounters::parse(&netstat.join().ok().and_then(Result::ok).unwrap_or_default());
