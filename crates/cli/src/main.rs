@@ -97,12 +97,11 @@ fn main() -> ExitCode {
         Err(msg) => {
             let _ = writeln!(std::io::stderr(), "error: {msg}");
             // Stopped by Ctrl-C, SIGTERM or SIGHUP through the emulator's handlers: the
-            // shell's status for a signal (128 + SIGINT), as `cclab emu` gives, so that
-            // a script tells an interrupted run from a failed one.
-            if cclab_emu::forwarder::signalled() {
-                ExitCode::from(130)
-            } else {
-                ExitCode::FAILURE
+            // shell's status for that signal (128 + its number), as `cclab run` and
+            // `cclab emu` give, so that a script tells an interrupted run from a failed one.
+            match cclab_emu::forwarder::signal_exit_status() {
+                Some(status) => ExitCode::from(status),
+                None => ExitCode::FAILURE,
             }
         }
     }

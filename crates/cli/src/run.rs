@@ -12,8 +12,20 @@ use cclab_units::Time;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+/// `cclab run`: one scenario's flags, and the sweeps' `--jobs`.
 #[derive(clap::Args)]
 pub struct Args {
+    #[command(flatten)]
+    pub run: ScenarioArgs,
+    /// Sweeps: runs at once [default: the number of cores].
+    #[arg(long, allow_negative_numbers = true, value_parser = whole_in::<1, 1024>)]
+    pub jobs: Option<u64>,
+}
+
+/// What says which scenario to run and where its results go: the flags `cclab run` and
+/// `cclab testbed run` share.
+#[derive(clap::Args)]
+pub struct ScenarioArgs {
     /// Scenario file (TOML). Without one, the built-in default scenario runs.
     pub scenario: Option<PathBuf>,
     /// Results folder [default: results/<scenario name>, or results/<scenario
@@ -28,9 +40,6 @@ pub struct Args {
     /// --set flows[0].cc=reno, --set flows[0].params.beta=0.5 (repeatable).
     #[arg(long = "set", value_name = "FIELD=VALUE", value_parser = field_equals_value)]
     pub set: Vec<String>,
-    /// Sweeps: runs at once [default: the number of cores].
-    #[arg(long, allow_negative_numbers = true, value_parser = whole_in::<1, 1024>)]
-    pub jobs: Option<u64>,
     /// Time series (flows, queue): csv, parquet, none, or auto (Parquet above 2,000,000
     /// flow samples).
     #[arg(long, value_enum, default_value_t = SeriesFormat::Auto)]
@@ -73,7 +82,7 @@ pub fn whole_in<const LO: u64, const HI: u64>(text: &str) -> Result<u64, String>
 }
 
 /// The `--set` overrides, then `--seed` as one more.
-fn overrides(args: &Args) -> Vec<String> {
+fn overrides(args: &ScenarioArgs) -> Vec<String> {
     let mut overrides = args.set.clone();
     if let Some(seed) = args.seed {
         overrides.push(format!("seed={seed}"));
@@ -96,7 +105,7 @@ fn warn_overridden_axes(plan: &cclab_scenario::sweep::Plan, set: &[String]) {
 }
 
 /// Loads the scenario named by the arguments, with `--set` and `--seed` applied.
-pub fn load(args: &Args) -> Result<Scenario, String> {
+pub fn load(args: &ScenarioArgs) -> Result<Scenario, String> {
     let overrides = overrides(args);
     let loaded = match &args.scenario {
         Some(p) => cclab_scenario::load_file(p, &overrides),
@@ -105,14 +114,15 @@ pub fn load(args: &Args) -> Result<Scenario, String> {
     loaded.map_err(|e| e.to_string())
 }
 
-pub fn main(args: Args) -> Result<(), String> {
+pub fn main(all: Args) -> Result<(), String> {
+    let args = &all.run;
     let file = args
         .scenario
         .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| cclab_scenario::DEFAULT_FILE_NAME.to_string());
     let scn = match &args.scenario {
-        Some(path) => match cclab_scenario::load_file_or_sweep(path, &overrides(&args)) {
+        Some(path) => match cclab_scenario::load_file_or_sweep(path, &overrides(args)) {
             Ok(Loaded::Single(scn)) => *scn,
             Ok(Loaded::Sweep(_)) if args.packet_log.is_some() => {
                 return Err(format!(
@@ -123,11 +133,11 @@ pub fn main(args: Args) -> Result<(), String> {
             }
             Ok(Loaded::Sweep(plan)) => {
                 warn_overridden_axes(&plan, &args.set);
-                return crate::sweep::main(&plan, &file, &args);
+                return crate::sweep::main(&plan, &file, &all);
             }
             Err(e) => return Err(e.to_string()),
         },
-        None => load(&args)?,
+        None => load(args)?,
     };
     let out = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(&scn.name));
     let log = args.packet_log.as_deref();

@@ -76,6 +76,14 @@ impl ResultFiles for CliResults {
     }
 }
 
+/// `shared/traces` beside the repository whose `scenarios` folder is used (found wherever
+/// that is, also where the binary was built), else beside the working folder or the binary.
+fn shared_traces(scenarios: Option<&std::path::Path>) -> Option<PathBuf> {
+    let repo = scenarios.and_then(|s| std::fs::canonicalize(s).ok());
+    let mut beside_repo = repo.iter().flat_map(|s| s.ancestors()).map(|a| a.join("shared/traces"));
+    beside_repo.find(|d| d.is_dir()).or_else(|| cclab_web::catalog::find_beside("shared/traces"))
+}
+
 pub fn main(args: Args) -> Result<(), String> {
     if !args.bind.is_loopback() {
         cclab_units::errln!("warning: --bind {} makes the lab reachable from the network (anyone who can reach this address can run simulations); prefer SSH port forwarding: ssh -L 7878:127.0.0.1:7878 HOST", args.bind);
@@ -94,7 +102,7 @@ pub fn main(args: Args) -> Result<(), String> {
         cclab_units::errln!("note: no scenarios/ folder here, above here, beside the binary or where it was built, so the page's list of ready scenarios is empty (give --scenarios DIR, e.g. the repository's scenarios/)");
     }
     let mut trace_dirs: Vec<PathBuf> = scenarios.iter().map(|s| s.join("traces")).collect();
-    trace_dirs.extend(cclab_web::catalog::find_beside("shared/traces"));
+    trace_dirs.extend(shared_traces(scenarios.as_deref()));
     trace_dirs.retain(|d| d.is_dir());
     let limits = Limits {
         idle_stop: std::time::Duration::from_secs(args.idle_stop),

@@ -33,8 +33,8 @@ use std::time::{Duration, Instant};
 const MAX_PRINTED_POINTS: usize = 40;
 
 pub fn main(plan: &Plan, file: &str, args: &Args) -> Result<(), String> {
-    let out = args.out.clone().unwrap_or_else(|| PathBuf::from("results").join(&plan.name));
-    let done = run(plan, file, &out, args.jobs.map(|j| j as usize), args.series)?;
+    let out = args.run.out.clone().unwrap_or_else(|| PathBuf::from("results").join(&plan.name));
+    let done = run(plan, file, &out, args.jobs.map(|j| j as usize), args.run.series)?;
     crate::format::out(&summary(plan, &done.table));
     crate::format::outln(&format!(
         "sweep: {} runs ({} now, {} done before, {} failed); results: {}",

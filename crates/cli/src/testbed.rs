@@ -30,7 +30,7 @@ pub enum Action {
 #[derive(clap::Args)]
 pub struct RunArgs {
     #[command(flatten)]
-    pub run: crate::run::Args,
+    pub run: crate::run::ScenarioArgs,
     /// Run every flow on this transport, overriding each flow's `transport` field: kernel
     /// (the kernel's TCP and algorithm) or udp (cclab's own TCP and algorithm over UDP, for
     /// algorithms the kernel lacks).
@@ -185,23 +185,42 @@ pub fn interrupted() -> bool {
 /// Tells on stderr when the emulator kept so badly to its schedule, or a flow started so
 /// late, that the run is not one of the scenario's network ([`EmulatorTiming::disturbed`]).
 pub fn warn_if_disturbed(e: &EmulatorTiming) {
-    if e.late_beyond_share() {
-        cclab_units::errln!(
-            "warning: the emulator released {} of {} packets ({:.1}%) more than {:.0} us (a packet time at the bottleneck) late, at worst {:.1} ms: something on this machine (other work, or a virtual machine's host taking its CPUs) disturbed the run, so it is not a faithful run of the scenario's network",
+    for warning in disturbance_warnings(e) {
+        cclab_units::errln!("warning: {warning}");
+    }
+}
+
+/// [`warn_if_disturbed`]'s warnings, without their "warning: ".
+fn disturbance_warnings(e: &EmulatorTiming) -> Vec<String> {
+    let mut warnings = Vec::new();
+    let too_fast = e.late_p50 > e.late_limit;
+    if too_fast {
+        // Late as a rule, not now and then: the link is faster than the emulator's own
+        // timing can follow, whatever else the machine does (at 500 Gbit/s a packet time
+        // is 24 ns).
+        warnings.push(format!(
+            "the emulator released half of the packets more than {} late (a packet time at the bottleneck's rate): it cannot keep to so fast a link, so the run is not a faithful run of the scenario's network; a slower bottleneck (tens to hundreds of Mbit/s) can be emulated",
+            short_time(e.late_limit),
+        ));
+    } else if e.late_beyond_share() {
+        warnings.push(format!(
+            "the emulator released {} of {} packets ({:.1}%) more than {} (a packet time at the bottleneck) late, at worst {:.1} ms: something on this machine (other work, or a virtual machine's host taking its CPUs) disturbed the run, so it is not a faithful run of the scenario's network",
             e.late,
             e.deliveries,
             e.late_share() * 100.0,
-            micros(e.late_limit),
+            short_time(e.late_limit),
             e.max_late.as_secs_f64() * 1e3,
-        );
+        ));
     }
-    if e.started_late() {
-        cclab_units::errln!(
-            "warning: a flow called connect() {:.0} us after its start, more than {:.0} us (a packet time at the bottleneck): something on this machine held its sender up, so the run is not a faithful run of the scenario's network (kernel.json's flows' connect_us)",
+    // Against a packet time that short, any start is late; the warning above says why.
+    if e.started_late() && !too_fast {
+        warnings.push(format!(
+            "a flow called connect() {:.0} us after its start, more than {} (a packet time at the bottleneck): something on this machine held its sender up, so the run is not a faithful run of the scenario's network (kernel.json's flows' connect_us)",
             micros(e.start_late),
-            micros(e.late_limit),
-        );
+            short_time(e.late_limit),
+        ));
     }
+    warnings
 }
 
 /// kernel.json: the kernel's own HyStart counters over the run's kernel CUBIC flows, and
@@ -286,6 +305,15 @@ fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
+/// A packet time as the warnings write it: whole us, or ns below one (a 10 Gbit/s
+/// link's is 1200 ns, "1 us" would hide that).
+fn short_time(d: Duration) -> String {
+    match d.as_nanos() {
+        ns if ns < 1000 => format!("{ns} ns"),
+        _ => format!("{:.0} us", micros(d)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -300,5 +328,32 @@ mod tests {
             .ends_with("the host took 0.93 s of processor 0, 0.02 s of processor 1"));
         assert!(line(&[0, 0]).ends_with("the host took no processor time"));
         assert!(line(&[]).ends_with("the host's steal time unknown"));
+    }
+
+    #[test]
+    fn a_link_too_fast_to_emulate_is_told_from_a_disturbed_run() {
+        let us = Duration::from_micros;
+        let ns = Duration::from_nanos;
+        // 1% of packets late beyond a packet time (1200 us at 10 Mbit/s) is fine; 2% is not.
+        let slow = EmulatorTiming { deliveries: 100, late_limit: us(1200), ..Default::default() };
+        assert!(disturbance_warnings(&EmulatorTiming { late: 1, ..slow.clone() }).is_empty());
+        let w = disturbance_warnings(&EmulatorTiming { late: 2, ..slow.clone() });
+        assert!(
+            w.len() == 1 && w[0].contains("2 of 100 packets (2.0%) more than 1200 us"),
+            "{w:?}"
+        );
+        // At 500 Gbit/s (24 ns a packet) the median packet is late: the link is too fast
+        // for the emulator, which is said once, in ns, not "0 us" and a disturbed machine.
+        let fast = EmulatorTiming {
+            deliveries: 100,
+            late: 100,
+            late_limit: ns(24),
+            late_p50: us(3),
+            start_late: us(40),
+            ..Default::default()
+        };
+        let w = disturbance_warnings(&fast);
+        assert!(w.len() == 1 && w[0].contains("more than 24 ns late"), "{w:?}");
+        assert!(w[0].contains("cannot keep to so fast a link"), "{w:?}");
     }
 }

@@ -96,7 +96,10 @@ fn unknown_fields_list_the_allowed_ones() {
 #[test]
 fn bad_units() {
     let e = error_of(&edit(4, "rate = \"10MBps\""), &[]);
-    has_all(&e, &["scen.toml:4:", "bottleneck.rate", "\"10MBps\"", "units: bps, Kbps, Mbps, Gbps"]);
+    has_all(
+        &e,
+        &["scen.toml:4:", "bottleneck.rate", "\"10MBps\"", "units: bps, Kbps or kbps, Mbps, Gbps"],
+    );
     let e = error_of(&edit(1, "duration = \"2 minutes\""), &[]);
     has_all(&e, &["scen.toml:1:", "duration", "\"2 minutes\"", "units: ns, us, ms, s"]);
     let e = error_of(&edit(9, "rtt = 100"), &[]);
@@ -104,7 +107,7 @@ fn bad_units() {
     let e = error_of(&edit(6, "buffer = \"1bdpp\""), &[]);
     has_all(&e, &["scen.toml:6:", "bottleneck.buffer", "\"1bdpp\"", "<x>bdp", "<n>pkt", "<n>KB"]);
     let e = error_of(&edit(9, "rtt = \"100ms\"\nbytes = \"10Mb\""), &[]);
-    has_all(&e, &["scen.toml:10:", "flows[0].bytes", "\"10Mb\"", "units: B, KB, MB, GB"]);
+    has_all(&e, &["scen.toml:10:", "flows[0].bytes", "\"10Mb\"", "units: B, KB or kB, MB, GB"]);
     let e = error_of(&edit(9, "rtt = \"100ms\"\nbytes = \"1000.5B\""), &[]);
     has_all(&e, &["scen.toml:10:", "flows[0].bytes = \"1000.5B\"", "a whole number of bytes"]);
 }
@@ -693,6 +696,10 @@ fn bad_flags_give_one_line_and_a_non_zero_exit() {
     assert!(stderr(&o).contains("not provided: <DIR_B>"), "{}", stderr(&o));
     let o = run_in(dir.path(), &["run", "--out"]);
     assert!(!stderr(&o).contains("allowed:"), "{}", stderr(&o));
+    // A testbed run is one scenario: no sweeps, so no `--jobs` (its help listed one).
+    let o = run_in(dir.path(), &["testbed", "run", "--jobs", "2"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("unexpected argument '--jobs'"), "{}", stderr(&o));
 }
 
 #[test]
@@ -736,6 +743,9 @@ fn a_packet_larger_than_a_byte_buffer() {
 fn a_sample_interval_longer_than_the_run() {
     let e = error_of(&edit(2, "seed = 1\nsample_interval = \"3s\""), &[]);
     has_all(&e, &["scen.toml:3:", "sample_interval = \"3s\"", "allowed: 100us to duration = 2s"]);
+    // The same range below it (it said "100us to 1000000s" there).
+    let e = error_of(&edit(2, "seed = 1\nsample_interval = \"10us\""), &[]);
+    has_all(&e, &["sample_interval = \"10us\"", "allowed: 100us to duration = 2s"]);
     // Unset, it is 10 ms, or the whole run when that is shorter.
     let dir = TempDir::new("short-run");
     dir.write("scen.toml", &edit(1, "duration = \"5ms\""));

@@ -21,12 +21,17 @@ struct Server {
 
 impl Server {
     fn start(extra: &[&str]) -> Server {
+        Server::start_with(&repo().join("scenarios"), extra)
+    }
+
+    /// A server whose ready scenarios are those of `scenarios`.
+    fn start_with(scenarios: &std::path::Path, extra: &[&str]) -> Server {
         let results = TempDir::new("serve");
         let mut child = cclab()
             .args(["serve", "--port", "0", "--results"])
             .arg(results.path())
             .arg("--scenarios")
-            .arg(repo().join("scenarios"))
+            .arg(scenarios)
             .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -386,6 +391,14 @@ fn a_bad_scenario_gets_the_cli_message() {
     let (st, v) =
         s.call("POST", "/api/runs", &[("Content-Type", "Application/JSON")], b"{not json");
     assert!(st == 400 && v["error"].as_str().unwrap().starts_with("request body:"), "{v}");
+    // So is a body that begins with "{", which no TOML document does, however labelled:
+    // `curl -d` sends a form's type (student review, 2026-12-06: a TOML syntax error).
+    let as_curl_sends = [("Content-Type", "application/x-www-form-urlencoded")];
+    let body = json!({ "toml": SMALL }).to_string();
+    let (st, v) = s.call("POST", "/api/scenarios/check", &as_curl_sends, body.as_bytes());
+    assert_eq!(st, 200, "{v}");
+    let (st, v) = s.call("POST", "/api/runs", &[], b" {not json");
+    assert!(st == 400 && v["error"].as_str().unwrap().starts_with("request body:"), "{v}");
     // A key given twice in a scenario document is refused, as the TOML file refuses it
     // (JSON readers keep the last one, which would drop the first unseen).
     let twice = br#"{"scenario": {"duration": "1s", "duration": "2s", "flows": []}}"#;
@@ -558,6 +571,25 @@ fn traces_are_named_only_from_the_ready_folders_or_uploads() {
         let file = std::fs::read_to_string(s.results.path().join(".traces").join(&name)).unwrap();
         assert_eq!(file, kept[0].1, "round {round}: the kept upload is the one answered 200");
     }
+}
+
+/// The traces in `shared/traces` beside the repository are found from its `scenarios`
+/// folder, wherever the binary and the working folder are (student review, 2026-12-06:
+/// a copied binary listed only `scenarios/traces`).
+#[test]
+fn shared_traces_are_found_beside_the_scenarios_repository() {
+    let lab = TempDir::new("serve-shared");
+    let scenarios = lab.path().join("repo/scenarios");
+    std::fs::create_dir_all(&scenarios).unwrap();
+    std::fs::create_dir_all(lab.path().join("shared/traces")).unwrap();
+    std::fs::write(lab.path().join("shared/traces/far-away.trace"), "1\n2\n").unwrap();
+    let s = Server::start_with(&scenarios, &[]);
+    let (st, v) = s.get("/api/traces");
+    assert_eq!(st, 200, "{v}");
+    assert!(v.to_string().contains("far-away.trace"), "{v}");
+    let toml = SMALL.replace("rate = \"10Mbps\"", "trace = \"far-away.trace\"");
+    let (st, v) = s.post_text("/api/scenarios/check", &toml);
+    assert_eq!(st, 200, "{v}");
 }
 
 #[test]

@@ -17,7 +17,8 @@
 //! emulator dies (PR_SET_PDEATHSIG).
 
 use crate::forwarder::{
-    signal_handlers_until_dropped, signalled, unless_signalled, wake_on_signal, Forwarder,
+    signal_exit_status, signal_handlers_until_dropped, signalled, unless_signalled, wake_on_signal,
+    Forwarder,
 };
 use crate::spec::parse_direction;
 use crate::stats::DirectionStats;
@@ -145,15 +146,16 @@ pub fn run(args: &EmuArgs) -> Result<i32, EmuError> {
 }
 
 /// [`run`] for the `cclab` binary: prints an error as one line and maps the result to
-/// the process exit status: the wrapped command's; 130 when a signal stopped the run
-/// (`emu bench` and `emu udp` end through an error then), as the other commands give;
+/// the process exit status: the wrapped command's; 128 + the signal's number when a
+/// signal stopped the run (`emu bench` and `emu udp` end through an error then), as the
+/// other commands give;
 /// 1 for any other error, as the other commands give once their flags are read.
 pub fn main(args: &EmuArgs) -> std::process::ExitCode {
     match run(args) {
         Ok(code) => std::process::ExitCode::from(code.clamp(0, 255) as u8),
         Err(e) => {
             cclab_units::errln!("error: {e}");
-            std::process::ExitCode::from(if crate::forwarder::signalled() { 130 } else { 1 })
+            std::process::ExitCode::from(crate::forwarder::signal_exit_status().unwrap_or(1))
         }
     }
 }
@@ -236,8 +238,8 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
     )?;
     fwd.set_realtime(!args.no_realtime);
     wake_on_signal(&fwd);
-    if signalled() {
-        return Ok(130); // interrupted during setup; the guards remove what exists
+    if let Some(status) = signal_exit_status() {
+        return Ok(status as i32); // interrupted during setup; the guards remove what exists
     }
 
     let child = match args.command.split_first() {
@@ -256,13 +258,13 @@ fn run_link(args: &LinkArgs) -> Result<i32, EmuError> {
 
     let duration_over = result.is_ok() && plan.duration.is_some();
     let mut code = child.map_or(0, |(c, _)| end_command(c, duration_over));
-    if signalled() {
-        // Interrupted: the shell's code for it, whatever the command's own ending (the
-        // SIGTERM we sent it gives 143).
+    if let Some(status) = signal_exit_status() {
+        // Interrupted: the shell's status for the signal that came, whatever the
+        // command's own ending (the SIGTERM we sent it gives 143 even after a Ctrl-C).
         cclab_units::errln!(
             "cclab emu: interrupted by a signal; the link's namespaces are removed"
         );
-        code = 130;
+        code = status as i32;
     }
     if let Some(why) = fwd.realtime_refused() {
         cclab_units::errln!("cclab emu: warning: SCHED_FIFO refused ({why}); ran as an ordinary thread, timing may suffer");

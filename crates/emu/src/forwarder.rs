@@ -32,13 +32,14 @@ const SLOT: usize = 2048;
 /// Packets read from one device before the loop services departures again.
 const READ_BATCH: usize = 64;
 
-/// Set by the SIGINT/SIGTERM/SIGHUP handler (see [`install_signal_handlers`]).
-static SIGNALLED: AtomicBool = AtomicBool::new(false);
+/// The signal the SIGINT/SIGTERM/SIGHUP handler caught (see [`install_signal_handlers`]);
+/// 0 while none has come.
+static SIGNALLED: AtomicI32 = AtomicI32::new(0);
 /// The eventfd the signal handler writes to wake the loop (-1: none).
 static SIGNAL_WAKE_FD: AtomicI32 = AtomicI32::new(-1);
 
-extern "C" fn on_signal(_sig: libc::c_int) {
-    SIGNALLED.store(true, Ordering::SeqCst);
+extern "C" fn on_signal(sig: libc::c_int) {
+    SIGNALLED.store(sig, Ordering::SeqCst);
     let fd = SIGNAL_WAKE_FD.load(Ordering::SeqCst);
     if fd >= 0 {
         let one: u64 = 1;
@@ -51,7 +52,7 @@ extern "C" fn on_signal(_sig: libc::c_int) {
 /// process, so that a run interrupted at any point, setup included, still ends normally
 /// and every Drop guard runs. Installed before anything is created.
 pub fn install_signal_handlers() {
-    SIGNALLED.store(false, Ordering::SeqCst);
+    SIGNALLED.store(0, Ordering::SeqCst);
     for sig in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
         // SAFETY: a zeroed sigaction with a plain handler; no SA_RESTART so that
         // epoll_wait returns EINTR.
@@ -108,7 +109,18 @@ pub fn unless_signalled<T>(step: Result<T, crate::EmuError>) -> Result<T, crate:
 
 /// Whether a signal asked the emulator to stop.
 pub fn signalled() -> bool {
-    SIGNALLED.load(Ordering::SeqCst)
+    SIGNALLED.load(Ordering::SeqCst) != 0
+}
+
+/// The exit status of a process that a signal stopped, as a shell reports one killed by
+/// it (128 + the signal's number: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP), so
+/// that every command tells an interrupted run from a failed one alike; `None` when no
+/// signal came.
+pub fn signal_exit_status() -> Option<u8> {
+    match SIGNALLED.load(Ordering::SeqCst) {
+        0 => None,
+        sig => Some((128 + sig).clamp(0, 255) as u8),
+    }
 }
 
 /// Fixed-size packet buffers, reused through a free list.

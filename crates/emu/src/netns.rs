@@ -105,10 +105,8 @@ impl Drop for Netns {
     /// them running in a namespace nothing can find, which `cclab emu cleanup` cannot
     /// reach either.
     fn drop(&mut self) {
-        // SAFETY: fstat on a descriptor this struct owns, into a zeroed stat buffer.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        if unsafe { libc::fstat(self.fd.as_raw_fd(), &mut st) } == 0 {
-            kill_processes_in(NsId { dev: st.st_dev, ino: st.st_ino });
+        if let Some(ns) = NsId::at(format!("{NETNS_DIR}/{}", self.name)) {
+            kill_processes_in(ns);
         }
         let _ = ip(&["netns", "del", &self.name]);
     }

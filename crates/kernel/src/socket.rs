@@ -57,10 +57,10 @@ impl UnconnectedSocket {
         addr: SocketAddrV4,
         stop: &AtomicBool,
     ) -> std::io::Result<TcpStream> {
-        let fd = self.0.as_raw_fd();
+        let stream = TcpStream::from(self.0);
         let context =
             |e: std::io::Error| std::io::Error::new(e.kind(), format!("connect to {addr}: {e}"));
-        set_nonblocking(fd, true).map_err(context)?;
+        stream.set_nonblocking(true).map_err(context)?;
         let sin = libc::sockaddr_in {
             sin_family: libc::AF_INET as libc::sa_family_t,
             sin_port: addr.port().to_be(),
@@ -70,7 +70,7 @@ impl UnconnectedSocket {
         // SAFETY: `sin` is a valid sockaddr_in and the length given is its size.
         let r = unsafe {
             libc::connect(
-                fd,
+                stream.as_raw_fd(),
                 &sin as *const libc::sockaddr_in as *const libc::sockaddr,
                 std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
             )
@@ -80,16 +80,19 @@ impl UnconnectedSocket {
             if e.raw_os_error() != Some(libc::EINPROGRESS) {
                 return Err(context(e));
             }
-            wait_connected(fd, stop).map_err(context)?;
+            wait_writable(&stream, stop).map_err(context)?;
+            // The handshake's outcome (SO_ERROR).
+            if let Some(e) = stream.take_error().map_err(context)? {
+                return Err(context(e));
+            }
         }
-        set_nonblocking(fd, false).map_err(context)?;
-        Ok(TcpStream::from(self.0))
+        stream.set_nonblocking(false).map_err(context)?;
+        Ok(stream)
     }
 }
 
-/// Waits for a non-blocking connect on `fd` to finish (its outcome in `SO_ERROR`), or for
-/// `stop`.
-fn wait_connected(fd: RawFd, stop: &AtomicBool) -> std::io::Result<()> {
+/// Waits until a non-blocking connect on `stream` has finished, either way, or for `stop`.
+fn wait_writable(stream: &TcpStream, stop: &AtomicBool) -> std::io::Result<()> {
     loop {
         if stop.load(Ordering::Relaxed) {
             return Err(std::io::Error::new(
@@ -97,53 +100,19 @@ fn wait_connected(fd: RawFd, stop: &AtomicBool) -> std::io::Result<()> {
                 "stopped before the handshake completed",
             ));
         }
-        let mut p = libc::pollfd { fd, events: libc::POLLOUT, revents: 0 };
+        let mut p = libc::pollfd { fd: stream.as_raw_fd(), events: libc::POLLOUT, revents: 0 };
         // SAFETY: `p` is one valid pollfd.
         match unsafe { libc::poll(&mut p, 1, 20) } {
             0 => continue,
             n if n < 0 => {
                 let e = std::io::Error::last_os_error();
-                if e.kind() == std::io::ErrorKind::Interrupted {
-                    continue;
+                if e.kind() != std::io::ErrorKind::Interrupted {
+                    return Err(e);
                 }
-                return Err(e);
             }
-            _ => break,
+            _ => return Ok(()),
         }
     }
-    let mut err: libc::c_int = 0;
-    let mut len = std::mem::size_of::<libc::c_int>() as libc::socklen_t;
-    // SAFETY: `err` and `len` are valid for the kernel to write an int and its length.
-    let r = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_ERROR,
-            (&mut err as *mut libc::c_int).cast(),
-            &mut len,
-        )
-    };
-    if r != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    match err {
-        0 => Ok(()),
-        e => Err(std::io::Error::from_raw_os_error(e)),
-    }
-}
-
-fn set_nonblocking(fd: RawFd, on: bool) -> std::io::Result<()> {
-    // SAFETY: F_GETFL and F_SETFL on a descriptor this process owns.
-    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
-    if flags < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    let flags = if on { flags | libc::O_NONBLOCK } else { flags & !libc::O_NONBLOCK };
-    // SAFETY: as above.
-    if unsafe { libc::fcntl(fd, libc::F_SETFL, flags) } < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(())
 }
 
 /// Sets a socket's congestion control (Linux TCP_CONGESTION).

@@ -9,7 +9,9 @@ use crate::doc::{Node, Span, Val};
 use crate::schema::Ctx;
 use crate::ScenarioError;
 use cclab_sim::SimError;
-use cclab_units::{parse_bytes, parse_duration, parse_rate, Duration, Rate};
+use cclab_units::{
+    parse_bytes, parse_duration, parse_rate, Duration, Rate, DURATION_FORM, RATE_FORM, SIZE_FORM,
+};
 
 /// A table being read: refuses unknown keys up front, then hands out typed values.
 pub(crate) struct Fields<'a, 'c> {
@@ -26,11 +28,6 @@ pub(crate) fn join(path: &str, key: &str) -> String {
         format!("{path}.{key}")
     }
 }
-
-/// Expected forms of quantities, as messages show them.
-const DURATION: &str = "a duration such as \"20ms\" (units: ns, us, ms, s)";
-const RATE: &str = "a rate such as \"10Mbps\" (units: bps, Kbps, Mbps, Gbps)";
-const SIZE: &str = "a size such as \"10MB\" (units: B, KB, MB, GB)";
 
 impl<'a, 'c> Fields<'a, 'c> {
     pub fn new(
@@ -117,21 +114,21 @@ impl<'a, 'c> Fields<'a, 'c> {
     }
 
     pub fn duration(&self, key: &str) -> Result<Option<Duration>, ScenarioError> {
-        let Some((n, s)) = self.quantity(key, DURATION)? else { return Ok(None) };
+        let Some((n, s)) = self.quantity(key, DURATION_FORM)? else { return Ok(None) };
         let d = parse_duration(&s)
             .map_err(|e| self.ctx.bad(n, &self.field(key), format!("expected {}", e.expected)))?;
         Ok(Some(d))
     }
 
     pub fn rate(&self, key: &str) -> Result<Option<Rate>, ScenarioError> {
-        let Some((n, s)) = self.quantity(key, RATE)? else { return Ok(None) };
+        let Some((n, s)) = self.quantity(key, RATE_FORM)? else { return Ok(None) };
         let r = parse_rate(&s)
             .map_err(|e| self.ctx.bad(n, &self.field(key), format!("expected {}", e.expected)))?;
         Ok(Some(r))
     }
 
     pub fn bytes(&self, key: &str) -> Result<Option<u64>, ScenarioError> {
-        let Some((n, s)) = self.quantity(key, SIZE)? else { return Ok(None) };
+        let Some((n, s)) = self.quantity(key, SIZE_FORM)? else { return Ok(None) };
         let b = parse_bytes(&s)
             .map_err(|e| self.ctx.bad(n, &self.field(key), format!("expected {}", e.expected)))?;
         Ok(Some(b))

@@ -214,9 +214,7 @@ fn expand(
         for seed in seed_list {
             let mut doc = point_doc.clone();
             if let Some(seed) = seed {
-                let n = Node { val: Val::Int(seed as i64), span: None, raw: None };
-                doc::set_path(&mut doc, &[Step::Key("seed".into())], n, None)
-                    .expect("the root is a table");
+                set_seed(&mut doc, seed);
             }
             let mut scenario = schema::build(ctx, &doc).map_err(|e| in_point(e, axes, &choice))?;
             scenario.point = Some(point_text(point, scenario.config.seed, axes, &choice));
@@ -225,12 +223,18 @@ fn expand(
                 point,
                 seed: scenario.config.seed,
                 choice: choice.clone(),
-                fingerprint: fingerprint(&doc.show(), &scenario),
+                fingerprint: fingerprint(&doc, &scenario),
                 scenario,
             });
         }
     }
     Ok(runs)
+}
+
+/// Writes `seed = N` into a run's document, in place of any seed it has.
+fn set_seed(doc: &mut Node, seed: u64) {
+    let n = Node { val: Val::Int(seed as i64), span: None, raw: None };
+    doc::set_path(doc, &[Step::Key("seed".into())], n, None).expect("the root is a table");
 }
 
 /// Collects `[sweep]`'s keys: (key, its `--set` path, span, value); a table value is a
@@ -473,13 +477,20 @@ fn in_point(mut e: ScenarioError, axes: &[Axis], choice: &[usize]) -> ScenarioEr
     e
 }
 
-/// A run's fingerprint: FNV-1a (64 bits) of its scenario text and of the trace its link
-/// plays, if any. The text names a trace by its path, so a trace file changed under the
+/// A run's fingerprint: FNV-1a (64 bits) of its scenario text (but its seed), its seed
+/// and the trace its link plays, if any. The text names a trace by its path, so a trace file changed under the
 /// same name must change the fingerprint too, or a resumed sweep would keep the results
 /// of the old trace.
-fn fingerprint(text: &str, scenario: &Scenario) -> String {
+fn fingerprint(doc: &Node, scenario: &Scenario) -> String {
+    // The seed the run has, not where it was written (the file, `--set seed=`, `seeds`,
+    // or nowhere, for the default): `--set sweep.seeds=1` reruns nothing.
+    let mut without_seed = doc.clone();
+    if let Val::Table(entries) = &mut without_seed.val {
+        entries.retain(|(key, _, _)| key != "seed");
+    }
     let mut h = Fnv1a::default();
-    h.add(text.as_bytes());
+    h.add(without_seed.show().as_bytes());
+    h.add(&scenario.config.seed.to_le_bytes());
     if let LinkRate::Trace(t) = &scenario.config.bottleneck.rate {
         for ms in t.opportunities_ms.iter().chain([&t.period_ms]) {
             h.add(&ms.to_le_bytes());

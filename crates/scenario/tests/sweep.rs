@@ -111,6 +111,26 @@ fn seeds_count_up_from_the_scenario_seed_and_seed_overrides() {
     assert!(p.runs.iter().all(|r| r.scenario.config.seed == 5));
 }
 
+/// A run's fingerprint (which says whether a folder already holds it) is the same
+/// whether its seed was given by `seeds`, by the scenario or by default (student review,
+/// 2026-12-06: `--set sweep.seeds=1` reran a whole sweep).
+#[test]
+fn a_fingerprint_does_not_depend_on_how_the_seed_was_given() {
+    let prints = |text: &str, overrides: &[&str]| {
+        let Ok(Loaded::Sweep(p)) = load(text, overrides) else { panic!("{text}") };
+        p.runs.iter().map(|r| (r.seed, r.fingerprint.clone())).collect::<Vec<_>>()
+    };
+    let axis = "[sweep]\n\"flows[0].cc\" = [\"cubic\", \"bic\"]\n";
+    let plain = prints(&format!("{BASE}{axis}"), &[]);
+    assert_eq!(plain, prints(&format!("{BASE}{axis}"), &["sweep.seeds=1"]));
+    assert_eq!(plain, prints(&format!("{BASE}{axis}seeds = 1\n"), &[]));
+    let seed_5 = prints(&format!("seed = 5\n{BASE}{axis}"), &[]);
+    assert_eq!(seed_5, prints(&format!("seed = 5\n{BASE}{axis}seeds = 1\n"), &[]));
+    assert_eq!(seed_5, prints(&format!("{BASE}{axis}"), &["seed=5"]));
+    // Another seed is another run.
+    assert!(plain.iter().zip(&seed_5).all(|(a, b)| a.1 != b.1), "{plain:?} {seed_5:?}");
+}
+
 #[test]
 fn tied_keys_move_their_fields_together() {
     let p = plan(

@@ -6,8 +6,8 @@
 //!
 //! Written forms (case-sensitive suffixes, decimal numbers allowed):
 //! - time: `ns`, `us`, `ms`, `s` (e.g. `"20ms"`, `"1.5s"`)
-//! - rate: `bps`, `Kbps`, `Mbps`, `Gbps` (decimal SI: 1 Kbps = 1000 bit/s)
-//! - size: `B`, `KB`, `MB`, `GB` (decimal SI: 1 KB = 1000 bytes, as iperf and mahimahi use)
+//! - rate: `bps`, `Kbps` (or `kbps`), `Mbps`, `Gbps` (decimal SI: 1 Kbps = 1000 bit/s)
+//! - size: `B`, `KB` (or `kB`), `MB`, `GB` (decimal SI: 1 KB = 1000 bytes, as iperf and mahimahi use)
 //!
 //! Written out: [`json`], the JSON writer every crate uses, with fixed decimals and key
 //! order so that result files are byte-identical run after run; [`decimal`], the number
@@ -24,7 +24,9 @@ pub mod json;
 mod parse;
 pub mod stdout;
 pub mod whole_file;
-pub use parse::{parse_bytes, parse_duration, parse_rate, UnitError};
+pub use parse::{
+    parse_bytes, parse_duration, parse_rate, UnitError, DURATION_FORM, RATE_FORM, SIZE_FORM,
+};
 
 /// A point in time: nanoseconds since the start of a run (virtual or wall clock).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]

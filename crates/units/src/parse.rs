@@ -37,18 +37,25 @@ struct Form {
     units: &'static [(&'static str, u32)],
 }
 
+/// The written form of each kind of quantity, as errors name it (also for a value of
+/// the wrong type in a scenario file). Units are case-sensitive ("mbps" would read as
+/// millibits), so the two spellings of kilo that are taken are both listed.
+pub const DURATION_FORM: &str = "a duration such as \"20ms\" (units: ns, us, ms, s)";
+pub const RATE_FORM: &str = "a rate such as \"10Mbps\" (units: bps, Kbps or kbps, Mbps, Gbps)";
+pub const SIZE_FORM: &str = "a size such as \"10MB\" (units: B, KB or kB, MB, GB)";
+
 const DURATION: Form = Form {
-    form: "a duration such as \"20ms\" (units: ns, us, ms, s)",
+    form: DURATION_FORM,
     too_large: "a duration of at most about 292 years",
     units: &[("ns", 0), ("us", 3), ("ms", 6), ("s", 9)],
 };
 const RATE: Form = Form {
-    form: "a rate such as \"10Mbps\" (units: bps, Kbps, Mbps, Gbps)",
+    form: RATE_FORM,
     too_large: "a rate of at most about 9.2e18 bps",
     units: &[("bps", 0), ("Kbps", 3), ("kbps", 3), ("Mbps", 6), ("Gbps", 9)],
 };
 const BYTES: Form = Form {
-    form: "a size such as \"10MB\" (units: B, KB, MB, GB)",
+    form: SIZE_FORM,
     too_large: "a size of at most about 9.2e18 bytes",
     units: &[("B", 0), ("KB", 3), ("kB", 3), ("MB", 6), ("GB", 9)],
 };

@@ -244,17 +244,20 @@ impl ScenarioRequest {
 }
 
 /// Scenario text, file label and speed from a request: JSON (`ScenarioBody`) when the
-/// content type says so (in any case: media types are case-insensitive), otherwise the body is TOML and `?file=&speed=` are in the query.
+/// content type says so (in any case: media types are case-insensitive) or the body
+/// begins with `{`, which no TOML document can (`curl -d` labels JSON as a form);
+/// otherwise the body is TOML and `?file=&speed=` are in the query.
 fn scenario_request(
     headers: &HeaderMap,
     q: &BTreeMap<String, String>,
     bytes: &[u8],
 ) -> ApiResult<ScenarioRequest> {
-    let json_body = headers
+    let labelled_json = headers
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|t| t.get(..16).is_some_and(|m| m.eq_ignore_ascii_case("application/json")));
-    if json_body {
+    let looks_json = bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+    if labelled_json || looks_json {
         if let Some(k) = q.keys().next() {
             return Err(ApiError::field(
                 k,
