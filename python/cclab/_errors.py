@@ -37,6 +37,11 @@ class ScenarioError(ValueError):
         self.value = value
         self.message = message
 
+    def __reduce__(self):  # type: ignore[override]
+        # Pickled whole (a Ray worker's or a process pool's error reaches the caller so).
+        parts = (self.file, self.line, self.from_override, self.field, self.value, self.message)
+        return (type(self), (str(self), *parts))
+
 
 class RunError(RuntimeError):
     """A run that could not be done or written (for example a results folder that

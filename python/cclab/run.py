@@ -7,7 +7,7 @@ import pandas as pd
 
 from . import _cclab
 from .results import Result, new_folder, read_flows_csv, read_queue_csv
-from .scenario import Scenario
+from .scenario import Scenario, _plain
 
 Time = Union[str, int, float]
 
@@ -28,7 +28,8 @@ def run(scenario: Scenario, seed: Optional[int] = None) -> Result:
     perf.json's wall-clock figures), as ``cclab run``. The GIL is released while it
     runs, and Ctrl-C (KeyboardInterrupt) stops it."""
     _check_scenario(scenario)
-    scn = scenario.with_seed(seed) if seed is not None else scenario
+    # A copy: the caller's scenario may be changed afterwards, the result's must not.
+    scn = scenario.with_seed(seed) if seed is not None else scenario.copy()
     tmp, out = new_folder()
     try:
         _cclab.run(scn._source(), out)
@@ -89,6 +90,7 @@ class Simulation:
         file's number, which :meth:`replay_scenario` writes). A bad flow, name or value
         raises ValueError naming the field, the value and what is allowed."""
         n = len(self.scenario.flows)
+        value = _plain(value)  # numpy's numbers and booleans as Python's
         if isinstance(flow, bool) or not isinstance(flow, numbers.Integral) or not 0 <= flow < n:
             raise ValueError(f"flow = {flow!r}: no such flow; this run has {n} (0 to {n - 1})")
         if not isinstance(value, numbers.Real):  # bool, int, float and numpy's numbers
@@ -108,9 +110,17 @@ class Simulation:
 
     def replay_scenario(self) -> Scenario:
         """The scenario with every change so far appended as a ``[[changes]]`` entry:
-        :func:`cclab.run` on it gives this run's results."""
-        text = self.scenario._text.rstrip("\n") + "\n\n" + self._sim.changes_toml()
+        :func:`cclab.run` on it gives this run's results. A scenario whose whole
+        ``changes`` was given by :meth:`Scenario.set` is refused (ValueError): that value
+        would replace the appended entries."""
         s = self.scenario
+        if any(_cclab.override_field(o) == "changes" for o in s.overrides):
+            raise ValueError(
+                "replay_scenario(): this scenario's changes were given by set(\"changes\", ...), "
+                "which would replace the [[changes]] entries of the live changes; write the "
+                "planned changes into the scenario (from_toml or from_dict) instead"
+            )
+        text = s._text.rstrip("\n") + "\n\n" + self._sim.changes_toml()
         return Scenario(text, s._file, s._base_dir, s._stem, s._overrides)
 
     def samples(self) -> pd.DataFrame:

@@ -88,7 +88,8 @@ class Scenario:
             )
         if _is_path(path_or_text):
             text, file, folder, stem = _cclab.read_file(os.fspath(path_or_text))
-            return cls(text, file, folder, stem)
+            # Absolute, as for text and dicts: trace paths still resolve after os.chdir.
+            return cls(text, file, os.path.abspath(folder) if folder is not None else None, stem)
         return cls(str(path_or_text), "<string>", base_dir or os.getcwd(), "scenario")
 
     @classmethod

@@ -26,6 +26,9 @@ class SweepError(RunError):
         self.failures = failures
         self.table = table
 
+    def __reduce__(self):  # type: ignore[override]
+        return (type(self), (str(self), self.failures, self.table))
+
 
 def sweep(
     scenario: Scenario,
@@ -216,12 +219,20 @@ def _run_ray(src: Source, plan: Any, out: str, todo: List[int], bar: Any, max_re
     # absolute base folder.
     text, file, base_dir, stem, overrides = src
     src = (text, file, os.path.abspath(base_dir) if base_dir else None, stem, overrides)
-    refs = [task.remote(src, k) for k in todo]
+    run_of = {task.remote(src, k): k for k in todo}
+    refs = list(run_of)
     failures: List[Tuple[int, str]] = []
     try:
         while refs:
             ready, refs = ray.wait(refs, num_returns=1)
-            k, msg, files = ray.get(ready[0])
+            try:
+                k, msg, files = ray.get(ready[0])
+            except ray.exceptions.RayError as e:
+                # A task that raised, or whose worker died past its retries, is one
+                # failed run: the others go on and the sweep ends in SweepError.
+                k = run_of[ready[0]]
+                why = (str(e).strip().splitlines() or [type(e).__name__])[-1]
+                msg, files = f"run {k} failed on Ray: {why}", None
             if msg is not None:
                 failures.append((k, msg))
                 bar.write(msg)

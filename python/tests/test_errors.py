@@ -265,3 +265,45 @@ def test_numpy_and_pandas_values_are_taken_as_python_values():
     # A set has no order, so it is refused, naming the field.
     with pytest.raises(TypeError, match=r"^grid\['flows\[0\]\.cc'\]: must be a list|^grid\['flows\[0\]\.cc'\] must be a list"):
         cclab.Scenario.from_toml(SHORT).with_sweep({"flows[0].cc": {"cubic", "reno"}})
+
+
+def test_errors_survive_pickling():
+    """A Ray worker's or a process pool's error reaches the caller pickled (code review,
+    2026-12-06: both failed to unpickle, for want of their arguments)."""
+    import pickle
+
+    import pandas as pd
+
+    with pytest.raises(cclab.ScenarioError) as info:
+        cclab.Scenario.from_toml(SHORT).set("duration", "-3s")
+    e = info.value
+    back = pickle.loads(pickle.dumps(e))
+    assert type(back) is cclab.ScenarioError and str(back) == str(e)
+    parts = ("file", "line", "from_override", "field", "value", "message")
+    assert [getattr(back, p) for p in parts] == [getattr(e, p) for p in parts]
+    table = pd.DataFrame({"k": [0]})
+    sweep_error = cclab.SweepError("1 of 2 runs failed", ["run 1 failed: x"], table)
+    back = pickle.loads(pickle.dumps(sweep_error))
+    assert str(back) == "1 of 2 runs failed" and back.failures == ["run 1 failed: x"]
+    assert back.table.equals(table)
+
+
+def test_a_replay_of_changes_given_by_set_is_refused():
+    """set("changes", ...) replaces the whole table, the live changes' entries with it,
+    so such a replay would not be the run (code review, 2026-12-06)."""
+    planned = [{"at": "0.2s", "flow": 0, "set": {"beta": 0.6}}]
+    sim = cclab.Simulation(cclab.Scenario.from_toml(SHORT).set("changes", planned))
+    sim.run_until("1s")
+    sim.set_param(0, "beta", 0.5)
+    with pytest.raises(ValueError, match=r"given by set\(\"changes\""):
+        sim.replay_scenario()
+
+
+def test_a_live_switch_may_be_a_numpy_boolean():
+    """As Scenario.set takes one (code review, 2026-12-06: set_param refused np.bool_)."""
+    np = pytest.importorskip("numpy")
+    sim = cclab.Simulation(cclab.Scenario.from_toml(SHORT))
+    sim.run_until("1s")
+    sim.set_param(0, "fast_convergence", np.bool_(False))
+    sim.set_param(0, "beta", np.float32(0.5))
+    assert [(c["name"], c["value"]) for c in sim.changes] == [("fast_convergence", False), ("beta", 0.5)]

@@ -16,6 +16,9 @@ def test_notebook_runs_top_to_bottom(name):
     ExecutePreprocessor(timeout=600, kernel_name="python3").preprocess(
         nb, {"metadata": {"path": str(REPO / "examples")}}
     )
-    outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
-    assert not [o for o in outputs if o.output_type == "error"]
-    assert any(o.output_type == "display_data" or "data" in o for o in outputs)
+    # preprocess() raises at the first cell that fails; so every code cell ran, and
+    # the notebook showed something (a plot or a table).
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code and all(c.execution_count is not None for c in code)
+    outputs = [o for c in code for o in c.outputs]
+    assert any(o.output_type in ("display_data", "execute_result") for o in outputs)

@@ -144,3 +144,22 @@ def test_parquet_series_read_as_the_csv_ones(cli, short_file, tmp_path):
         assert list(fa.dtypes.astype(str)) == list(fb.dtypes.astype(str)), name
         # CSV rounds srtt_ms to microseconds and cc_* to 6 decimals; Parquet keeps doubles.
         pd.testing.assert_frame_equal(fa, fb, check_exact=False, rtol=1e-6, atol=1e-3)
+
+
+def test_a_result_keeps_the_scenario_it_ran(short_file):
+    """The caller may change its scenario afterwards; the result's is the one that ran
+    (code review, 2026-12-06: res.scenario followed the caller's changes)."""
+    scn = cclab.Scenario.from_toml(short_file)
+    res = cclab.run(scn)
+    scn.set({"duration": "1s", "flows[1].cc": "vegas"})
+    assert res.scenario.duration == 4.0
+    assert [cc for _, cc in res.scenario.flows] == ["cubic", "reno"]
+
+
+def test_a_scenario_file_read_by_a_relative_path_runs_after_chdir(tmp_path, monkeypatch):
+    """Its trace paths resolve from the file's folder, also once the working folder
+    changed (code review, 2026-12-06: they resolved from the new one)."""
+    monkeypatch.chdir(REPO / "scenarios")
+    scn = cclab.Scenario.from_toml("seeds/002-tahoe-vs-cubic-low-bdp.toml").set("duration", "1s")
+    monkeypatch.chdir(tmp_path)
+    assert cclab.run(scn.copy()).summary["flows"]

@@ -104,19 +104,21 @@ def ray_task_pids():
     return pids
 
 
-def test_a_killed_ray_worker_loses_and_doubles_nothing(ray_cluster, ray_scratch):
-    # Runs of about half a second each (about five million packets: the random loss is
-    # off, as it would keep the windows small), so a worker is caught in the middle of
-    # one. At 200 Mbit/s for 8 s with the loss on, a run took 20 ms and the killer could
-    # miss every one.
-    scn = (
+# Runs of about half a second each (about five million packets: the random loss is off,
+# as it would keep the windows small), so a worker is caught in the middle of one. At
+# 200 Mbit/s for 8 s with the loss on, a run took 20 ms and the killer could miss every one.
+def half_second_runs():
+    return (
         cclab.Scenario.from_toml(SHORT)
         .set("bottleneck.rate", "1Gbps")
         .set("bottleneck.loss", 0)
         .set("duration", "60s")
     )
-    grid = {"flows[0].cc": ["cubic", "reno", "vegas"]}
-    killed = []
+
+
+def worker_killer(killed):
+    """A thread that SIGKILLs the first Ray worker found running a point (its pid into
+    `killed`)."""
 
     def kill_one():
         deadline = time.monotonic() + 60
@@ -127,13 +129,20 @@ def test_a_killed_ray_worker_loses_and_doubles_nothing(ray_cluster, ray_scratch)
                 return
             time.sleep(0.02)
 
+    return threading.Thread(target=kill_one)
+
+
+def test_a_killed_ray_worker_loses_and_doubles_nothing(ray_cluster, ray_scratch):
+    scn = half_second_runs()
+    grid = {"flows[0].cc": ["cubic", "reno", "vegas"]}
+    killed = []
     # Scratch folders of a worker long gone (no process has that id: above Linux's
     # pid_max) and of one alive (this process): only the first is anyone's to remove.
     dead = ray_scratch / "cclab-point-4194304-planted"
     alive = ray_scratch / f"cclab-point-{os.getpid()}-planted"
     dead.mkdir()
     alive.mkdir()
-    killer = threading.Thread(target=kill_one)
+    killer = worker_killer(killed)
     killer.start()
     on_ray = cclab.sweep(scn, grid=grid, seeds=2, backend="ray", progress=False)
     killer.join()
@@ -146,6 +155,23 @@ def test_a_killed_ray_worker_loses_and_doubles_nothing(ray_cluster, ray_scratch)
     # tasks on the node; the living process's was not.
     assert sorted(ray_scratch.glob("cclab-point-*")) == [alive]
     alive.rmdir()
+
+
+def test_a_ray_task_past_its_retries_is_one_failed_run(ray_cluster):
+    """With no retries, a killed worker's run fails and the others finish: the sweep
+    ends in SweepError with their table (code review, 2026-12-06: the first such task
+    aborted the whole sweep)."""
+    grid = {"flows[0].cc": ["cubic", "reno", "vegas"]}
+    killed = []
+    killer = worker_killer(killed)
+    killer.start()
+    with pytest.raises(cclab.SweepError) as info:
+        cclab.sweep(half_second_runs(), grid=grid, backend="ray", progress=False, max_retries=0)
+    killer.join()
+    assert killed, "no worker was caught running a point"
+    e = info.value
+    assert len(e.failures) == 1 and "failed on Ray" in e.failures[0], e.failures
+    assert sorted(e.table["run"].unique()) == [r for r in range(3) if f"run {r} " not in e.failures[0]]
 
 
 def test_one_failing_run_is_reported_and_the_others_finish(cli, tmp_path):
