@@ -88,8 +88,11 @@ class Simulation:
         the ``[[changes]]`` entry that replays it. ``flow`` is the run's index, as
         ``scenario.flows`` lists them (with a ``[[flows]]`` entry switched off, not the
         file's number, which :meth:`replay_scenario` writes). A bad flow, name or value
-        raises ValueError naming the field, the value and what is allowed."""
+        raises ValueError naming the field, the value and what is allowed; a name that
+        is no str, or a value that is no number, TypeError."""
         n = len(self.scenario.flows)
+        if not isinstance(name, str):
+            raise TypeError(f"name = {name!r}: a parameter's name (a str such as \"beta\")")
         value = _plain(value)  # numpy's numbers and booleans as Python's
         if isinstance(flow, bool) or not isinstance(flow, numbers.Integral) or not 0 <= flow < n:
             raise ValueError(f"flow = {flow!r}: no such flow; this run has {n} (0 to {n - 1})")

@@ -97,6 +97,8 @@ class Scenario:
         """A scenario from a dict shaped like the TOML file (``{"duration": "30s",
         "bottleneck": {...}, "flows": [{...}]}``); None values are left out. Errors name
         the file ``<dict>`` and the lines of :meth:`to_toml`."""
+        if not isinstance(d, Mapping):
+            raise TypeError(f"from_dict takes a dict shaped like the scenario file, not {type(d).__name__}")
         return cls(_cclab.toml_document(_plain(d)), "<dict>", base_dir or os.getcwd(), "scenario")
 
     @classmethod
@@ -242,8 +244,10 @@ class Scenario:
             if e.line is None or e.line <= base.count("\n"):
                 raise
             what = " = ".join(p for p in (e.field, e.value) if p)
+            # seeds= is an argument of its own, not part of the grid.
+            where = "seeds" if e.field == "sweep.seeds" else "grid"
             raise ScenarioError(
-                f"grid: {what}: {e.message}", "<grid>", None, False, e.field, e.value, e.message
+                f"{where}: {what}: {e.message}", f"<{where}>", None, False, e.field, e.value, e.message
             ) from None
 
     def with_seed(self, seed: int) -> "Scenario":

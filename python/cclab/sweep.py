@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import pandas as pd
 
 from . import _cclab
-from ._errors import RunError
+from ._errors import RunError, ScenarioError
 from .scenario import Scenario, Source
 
 
@@ -64,10 +64,20 @@ def sweep(
         raise TypeError(f"expected a cclab.Scenario, not {type(scenario).__name__}")
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, numbers.Integral) or jobs < 1):
         raise ValueError(f"jobs = {jobs!r}: must be an integer of at least 1 (None: one per core)")
-    if grid is not None:
-        scenario = scenario.with_sweep(grid, seeds)
+    if grid is not None or (seeds is not None and not scenario.is_sweep):
+        scenario = scenario.with_sweep(grid or {}, seeds)
     elif seeds is not None:
-        scenario = scenario.copy().set("sweep.seeds", seeds)
+        try:
+            scenario = scenario.copy().set("sweep.seeds", seeds)
+        except ScenarioError as e:  # an argument, not a Scenario.set of the caller's
+            raise ScenarioError(
+                f"seeds: {e.field} = {e.value}: {e.message}", "<seeds>", None, False, e.field, e.value, e.message
+            ) from None
+    elif not scenario.is_sweep:
+        raise ValueError(
+            f"{scenario.file} has no [sweep] table: give grid={{field: [values], ...}} "
+            "and/or seeds=N (or run it once with cclab.run)"
+        )
     if backend not in ("local", "ray"):
         raise ValueError(f'backend={backend!r}: expected "local" or "ray"')
     src = scenario._source()
@@ -103,6 +113,14 @@ def sweep(
     return table
 
 
+def _cores() -> int:
+    """The cores this process may use (its affinity), as ``cclab run`` counts them."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
 def read_sweep_csv(text: str) -> pd.DataFrame:
     """sweep.csv's text as a DataFrame (numbers as numbers, empty cells as NaN)."""
     if not text.strip():
@@ -119,7 +137,7 @@ def _bar(progress: bool, name: str, total: int, initial: int) -> Any:
 def _run_local(plan: Any, out: str, todo: List[int], jobs: Optional[int], bar: Any) -> List[Tuple[int, str]]:
     """Runs on `jobs` threads (each run releases the GIL). Ctrl-C cancels the runs not
     started; those going finish first."""
-    jobs = max(1, min(jobs or os.cpu_count() or 1, max(len(todo), 1)))
+    jobs = max(1, min(jobs or _cores(), max(len(todo), 1)))
     failures: List[Tuple[int, str]] = []
     pool = ThreadPoolExecutor(max_workers=jobs)
     try:

@@ -209,6 +209,16 @@ def test_an_empty_grid_or_a_removed_sweep_is_refused_in_python_words():
     assert not removed.is_sweep
     with pytest.raises(ValueError, match=r'changed with set\("sweep", ...\)'):
         cclab.sweep(removed, grid={"flows[0].cc": ["bic"]}, progress=False)
+    # Neither a grid nor seeds for a scenario without [sweep]: say what to give (it said
+    # "<string>: has no [sweep] table"); seeds alone repeat the scenario.
+    with pytest.raises(ValueError, match=r"has no \[sweep\] table: give grid="):
+        cclab.sweep(scn, progress=False)
+    assert sorted(cclab.sweep(scn, seeds=2, progress=False)["seed"].unique()) == [7, 8]
+    # A bad seeds= is named as the argument, not as a Scenario.set the caller never made.
+    swept = cclab.Scenario.from_toml(SHORT + '[sweep]\n"flows[0].cc" = ["reno", "bic"]\n')
+    for scenario, grid in ((scn, None), (scn, {"flows[0].cc": ["bic"]}), (swept, None)):
+        with pytest.raises(cclab.ScenarioError, match=r"^seeds: sweep.seeds = -1: allowed: "):
+            cclab.sweep(scenario, grid=grid, seeds=-1, progress=False)
 
 
 def test_a_bad_grid_value_names_the_grid_not_a_line_of_the_file():
@@ -297,6 +307,14 @@ def test_a_replay_of_changes_given_by_set_is_refused():
     sim.set_param(0, "beta", 0.5)
     with pytest.raises(ValueError, match=r"given by set\(\"changes\""):
         sim.replay_scenario()
+
+
+def test_a_name_or_a_dict_of_the_wrong_type_is_named():
+    sim = cclab.Simulation(cclab.Scenario.from_toml(SHORT))
+    with pytest.raises(TypeError, match=r"^name = 5: a parameter's name"):
+        sim.set_param(0, 5, 0.5)
+    with pytest.raises(TypeError, match=r"^from_dict takes a dict .*, not list$"):
+        cclab.Scenario.from_dict([("duration", "1s")])
 
 
 def test_a_live_switch_may_be_a_numpy_boolean():
