@@ -115,7 +115,15 @@ fn bad_units() {
 #[test]
 fn negative_values() {
     let e = error_of(&edit(9, "rtt = \"-5ms\""), &[]);
-    has_all(&e, &["scen.toml:9:", "flows[0].rtt", "\"-5ms\"", "expected a duration, which is never negative"]);
+    has_all(
+        &e,
+        &[
+            "scen.toml:9:",
+            "flows[0].rtt",
+            "\"-5ms\"",
+            "expected a duration, which is never negative",
+        ],
+    );
     let e = error_of(&edit(9, "rtt = \"100ms\"\ncount = -3"), &[]);
     has_all(&e, &["scen.toml:10:", "flows[0].count", "-3", "whole number in [1,"]);
     let e = error_of(&edit(6, "buffer = \"1bdp\"\nloss = -0.1"), &[]);

@@ -483,6 +483,11 @@ fn every_refusal_is_json_that_says_what_was_wrong() {
     // A check refuses what the run would: a bad speed too.
     let (st, v) = s.post("/api/scenarios/check", &json!({ "toml": SMALL, "speed": "fast" }));
     assert!(st == 400 && v["field"] == "speed", "{v}");
+    // A file label names the scenario as `cclab run` would (by its stem), so it ends in
+    // .toml: "exp.txt" was "exp.txt" live and "exp" in the save's replay.
+    let (st, v) = s.post("/api/scenarios/check", &json!({ "toml": SMALL, "file": "exp.txt" }));
+    let e = v["error"].as_str().unwrap_or_default();
+    assert!(st == 400 && v["field"] == "file" && e.contains("ending in .toml"), "{v}");
     let long_name = format!("{}.toml", "a".repeat(600_000));
     let (st, v) = s.post("/api/scenarios/check", &json!({ "toml": SMALL, "file": long_name }));
     let e = v["error"].as_str().unwrap_or_default();
@@ -526,7 +531,19 @@ fn traces_are_named_only_from_the_ready_folders_or_uploads() {
     let (st, v) = s.post_text("/api/scenarios/check", &with("dense.trace"));
     let e = v["error"].as_str().unwrap_or_default();
     assert!(st == 400 && e.contains("bottleneck.trace = a mean of 12Gbps"), "{v}");
+    // A trace named as a results file cannot be kept beside them: its save is refused
+    // and leaves no folder (it overwrote queue.csv, answered 201).
+    let (st, v) = s.call("POST", "/api/traces?name=queue.csv", &[], b"1\n2\n3\n4\n");
+    assert_eq!(st, 200, "{v}");
+    let id = s.run(&with("queue.csv"), "max");
+    s.wait_state(id, "finished", 30);
+    let (st, v) = s.post(&format!("/api/runs/{id}/save"), &json!({ "name": "clash" }));
+    let e = v["error"].as_str().unwrap_or_default();
+    assert!(st == 409 && e.contains("trace \"queue.csv\" has the name of a file"), "{st}: {v}");
+    assert!(!s.results.path().join("clash").exists());
+    assert!(!s.get("/api/saved").1.to_string().contains("clash"));
     for (q, body, status, needle) in [
+        ("name=notes.md", "1\n", 400, "not .md"),
         ("name=mine.trace", "1\n", 409, "exists"),
         ("name=../x.trace", "1\n", 400, "name: \"../x.trace\""),
         ("name=bad.trace", "root:x:0:0\n", 400, "not a mahimahi trace"),
@@ -1129,6 +1146,17 @@ fn a_client_that_vanishes_mid_stream_stops_its_run_unless_it_is_to_be_saved() {
     assert_eq!(s.get(&format!("/api/runs/{id}")).1["state"], "finished");
     assert!(s.results.path().join("kept/summary.json").is_file());
     assert_eq!(s.get("/api/algorithms").0, 200);
+    // Unless it is paused: it would never finish, and held a run slot for good (web
+    // review, 2026-12-06).
+    let id = s.run(&tuner("600s"), "realtime");
+    let (st, v) = s.post(&format!("/api/runs/{id}/control"), &json!({ "action": "pause" }));
+    assert_eq!(st, 200, "{v}");
+    let (st, v) = s.post(&format!("/api/runs/{id}/save"), &json!({ "name": "paused" }));
+    assert_eq!(st, 202, "{v}");
+    std::thread::sleep(Duration::from_millis(2500));
+    let v = s.get(&format!("/api/runs/{id}")).1;
+    assert_eq!(v["state"], "stopped", "{v}");
+    assert!(!s.results.path().join("paused").exists());
 }
 
 /// A name is promised to the first run to be saved under it: a second run asking for it

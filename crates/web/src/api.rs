@@ -547,12 +547,18 @@ pub async fn save(
     .await?;
     let outcome = run.save_json();
     if outcome["state"] == "saved" {
-        Ok((StatusCode::CREATED, Json(outcome)).into_response())
-    } else {
-        *run.save.lock().unwrap() = SaveState::None;
-        let msg = outcome["error"].as_str().unwrap_or("saving failed").to_string();
-        Err(ApiError::internal(msg))
+        return Ok((StatusCode::CREATED, Json(outcome)).into_response());
     }
+    // Failed: answered with the failure's own status (a conflict is the client's to
+    // mend), and the run may be saved again. Read and reset under one lock, so that a
+    // save asked for meanwhile is not wiped.
+    let mut save = run.save.lock().unwrap();
+    let SaveState::Failed(status, why) = &*save else {
+        return Err(ApiError::internal("saving failed"));
+    };
+    let refusal = ApiError::new(*status, why.clone());
+    *save = SaveState::None;
+    Err(refusal)
 }
 
 pub async fn saved_list(State(app): State<Shared>, _: NoQuery) -> Answer {

@@ -227,11 +227,13 @@ pub struct Traces {
     pub uploads: PathBuf,
 }
 
-/// A trace file name as HTTP accepts it: a bare name of letters, digits, '.', '_', '-'.
+/// A trace file name as HTTP accepts it: a bare name of letters, digits, '.', '_', '-',
+/// not a Markdown file (the trace folders' notes: never listed, found nor uploaded).
 pub fn valid_trace_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= 100
         && !name.starts_with('.')
+        && !name.ends_with(".md")
         && name.chars().all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
 }
 
@@ -261,7 +263,6 @@ impl Traces {
                 let Ok(meta) = e.metadata() else { continue };
                 if valid_trace_name(&name)
                     && meta.is_file()
-                    && !name.ends_with(".md")
                     && !out.iter().any(|(n, _, _)| *n == name)
                 {
                     out.push((name, origin, meta.len()));
@@ -314,7 +315,7 @@ mod tests {
     #[test]
     fn trace_names_are_bare() {
         assert!(valid_trace_name("12mbps.trace"));
-        for bad in ["", "../x", "/etc/passwd", ".hidden", "a/b", "a b"] {
+        for bad in ["", "../x", "/etc/passwd", ".hidden", "a/b", "a b", "notes.md"] {
             assert!(!valid_trace_name(bad), "{bad}");
         }
     }

@@ -30,10 +30,15 @@ pub struct Checked {
 pub fn file_label(file: Option<&str>) -> ApiResult<String> {
     match file {
         None => Ok(DEFAULT_FILE.to_string()),
-        Some(f) if crate::catalog::valid_trace_name(f) => Ok(f.to_string()),
+        // Ending in .toml, as `cclab run` takes the scenario's name from the file's stem
+        // (a save replays it so), and as no file a run writes does: the scenario is
+        // copied beside its results.
+        Some(f) if crate::catalog::valid_trace_name(f) && f.len() > 5 && f.ends_with(".toml") => {
+            Ok(f.to_string())
+        }
         Some(f) => Err(ApiError::field(
             "file",
-            format!("\"{f}\": a plain file name such as exp.toml (letters, digits, '.', '_', '-')"),
+            format!("\"{f}\": a plain file name ending in .toml, such as exp.toml (letters, digits, '.', '_', '-')"),
         )),
     }
 }

@@ -23,7 +23,8 @@ pub enum SaveState {
     /// Saved under this name when the run finishes.
     Pending(String),
     Saved(Value),
-    Failed(String),
+    /// Why, and the status a request that asked for the save is answered with.
+    Failed(StatusCode, String),
 }
 
 pub struct Run {
@@ -63,11 +64,13 @@ impl Run {
     }
 
     /// How long nobody has watched the run, if that is past the limit and the run is not
-    /// to be saved (a run to be saved is left to finish).
+    /// to be saved (a run to be saved is left to finish, unless it is paused: then it
+    /// would never finish, and would hold one of the run slots for good).
     pub fn abandoned(&self) -> Option<Duration> {
         let pending = matches!(*self.save.lock().unwrap(), SaveState::Pending(_));
+        let finishing = pending && self.state() != State::Paused;
         let idle = self.idle();
-        (self.clients.load(Ordering::SeqCst) == 0 && !pending && idle > self.idle_stop)
+        (self.clients.load(Ordering::SeqCst) == 0 && !finishing && idle > self.idle_stop)
             .then_some(idle)
     }
 
@@ -105,7 +108,7 @@ impl Run {
         };
         let outcome = match self.store.save(self, &name) {
             Ok(v) => SaveState::Saved(v),
-            Err(e) => SaveState::Failed(e.message().to_string()),
+            Err(e) => SaveState::Failed(e.status, e.message().to_string()),
         };
         self.store.release(&name);
         *self.save.lock().unwrap() = outcome;
@@ -119,7 +122,7 @@ impl Run {
         let mut save = self.save.lock().unwrap();
         let SaveState::Pending(name) = &*save else { return };
         self.store.release(name);
-        *save = SaveState::Failed(format!("not saved as \"{name}\": the run stopped before its end ({why}); only a whole run can be saved"));
+        *save = SaveState::Failed(StatusCode::CONFLICT, format!("not saved as \"{name}\": the run stopped before its end ({why}); only a whole run can be saved"));
         drop(save);
         self.publish_save();
     }
@@ -136,7 +139,7 @@ impl Run {
             SaveState::None => Value::Null,
             SaveState::Pending(n) => json!({ "state": "pending", "name": n }),
             SaveState::Saved(v) => json!({ "state": "saved", "saved": v }),
-            SaveState::Failed(e) => json!({ "state": "failed", "error": e }),
+            SaveState::Failed(_, e) => json!({ "state": "failed", "error": e }),
         }
     }
 

@@ -195,6 +195,10 @@ impl Store {
         std::fs::create_dir_all(&work).map_err(|e| io("cannot create the work folder", e))?;
         let outcome = self.write_saved(run, &work, &text, &dest);
         let _ = std::fs::remove_dir_all(&work);
+        if outcome.is_err() {
+            // Nothing half-saved is listed as a saved run.
+            let _ = std::fs::remove_dir_all(&dest);
+        }
         outcome?;
         let written = std::fs::read_to_string(dest.join("summary.json")).unwrap_or_default();
         if written != summary {
@@ -219,6 +223,12 @@ impl Store {
         }
         self.results.run(&work.join(file), dest).map_err(ApiError::internal)?;
         for name in copies {
+            // An uploaded trace may bear a results file's name ("queue.csv").
+            if dest.join(&name).exists() {
+                return Err(ApiError::conflict(format!(
+                    "the run's trace \"{name}\" has the name of a file the results hold, so it cannot be kept beside them; upload it under another name to save such a run"
+                )));
+            }
             std::fs::copy(work.join(&name), dest.join(&name))
                 .map_err(|e| io("cannot copy the scenario beside the results", e))?;
         }
@@ -261,7 +271,7 @@ impl Store {
     /// `POST /api/traces?name=...`: a mahimahi trace kept among the uploads.
     pub fn upload_trace(&self, name: &str, body: &[u8]) -> ApiResult<Value> {
         if !valid_trace_name(name) {
-            return Err(ApiError::field("name", format!("\"{name}\": a plain file name such as my-link.trace (letters, digits, '.', '_', '-')")));
+            return Err(ApiError::field("name", format!("\"{name}\": a plain file name such as my-link.trace (letters, digits, '.', '_', '-'; not .md)")));
         }
         let _one_at_a_time = self.uploading.lock().unwrap_or_else(|e| e.into_inner());
         if self.traces.find(name).is_some() {
