@@ -544,6 +544,8 @@ fn traces_are_named_only_from_the_ready_folders_or_uploads() {
     assert!(!s.get("/api/saved").1.to_string().contains("clash"));
     for (q, body, status, needle) in [
         ("name=notes.md", "1\n", 400, "not .md"),
+        // A key given twice: the first was skipped by the checks (web review, 2026-12-06).
+        ("name=b%2Ftrace&name=a.trace", "1\n", 400, "name: given twice in the query"),
         ("name=mine.trace", "1\n", 409, "exists"),
         ("name=../x.trace", "1\n", 400, "name: \"../x.trace\""),
         ("name=bad.trace", "root:x:0:0\n", 400, "not a mahimahi trace"),

@@ -52,6 +52,31 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for NoQuery {
     }
 }
 
+/// The query parameters of an endpoint that takes some, each given at most once: a key
+/// given twice is refused, naming it (a map would keep the last and skip the checks on
+/// the first, `?name=a/b&name=a.trace`).
+pub struct Params(pub BTreeMap<String, String>);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for Params {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        _: &S,
+    ) -> Result<Self, ApiError> {
+        let Query(pairs) = Query::<Vec<(String, String)>>::try_from_uri(&parts.uri)
+            .map_err(|e| ApiError::field("query", format!("cannot be read: {e}")))?;
+        let mut params = BTreeMap::new();
+        for (key, value) in pairs {
+            if params.contains_key(&key) {
+                return Err(ApiError::field(&key, "given twice in the query; give it once"));
+            }
+            params.insert(key, value);
+        }
+        Ok(Params(params))
+    }
+}
+
 /// A JSON body of type T, or a 400 that says what is wrong with it. Anything but an
 /// object is refused as such before serde reads it: its own message for an array would
 /// name the first field it looked for ("expected a string"), not what is wrong.
@@ -96,18 +121,18 @@ pub async fn algorithms(_: NoQuery) -> Json<Value> {
     Json(crate::catalog::algorithms_json())
 }
 
-pub async fn scenarios(State(app): State<Shared>, _: NoQuery) -> Json<Value> {
-    let list: Vec<Value> = app
-        .cfg
-        .scenarios
-        .as_deref()
-        .map(crate::catalog::ready_scenarios)
+pub async fn scenarios(State(app): State<Shared>, _: NoQuery) -> Answer {
+    // Off the async threads: every ready file is read.
+    let folder = app.cfg.scenarios.clone();
+    let ready =
+        blocking(move || Ok(folder.as_deref().map(crate::catalog::ready_scenarios))).await?;
+    let list: Vec<Value> = ready
         .unwrap_or_default()
         .into_iter()
         .map(|r| json!({ "id": r.id, "group": r.group, "description": r.description, "toml": r.toml }))
         .collect();
     let folder = app.cfg.scenarios.as_ref().map(|p| p.display().to_string());
-    Json(json!({ "folder": folder, "scenarios": list }))
+    Ok(Json(json!({ "folder": folder, "scenarios": list })))
 }
 
 pub async fn traces(State(app): State<Shared>, _: NoQuery) -> Json<Value> {
@@ -121,11 +146,7 @@ pub async fn traces(State(app): State<Shared>, _: NoQuery) -> Json<Value> {
     Json(json!({ "traces": list }))
 }
 
-pub async fn upload_trace(
-    State(app): State<Shared>,
-    Query(q): Query<BTreeMap<String, String>>,
-    bytes: Bytes,
-) -> Answer {
+pub async fn upload_trace(State(app): State<Shared>, Params(q): Params, bytes: Bytes) -> Answer {
     only_keys(&q, &["name"])?;
     let name = q
         .get("name")
@@ -293,14 +314,18 @@ fn scenario_request(
 pub async fn check_scenario(
     State(app): State<Shared>,
     headers: HeaderMap,
-    Query(q): Query<BTreeMap<String, String>>,
+    Params(q): Params,
     bytes: Bytes,
 ) -> Answer {
     let req = scenario_request(&headers, &q, &bytes)?;
     // Checked as a run would take it, so that a check that passes means the run starts.
     run_speed(req.speed.clone())?;
     let doc = intake::toml_to_json(&req.text).unwrap_or(Value::Null);
-    let checked = req.check(&app).map_err(|e| e.with("doc", doc.clone()))?;
+    // Off the async threads: the check reads the scenario's trace file (up to 16 MiB).
+    let app2 = app.clone();
+    let (req, checked) = blocking(move || req.check(&app2).map(|checked| (req, checked)))
+        .await
+        .map_err(|e| e.with("doc", doc.clone()))?;
     let flows: Vec<Value> = checked
         .scenario
         .config
@@ -329,7 +354,7 @@ pub async fn list_runs(State(app): State<Shared>, _: NoQuery) -> Json<Value> {
 pub async fn create_run(
     State(app): State<Shared>,
     headers: HeaderMap,
-    Query(q): Query<BTreeMap<String, String>>,
+    Params(q): Params,
     bytes: Bytes,
 ) -> ApiResult<Response> {
     let req = scenario_request(&headers, &q, &bytes)?;
@@ -349,13 +374,15 @@ pub async fn run_status(State(app): State<Shared>, Path(id): Path<String>, _: No
 pub async fn run_scenario(
     State(app): State<Shared>,
     Path(id): Path<String>,
-    Query(q): Query<BTreeMap<String, String>>,
+    Params(q): Params,
 ) -> ApiResult<Response> {
     let download = wants_download(&q)?;
     let run = app.runs.get(&id)?;
     let changes = run.feed.lock().unwrap().changes.clone();
-    let text = crate::replay::scenario_with_changes(&run.checked, &changes)?;
     let file = named_after(&run.checked.scenario.name, &format!("run{}.toml", run.id));
+    // Off the async threads: the scenario is parsed again, its trace read again.
+    let text =
+        blocking(move || crate::replay::scenario_with_changes(&run.checked, &changes)).await?;
     Ok(file_response(text.into_bytes(), "text/plain; charset=utf-8", download.then_some(&file)))
 }
 
@@ -602,7 +629,7 @@ async fn send_file(
 pub async fn saved_file(
     State(app): State<Shared>,
     Path((name, file)): Path<(String, String)>,
-    Query(q): Query<BTreeMap<String, String>>,
+    Params(q): Params,
 ) -> ApiResult<Response> {
     let download = wants_download(&q)?;
     let path = app.store.file(&name, &file);
@@ -634,7 +661,7 @@ pub async fn compare(State(app): State<Shared>, _: NoQuery, bytes: Bytes) -> Ans
 pub async fn compare_file(
     State(app): State<Shared>,
     Path((a, b, file)): Path<(String, String, String)>,
-    Query(q): Query<BTreeMap<String, String>>,
+    Params(q): Params,
 ) -> ApiResult<Response> {
     let download = wants_download(&q)?;
     let (store, name) = (app.store.clone(), file.clone());
@@ -676,7 +703,7 @@ pub async fn kernel_action(Path(action): Path<String>, _: NoQuery, bytes: Bytes)
 pub async fn kernel_run(
     State(app): State<Shared>,
     headers: HeaderMap,
-    Query(q): Query<BTreeMap<String, String>>,
+    Params(q): Params,
     bytes: Bytes,
 ) -> ApiResult<Response> {
     let req = scenario_request(&headers, &q, &bytes)?;
