@@ -193,11 +193,7 @@ pub fn warn_if_disturbed(e: &EmulatorTiming) {
 /// [`warn_if_disturbed`]'s warnings, without their "warning: ".
 fn disturbance_warnings(e: &EmulatorTiming) -> Vec<String> {
     let mut warnings = Vec::new();
-    let too_fast = e.late_p50 > e.late_limit;
-    if too_fast {
-        // Late as a rule, not now and then: the link is faster than the emulator's own
-        // timing can follow, whatever else the machine does (at 500 Gbit/s a packet time
-        // is 24 ns).
+    if e.too_fast() {
         warnings.push(format!(
             "the emulator released half of the packets more than {} late (a packet time at the bottleneck's rate): it cannot keep to so fast a link, so the run is not a faithful run of the scenario's network; a slower bottleneck (tens to hundreds of Mbit/s) can be emulated",
             short_time(e.late_limit),
@@ -213,7 +209,7 @@ fn disturbance_warnings(e: &EmulatorTiming) -> Vec<String> {
         ));
     }
     // Against a packet time that short, any start is late; the warning above says why.
-    if e.started_late() && !too_fast {
+    if e.started_late() && !e.too_fast() {
         warnings.push(format!(
             "a flow called connect() {:.0} us after its start, more than {} (a packet time at the bottleneck): something on this machine held its sender up, so the run is not a faithful run of the scenario's network (kernel.json's flows' connect_us)",
             micros(e.start_late),
@@ -305,11 +301,12 @@ fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
-/// A packet time as the warnings write it: whole us, or ns below one (a 10 Gbit/s
-/// link's is 1200 ns, "1 us" would hide that).
+/// A packet time as the warnings write it: ns below 1 us, one decimal below 10 us (a
+/// 10 Gbit/s link's 1200 ns would otherwise read "1 us"), whole us above.
 fn short_time(d: Duration) -> String {
     match d.as_nanos() {
-        ns if ns < 1000 => format!("{ns} ns"),
+        ns if ns < 1_000 => format!("{ns} ns"),
+        ns if ns < 10_000 => format!("{:.1} us", micros(d)),
         _ => format!("{:.0} us", micros(d)),
     }
 }
@@ -355,5 +352,15 @@ mod tests {
         let w = disturbance_warnings(&fast);
         assert!(w.len() == 1 && w[0].contains("more than 24 ns late"), "{w:?}");
         assert!(w[0].contains("cannot keep to so fast a link"), "{w:?}");
+    }
+
+    #[test]
+    fn a_packet_time_keeps_its_first_figures() {
+        let ns = Duration::from_nanos;
+        assert_eq!(short_time(ns(24)), "24 ns");
+        assert_eq!(short_time(ns(999)), "999 ns");
+        assert_eq!(short_time(ns(1_200)), "1.2 us", "10 Gbit/s is not \"1 us\"");
+        assert_eq!(short_time(ns(9_940)), "9.9 us");
+        assert_eq!(short_time(ns(1_200_000)), "1200 us");
     }
 }

@@ -14,13 +14,19 @@ use std::time::{Duration, Instant};
 /// that leaves a killed run's namespaces on purpose must not overlap another run here.
 static RUNS: Mutex<()> = Mutex::new(());
 
-/// Runs `cclab args` in `dir`, sends it SIGINT `after` its namespaces appear, and returns
-/// its pid, its output and how long it took to end after the signal.
-fn interrupted(
-    dir: &std::path::Path,
-    args: &[&str],
-    after: Duration,
-) -> (u32, std::process::Output, Duration) {
+/// What [`interrupted`] saw of a run it signalled.
+struct Interrupted {
+    pid: u32,
+    /// The identities of the two namespaces it made ([`file_id`]), taken before the signal.
+    namespace_ids: Vec<(u64, u64)>,
+    out: std::process::Output,
+    /// How long it took to end after the signal.
+    took: Duration,
+}
+
+/// Runs `cclab args` in `dir` and sends it `signal` ("INT", "TERM", ...) `after` its
+/// namespaces appear.
+fn interrupted(dir: &std::path::Path, args: &[&str], after: Duration, signal: &str) -> Interrupted {
     let run = cclab()
         .current_dir(dir)
         .args(args)
@@ -29,13 +35,14 @@ fn interrupted(
         .spawn()
         .expect("run cclab");
     let pid = run.id();
-    wait_for_namespaces(pid);
+    let made = wait_for_namespaces(pid);
+    let namespace_ids = made.iter().filter_map(|n| file_id(&format!("/run/netns/{n}"))).collect();
     std::thread::sleep(after);
-    let sent = Command::new("kill").args(["-INT", &pid.to_string()]).status();
-    assert!(sent.unwrap().success(), "kill -INT {pid}");
+    let sent = Command::new("kill").args([&format!("-{signal}"), &pid.to_string()]).status();
+    assert!(sent.unwrap().success(), "kill -{signal} {pid}");
     let signalled = Instant::now();
     let out = run.wait_with_output().unwrap();
-    (pid, out, signalled.elapsed())
+    Interrupted { pid, namespace_ids, out, took: signalled.elapsed() }
 }
 
 /// This test's turn at the testbed (one run at a time), or `None`, said on stderr, where
@@ -383,30 +390,17 @@ fn an_interrupted_testbed_removes_its_namespaces_and_keeps_the_earlier_results()
     let before = entries();
     // The shell's status for each signal (128 + its number), as `cclab run` gives.
     for (signal, status) in [("INT", 130), ("TERM", 143), ("HUP", 129)] {
-        let run = cclab()
-            .current_dir(dir.path())
-            .args(["testbed", "run", "long.toml", "--out", "out"])
-            .args(log)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run cclab");
-        let pid = run.id();
-        let made = wait_for_namespaces(pid);
-        let ids: Vec<(u64, u64)> =
-            made.iter().filter_map(|n| file_id(&format!("/run/netns/{n}"))).collect();
-        std::thread::sleep(Duration::from_secs(1)); // mid-flow
-        let sent = Command::new("kill").args([&format!("-{signal}"), &pid.to_string()]).status();
-        assert!(sent.unwrap().success(), "kill -{signal} {pid}");
-        let started = Instant::now();
-        let out = run.wait_with_output().unwrap();
+        let args = [&["testbed", "run", "long.toml", "--out", "out"][..], &log].concat();
+        // Mid-flow.
+        let Interrupted { pid, namespace_ids: ids, out, took } =
+            interrupted(dir.path(), &args, Duration::from_secs(1), signal);
         let err = String::from_utf8_lossy(&out.stderr);
         assert_eq!(
             out.status.code(),
             Some(status),
             "SIG{signal}: the status of an interrupted run\n{err}"
         );
-        assert!(started.elapsed() < Duration::from_secs(10), "SIG{signal}: slow to end");
+        assert!(took < Duration::from_secs(10), "SIG{signal}: slow to end");
         assert!(err.contains("interrupted by a signal"), "SIG{signal}: {err}");
         assert!(namespaces_of(pid).is_empty(), "SIG{signal}: {:?} left", namespaces_of(pid));
         assert_eq!(holders(&ids), Vec::<String>::new(), "SIG{signal}: namespaces still held");
@@ -435,7 +429,8 @@ fn a_handshake_that_never_completes_does_not_hold_the_run() {
     let args =
         [&["testbed", "run", &scn, "--out", "stopped"][..], &lossy, &["--set", "duration=30s"]];
     // SIGINT while the flows are connecting.
-    let (pid, out, took) = interrupted(dir.path(), &args.concat(), Duration::from_millis(500));
+    let Interrupted { pid, out, took, .. } =
+        interrupted(dir.path(), &args.concat(), Duration::from_millis(500), "INT");
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(130), "{err}");
     // No drain either: nothing of an interrupted run is kept (0.1 s here; 2.1 s when the
@@ -473,7 +468,8 @@ fn an_interrupted_udp_flow_keeps_its_samples() {
     for command in [&[][..], &["emu"]] {
         // SIGINT mid-flow.
         let whole = [command, &args[..]].concat();
-        let (pid, out, _) = interrupted(dir.path(), &whole, Duration::from_secs(1));
+        let Interrupted { pid, out, .. } =
+            interrupted(dir.path(), &whole, Duration::from_secs(1), "INT");
         let err = String::from_utf8_lossy(&out.stderr);
         let what = format!("{command:?} udp: {err}");
         assert!(

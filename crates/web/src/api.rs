@@ -35,15 +35,10 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for NoQuery {
 
     async fn from_request_parts(
         parts: &mut axum::http::request::Parts,
-        _: &S,
+        state: &S,
     ) -> Result<Self, ApiError> {
-        let Some(q) = parts.uri.query().filter(|q| !q.is_empty()) else { return Ok(NoQuery) };
-        // The first key as the other endpoints name one (decoded); "query" for none.
-        let decoded = Query::<Vec<(String, String)>>::try_from_uri(&parts.uri).ok();
-        let key = match decoded.as_ref().and_then(|Query(pairs)| pairs.first()) {
-            Some((k, _)) => k.clone(),
-            None => q.split(['&', '=']).next().unwrap_or(q).to_string(),
-        };
+        let Params(params) = Params::from_request_parts(parts, state).await?;
+        let Some(key) = params.into_keys().next() else { return Ok(NoQuery) };
         let field = if key.is_empty() { "query" } else { key.as_str() };
         Err(ApiError::field(
             field,
@@ -124,14 +119,15 @@ pub async fn algorithms(_: NoQuery) -> Json<Value> {
 pub async fn scenarios(State(app): State<Shared>, _: NoQuery) -> Answer {
     // Off the async threads: every ready file is read.
     let folder = app.cfg.scenarios.clone();
-    let ready =
-        blocking(move || Ok(folder.as_deref().map(crate::catalog::ready_scenarios))).await?;
+    let ready = match folder.clone() {
+        Some(folder) => blocking(move || Ok(crate::catalog::ready_scenarios(&folder))).await?,
+        None => Vec::new(),
+    };
     let list: Vec<Value> = ready
-        .unwrap_or_default()
         .into_iter()
         .map(|r| json!({ "id": r.id, "group": r.group, "description": r.description, "toml": r.toml }))
         .collect();
-    let folder = app.cfg.scenarios.as_ref().map(|p| p.display().to_string());
+    let folder = folder.map(|p| p.display().to_string());
     Ok(Json(json!({ "folder": folder, "scenarios": list })))
 }
 
