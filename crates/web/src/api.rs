@@ -562,9 +562,16 @@ pub async fn save(
                 .into_response());
         }
     }
+    // The save replays the run: one of the `--max-runs` slots while it does. Refused
+    // when none is free, and the save may be asked for again.
+    let slot = app.runs.slot_for_save(&run).inspect_err(|_| {
+        *run.save.lock().unwrap() = SaveState::None;
+        app.store.release(&name);
+    })?;
     let run2 = run.clone();
     blocking(move || {
         run2.save_if_asked();
+        drop(slot);
         Ok(())
     })
     .await?;
@@ -728,19 +735,41 @@ pub async fn live(
         )
     })?;
     let max = app.cfg.limits.max_clients_per_run;
-    if run.clients.load(Ordering::SeqCst) >= max {
-        return Err(ApiError::new(
+    let client = ClientSlot::take(run, max).ok_or_else(|| {
+        ApiError::new(
             StatusCode::TOO_MANY_REQUESTS,
             format!("run {id} has {max} clients watching (the most)"),
-        ));
+        )
+    })?;
+    // A failed upgrade drops the callback, and with it the slot.
+    Ok(ws.on_upgrade(move |socket| stream(socket, client)))
+}
+
+/// One of a run's `max_clients_per_run` WebSocket places, counted from before the
+/// upgrade (checked and taken in one step, so simultaneous upgrades cannot all pass the
+/// check) until the client leaves.
+struct ClientSlot(Arc<Run>);
+
+impl ClientSlot {
+    fn take(run: Arc<Run>, max: usize) -> Option<ClientSlot> {
+        let taken = run
+            .clients
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| (n < max).then_some(n + 1));
+        taken.ok().map(|_| ClientSlot(run))
     }
-    Ok(ws.on_upgrade(move |socket| stream(socket, run)))
+}
+
+impl Drop for ClientSlot {
+    fn drop(&mut self) {
+        self.0.clients.fetch_sub(1, Ordering::SeqCst);
+        self.0.touch();
+    }
 }
 
 /// Sends the run's `hello` (everything so far), then every frame; a client that falls
 /// behind gets a fresh `hello` instead of the frames it missed.
-async fn stream(mut socket: WebSocket, run: Arc<Run>) {
-    run.clients.fetch_add(1, Ordering::SeqCst);
+async fn stream(mut socket: WebSocket, client: ClientSlot) {
+    let run = &client.0;
     let (mut hello, mut rx) = {
         let feed = run.feed.lock().unwrap();
         (Some(run.hello(&feed)), feed.tx.subscribe())
@@ -771,6 +800,4 @@ async fn stream(mut socket: WebSocket, run: Arc<Run>) {
             },
         }
     }
-    run.clients.fetch_sub(1, Ordering::SeqCst);
-    run.touch();
 }

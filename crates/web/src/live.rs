@@ -379,13 +379,7 @@ impl Runner {
 
     /// Applies a live change between two steps and records it (see the module doc).
     fn set_param(&mut self, flow: usize, name: &str, value: f64) -> Result<LiveChange, SimError> {
-        if self.run.feed.lock().unwrap().changes.len() >= MAX_CHANGES {
-            return Err(SimError::new(
-                "changes",
-                MAX_CHANGES.to_string(),
-                format!("a run takes at most {MAX_CHANGES} live changes"),
-            ));
-        }
+        room_for_a_change(&self.run)?;
         let obs = &mut Tee(&mut self.dec, &mut self.series);
         let at_ns = self.live_clock.apply(&mut self.sim, obs, flow, name, value)?;
         let cc = &self.run.checked.scenario.config.flows[flow].cc;
@@ -403,7 +397,13 @@ impl Runner {
         let metrics = run_metrics(&scn.config, &scn.metrics, &report, &self.series, Some(&sent));
         let summary = self.run.results.summary_json(scn, &report, &metrics);
         self.run.feed.lock().unwrap().summary = Some(summary);
+        // The run's slot stays held through its save (taken before Finished is published).
+        let _slot = self.run.keep_slot_for_save();
         self.publish(Some((State::Finished, None)));
+        // Commands sent as the run finished are answered now ("ended before the change
+        // applied"), not after the save.
+        let (_, closed) = std::sync::mpsc::channel();
+        drop(std::mem::replace(&mut self.rx, closed));
         self.run.save_if_asked();
     }
 
@@ -416,6 +416,18 @@ impl Runner {
         let frame = Frame { now: self.sim.now(), speed: self.speed, table, state, reason };
         publish(&self.run, &mut self.dec, frame);
     }
+}
+
+/// Refuses a live change beyond [`MAX_CHANGES`] (simulated and testbed runs alike).
+pub fn room_for_a_change(run: &Run) -> Result<(), SimError> {
+    if run.feed.lock().unwrap().changes.len() >= MAX_CHANGES {
+        return Err(SimError::new(
+            "changes",
+            MAX_CHANGES.to_string(),
+            format!("a run takes at most {MAX_CHANGES} live changes"),
+        ));
+    }
+    Ok(())
 }
 
 /// What a frame says besides the new buckets and events.

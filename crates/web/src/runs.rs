@@ -50,6 +50,9 @@ pub struct Run {
     /// Held while the run is being saved: the run's thread (when it finishes) and a
     /// client's `save` (when it already had) may both ask at once, and only one may write.
     saving: Mutex<()>,
+    /// [`ReplaySlot`]s held: a save replays the whole run in the simulator, so a finished
+    /// run being saved counts among the runs going (`--max-runs`) until it is done.
+    replaying: AtomicUsize,
     idle_stop: Duration,
 }
 
@@ -76,6 +79,22 @@ impl Run {
 
     pub fn state(&self) -> State {
         self.feed.lock().unwrap().state
+    }
+
+    /// Whether the run holds one of the `--max-runs` slots: going, or being saved. (The
+    /// state is read first: the run's thread takes its replay slot before it publishes
+    /// Finished, so no reader sees the run in neither.)
+    fn busy(&self) -> bool {
+        self.state().active() || self.replaying.load(Ordering::SeqCst) > 0
+    }
+
+    /// The run's thread keeps its slot for the save it is about to replay: called while
+    /// the run is still going, so the slot was counted already.
+    pub fn keep_slot_for_save(self: &Arc<Self>) -> Option<ReplaySlot> {
+        if !matches!(*self.save.lock().unwrap(), SaveState::Pending(_)) {
+            return None;
+        }
+        Some(ReplaySlot::hold(self))
     }
 
     /// Sends a command to the run's thread.
@@ -238,7 +257,14 @@ impl Run {
 /// `going` carries each run as `GET /api/runs` lists it, so the page can offer them
 /// without asking again.
 fn too_many(going: &[&Run], most: usize) -> ApiError {
-    let ids: Vec<String> = going.iter().map(|r| r.id.to_string()).collect();
+    // A finished run holds its slot while its save replays it.
+    let ids: Vec<String> = going
+        .iter()
+        .map(|r| match r.state().active() {
+            true => r.id.to_string(),
+            false => format!("{} (being saved)", r.id),
+        })
+        .collect();
     let (what, list) = match going {
         [_] => ("1 run is going".to_string(), format!("run {}", ids[0])),
         _ => (format!("{} runs are going", going.len()), format!("runs {}", ids.join(", "))),
@@ -248,6 +274,22 @@ fn too_many(going: &[&Run], most: usize) -> ApiError {
         format!("{what} (at most {most} at once): {list}; stop one (POST /api/runs/ID/control {{\"action\": \"stop\"}}) or wait for one to finish"),
     )
     .with("going", Value::Array(going.iter().map(|r| r.list_json()).collect()))
+}
+
+/// One `--max-runs` slot held by a save's replay; given back when dropped.
+pub struct ReplaySlot(Arc<Run>);
+
+impl ReplaySlot {
+    fn hold(run: &Arc<Run>) -> ReplaySlot {
+        run.replaying.fetch_add(1, Ordering::SeqCst);
+        ReplaySlot(run.clone())
+    }
+}
+
+impl Drop for ReplaySlot {
+    fn drop(&mut self) {
+        self.0.replaying.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Every run the server holds.
@@ -299,12 +341,6 @@ impl Runs {
             let why = format!("a testbed run from the page has at most {most} flows (cclab testbed run takes more)");
             return Err(too_big(file, "flows", flows, why));
         }
-        if self.map.lock().unwrap().values().any(|r| r.testbed && r.state().active()) {
-            return Err(ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "a testbed run is going; one runs at a time",
-            ));
-        }
         self.insert(checked, Speed::Times(1.0), true, crate::testbed::run)
     }
 
@@ -318,9 +354,14 @@ impl Runs {
     ) -> ApiResult<Arc<Run>> {
         self.evict();
         let mut map = self.map.lock().unwrap();
-        let going: Vec<&Run> = map.values().filter(|r| r.state().active()).map(|r| &**r).collect();
-        if going.len() >= self.limits.max_active_runs {
-            return Err(too_many(&going, self.limits.max_active_runs));
+        self.check_room(&map, None)?;
+        // Checked under the same lock as it is registered: two requests at once cannot
+        // both find no testbed run going.
+        if testbed && map.values().any(|r| r.testbed && r.state().active()) {
+            return Err(ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "a testbed run is going; one runs at a time",
+            ));
         }
         while map.len() >= self.limits.max_kept_runs {
             let oldest = map.iter().find(|(_, r)| !r.state().active()).map(|(id, _)| *id);
@@ -349,6 +390,7 @@ impl Runs {
             interest: Mutex::new(Instant::now()),
             save: Mutex::new(SaveState::None),
             saving: Mutex::new(()),
+            replaying: AtomicUsize::new(0),
             idle_stop: self.limits.idle_stop,
         });
         let thread_run = run.clone();
@@ -358,6 +400,27 @@ impl Runs {
             .map_err(|e| ApiError::internal(format!("cannot start a thread for the run: {e}")))?;
         map.insert(id, run.clone());
         Ok(run)
+    }
+
+    /// Refuses when every `--max-runs` slot is held, unless `run` holds one already.
+    fn check_room(&self, map: &BTreeMap<u64, Arc<Run>>, run: Option<&Run>) -> ApiResult<()> {
+        if run.is_some_and(|r| r.busy()) {
+            return Ok(());
+        }
+        let going: Vec<&Run> = map.values().filter(|r| r.busy()).map(|r| &**r).collect();
+        if going.len() >= self.limits.max_active_runs {
+            return Err(too_many(&going, self.limits.max_active_runs));
+        }
+        Ok(())
+    }
+
+    /// A slot for saving a finished run, whose save replays it: refused, as a new run
+    /// would be, when every slot is held (checked and taken under the map's lock, as a
+    /// new run's is).
+    pub fn slot_for_save(&self, run: &Arc<Run>) -> ApiResult<ReplaySlot> {
+        let map = self.map.lock().unwrap();
+        self.check_room(&map, Some(run))?;
+        Ok(ReplaySlot::hold(run))
     }
 
     /// The run with this id (a request about it counts as interest).

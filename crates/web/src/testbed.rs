@@ -91,21 +91,24 @@ fn obey(
         match cmd {
             Command::Stop => return ControlFlow::Break("stopped by a client".into()),
             Command::SetParam { flow, name, value, reply } => {
-                let answer = match steering.set_param(flow, &name, value) {
-                    Ok(()) => {
+                let answer = crate::live::room_for_a_change(run)
+                    .and_then(|()| {
+                        steering.set_param(flow, &name, value).map_err(|e| {
+                            SimError::new(
+                                format!("flows[{flow}].{name}"),
+                                value.to_string(),
+                                e.to_string(),
+                            )
+                        })
+                    })
+                    .map(|()| {
                         let cc = &run.checked.scenario.config.flows[flow].cc;
                         let value = ShownValue::of(cc, &name, value);
                         let change = LiveChange { at_ns: now.as_nanos(), flow, name, value };
                         run.feed.lock().unwrap().changes.push(change.clone());
                         marks.borrow_mut().push(change.clone());
-                        Ok(change)
-                    }
-                    Err(e) => Err(SimError::new(
-                        format!("flows[{flow}].{name}"),
-                        value.to_string(),
-                        e.to_string(),
-                    )),
-                };
+                        change
+                    });
                 let _ = reply.send(answer);
             }
             // Refused by `Run::send` before they get here: real time cannot be paused.
