@@ -163,6 +163,19 @@ def test_live_change_errors():
     assert sim.run_until("1s") is False  # now itself: nothing to do
     assert sim.changes == []
     sim.finish()
+
+
+def test_a_refused_change_leaves_the_run_where_it_was():
+    """A change lands after the instants the scenario schedules something at (flow 1
+    starts at 0.5 s); a refused one no longer steps over them first (code review,
+    2026-12-06)."""
+    sim = cclab.Simulation(cclab.Scenario.from_toml(SHORT))
+    sim.run_until("499999999ns")
+    with pytest.raises(ValueError, match=r"flows\[0\]\.params\.beta = 7"):
+        sim.set_param(0, "beta", 7)
+    assert sim.now_ns == 499_999_999
+    assert sim.set_param(0, "beta", 0.5) == 500_000_001  # stepped over the start now
+    sim.finish()
     with pytest.raises(cclab.RunError, match="finished"):
         sim.run_until("3s")
 

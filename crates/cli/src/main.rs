@@ -107,6 +107,16 @@ fn main() -> ExitCode {
     }
 }
 
+/// clap reads a value that begins with '-' (`--uplink -5Mbps`) as an option of its own
+/// ("unexpected argument '-5' found"). Said for what it is: "--uplink -5Mbps: ...".
+fn negative_value(args: &[String]) -> Option<String> {
+    args.windows(2)
+        .find(|w| w[0].starts_with("--") && !w[0].contains('=') && cclab_units::is_negative_figure(&w[1]))
+        .map(|w| {
+            format!("{} {}: a value that begins with '-' is taken for an option, and no quantity here is negative", w[0], w[1])
+        })
+}
+
 /// Help and version go to stdout as clap writes them; a usage error becomes one line.
 fn bad_command_line(e: clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
@@ -126,6 +136,13 @@ fn bad_command_line(e: clap::Error) -> ExitCode {
     let text = e.render().to_string();
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("bad command line").trim();
     let first = first.strip_prefix("error: ").unwrap_or(first);
+    let args: Vec<String> =
+        std::env::args_os().skip(1).map_while(|a| a.into_string().ok()).collect();
+    let negative = match e.kind() {
+        ErrorKind::UnknownArgument => negative_value(&args),
+        _ => None,
+    };
+    let first = negative.as_deref().unwrap_or(first);
     use clap::error::{ContextKind, ContextValue};
     let strings = |kind| match e.get(kind) {
         Some(ContextValue::Strings(values)) if !values.is_empty() => Some(values.join(", ")),
@@ -146,11 +163,7 @@ fn bad_command_line(e: clap::Error) -> ExitCode {
     };
     // The help of the command that was given, where one was.
     // (args_os: a path need not be Unicode, and clap takes it.)
-    let given: Vec<String> = std::env::args_os()
-        .skip(1)
-        .map_while(|a| a.into_string().ok())
-        .take_while(|a| !a.starts_with('-'))
-        .collect();
+    let given: Vec<String> = args.into_iter().take_while(|a| !a.starts_with('-')).collect();
     let mut help = vec!["cclab".to_string()];
     let mut command = Cli::command();
     for word in given {

@@ -130,6 +130,19 @@ fn negative_values() {
     has_all(&e, &["scen.toml:7:", "bottleneck.loss", "-0.1", "a probability in [0, 1)"]);
     let e = error_of(&edit(2, "seed = -1"), &[]);
     has_all(&e, &["scen.toml:2:", "seed", "-1", "whole number in [0,"]);
+    // On the command line, a negative value after an option (clap took it for an option
+    // of its own: "unexpected argument '-5' found"), and after `=`.
+    let o = cclab()
+        .args(["emu", "--uplink", "-5Mbps", "--downlink", "5Mbps", "--", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    has_all(&stderr(&o), &["error: --uplink -5Mbps: a value that begins with '-' is taken for an option, and no quantity here is negative", "(see cclab emu --help)"]);
+    let o = cclab()
+        .args(["emu", "--uplink=-5Mbps", "--downlink", "5Mbps", "--", "true"])
+        .output()
+        .unwrap();
+    has_all(&stderr(&o), &["-5Mbps", "never negative"]);
 }
 
 #[test]

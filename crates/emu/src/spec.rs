@@ -17,7 +17,7 @@ use crate::model::emulator_qdiscs;
 use crate::{DirectionConfig, EmuError};
 use cclab_sim::qdisc::params::{Range, Value};
 use cclab_sim::{Buffer, LinkRate, LossModel, Qdisc, Trace};
-use cclab_units::{parse_bytes, parse_duration, parse_rate};
+use cclab_units::{is_negative_figure, parse_bytes, parse_duration, parse_rate};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -39,7 +39,11 @@ pub fn parse_direction(field: &str, spec: &str) -> Result<DirectionConfig, EmuEr
         let bare = !item.contains('=');
         let (key, value) = match item.split_once('=') {
             Some((k, v)) => (k.trim(), v.trim()),
-            None if i == 0 => (if parse_rate(item).is_ok() { "rate" } else { "trace" }, item),
+            // A negative figure is a rate, refused as such, not a file that cannot be read.
+            None if i == 0 => match parse_rate(item).is_ok() || is_negative_figure(item) {
+                true => ("rate", item),
+                false => ("trace", item),
+            },
             None => {
                 return Err(EmuError::Config(format!(
                     "{field}: \"{item}\" is not key=value (keys: {KEYS})"
@@ -244,6 +248,8 @@ mod tests {
             m.contains("\"10mbit\" is neither a rate (such as 20Mbps) nor a trace file"),
             "{m}"
         );
+        let m = msg("-5Mbps,delay=10ms");
+        assert!(m.contains("rate \"-5Mbps\" is not a rate, which is never negative"), "{m}");
         let m = msg("rate=1Mbps,trace=/work/shared/traces/12mbps.trace");
         assert!(m.contains("trace after rate: give either rate or trace, not both"), "{m}");
         // The simulator's range of rates (`1bps` was taken).

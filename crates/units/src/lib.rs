@@ -25,7 +25,8 @@ mod parse;
 pub mod stdout;
 pub mod whole_file;
 pub use parse::{
-    parse_bytes, parse_duration, parse_rate, UnitError, DURATION_FORM, RATE_FORM, SIZE_FORM,
+    is_negative_figure, parse_bytes, parse_duration, parse_rate, UnitError, DURATION_FORM,
+    RATE_FORM, SIZE_FORM,
 };
 
 /// A point in time: nanoseconds since the start of a run (virtual or wall clock).

@@ -96,6 +96,13 @@ fn number_end(t: &str) -> usize {
     mantissa
 }
 
+/// Whether `s` is written as a negative figure ("-5Mbps", "-.5s"), whatever its unit: a
+/// command line takes such a value for an option, and a bare link spec for a file name.
+pub fn is_negative_figure(s: &str) -> bool {
+    let figure = |r: &str| r.starts_with(|c: char| c.is_ascii_digit() || c == '.');
+    s.trim().strip_prefix('-').is_some_and(figure)
+}
+
 /// Splits `"12.5ms"` into ("12.5", 12.5, 6: the unit's power of ten); rejects unsigned,
 /// unit-less numbers and units `form` does not have. The number may have an exponent
 /// ("1e3Mbps", "2.5e-3s", as a program prints a float); one too large for a float is

@@ -42,6 +42,8 @@ impl LiveClock {
         name: &str,
         value: f64,
     ) -> Result<u64, SimError> {
+        // A refused change leaves the run where it was: checked before any step.
+        sim.check_param(flow, name, value)?;
         let mut t = sim.now().as_nanos();
         sim.run_until(Time(t), obs);
         while self.scheduled.contains(&(t + 1)) && t + 1 < self.end_ns {

@@ -203,16 +203,24 @@ impl Simulation {
     pub fn set_param(&mut self, flow: usize, name: &str, value: f64) -> Result<(), SimError> {
         let n = self.flows.len();
         let s = &mut self.flows.get_mut(flow).ok_or_else(|| flow_index_error(flow, n))?.sender;
-        // Named by the field a scenario file would set: an algorithm's own parameter sits
-        // in the flow's `params` table, `rto_min` and `initcwnd` on the flow itself.
-        let table = if TCP_PARAMS.contains(&name) { "" } else { ".params" };
-        let change = apply_param(flow, s.ca_mut(), name, value)
-            .map_err(|e| e.within(&format!("flows[{flow}]{table}")))?;
+        let change =
+            apply_param(flow, s.ca_mut(), name, value).map_err(|e| in_flow(e, flow, name))?;
         match change {
             Some(TcpChange::RtoMin(d)) => s.set_rto_min(d),
             Some(TcpChange::InitCwnd(n)) => s.set_init_cwnd(n),
             None => {}
         }
+        Ok(())
+    }
+
+    /// Whether [`set_param`](Self::set_param) would take this change, with its error if
+    /// not; nothing changes (a copy of the flow's algorithm takes the value). A live change
+    /// is checked so before the run steps to where it would land.
+    pub fn check_param(&self, flow: usize, name: &str, value: f64) -> Result<(), SimError> {
+        let n = self.flows.len();
+        let s = &self.flows.get(flow).ok_or_else(|| flow_index_error(flow, n))?.sender;
+        let mut copy = s.ca().clone();
+        apply_param(flow, &mut copy, name, value).map_err(|e| in_flow(e, flow, name))?;
         Ok(())
     }
 
@@ -469,4 +477,11 @@ fn schedule_starts(net: &mut Net, cfg: &SimConfig, end: Time) {
         }
     }
     net.schedule(Time::ZERO, Kind::Sample);
+}
+
+/// A parameter's error named by the field a scenario file would set: an algorithm's own
+/// parameter sits in the flow's `params` table, `rto_min` and `initcwnd` on the flow itself.
+fn in_flow(e: SimError, flow: usize, name: &str) -> SimError {
+    let table = if TCP_PARAMS.contains(&name) { "" } else { ".params" };
+    e.within(&format!("flows[{flow}]{table}"))
 }

@@ -315,6 +315,11 @@ impl TcpSender {
     pub fn tp(&self) -> &TcpState {
         &self.tp
     }
+    /// The algorithm.
+    #[inline]
+    pub fn ca(&self) -> &Algorithm {
+        &self.ca
+    }
     /// The algorithm, to change its parameters on a running flow.
     #[inline]
     pub fn ca_mut(&mut self) -> &mut Algorithm {
