@@ -113,16 +113,18 @@ impl Staging {
         if tmp.exists() {
             let _ = std::fs::remove_dir_all(&tmp);
         }
-        let staged = Some(cclab_units::interrupt::staged(&tmp));
         // Named after the folder asked for: the staging folder beside it is ours to know.
-        std::fs::create_dir(&tmp).map_err(|e| {
-            format!(
-                "cannot write {}: cannot create its staging folder in {}: {e}",
-                dest.display(),
-                parent.display()
-            )
-        })?;
-        Ok(Staging { tmp, dest: dest.to_path_buf(), committed: false, staged })
+        let (staged, ()) =
+            cclab_units::interrupt::create_staged(&tmp, || std::fs::create_dir(&tmp)).map_err(
+                |e| {
+                    format!(
+                        "cannot write {}: cannot create its staging folder in {}: {e}",
+                        dest.display(),
+                        parent.display()
+                    )
+                },
+            )?;
+        Ok(Staging { tmp, dest: dest.to_path_buf(), committed: false, staged: Some(staged) })
     }
 
     pub fn path(&self) -> &Path {

@@ -171,14 +171,15 @@ impl PacketLog {
         if path.is_file() && !is_packet_log(path) {
             return Err(refuse("exists and is not a packet log; choose another file"));
         }
-        let staged = (path.is_file() || !path.exists()).then(|| {
+        let (file, staged) = if path.is_file() || !path.exists() {
             remove_dead_runs_staging(path);
-            let file = staging_of(path);
-            let on_interrupt = interrupt::staged(&file);
-            (file, on_interrupt)
-        });
-        let target = staged.as_ref().map_or(path, |(file, _)| file.as_path());
-        let file = File::create(target).map_err(|e| refuse(&e.to_string()))?;
+            let part = staging_of(path);
+            let (on_interrupt, file) = interrupt::create_staged(&part, || File::create(&part))
+                .map_err(|e| refuse(&e.to_string()))?;
+            (file, Some((part, on_interrupt)))
+        } else {
+            (File::create(path).map_err(|e| refuse(&e.to_string()))?, None)
+        };
         let out = BufWriter::with_capacity(BUFFER_BYTES, file);
         let mut log = PacketLog { path: path.to_path_buf(), out, error: None, staged };
         log.put(format_args!("{HEADER}"));

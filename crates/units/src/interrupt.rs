@@ -5,7 +5,7 @@
 //! folder where a whole one was. Without more, Ctrl-C left the staging behind (a long
 //! run's 100 MB `flows.csv` in `.NAME.partial-PID-N`), to be removed only by a later run
 //! to the same destination. A command that calls [`remove_staged_on_signals`] instead has
-//! one thread wait for SIGINT, SIGTERM and SIGHUP; it removes everything [`staged`] and
+//! one thread wait for SIGINT, SIGTERM and SIGHUP; it removes everything [`create_staged`] made and
 //! not yet settled, then exits with the shell's status for the signal (128 + its number).
 //!
 //! Moving a finished folder into place ([`Staged::settle`]) holds the same lock as that
@@ -38,12 +38,21 @@ pub struct Staged {
     id: u64,
 }
 
-/// Records `path` (a file or folder being written) for removal on an interrupt.
-pub fn staged(path: &Path) -> Staged {
+/// Creates `path` (a file or folder to be written) with `create` and records it for
+/// removal on an interrupt, both under the lock the interrupt holds from its removals
+/// to the exit. Recorded first and created after, a path could be made just after the
+/// interrupt removed what was recorded, and be left behind (a sweep's staging folder was,
+/// once in a clean-clone CI run).
+pub fn create_staged<T, E>(
+    path: &Path,
+    create: impl FnOnce() -> Result<T, E>,
+) -> Result<(Staged, T), E> {
     static NEXT: AtomicU64 = AtomicU64::new(0);
+    let mut list = lock();
+    let made = create()?;
     let id = NEXT.fetch_add(1, Ordering::Relaxed);
-    lock().push((id, path.to_path_buf()));
-    Staged { id }
+    list.push((id, path.to_path_buf()));
+    Ok((Staged { id }, made))
 }
 
 impl Staged {
@@ -83,7 +92,7 @@ static WAITER: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
 /// How long the waiting thread waits for a signal before it looks at [`HAND_BACK`].
 const LOOK_EVERY: libc::timespec = libc::timespec { tv_sec: 0, tv_nsec: 100_000_000 };
 
-/// From now on SIGINT, SIGTERM and SIGHUP remove what is [`staged`] and end the process
+/// From now on SIGINT, SIGTERM and SIGHUP remove what [`create_staged`] made and end the process
 /// (status 128 + the signal's number), saying so with `then` added (what the user may do
 /// next). Call it before starting other threads.
 pub fn remove_staged_on_signals(then: &'static str) -> std::io::Result<()> {
@@ -107,7 +116,7 @@ pub fn remove_staged_on_signals(then: &'static str) -> std::io::Result<()> {
         };
         let list = lock();
         for (_, path) in list.iter() {
-            let _ = std::fs::remove_dir_all(path).or_else(|_| std::fs::remove_file(path));
+            remove(path);
         }
         let name = match sig {
             libc::SIGINT => "interrupted",
@@ -132,6 +141,19 @@ pub fn remove_staged_on_signals(then: &'static str) -> std::io::Result<()> {
         Err(e) => {
             unblock(&set); // nobody would take them: the signals must end the process as before
             Err(e)
+        }
+    }
+}
+
+/// Removes a staging file or folder. Other threads may still be writing into a folder,
+/// and a file made while it is emptied makes its last step fail ("directory not
+/// empty"), so it is tried again (a few times: each try removes what was there).
+fn remove(path: &Path) {
+    for _ in 0..10 {
+        match std::fs::remove_dir_all(path).or_else(|_| std::fs::remove_file(path)) {
+            Ok(()) => return,
+            Err(_) if std::fs::symlink_metadata(path).is_err() => return,
+            Err(_) => continue,
         }
     }
 }
@@ -166,8 +188,12 @@ mod tests {
     #[test]
     fn settled_and_dropped_paths_are_forgotten() {
         let held = |p: &str| lock().iter().any(|(_, q)| q == Path::new(p));
-        let a = staged(Path::new("/nonexistent/interrupt-test-a"));
-        let b = staged(Path::new("/nonexistent/interrupt-test-b"));
+        let nothing = || Ok::<(), ()>(());
+        let (a, ()) = create_staged(Path::new("/nonexistent/interrupt-test-a"), nothing).unwrap();
+        let (b, ()) = create_staged(Path::new("/nonexistent/interrupt-test-b"), nothing).unwrap();
+        // What could not be created is not recorded.
+        let failed = create_staged(Path::new("/nonexistent/interrupt-test-c"), || Err::<(), _>(()));
+        assert!(failed.is_err() && !held("/nonexistent/interrupt-test-c"));
         assert!(held("/nonexistent/interrupt-test-a") && held("/nonexistent/interrupt-test-b"));
         assert_eq!(a.settle(|| 7), 7);
         assert!(!held("/nonexistent/interrupt-test-a") && held("/nonexistent/interrupt-test-b"));

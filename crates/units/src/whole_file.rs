@@ -10,10 +10,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 /// write or the rename fails. (One killed between the two leaves it behind, hidden by its
 /// leading dot; an interrupt with [`crate::interrupt`] does not.)
 pub fn write(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write;
     let tmp = temporary_sibling(path);
-    let on_interrupt = crate::interrupt::staged(&tmp);
-    std::fs::write(&tmp, bytes)
-        .and_then(|_| on_interrupt.settle(|| std::fs::rename(&tmp, path)))
+    crate::interrupt::create_staged(&tmp, || std::fs::File::create(&tmp))
+        .and_then(|(on_interrupt, mut file)| {
+            file.write_all(bytes)?;
+            drop(file);
+            on_interrupt.settle(|| std::fs::rename(&tmp, path))
+        })
         .inspect_err(|_| {
             let _ = std::fs::remove_file(&tmp);
         })
