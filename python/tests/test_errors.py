@@ -163,6 +163,8 @@ def test_live_change_errors():
     assert sim.run_until("1s") is False  # now itself: nothing to do
     assert sim.changes == []
     sim.finish()
+    with pytest.raises(cclab.RunError, match="finished"):
+        sim.run_until("3s")
 
 
 def test_a_refused_change_leaves_the_run_where_it_was():
@@ -176,8 +178,6 @@ def test_a_refused_change_leaves_the_run_where_it_was():
     assert sim.now_ns == 499_999_999
     assert sim.set_param(0, "beta", 0.5) == 500_000_001  # stepped over the start now
     sim.finish()
-    with pytest.raises(cclab.RunError, match="finished"):
-        sim.run_until("3s")
 
 
 def test_what_is_not_a_scenario_is_named_for_what_it_is(tmp_path):

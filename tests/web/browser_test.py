@@ -283,6 +283,24 @@ def check_compare_offers_two_different_runs(page, context):
     page.click('#speed button[data-speed="100x"]')
 
 
+def check_saved_run_deleted(page):
+    """A saved run's delete button asks first (a dialog, accepted by the handler
+    check_reload_watches_the_run_again set), then the run leaves the list and its
+    folder is gone from the server."""
+    names = "() => [...document.querySelectorAll('#saved .name')].map(n => n.textContent)"
+    before = page.evaluate(names)
+    assert "alpha-beta03" in before, before
+    asked = []
+    page.once("dialog", lambda d: asked.append(d.message))
+    page.locator("#saved li", has_text="alpha-beta03").locator("button.delete").click()
+    wait_for(page, f"() => !({names})().includes('alpha-beta03')", what="the deleted run to leave the list")
+    assert asked and "alpha-beta03" in asked[0], asked
+    after = page.evaluate(names)
+    assert after == [n for n in before if n != "alpha-beta03"], (before, after)
+    status = page.evaluate("async () => (await fetch('/api/saved/alpha-beta03')).status")
+    assert status == 404, status
+
+
 def heap_mb(page):
     return page.evaluate("() => { window.gc(); return performance.memory.usedJSHeapSize / 1e6; }")
 
@@ -649,6 +667,7 @@ def main():
         check_trace_upload(page)
         check_algorithm_switch_and_loss_zero(page)
         check_simulated_and_real_overlay(page)
+        check_saved_run_deleted(page)
         check_page_obeys_its_own_csp(browser)
         assert not errors, f"errors in the page: {errors}"
         browser.close()

@@ -109,9 +109,11 @@ fn main() -> ExitCode {
 
 /// clap reads a value that begins with '-' (`--uplink -5Mbps`) as an option of its own
 /// ("unexpected argument '-5' found"). Said for what it is: "--uplink -5Mbps: ...".
-fn negative_value(args: &[String]) -> Option<String> {
+/// `refused` is the argument clap could not place ("-5").
+fn negative_value(args: &[String], refused: &str) -> Option<String> {
+    let is_refused = |a: &str| a.starts_with(refused) && cclab_units::is_negative_figure(a);
     args.windows(2)
-        .find(|w| w[0].starts_with("--") && !w[0].contains('=') && cclab_units::is_negative_figure(&w[1]))
+        .find(|w| w[0].starts_with("--") && !w[0].contains('=') && is_refused(&w[1]))
         .map(|w| {
             format!("{} {}: a value that begins with '-' is taken for an option, and no quantity here is negative", w[0], w[1])
         })
@@ -119,7 +121,7 @@ fn negative_value(args: &[String]) -> Option<String> {
 
 /// Help and version go to stdout as clap writes them; a usage error becomes one line.
 fn bad_command_line(e: clap::Error) -> ExitCode {
-    use clap::error::ErrorKind;
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
     if matches!(
         e.kind(),
         ErrorKind::DisplayHelp
@@ -138,12 +140,13 @@ fn bad_command_line(e: clap::Error) -> ExitCode {
     let first = first.strip_prefix("error: ").unwrap_or(first);
     let args: Vec<String> =
         std::env::args_os().skip(1).map_while(|a| a.into_string().ok()).collect();
-    let negative = match e.kind() {
-        ErrorKind::UnknownArgument => negative_value(&args),
+    let negative = match (e.kind(), e.get(ContextKind::InvalidArg)) {
+        (ErrorKind::UnknownArgument, Some(ContextValue::String(refused))) => {
+            negative_value(&args, refused)
+        }
         _ => None,
     };
     let first = negative.as_deref().unwrap_or(first);
-    use clap::error::{ContextKind, ContextValue};
     let strings = |kind| match e.get(kind) {
         Some(ContextValue::Strings(values)) if !values.is_empty() => Some(values.join(", ")),
         _ => None,

@@ -304,10 +304,13 @@ fn micros(d: Duration) -> f64 {
 /// A packet time as the warnings write it: ns below 1 us, one decimal below 10 us (a
 /// 10 Gbit/s link's 1200 ns would otherwise read "1 us"), whole us above.
 fn short_time(d: Duration) -> String {
-    match d.as_nanos() {
+    let ns = d.as_nanos();
+    // Rounded to tenths of a microsecond first, so 9960 ns is "10 us", not "10.0 us".
+    let tenths = (ns + 50) / 100;
+    match ns {
         ns if ns < 1_000 => format!("{ns} ns"),
-        ns if ns < 10_000 => format!("{:.1} us", micros(d)),
-        _ => format!("{:.0} us", micros(d)),
+        _ if tenths < 100 => format!("{}.{} us", tenths / 10, tenths % 10),
+        _ => format!("{} us", (ns + 500) / 1000),
     }
 }
 
@@ -361,6 +364,8 @@ mod tests {
         assert_eq!(short_time(ns(999)), "999 ns");
         assert_eq!(short_time(ns(1_200)), "1.2 us", "10 Gbit/s is not \"1 us\"");
         assert_eq!(short_time(ns(9_940)), "9.9 us");
+        assert_eq!(short_time(ns(9_960)), "10 us");
+        assert_eq!(short_time(ns(10_400)), "10 us");
         assert_eq!(short_time(ns(1_200_000)), "1200 us");
     }
 }

@@ -730,6 +730,7 @@ fn a_run_takes_at_most_eight_watchers() {
     while s.get(&format!("/api/runs/{id}")).1["clients"] != 0 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
+    assert_eq!(s.get(&format!("/api/runs/{id}")).1["clients"], 0);
     assert!(ws_connect(&s.addr, id, None).is_ok());
     s.post(&format!("/api/runs/{id}/control"), &json!({ "action": "stop" }));
 }
@@ -1104,6 +1105,30 @@ fn saved_runs_are_listed_downloaded_and_compared_inside_the_results_folder() {
     ] {
         assert_eq!(s.post("/api/compare", &body).0, status, "{body}");
     }
+    // Deleting a saved run removes it and the comparisons it is in; what is not a saved
+    // run's name is refused, naming it, and a deleted run is gone (404).
+    let from_other_site = [("Origin", "http://evil.example")];
+    assert_eq!(s.call("DELETE", "/api/saved/a", &from_other_site, b"").0, 403);
+    for (path, status) in
+        [("/api/saved/..", 400), ("/api/saved/.compare", 400), ("/api/saved/zzz", 404)]
+    {
+        let (st, v) = s.call("DELETE", path, &[], b"");
+        assert!(st == status && v["error"].is_string(), "{path}: {st} {v}");
+    }
+    let (st, v) = s.call("DELETE", "/api/saved/a", &[], b"");
+    assert!(st == 200 && v["deleted"] == "a", "{v}");
+    assert!(!s.results.path().join("a").exists() && !s.results.path().join(".compare/a").exists());
+    assert_eq!(s.call("DELETE", "/api/saved/a", &[], b"").0, 404);
+    assert_eq!(s.get("/api/compare/a/b/files/compare.html").0, 404);
+    let listed = s.get("/api/saved").1;
+    let names: Vec<&str> =
+        listed["saved"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["b"], "{listed}");
+    assert!(std::fs::read_dir(s.results.path()).unwrap().all(|e| !e
+        .unwrap()
+        .file_name()
+        .to_string_lossy()
+        .starts_with(".deleting")));
 }
 
 #[test]

@@ -39,8 +39,11 @@ pub fn parse_direction(field: &str, spec: &str) -> Result<DirectionConfig, EmuEr
         let bare = !item.contains('=');
         let (key, value) = match item.split_once('=') {
             Some((k, v)) => (k.trim(), v.trim()),
-            // A negative figure is a rate, refused as such, not a file that cannot be read.
-            None if i == 0 => match parse_rate(item).is_ok() || is_negative_figure(item) {
+            // A negative figure is a rate, refused as such, not a file that cannot be read
+            // (unless there is such a file).
+            None if i == 0 => match parse_rate(item).is_ok()
+                || (is_negative_figure(item) && !Path::new(item).exists())
+            {
                 true => ("rate", item),
                 false => ("trace", item),
             },

@@ -35,10 +35,13 @@ impl<S: Send + Sync> axum::extract::FromRequestParts<S> for NoQuery {
 
     async fn from_request_parts(
         parts: &mut axum::http::request::Parts,
-        state: &S,
+        _: &S,
     ) -> Result<Self, ApiError> {
-        let Params(params) = Params::from_request_parts(parts, state).await?;
-        let Some(key) = params.into_keys().next() else { return Ok(NoQuery) };
+        // The first key given, decoded as the other endpoints name one.
+        let pairs = Query::<Vec<(String, String)>>::try_from_uri(&parts.uri)
+            .map(|Query(pairs)| pairs)
+            .unwrap_or_default();
+        let Some((key, _)) = pairs.first() else { return Ok(NoQuery) };
         let field = if key.is_empty() { "query" } else { key.as_str() };
         Err(ApiError::field(
             field,
@@ -547,7 +550,14 @@ pub async fn save(
     // Then the name (a taken name is the next thing to hear about); the promise is
     // released by `save_if_asked` once saved (or failed), when the run stops, or below.
     app.store.promise(&name)?;
-    {
+    // A finished run's save replays it here: one of the `--max-runs` places while it
+    // does, taken before the save is marked pending, so that a refusal (429) leaves
+    // nothing to undo but the promise.
+    let mut slot = None;
+    loop {
+        if slot.is_none() && run.state() == RunState::Finished {
+            slot = Some(app.runs.slot_for_save(&run).inspect_err(|_| app.store.release(&name))?);
+        }
         // `save` before `feed` (`run.state()`), as everywhere: see `Run::publish_save`.
         let mut save = run.save.lock().unwrap();
         let state = run.state();
@@ -556,18 +566,16 @@ pub async fn save(
             app.store.release(&name);
             return Err(ApiError::conflict(why));
         }
+        if state == RunState::Finished && slot.is_none() {
+            continue; // it finished meanwhile: a place first
+        }
         *save = SaveState::Pending(name.clone());
         if state != RunState::Finished {
             return Ok((StatusCode::ACCEPTED, Json(json!({ "state": "pending", "name": name })))
                 .into_response());
         }
+        break;
     }
-    // The save replays the run: one of the `--max-runs` slots while it does. Refused
-    // when none is free, and the save may be asked for again.
-    let slot = app.runs.slot_for_save(&run).inspect_err(|_| {
-        *run.save.lock().unwrap() = SaveState::None;
-        app.store.release(&name);
-    })?;
     let run2 = run.clone();
     blocking(move || {
         run2.save_if_asked();
@@ -647,6 +655,15 @@ struct CompareBody {
 }
 
 /// `POST /api/compare` `{"a": NAME, "b": NAME}`: what `cclab compare` shows.
+pub async fn saved_delete(
+    State(app): State<Shared>,
+    Path(name): Path<String>,
+    _: NoQuery,
+) -> Answer {
+    let store = app.store.clone();
+    blocking(move || store.delete(&name).map(Json)).await
+}
+
 pub async fn compare(State(app): State<Shared>, _: NoQuery, bytes: Bytes) -> Answer {
     let b: CompareBody = body(&bytes)?;
     check_name("a", &b.a)?;

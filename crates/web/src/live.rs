@@ -397,8 +397,9 @@ impl Runner {
         let metrics = run_metrics(&scn.config, &scn.metrics, &report, &self.series, Some(&sent));
         let summary = self.run.results.summary_json(scn, &report, &metrics);
         self.run.feed.lock().unwrap().summary = Some(summary);
-        // The run's slot stays held through its save (taken before Finished is published).
-        let _slot = self.run.keep_slot_for_save();
+        // The run's slot stays held until the thread is done, through a save asked for
+        // now or as Finished is published (taken before, so it is never unheld).
+        let _slot = self.run.keep_slot();
         self.publish(Some((State::Finished, None)));
         // Commands sent as the run finished are answered now ("ended before the change
         // applied"), not after the save.

@@ -88,13 +88,10 @@ impl Run {
         self.state().active() || self.replaying.load(Ordering::SeqCst) > 0
     }
 
-    /// The run's thread keeps its slot for the save it is about to replay: called while
-    /// the run is still going, so the slot was counted already.
-    pub fn keep_slot_for_save(self: &Arc<Self>) -> Option<ReplaySlot> {
-        if !matches!(*self.save.lock().unwrap(), SaveState::Pending(_)) {
-            return None;
-        }
-        Some(ReplaySlot::hold(self))
+    /// The run's thread keeps its slot for a save it may replay as it finishes: called
+    /// while the run is still going, so the slot was counted already.
+    pub fn keep_slot(self: &Arc<Self>) -> ReplaySlot {
+        ReplaySlot::hold(self)
     }
 
     /// Sends a command to the run's thread.
@@ -354,7 +351,6 @@ impl Runs {
     ) -> ApiResult<Arc<Run>> {
         self.evict();
         let mut map = self.map.lock().unwrap();
-        self.check_room(&map, None)?;
         // Checked under the same lock as it is registered: two requests at once cannot
         // both find no testbed run going.
         if testbed && map.values().any(|r| r.testbed && r.state().active()) {
@@ -363,8 +359,9 @@ impl Runs {
                 "a testbed run is going; one runs at a time",
             ));
         }
+        self.check_room(&map, None)?;
         while map.len() >= self.limits.max_kept_runs {
-            let oldest = map.iter().find(|(_, r)| !r.state().active()).map(|(id, _)| *id);
+            let oldest = map.iter().find(|(_, r)| !r.busy()).map(|(id, _)| *id);
             match oldest {
                 Some(id) => map.remove(&id),
                 None => break,
@@ -444,9 +441,11 @@ impl Runs {
     /// Forgets finished runs that nobody watches or asked about for `keep_finished`.
     pub fn evict(&self) {
         let keep = self.limits.keep_finished;
-        self.map.lock().unwrap().retain(|_, r| {
-            r.state().active() || r.clients.load(Ordering::SeqCst) > 0 || r.idle() < keep
-        });
+        // A run being saved is kept: its place among `--max-runs` is counted in the map.
+        self.map
+            .lock()
+            .unwrap()
+            .retain(|_, r| r.busy() || r.clients.load(Ordering::SeqCst) > 0 || r.idle() < keep);
     }
 
     /// Stops every run (at shutdown).

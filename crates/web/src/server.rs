@@ -79,7 +79,7 @@ fn router(app: Shared) -> Router {
         .route("/api/runs/{id}/save", post(api::save))
         .route("/api/runs/{id}/scenario", get(api::run_scenario))
         .route("/api/saved", get(api::saved_list))
-        .route("/api/saved/{name}", get(api::saved_detail))
+        .route("/api/saved/{name}", get(api::saved_detail).delete(api::saved_delete))
         .route("/api/saved/{name}/files/{file}", get(api::saved_file))
         .route("/api/compare", post(api::compare))
         .route("/api/compare/{a}/{b}/files/{file}", get(api::compare_file))

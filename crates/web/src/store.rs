@@ -160,6 +160,33 @@ impl Store {
         )
     }
 
+    /// `DELETE /api/saved/{name}`: removes a saved run and every comparison it is in. Not
+    /// while it is being compared (the comparison's lock is held) or saved (its name is
+    /// promised). The folder is renamed to a hidden name first, so no listing shows it
+    /// half removed.
+    pub fn delete(&self, name: &str) -> ApiResult<Value> {
+        check_name("name", name)?;
+        // Looked for under the lock, so that of two deletions one finds it gone (404).
+        let _no_comparison = self.comparing.lock().unwrap_or_else(|e| e.into_inner());
+        let dir = self.saved_dir(name)?;
+        if self.promised.lock().unwrap().contains(name) {
+            return Err(ApiError::conflict(format!(
+                "\"{name}\" is being saved; delete it once the save is done"
+            )));
+        }
+        let doomed = self.dir.join(format!(".deleting-{name}-{}", std::process::id()));
+        std::fs::rename(&dir, &doomed)
+            .map_err(|e| ApiError::internal(format!("cannot remove \"{name}\": {e}")))?;
+        let _ = std::fs::remove_dir_all(&doomed);
+        // Its comparisons: `.compare/NAME/*` (as A) and `.compare/*/NAME` (as B).
+        let compared = self.dir.join(COMPARE_DIR);
+        let _ = std::fs::remove_dir_all(compared.join(name));
+        for a in std::fs::read_dir(&compared).into_iter().flatten().flatten() {
+            let _ = std::fs::remove_dir_all(a.path().join(name));
+        }
+        Ok(json!({ "deleted": name }))
+    }
+
     /// The path of one file of a saved run (or of a comparison, `compare` = (a, b)).
     pub fn file(&self, name: &str, file: &str) -> ApiResult<PathBuf> {
         let dir = self.saved_dir(name)?;

@@ -42,6 +42,7 @@ async function call(method, path, body, type = "application/json") {
 
 export const get = (path) => call("GET", path);
 export const post = (path, body) => call("POST", path, body);
+export const del = (path) => call("DELETE", path);
 /** POSTs text as it is (a trace upload). */
 export const postText = (path, text) => call("POST", path, text, "text/plain");
 

@@ -2,7 +2,7 @@
 // scenario that replays it), the saved runs with their files, and two of them compared
 // (what `cclab compare` shows, in a dialog).
 
-import { get, post } from "./api.js";
+import { del, get, post } from "./api.js";
 
 const $ = (id) => document.getElementById(id);
 const SHOWN_FILES = ["report.html", "summary.json", "scenario.toml", "flows.csv", "queue.csv", "cwnd.svg"];
@@ -95,8 +95,25 @@ export class Results {
       if (SHOWN_FILES.includes(f.name) || f.name.endsWith(".toml")) files.append(link(base + encodeURIComponent(f.name), f.name));
     }
     files.append(link(`/api/saved/${encodeURIComponent(s.name)}`, "all files (JSON)"));
+    const remove = document.createElement("button");
+    remove.className = "delete";
+    remove.textContent = "delete";
+    remove.title = `delete the saved run "${s.name}" and its comparisons`;
+    remove.addEventListener("click", () => this.remove(s.name));
+    files.append(remove);
     li.append(name, files);
     return li;
+  }
+
+  /** Deletes a saved run (after asking), then lists the saved runs again. */
+  async remove(name) {
+    if (!confirm(`Delete the saved run "${name}" and its comparisons? This cannot be undone.`)) return;
+    try {
+      await del(`/api/saved/${encodeURIComponent(name)}`);
+    } catch (e) {
+      $("compare-note").textContent = `"${name}" was not deleted: ${e.message}`;
+    }
+    this.refresh();
   }
 
   /** Saves now if the run has finished, or when it finishes. */
