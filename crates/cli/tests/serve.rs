@@ -1115,8 +1115,18 @@ fn saved_runs_are_listed_downloaded_and_compared_inside_the_results_folder() {
         let (st, v) = s.call("DELETE", path, &[], b"");
         assert!(st == status && v["error"].is_string(), "{path}: {st} {v}");
     }
+    let (st, v) = s.call("DELETE", "/api/saved/a", &[], b"{\"x\": 1}");
+    assert!(st == 400 && v["error"].as_str().unwrap().contains("takes none"), "{v}");
+    // A name promised to a run to be saved is not deleted (nor found free).
+    let going = s.run(&tuner("600s"), "realtime");
+    assert_eq!(s.post(&format!("/api/runs/{going}/save"), &json!({ "name": "p" })).0, 202);
+    let (st, v) = s.call("DELETE", "/api/saved/p", &[], b"");
+    assert!(st == 409 && v["error"].as_str().unwrap().contains("to be saved"), "{v}");
+    s.post(&format!("/api/runs/{going}/control"), &json!({ "action": "stop" }));
     let (st, v) = s.call("DELETE", "/api/saved/a", &[], b"");
     assert!(st == 200 && v["deleted"] == "a", "{v}");
+    // Run 1, saved as "a", is saved no more, and may be saved again.
+    assert_eq!(s.get("/api/runs/1").1["save"], Value::Null);
     assert!(!s.results.path().join("a").exists() && !s.results.path().join(".compare/a").exists());
     assert_eq!(s.call("DELETE", "/api/saved/a", &[], b"").0, 404);
     assert_eq!(s.get("/api/compare/a/b/files/compare.html").0, 404);
@@ -1129,6 +1139,13 @@ fn saved_runs_are_listed_downloaded_and_compared_inside_the_results_folder() {
         .file_name()
         .to_string_lossy()
         .starts_with(".deleting")));
+    // Deleting B of a comparison leaves no empty folder of A's.
+    let (st, v) = s.post("/api/runs/1/save", &json!({ "name": "c" }));
+    assert_eq!(st, 201, "{v}");
+    assert_eq!(s.post("/api/compare", &json!({ "a": "b", "b": "c" })).0, 200);
+    assert!(s.results.path().join(".compare/b/c").is_dir());
+    assert_eq!(s.call("DELETE", "/api/saved/c", &[], b"").0, 200);
+    assert!(!s.results.path().join(".compare/b").exists());
 }
 
 #[test]

@@ -513,6 +513,9 @@ fn save_refusal(save: &SaveState, state: RunState, id: u64) -> Option<String> {
             "this run is already saved as \"{}\"; a run is saved once",
             v["name"].as_str().unwrap_or_default()
         )),
+        (SaveState::Pending(name), RunState::Finished) => {
+            Some(format!("this run is being saved as \"{name}\"; a run is saved once"))
+        }
         (SaveState::Pending(name), _) => Some(format!(
             "this run is already to be saved as \"{name}\" when it finishes; a run is saved once"
         )),
@@ -655,13 +658,25 @@ struct CompareBody {
 }
 
 /// `POST /api/compare` `{"a": NAME, "b": NAME}`: what `cclab compare` shows.
+/// `DELETE /api/saved/{name}`; a run held in memory that was saved under the name is
+/// no longer "saved" (it may be saved again).
 pub async fn saved_delete(
     State(app): State<Shared>,
     Path(name): Path<String>,
     _: NoQuery,
+    bytes: Bytes,
 ) -> Answer {
+    if !bytes.is_empty() {
+        return Err(ApiError::bad(format!(
+            "request body: DELETE /api/saved/{name} takes none ({} bytes sent)",
+            bytes.len()
+        )));
+    }
     let store = app.store.clone();
-    blocking(move || store.delete(&name).map(Json)).await
+    let asked = name.clone();
+    let deleted = blocking(move || store.delete(&asked)).await?;
+    app.runs.forget_saved(&name);
+    Ok(Json(deleted))
 }
 
 pub async fn compare(State(app): State<Shared>, _: NoQuery, bytes: Bytes) -> Answer {

@@ -145,7 +145,7 @@ impl Run {
 
     /// Tells the run's clients how its save went. (The save is read before the feed is
     /// locked: `save` is always locked first, as the save request does.)
-    fn publish_save(&self) {
+    pub fn publish_save(&self) {
         let msg = Arc::from(json!({ "type": "save", "save": self.save_json() }).to_string());
         let _ = self.feed.lock().unwrap().tx.send(msg);
     }
@@ -436,6 +436,19 @@ impl Runs {
 
     pub fn list(&self) -> Vec<Value> {
         self.map.lock().unwrap().values().map(|r| r.list_json()).collect()
+    }
+
+    /// The run saved as `name`, whose saved copy was deleted, is no longer saved: its
+    /// status stops pointing at the folder, and it may be saved again.
+    pub fn forget_saved(&self, name: &str) {
+        for run in self.map.lock().unwrap().values() {
+            let mut save = run.save.lock().unwrap();
+            if matches!(&*save, SaveState::Saved(v) if v["name"] == name) {
+                *save = SaveState::None;
+                drop(save);
+                run.publish_save();
+            }
+        }
     }
 
     /// Forgets finished runs that nobody watches or asked about for `keep_finished`.

@@ -168,12 +168,13 @@ impl Store {
         check_name("name", name)?;
         // Looked for under the lock, so that of two deletions one finds it gone (404).
         let _no_comparison = self.comparing.lock().unwrap_or_else(|e| e.into_inner());
-        let dir = self.saved_dir(name)?;
+        // Promised from the save's request to its end, before its folder exists.
         if self.promised.lock().unwrap().contains(name) {
             return Err(ApiError::conflict(format!(
-                "\"{name}\" is being saved; delete it once the save is done"
+                "\"{name}\" is to be saved or being saved; delete it once the save is done"
             )));
         }
+        let dir = self.saved_dir(name)?;
         let doomed = self.dir.join(format!(".deleting-{name}-{}", std::process::id()));
         std::fs::rename(&dir, &doomed)
             .map_err(|e| ApiError::internal(format!("cannot remove \"{name}\": {e}")))?;
@@ -183,6 +184,7 @@ impl Store {
         let _ = std::fs::remove_dir_all(compared.join(name));
         for a in std::fs::read_dir(&compared).into_iter().flatten().flatten() {
             let _ = std::fs::remove_dir_all(a.path().join(name));
+            let _ = std::fs::remove_dir(a.path()); // left empty: nothing else was compared with A
         }
         Ok(json!({ "deleted": name }))
     }
