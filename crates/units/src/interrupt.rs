@@ -5,8 +5,9 @@
 //! folder where a whole one was. Without more, Ctrl-C left the staging behind (a long
 //! run's 100 MB `flows.csv` in `.NAME.partial-PID-N`), to be removed only by a later run
 //! to the same destination. A command that calls [`remove_staged_on_signals`] instead has
-//! one thread wait for SIGINT, SIGTERM and SIGHUP; it removes everything [`create_staged`] made and
-//! not yet settled, then exits with the shell's status for the signal (128 + its number).
+//! one thread wait for SIGINT, SIGTERM and SIGHUP; it removes everything
+//! [`create_staged`] made and not yet settled, then exits with the shell's status for the
+//! signal (128 + its number).
 //!
 //! Moving a finished folder into place ([`Staged::settle`]) holds the same lock as that
 //! thread, so an interrupt never lands between moving earlier results aside and moving
@@ -92,9 +93,9 @@ static WAITER: Mutex<Option<std::thread::JoinHandle<()>>> = Mutex::new(None);
 /// How long the waiting thread waits for a signal before it looks at [`HAND_BACK`].
 const LOOK_EVERY: libc::timespec = libc::timespec { tv_sec: 0, tv_nsec: 100_000_000 };
 
-/// From now on SIGINT, SIGTERM and SIGHUP remove what [`create_staged`] made and end the process
-/// (status 128 + the signal's number), saying so with `then` added (what the user may do
-/// next). Call it before starting other threads.
+/// From now on SIGINT, SIGTERM and SIGHUP remove what [`create_staged`] made and end the
+/// process (status 128 + the signal's number), saying so with `then` added (what the user
+/// may do next). Call it before starting other threads.
 pub fn remove_staged_on_signals(then: &'static str) -> std::io::Result<()> {
     HAND_BACK.store(false, Ordering::Release); // a waiter after an earlier hand-back
     let set = signal_set();

@@ -657,7 +657,6 @@ struct CompareBody {
     b: String,
 }
 
-/// `POST /api/compare` `{"a": NAME, "b": NAME}`: what `cclab compare` shows.
 /// `DELETE /api/saved/{name}`; a run held in memory that was saved under the name is
 /// no longer "saved" (it may be saved again).
 pub async fn saved_delete(
@@ -679,6 +678,7 @@ pub async fn saved_delete(
     Ok(Json(deleted))
 }
 
+/// `POST /api/compare` `{"a": NAME, "b": NAME}`: what `cclab compare` shows.
 pub async fn compare(State(app): State<Shared>, _: NoQuery, bytes: Bytes) -> Answer {
     let b: CompareBody = body(&bytes)?;
     check_name("a", &b.a)?;
