@@ -13,7 +13,7 @@ pressed during a run (which stops it) and what a stopped run offers instead of a
 reload during a run, which watches it again with its pending save, while a duplicated tab
 leaves it to the first; a lost connection, and a run that ends meanwhile; a reload or a
 reconnection that finds another server process's run or an ended run, which are not
-watched again; the run limit with the runs to stop; a trace uploaded; an algorithm
+watched again; the run limit with the runs to stop; a trace uploaded and deleted; an algorithm
 switched with its parameters; and the page under its own CSP with no console error.
 Screenshots go to the artefacts folder.
 """
@@ -577,6 +577,28 @@ def check_trace_upload(page):
     wait_for(page, """() => document.querySelector('[data-msg="bottleneck.trace"]').textContent.includes('not a mahimahi trace')""",
              what="the refusal of a bad trace beside the link")
     print("bad upload:", page.text_content('[data-msg="bottleneck.trace"]'))
+    # The uploaded trace, still the link, is deleted from beside it (after asking): the
+    # link becomes a constant rate, the trace leaves the choices and the server.
+    assert page.input_value('[data-field="bottleneck.link"]') == "student_link.trace"
+    page.locator("#form fieldset", has_text="Bottleneck").screenshot(path=os.path.join(ARTIFACTS, "4b-uploaded-trace.png"))
+    asked = []
+    page.once("dialog", lambda d: asked.append(d.message))
+    page.click('button[data-act="del-trace"]')
+    wait_for(page, "() => window.lab.toml.includes('rate = ') && !window.lab.toml.includes('trace = ')",
+             what="the link a constant rate after the delete")
+    assert asked and "student_link.trace" in asked[0], asked
+    options = page.eval_on_selector_all('[data-field="bottleneck.link"] option', "os => os.map(o => o.value)")
+    assert "student_link.trace" not in options and "5.65mbps.trace" in options, options
+    assert page.locator('button[data-act="del-trace"]').count() == 0
+    note = page.text_content('[data-note="bottleneck.trace"]')
+    print("delete:", note)
+    assert "deleted student_link.trace" in note, note
+    names = page.evaluate("async () => (await (await fetch('/api/traces')).json()).traces.map(t => t.name)")
+    assert "student_link.trace" not in names, names
+    # A ready trace offers no delete.
+    page.select_option('[data-field="bottleneck.link"]', "5.65mbps.trace")
+    wait_for(page, "() => window.lab.toml.includes('trace = \"5.65mbps.trace\"')", what="the ready trace as the link")
+    assert page.locator('button[data-act="del-trace"]').count() == 0
 
 
 def check_algorithm_switch_and_loss_zero(page):

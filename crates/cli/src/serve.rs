@@ -37,6 +37,11 @@ pub struct Args {
     /// Runs going at once.
     #[arg(long, default_value_t = 4, allow_negative_numbers = true, value_parser = whole_in::<1, MAX_RUNS>)]
     pub max_runs: u64,
+    /// Most the results folder may hold, in MB (10^6 bytes): saved runs, comparisons and
+    /// uploaded traces. A save, comparison or upload that would pass it is refused (507)
+    /// until saved runs or traces are deleted.
+    #[arg(long, default_value_t = Limits::DISK_MB, allow_negative_numbers = true, value_parser = whole_in::<1, 100_000_000>)]
+    pub max_disk_mb: u64,
 }
 
 /// `--port`: 0 to 65535.
@@ -107,6 +112,7 @@ pub fn main(args: Args) -> Result<(), String> {
     let limits = Limits {
         idle_stop: std::time::Duration::from_secs(args.idle_stop),
         max_active_runs: args.max_runs as usize,
+        max_disk_bytes: args.max_disk_mb * 1_000_000,
         ..Limits::default()
     };
     let config = Config {

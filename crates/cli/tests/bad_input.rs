@@ -647,6 +647,10 @@ fn whole_number_flags_name_their_range() {
             "'--max-runs <MAX_RUNS>': expected a whole number from 1 to",
         ),
         (&["serve", "--idle-stop", "1e9"], "expected a whole number from 1 to 86400"),
+        (
+            &["serve", "--max-disk-mb", "0"],
+            "'0' for '--max-disk-mb <MAX_DISK_MB>': expected a whole number from 1 to 100000000",
+        ),
         (&["fidelity", "--runs", "21"], "'--runs <RUNS>': expected a whole number from 1 to 20"),
     ] {
         let o = run_in(dir.path(), args);

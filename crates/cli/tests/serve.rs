@@ -592,6 +592,128 @@ fn traces_are_named_only_from_the_ready_folders_or_uploads() {
     }
 }
 
+/// An uploaded trace can be deleted while a run uses it: the run goes on, its scenario
+/// with a live change still reads back, and its save writes the trace the run ran on,
+/// not a later upload of the same name. Ready traces are not deleted.
+#[test]
+fn an_uploaded_trace_is_deleted_while_a_run_that_uses_it_goes_on_and_saves() {
+    let s = Server::start(&[]);
+    let with = |t: &str| SMALL.replace("rate = \"10Mbps\"", &format!("trace = \"{t}\""));
+    let first: String = (1..=20).map(|ms| format!("{ms}\n{ms}\n")).collect(); // 24 Mbit/s
+    let (st, v) = s.call("POST", "/api/traces?name=gone.trace", &[], first.as_bytes());
+    assert_eq!(st, 200, "{v}");
+    let scenario = with("gone.trace").replace("cc = \"cubic\"", "cc = \"tuner\"");
+    let id = s.run(&scenario, "1x");
+    s.wait_sampling(id, 30);
+    let (st, v) = s.post(
+        &format!("/api/runs/{id}/params"),
+        &json!({ "flow": 0, "name": "beta", "value": 0.5 }),
+    );
+    assert_eq!(st, 200, "{v}");
+    let (st, v) = s.call("DELETE", "/api/traces/gone.trace", &[], b"");
+    assert!(st == 200 && v["deleted"] == "gone.trace", "{st}: {v}");
+    assert!(!s.results.path().join(".traces/gone.trace").exists());
+    assert!(!s.get("/api/traces").1.to_string().contains("gone.trace"));
+    let (st, v) = s.post_text("/api/scenarios/check", &with("gone.trace"));
+    assert!(st == 400 && v["error"].as_str().unwrap().contains("no such trace"), "{v}");
+    // The same name uploaded again, with another rate: the run keeps its own trace.
+    let (st, v) = s.call("POST", "/api/traces?name=gone.trace", &[], b"1\n2\n3\n4\n");
+    assert_eq!(st, 200, "{v}");
+    let (st, v) = s.get(&format!("/api/runs/{id}/scenario"));
+    assert_eq!(st, 200, "the scenario with its change reads back: {v}");
+    s.wait_state(id, "finished", 30);
+    let (st, v) = s.post(&format!("/api/runs/{id}/save"), &json!({ "name": "kept" }));
+    assert!(st == 201 && v["saved"]["identical"] == true, "{st}: {v}");
+    let saved = std::fs::read_to_string(s.results.path().join("kept/gone.trace")).unwrap();
+    assert_eq!(saved, first, "the save holds the trace the run ran on");
+    // Gone twice, never there, ready, not a name, with a body or a query: each named.
+    assert_eq!(s.call("DELETE", "/api/traces/gone.trace", &[], b"").0, 200);
+    for (path, body, status, needle) in [
+        ("/api/traces/gone.trace", "", 404, "no uploaded trace \"gone.trace\""),
+        ("/api/traces/5.65mbps.trace", "", 403, "a ready trace of the repository"),
+        ("/api/traces/..%2Fkept", "", 400, "a plain file name"),
+        ("/api/traces/notes.md", "", 400, "not .md"),
+        ("/api/traces/x.trace", "1\n", 400, "takes none (2 bytes sent)"),
+        ("/api/traces/x.trace?force=1", "", 400, "unknown query parameter"),
+    ] {
+        let (st, v) = s.call("DELETE", path, &[], body.as_bytes());
+        assert_eq!(st, status, "{path}: {v}");
+        assert!(v["error"].as_str().unwrap().contains(needle), "{path}: {v}");
+    }
+    assert!(s.get("/api/traces").1.to_string().contains("5.65mbps.trace"), "a ready trace stays");
+}
+
+/// The results folder is held to `--max-disk-mb`: past it, saves, comparisons and
+/// uploads are refused (507) with the folder's size, the limit and what makes room, and
+/// deleting makes room at once.
+#[test]
+fn the_results_folder_is_held_to_its_disk_limit() {
+    let s = Server::start(&["--max-disk-mb", "1"]);
+    let save = |name: &str| {
+        let id = s.run(SMALL, "max");
+        s.wait_state(id, "finished", 30);
+        s.post(&format!("/api/runs/{id}/save"), &json!({ "name": name }))
+    };
+    let (st, v) = save("a");
+    assert_eq!(st, 201, "{v}");
+    let (st, v) = save("b");
+    assert_eq!(st, 201, "{v}");
+    let held: u64 = ["a", "b"].iter().map(|n| folder_bytes(&s.results.path().join(n))).sum();
+    assert!(held < 1_000_000, "two small saved runs fit in 1 MB: {held} bytes");
+    // A trace that fits in what is left, then one that does not.
+    let fits = "1\n".repeat(((1_000_000 - held) / 2 - 100) as usize);
+    let (st, v) = s.call("POST", "/api/traces?name=big.trace", &[], fits.as_bytes());
+    assert_eq!(st, 200, "{v}");
+    let (st, v) = s.call("POST", "/api/traces?name=more.trace", &[], b"2\n".repeat(400).as_slice());
+    let e = v["error"].as_str().unwrap_or_default();
+    assert!(
+        st == 507
+            && e.contains("no room for this trace")
+            && e.contains("and this trace adds 0.8 kB")
+            && e.contains("limit of 1.0 MB (cclab serve --max-disk-mb 1)")
+            && e.contains("delete saved runs"),
+        "{st}: {v}"
+    );
+    assert!(!s.results.path().join(".traces/more.trace").exists());
+    // The folder is now at its limit to within 200 bytes: one more save takes it over.
+    let (st, v) = save("c");
+    assert_eq!(st, 201, "a save that starts under the limit is done: {v}");
+    let (st, v) = save("d");
+    assert!(
+        st == 507 && v["error"].as_str().unwrap().contains("no room for this save"),
+        "{st}: {v}"
+    );
+    assert!(!s.results.path().join("d").exists());
+    let (st, v) = s.post("/api/compare", &json!({ "a": "a", "b": "b" }));
+    assert!(
+        st == 507 && v["error"].as_str().unwrap().contains("no room for this comparison"),
+        "{st}: {v}"
+    );
+    // Deleting makes room at once.
+    assert_eq!(s.call("DELETE", "/api/traces/big.trace", &[], b"").0, 200);
+    assert_eq!(s.call("DELETE", "/api/saved/c", &[], b"").0, 200);
+    let (st, v) = save("d");
+    assert_eq!(st, 201, "{v}");
+    let (st, v) = s.post("/api/compare", &json!({ "a": "a", "b": "b" }));
+    assert_eq!(st, 200, "{v}");
+}
+
+/// The bytes of the files under `dir`, at any depth.
+fn folder_bytes(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            let m = e.metadata().unwrap();
+            if m.is_dir() {
+                folder_bytes(&e.path())
+            } else {
+                m.len()
+            }
+        })
+        .sum()
+}
+
 /// The traces in `shared/traces` beside the repository are found from its `scenarios`
 /// folder, wherever the binary and the working folder are (student review, 2026-12-06:
 /// a copied binary listed only `scenarios/traces`).

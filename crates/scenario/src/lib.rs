@@ -61,7 +61,7 @@ pub fn parse_str_or_sweep(
     default_name: &str,
     overrides: &[String],
 ) -> Result<Loaded, ScenarioError> {
-    let ctx = schema::Ctx { file, text, base_dir, default_name };
+    let ctx = schema::Ctx { file, text, base_dir, default_name, trace_text: None };
     let mut root = parse_doc(&ctx, overrides)?;
     match sweep::take(&mut root) {
         Some(table) => sweep::plan(&ctx, root, table).map(Loaded::Sweep),
@@ -146,8 +146,24 @@ pub fn parse_str(
     default_name: &str,
     overrides: &[String],
 ) -> Result<Scenario, ScenarioError> {
-    let ctx = schema::Ctx { file, text, base_dir, default_name };
+    let ctx = schema::Ctx { file, text, base_dir, default_name, trace_text: None };
     let root = parse_doc(&ctx, overrides)?;
+    schema::build(&ctx, &root)
+}
+
+/// [`parse_str`] for a scenario whose trace file the caller has read: `trace_text` is
+/// the text of the file its `bottleneck.trace` names (ignored if it names none). The web
+/// lab reads its runs so: the trace a run keeps is then exactly the one it runs on, and
+/// deleting or replacing the file later changes neither the run nor its save.
+pub fn parse_str_with_trace(
+    text: &str,
+    file: &str,
+    trace_text: &str,
+    default_name: &str,
+) -> Result<Scenario, ScenarioError> {
+    let ctx =
+        schema::Ctx { file, text, base_dir: None, default_name, trace_text: Some(trace_text) };
+    let root = parse_doc(&ctx, &[])?;
     schema::build(&ctx, &root)
 }
 

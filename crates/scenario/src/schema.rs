@@ -79,6 +79,9 @@ pub(crate) struct Ctx<'a> {
     pub text: &'a str,
     pub base_dir: Option<&'a Path>,
     pub default_name: &'a str,
+    /// The text of the trace file `bottleneck.trace` names, when the caller has read it
+    /// already ([`crate::parse_str_with_trace`]); `base_dir` then plays no part.
+    pub trace_text: Option<&'a str>,
 }
 
 impl Ctx<'_> {
@@ -620,6 +623,11 @@ fn direction(f: &Fields) -> Result<Direction, ScenarioError> {
 }
 
 fn load_trace(ctx: &Ctx, n: &Node, path: &str) -> Result<Trace, ScenarioError> {
+    if let Some(text) = ctx.trace_text {
+        return Trace::parse(text).map_err(|e| {
+            ctx.bad(n, "bottleneck.trace", format!("{path} is not a mahimahi trace: {e}"))
+        });
+    }
     let full = match ctx.base_dir {
         Some(dir) if Path::new(path).is_relative() => dir.join(path),
         _ => Path::new(path).to_path_buf(),
@@ -970,7 +978,7 @@ mod tests {
     use super::*;
 
     fn ctx() -> Ctx<'static> {
-        Ctx { file: "t.toml", text: "", base_dir: None, default_name: "t" }
+        Ctx { file: "t.toml", text: "", base_dir: None, default_name: "t", trace_text: None }
     }
 
     fn node(val: Val) -> Node {

@@ -283,3 +283,19 @@ fn tlp_is_on_unless_a_flow_turns_it_off() {
     let (off, bad) = ("flows[1].tlp=false", "flows[0].tlp=\"off\"");
     check_flow_switch(off, [true, false], bad, |t| t.tlp);
 }
+
+/// A trace the caller has read is parsed from its text: no file of that name is looked
+/// for, and a bad text is refused under the trace's name, not a path.
+#[test]
+fn a_trace_given_as_text_is_parsed_from_the_text() {
+    let text = "duration = \"1s\"\n[bottleneck]\ntrace = \"nowhere.trace\"\ndelay = \"5ms\"\n[[flows]]\ncc = \"cubic\"\nrtt = \"20ms\"\n";
+    let s = cclab_scenario::parse_str_with_trace(text, "t.toml", "1\n1\n3\n", "t").unwrap();
+    let LinkRate::Trace(t) = &s.config.bottleneck.rate else { panic!("a trace link") };
+    assert_eq!(t.opportunities_ms, [1, 1, 3]);
+    let e = cclab_scenario::parse_str_with_trace(text, "t.toml", "root:x\n", "t").unwrap_err();
+    assert_eq!(e.field, "bottleneck.trace");
+    assert!(e.to_string().contains("nowhere.trace is not a mahimahi trace"), "{e}");
+    // Without the text, the file is looked for, and is not there.
+    let e = parse_str(text, "t.toml", None, "t", &[]).unwrap_err();
+    assert!(e.to_string().contains("cannot read trace file"), "{e}");
+}

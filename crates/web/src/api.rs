@@ -155,6 +155,26 @@ pub async fn upload_trace(State(app): State<Shared>, Params(q): Params, bytes: B
     blocking(move || store.upload_trace(&name, &bytes)).await.map(Json)
 }
 
+/// `DELETE /api/traces/{name}`: an uploaded trace.
+pub async fn delete_trace(
+    State(app): State<Shared>,
+    Path(name): Path<String>,
+    _: NoQuery,
+    bytes: Bytes,
+) -> Answer {
+    no_body(&bytes, &format!("DELETE /api/traces/{name}"))?;
+    let store = app.store.clone();
+    blocking(move || store.delete_trace(&name)).await.map(Json)
+}
+
+/// A request that takes no body (`what`: its method and path) and came with one.
+fn no_body(bytes: &Bytes, what: &str) -> ApiResult<()> {
+    if bytes.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::bad(format!("request body: {what} takes none ({} bytes sent)", bytes.len())))
+}
+
 /// Refuses query keys other than `allowed`.
 fn only_keys(q: &BTreeMap<String, String>, allowed: &[&str]) -> ApiResult<()> {
     match q.keys().find(|k| !allowed.contains(&k.as_str())) {
@@ -665,12 +685,7 @@ pub async fn saved_delete(
     _: NoQuery,
     bytes: Bytes,
 ) -> Answer {
-    if !bytes.is_empty() {
-        return Err(ApiError::bad(format!(
-            "request body: DELETE /api/saved/{name} takes none ({} bytes sent)",
-            bytes.len()
-        )));
-    }
+    no_body(&bytes, &format!("DELETE /api/saved/{name}"))?;
     let store = app.store.clone();
     let asked = name.clone();
     let deleted = blocking(move || store.delete(&asked)).await?;

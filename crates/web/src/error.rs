@@ -30,6 +30,10 @@ impl ApiError {
     pub fn forbidden(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::FORBIDDEN, message)
     }
+    /// 507: the results folder is at its limit (`--max-disk-mb`).
+    pub fn no_room(message: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::INSUFFICIENT_STORAGE, message)
+    }
     pub fn internal(message: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, message)
     }

@@ -10,7 +10,6 @@ use cclab_scenario::doc::{self, Node, Val};
 use cclab_scenario::{Scenario, ScenarioError};
 use cclab_sim::Simulation;
 use serde_json::Value;
-use std::path::PathBuf;
 
 /// How errors name a scenario that came without a file name.
 pub const DEFAULT_FILE: &str = "scenario.toml";
@@ -22,8 +21,26 @@ pub struct Checked {
     pub toml: String,
     /// The name errors use for it (`scenario.toml`, or the client's `file`).
     pub file: String,
-    /// The trace file it names, if any (copied beside a saved scenario).
-    pub trace: Option<PathBuf>,
+    /// The trace it names, if any, as it was read for the check (written beside a saved
+    /// scenario).
+    pub trace: Option<KeptTrace>,
+}
+
+/// A run's trace, kept from its check on: deleting or replacing the upload later changes
+/// neither the run nor what saving it writes.
+pub struct KeptTrace {
+    /// The bare name the scenario gives it.
+    pub name: String,
+    pub text: String,
+}
+
+/// Parses scenario text whose trace, if it names one, is `trace`.
+pub fn parse(text: &str, file: &str, trace: Option<&KeptTrace>) -> Result<Scenario, ScenarioError> {
+    let stem = file.strip_suffix(".toml").unwrap_or(file);
+    match trace {
+        Some(t) => cclab_scenario::parse_str_with_trace(text, file, &t.text, stem),
+        None => cclab_scenario::parse_str(text, file, None, stem, &[]),
+    }
 }
 
 /// The file name errors use: the client's, if it is a plain file name.
@@ -101,10 +118,7 @@ pub fn check(text: &str, file: &str, traces: &Traces, limits: &Limits) -> ApiRes
         Some(root) => trace_of(root, text, file, traces)?,
         None => None,
     };
-    let base_dir = trace.as_ref().and_then(|p| p.parent());
-    let stem = file.strip_suffix(".toml").unwrap_or(file);
-    let scenario = cclab_scenario::parse_str(text, file, base_dir, stem, &[])
-        .map_err(|e| ApiError::scenario(&e))?;
+    let scenario = parse(text, file, trace.as_ref()).map_err(|e| ApiError::scenario(&e))?;
     // The simulator's own checks, worded as `cclab run` words them.
     if let Err(e) = cclab_sim::validate(&scenario.config) {
         return Err(ApiError::sim(&e, Some(file)));
@@ -136,26 +150,31 @@ fn refuse_sweep(root: &Node, text: &str, file: &str) -> ApiResult<()> {
     }))
 }
 
-/// The trace file a scenario names, refusing anything but a known bare name.
-fn trace_of(root: &Node, text: &str, file: &str, traces: &Traces) -> ApiResult<Option<PathBuf>> {
+/// The trace a scenario names, read, refusing anything but a known bare name.
+fn trace_of(root: &Node, text: &str, file: &str, traces: &Traces) -> ApiResult<Option<KeptTrace>> {
     let Some(node) = root.get("bottleneck").and_then(|b| b.get("trace")) else { return Ok(None) };
     let Val::Str(name) = &node.val else { return Ok(None) };
+    let refuse = |message: String| {
+        ApiError::scenario(&ScenarioError {
+            file: file.to_string(),
+            line: node.span.as_ref().map(|s| doc::line_of(text, s.start)),
+            from_override: false,
+            field: "bottleneck.trace".to_string(),
+            value: Some(node.show()),
+            message,
+        })
+    };
     if let Some(path) = traces.find(name) {
-        return Ok(Some(path));
+        // The server's own path is left out of the message.
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| refuse(format!("cannot read this trace: {e}")))?;
+        return Ok(Some(KeptTrace { name: name.clone(), text }));
     }
     let names = traces.names();
     let known = if names.is_empty() { "none".to_string() } else { names.join(", ") };
-    let e = ScenarioError {
-        file: file.to_string(),
-        line: node.span.as_ref().map(|s| doc::line_of(text, s.start)),
-        from_override: false,
-        field: "bottleneck.trace".to_string(),
-        value: Some(node.show()),
-        message: if name.contains('/') {
-            format!("over HTTP a trace is named by its file name, from the ready trace folders or uploaded through the page (never a path); known traces: {known}")
-        } else {
-            format!("no such trace; known traces (the ready trace folders and those uploaded through the page): {known}")
-        },
-    };
-    Err(ApiError::scenario(&e))
+    Err(refuse(if name.contains('/') {
+        format!("over HTTP a trace is named by its file name, from the ready trace folders or uploaded through the page (never a path); known traces: {known}")
+    } else {
+        format!("no such trace; known traces (the ready trace folders and those uploaded through the page): {known}")
+    }))
 }

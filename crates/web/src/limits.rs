@@ -27,6 +27,9 @@ pub struct Limits {
     pub max_body_bytes: usize,
     /// Uploaded trace files.
     pub max_trace_bytes: usize,
+    /// The results folder (saved runs, comparisons, uploads): no save, comparison or
+    /// upload starts once it would hold more.
+    pub max_disk_bytes: u64,
     /// A run nobody watches (no WebSocket, no request about it) for this long is stopped,
     /// unless it is to be saved when it finishes.
     pub idle_stop: std::time::Duration,
@@ -37,6 +40,8 @@ pub struct Limits {
 impl Limits {
     /// Runs kept in memory by default (going or finished and not yet dropped).
     pub const KEPT_RUNS: usize = 32;
+    /// The results folder's size by default, in MB (`--max-disk-mb`).
+    pub const DISK_MB: u64 = 4_000;
 }
 
 impl Default for Limits {
@@ -52,6 +57,7 @@ impl Default for Limits {
             max_clients_per_run: 8,
             max_body_bytes: 1 << 20,
             max_trace_bytes: 16 << 20,
+            max_disk_bytes: Limits::DISK_MB * 1_000_000,
             idle_stop: std::time::Duration::from_secs(15),
             keep_finished: std::time::Duration::from_secs(600),
         }

@@ -74,9 +74,7 @@ pub fn scenario_with_changes(c: &Checked, changes: &[LiveChange]) -> ApiResult<S
         // which tables cannot be appended: write the document anew with them added.
         text = merged(&c.toml, &added)?;
     }
-    let base = c.trace.as_ref().and_then(|p| p.parent());
-    let stem = c.file.strip_suffix(".toml").unwrap_or(&c.file);
-    let read = cclab_scenario::parse_str(&text, &c.file, base, stem, &[])
+    let read = crate::intake::parse(&text, &c.file, c.trace.as_ref())
         .map_err(|e| ApiError::internal(format!("the saved scenario does not read back: {e}")))?;
     let expected = c.scenario.config.changes.len() + changes.len();
     if read.config.changes.len() != expected {

@@ -25,7 +25,7 @@ use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::{header, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use axum::Router;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -71,6 +71,7 @@ fn router(app: Shared) -> Router {
             "/api/traces",
             get(api::traces).post(api::upload_trace).layer(DefaultBodyLimit::max(trace_limit)),
         )
+        .route("/api/traces/{name}", delete(api::delete_trace))
         .route("/api/runs", get(api::list_runs).post(api::create_run))
         .route("/api/runs/{id}", get(api::run_status))
         .route("/api/runs/{id}/live", get(api::live))
@@ -283,6 +284,7 @@ pub fn serve(cfg: Config, ready: impl FnOnce(&str)) -> Result<(), String> {
             cfg.results.clone(),
             cfg.trace_dirs.clone(),
             cfg.results_writer.clone(),
+            cfg.limits.max_disk_bytes,
         ));
         let runs = Runs::new(cfg.limits.clone(), cfg.results_writer.clone(), store.clone());
         let app = Arc::new(App { cfg, runs, store });

@@ -29,8 +29,11 @@ pub struct Store {
     /// remove and write the same folder at once.
     comparing: Mutex<()>,
     /// Held from the check that a trace name is free until the trace is in place, so
-    /// that of two uploads under one name, one is kept and the other refused.
+    /// that of two uploads under one name, one is kept and the other refused; and while
+    /// one is deleted.
     uploading: Mutex<()>,
+    /// What the folder may hold (`Limits::max_disk_bytes`).
+    max_bytes: u64,
 }
 
 /// A saved run's name: 1 to 64 letters, digits, '.', '_', '-', starting with a letter
@@ -91,7 +94,12 @@ pub fn content_type(file: &str) -> &'static str {
 }
 
 impl Store {
-    pub fn new(dir: PathBuf, ready_traces: Vec<PathBuf>, results: Arc<dyn ResultFiles>) -> Store {
+    pub fn new(
+        dir: PathBuf,
+        ready_traces: Vec<PathBuf>,
+        results: Arc<dyn ResultFiles>,
+        max_bytes: u64,
+    ) -> Store {
         let traces = Traces { ready: ready_traces, uploads: dir.join(UPLOAD_DIR) };
         Store {
             dir,
@@ -100,7 +108,36 @@ impl Store {
             promised: Mutex::new(BTreeSet::new()),
             comparing: Mutex::new(()),
             uploading: Mutex::new(()),
+            max_bytes,
         }
+    }
+
+    /// Refuses a write of `adding` bytes (0 where the size is not known beforehand: a
+    /// save or a comparison) once the folder would hold more than its limit. The folder
+    /// is measured each time, so room made by hand counts at once; a write that starts
+    /// under the limit may end above it by its own size.
+    pub fn check_room(&self, what: &str, adding: u64) -> ApiResult<()> {
+        let held = bytes_under(&self.dir);
+        // A write of unknown size needs the folder under its limit; one of known size,
+        // room for itself.
+        if held < self.max_bytes && held.saturating_add(adding) <= self.max_bytes {
+            return Ok(());
+        }
+        let mb = |b: u64| match b {
+            ..1_000_000 => format!("{:.1} kB", b as f64 / 1e3),
+            _ => format!("{:.1} MB", b as f64 / 1e6),
+        };
+        let adds = if adding > 0 {
+            format!(" and this {what} adds {}", mb(adding))
+        } else {
+            String::new()
+        };
+        Err(ApiError::no_room(format!(
+            "no room for this {what}: the results folder holds {}{adds}, against its limit of {} (cclab serve --max-disk-mb {}); delete saved runs or uploaded traces to make room",
+            mb(held),
+            mb(self.max_bytes),
+            self.max_bytes / 1_000_000
+        )))
     }
 
     /// Promises `name` to a run to be saved, unless a saved run has it or another run
@@ -110,6 +147,7 @@ impl Store {
         if std::fs::symlink_metadata(self.dir.join(name)).is_ok() {
             return Err(taken(name));
         }
+        self.check_room("save", 0)?;
         if !self.promised.lock().unwrap().insert(name.to_string()) {
             return Err(ApiError::conflict(format!(
                 "another run is to be saved as \"{name}\"; choose another name"
@@ -217,6 +255,8 @@ impl Store {
             (feed.summary.clone(), feed.changes.clone())
         };
         let summary = summary.ok_or_else(|| ApiError::conflict("the run has not finished"))?;
+        // Asked when the save was, and again now: a pending save comes later.
+        self.check_room("save", 0)?;
         let text = crate::replay::scenario_with_changes(&run.checked, &changes)?;
         let work = self.dir.join(format!(".save-{}-{}", run.id, std::process::id()));
         let _ = std::fs::remove_dir_all(&work);
@@ -246,9 +286,9 @@ impl Store {
         std::fs::write(work.join(file), text).map_err(|e| io("cannot write the scenario", e))?;
         let mut copies = vec![file.clone()];
         if let Some(trace) = &run.checked.trace {
-            let tname = trace.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_string();
-            std::fs::copy(trace, work.join(&tname)).map_err(|e| io("cannot copy the trace", e))?;
-            copies.push(tname);
+            std::fs::write(work.join(&trace.name), &trace.text)
+                .map_err(|e| io("cannot write the trace", e))?;
+            copies.push(trace.name.clone());
         }
         self.results.run(&work.join(file), dest).map_err(ApiError::internal)?;
         for name in copies {
@@ -273,6 +313,7 @@ impl Store {
         let (da, db) = (self.saved_dir(a)?, self.saved_dir(b)?);
         let out = self.compare_dir(a, b);
         let _one_at_a_time = self.comparing.lock().unwrap_or_else(|e| e.into_inner());
+        self.check_room("comparison", 0)?;
         let _ = std::fs::remove_dir_all(&out);
         std::fs::create_dir_all(out.parent().unwrap_or(&self.dir))
             .map_err(|e| ApiError::internal(format!("cannot create the comparison folder: {e}")))?;
@@ -299,9 +340,7 @@ impl Store {
 
     /// `POST /api/traces?name=...`: a mahimahi trace kept among the uploads.
     pub fn upload_trace(&self, name: &str, body: &[u8]) -> ApiResult<Value> {
-        if !valid_trace_name(name) {
-            return Err(ApiError::field("name", format!("\"{name}\": a plain file name such as my-link.trace (letters, digits, '.', '_', '-'; not .md)")));
-        }
+        check_trace_name(name)?;
         let _one_at_a_time = self.uploading.lock().unwrap_or_else(|e| e.into_inner());
         if self.traces.find(name).is_some() {
             return Err(ApiError::conflict(format!(
@@ -316,6 +355,7 @@ impl Store {
         })?;
         let trace = cclab_sim::Trace::parse(text)
             .map_err(|e| ApiError::field("trace", format!("not a mahimahi trace: {e}")))?;
+        self.check_room("trace", body.len() as u64)?;
         // Written under a hidden name (never listed nor found) and then renamed, so no
         // run reads half a trace.
         let dir = &self.traces.uploads;
@@ -329,6 +369,51 @@ impl Store {
             })?;
         Ok(json!({ "name": name, "mean_rate_bps": trace.mean_rate().0 }))
     }
+
+    /// `DELETE /api/traces/{name}`: removes an uploaded trace. A run that uses it goes on
+    /// and saves as before, with the text it read when it was checked; the ready traces
+    /// belong to the repository and are not deleted.
+    pub fn delete_trace(&self, name: &str) -> ApiResult<Value> {
+        check_trace_name(name)?;
+        let _one_at_a_time = self.uploading.lock().unwrap_or_else(|e| e.into_inner());
+        let upload = self.traces.uploads.join(name);
+        if upload.is_file() {
+            std::fs::remove_file(&upload)
+                .map_err(|e| ApiError::internal(format!("cannot delete \"{name}\": {e}")))?;
+            return Ok(json!({ "deleted": name }));
+        }
+        if self.traces.find(name).is_some() {
+            return Err(ApiError::forbidden(format!(
+                "\"{name}\" is a ready trace of the repository, not an upload; only traces uploaded through the page can be deleted"
+            )));
+        }
+        Err(ApiError::not_found(format!("no uploaded trace \"{name}\"")))
+    }
+}
+
+/// The bytes of the regular files under `dir`, at any depth (links are not followed).
+fn bytes_under(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else { return 0 };
+    entries
+        .flatten()
+        .filter_map(|e| Some((e.path(), e.file_type().ok()?)))
+        .map(|(path, kind)| match kind {
+            k if k.is_dir() => bytes_under(&path),
+            k if k.is_file() => std::fs::symlink_metadata(&path).map_or(0, |m| m.len()),
+            _ => 0,
+        })
+        .sum()
+}
+
+/// A trace's name as a request gives it (`name`), or why it is refused.
+fn check_trace_name(name: &str) -> ApiResult<()> {
+    if valid_trace_name(name) {
+        return Ok(());
+    }
+    Err(ApiError::field(
+        "name",
+        format!("\"{name}\": a plain file name such as my-link.trace (letters, digits, '.', '_', '-'; not .md)"),
+    ))
 }
 
 /// One folder per pair, `.compare/A/B`: a name may hold any separator a single folder

@@ -2,7 +2,7 @@
 // the tuning panel, results and the kernel panel. `window.lab` holds the page's state
 // (the current run's data included), for the curious and for the browser test.
 
-import { UNREACHABLE, get, getText, post, postText } from "./api.js";
+import { UNREACHABLE, del, get, getText, post, postText } from "./api.js";
 import { Chart, flowColor, valueText } from "./charts.js";
 import { ScenarioForm } from "./form.js";
 import { LiveRun, cubicCurve, isGoing } from "./live.js";
@@ -84,7 +84,7 @@ async function pickScenario(id) {
 }
 
 function setupScenario(scenarios, traces) {
-  lab.form = new ScenarioForm($("form"), { algorithms: lab.algorithms, traces, onChange: (t) => scenarioEdited(t, "form"), upload: uploadTrace });
+  lab.form = new ScenarioForm($("form"), { algorithms: lab.algorithms, traces, onChange: (t) => scenarioEdited(t, "form"), upload: uploadTrace, removeTrace });
   const groups = {
     "": "scenarios/",
     seeds: "seeds' experiments",
@@ -467,6 +467,12 @@ function draw() {
   lab.frames = (lab.frames || 0) + 1;
   // Draw times of the last 200 frames (ms), to check the charts keep up.
   lab.drawMs = [...(lab.drawMs || []).slice(-199), performance.now() - t0];
+}
+
+/** Deletes an uploaded trace; answers the traces now. */
+async function removeTrace(name) {
+  await del(`/api/traces/${encodeURIComponent(name)}`);
+  return get("/api/traces");
 }
 
 /** Sends a trace file to the server; answers the upload and the traces now. */

@@ -102,13 +102,15 @@ function shown(v) {
 
 export class ScenarioForm {
   /** `onChange(toml)` is called after every edit; `upload(name, text)` sends a trace
-   *  file to the server and answers `{name, mean_rate_bps, traces}` (the traces now). */
-  constructor(root, { algorithms, traces, onChange, upload }) {
+   *  file to the server and answers `{name, mean_rate_bps, traces}` (the traces now);
+   *  `removeTrace(name)` deletes an uploaded trace and answers `{traces}`. */
+  constructor(root, { algorithms, traces, onChange, upload, removeTrace }) {
     this.root = root;
     this.algorithms = algorithms;
     this.traces = traces;
     this.onChange = onChange;
     this.upload = upload;
+    this.removeTrace = removeTrace;
     this.doc = { bottleneck: {}, flows: [] };
     this.notes = {}; // field path -> what the form did there ("beta dropped: ...")
     root.addEventListener("input", (ev) => this.edited(ev.target));
@@ -179,6 +181,21 @@ export class ScenarioForm {
     }
   }
 
+  /** Deletes the uploaded trace the link uses (after asking); the link becomes a
+   *  constant rate. Runs already started keep their own copy of the trace. */
+  async deleteTrace(name) {
+    if (!confirm(`Delete the uploaded trace "${name}"? Runs already started keep it; new ones cannot use it.`)) return;
+    const msg = this.root.querySelector('[data-msg="bottleneck.trace"]');
+    try {
+      const r = await this.removeTrace(name);
+      this.traces = r.traces;
+      this.notes["bottleneck.trace"] = `deleted ${name}: the link is a constant rate again`;
+      this.switchLink("rate");
+    } catch (e) {
+      msg.textContent = `${name} was not deleted: ${e.message}`;
+    }
+  }
+
   /** A flow's new algorithm keeps only the parameters it has (another algorithm's
    *  beta means nothing to it, and the file would be refused); the form says which went. */
   switchAlgorithm(i, cc) {
@@ -219,6 +236,7 @@ export class ScenarioForm {
     if (act === "del-cross") this.doc.cross.splice(i, 1);
     if (act === "del-change") this.doc.changes.splice(i, 1);
     if (act === "del-param") this.removeParam(i, b.dataset.param);
+    if (act === "del-trace") return this.deleteTrace(b.dataset.trace);
     if (act === "del-flow") this.notes = {}; // they name flows by index
     this.render();
     this.onChange(this.toml());
@@ -276,8 +294,13 @@ export class ScenarioForm {
       type: "file", "data-upload": "1", accept: ".trace,.txt,text/plain", "aria-label": "upload a trace",
       title: "A mahimahi trace: one whole number of milliseconds per line, each a 1500-byte delivery opportunity. It is kept in the server's results folder.",
     });
+    const uploaded = this.traces.some((t) => t.name === b.trace && t.origin === "uploaded");
+    const remove = uploaded && el("button", {
+      type: "button", class: "delete", "data-act": "del-trace", "data-trace": b.trace, text: "delete upload",
+      title: `delete the uploaded trace ${b.trace} from the server`,
+    });
     const rows = [el("legend", { text: "Bottleneck" }), this.row("link", link, "bottleneck.trace"),
-      el("div", { class: "field" }, el("label", { text: "upload trace" }), upload, this.note("bottleneck.trace"))];
+      el("div", { class: "field" }, el("label", { text: "upload trace" }), upload, remove, this.note("bottleneck.trace"))];
     if (b.trace === undefined) rows.push(this.row("rate", this.input("bottleneck.rate", "text", "e.g. 12Mbps"), "bottleneck.rate"));
     rows.push(
       this.row("delay", this.input("bottleneck.delay", "text", "one way, e.g. 10ms"), "bottleneck.delay"),
