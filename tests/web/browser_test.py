@@ -299,6 +299,10 @@ def check_saved_run_deleted(page):
     assert after == [n for n in before if n != "alpha-beta03"], (before, after)
     status = page.evaluate("async () => (await fetch('/api/saved/alpha-beta03')).status")
     assert status == 404, status
+    # Under the list, how full the results folder is against its limit.
+    disk = page.text_content("#disk-note")
+    print("disk:", disk)
+    assert disk.startswith("results folder: ") and " of 4000.0 MB (" in disk, disk
 
 
 def heap_mb(page):

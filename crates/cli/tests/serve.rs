@@ -26,7 +26,11 @@ impl Server {
 
     /// A server whose ready scenarios are those of `scenarios`.
     fn start_with(scenarios: &std::path::Path, extra: &[&str]) -> Server {
-        let results = TempDir::new("serve");
+        Server::start_in(TempDir::new("serve"), scenarios, extra)
+    }
+
+    /// A server whose results folder is `results` (which may hold files already).
+    fn start_in(results: TempDir, scenarios: &std::path::Path, extra: &[&str]) -> Server {
         let mut child = cclab()
             .args(["serve", "--port", "0", "--results"])
             .arg(results.path())
@@ -616,6 +620,8 @@ fn an_uploaded_trace_is_deleted_while_a_run_that_uses_it_goes_on_and_saves() {
     assert!(!s.get("/api/traces").1.to_string().contains("gone.trace"));
     let (st, v) = s.post_text("/api/scenarios/check", &with("gone.trace"));
     assert!(st == 400 && v["error"].as_str().unwrap().contains("no such trace"), "{v}");
+    let (st, v) = s.get(&format!("/api/runs/{id}/scenario"));
+    assert_eq!(st, 200, "the scenario with its change reads back without the file: {v}");
     // The same name uploaded again, with another rate: the run keeps its own trace.
     let (st, v) = s.call("POST", "/api/traces?name=gone.trace", &[], b"1\n2\n3\n4\n");
     assert_eq!(st, 200, "{v}");
@@ -641,6 +647,12 @@ fn an_uploaded_trace_is_deleted_while_a_run_that_uses_it_goes_on_and_saves() {
         assert!(v["error"].as_str().unwrap().contains(needle), "{path}: {v}");
     }
     assert!(s.get("/api/traces").1.to_string().contains("5.65mbps.trace"), "a ready trace stays");
+    // An upload a ready trace's name hides (put there by hand) is not what the name means:
+    // not deleted for it.
+    let hidden = s.results.path().join(".traces/5.65mbps.trace");
+    std::fs::write(&hidden, "1\n").unwrap();
+    assert_eq!(s.call("DELETE", "/api/traces/5.65mbps.trace", &[], b"").0, 403);
+    assert!(hidden.is_file());
 }
 
 /// The results folder is held to `--max-disk-mb`: past it, saves, comparisons and
@@ -648,7 +660,22 @@ fn an_uploaded_trace_is_deleted_while_a_run_that_uses_it_goes_on_and_saves() {
 /// deleting makes room at once.
 #[test]
 fn the_results_folder_is_held_to_its_disk_limit() {
-    let s = Server::start(&["--max-disk-mb", "1"]);
+    // Work files of a server killed mid-write (no process has id 4000000000) are removed
+    // at start, those of a live one (init's id) kept.
+    let results = TempDir::new("serve-disk");
+    let dead = results.path().join(".save-3-4000000000");
+    std::fs::create_dir_all(&dead).unwrap();
+    std::fs::write(dead.join("flows.csv"), vec![b'x'; 2_000_000]).unwrap();
+    std::fs::create_dir_all(results.path().join(".traces")).unwrap();
+    let part = results.path().join(".traces/.x.trace.4000000000.part");
+    std::fs::write(&part, "1\n").unwrap();
+    let live = results.path().join(".deleting-old-1");
+    std::fs::create_dir_all(&live).unwrap();
+    let s = Server::start_in(results, &repo().join("scenarios"), &["--max-disk-mb", "1"]);
+    assert!(!dead.exists() && !part.exists() && live.is_dir());
+    std::fs::remove_dir(&live).unwrap();
+    let (_, v) = s.get("/api/saved");
+    assert_eq!(v["disk"], json!({ "used_bytes": 0, "max_bytes": 1_000_000 }), "{v}");
     let save = |name: &str| {
         let id = s.run(SMALL, "max");
         s.wait_state(id, "finished", 30);
@@ -679,10 +706,15 @@ fn the_results_folder_is_held_to_its_disk_limit() {
     let (st, v) = save("c");
     assert_eq!(st, 201, "a save that starts under the limit is done: {v}");
     let (st, v) = save("d");
+    let e = v["error"].as_str().unwrap_or_default();
     assert!(
-        st == 507 && v["error"].as_str().unwrap().contains("no room for this save"),
+        st == 507
+            && e.contains("no room for this save: the results folder holds 1.")
+            && e.contains("MB, at or over its limit of 1.0 MB"),
         "{st}: {v}"
     );
+    let (_, v) = s.get("/api/saved");
+    assert!(v["disk"]["used_bytes"].as_u64().unwrap() > 1_000_000, "{v}");
     assert!(!s.results.path().join("d").exists());
     let (st, v) = s.post("/api/compare", &json!({ "a": "a", "b": "b" }));
     assert!(
@@ -696,6 +728,34 @@ fn the_results_folder_is_held_to_its_disk_limit() {
     assert_eq!(st, 201, "{v}");
     let (st, v) = s.post("/api/compare", &json!({ "a": "a", "b": "b" }));
     assert_eq!(st, 200, "{v}");
+    // A save asked for while there is room, and the folder full when the run ends: the
+    // save fails saying so, and succeeds once room is made.
+    let id = s.run(SMALL, "1x");
+    let (st, v) = s.post(&format!("/api/runs/{id}/save"), &json!({ "name": "e" }));
+    assert_eq!((st, &v["state"]), (202, &json!("pending")), "{v}");
+    // Exactly the room left (a line of three bytes at the end where the room is odd).
+    let room = (1_000_000 - folder_bytes(s.results.path())) as usize;
+    let fill = "1\n".repeat(room / 2 - room % 2) + ["", "10\n"][room % 2];
+    assert_eq!(fill.len(), room);
+    let (st, v) = s.call("POST", "/api/traces?name=fill.trace", &[], fill.as_bytes());
+    assert_eq!(st, 200, "{v}");
+    s.wait_state(id, "finished", 30);
+    let save_of = |id: u64| s.get(&format!("/api/runs/{id}")).1["save"].clone();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while save_of(id)["state"] == "pending" {
+        assert!(Instant::now() < deadline, "{}", save_of(id));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let failed = save_of(id);
+    assert!(
+        failed["state"] == "failed"
+            && failed["error"].as_str().unwrap_or_default().contains("no room for this save"),
+        "{failed}"
+    );
+    assert!(!s.results.path().join("e").exists());
+    assert_eq!(s.call("DELETE", "/api/traces/fill.trace", &[], b"").0, 200);
+    let (st, v) = s.post(&format!("/api/runs/{id}/save"), &json!({ "name": "e" }));
+    assert_eq!(st, 201, "{v}");
 }
 
 /// The bytes of the files under `dir`, at any depth.

@@ -570,6 +570,10 @@ pub async fn save(
     if let Some(why) = save_refusal(&run.save.lock().unwrap(), run.state(), run.id) {
         return Err(ApiError::conflict(why));
     }
+    // Room in the results folder, measured off the async threads (a large folder takes
+    // a while to walk); `Store::save` asks again when it writes.
+    let store = app.store.clone();
+    blocking(move || store.check_room("save", 0)).await?;
     // Then the name (a taken name is the next thing to hear about); the promise is
     // released by `save_if_asked` once saved (or failed), when the run stops, or below.
     app.store.promise(&name)?;
@@ -624,7 +628,7 @@ pub async fn save(
 
 pub async fn saved_list(State(app): State<Shared>, _: NoQuery) -> Answer {
     let store = app.store.clone();
-    blocking(move || Ok(Json(json!({ "saved": store.list() })))).await
+    blocking(move || Ok(Json(json!({ "saved": store.list(), "disk": store.disk_json() })))).await
 }
 
 pub async fn saved_detail(

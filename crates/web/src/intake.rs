@@ -165,10 +165,13 @@ fn trace_of(root: &Node, text: &str, file: &str, traces: &Traces) -> ApiResult<O
         })
     };
     if let Some(path) = traces.find(name) {
-        // The server's own path is left out of the message.
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| refuse(format!("cannot read this trace: {e}")))?;
-        return Ok(Some(KeptTrace { name: name.clone(), text }));
+        match std::fs::read_to_string(path) {
+            Ok(text) => return Ok(Some(KeptTrace { name: name.clone(), text })),
+            // Deleted since it was found: as unknown as it now is.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            // The server's own path is left out of the message.
+            Err(e) => return Err(refuse(format!("cannot read this trace: {e}"))),
+        }
     }
     let names = traces.names();
     let known = if names.is_empty() { "none".to_string() } else { names.join(", ") };

@@ -279,13 +279,14 @@ pub fn serve(cfg: Config, ready: impl FnOnce(&str)) -> Result<(), String> {
             .await
             .map_err(|e| format!("--bind {} --port {}: cannot listen: {e}", cfg.bind, cfg.port))?;
         let local = listener.local_addr().map_err(|e| e.to_string())?;
-        ready(&format!("http://{local}/?token={}", cfg.token));
+        // Before the address is printed: the store tidies the folder as it starts.
         let store = Arc::new(Store::new(
             cfg.results.clone(),
             cfg.trace_dirs.clone(),
             cfg.results_writer.clone(),
             cfg.limits.max_disk_bytes,
         ));
+        ready(&format!("http://{local}/?token={}", cfg.token));
         let runs = Runs::new(cfg.limits.clone(), cfg.results_writer.clone(), store.clone());
         let app = Arc::new(App { cfg, runs, store });
         tokio::spawn(evict_forever(app.clone()));

@@ -31,7 +31,7 @@ pub struct Store {
     /// Held from the check that a trace name is free until the trace is in place, so
     /// that of two uploads under one name, one is kept and the other refused; and while
     /// one is deleted.
-    uploading: Mutex<()>,
+    changing_traces: Mutex<()>,
     /// What the folder may hold (`Limits::max_disk_bytes`).
     max_bytes: u64,
 }
@@ -101,21 +101,43 @@ impl Store {
         max_bytes: u64,
     ) -> Store {
         let traces = Traces { ready: ready_traces, uploads: dir.join(UPLOAD_DIR) };
-        Store {
+        let store = Store {
             dir,
             traces,
             results,
             promised: Mutex::new(BTreeSet::new()),
             comparing: Mutex::new(()),
-            uploading: Mutex::new(()),
+            changing_traces: Mutex::new(()),
             max_bytes,
+        };
+        store.remove_leftovers();
+        store
+    }
+
+    /// Removes the work files of server processes that are gone. A process names its work
+    /// files with its id (`.save-RUN-PID` and `.deleting-NAME-PID` folders,
+    /// `.traces/.NAME.PID.part` files); one killed while writing leaves them behind,
+    /// where they would count against the disk limit and nothing else would remove them.
+    /// Those of a live process (another server on this folder) are left alone.
+    fn remove_leftovers(&self) {
+        let gone =
+            |pid: u32| pid == std::process::id() || !Path::new(&format!("/proc/{pid}")).exists();
+        for dir in [&self.dir, &self.traces.uploads] {
+            for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if work_file_pid(&name).is_some_and(gone) {
+                    let path = entry.path();
+                    let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
+                }
+            }
         }
     }
 
     /// Refuses a write of `adding` bytes (0 where the size is not known beforehand: a
     /// save or a comparison) once the folder would hold more than its limit. The folder
-    /// is measured each time, so room made by hand counts at once; a write that starts
-    /// under the limit may end above it by its own size.
+    /// is measured each time (on a blocking thread: a large one takes a while), so room
+    /// made by hand counts at once; a write that starts under the limit may end above it
+    /// by its own size.
     pub fn check_room(&self, what: &str, adding: u64) -> ApiResult<()> {
         let held = bytes_under(&self.dir);
         // A write of unknown size needs the folder under its limit; one of known size,
@@ -123,21 +145,28 @@ impl Store {
         if held < self.max_bytes && held.saturating_add(adding) <= self.max_bytes {
             return Ok(());
         }
-        let mb = |b: u64| match b {
-            ..1_000_000 => format!("{:.1} kB", b as f64 / 1e3),
-            _ => format!("{:.1} MB", b as f64 / 1e6),
-        };
-        let adds = if adding > 0 {
-            format!(" and this {what} adds {}", mb(adding))
+        let limit = format!(
+            "its limit of {} (cclab serve --max-disk-mb {})",
+            size_text(self.max_bytes),
+            self.max_bytes / 1_000_000
+        );
+        let why = if held >= self.max_bytes {
+            format!("the results folder holds {}, at or over {limit}", size_text(held))
         } else {
-            String::new()
+            format!(
+                "the results folder holds {} and this {what} adds {}, which would pass {limit}",
+                size_text(held),
+                size_text(adding)
+            )
         };
         Err(ApiError::no_room(format!(
-            "no room for this {what}: the results folder holds {}{adds}, against its limit of {} (cclab serve --max-disk-mb {}); delete saved runs or uploaded traces to make room",
-            mb(held),
-            mb(self.max_bytes),
-            self.max_bytes / 1_000_000
+            "no room for this {what}: {why}; delete saved runs or uploaded traces to make room"
         )))
+    }
+
+    /// What the folder holds and may hold, in bytes (`GET /api/saved`'s `disk`).
+    pub fn disk_json(&self) -> Value {
+        json!({ "used_bytes": bytes_under(&self.dir), "max_bytes": self.max_bytes })
     }
 
     /// Promises `name` to a run to be saved, unless a saved run has it or another run
@@ -147,7 +176,6 @@ impl Store {
         if std::fs::symlink_metadata(self.dir.join(name)).is_ok() {
             return Err(taken(name));
         }
-        self.check_room("save", 0)?;
         if !self.promised.lock().unwrap().insert(name.to_string()) {
             return Err(ApiError::conflict(format!(
                 "another run is to be saved as \"{name}\"; choose another name"
@@ -255,7 +283,7 @@ impl Store {
             (feed.summary.clone(), feed.changes.clone())
         };
         let summary = summary.ok_or_else(|| ApiError::conflict("the run has not finished"))?;
-        // Asked when the save was, and again now: a pending save comes later.
+        // Asked when the save was asked for, and again now: a pending save comes later.
         self.check_room("save", 0)?;
         let text = crate::replay::scenario_with_changes(&run.checked, &changes)?;
         let work = self.dir.join(format!(".save-{}-{}", run.id, std::process::id()));
@@ -341,7 +369,7 @@ impl Store {
     /// `POST /api/traces?name=...`: a mahimahi trace kept among the uploads.
     pub fn upload_trace(&self, name: &str, body: &[u8]) -> ApiResult<Value> {
         check_trace_name(name)?;
-        let _one_at_a_time = self.uploading.lock().unwrap_or_else(|e| e.into_inner());
+        let _one_at_a_time = self.changing_traces.lock().unwrap_or_else(|e| e.into_inner());
         if self.traces.find(name).is_some() {
             return Err(ApiError::conflict(format!(
                 "a trace \"{name}\" exists: a scenario can use it as it is, or upload this one under another name to keep both"
@@ -359,7 +387,7 @@ impl Store {
         // Written under a hidden name (never listed nor found) and then renamed, so no
         // run reads half a trace.
         let dir = &self.traces.uploads;
-        let part = dir.join(format!(".{name}.part"));
+        let part = dir.join(format!(".{name}.{}.part", std::process::id()));
         std::fs::create_dir_all(dir)
             .and_then(|_| std::fs::write(&part, text))
             .and_then(|_| std::fs::rename(&part, dir.join(name)))
@@ -375,19 +403,39 @@ impl Store {
     /// belong to the repository and are not deleted.
     pub fn delete_trace(&self, name: &str) -> ApiResult<Value> {
         check_trace_name(name)?;
-        let _one_at_a_time = self.uploading.lock().unwrap_or_else(|e| e.into_inner());
-        let upload = self.traces.uploads.join(name);
-        if upload.is_file() {
-            std::fs::remove_file(&upload)
-                .map_err(|e| ApiError::internal(format!("cannot delete \"{name}\": {e}")))?;
-            return Ok(json!({ "deleted": name }));
-        }
-        if self.traces.find(name).is_some() {
-            return Err(ApiError::forbidden(format!(
+        let _one_at_a_time = self.changing_traces.lock().unwrap_or_else(|e| e.into_inner());
+        // The trace the name finds, as a scenario would: a ready trace hides an upload
+        // of its name, which a scenario cannot use and is not deleted for it.
+        match self.traces.find(name) {
+            Some(path) if path == self.traces.uploads.join(name) => {
+                std::fs::remove_file(&path)
+                    .map_err(|e| ApiError::internal(format!("cannot delete \"{name}\": {e}")))?;
+                Ok(json!({ "deleted": name }))
+            }
+            Some(_) => Err(ApiError::forbidden(format!(
                 "\"{name}\" is a ready trace of the repository, not an upload; only traces uploaded through the page can be deleted"
-            )));
+            ))),
+            None => Err(ApiError::not_found(format!("no uploaded trace \"{name}\""))),
         }
-        Err(ApiError::not_found(format!("no uploaded trace \"{name}\"")))
+    }
+}
+
+/// The process id that ends a work file's name (`.save-RUN-PID`, `.deleting-NAME-PID`,
+/// `.NAME.PID.part`); none for any other name.
+fn work_file_pid(name: &str) -> Option<u32> {
+    let pid = if name.starts_with(".save-") || name.starts_with(".deleting-") {
+        name.rsplit('-').next()
+    } else {
+        name.strip_prefix('.')?.strip_suffix(".part")?.rsplit('.').next()
+    };
+    pid?.parse().ok()
+}
+
+/// A size as the limit's refusals give it: kB below a megabyte, MB above.
+fn size_text(bytes: u64) -> String {
+    match bytes {
+        ..1_000_000 => format!("{:.1} kB", bytes as f64 / 1e3),
+        _ => format!("{:.1} MB", bytes as f64 / 1e6),
     }
 }
 
@@ -425,6 +473,16 @@ fn compare_dir(results: &Path, a: &str, b: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn work_files_are_told_by_their_names() {
+        assert_eq!(work_file_pid(".save-12-345"), Some(345));
+        assert_eq!(work_file_pid(".deleting-my-run-7"), Some(7));
+        assert_eq!(work_file_pid(".my.link.trace.99.part"), Some(99));
+        for other in ["run-5", ".compare", ".traces", ".x.part", ".save-1-x", "a.trace"] {
+            assert_eq!(work_file_pid(other), None, "{other}");
+        }
+    }
 
     #[test]
     fn two_pairs_never_share_a_comparison_folder() {

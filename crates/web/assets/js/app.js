@@ -469,10 +469,9 @@ function draw() {
   lab.drawMs = [...(lab.drawMs || []).slice(-199), performance.now() - t0];
 }
 
-/** Deletes an uploaded trace; answers the traces now. */
+/** Deletes an uploaded trace. */
 async function removeTrace(name) {
   await del(`/api/traces/${encodeURIComponent(name)}`);
-  return get("/api/traces");
 }
 
 /** Sends a trace file to the server; answers the upload and the traces now. */

@@ -103,7 +103,7 @@ function shown(v) {
 export class ScenarioForm {
   /** `onChange(toml)` is called after every edit; `upload(name, text)` sends a trace
    *  file to the server and answers `{name, mean_rate_bps, traces}` (the traces now);
-   *  `removeTrace(name)` deletes an uploaded trace and answers `{traces}`. */
+   *  `removeTrace(name)` deletes an uploaded trace. */
   constructor(root, { algorithms, traces, onChange, upload, removeTrace }) {
     this.root = root;
     this.algorithms = algorithms;
@@ -182,18 +182,25 @@ export class ScenarioForm {
   }
 
   /** Deletes the uploaded trace the link uses (after asking); the link becomes a
-   *  constant rate. Runs already started keep their own copy of the trace. */
+   *  constant rate. Runs already started keep their own copy of the trace. A 404 means
+   *  it was deleted meanwhile (from another tab): gone all the same. */
   async deleteTrace(name) {
     if (!confirm(`Delete the uploaded trace "${name}"? Runs already started keep it; new ones cannot use it.`)) return;
-    const msg = this.root.querySelector('[data-msg="bottleneck.trace"]');
+    let done = `deleted ${name}`;
     try {
-      const r = await this.removeTrace(name);
-      this.traces = r.traces;
-      this.notes["bottleneck.trace"] = `deleted ${name}: the link is a constant rate again`;
-      this.switchLink("rate");
+      await this.removeTrace(name);
     } catch (e) {
-      msg.textContent = `${name} was not deleted: ${e.message}`;
+      if (e.status !== 404) {
+        this.notes["bottleneck.trace"] = "";
+        this.showNote("bottleneck.trace");
+        this.root.querySelector('[data-msg="bottleneck.trace"]').textContent = `${name} was not deleted: ${e.message}`;
+        return;
+      }
+      done = `${name} was already deleted`;
     }
+    this.traces = this.traces.filter((t) => t.name !== name);
+    this.notes["bottleneck.trace"] = `${done}: the link is a constant rate again`;
+    this.switchLink("rate");
   }
 
   /** A flow's new algorithm keeps only the parameters it has (another algorithm's

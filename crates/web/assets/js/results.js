@@ -29,6 +29,13 @@ export function comparePair(saved, a, b, fresh) {
   return [older, newer];
 }
 
+/** How full the server's results folder is, against its limit (`--max-disk-mb`). */
+function diskText({ used_bytes: used, max_bytes: max }) {
+  const mb = (b) => `${(b / 1e6).toFixed(1)} MB`;
+  const full = used >= max ? ": full, so nothing more can be saved, compared or uploaded until something is deleted" : "";
+  return `results folder: ${mb(used)} of ${mb(max)} (${Math.round((100 * used) / max)}%)${full}`;
+}
+
 export class Results {
   constructor(getRun) {
     this.getRun = getRun;
@@ -55,9 +62,9 @@ export class Results {
   async refresh(fresh) {
     const n = ++this.asked;
     if (fresh) this.fresh = fresh;
-    let saved;
+    let saved, disk;
     try {
-      ({ saved } = await get("/api/saved"));
+      ({ saved, disk } = await get("/api/saved"));
     } catch (e) {
       if (n !== this.asked) return;
       this.failure = `the saved runs could not be listed: ${e.message}`;
@@ -67,6 +74,7 @@ export class Results {
     if (n !== this.asked) return;
     this.show(saved, this.fresh);
     this.fresh = null;
+    $("disk-note").textContent = diskText(disk);
     // A failure said before is over; anything else the note says (a comparison's) stays.
     if (this.failure && $("compare-note").textContent === this.failure) $("compare-note").textContent = "";
     this.failure = null;
