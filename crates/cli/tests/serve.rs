@@ -653,6 +653,19 @@ fn an_uploaded_trace_is_deleted_while_a_run_that_uses_it_goes_on_and_saves() {
     std::fs::write(&hidden, "1\n").unwrap();
     assert_eq!(s.call("DELETE", "/api/traces/5.65mbps.trace", &[], b"").0, 403);
     assert!(hidden.is_file());
+    // A full disk is the client's to mend, as the limit is: 507, and nothing left behind.
+    // (The upload's work file made /dev/full, which answers every write with ENOSPC.)
+    if std::path::Path::new("/dev/full").exists() {
+        let part = s.results.path().join(format!(".traces/.full.trace.{}.part", s.pid()));
+        std::os::unix::fs::symlink("/dev/full", &part).unwrap();
+        let (st, v) = s.call("POST", "/api/traces?name=full.trace", &[], b"1\n");
+        let e = v["error"].as_str().unwrap_or_default();
+        assert!(st == 507 && e.contains("cannot keep the trace: the disk is full"), "{st}: {v}");
+        assert!(
+            std::fs::symlink_metadata(&part).is_err()
+                && !s.get("/api/traces").1.to_string().contains("full.trace")
+        );
+    }
 }
 
 /// The results folder is held to `--max-disk-mb`: past it, saves, comparisons and

@@ -288,8 +288,7 @@ impl Store {
         let text = crate::replay::scenario_with_changes(&run.checked, &changes)?;
         let work = self.dir.join(format!(".save-{}-{}", run.id, std::process::id()));
         let _ = std::fs::remove_dir_all(&work);
-        let io = |what: &str, e: std::io::Error| ApiError::internal(format!("{what}: {e}"));
-        std::fs::create_dir_all(&work).map_err(|e| io("cannot create the work folder", e))?;
+        std::fs::create_dir_all(&work).map_err(|e| io_error("cannot create the work folder", e))?;
         let outcome = self.write_saved(run, &work, &text, &dest);
         let _ = std::fs::remove_dir_all(&work);
         if outcome.is_err() {
@@ -309,13 +308,13 @@ impl Store {
     /// The scenario (and its trace) in `work`, run by the results writer into `dest`,
     /// then copied beside the results.
     fn write_saved(&self, run: &Run, work: &Path, text: &str, dest: &Path) -> ApiResult<()> {
-        let io = |what: &str, e: std::io::Error| ApiError::internal(format!("{what}: {e}"));
         let file = &run.checked.file;
-        std::fs::write(work.join(file), text).map_err(|e| io("cannot write the scenario", e))?;
+        std::fs::write(work.join(file), text)
+            .map_err(|e| io_error("cannot write the scenario", e))?;
         let mut copies = vec![file.clone()];
         if let Some(trace) = &run.checked.trace {
             std::fs::write(work.join(&trace.name), &trace.text)
-                .map_err(|e| io("cannot write the trace", e))?;
+                .map_err(|e| io_error("cannot write the trace", e))?;
             copies.push(trace.name.clone());
         }
         self.results.run(&work.join(file), dest).map_err(ApiError::internal)?;
@@ -327,7 +326,7 @@ impl Store {
                 )));
             }
             std::fs::copy(work.join(&name), dest.join(&name))
-                .map_err(|e| io("cannot copy the scenario beside the results", e))?;
+                .map_err(|e| io_error("cannot copy the scenario beside the results", e))?;
         }
         Ok(())
     }
@@ -393,7 +392,7 @@ impl Store {
             .and_then(|_| std::fs::rename(&part, dir.join(name)))
             .map_err(|e| {
                 let _ = std::fs::remove_file(&part);
-                ApiError::internal(format!("cannot keep the trace: {e}"))
+                io_error("cannot keep the trace", e)
             })?;
         Ok(json!({ "name": name, "mean_rate_bps": trace.mean_rate().0 }))
     }
@@ -429,6 +428,17 @@ fn work_file_pid(name: &str) -> Option<u32> {
         name.strip_prefix('.')?.strip_suffix(".part")?.rsplit('.').next()
     };
     pid?.parse().ok()
+}
+
+/// A failed write of the store's, said as `what` failed: a full disk is a 507 as the
+/// limit's refusals are (the client can make room), anything else the server's fault.
+fn io_error(what: &str, e: std::io::Error) -> ApiError {
+    if e.kind() == std::io::ErrorKind::StorageFull {
+        return ApiError::no_room(format!(
+            "{what}: the disk is full ({e}); delete saved runs or uploaded traces to make room"
+        ));
+    }
+    ApiError::internal(format!("{what}: {e}"))
 }
 
 /// A size as the limit's refusals give it: kB below a megabyte, MB above.

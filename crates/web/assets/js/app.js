@@ -472,11 +472,13 @@ function draw() {
 /** Deletes an uploaded trace. */
 async function removeTrace(name) {
   await del(`/api/traces/${encodeURIComponent(name)}`);
+  lab.results.refresh(); // how full the results folder is
 }
 
 /** Sends a trace file to the server; answers the upload and the traces now. */
 async function uploadTrace(name, text) {
   const r = await postText(`/api/traces?name=${encodeURIComponent(name)}`, text);
+  lab.results.refresh(); // how full the results folder is
   const { traces } = await get("/api/traces");
   return { ...r, traces };
 }
