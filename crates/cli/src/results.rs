@@ -16,7 +16,10 @@ use crate::series::{Kind, SeriesFile, SeriesFormat, Value};
 use cclab_cc::{Algorithm, CongestionControl, ALGORITHMS};
 use cclab_scenario::metrics::{byte_shares, RunMetrics};
 use cclab_scenario::Scenario;
-use cclab_sim::{FlowSample, FlowSamples, LinkReport, Observer, QueueSample, Report};
+use cclab_sim::{
+    CrossKind, CrossReport, FlowSample, FlowSamples, LinkReport, Observer, QueueSample, Report,
+    SimConfig,
+};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -542,20 +545,50 @@ pub fn summary_json(scn: &Scenario, r: &Report, m: &RunMetrics) -> Json {
     if let Some(rev) = &r.reverse_link {
         top.push(("reverse_link", link_json(rev)));
     }
-    top.extend([
-        ("flows", Json::Arr(flows)),
-        (
-            "fairness",
-            Json::Obj(vec![
-                ("jain", Json::f(m.jain, 6)),
-                ("min_max_ratio", opt(m.min_max_ratio, 6)),
-                ("synchronisation", opt(m.synchronisation, 6)),
-                ("reference", m.reference.as_deref().map_or(Json::Null, Json::s)),
-                ("groups", Json::Arr(groups)),
-            ]),
-        ),
-    ]);
+    top.push(("flows", Json::Arr(flows)));
+    // Only runs with cross traffic have this key, so other summaries are unchanged.
+    if !r.cross.is_empty() {
+        top.push(("cross", Json::Arr(cross_json(cfg, r))));
+    }
+    top.extend([(
+        "fairness",
+        Json::Obj(vec![
+            ("jain", Json::f(m.jain, 6)),
+            ("min_max_ratio", opt(m.min_max_ratio, 6)),
+            ("synchronisation", opt(m.synchronisation, 6)),
+            ("reference", m.reference.as_deref().map_or(Json::Null, Json::s)),
+            ("groups", Json::Arr(groups)),
+        ]),
+    )]);
     Json::Obj(top)
+}
+
+/// The cross-traffic sources in summary.json: what each sent and what crossed its
+/// bottleneck, as counts and as bit/s over the run (bytes on the wire, as a source's
+/// configured rate counts them).
+fn cross_json(cfg: &SimConfig, r: &Report) -> Vec<Json> {
+    r.cross
+        .iter()
+        .map(|c| {
+            let source = &cfg.cross[c.source];
+            let kind = match source.kind {
+                CrossKind::Cbr => "cbr",
+                CrossKind::Poisson => "poisson",
+                CrossKind::Exponential { .. } => "exponential",
+            };
+            Json::Obj(vec![
+                ("id", Json::u(c.source as u64)),
+                ("kind", Json::s(kind)),
+                ("direction", Json::s(source.direction.name())),
+                ("sent_packets", Json::u(c.sent_packets)),
+                ("delivered_packets", Json::u(c.delivered_packets)),
+                ("drops", c.drops.into()),
+                ("offered_bps", Json::f(CrossReport::bps(c.sent_bytes, r.duration), 0)),
+                ("throughput_bps", Json::f(CrossReport::bps(c.delivered_bytes, r.duration), 0)),
+            ])
+            .rendered(4)
+        })
+        .collect()
 }
 
 /// One bottleneck's totals in summary.json.
@@ -795,8 +828,30 @@ pub fn table(scn: &Scenario, r: &Report, m: &RunMetrics) -> String {
             rev.mean_queue_packets
         ));
     }
+    if !r.cross.is_empty() {
+        out.push_str(&cross_line(r));
+    }
     out.push_str(&metrics_line(m));
     out
+}
+
+/// The cross traffic in one line: its sources together (summary.json has each).
+fn cross_line(r: &Report) -> String {
+    let sum = |of: fn(&CrossReport) -> u64| r.cross.iter().map(of).sum::<u64>();
+    let mbps = |bytes| CrossReport::bps(bytes, r.duration) / 1e6;
+    let drops = match r.cross.iter().map(|c| c.drops).sum::<Option<u64>>() {
+        Some(d) => d.to_string(),
+        None => "not measured".to_string(),
+    };
+    format!(
+        "cross traffic: {} source{}, {:.3} Mbit/s offered, {:.3} Mbit/s delivered, {} of {} packets delivered, drops {drops}\n",
+        r.cross.len(),
+        if r.cross.len() == 1 { "" } else { "s" },
+        mbps(sum(|c| c.sent_bytes)),
+        mbps(sum(|c| c.delivered_bytes)),
+        sum(|c| c.delivered_packets),
+        sum(|c| c.sent_packets),
+    )
 }
 
 /// `x` if it is a number; NaN stands for a figure without data (a flow's RTT before its

@@ -42,8 +42,8 @@ use cclab_sim::hist::Histogram;
 use cclab_sim::rng::{stream, Rng};
 use cclab_sim::trace::LinkSchedule;
 use cclab_sim::{
-    Direction, FlowConfig, FlowReport, FlowSample, LinkRate, LinkReport, Observer, QueueSample,
-    Report, RttSummary, SimConfig,
+    CrossReport, Direction, FlowConfig, FlowReport, FlowSample, LinkRate, LinkReport, Observer,
+    QueueSample, Report, RttSummary, SimConfig,
 };
 use cclab_units::{Duration, Time};
 use std::io::{Read, Write};
@@ -51,7 +51,7 @@ use std::net::{Ipv4Addr, TcpListener, TcpStream, UdpSocket};
 use std::ops::ControlFlow;
 use std::os::fd::AsRawFd;
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::Arc;
 
@@ -201,6 +201,35 @@ pub fn path(cfg: &SimConfig) -> (DirectionConfig, DirectionConfig) {
         down.qdisc = b.qdisc.clone();
     }
     (up, down)
+}
+
+/// What a cross-traffic source sent and what reached its sink (a `CrossReport`'s
+/// counts; bytes as on the wire, the UDP payload and 28 bytes of headers).
+#[derive(Default)]
+struct CrossCounts {
+    /// The source's UDP port once it has one (0 before): the sink, which every source
+    /// of a direction shares, tells them apart by it.
+    port: AtomicU32,
+    sent_packets: AtomicU64,
+    sent_bytes: AtomicU64,
+    delivered_packets: AtomicU64,
+    delivered_bytes: AtomicU64,
+}
+
+impl CrossCounts {
+    /// Source `i`'s report. Its drops are not known: the forwarder counts drops by
+    /// destination address, which the sources of a direction share.
+    fn report(&self, i: usize) -> CrossReport {
+        let n = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        CrossReport {
+            source: i,
+            sent_packets: n(&self.sent_packets),
+            sent_bytes: n(&self.sent_bytes),
+            delivered_packets: n(&self.delivered_packets),
+            delivered_bytes: n(&self.delivered_bytes),
+            drops: None,
+        }
+    }
 }
 
 /// What the threads of one flow share with the sampler.
@@ -505,7 +534,7 @@ pub fn run_logged(
     let routes = |net: &crate::EmuNet| add_flow_routes(net, cfg);
     let h = Harness::start_after(&up, &down, cfg.seed, true, packet_log, routes, SETUP_LEAD)?;
     let clock = Clock { origin: h.origin_ns() };
-    let mut threads = Threads::new(cfg.flows.len());
+    let mut threads = Threads::new(cfg.flows.len(), cfg.cross.len());
     threads.start_receivers(&h, cfg, transports, clock)?;
     let sockets = threads.start_senders(&h, cfg, transports, clock);
     let mut sampler = Sampler::new(cfg, transports, sockets);
@@ -520,7 +549,7 @@ pub fn run_logged(
     let fwd = h.finish()?;
     sampled?;
     let stats = [&fwd.dirs[crate::UPLINK].stats, &fwd.dirs[crate::DOWNLINK].stats];
-    let report = sampler.report(cfg, transports, &threads.shared, stats);
+    let report = sampler.report(cfg, transports, &threads, stats);
     let mut emulator =
         EmulatorTiming::of(stats, fwd.wakes(), cfg.bottleneck.rate.mean_packet_time());
     emulator.cpu_kept_awake = fwd.cpu_kept_awake();
@@ -667,6 +696,7 @@ impl Clock {
 struct Threads {
     stop: Arc<AtomicBool>,
     shared: Vec<Arc<FlowShared>>,
+    cross: Arc<Vec<CrossCounts>>,
     handles: Vec<std::thread::JoinHandle<()>>,
 }
 
@@ -677,10 +707,11 @@ impl Drop for Threads {
 }
 
 impl Threads {
-    fn new(flows: usize) -> Threads {
+    fn new(flows: usize, cross: usize) -> Threads {
         Threads {
             stop: Arc::new(AtomicBool::new(false)),
             shared: (0..flows).map(|_| Arc::new(FlowShared::default())).collect(),
+            cross: Arc::new((0..cross).map(|_| CrossCounts::default()).collect()),
             handles: Vec::new(),
         }
     }
@@ -712,8 +743,8 @@ impl Threads {
             if side == Side::A && !reverse {
                 continue;
             }
-            let (stop, ready) = (self.stop.clone(), ready_tx.clone());
-            self.handles.push(h.spawn(side, move || cross_sink(addr, stop, ready)));
+            let (stop, ready, counts) = (self.stop.clone(), ready_tx.clone(), self.cross.clone());
+            self.handles.push(h.spawn(side, move || cross_sink(addr, counts, stop, ready)));
         }
         for _ in 0..cfg.flows.len() + 1 + usize::from(reverse) {
             match ready_rx.recv_timeout(std::time::Duration::from_secs(5)) {
@@ -761,7 +792,9 @@ impl Threads {
                 Direction::Forward => (Side::A, crate::ADDR_B),
                 Direction::Reverse => (Side::B, crate::ADDR_A),
             };
-            self.handles.push(h.spawn(side, move || cross_source(src, to, end, clock, stop)));
+            let counts = self.cross.clone();
+            self.handles
+                .push(h.spawn(side, move || cross_source(src, to, (i, counts), end, clock, stop)));
         }
         sock_rx
     }
@@ -942,9 +975,10 @@ impl Sampler {
         &self,
         cfg: &SimConfig,
         transports: &[Transport],
-        shared: &[Arc<FlowShared>],
+        threads: &Threads,
         stats: [&DirectionStats; 2],
     ) -> Report {
+        let shared = &threads.shared;
         let flows = cfg
             .flows
             .iter()
@@ -992,6 +1026,7 @@ impl Sampler {
                 down.report(&reverse_rate, cfg.duration, self.end, stats[crate::DOWNLINK])
             }),
             flows,
+            cross: threads.cross.iter().enumerate().map(|(i, c)| c.report(i)).collect(),
             events: 0,
         }
     }
@@ -1321,9 +1356,11 @@ fn send_udp(
 
 /// UDP background source through the bottleneck of its direction (to the sink at `to`),
 /// timed by the simulator's own generator (`cclab_sim::cross`).
+/// `(i, counts)`: the source's index and where its counts go.
 fn cross_source(
     mut src: CrossSource,
     to: Ipv4Addr,
+    (i, counts): (usize, Arc<Vec<CrossCounts>>),
     end: Time,
     clock: Clock,
     stop: Arc<AtomicBool>,
@@ -1334,6 +1371,8 @@ fn cross_source(
     if s.connect((to, CROSS_PORT)).is_err() {
         return;
     }
+    let mine = &counts[i];
+    mine.port.store(s.local_addr().map_or(0, |a| u32::from(a.port())), Ordering::Relaxed);
     let payload = vec![0u8; (src.config().packet_bytes as usize).saturating_sub(28).max(1)];
     let mut next = src.config().start;
     while next < end && !stop.load(Ordering::Relaxed) {
@@ -1343,7 +1382,10 @@ fn cross_source(
         }
         next = match src.step(next) {
             CrossStep::Send { next } => {
-                let _ = s.send(&payload);
+                if s.send(&payload).is_ok() {
+                    mine.sent_packets.fetch_add(1, Ordering::Relaxed);
+                    mine.sent_bytes.fetch_add(payload.len() as u64 + 28, Ordering::Relaxed);
+                }
                 next
             }
             CrossStep::Wait(at) => at,
@@ -1352,8 +1394,14 @@ fn cross_source(
     }
 }
 
-/// Swallows the cross traffic sent to `addr` (B's forward sources, A's reverse ones).
-fn cross_sink(addr: Ipv4Addr, stop: Arc<AtomicBool>, ready: mpsc::Sender<Result<(), String>>) {
+/// Swallows the cross traffic sent to `addr` (B's forward sources, A's reverse ones),
+/// counting each packet against its source, found by its port.
+fn cross_sink(
+    addr: Ipv4Addr,
+    counts: Arc<Vec<CrossCounts>>,
+    stop: Arc<AtomicBool>,
+    ready: mpsc::Sender<Result<(), String>>,
+) {
     let s = match UdpSocket::bind((addr, CROSS_PORT)) {
         Ok(s) => s,
         Err(e) => {
@@ -1363,9 +1411,21 @@ fn cross_sink(addr: Ipv4Addr, stop: Arc<AtomicBool>, ready: mpsc::Sender<Result<
     };
     let _ = s.set_read_timeout(Some(std::time::Duration::from_millis(50)));
     let _ = ready.send(Ok(()));
-    let mut buf = [0u8; 2048];
+    let mut buf = [0u8; 9000];
+    let mut source_of = std::collections::HashMap::<u16, usize>::new();
     while !stop.load(Ordering::Relaxed) {
-        let _ = s.recv(&mut buf);
+        let Ok((n, from)) = s.recv_from(&mut buf) else { continue };
+        let port = from.port();
+        let found = source_of.get(&port).copied().or_else(|| {
+            let i =
+                counts.iter().position(|c| c.port.load(Ordering::Relaxed) == u32::from(port))?;
+            source_of.insert(port, i);
+            Some(i)
+        });
+        if let Some(i) = found {
+            counts[i].delivered_packets.fetch_add(1, Ordering::Relaxed);
+            counts[i].delivered_bytes.fetch_add(n as u64 + 28, Ordering::Relaxed);
+        }
     }
 }
 

@@ -243,10 +243,29 @@ fn udp_cross_traffic_takes_its_share_of_the_bottleneck() {
         r.flows[0].goodput_bps / 1e6,
         cross_share
     );
+    // Each source's own count: what it sent and what its sink received (drops are not
+    // told apart by source on the testbed).
+    assert_eq!(r.cross.len(), 2);
+    for c in &r.cross {
+        eprintln!("cross source {}: {c:?}", c.source);
+        assert!(c.drops.is_none() && c.sent_bytes == c.sent_packets * 1500, "{c:?}");
+        assert!(c.delivered_packets <= c.sent_packets, "{c:?}");
+        assert_eq!(c.delivered_bytes, c.delivered_packets * 1500, "{c:?}");
+    }
+    let cross_bytes: u64 = r.cross.iter().map(|c| c.delivered_bytes).sum();
+    assert!(cross_bytes < r.link.delivered_bytes);
     if run.undisturbed("utilization and the cross traffic's share") {
         assert!(r.link.utilization > 0.85, "utilization {}", r.link.utilization);
         // Two 1 Mbit/s sources on a 10 Mbit/s link: about a fifth of what crossed it.
         assert!((0.12..0.3).contains(&cross_share), "cross share {cross_share}");
+        for c in &r.cross {
+            // About 1 Mbit/s over the 3 s run; a few may be lost in the queue.
+            let mbps = cclab_sim::CrossReport::bps(c.delivered_bytes, r.duration) / 1e6;
+            assert!((0.85..1.1).contains(&mbps), "source {}: {mbps} Mbit/s", c.source);
+        }
+        // The sources' share, measured at their sink, as the link's less the flow's.
+        let measured = cross_bytes as f64 * 8.0 / link_bits;
+        assert!((measured - cross_share).abs() < 0.05, "{measured} against {cross_share}");
     }
 }
 

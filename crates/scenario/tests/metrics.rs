@@ -56,6 +56,7 @@ fn report(goodputs: &[f64], delivered: &[u64], completed: &[Option<u64>]) -> Rep
             random_losses: 0,
             mean_queue_packets: 0.0,
         },
+        cross: vec![],
         flows: goodputs
             .iter()
             .enumerate()

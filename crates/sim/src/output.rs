@@ -351,6 +351,8 @@ pub struct Report {
     /// The reverse bottleneck, in runs that model it.
     pub reverse_link: Option<LinkReport>,
     pub flows: Vec<FlowReport>,
+    /// The cross-traffic sources (`[[cross]]`, after `count` is expanded), in order.
+    pub cross: Vec<CrossReport>,
     /// Events processed (for speed figures; deterministic for a given scenario and seed).
     /// The forward bottleneck's departures are handled beside the event queue and are
     /// not counted (see the engine's module doc).
@@ -371,6 +373,31 @@ pub struct LinkReport {
     pub random_losses: u64,
     /// Time-averaged queue length in packets.
     pub mean_queue_packets: f64,
+}
+
+/// One cross-traffic source's totals: what it sent into the bottleneck of its direction,
+/// and what crossed it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CrossReport {
+    pub source: usize,
+    /// Packets sent, and their bytes on the wire.
+    pub sent_packets: u64,
+    pub sent_bytes: u64,
+    /// Packets that crossed the bottleneck, and their bytes on the wire.
+    pub delivered_packets: u64,
+    pub delivered_bytes: u64,
+    /// Packets lost at the bottleneck: queue drops (overflow and AQM) and random loss;
+    /// None where not measured (the testbed's forwarder counts drops by address, which
+    /// every source shares).
+    pub drops: Option<u64>,
+}
+
+impl CrossReport {
+    /// Bytes on the wire over `duration`, as bit/s (a cross source's rates are its
+    /// packets' whole size, as its configured rate is).
+    pub fn bps(bytes: u64, duration: Duration) -> f64 {
+        bytes as f64 * 8.0 / duration.as_secs_f64().max(1e-9)
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]

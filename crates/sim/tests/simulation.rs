@@ -383,6 +383,37 @@ fn cross_traffic_sources_send_at_their_mean_rates() {
     }
 }
 
+/// Each cross source's report accounts for its packets: what it sent was delivered,
+/// dropped or still queued at the end, and the sources' and flows' drops and deliveries
+/// add up to the bottleneck's (the busy scenario: RED, random loss, three sources).
+#[test]
+fn cross_traffic_reports_what_each_source_sent_delivered_and_lost() {
+    let cfg = busy_config(7);
+    let report = run(cfg.clone());
+    assert_eq!(report.cross.len(), cfg.cross.len());
+    let mut cross_delivered = 0;
+    for (i, c) in report.cross.iter().enumerate() {
+        let drops = c.drops.expect("the simulator counts a source's drops");
+        let unaccounted = c.sent_packets - c.delivered_packets - drops;
+        assert!(unaccounted <= 60, "source {i}: {c:?}: more than the buffer left over");
+        assert!(c.sent_packets > 100 && drops > 0, "source {i} sent and lost: {c:?}");
+        assert_eq!(c.delivered_bytes, c.delivered_packets * 1000, "source {i}");
+        assert_eq!(c.sent_bytes, c.sent_packets * 1000, "source {i}");
+        cross_delivered += c.delivered_packets;
+        // Over the run, about the 1 Mbit/s each was given (on/off varies more).
+        let mbps = CrossReport::bps(c.sent_bytes, report.duration) / 1e6;
+        assert!((0.6..1.4).contains(&mbps), "source {i}: {mbps} Mbit/s offered");
+    }
+    let drops: u64 = report.cross.iter().filter_map(|c| c.drops).sum::<u64>()
+        + report.flows.iter().map(|f| f.drops).sum::<u64>();
+    assert_eq!(drops, report.link.queue_drops + report.link.random_losses);
+    assert!(cross_delivered < report.link.delivered_packets);
+    // Without cross traffic, no entries.
+    let mut quiet = cfg;
+    quiet.cross.clear();
+    assert!(run(quiet).cross.is_empty());
+}
+
 #[test]
 fn finite_flow_completes_and_reports_goodput_over_its_active_time() {
     let mut f = flow("reno", ms(50));

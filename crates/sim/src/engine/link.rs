@@ -57,10 +57,10 @@ pub(super) fn ack_wire_bytes(header_bytes: u32, ack: &Ack) -> u32 {
     }
 }
 
-/// Counts a lost packet against its flow in `flow_drops` when it is a TCP flow's segment
-/// (data or SYN): an ACK lost on the way back is not a loss of the flow's data, and cross
-/// traffic (ids above the flows') has no report. While a packet log is kept (`dropped`),
-/// the packet goes there too, whatever it is.
+/// Counts a lost packet against its sender in `flow_drops` when it is data: a TCP flow's
+/// segment (data or SYN) or a cross-traffic packet (ids above the flows'); an ACK lost
+/// on the way back is not a loss of the flow's data. While a packet log is kept
+/// (`dropped`), the packet goes there too, whatever it is.
 #[inline]
 fn charge_drop(flow_drops: &mut [u64], dropped: &mut Option<Vec<Packet>>, pkt: &Packet) {
     if let Some(log) = dropped {
@@ -94,7 +94,8 @@ pub(super) struct Bottleneck {
     pub(super) delivered_packets: u64,
     pub(super) delivered_bytes: u64,
     pub(super) random_losses: u64,
-    /// Data segments of each TCP flow lost here (queue drops and random loss), by flow id.
+    /// Data packets lost here (queue drops and random loss), by sender id: the TCP flows',
+    /// then the cross-traffic sources'.
     pub(super) flow_drops: Vec<u64>,
     /// Every packet dropped here since the engine last took them, while it keeps a packet
     /// log (None otherwise).
@@ -115,6 +116,8 @@ pub(super) struct BottleneckSpec<'a> {
     pub loss_rng: Rng,
     /// TCP flows in the run (ids below this are theirs; cross traffic's are above).
     pub flows: usize,
+    /// Cross-traffic sources in the run.
+    pub cross: usize,
 }
 
 impl Bottleneck {
@@ -132,7 +135,7 @@ impl Bottleneck {
             delivered_packets: 0,
             delivered_bytes: 0,
             random_losses: 0,
-            flow_drops: vec![0; spec.flows],
+            flow_drops: vec![0; spec.flows + spec.cross],
             dropped: None,
             queue_area: 0,
             queue_area_since: Time::ZERO,

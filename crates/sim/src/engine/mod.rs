@@ -428,6 +428,9 @@ impl Simulation {
                     tsecr: Time::ZERO,
                     psh: false,
                 };
+                let (packets, bytes) = &mut self.net.cross_sent[i];
+                *packets += 1;
+                *bytes += u64::from(pkt.wire_bytes);
                 self.net.offer::<LOG>(dir, Packet::Data(pkt));
                 if next < self.end {
                     self.net.schedule(next, Kind::Cross(i as u32));

@@ -134,6 +134,10 @@ pub(super) struct Net {
     /// the bottleneck; the next one is on the link, those after it wait in the queue.
     departed: usize,
     n_flows: u32,
+    /// Per cross-traffic source, the packets and bytes (on the wire) it sent, and those
+    /// that crossed its bottleneck.
+    pub(super) cross_sent: Vec<(u64, u64)>,
+    pub(super) cross_delivered: Vec<(u64, u64)>,
     /// Per flow, its hosts' largest processing time (ns) and the stream it is drawn
     /// from; empty when no flow has one, so runs without it draw nothing.
     host_delay: Vec<(u64, Rng)>,
@@ -197,6 +201,7 @@ impl Net {
             queue_rng: Rng::stream(cfg.seed, stream::QUEUE, 0),
             loss_rng: Rng::stream(cfg.seed, stream::LOSS, 0),
             flows: cfg.flows.len(),
+            cross: cfg.cross.len(),
         };
         let scheduled =
             Bottleneck::can_schedule(&fwd_spec) && !cfg.has_reverse_link() && cfg.cross.is_empty();
@@ -211,6 +216,7 @@ impl Net {
                 queue_rng: Rng::stream(cfg.seed, stream::QUEUE, 1),
                 loss_rng: Rng::stream(cfg.seed, stream::LOSS, 1),
                 flows: cfg.flows.len(),
+                cross: cfg.cross.len(),
             })
         });
         Net {
@@ -232,6 +238,8 @@ impl Net {
             scheduled,
             departed: 0,
             n_flows: cfg.flows.len() as u32,
+            cross_sent: vec![(0, 0); cfg.cross.len()],
+            cross_delivered: vec![(0, 0); cfg.cross.len()],
             host_delay: host_delays(cfg),
             packets: PacketLog { records: None },
         }
@@ -513,7 +521,12 @@ impl Net {
                 }
                 self.pipes[dir as usize].push_back((at.0, seg));
             }
-            Packet::Data(_) => {}
+            Packet::Data(seg) => {
+                let (packets, bytes) =
+                    &mut self.cross_delivered[(seg.flow - self.n_flows) as usize];
+                *packets += 1;
+                *bytes += u64::from(seg.wire_bytes);
+            }
             Packet::Ack { ack, .. } => self.ack_path_push(ack),
         }
         let now = self.now;

@@ -4,7 +4,7 @@
 use super::link::Bottleneck;
 use super::Simulation;
 use crate::config::LinkRate;
-use crate::output::{FlowReport, LinkReport, Report, RttSummary};
+use crate::output::{CrossReport, FlowReport, LinkReport, Report, RttSummary};
 use crate::trace::LinkSchedule;
 use cclab_units::{Duration, Time};
 
@@ -52,7 +52,24 @@ impl Simulation {
                 }
             })
             .collect();
-        Report { duration: elapsed, link, reverse_link, flows, events: net.events }
+        let n_flows = self.flows.len();
+        let cross = (0..self.cross.len())
+            .map(|i| {
+                let id = n_flows + i;
+                CrossReport {
+                    source: i,
+                    sent_packets: net.cross_sent[i].0,
+                    sent_bytes: net.cross_sent[i].1,
+                    delivered_packets: net.cross_delivered[i].0,
+                    delivered_bytes: net.cross_delivered[i].1,
+                    drops: Some(
+                        net.fwd.flow_drops[id]
+                            + net.rev.as_ref().map_or(0, |rev| rev.flow_drops[id]),
+                    ),
+                }
+            })
+            .collect();
+        Report { duration: elapsed, link, reverse_link, flows, cross, events: net.events }
     }
 }
 
