@@ -17,8 +17,8 @@ use cclab_cc::{Algorithm, CongestionControl, ALGORITHMS};
 use cclab_scenario::metrics::{byte_shares, RunMetrics};
 use cclab_scenario::Scenario;
 use cclab_sim::{
-    CrossKind, CrossReport, FlowSample, FlowSamples, LinkReport, Observer, QueueSample, Report,
-    SimConfig,
+    CrossKind, CrossReport, Direction, FlowSample, FlowSamples, LinkReport, Observer, QueueSample,
+    Report, SimConfig,
 };
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -564,13 +564,14 @@ pub fn summary_json(scn: &Scenario, r: &Report, m: &RunMetrics) -> Json {
 }
 
 /// The cross-traffic sources in summary.json: what each sent and what crossed its
-/// bottleneck, as counts and as bit/s over the run (bytes on the wire, as a source's
-/// configured rate counts them).
+/// bottleneck, as counts and as bit/s over its active time, as a flow's goodput is
+/// (bytes on the wire, as a source's configured rate counts them).
 fn cross_json(cfg: &SimConfig, r: &Report) -> Vec<Json> {
     r.cross
         .iter()
         .map(|c| {
             let source = &cfg.cross[c.source];
+            let active = source.active_time(r.duration);
             let kind = match source.kind {
                 CrossKind::Cbr => "cbr",
                 CrossKind::Poisson => "poisson",
@@ -583,8 +584,8 @@ fn cross_json(cfg: &SimConfig, r: &Report) -> Vec<Json> {
                 ("sent_packets", Json::u(c.sent_packets)),
                 ("delivered_packets", Json::u(c.delivered_packets)),
                 ("drops", c.drops.into()),
-                ("offered_bps", Json::f(CrossReport::bps(c.sent_bytes, r.duration), 0)),
-                ("throughput_bps", Json::f(CrossReport::bps(c.delivered_bytes, r.duration), 0)),
+                ("offered_bps", Json::f(CrossReport::bps(c.sent_bytes, active), 0)),
+                ("throughput_bps", Json::f(CrossReport::bps(c.delivered_bytes, active), 0)),
             ])
             .rendered(4)
         })
@@ -828,30 +829,40 @@ pub fn table(scn: &Scenario, r: &Report, m: &RunMetrics) -> String {
             rev.mean_queue_packets
         ));
     }
-    if !r.cross.is_empty() {
-        out.push_str(&cross_line(r));
-    }
+    out.push_str(&cross_lines(&scn.config, r));
     out.push_str(&metrics_line(m));
     out
 }
 
-/// The cross traffic in one line: its sources together (summary.json has each).
-fn cross_line(r: &Report) -> String {
-    let sum = |of: fn(&CrossReport) -> u64| r.cross.iter().map(of).sum::<u64>();
-    let mbps = |bytes| CrossReport::bps(bytes, r.duration) / 1e6;
-    let drops = match r.cross.iter().map(|c| c.drops).sum::<Option<u64>>() {
-        Some(d) => d.to_string(),
-        None => "not measured".to_string(),
-    };
-    format!(
-        "cross traffic: {} source{}, {:.3} Mbit/s offered, {:.3} Mbit/s delivered, {} of {} packets delivered, drops {drops}\n",
-        r.cross.len(),
-        if r.cross.len() == 1 { "" } else { "s" },
-        mbps(sum(|c| c.sent_bytes)),
-        mbps(sum(|c| c.delivered_bytes)),
-        sum(|c| c.delivered_packets),
-        sum(|c| c.sent_packets),
-    )
+/// The cross traffic, one line per direction it crosses: its sources together
+/// (summary.json has each), their rates over the run.
+fn cross_lines(cfg: &SimConfig, r: &Report) -> String {
+    let mut out = String::new();
+    for dir in [Direction::Forward, Direction::Reverse] {
+        let of_dir: Vec<&CrossReport> =
+            r.cross.iter().filter(|c| cfg.cross[c.source].direction == dir).collect();
+        if of_dir.is_empty() {
+            continue;
+        }
+        let sum = |of: fn(&CrossReport) -> u64| of_dir.iter().map(|c| of(c)).sum::<u64>();
+        let mbps = |bytes| CrossReport::bps(bytes, r.duration) / 1e6;
+        let drops = match of_dir.iter().map(|c| c.drops).sum::<Option<u64>>() {
+            Some(d) => d.to_string(),
+            None => "not measured".to_string(),
+        };
+        let n = of_dir.len();
+        let which =
+            if r.reverse_link.is_some() { format!(" ({})", dir.name()) } else { String::new() };
+        out.push_str(&format!(
+            "cross traffic{which}: {n} source{}, {:.3} Mbit/s offered, {:.3} Mbit/s delivered, {} of {} packets delivered, drops {drops}\n",
+            if n == 1 { "" } else { "s" },
+            mbps(sum(|c| c.sent_bytes)),
+            mbps(sum(|c| c.delivered_bytes)),
+            sum(|c| c.delivered_packets),
+            sum(|c| c.sent_packets),
+        ));
+    }
+    out
 }
 
 /// `x` if it is a number; NaN stands for a figure without data (a flow's RTT before its

@@ -79,6 +79,9 @@ impl ResultFiles for CliResults {
         };
         crate::compare::write(&args).map(|_| ())
     }
+    fn tidy(&self, dir: &Path) {
+        crate::results::recover_killed_stagings(dir, None);
+    }
 }
 
 /// `shared/traces` beside the repository whose `scenarios` folder is used (found wherever

@@ -165,6 +165,10 @@ fn split_summary(json: &JVal) -> (Flat, Vec<Flat>) {
         for (k, v) in items {
             match (k.as_str(), v) {
                 ("scenario" | "seed", _) => {}
+                // Per source, eight figures each (up to 100 sources): they stay in each
+                // point's summary.json, where `cross[i]` is the i-th source after `count`
+                // is expanded, not the scenario's i-th `[[cross]]` table a sweep can set.
+                ("cross", _) => {}
                 ("flows", JVal::Arr(list)) => {
                     for f in list {
                         let mut cells = Vec::new();

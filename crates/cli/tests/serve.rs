@@ -547,7 +547,8 @@ fn traces_are_named_only_from_the_ready_folders_or_uploads() {
     assert!(!s.results.path().join("clash").exists());
     assert!(!s.get("/api/saved").1.to_string().contains("clash"));
     for (q, body, status, needle) in [
-        ("name=notes.md", "1\n", 400, "not .md"),
+        ("name=notes.md", "1\n", 400, "not ending in .md"),
+        ("name=.hidden.trace", "1\n", 400, "not starting with '.'"),
         // A key given twice: the first was skipped by the checks (web review, 2026-12-06).
         ("name=b%2Ftrace&name=a.trace", "1\n", 400, "name: given twice in the query"),
         ("name=mine.trace", "1\n", 409, "exists"),
@@ -638,7 +639,7 @@ fn an_uploaded_trace_is_deleted_while_a_run_that_uses_it_goes_on_and_saves() {
         ("/api/traces/gone.trace", "", 404, "no uploaded trace \"gone.trace\""),
         ("/api/traces/5.65mbps.trace", "", 403, "a ready trace of the repository"),
         ("/api/traces/..%2Fkept", "", 400, "a plain file name"),
-        ("/api/traces/notes.md", "", 400, "not .md"),
+        ("/api/traces/notes.md", "", 400, "not ending in .md"),
         ("/api/traces/x.trace", "1\n", 400, "takes none (2 bytes sent)"),
         ("/api/traces/x.trace?force=1", "", 400, "unknown query parameter"),
     ] {
@@ -682,11 +683,19 @@ fn the_results_folder_is_held_to_its_disk_limit() {
     std::fs::create_dir_all(results.path().join(".traces")).unwrap();
     let part = results.path().join(".traces/.x.trace.4000000000.part");
     std::fs::write(&part, "1\n").unwrap();
+    let staged = results.path().join(".a.partial-4000000000-0");
+    std::fs::create_dir_all(&staged).unwrap();
+    std::fs::write(staged.join("flows.csv"), "x").unwrap();
     let live = results.path().join(".deleting-old-1");
     std::fs::create_dir_all(&live).unwrap();
+    // A folder of the user's own whose name merely starts like a work folder's.
+    let own = results.path().join(".save-notes-2023");
+    std::fs::create_dir_all(&own).unwrap();
     let s = Server::start_in(results, &repo().join("scenarios"), &["--max-disk-mb", "1"]);
-    assert!(!dead.exists() && !part.exists() && live.is_dir());
+    assert!(!dead.exists() && !part.exists() && !staged.exists());
+    assert!(live.is_dir() && own.is_dir());
     std::fs::remove_dir(&live).unwrap();
+    std::fs::remove_dir(&own).unwrap();
     let (_, v) = s.get("/api/saved");
     assert_eq!(v["disk"], json!({ "used_bytes": 0, "max_bytes": 1_000_000 }), "{v}");
     let save = |name: &str| {

@@ -739,12 +739,20 @@ impl Threads {
             });
         }
         let reverse = cfg.cross.iter().any(|c| c.direction == Direction::Reverse);
-        for (side, addr) in [(Side::B, crate::ADDR_B), (Side::A, crate::ADDR_A)] {
+        for (side, addr, dir) in [
+            (Side::B, crate::ADDR_B, Direction::Forward),
+            (Side::A, crate::ADDR_A, Direction::Reverse),
+        ] {
             if side == Side::A && !reverse {
                 continue;
             }
             let (stop, ready, counts) = (self.stop.clone(), ready_tx.clone(), self.cross.clone());
-            self.handles.push(h.spawn(side, move || cross_sink(addr, counts, stop, ready)));
+            // The sink's own sources: those of the other direction bind their ports in
+            // the other namespace, where a number may repeat.
+            let sources: Vec<usize> =
+                (0..cfg.cross.len()).filter(|&i| cfg.cross[i].direction == dir).collect();
+            self.handles
+                .push(h.spawn(side, move || cross_sink(addr, (sources, counts), stop, ready)));
         }
         for _ in 0..cfg.flows.len() + 1 + usize::from(reverse) {
             match ready_rx.recv_timeout(std::time::Duration::from_secs(5)) {
@@ -1372,7 +1380,7 @@ fn cross_source(
         return;
     }
     let mine = &counts[i];
-    mine.port.store(s.local_addr().map_or(0, |a| u32::from(a.port())), Ordering::Relaxed);
+    mine.port.store(s.local_addr().map_or(0, |a| u32::from(a.port())), Ordering::Release);
     let payload = vec![0u8; (src.config().packet_bytes as usize).saturating_sub(28).max(1)];
     let mut next = src.config().start;
     while next < end && !stop.load(Ordering::Relaxed) {
@@ -1395,10 +1403,11 @@ fn cross_source(
 }
 
 /// Swallows the cross traffic sent to `addr` (B's forward sources, A's reverse ones),
-/// counting each packet against its source, found by its port.
+/// counting each packet against its source among `sources` (indices into `counts`),
+/// found by its port.
 fn cross_sink(
     addr: Ipv4Addr,
-    counts: Arc<Vec<CrossCounts>>,
+    (sources, counts): (Vec<usize>, Arc<Vec<CrossCounts>>),
     stop: Arc<AtomicBool>,
     ready: mpsc::Sender<Result<(), String>>,
 ) {
@@ -1417,8 +1426,9 @@ fn cross_sink(
         let Ok((n, from)) = s.recv_from(&mut buf) else { continue };
         let port = from.port();
         let found = source_of.get(&port).copied().or_else(|| {
-            let i =
-                counts.iter().position(|c| c.port.load(Ordering::Relaxed) == u32::from(port))?;
+            let i = *sources
+                .iter()
+                .find(|&&i| counts[i].port.load(Ordering::Acquire) == u32::from(port))?;
             source_of.insert(port, i);
             Some(i)
         });

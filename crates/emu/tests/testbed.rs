@@ -259,13 +259,15 @@ fn udp_cross_traffic_takes_its_share_of_the_bottleneck() {
         // Two 1 Mbit/s sources on a 10 Mbit/s link: about a fifth of what crossed it.
         assert!((0.12..0.3).contains(&cross_share), "cross share {cross_share}");
         for c in &r.cross {
-            // About 1 Mbit/s over the 3 s run; a few may be lost in the queue.
+            // 1 Mbit/s over the 3 s run (the Poisson source's seeded draws give 0.95), of
+            // which a few packets may be lost in the queue.
             let mbps = cclab_sim::CrossReport::bps(c.delivered_bytes, r.duration) / 1e6;
-            assert!((0.85..1.1).contains(&mbps), "source {}: {mbps} Mbit/s", c.source);
+            assert!((0.85..1.05).contains(&mbps), "source {}: {mbps} Mbit/s", c.source);
         }
-        // The sources' share, measured at their sink, as the link's less the flow's.
+        // The sources' share, measured at their sink, as the link's less the flow's (the
+        // two differ by the few packets still queued at the end).
         let measured = cross_bytes as f64 * 8.0 / link_bits;
-        assert!((measured - cross_share).abs() < 0.05, "{measured} against {cross_share}");
+        assert!((measured - cross_share).abs() < 0.02, "{measured} against {cross_share}");
     }
 }
 

@@ -352,6 +352,15 @@ pub struct CrossConfig {
     pub direction: Direction,
 }
 
+impl CrossConfig {
+    /// How long the source sends in a run of `duration`: from its start to its stop or
+    /// the run's end (at least a nanosecond, so that a rate over it is defined).
+    pub fn active_time(&self, duration: Duration) -> Duration {
+        let end = self.stop.map_or(duration.as_nanos(), |s| s.0.min(duration.as_nanos()));
+        Duration(end.saturating_sub(self.start.0).max(1))
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CrossKind {
     /// Constant bit rate.

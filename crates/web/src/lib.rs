@@ -70,6 +70,9 @@ pub trait ResultFiles: Send + Sync + 'static {
     fn run(&self, scenario: &Path, out: &Path) -> Result<(), String>;
     /// `cclab compare A B --out OUT`.
     fn compare(&self, a: &Path, b: &Path, out: &Path) -> Result<(), String>;
+    /// Removes what runs killed while they wrote into `dir` left behind (the writer's
+    /// staging folders), as `cclab run` does for its own destination.
+    fn tidy(&self, dir: &Path);
 }
 
 /// How the server is set up.

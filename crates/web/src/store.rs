@@ -116,21 +116,24 @@ impl Store {
 
     /// Removes the work files of server processes that are gone. A process names its work
     /// files with its id (`.save-RUN-PID` and `.deleting-NAME-PID` folders,
-    /// `.traces/.NAME.PID.part` files); one killed while writing leaves them behind,
-    /// where they would count against the disk limit and nothing else would remove them.
-    /// Those of a live process (another server on this folder) are left alone.
+    /// `.traces/.NAME.PID.part` files, and the results writer's `.NAME.partial-PID-N`
+    /// stagings); one killed while writing leaves them behind, where they would count
+    /// against the disk limit and nothing else would remove them. Those of a live process
+    /// (another server on this folder) are left alone, as is any name of another shape.
     fn remove_leftovers(&self) {
-        let gone =
-            |pid: u32| pid == std::process::id() || !Path::new(&format!("/proc/{pid}")).exists();
-        for dir in [&self.dir, &self.traces.uploads] {
+        type PidOf = fn(&str) -> Option<u32>;
+        let places: [(&Path, PidOf); 2] =
+            [(&self.dir, work_folder_pid), (&self.traces.uploads, upload_part_pid)];
+        for (dir, pid_of) in places {
             for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
                 let name = entry.file_name().to_string_lossy().into_owned();
-                if work_file_pid(&name).is_some_and(gone) {
+                if pid_of(&name).is_some_and(cclab_units::whole_file::writer_is_gone) {
                     let path = entry.path();
                     let _ = std::fs::remove_dir_all(&path).or_else(|_| std::fs::remove_file(&path));
                 }
             }
         }
+        self.results.tidy(&self.dir);
     }
 
     /// Refuses a write of `adding` bytes (0 where the size is not known beforehand: a
@@ -419,15 +422,25 @@ impl Store {
     }
 }
 
-/// The process id that ends a work file's name (`.save-RUN-PID`, `.deleting-NAME-PID`,
-/// `.NAME.PID.part`); none for any other name.
-fn work_file_pid(name: &str) -> Option<u32> {
-    let pid = if name.starts_with(".save-") || name.starts_with(".deleting-") {
-        name.rsplit('-').next()
-    } else {
-        name.strip_prefix('.')?.strip_suffix(".part")?.rsplit('.').next()
-    };
-    pid?.parse().ok()
+/// The process id in the name of a work folder of the results folder: `.save-RUN-PID`
+/// (a save's) or `.deleting-NAME-PID` (a saved run being deleted); none for any other name.
+fn work_folder_pid(name: &str) -> Option<u32> {
+    if let Some(rest) = name.strip_prefix(".save-") {
+        let (run, pid) = rest.split_once('-')?;
+        run.parse::<u64>().ok()?;
+        return pid.parse().ok();
+    }
+    let (saved, pid) = name.strip_prefix(".deleting-")?.rsplit_once('-')?;
+    check_name("name", saved).ok()?;
+    pid.parse().ok()
+}
+
+/// The process id in the name of an upload's work file, `.NAME.PID.part`; none for any
+/// other name.
+fn upload_part_pid(name: &str) -> Option<u32> {
+    let (trace, pid) = name.strip_prefix('.')?.strip_suffix(".part")?.rsplit_once('.')?;
+    valid_trace_name(trace).then_some(())?;
+    pid.parse().ok()
 }
 
 /// A failed write of the store's, said as `what` failed: a full disk is a 507 as the
@@ -470,7 +483,7 @@ fn check_trace_name(name: &str) -> ApiResult<()> {
     }
     Err(ApiError::field(
         "name",
-        format!("\"{name}\": a plain file name such as my-link.trace (letters, digits, '.', '_', '-'; not .md)"),
+        format!("\"{name}\": a plain file name such as my-link.trace: 1 to 100 letters, digits, '.', '_', '-', not starting with '.' and not ending in .md"),
     ))
 }
 
@@ -486,11 +499,16 @@ mod tests {
 
     #[test]
     fn work_files_are_told_by_their_names() {
-        assert_eq!(work_file_pid(".save-12-345"), Some(345));
-        assert_eq!(work_file_pid(".deleting-my-run-7"), Some(7));
-        assert_eq!(work_file_pid(".my.link.trace.99.part"), Some(99));
-        for other in ["run-5", ".compare", ".traces", ".x.part", ".save-1-x", "a.trace"] {
-            assert_eq!(work_file_pid(other), None, "{other}");
+        assert_eq!(work_folder_pid(".save-12-345"), Some(345));
+        assert_eq!(work_folder_pid(".deleting-my-run-7"), Some(7));
+        assert_eq!(upload_part_pid(".my.link.trace.99.part"), Some(99));
+        // A person's own hidden folders and files, and every other shape, are not.
+        for other in ["run-5", ".compare", ".traces", ".save-notes-2023", ".save-1-x", "a.trace"] {
+            assert_eq!(work_folder_pid(other), None, "{other}");
+        }
+        assert_eq!(work_folder_pid(".deleting-.hidden-7"), None);
+        for other in [".x.part", ".notes.2024", "x.1.part", "..1.part", ".a/b.1.part"] {
+            assert_eq!(upload_part_pid(other), None, "{other}");
         }
     }
 

@@ -471,8 +471,11 @@ function draw() {
 
 /** Deletes an uploaded trace. */
 async function removeTrace(name) {
-  await del(`/api/traces/${encodeURIComponent(name)}`);
-  lab.results.refresh(); // how full the results folder is
+  try {
+    await del(`/api/traces/${encodeURIComponent(name)}`);
+  } finally {
+    lab.results.refresh(); // how full the results folder is
+  }
 }
 
 /** Sends a trace file to the server; answers the upload and the traces now. */

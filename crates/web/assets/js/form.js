@@ -199,6 +199,8 @@ export class ScenarioForm {
       done = `${name} was already deleted`;
     }
     this.traces = this.traces.filter((t) => t.name !== name);
+    // Another scenario or link may have been chosen while the request was out.
+    if (this.doc.bottleneck.trace !== name) return this.render();
     this.notes["bottleneck.trace"] = `${done}: the link is a constant rate again`;
     this.switchLink("rate");
   }
