@@ -17,8 +17,8 @@ use cclab_cc::{Algorithm, CongestionControl, ALGORITHMS};
 use cclab_scenario::metrics::{byte_shares, RunMetrics};
 use cclab_scenario::Scenario;
 use cclab_sim::{
-    CrossKind, CrossReport, Direction, FlowSample, FlowSamples, LinkReport, Observer, QueueSample,
-    Report, SimConfig,
+    CrossReport, Direction, FlowSample, FlowSamples, LinkReport, Observer, QueueSample, Report,
+    SimConfig,
 };
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -572,14 +572,9 @@ fn cross_json(cfg: &SimConfig, r: &Report) -> Vec<Json> {
         .map(|c| {
             let source = &cfg.cross[c.source];
             let active = source.active_time(r.duration);
-            let kind = match source.kind {
-                CrossKind::Cbr => "cbr",
-                CrossKind::Poisson => "poisson",
-                CrossKind::Exponential { .. } => "exponential",
-            };
             Json::Obj(vec![
                 ("id", Json::u(c.source as u64)),
-                ("kind", Json::s(kind)),
+                ("kind", Json::s(source.kind.name())),
                 ("direction", Json::s(source.direction.name())),
                 ("sent_packets", Json::u(c.sent_packets)),
                 ("delivered_packets", Json::u(c.delivered_packets)),

@@ -371,6 +371,17 @@ pub enum CrossKind {
     Exponential { mean_on: Duration, mean_off: Duration },
 }
 
+impl CrossKind {
+    /// The name a scenario's `kind` gives it (and summary.json writes).
+    pub fn name(self) -> &'static str {
+        match self {
+            CrossKind::Cbr => "cbr",
+            CrossKind::Poisson => "poisson",
+            CrossKind::Exponential { .. } => "exponential",
+        }
+    }
+}
+
 /// A scheduled change of an algorithm parameter on a running flow.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ParamChange {
