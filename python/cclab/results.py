@@ -23,6 +23,18 @@ FLOW_DTYPES = {
     "delivered_bytes": "int64",
 }
 QUEUE_DTYPES = {"time_s": "float64", "packets": "int64", "bytes": "int64", "drops": "int64"}
+# summary.json's "cross" entries (README, "Result files"); drops is a nullable integer,
+# missing where the run could not count a source's drops (a testbed run).
+CROSS_DTYPES = {
+    "id": "int64",
+    "kind": "object",
+    "direction": "object",
+    "sent_packets": "int64",
+    "delivered_packets": "int64",
+    "drops": "Int64",
+    "offered_bps": "float64",
+    "throughput_bps": "float64",
+}
 
 
 def read_flows_csv(path: str) -> pd.DataFrame:
@@ -49,7 +61,8 @@ def read_series(folder: str, stem: str) -> pd.DataFrame:
 
 class Result:
     """One run's results: ``summary`` (summary.json as a dict), ``flows`` and ``queue``
-    (flows.csv and queue.csv as pandas DataFrames), :meth:`save` (the results folder as
+    (flows.csv and queue.csv as pandas DataFrames), ``cross`` (the cross-traffic sources'
+    counts), :meth:`save` (the results folder as
     ``cclab run`` writes it) and :meth:`plot` (the report's four plots).
 
     The files live in a temporary folder removed with this object (:attr:`path`)."""
@@ -82,6 +95,16 @@ class Result:
         if self._queue is None:
             self._queue = read_series(self.path, "queue")
         return self._queue.copy()
+
+    @property
+    def cross(self) -> pd.DataFrame:
+        """summary.json's ``cross`` as a DataFrame: one row per cross-traffic source (id,
+        kind, direction, sent_packets, delivered_packets, drops, offered_bps,
+        throughput_bps; rates over the source's active time). No rows for a run without
+        cross traffic; ``drops`` is missing (``pd.NA``) where it was not measured."""
+        rows = self.summary.get("cross", [])
+        frame = pd.DataFrame(rows, columns=list(CROSS_DTYPES))
+        return frame.astype(CROSS_DTYPES)
 
     def to_polars(self) -> Dict[str, Any]:
         """``{"flows": ..., "queue": ...}`` as polars DataFrames (needs polars)."""

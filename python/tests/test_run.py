@@ -44,6 +44,23 @@ def test_dataframes_hold_the_csv_values_with_dtypes(cli, short_file, tmp_path):
     assert len(flows) > 100 and flows["delivered_bytes"].max() > 0
 
 
+def test_cross_holds_each_sources_counts(short_file):
+    res = cclab.run(cclab.Scenario.from_toml(short_file))
+    cross = res.cross
+    assert list(cross["id"]) == [0, 1] and list(cross["kind"]) == ["exponential"] * 2
+    assert cross["drops"].dtype == "Int64" and cross["sent_packets"].dtype == np.int64
+    for row, entry in zip(cross.to_dict("records"), res.summary["cross"]):
+        assert row == entry
+    # Each source offered about its 500 kbit/s and lost what the link dropped of it.
+    assert all(300e3 < r < 700e3 for r in cross["offered_bps"]), cross
+    assert (cross["sent_packets"] - cross["delivered_packets"] >= cross["drops"]).all(), cross
+    # A run without cross traffic: the columns, no rows.
+    plain = cclab.run(cclab.Scenario.from_toml(short_file).set("cross", []))
+    assert "cross" not in plain.summary
+    assert plain.cross.empty and list(plain.cross.columns) == list(cross.columns)
+    assert dict(plain.cross.dtypes.astype(str)) == dict(cross.dtypes.astype(str))
+
+
 def test_polars_frames_match(short_file):
     pl = pytest.importorskip("polars")
     res = cclab.run(cclab.Scenario.from_toml(short_file))

@@ -3,7 +3,8 @@
 //! flow's goodput, retransmits, packets dropped, RTT percentiles (summary.json's) and
 //! smoothed-RTT percentiles (over the 10 ms samples, which a simulated and a testbed run
 //! take alike; see [`FlowSeries::srtt_percentiles`]) and the link's utilisation, drops,
-//! mean queue and Jain's index with B - A and (B - A) / A, and writes
+//! mean queue and Jain's index (and, where either run has cross traffic, its sources'
+//! delivered rate, packets and drops together) with B - A and (B - A) / A, and writes
 //! compare.json, overlay plots of cwnd and throughput (A solid, B dashed, one colour per
 //! flow) and compare.html into the output folder.
 //!
@@ -72,6 +73,19 @@ pub(crate) struct Run {
     pub mean_queue_packets: f64,
     pub jain: f64,
     pub flows: Vec<FlowSummary>,
+    pub cross: CrossTotals,
+}
+
+/// A run's cross-traffic sources together (summary.json's `cross`, which runs without
+/// cross traffic leave out: all zero then).
+#[derive(Default)]
+pub(crate) struct CrossTotals {
+    pub sources: usize,
+    /// The sum of the sources' delivered rates, each over its own active time.
+    pub throughput_bps: f64,
+    pub delivered_packets: f64,
+    /// Unknown (NaN) where any source's drops were not measured (a testbed run's).
+    pub drops: f64,
 }
 
 /// One compared quantity: its JSON key, its label in the table, the decimals of the JSON
@@ -216,6 +230,55 @@ const LINK_METRICS: &[(Metric, RunValue)] = &[
     ),
 ];
 
+/// The cross traffic's rows, shown where either run has cross traffic.
+const CROSS_METRICS: &[(Metric, RunValue)] = &[
+    (
+        Metric {
+            key: "sources",
+            label: "sources",
+            json_decimals: 0,
+            table_scale: 1.0,
+            table_decimals: 0,
+        },
+        |r| r.cross.sources as f64,
+    ),
+    (
+        Metric {
+            key: "throughput_bps",
+            label: "delivered Mbit/s",
+            json_decimals: 0,
+            table_scale: 1e-6,
+            table_decimals: 3,
+        },
+        |r| r.cross.throughput_bps,
+    ),
+    (
+        Metric {
+            key: "delivered_packets",
+            label: "delivered pkts",
+            json_decimals: 0,
+            table_scale: 1.0,
+            table_decimals: 0,
+        },
+        |r| r.cross.delivered_packets,
+    ),
+    (
+        Metric {
+            key: "drops",
+            label: "drops",
+            json_decimals: 0,
+            table_scale: 1.0,
+            table_decimals: 0,
+        },
+        |r| r.cross.drops,
+    ),
+];
+
+/// Whether the comparison has a cross-traffic part: either run has a source.
+fn has_cross(a: &Run, b: &Run) -> bool {
+    a.cross.sources > 0 || b.cross.sources > 0
+}
+
 /// `(b - a) / a`; zero when both are zero, `None` when only `a` is (or either is unknown).
 fn relative(a: f64, b: f64) -> Option<f64> {
     if !a.is_finite() || !b.is_finite() {
@@ -352,6 +415,20 @@ pub(crate) fn load_summary(dir: &Path) -> Result<Run, String> {
             srtt_p95_ms: f64::NAN,
         });
     }
+    let mut cross = CrossTotals::default();
+    if let Some(sources) = v.get("cross") {
+        let sources = sources
+            .as_array()
+            .ok_or_else(|| format!("{p}: field cross is {sources}, expected a list"))?;
+        for (i, c) in sources.iter().enumerate() {
+            let at = |key: &str| format!("cross[{i}].{key}");
+            cross.sources += 1;
+            cross.throughput_bps += number(c, "throughput_bps", &at("throughput_bps"))?;
+            cross.delivered_packets +=
+                whole(c, "delivered_packets", &at("delivered_packets"))? as f64;
+            cross.drops += number(c, "drops", &at("drops"))?;
+        }
+    }
     let mut ids: Vec<u64> = flows.iter().map(|f| f.id).collect();
     ids.sort_unstable();
     if let Some(w) = ids.windows(2).find(|w| w[0] == w[1]) {
@@ -368,6 +445,7 @@ pub(crate) fn load_summary(dir: &Path) -> Result<Run, String> {
         mean_queue_packets: number(&v, "link.mean_queue_packets", "link.mean_queue_packets")?,
         jain: number(&v, "fairness.jain", "fairness.jain")?,
         flows,
+        cross,
     })
 }
 
@@ -655,13 +733,18 @@ fn compare_json(a: &Run, b: &Run, pairs: &[(&FlowSummary, &FlowSummary)]) -> Jso
         .filter(|(m, _)| m.key == "jain")
         .map(|(m, get)| (m.key, pair_json(m, get(a), get(b))))
         .collect();
-    Json::Obj(vec![
+    let mut top = vec![
         ("a", run_json(a)),
         ("b", run_json(b)),
         ("flows", Json::Arr(flows)),
         ("link", Json::Obj(link)),
         ("fairness", Json::Obj(fairness)),
-    ])
+    ];
+    if has_cross(a, b) {
+        let cross = CROSS_METRICS.iter().map(|(m, get)| (m.key, pair_json(m, get(a), get(b))));
+        top.push(("cross", Json::Obj(cross.collect())));
+    }
+    Json::Obj(top)
 }
 
 /// The side-by-side rows: a header, then per flow a title row and its metrics (the first
@@ -689,8 +772,14 @@ fn rows(
         ]);
         rows.extend(FLOW_METRICS.iter().map(|(m, get)| pair_row(m, get(fa), get(fb))));
     }
-    rows.push(vec!["link".to_string(), String::new(), String::new(), String::new(), String::new()]);
+    let title =
+        |t: &str| vec![t.to_string(), String::new(), String::new(), String::new(), String::new()];
+    rows.push(title("link"));
     rows.extend(LINK_METRICS.iter().map(|(m, get)| pair_row(m, get(a), get(b))));
+    if has_cross(a, b) {
+        rows.push(title("cross traffic"));
+        rows.extend(CROSS_METRICS.iter().map(|(m, get)| pair_row(m, get(a), get(b))));
+    }
     rows
 }
 

@@ -571,7 +571,7 @@ fn cross_json(cfg: &SimConfig, r: &Report) -> Vec<Json> {
         .iter()
         .map(|c| {
             let source = &cfg.cross[c.source];
-            let active = source.active_time(r.duration);
+            let (offered, delivered) = cross_rates(cfg, r, c);
             Json::Obj(vec![
                 ("id", Json::u(c.source as u64)),
                 ("kind", Json::s(source.kind.name())),
@@ -579,12 +579,18 @@ fn cross_json(cfg: &SimConfig, r: &Report) -> Vec<Json> {
                 ("sent_packets", Json::u(c.sent_packets)),
                 ("delivered_packets", Json::u(c.delivered_packets)),
                 ("drops", c.drops.into()),
-                ("offered_bps", Json::f(CrossReport::bps(c.sent_bytes, active), 0)),
-                ("throughput_bps", Json::f(CrossReport::bps(c.delivered_bytes, active), 0)),
+                ("offered_bps", Json::f(offered, 0)),
+                ("throughput_bps", Json::f(delivered, 0)),
             ])
             .rendered(4)
         })
         .collect()
+}
+
+/// A cross source's offered and delivered rates in bit/s, over its active time.
+fn cross_rates(cfg: &SimConfig, r: &Report, c: &CrossReport) -> (f64, f64) {
+    let active = cfg.cross[c.source].active_time(r.duration);
+    (CrossReport::bps(c.sent_bytes, active), CrossReport::bps(c.delivered_bytes, active))
 }
 
 /// One bottleneck's totals in summary.json.
@@ -1013,6 +1019,52 @@ pub fn goodput_points(p: &[(f64, u64)], window: f64) -> Vec<(f64, f64)> {
     out
 }
 
+/// Rows as an HTML table, the first row its header.
+fn html_table(rows: &[Vec<String>]) -> String {
+    let cells = |row: &[String], tag: &str| -> String {
+        row.iter().map(|c| format!("<{tag}>{}</{tag}>", xml(c))).collect()
+    };
+    let mut t = format!("<table><tr>{}</tr>\n", cells(&rows[0], "th"));
+    for row in &rows[1..] {
+        t.push_str(&format!("<tr>{}</tr>\n", cells(row, "td")));
+    }
+    t.push_str("</table>\n");
+    t
+}
+
+/// The report's cross-traffic table: one row per source (after `count` is expanded),
+/// with what summary.json's `cross` has, rates in Mbit/s over the source's active time.
+fn cross_rows(cfg: &SimConfig, r: &Report) -> Vec<Vec<String>> {
+    let head = [
+        "source",
+        "kind",
+        "direction",
+        "rate Mbit/s",
+        "sent pkts",
+        "delivered pkts",
+        "drops",
+        "offered Mbit/s",
+        "delivered Mbit/s",
+    ];
+    let mut rows = vec![head.iter().map(|h| h.to_string()).collect()];
+    for c in &r.cross {
+        let source = &cfg.cross[c.source];
+        let (offered, delivered) = cross_rates(cfg, r, c);
+        rows.push(vec![
+            c.source.to_string(),
+            source.kind.name().to_string(),
+            source.direction.name().to_string(),
+            num(source.rate.bps() as f64 / 1e6, 3),
+            c.sent_packets.to_string(),
+            c.delivered_packets.to_string(),
+            c.drops.map_or("-".to_string(), |d| d.to_string()),
+            num(offered / 1e6, 3),
+            num(delivered / 1e6, 3),
+        ]);
+    }
+    rows
+}
+
 /// report.html: the summary table and the plots in one self-contained page.
 fn report_html(
     scn: &Scenario,
@@ -1038,14 +1090,7 @@ fn report_html(
         h.push_str(&format!("<p>Sweep {}</p>\n", xml(point)));
     }
     let (rows, rest) = flow_rows(scn, r, m);
-    let cells = |row: &[String], tag: &str| -> String {
-        row.iter().map(|c| format!("<{tag}>{}</{tag}>", xml(c))).collect()
-    };
-    h.push_str(&format!("<table><tr>{}</tr>\n", cells(&rows[0], "th")));
-    for row in &rows[1..] {
-        h.push_str(&format!("<tr>{}</tr>\n", cells(row, "td")));
-    }
-    h.push_str("</table>\n");
+    h.push_str(&html_table(&rows));
     if let Some(rest) = rest {
         h.push_str(&format!("<p>{}</p>\n", xml(&rest)));
     }
@@ -1058,7 +1103,20 @@ fn report_html(
         jain_text(m.jain, |j| num(j, 4)),
         xml(forward_only_note(m))
     ));
+    if let Some(rev) = &r.reverse_link {
+        h.push_str(&format!(
+            "<p>Reverse link utilisation {}%, {} packets delivered, {} drops, mean queue {} packets.</p>\n",
+            num(rev.utilization * 100.0, 1),
+            rev.delivered_packets,
+            rev.queue_drops + rev.random_losses,
+            num(rev.mean_queue_packets, 1)
+        ));
+    }
     h.push_str(&format!("<p>{}</p>\n", xml(metrics_line(m).trim_end())));
+    if !r.cross.is_empty() {
+        h.push_str("<h2>Cross traffic</h2>\n");
+        h.push_str(&html_table(&cross_rows(&scn.config, r)));
+    }
     for (_, svg) in plots {
         h.push_str("<div>\n");
         h.push_str(svg);

@@ -256,6 +256,57 @@ fn differences_are_b_minus_a_in_the_table_and_in_compare_json() {
     }
 }
 
+/// Where either run has cross traffic, the comparison has its sources together: their
+/// delivered rates, packets and drops summed from each summary.json's `cross`, as B - A.
+/// A source whose drops were not measured (a testbed run's `null`) makes its run's drops
+/// unknown rather than a smaller sum; runs without cross traffic have no such part.
+#[test]
+fn cross_traffic_is_compared_where_either_run_has_it() {
+    let dir = TempDir::new("compare-cross");
+    let scn = repo().join("scenarios/small/tahoe-red-loss.toml").display().to_string();
+    run_ok(dir.path(), &["run", &scn, "--out", "runA"]);
+    run_ok(dir.path(), &["run", &scn, "--set", "cross[0].rate=3Mbps", "--out", "runB"]);
+    let out = run_ok(dir.path(), &["compare", "runA", "runB", "--out", "cmp"]);
+    let cmp = json(&dir.path().join("cmp/compare.json"));
+    let sum = |run: &str, key: &str| -> f64 {
+        let s = json(&dir.path().join(run).join("summary.json"));
+        s["cross"].as_array().expect("a cross list").iter().map(|c| f(c, &format!("/{key}"))).sum()
+    };
+    for (key, decimals, label, scale) in [
+        ("throughput_bps", 0, "delivered Mbit/s", 1e-6),
+        ("delivered_packets", 0, "delivered pkts", 1.0),
+        ("drops", 0, "drops", 1.0),
+    ] {
+        let (a, b) = (sum("runA", key), sum("runB", key));
+        close(f(&cmp, &format!("/cross/{key}/a")), a, decimals, key);
+        close(f(&cmp, &format!("/cross/{key}/b")), b, decimals, key);
+        close(f(&cmp, &format!("/cross/{key}/diff")), b - a, decimals, key);
+        // The table's cross rows follow the link's "drops" row.
+        let k = usize::from(key == "drops");
+        row_shows(&out, label, k, a * scale, b * scale, if scale == 1.0 { 0 } else { 3 });
+    }
+    assert!(sum("runB", "throughput_bps") > 2.0 * sum("runA", "throughput_bps"), "{cmp}");
+    assert_eq!(f(&cmp, "/cross/sources/a"), 1.0);
+    let html = read(&dir.path().join("cmp/compare.html"));
+    assert!(html.contains("<td>cross traffic</td>") && html.contains("<td>delivered pkts</td>"));
+
+    // A source's drops unknown: that run's sum is unknown, shown as "-" and null.
+    let b_summary = dir.path().join("runB/summary.json");
+    let mut s = json(&b_summary);
+    s["cross"][0]["drops"] = Value::Null;
+    std::fs::write(&b_summary, serde_json::to_string_pretty(&s).unwrap()).unwrap();
+    let out = run_ok(dir.path(), &["compare", "runA", "runB", "--out", "cmp"]);
+    let cmp = json(&dir.path().join("cmp/compare.json"));
+    assert!(cmp["cross"]["drops"]["b"].is_null() && cmp["cross"]["drops"]["rel"].is_null());
+    assert_eq!(row(&out, "drops", 1)[1..], ["-", "-", "n/a"], "{out}");
+
+    // Neither run has cross traffic: no cross part.
+    let (a, b) = two_runs(dir.path());
+    let out = run_ok(dir.path(), &["compare", a, b, "--out", "plain"]);
+    assert!(json(&dir.path().join("plain/compare.json")).get("cross").is_none());
+    assert!(!out.contains("cross traffic"), "{out}");
+}
+
 #[test]
 fn a_folder_compared_with_itself_differs_by_zero() {
     let dir = TempDir::new("compare-self");

@@ -660,10 +660,27 @@ fn reverse_traffic_adds_the_reverse_queue_and_link_and_each_flows_direction() {
     assert_eq!(reverse.lines().count(), queue.lines().count());
     // The queue plot shows both bottlenecks.
     assert!(read(&res.join("queue.svg")).contains("reverse bottleneck"));
+    // The report has the reverse link and the cross source, with summary.json's counts.
+    let report = read(&res.join("report.html"));
+    assert!(report.contains("<p>Reverse link utilisation "), "{report}");
+    let s: serde_json::Value = serde_json::from_str(&summary).unwrap();
+    let cross = &s["cross"][0];
+    let row = format!(
+        "<tr><td>0</td><td>cbr</td><td>reverse</td><td>2</td><td>{}</td><td>{}</td><td>{}</td>",
+        cross["sent_packets"], cross["delivered_packets"], cross["drops"]
+    );
+    assert!(report.contains("<h2>Cross traffic</h2>") && report.contains(&row), "{row}\n{report}");
+    let line = report.lines().find(|l| l.starts_with(&row)).unwrap();
+    let last: f64 =
+        line.rsplit("<td>").next().unwrap().trim_end_matches("</td></tr>").parse().unwrap();
+    let delivered_mbps = cross["throughput_bps"].as_f64().unwrap() / 1e6;
+    assert!((last - delivered_mbps).abs() < 0.001, "{line}: summary says {delivered_mbps}");
     // A run without reverse traffic has none of it.
     run_ok(dir.path(), &["run", &small("reno-droptail.toml"), "--out", "plain"]);
     let plain = dir.path().join("plain");
     assert!(!plain.join("reverse_queue.csv").exists());
     let s = read(&plain.join("summary.json"));
     assert!(!s.contains("reverse_link") && !s.contains("direction"), "{s}");
+    let report = read(&plain.join("report.html"));
+    assert!(!report.contains("Reverse link") && !report.contains("Cross traffic"), "{report}");
 }
