@@ -29,8 +29,11 @@ CROSS_DTYPES = {
     "id": "int64",
     "kind": "object",
     "direction": "object",
+    "active_s": "float64",
     "sent_packets": "int64",
+    "sent_bytes": "int64",
     "delivered_packets": "int64",
+    "delivered_bytes": "int64",
     "drops": "Int64",
     "offered_bps": "float64",
     "throughput_bps": "float64",
@@ -99,18 +102,21 @@ class Result:
     @property
     def cross(self) -> pd.DataFrame:
         """summary.json's ``cross`` as a DataFrame: one row per cross-traffic source (id,
-        kind, direction, sent_packets, delivered_packets, drops, offered_bps,
-        throughput_bps; rates over the source's active time). No rows for a run without
-        cross traffic; ``drops`` is missing (``pd.NA``) where it was not measured."""
+        kind, direction, active_s, sent_packets, sent_bytes, delivered_packets,
+        delivered_bytes, drops, offered_bps, throughput_bps; rates over the source's
+        active time). No rows for a run without cross traffic; ``drops`` is missing
+        (``pd.NA``) where it was not measured (a testbed run)."""
         rows = self.summary.get("cross", [])
         frame = pd.DataFrame(rows, columns=list(CROSS_DTYPES))
         return frame.astype(CROSS_DTYPES)
 
     def to_polars(self) -> Dict[str, Any]:
-        """``{"flows": ..., "queue": ...}`` as polars DataFrames (needs polars)."""
+        """``{"flows": ..., "queue": ..., "cross": ...}`` as polars DataFrames (needs
+        polars)."""
         import polars as pl
 
-        return {"flows": pl.from_pandas(self.flows), "queue": pl.from_pandas(self.queue)}
+        frames = {"flows": self.flows, "queue": self.queue, "cross": self.cross}
+        return {name: pl.from_pandas(frame) for name, frame in frames.items()}
 
     def files(self) -> List[str]:
         """The names of the files in the results folder."""

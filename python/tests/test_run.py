@@ -51,6 +51,7 @@ def test_cross_holds_each_sources_counts(short_file):
     assert cross["drops"].dtype == "Int64" and cross["sent_packets"].dtype == np.int64
     for row, entry in zip(cross.to_dict("records"), res.summary["cross"]):
         assert row == entry
+    assert list(cross.columns) == list(res.summary["cross"][0])
     # Each source offered about its 500 kbit/s and lost what the link dropped of it.
     assert all(300e3 < r < 700e3 for r in cross["offered_bps"]), cross
     assert (cross["sent_packets"] - cross["delivered_packets"] >= cross["drops"]).all(), cross
@@ -68,6 +69,7 @@ def test_polars_frames_match(short_file):
     assert isinstance(frames["flows"], pl.DataFrame)
     assert frames["flows"].shape == res.flows.shape
     assert frames["queue"]["packets"].to_list() == res.queue["packets"].tolist()
+    assert frames["cross"]["delivered_bytes"].to_list() == res.cross["delivered_bytes"].tolist()
 
 
 def test_the_default_and_a_dict_scenario(cli, tmp_path):

@@ -283,6 +283,30 @@ def check_compare_offers_two_different_runs(page, context):
     page.click('#speed button[data-speed="100x"]')
 
 
+def check_cross_traffic_is_in_the_flows_line(page):
+    """A run with cross traffic both ways: the line under the flows table gives each
+    direction's load, the reverse one named, as the server's live table has it."""
+    cross = ('[[cross]]\nkind = "cbr"\nrate = "2Mbps"\n'
+             '[[cross]]\nkind = "cbr"\nrate = "1Mbps"\ndirection = "reverse"\n')
+    use_toml(page, SMALL_TOML + cross, 'direction = "reverse"')
+    before = page.evaluate("window.lab.run ? window.lab.run.id : 0")
+    page.click('#speed button[data-speed="max"]')
+    page.click("#start")
+    wait_for(page, f"() => window.lab.run && window.lab.run.id !== {before} && window.lab.run.state === 'finished'"
+                   " && window.lab.run.table", what="the cross-traffic run to finish")
+    wait_for(page, "() => document.querySelector('#fairness').textContent.includes('cross traffic')",
+             what="the flows line to give the cross traffic")
+    line = page.text_content("#fairness")
+    print(f"flows line: {line}")
+    table = page.evaluate("window.lab.run.table.cross")
+    mbps = lambda bps: f"{bps / 1e6:.3f}"
+    forward, reverse = table
+    assert f"cross traffic {mbps(forward['throughput_bps'])} of {mbps(forward['offered_bps'])} Mbit/s" in line, line
+    assert f"cross traffic (reverse) {mbps(reverse['throughput_bps'])} of" in line, line
+    assert 1.9e6 < forward["offered_bps"] < 2.1e6, forward
+    page.click('#speed button[data-speed="100x"]')
+
+
 def check_saved_run_deleted(page):
     """A saved run's delete button asks first (a dialog, accepted by the handler
     check_reload_watches_the_run_again set), then the run leaves the list and its
@@ -683,6 +707,7 @@ def main():
         wait_for(page, "() => document.querySelectorAll('#saved li').length > 0", what="the saved list")
         shot(page, "3-finished-and-saved.png")
         check_compare_offers_two_different_runs(page, context)
+        check_cross_traffic_is_in_the_flows_line(page)
         check_ten_flows_stay_smooth_and_flat(page)
         check_start_stops_the_run_going(page)
         check_reload_watches_the_run_again(page)

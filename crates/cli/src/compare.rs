@@ -3,8 +3,8 @@
 //! flow's goodput, retransmits, packets dropped, RTT percentiles (summary.json's) and
 //! smoothed-RTT percentiles (over the 10 ms samples, which a simulated and a testbed run
 //! take alike; see [`FlowSeries::srtt_percentiles`]) and the link's utilisation, drops,
-//! mean queue and Jain's index (and, where either run has cross traffic, its sources'
-//! delivered rate, packets and drops together) with B - A and (B - A) / A, and writes
+//! mean queue and Jain's index (and, per direction where either run has cross traffic,
+//! its sources' load on the link, packets and drops) with B - A and (B - A) / A, and writes
 //! compare.json, overlay plots of cwnd and throughput (A solid, B dashed, one colour per
 //! flow) and compare.html into the output folder.
 //!
@@ -73,20 +73,26 @@ pub(crate) struct Run {
     pub mean_queue_packets: f64,
     pub jain: f64,
     pub flows: Vec<FlowSummary>,
-    pub cross: CrossTotals,
+    /// Per direction, as [`DIRECTIONS`] orders them.
+    pub cross: [CrossTotals; 2],
 }
 
-/// A run's cross-traffic sources together (summary.json's `cross`, which runs without
-/// cross traffic leave out: all zero then).
+/// A run's cross-traffic sources of one direction together, from summary.json's `cross`
+/// (which runs without cross traffic leave out: all zero then). Rates are bytes over the
+/// whole run, the load on the link: the sources' own rates, each over its active time,
+/// would add sources that sent at different times as if they sent together.
 #[derive(Default)]
 pub(crate) struct CrossTotals {
     pub sources: usize,
-    /// The sum of the sources' delivered rates, each over its own active time.
+    pub offered_bps: f64,
     pub throughput_bps: f64,
     pub delivered_packets: f64,
     /// Unknown (NaN) where any source's drops were not measured (a testbed run's).
     pub drops: f64,
 }
+
+/// The two directions cross traffic can take, in the order the comparison lists them.
+const DIRECTIONS: [&str; 2] = ["forward", "reverse"];
 
 /// One compared quantity: its JSON key, its label in the table, the decimals of the JSON
 /// value, and how the table shows it (scale and decimals).
@@ -230,8 +236,11 @@ const LINK_METRICS: &[(Metric, RunValue)] = &[
     ),
 ];
 
-/// The cross traffic's rows, shown where either run has cross traffic.
-const CROSS_METRICS: &[(Metric, RunValue)] = &[
+/// Reads one compared value of a direction's cross traffic.
+type CrossValue = fn(&CrossTotals) -> f64;
+
+/// The cross traffic's rows, per direction where either run has sources.
+const CROSS_METRICS: &[(Metric, CrossValue)] = &[
     (
         Metric {
             key: "sources",
@@ -240,7 +249,17 @@ const CROSS_METRICS: &[(Metric, RunValue)] = &[
             table_scale: 1.0,
             table_decimals: 0,
         },
-        |r| r.cross.sources as f64,
+        |c| c.sources as f64,
+    ),
+    (
+        Metric {
+            key: "offered_bps",
+            label: "offered Mbit/s",
+            json_decimals: 0,
+            table_scale: 1e-6,
+            table_decimals: 3,
+        },
+        |c| c.offered_bps,
     ),
     (
         Metric {
@@ -250,7 +269,7 @@ const CROSS_METRICS: &[(Metric, RunValue)] = &[
             table_scale: 1e-6,
             table_decimals: 3,
         },
-        |r| r.cross.throughput_bps,
+        |c| c.throughput_bps,
     ),
     (
         Metric {
@@ -260,7 +279,7 @@ const CROSS_METRICS: &[(Metric, RunValue)] = &[
             table_scale: 1.0,
             table_decimals: 0,
         },
-        |r| r.cross.delivered_packets,
+        |c| c.delivered_packets,
     ),
     (
         Metric {
@@ -270,13 +289,13 @@ const CROSS_METRICS: &[(Metric, RunValue)] = &[
             table_scale: 1.0,
             table_decimals: 0,
         },
-        |r| r.cross.drops,
+        |c| c.drops,
     ),
 ];
 
-/// Whether the comparison has a cross-traffic part: either run has a source.
-fn has_cross(a: &Run, b: &Run) -> bool {
-    a.cross.sources > 0 || b.cross.sources > 0
+/// The directions (index into [`DIRECTIONS`]) in which either run has cross traffic.
+fn cross_directions(a: &Run, b: &Run) -> Vec<usize> {
+    (0..DIRECTIONS.len()).filter(|&d| a.cross[d].sources > 0 || b.cross[d].sources > 0).collect()
 }
 
 /// `(b - a) / a`; zero when both are zero, `None` when only `a` is (or either is unknown).
@@ -415,18 +434,39 @@ pub(crate) fn load_summary(dir: &Path) -> Result<Run, String> {
             srtt_p95_ms: f64::NAN,
         });
     }
-    let mut cross = CrossTotals::default();
+    let duration_s = number(&v, "duration_s", "duration_s")?;
+    let mut cross: [CrossTotals; 2] = Default::default();
     if let Some(sources) = v.get("cross") {
         let sources = sources
             .as_array()
             .ok_or_else(|| format!("{p}: field cross is {sources}, expected a list"))?;
         for (i, c) in sources.iter().enumerate() {
             let at = |key: &str| format!("cross[{i}].{key}");
-            cross.sources += 1;
-            cross.throughput_bps += number(c, "throughput_bps", &at("throughput_bps"))?;
-            cross.delivered_packets +=
+            if !c.is_object() {
+                return Err(format!("{p}: field cross[{i}] is {c}, expected an object"));
+            }
+            let direction = text_of(c, "direction", &at("direction"))?;
+            let d = DIRECTIONS.iter().position(|&n| n == direction).ok_or_else(|| {
+                format!(
+                    "{p}: field {} is \"{direction}\", expected forward or reverse",
+                    at("direction")
+                )
+            })?;
+            // Folders written before summary.json had a source's bytes: its rates unknown.
+            let bytes = |key: &str| match c.get(key) {
+                None => Ok(f64::NAN),
+                Some(_) => whole(c, key, &at(key)).map(|b| b as f64 * 8.0 / duration_s),
+            };
+            let totals = &mut cross[d];
+            totals.sources += 1;
+            totals.offered_bps += bytes("sent_bytes")?;
+            totals.throughput_bps += bytes("delivered_bytes")?;
+            totals.delivered_packets +=
                 whole(c, "delivered_packets", &at("delivered_packets"))? as f64;
-            cross.drops += number(c, "drops", &at("drops"))?;
+            totals.drops += match field(c, "drops", &at("drops"))? {
+                Value::Null => f64::NAN,
+                _ => whole(c, "drops", &at("drops"))? as f64,
+            };
         }
     }
     let mut ids: Vec<u64> = flows.iter().map(|f| f.id).collect();
@@ -439,7 +479,7 @@ pub(crate) fn load_summary(dir: &Path) -> Result<Run, String> {
         dir: dir.to_path_buf(),
         scenario: text_of(&v, "scenario", "scenario")?,
         seed: whole(&v, "seed", "seed")?,
-        duration_s: number(&v, "duration_s", "duration_s")?,
+        duration_s,
         utilization: number(&v, "link.utilization", "link.utilization")?,
         drops: number(&v, "link.drops", "link.drops")?,
         mean_queue_packets: number(&v, "link.mean_queue_packets", "link.mean_queue_packets")?,
@@ -740,8 +780,17 @@ fn compare_json(a: &Run, b: &Run, pairs: &[(&FlowSummary, &FlowSummary)]) -> Jso
         ("link", Json::Obj(link)),
         ("fairness", Json::Obj(fairness)),
     ];
-    if has_cross(a, b) {
-        let cross = CROSS_METRICS.iter().map(|(m, get)| (m.key, pair_json(m, get(a), get(b))));
+    let directions = cross_directions(a, b);
+    if !directions.is_empty() {
+        let of_direction = |d: usize| {
+            let pairs = CROSS_METRICS.iter();
+            Json::Obj(
+                pairs
+                    .map(|(m, get)| (m.key, pair_json(m, get(&a.cross[d]), get(&b.cross[d]))))
+                    .collect(),
+            )
+        };
+        let cross = directions.into_iter().map(|d| (DIRECTIONS[d], of_direction(d)));
         top.push(("cross", Json::Obj(cross.collect())));
     }
     Json::Obj(top)
@@ -776,9 +825,10 @@ fn rows(
         |t: &str| vec![t.to_string(), String::new(), String::new(), String::new(), String::new()];
     rows.push(title("link"));
     rows.extend(LINK_METRICS.iter().map(|(m, get)| pair_row(m, get(a), get(b))));
-    if has_cross(a, b) {
-        rows.push(title("cross traffic"));
-        rows.extend(CROSS_METRICS.iter().map(|(m, get)| pair_row(m, get(a), get(b))));
+    for d in cross_directions(a, b) {
+        rows.push(title(&format!("cross traffic ({})", DIRECTIONS[d])));
+        let (ca, cb) = (&a.cross[d], &b.cross[d]);
+        rows.extend(CROSS_METRICS.iter().map(|(m, get)| pair_row(m, get(ca), get(cb))));
     }
     rows
 }

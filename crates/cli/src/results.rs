@@ -571,13 +571,16 @@ fn cross_json(cfg: &SimConfig, r: &Report) -> Vec<Json> {
         .iter()
         .map(|c| {
             let source = &cfg.cross[c.source];
-            let (offered, delivered) = cross_rates(cfg, r, c);
+            let (offered, delivered) = c.rates_bps(source, r.duration);
             Json::Obj(vec![
                 ("id", Json::u(c.source as u64)),
                 ("kind", Json::s(source.kind.name())),
                 ("direction", Json::s(source.direction.name())),
+                ("active_s", Json::Num(secs(source.active_time(r.duration).as_nanos()))),
                 ("sent_packets", Json::u(c.sent_packets)),
+                ("sent_bytes", Json::u(c.sent_bytes)),
                 ("delivered_packets", Json::u(c.delivered_packets)),
+                ("delivered_bytes", Json::u(c.delivered_bytes)),
                 ("drops", c.drops.into()),
                 ("offered_bps", Json::f(offered, 0)),
                 ("throughput_bps", Json::f(delivered, 0)),
@@ -585,12 +588,6 @@ fn cross_json(cfg: &SimConfig, r: &Report) -> Vec<Json> {
             .rendered(4)
         })
         .collect()
-}
-
-/// A cross source's offered and delivered rates in bit/s, over its active time.
-fn cross_rates(cfg: &SimConfig, r: &Report, c: &CrossReport) -> (f64, f64) {
-    let active = cfg.cross[c.source].active_time(r.duration);
-    (CrossReport::bps(c.sent_bytes, active), CrossReport::bps(c.delivered_bytes, active))
 }
 
 /// One bottleneck's totals in summary.json.
@@ -836,7 +833,7 @@ pub fn table(scn: &Scenario, r: &Report, m: &RunMetrics) -> String {
 }
 
 /// The cross traffic, one line per direction it crosses: its sources together
-/// (summary.json has each), their rates over the run.
+/// (summary.json has each), their bytes over the whole run as the load on its link.
 fn cross_lines(cfg: &SimConfig, r: &Report) -> String {
     let mut out = String::new();
     for dir in [Direction::Forward, Direction::Reverse] {
@@ -846,7 +843,7 @@ fn cross_lines(cfg: &SimConfig, r: &Report) -> String {
             continue;
         }
         let sum = |of: fn(&CrossReport) -> u64| of_dir.iter().map(|c| of(c)).sum::<u64>();
-        let mbps = |bytes| CrossReport::bps(bytes, r.duration) / 1e6;
+        let (offered, delivered) = r.cross_load_bps(&cfg.cross, dir);
         let drops = match of_dir.iter().map(|c| c.drops).sum::<Option<u64>>() {
             Some(d) => d.to_string(),
             None => "not measured".to_string(),
@@ -857,8 +854,8 @@ fn cross_lines(cfg: &SimConfig, r: &Report) -> String {
         out.push_str(&format!(
             "cross traffic{which}: {n} source{}, {:.3} Mbit/s offered, {:.3} Mbit/s delivered, {} of {} packets delivered, drops {drops}\n",
             if n == 1 { "" } else { "s" },
-            mbps(sum(|c| c.sent_bytes)),
-            mbps(sum(|c| c.delivered_bytes)),
+            offered / 1e6,
+            delivered / 1e6,
             sum(|c| c.delivered_packets),
             sum(|c| c.sent_packets),
         ));
@@ -1033,13 +1030,15 @@ fn html_table(rows: &[Vec<String>]) -> String {
 }
 
 /// The report's cross-traffic table: one row per source (after `count` is expanded),
-/// with what summary.json's `cross` has, rates in Mbit/s over the source's active time.
+/// with what summary.json's `cross` has; each source's rates are over its own active
+/// time (the lines under the table give the sources' load over the whole run).
 fn cross_rows(cfg: &SimConfig, r: &Report) -> Vec<Vec<String>> {
     let head = [
         "source",
         "kind",
         "direction",
         "rate Mbit/s",
+        "active s",
         "sent pkts",
         "delivered pkts",
         "drops",
@@ -1049,17 +1048,18 @@ fn cross_rows(cfg: &SimConfig, r: &Report) -> Vec<Vec<String>> {
     let mut rows = vec![head.iter().map(|h| h.to_string()).collect()];
     for c in &r.cross {
         let source = &cfg.cross[c.source];
-        let (offered, delivered) = cross_rates(cfg, r, c);
+        let (offered, delivered) = c.rates_bps(source, r.duration);
         rows.push(vec![
             c.source.to_string(),
             source.kind.name().to_string(),
             source.direction.name().to_string(),
-            num(source.rate.bps() as f64 / 1e6, 3),
+            format!("{:.3}", source.rate.bps() as f64 / 1e6),
+            format!("{:.3}", source.active_time(r.duration).as_secs_f64()),
             c.sent_packets.to_string(),
             c.delivered_packets.to_string(),
             c.drops.map_or("-".to_string(), |d| d.to_string()),
-            num(offered / 1e6, 3),
-            num(delivered / 1e6, 3),
+            format!("{:.3}", offered / 1e6),
+            format!("{:.3}", delivered / 1e6),
         ]);
     }
     rows
@@ -1094,28 +1094,33 @@ fn report_html(
     if let Some(rest) = rest {
         h.push_str(&format!("<p>{}</p>\n", xml(&rest)));
     }
+    let link = |label: &str, l: &LinkReport| {
+        format!(
+            "{label} {} Mbit/s, utilisation {}%, {} packets delivered, {} drops, mean queue {} packets",
+            num(l.capacity_bps / 1e6, 3),
+            num(l.utilization * 100.0, 1),
+            l.delivered_packets,
+            l.queue_drops + l.random_losses,
+            num(l.mean_queue_packets, 1),
+        )
+    };
+    let forward = if r.reverse_link.is_some() { "Forward link" } else { "Link" };
     h.push_str(&format!(
-        "<p>Link utilisation {}%, {} packets delivered, {} drops, mean queue {} packets, Jain's fairness index {}{}.</p>\n",
-        num(r.link.utilization * 100.0, 1),
-        r.link.delivered_packets,
-        r.link.queue_drops + r.link.random_losses,
-        num(r.link.mean_queue_packets, 1),
+        "<p>{}; Jain's fairness index {}{}.</p>\n",
+        link(forward, &r.link),
         jain_text(m.jain, |j| num(j, 4)),
         xml(forward_only_note(m))
     ));
     if let Some(rev) = &r.reverse_link {
-        h.push_str(&format!(
-            "<p>Reverse link utilisation {}%, {} packets delivered, {} drops, mean queue {} packets.</p>\n",
-            num(rev.utilization * 100.0, 1),
-            rev.delivered_packets,
-            rev.queue_drops + rev.random_losses,
-            num(rev.mean_queue_packets, 1)
-        ));
+        h.push_str(&format!("<p>{}.</p>\n", link("Reverse link", rev)));
     }
     h.push_str(&format!("<p>{}</p>\n", xml(metrics_line(m).trim_end())));
     if !r.cross.is_empty() {
         h.push_str("<h2>Cross traffic</h2>\n");
         h.push_str(&html_table(&cross_rows(&scn.config, r)));
+        for line in cross_lines(&scn.config, r).lines() {
+            h.push_str(&format!("<p>{}</p>\n", xml(line)));
+        }
     }
     for (_, svg) in plots {
         h.push_str("<div>\n");

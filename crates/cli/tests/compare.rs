@@ -256,49 +256,106 @@ fn differences_are_b_minus_a_in_the_table_and_in_compare_json() {
     }
 }
 
-/// Where either run has cross traffic, the comparison has its sources together: their
-/// delivered rates, packets and drops summed from each summary.json's `cross`, as B - A.
-/// A source whose drops were not measured (a testbed run's `null`) makes its run's drops
-/// unknown rather than a smaller sum; runs without cross traffic have no such part.
+/// Where either run has cross traffic, the comparison has its sources per direction:
+/// their load on the link (summary.json's bytes over the run), delivered packets and
+/// drops, as B - A. A source that sent in the other direction or for part of the run
+/// counts where and as long as it sent. A source whose drops were not measured (a
+/// testbed run's `null`) makes its direction's drops unknown rather than a smaller sum;
+/// runs without cross traffic have no such part; a malformed entry is an error naming it.
 #[test]
-fn cross_traffic_is_compared_where_either_run_has_it() {
+fn cross_traffic_is_compared_per_direction_where_either_run_has_it() {
     let dir = TempDir::new("compare-cross");
     let scn = repo().join("scenarios/small/tahoe-red-loss.toml").display().to_string();
     run_ok(dir.path(), &["run", &scn, "--out", "runA"]);
-    run_ok(dir.path(), &["run", &scn, "--set", "cross[0].rate=3Mbps", "--out", "runB"]);
+    // B: the source at 3 Mbit/s for half the run, and a reverse one.
+    let duration = json(&dir.path().join("runA/summary.json"))["duration_s"].as_f64().unwrap();
+    let cross = format!(
+        "cross=[{{kind=\"cbr\", rate=\"3Mbps\", stop=\"{}s\"}}, {{kind=\"cbr\", rate=\"1Mbps\", direction=\"reverse\"}}]",
+        duration / 2.0
+    );
+    run_ok(dir.path(), &["run", &scn, "--set", &cross, "--out", "runB"]);
     let out = run_ok(dir.path(), &["compare", "runA", "runB", "--out", "cmp"]);
     let cmp = json(&dir.path().join("cmp/compare.json"));
-    let sum = |run: &str, key: &str| -> f64 {
+    // The sum over `run`'s sources of `direction` of `get`.
+    let sum = |run: &str, direction: &str, get: &dyn Fn(&Value) -> f64| -> f64 {
         let s = json(&dir.path().join(run).join("summary.json"));
-        s["cross"].as_array().expect("a cross list").iter().map(|c| f(c, &format!("/{key}"))).sum()
+        let sources = s["cross"].as_array().expect("a cross list");
+        // + 0.0: an empty sum of floats is -0.0.
+        sources.iter().filter(|c| c["direction"] == direction).map(get).sum::<f64>() + 0.0
     };
-    for (key, decimals, label, scale) in [
-        ("throughput_bps", 0, "delivered Mbit/s", 1e-6),
-        ("delivered_packets", 0, "delivered pkts", 1.0),
-        ("drops", 0, "drops", 1.0),
-    ] {
-        let (a, b) = (sum("runA", key), sum("runB", key));
-        close(f(&cmp, &format!("/cross/{key}/a")), a, decimals, key);
-        close(f(&cmp, &format!("/cross/{key}/b")), b, decimals, key);
-        close(f(&cmp, &format!("/cross/{key}/diff")), b - a, decimals, key);
-        // The table's cross rows follow the link's "drops" row.
-        let k = usize::from(key == "drops");
-        row_shows(&out, label, k, a * scale, b * scale, if scale == 1.0 { 0 } else { 3 });
+    let load = |key: &'static str| move |c: &Value| f(c, &format!("/{key}")) * 8.0 / duration;
+    for direction in ["forward", "reverse"] {
+        let section = out.find(&format!("cross traffic ({direction})")).expect(direction);
+        let rows = &out[section..];
+        for (key, get, label, scale) in [
+            (
+                "throughput_bps",
+                &load("delivered_bytes") as &dyn Fn(&Value) -> f64,
+                "delivered Mbit/s",
+                1e-6,
+            ),
+            ("offered_bps", &load("sent_bytes"), "offered Mbit/s", 1e-6),
+            ("delivered_packets", &|c: &Value| f(c, "/delivered_packets"), "delivered pkts", 1.0),
+            ("drops", &|c: &Value| f(c, "/drops"), "drops", 1.0),
+        ] {
+            let (a, b) = (sum("runA", direction, get), sum("runB", direction, get));
+            let at = |x: &str| format!("/cross/{direction}/{key}/{x}");
+            close(f(&cmp, &at("a")), a, 0, key);
+            close(f(&cmp, &at("b")), b, 0, key);
+            close(f(&cmp, &at("diff")), b - a, 0, key);
+            row_shows(rows, label, 0, a * scale, b * scale, if scale == 1.0 { 0 } else { 3 });
+        }
     }
-    assert!(sum("runB", "throughput_bps") > 2.0 * sum("runA", "throughput_bps"), "{cmp}");
-    assert_eq!(f(&cmp, "/cross/sources/a"), 1.0);
+    // Half the run at 3 Mbit/s is a load of 1.5 Mbit/s, not 3; A has no reverse source.
+    let offered = f(&cmp, "/cross/forward/offered_bps/b");
+    assert!((offered - 1.5e6).abs() < 0.05e6, "{offered}");
+    assert_eq!(f(&cmp, "/cross/reverse/sources/a"), 0.0);
+    assert_eq!(f(&cmp, "/cross/reverse/sources/b"), 1.0);
     let html = read(&dir.path().join("cmp/compare.html"));
-    assert!(html.contains("<td>cross traffic</td>") && html.contains("<td>delivered pkts</td>"));
+    assert!(
+        html.contains("<td>cross traffic (reverse)</td>")
+            && html.contains("<td>delivered pkts</td>")
+    );
 
-    // A source's drops unknown: that run's sum is unknown, shown as "-" and null.
+    // A source's drops unknown: that direction's sum is unknown, shown as "-" and null.
     let b_summary = dir.path().join("runB/summary.json");
-    let mut s = json(&b_summary);
+    let original = read(&b_summary);
+    let mut s: Value = serde_json::from_str(&original).unwrap();
     s["cross"][0]["drops"] = Value::Null;
     std::fs::write(&b_summary, serde_json::to_string_pretty(&s).unwrap()).unwrap();
     let out = run_ok(dir.path(), &["compare", "runA", "runB", "--out", "cmp"]);
     let cmp = json(&dir.path().join("cmp/compare.json"));
-    assert!(cmp["cross"]["drops"]["b"].is_null() && cmp["cross"]["drops"]["rel"].is_null());
-    assert_eq!(row(&out, "drops", 1)[1..], ["-", "-", "n/a"], "{out}");
+    let drops = &cmp["cross"]["forward"]["drops"];
+    assert!(drops["b"].is_null() && drops["rel"].is_null(), "{drops}");
+    let forward = &out[out.find("cross traffic (forward)").unwrap()..];
+    assert_eq!(row(forward, "drops", 0)[1..], ["-", "-", "n/a"], "{out}");
+
+    // Malformed entries: errors that name the entry and what was expected.
+    for (entry, wanted) in [
+        (Value::from(5), "field cross[0] is 5, expected an object"),
+        (
+            serde_json::json!({"direction": "up"}),
+            "field cross[0].direction is \"up\", expected forward or reverse",
+        ),
+    ] {
+        let mut bad = s.clone();
+        bad["cross"][0] = entry;
+        std::fs::write(&b_summary, serde_json::to_string_pretty(&bad).unwrap()).unwrap();
+        let err = run_err(dir.path(), &["compare", "runA", "runB", "--out", "cmp"]);
+        assert!(err.contains(wanted) && err.contains("summary.json"), "{err}");
+    }
+    for (key, value) in [("drops", Value::from(-3.5)), ("delivered_bytes", Value::Null)] {
+        let mut bad = s.clone();
+        bad["cross"][0][key] = value;
+        std::fs::write(&b_summary, serde_json::to_string_pretty(&bad).unwrap()).unwrap();
+        let err = run_err(dir.path(), &["compare", "runA", "runB", "--out", "cmp"]);
+        assert!(
+            err.contains(&format!("field cross[0].{key} is"))
+                && err.contains("expected a whole number"),
+            "{err}"
+        );
+    }
+    std::fs::write(&b_summary, original).unwrap();
 
     // Neither run has cross traffic: no cross part.
     let (a, b) = two_runs(dir.path());

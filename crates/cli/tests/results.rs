@@ -662,12 +662,17 @@ fn reverse_traffic_adds_the_reverse_queue_and_link_and_each_flows_direction() {
     assert!(read(&res.join("queue.svg")).contains("reverse bottleneck"));
     // The report has the reverse link and the cross source, with summary.json's counts.
     let report = read(&res.join("report.html"));
-    assert!(report.contains("<p>Reverse link utilisation "), "{report}");
+    assert!(report.contains("<p>Forward link 10 Mbit/s, utilisation "), "{report}");
+    assert!(report.contains("<p>Reverse link 10 Mbit/s, utilisation "), "{report}");
     let s: serde_json::Value = serde_json::from_str(&summary).unwrap();
     let cross = &s["cross"][0];
+    assert_eq!(cross["active_s"], s["duration_s"], "{cross}");
     let row = format!(
-        "<tr><td>0</td><td>cbr</td><td>reverse</td><td>2</td><td>{}</td><td>{}</td><td>{}</td>",
-        cross["sent_packets"], cross["delivered_packets"], cross["drops"]
+        "<tr><td>0</td><td>cbr</td><td>reverse</td><td>2.000</td><td>{:.3}</td><td>{}</td><td>{}</td><td>{}</td>",
+        s["duration_s"].as_f64().unwrap(),
+        cross["sent_packets"],
+        cross["delivered_packets"],
+        cross["drops"]
     );
     assert!(report.contains("<h2>Cross traffic</h2>") && report.contains(&row), "{row}\n{report}");
     let line = report.lines().find(|l| l.starts_with(&row)).unwrap();
@@ -675,6 +680,9 @@ fn reverse_traffic_adds_the_reverse_queue_and_link_and_each_flows_direction() {
         line.rsplit("<td>").next().unwrap().trim_end_matches("</td></tr>").parse().unwrap();
     let delivered_mbps = cross["throughput_bps"].as_f64().unwrap() / 1e6;
     assert!((last - delivered_mbps).abs() < 0.001, "{line}: summary says {delivered_mbps}");
+    // Under the table, the terminal's line of the reverse direction's load.
+    let load = out.lines().find(|l| l.starts_with("cross traffic (reverse)")).expect(&out);
+    assert!(report.contains(&format!("<p>{load}</p>")), "{load}\n{report}");
     // A run without reverse traffic has none of it.
     run_ok(dir.path(), &["run", &small("reno-droptail.toml"), "--out", "plain"]);
     let plain = dir.path().join("plain");

@@ -977,6 +977,46 @@ fn a_run_streams_its_history_then_frames_to_the_end() {
     assert_eq!(hello["buckets"].as_array().unwrap().len(), buckets);
 }
 
+/// The live table's `cross` gives each direction's sources together, their load on the
+/// link as the terminal's lines give it: at the end, summary.json's bytes over the run.
+/// A run without cross traffic has null there.
+#[test]
+fn the_live_table_has_the_cross_traffic_per_direction() {
+    let s = Server::start(&[]);
+    let cross = "[[cross]]\nkind = \"cbr\"\nrate = \"2Mbps\"\nstart = \"1s\"\n[[cross]]\nkind = \"poisson\"\nrate = \"1Mbps\"\ndirection = \"reverse\"\n";
+    let finished = |toml: &str| {
+        let id = s.run(toml, "max");
+        loop {
+            let status = s.get(&format!("/api/runs/{id}")).1;
+            if status["state"] == "finished" {
+                break status;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let status = finished(&format!("{SMALL}{cross}"));
+    let (table, summary) = (&status["table"]["cross"], &status["summary"]);
+    let duration = summary["duration_s"].as_f64().unwrap();
+    for (k, direction) in ["forward", "reverse"].into_iter().enumerate() {
+        let live = &table[k];
+        assert_eq!(live["direction"], direction, "{table}");
+        assert_eq!(live["sources"], 1, "{table}");
+        let source = &summary["cross"][k];
+        for (key, bytes) in [("offered_bps", "sent_bytes"), ("throughput_bps", "delivered_bytes")] {
+            let want = source[bytes].as_f64().unwrap() * 8.0 / duration;
+            let got = live[key].as_f64().unwrap();
+            assert!(
+                (got - want).abs() <= 1e-6 * want,
+                "{direction} {key}: live {got}, summary {want}"
+            );
+        }
+    }
+    // The CBR source's 2 Mbit/s for 1 s of the 2 s run: a load of 1 Mbit/s.
+    let offered = table[0]["offered_bps"].as_f64().unwrap();
+    assert!((offered - 1e6).abs() < 0.02e6, "{offered}");
+    assert!(finished(SMALL)["table"]["cross"].is_null());
+}
+
 #[test]
 fn a_restarted_server_is_told_from_the_one_before_by_its_instance() {
     // Both number their runs from 1: only the instance tells the page whose run 1 it is.

@@ -2,7 +2,7 @@
 //! (crates/emu) reports a real run in the same types, with the same formulas (the
 //! associated functions of [`FlowReport`], [`LinkReport`] and [`RttSummary`]).
 
-use crate::config::{Direction, LinkRate};
+use crate::config::{CrossConfig, Direction, LinkRate};
 use crate::hist::Histogram;
 use cclab_units::{Duration, Time};
 
@@ -342,6 +342,20 @@ pub struct QueueSample {
 }
 
 /// Totals at the end of a run.
+impl Report {
+    /// The cross sources of `direction` together, as the load they put on its
+    /// bottleneck: their offered and delivered bytes over the run's whole duration, in
+    /// bit/s (a sum of the sources' own rates would add sources active at different
+    /// times as if they sent together). `sources` is the run's configuration of them,
+    /// `cfg.cross`.
+    pub fn cross_load_bps(&self, sources: &[CrossConfig], direction: Direction) -> (f64, f64) {
+        let of_direction = self.cross.iter().filter(|c| sources[c.source].direction == direction);
+        let (sent, delivered) =
+            of_direction.fold((0, 0), |(s, d), c| (s + c.sent_bytes, d + c.delivered_bytes));
+        (CrossReport::bps(sent, self.duration), CrossReport::bps(delivered, self.duration))
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Report {
     /// Simulated time covered.
@@ -397,6 +411,13 @@ impl CrossReport {
     /// packets' whole size, as its configured rate is).
     pub fn bps(bytes: u64, duration: Duration) -> f64 {
         bytes as f64 * 8.0 / duration.as_secs_f64().max(1e-9)
+    }
+
+    /// The source's offered and delivered rates in bit/s over its active time in a run
+    /// of `duration` (as a flow's goodput is over its own), given its configuration.
+    pub fn rates_bps(&self, source: &CrossConfig, duration: Duration) -> (f64, f64) {
+        let active = source.active_time(duration);
+        (CrossReport::bps(self.sent_bytes, active), CrossReport::bps(self.delivered_bytes, active))
     }
 }
 

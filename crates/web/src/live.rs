@@ -18,7 +18,7 @@ use crate::runs::Run;
 use cclab_scenario::metrics::{
     byte_shares, fairness_goodputs, jain, run_metrics, sent_bytes, FlowSeries, Tee,
 };
-use cclab_sim::{LiveClock, Report, SimConfig, SimError, Simulation};
+use cclab_sim::{Direction, LiveClock, Report, SimConfig, SimError, Simulation};
 use cclab_units::Time;
 use serde::Serialize;
 use serde_json::{json, Value};
@@ -192,7 +192,29 @@ pub fn live_table(cfg: &SimConfig, report: &Report) -> Value {
         "jain": jain(&fairness_goodputs(cfg, report)),
         "utilization": report.link.utilization,
         "drops": report.link.queue_drops + report.link.random_losses,
+        "cross": live_cross(cfg, report),
     })
+}
+
+/// The cross traffic so far, per direction it crosses (null in a run without any): its
+/// sources' number and their load on the link so far, as the terminal's lines give it.
+fn live_cross(cfg: &SimConfig, report: &Report) -> Value {
+    if report.cross.is_empty() {
+        return Value::Null;
+    }
+    let per_direction = [Direction::Forward, Direction::Reverse].into_iter().filter_map(|dir| {
+        let sources = report.cross.iter().filter(|c| cfg.cross[c.source].direction == dir).count();
+        let (offered, delivered) = report.cross_load_bps(&cfg.cross, dir);
+        (sources > 0).then(|| {
+            json!({
+                "direction": dir.name(),
+                "sources": sources,
+                "offered_bps": offered,
+                "throughput_bps": delivered,
+            })
+        })
+    });
+    Value::Array(per_direction.collect())
 }
 
 /// Maps simulated time to wall time for real-time speeds.

@@ -404,7 +404,13 @@ function drawTable() {
   });
   body.replaceChildren(...rows);
   const tb = run.table;
-  $("fairness").textContent = `Jain's index ${tb.jain.toFixed(4)} \u00b7 utilisation ${(tb.utilization * 100).toFixed(1)}% \u00b7 drops ${tb.drops}`;
+  const mbps = (bps) => (bps / 1e6).toFixed(3);
+  // The cross traffic's load on each link it crosses, over the run so far (the other
+  // figures are the forward link's, so only the reverse one is named).
+  const cross = (tb.cross || []).map((c) =>
+    ` \u00b7 cross traffic${c.direction === "reverse" ? " (reverse)" : ""} ${mbps(c.throughput_bps)} of ${mbps(c.offered_bps)} Mbit/s delivered`).join("");
+  $("fairness").textContent =
+    `Jain's index ${tb.jain.toFixed(4)} \u00b7 utilisation ${(tb.utilization * 100).toFixed(1)}% \u00b7 drops ${tb.drops}${cross}`;
 }
 
 function drawStatus() {
