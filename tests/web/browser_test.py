@@ -178,10 +178,11 @@ def check_simulated_and_real_overlay(page):
     page.fill("#toml", OVERLAY_TOML)
     wait_for(page, "() => window.lab.toml.includes('name = \"overlay\"')", what="the TOML tab's scenario")
     wait_checked(page)
+    before = page.evaluate("window.lab.run ? window.lab.run.id : 0")
     page.click('#speed button[data-speed="max"]')
     page.click("#start")
-    wait_for(page, "() => window.lab.run && !window.lab.run.testbed && window.lab.run.state === 'finished'",
-             what="the simulated run to finish")
+    wait_for(page, f"() => window.lab.run && window.lab.run.id !== {before} && !window.lab.run.testbed"
+                   " && window.lab.run.state === 'finished'", what="the simulated run to finish")
     wait_for(page, "() => { const b = document.querySelector('#testbed-run'); return b && !b.disabled; }",
              what="the kernel panel's testbed button")
     page.click("#testbed-run")
@@ -226,9 +227,12 @@ def check_compare_offers_two_different_runs(page, context):
     # The same flows (compare matches them), beta 0.3 for 10 s.
     tuner = page.evaluate("window.lab.toml").replace('"600s"', '"10s"').replace("beta = 0.7", "beta = 0.3")
     use_toml(page, tuner, "beta = 0.3")
+    before = page.evaluate("window.lab.run ? window.lab.run.id : 0")
     page.click('#speed button[data-speed="max"]')
     page.click("#start")
-    wait_for(page, "() => window.lab.run && window.lab.run.state === 'finished'", what="the small run to finish")
+    # This run, not the one before it, which has finished too.
+    wait_for(page, f"() => window.lab.run && window.lab.run.id !== {before} && window.lab.run.state === 'finished'",
+             what="the small run to finish")
     page.fill("#save-name", "alpha-beta03")
     page.click("#save")
     wait_for(page, """() => document.querySelector('#save-note').textContent.includes('saved as "alpha-beta03"')""",

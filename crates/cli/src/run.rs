@@ -188,7 +188,8 @@ pub fn execute(
         crate::out_folder::check_outside(path, "--packet-log", out)?;
     }
     let mut run = Running::start(scn, file, (out, series))?;
-    if let Some(log) = packet_log.map(PacketLog::create).transpose()? {
+    let flows = scn.config.flows.len();
+    if let Some(log) = packet_log.map(|path| PacketLog::create(path, flows)).transpose()? {
         run.write_packets(log);
     }
     let finished = run_to_end(run, scn, extra, &mut |now_s| {
@@ -358,18 +359,26 @@ impl Running {
 /// packet-log format (`cclab_emu::packet_log`), so that one script reads both: the
 /// forward direction is `up` and the reverse `down`; each flow is named by the address
 /// its receiver has in the testbed (`cclab_emu::testbed::flow_addr`: 198.18.1.1 plus the
-/// flow's index, continued past the testbed's 64 flows); and a due time is the event's
-/// own time (the simulator is never late).
-struct PacketLog(cclab_emu::packet_log::PacketLog);
+/// flow's index, continued past the testbed's 64 flows), and cross traffic by the one
+/// the testbed's log gives it either way, host B's (`cclab_emu::ADDR_B`: the forward
+/// sources' sink and the reverse sources' own); and a due time is the event's own time
+/// (the simulator is never late).
+struct PacketLog {
+    log: cclab_emu::packet_log::PacketLog,
+    /// The run's number of flows: records of higher ids are cross traffic's.
+    flows: u32,
+}
 
 impl PacketLog {
-    fn create(path: &Path) -> Result<PacketLog, String> {
-        cclab_emu::packet_log::PacketLog::create(path).map(PacketLog).map_err(|e| e.to_string())
+    fn create(path: &Path, flows: usize) -> Result<PacketLog, String> {
+        let log = cclab_emu::packet_log::PacketLog::create(path).map_err(|e| e.to_string())?;
+        Ok(PacketLog { log, flows: flows as u32 })
     }
 
     fn write(&mut self, records: impl Iterator<Item = PacketRecord>) {
         use cclab_emu::packet_log::Event;
         let first = u32::from(cclab_emu::testbed::flow_addr(0));
+        let cross = u32::from(cclab_emu::ADDR_B);
         for r in records {
             let event = match r.event {
                 PacketEvent::Arrive { queue } => Event::Arrive { queue, tcp: None },
@@ -377,11 +386,12 @@ impl PacketLog {
                 PacketEvent::Depart => Event::Depart { due: r.time },
                 PacketEvent::Release => Event::Release { due: r.time },
             };
-            self.0.event(event, r.direction as usize, r.time, first + r.flow);
+            let address = if r.flow < self.flows { first + r.flow } else { cross };
+            self.log.event(event, r.direction as usize, r.time, address);
         }
     }
 
     fn finish(self) -> Result<(), String> {
-        self.0.finish().map_err(|e| e.to_string())
+        self.log.finish().map_err(|e| e.to_string())
     }
 }

@@ -127,6 +127,50 @@ fn acks_at_a_reverse_bottleneck_are_logged_there() {
     }
 }
 
+/// Cross traffic is logged at its bottleneck under host B's address, as the testbed's log
+/// has it, each way: its arrivals and drops are what its sources sent (DropTail: a drop
+/// is a refused arrival), its drops and departures what summary.json counts; the flows'
+/// records are as before.
+#[test]
+fn cross_traffic_is_logged_at_its_bottleneck_under_host_bs_address() {
+    let dir = TempDir::new("sim-log-cross");
+    let cross = "[[cross]]\nkind = \"poisson\"\nrate = \"3Mbps\"\ncount = 2\n\
+                 [[cross]]\nkind = \"cbr\"\nrate = \"1Mbps\"\ndirection = \"reverse\"\n";
+    dir.write("cross.toml", &format!("{TWO_FLOWS}{cross}"));
+    let log = dir.path().join("packets.csv");
+    let o = run_in(
+        dir.path(),
+        &["run", "cross.toml", "--out", "sim", "--packet-log", log.to_str().unwrap()],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let (count, _) = read_log(&log);
+    let n = |e: &str, d: &str, a: &str| count.get(&(e.into(), d.into(), a.into())).copied();
+    let n = |e: &str, d: &str, a: &str| n(e, d, a).unwrap_or(0);
+    let s = summary(&dir.path().join("sim"));
+    let sources = s["cross"].as_array().unwrap();
+    let total = |direction: &str, key: &str| -> u64 {
+        let of = sources.iter().filter(|c| c["direction"] == direction);
+        of.map(|c| c[key].as_u64().unwrap()).sum()
+    };
+    for d in ["up", "down"] {
+        let direction = if d == "up" { "forward" } else { "reverse" };
+        let (arrived, dropped) = (n("arrive", d, "198.18.0.2"), n("drop", d, "198.18.0.2"));
+        assert_eq!(arrived + dropped, total(direction, "sent_packets"), "{d}: {count:?}");
+        assert_eq!(dropped, total(direction, "drops"), "{d}");
+        assert_eq!(n("depart", d, "198.18.0.2"), total(direction, "delivered_packets"), "{d}");
+        assert_eq!(
+            n("release", d, "198.18.0.2"),
+            0,
+            "the simulator's cross traffic ends at its bottleneck"
+        );
+    }
+    assert!(total("forward", "drops") > 0, "the buffer overflows with the sources' packets in it");
+    // The flows' own records add up to the link's counts less the cross traffic's.
+    let flows_dropped: u64 = ["198.18.1.1", "198.18.1.2"].iter().map(|a| n("drop", "up", a)).sum();
+    assert_eq!(flows_dropped + total("forward", "drops"), s["link"]["drops"].as_u64().unwrap());
+    assert_the_script_reads_the_packet_log(&log);
+}
+
 /// A log that cannot be written stops the run before it starts, naming the flag and the
 /// path, with no results folder; a sweep (many runs) is refused a log.
 #[test]

@@ -300,14 +300,16 @@ impl RowWriter<'_> {
     }
 }
 
-/// One packet event of a TCP flow, kept while [`Simulation::record_packets`] is on: the
-/// simulator's side of the testbed's packet log (`cclab testbed run --packet-log`), with
-/// the same events, so that one script reads both. Cross traffic is not recorded.
+/// One packet event, kept while [`Simulation::record_packets`] is on: the simulator's
+/// side of the testbed's packet log (`cclab testbed run --packet-log`), with the same
+/// events, so that one script reads both. A cross-traffic packet is recorded at its
+/// bottleneck (arrive, drop, depart), where the simulator's model of it ends.
 ///
 /// [`Simulation::record_packets`]: crate::Simulation::record_packets
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PacketRecord {
     pub time: Time,
+    /// The TCP flow's index; cross-traffic source `i` is the number of flows plus `i`.
     pub flow: u32,
     /// Which bottleneck or path: forward (data of forward flows, the testbed's "up") or
     /// reverse (their ACKs, the testbed's "down").

@@ -145,8 +145,8 @@ pub(super) struct Net {
     pub(super) packets: PacketLog,
 }
 
-/// Every packet event of the TCP flows since the engine last took them, while a packet
-/// log is kept. The packet path logs only in the event loop's logging copy
+/// Every packet event at the bottlenecks and on the flows' paths since the engine last
+/// took them, while a packet log is kept. The packet path logs only in the event loop's logging copy
 /// (`Simulation::run_events::<true>`), so a run without a log pays nothing for it.
 pub(super) struct PacketLog {
     records: Option<Vec<PacketRecord>>,
@@ -266,27 +266,18 @@ impl Net {
         }
     }
 
-    /// Whether `p` is a TCP flow's packet (cross traffic's ids lie above the flows'), the
-    /// only ones the packet log keeps.
-    fn is_tcp(&self, p: &Packet) -> bool {
-        p.flow() < self.n_flows
-    }
-
     /// Logs what the bottleneck of `dir` dropped since the last look, then `arrived` (a
-    /// packet it queued), if any; TCP flows' packets only (cross traffic's ids lie above
-    /// the flows').
+    /// packet it queued), if any; cross traffic's too, under ids above the flows'.
     #[cold]
     fn log_bottleneck(&mut self, dir: Direction, arrived: Option<&Packet>) {
         let queue = self.backlog(dir);
         let mut dropped = self.bottleneck(dir).dropped.take().unwrap_or_default();
         for p in &dropped {
-            if self.is_tcp(p) {
-                self.packets.record(self.now, p.flow(), dir, PacketEvent::Drop { queue });
-            }
+            self.packets.record(self.now, p.flow(), dir, PacketEvent::Drop { queue });
         }
         dropped.clear();
         self.bottleneck(dir).dropped = Some(dropped);
-        if let Some(p) = arrived.filter(|p| self.is_tcp(p)) {
+        if let Some(p) = arrived {
             self.packets.record(self.now, p.flow(), dir, PacketEvent::Arrive { queue });
         }
     }
@@ -510,7 +501,7 @@ impl Net {
     #[inline]
     pub(super) fn link_done<const LOG: bool>(&mut self, dir: Direction) {
         let Some(p) = self.bottleneck(dir).finish() else { return };
-        if LOG && self.is_tcp(&p) {
+        if LOG {
             self.packets.record(self.now, p.flow(), dir, PacketEvent::Depart);
         }
         match p {
