@@ -212,6 +212,8 @@ impl Direction {
     /// each departure where a packet log is kept.
     fn depart_due(&mut self, d: usize, now: Time, log: &mut Option<PacketLog>) {
         while let Some((pkt, departed)) = self.link.dequeue(now) {
+            self.stats.departed_packets += 1;
+            self.stats.departed_bytes += u64::from(pkt.len);
             if let Some(log) = log {
                 let address = receiver_address(d, self.pool.buf(pkt.slot), &pkt);
                 log.event(Event::Depart { due: departed }, d, now, address);
@@ -256,6 +258,9 @@ pub struct DirectionGauge {
     pub queue_bytes: AtomicU64,
     /// Queue drops plus random losses so far.
     pub drops: AtomicU64,
+    /// Packets and bytes that left the link so far ([`DirectionStats::departed_packets`]).
+    pub departed_packets: AtomicU64,
+    pub departed_bytes: AtomicU64,
     pub delivered_packets: AtomicU64,
     pub delivered_bytes: AtomicU64,
 }
@@ -444,6 +449,8 @@ impl Forwarder {
             g.queue_packets.store(p, Ordering::Relaxed);
             g.queue_bytes.store(b, Ordering::Relaxed);
             g.drops.store(s.queue_drops + s.random_losses, Ordering::Relaxed);
+            g.departed_packets.store(s.departed_packets, Ordering::Relaxed);
+            g.departed_bytes.store(s.departed_bytes, Ordering::Relaxed);
             g.delivered_packets.store(s.delivered_packets, Ordering::Relaxed);
             g.delivered_bytes.store(s.delivered_bytes, Ordering::Relaxed);
         }

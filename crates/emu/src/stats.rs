@@ -92,6 +92,10 @@ pub struct DirectionStats {
     /// Packets read from the sending side.
     pub arrived_packets: u64,
     pub arrived_bytes: u64,
+    /// Packets that left the link (finished their transmission), onto the delay line:
+    /// what the simulator counts as the bottleneck's delivered packets.
+    pub departed_packets: u64,
+    pub departed_bytes: u64,
     /// Packets written to the receiving side.
     pub delivered_packets: u64,
     pub delivered_bytes: u64,

@@ -534,7 +534,7 @@ pub fn run_logged(
     let routes = |net: &crate::EmuNet| add_flow_routes(net, cfg);
     let h = Harness::start_after(&up, &down, cfg.seed, true, packet_log, routes, SETUP_LEAD)?;
     let clock = Clock { origin: h.origin_ns() };
-    let mut threads = Threads::new(cfg.flows.len(), cfg.cross.len());
+    let mut threads = Threads::new(cfg);
     threads.start_receivers(&h, cfg, transports, clock)?;
     let sockets = threads.start_senders(&h, cfg, transports, clock);
     let mut sampler = Sampler::new(cfg, transports, sockets);
@@ -542,7 +542,7 @@ pub fn run_logged(
         Steering { ns: h.net().a.name().to_string(), routes: flow_routes(cfg), flows: &cfg.flows };
     let sampled = sampler.run(&h, &threads.shared, clock, obs, &mut |t| steer(t, &mut steering));
     // Interrupted, nothing of the run is kept: no data in flight to wait for.
-    threads.wind_down(sampled.is_ok() && !crate::forwarder::signalled());
+    threads.wind_down(sampled.is_ok() && !crate::forwarder::signalled(), sampler.end, clock);
     let netstat = h.spawn(Side::A, || std::fs::read_to_string("/proc/thread-self/net/netstat"));
     let hystart =
         HystartCounters::parse(&netstat.join().ok().and_then(Result::ok).unwrap_or_default());
@@ -697,8 +697,20 @@ struct Threads {
     stop: Arc<AtomicBool>,
     shared: Vec<Arc<FlowShared>>,
     cross: Arc<Vec<CrossCounts>>,
+    /// The run's end on its clock, in ns, once the sampler has reached it (u64::MAX
+    /// before): the cross sinks count what left the bottleneck by then.
+    cross_end: Arc<AtomicU64>,
+    /// The longest one-way delay after a cross source's bottleneck.
+    cross_delay: Duration,
     handles: Vec<std::thread::JoinHandle<()>>,
 }
+
+/// How late after its release from the delay line a cross-traffic packet may reach its
+/// sink and still count as having left the bottleneck by the run's end: the host's time
+/// to write it into the receiving side and wake the sink (tens of microseconds; a few
+/// milliseconds on a loaded host). A packet that left the bottleneck up to this long
+/// after the end may be counted too.
+const SINK_SLACK: Duration = Duration::from_millis(2);
 
 impl Drop for Threads {
     fn drop(&mut self) {
@@ -707,11 +719,17 @@ impl Drop for Threads {
 }
 
 impl Threads {
-    fn new(flows: usize, cross: usize) -> Threads {
+    fn new(cfg: &SimConfig) -> Threads {
+        let (up, down) = path(cfg);
+        let delay_after =
+            |dir: Direction| if dir == Direction::Forward { up.delay } else { down.delay };
+        let cross_delay = cfg.cross.iter().map(|c| delay_after(c.direction)).max();
         Threads {
             stop: Arc::new(AtomicBool::new(false)),
-            shared: (0..flows).map(|_| Arc::new(FlowShared::default())).collect(),
-            cross: Arc::new((0..cross).map(|_| CrossCounts::default()).collect()),
+            shared: (0..cfg.flows.len()).map(|_| Arc::new(FlowShared::default())).collect(),
+            cross: Arc::new((0..cfg.cross.len()).map(|_| CrossCounts::default()).collect()),
+            cross_end: Arc::new(AtomicU64::new(u64::MAX)),
+            cross_delay: cross_delay.unwrap_or(Duration::ZERO),
             handles: Vec::new(),
         }
     }
@@ -739,9 +757,10 @@ impl Threads {
             });
         }
         let reverse = cfg.cross.iter().any(|c| c.direction == Direction::Reverse);
-        for (side, addr, dir) in [
-            (Side::B, crate::ADDR_B, Direction::Forward),
-            (Side::A, crate::ADDR_A, Direction::Reverse),
+        let (up, down) = path(cfg);
+        for (side, addr, dir, delay) in [
+            (Side::B, crate::ADDR_B, Direction::Forward, up.delay),
+            (Side::A, crate::ADDR_A, Direction::Reverse, down.delay),
         ] {
             if side == Side::A && !reverse {
                 continue;
@@ -751,8 +770,10 @@ impl Threads {
             // the other namespace, where a number may repeat.
             let sources: Vec<usize> =
                 (0..cfg.cross.len()).filter(|&i| cfg.cross[i].direction == dir).collect();
-            self.handles
-                .push(h.spawn(side, move || cross_sink(addr, (sources, counts), stop, ready)));
+            let until = (clock, delay, self.cross_end.clone());
+            self.handles.push(
+                h.spawn(side, move || cross_sink(addr, (sources, counts), until, stop, ready)),
+            );
         }
         for _ in 0..cfg.flows.len() + 1 + usize::from(reverse) {
             match ready_rx.recv_timeout(std::time::Duration::from_secs(5)) {
@@ -808,14 +829,21 @@ impl Threads {
     }
 
     /// Gives data in flight a moment to arrive when the run went well (senders stop at
-    /// the end by themselves), then stops and joins every thread.
-    fn wind_down(&mut self, drain: bool) {
+    /// the end by themselves), and the cross traffic that left its bottleneck by `end`
+    /// time to cross the delay after it; then stops and joins every thread.
+    fn wind_down(&mut self, drain: bool, end: Time, clock: Clock) {
+        self.cross_end.store(end.as_nanos(), Ordering::Relaxed);
         let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
         while drain
             && std::time::Instant::now() < until
             && self.shared.iter().any(|s| s.stopped.load(Ordering::Relaxed) == 0)
         {
             std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        if drain && !self.cross.is_empty() {
+            if let Some(left) = clock.until(end + self.cross_delay + SINK_SLACK) {
+                std::thread::sleep(left);
+            }
         }
         self.stop.store(true, Ordering::Relaxed);
         for t in self.handles.drain(..) {
@@ -1046,7 +1074,10 @@ impl Sampler {
 struct QueueMeter {
     queue_sum: f64,
     queue_n: u64,
-    /// Packets and bytes delivered by the end.
+    /// Packets and bytes that left the link by the end, as the simulator counts a
+    /// bottleneck's deliveries: those still on the delay line then are counted too (what
+    /// the receiving side had by then left out the last one-way delay's worth, a
+    /// utilisation lower by the delay over the run's length).
     delivered: (u64, u64),
 }
 
@@ -1064,10 +1095,8 @@ impl QueueMeter {
     }
 
     fn close(&mut self, g: &DirectionGauge) {
-        self.delivered = (
-            g.delivered_packets.load(Ordering::Relaxed),
-            g.delivered_bytes.load(Ordering::Relaxed),
-        );
+        self.delivered =
+            (g.departed_packets.load(Ordering::Relaxed), g.departed_bytes.load(Ordering::Relaxed));
     }
 
     /// The link's totals with the simulator's formulas (`cclab_sim::output`); the mean
@@ -1404,10 +1433,13 @@ fn cross_source(
 
 /// Swallows the cross traffic sent to `addr` (B's forward sources, A's reverse ones),
 /// counting each packet against its source among `sources` (indices into `counts`),
-/// found by its port.
+/// found by its port. `(clock, delay, end)`: a packet counts as delivered, as the
+/// simulator counts one that left the bottleneck by the run's end, if it arrives by the
+/// end (once known, in ns) plus the `delay` after its bottleneck and [`SINK_SLACK`].
 fn cross_sink(
     addr: Ipv4Addr,
     (sources, counts): (Vec<usize>, Arc<Vec<CrossCounts>>),
+    (clock, delay, end): (Clock, Duration, Arc<AtomicU64>),
     stop: Arc<AtomicBool>,
     ready: mpsc::Sender<Result<(), String>>,
 ) {
@@ -1424,6 +1456,10 @@ fn cross_sink(
     let mut source_of = std::collections::HashMap::<u16, usize>::new();
     while !stop.load(Ordering::Relaxed) {
         let Ok((n, from)) = s.recv_from(&mut buf) else { continue };
+        let cut_off = end.load(Ordering::Relaxed).saturating_add((delay + SINK_SLACK).as_nanos());
+        if clock.now().as_nanos() > cut_off {
+            continue;
+        }
         let port = from.port();
         let found = source_of.get(&port).copied().or_else(|| {
             let i = *sources
