@@ -1410,7 +1410,9 @@ fn cross_source(
     }
     let mine = &counts[i];
     mine.port.store(s.local_addr().map_or(0, |a| u32::from(a.port())), Ordering::Release);
-    let payload = vec![0u8; (src.config().packet_bytes as usize).saturating_sub(28).max(1)];
+    // The IPv4 and UDP headers are 28 of the packet's bytes; a 28-byte packet is an empty
+    // datagram, which UDP carries.
+    let payload = vec![0u8; (src.config().packet_bytes as usize).saturating_sub(28)];
     let mut next = src.config().start;
     while next < end && !stop.load(Ordering::Relaxed) {
         if let Some(left) = clock.until(next) {

@@ -274,10 +274,12 @@ pub fn set_path(root: &mut Node, path: &[Step], value: Node, key_span: Span) -> 
                 };
                 let len = a.len();
                 let Some(item) = a.get_mut(*n) else {
-                    return Err(format!(
-                        "{walked} has {len} entries (indices 0 to {}), so [{n}] does not exist",
-                        len.saturating_sub(1)
-                    ));
+                    let has = match len {
+                        0 => "no entries".to_string(),
+                        1 => "1 entry (index 0)".to_string(),
+                        _ => format!("{len} entries (indices 0 to {})", len - 1),
+                    };
+                    return Err(format!("{walked} has {has}, so [{n}] does not exist"));
                 };
                 if last {
                     *item = value;
@@ -387,7 +389,11 @@ mod tests {
             None,
         )
         .unwrap_err();
-        assert!(e.contains("flows has 1 entries"), "{e}");
+        assert!(e.contains("flows has 1 entry (index 0), so [3] does not exist"), "{e}");
+        let mut empty = parse("cross = []\n").unwrap();
+        let at = parse_path("cross[0].rate").unwrap();
+        let e = set_path(&mut empty, &at, parse_override_value("1Mbps").unwrap(), None);
+        assert!(e.unwrap_err().contains("cross has no entries, so [0] does not exist"));
         let e = set_path(
             &mut root,
             &parse_path("flows[0].cc.x").unwrap(),
