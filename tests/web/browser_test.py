@@ -178,11 +178,7 @@ def check_simulated_and_real_overlay(page):
     page.fill("#toml", OVERLAY_TOML)
     wait_for(page, "() => window.lab.toml.includes('name = \"overlay\"')", what="the TOML tab's scenario")
     wait_checked(page)
-    before = page.evaluate("window.lab.run ? window.lab.run.id : 0")
-    page.click('#speed button[data-speed="max"]')
-    page.click("#start")
-    wait_for(page, f"() => window.lab.run && window.lab.run.id !== {before} && !window.lab.run.testbed"
-                   " && window.lab.run.state === 'finished'", what="the simulated run to finish")
+    run_at_max_speed(page, "the simulated run to finish", also="!window.lab.run.testbed")
     wait_for(page, "() => { const b = document.querySelector('#testbed-run'); return b && !b.disabled; }",
              what="the kernel panel's testbed button")
     page.click("#testbed-run")
@@ -217,6 +213,16 @@ def use_toml(page, text, needle):
     page.click('.tabs button[data-tab="form"]')
 
 
+def run_at_max_speed(page, what, also="true"):
+    """Starts the scenario in the form at max speed and waits until that run, not the
+    finished one before it, has finished and `also` (a JS expression) holds."""
+    before = page.evaluate("window.lab.run ? window.lab.run.id : 0")
+    page.click('#speed button[data-speed="max"]')
+    page.click("#start")
+    wait_for(page, f"() => window.lab.run && window.lab.run.id !== {before}"
+                   f" && window.lab.run.state === 'finished' && ({also})", what=what)
+
+
 def check_compare_offers_two_different_runs(page, context):
     """After a second run is saved (its name sorting before the first's), Compare's
     pickers offer the two, not one run twice; a second tab's list follows on focus; a
@@ -227,12 +233,7 @@ def check_compare_offers_two_different_runs(page, context):
     # The same flows (compare matches them), beta 0.3 for 10 s.
     tuner = page.evaluate("window.lab.toml").replace('"600s"', '"10s"').replace("beta = 0.7", "beta = 0.3")
     use_toml(page, tuner, "beta = 0.3")
-    before = page.evaluate("window.lab.run ? window.lab.run.id : 0")
-    page.click('#speed button[data-speed="max"]')
-    page.click("#start")
-    # This run, not the one before it, which has finished too.
-    wait_for(page, f"() => window.lab.run && window.lab.run.id !== {before} && window.lab.run.state === 'finished'",
-             what="the small run to finish")
+    run_at_max_speed(page, "the small run to finish")
     page.fill("#save-name", "alpha-beta03")
     page.click("#save")
     wait_for(page, """() => document.querySelector('#save-note').textContent.includes('saved as "alpha-beta03"')""",
@@ -293,11 +294,7 @@ def check_cross_traffic_is_in_the_flows_line(page):
     cross = ('[[cross]]\nkind = "cbr"\nrate = "2Mbps"\n'
              '[[cross]]\nkind = "cbr"\nrate = "1Mbps"\ndirection = "reverse"\n')
     use_toml(page, SMALL_TOML + cross, 'direction = "reverse"')
-    before = page.evaluate("window.lab.run ? window.lab.run.id : 0")
-    page.click('#speed button[data-speed="max"]')
-    page.click("#start")
-    wait_for(page, f"() => window.lab.run && window.lab.run.id !== {before} && window.lab.run.state === 'finished'"
-                   " && window.lab.run.table", what="the cross-traffic run to finish")
+    run_at_max_speed(page, "the cross-traffic run to finish", also="window.lab.run.table")
     wait_for(page, "() => document.querySelector('#fairness').textContent.includes('cross traffic')",
              what="the flows line to give the cross traffic")
     line = page.text_content("#fairness")
