@@ -44,7 +44,8 @@ pub struct ScenarioArgs {
     /// flow samples).
     #[arg(long, value_enum, default_value_t = SeriesFormat::Auto)]
     pub series: SeriesFormat,
-    /// Write every packet event of the TCP flows to this CSV file: arrivals at a
+    /// Write every packet event of the TCP flows and the cross traffic to this CSV file
+    /// (the cross traffic's under host B's address, at its bottleneck): arrivals at a
     /// bottleneck with its backlog, drops, departures from its link and deliveries, with
     /// ns timestamps. The same format for `cclab run` (the simulator) and `cclab testbed
     /// run` (the emulator, with its own clock), so that `scripts/packet_log.py` reads both.
@@ -365,7 +366,7 @@ impl Running {
 /// (the simulator is never late).
 struct PacketLog {
     log: cclab_emu::packet_log::PacketLog,
-    /// The run's number of flows: records of higher ids are cross traffic's.
+    /// The run's number of flows: records of this id and above are cross traffic's.
     flows: u32,
 }
 

@@ -984,16 +984,7 @@ fn a_run_streams_its_history_then_frames_to_the_end() {
 fn the_live_table_has_the_cross_traffic_per_direction() {
     let s = Server::start(&[]);
     let cross = "[[cross]]\nkind = \"cbr\"\nrate = \"2Mbps\"\nstart = \"1s\"\n[[cross]]\nkind = \"poisson\"\nrate = \"1Mbps\"\ndirection = \"reverse\"\n";
-    let finished = |toml: &str| {
-        let id = s.run(toml, "max");
-        loop {
-            let status = s.get(&format!("/api/runs/{id}")).1;
-            if status["state"] == "finished" {
-                break status;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    };
+    let finished = |toml: &str| s.wait_state(s.run(toml, "max"), "finished", 60);
     let status = finished(&format!("{SMALL}{cross}"));
     let (table, summary) = (&status["table"]["cross"], &status["summary"]);
     let duration = summary["duration_s"].as_f64().unwrap();
@@ -1701,6 +1692,33 @@ fn a_testbed_run_streams_real_tcp_and_leaves_nothing_behind() {
     )
     .unwrap();
     assert!(!ns.contains(&format!("cclab-{}-", s.pid())), "{ns}");
+}
+
+/// Root with TUN: a testbed run with cross traffic stopped early from the page gives the
+/// cross traffic's load over the run as it went (to the stop), with its sources stopped
+/// there too: a 2 Mbit/s source reads 2 Mbit/s, not its bytes over the planned 20 s.
+#[test]
+fn a_stopped_testbed_run_gives_its_cross_traffic_up_to_the_stop() {
+    if !cclab_kernel::loader::is_root() || !std::path::Path::new("/dev/net/tun").exists() {
+        eprintln!("skipped: needs root and /dev/net/tun");
+        return;
+    }
+    let s = Server::start(&[]);
+    let toml = "duration = \"20s\"\n[bottleneck]\nrate = \"10Mbps\"\ndelay = \"10ms\"\n[[flows]]\ncc = \"cubic\"\nrtt = \"40ms\"\n[[cross]]\nkind = \"cbr\"\nrate = \"2Mbps\"\n";
+    let body = json!({ "toml": toml }).to_string();
+    let headers = [("X-Cclab-Token", s.token.as_str()), ("Content-Type", "application/json")];
+    let (st, v) = s.call("POST", "/api/kernel/runs", &headers, body.as_bytes());
+    assert_eq!(st, 201, "{v}");
+    let id = v["id"].as_u64().unwrap();
+    s.wait_sampling(id, 15);
+    std::thread::sleep(Duration::from_millis(1500));
+    let (st, v) = s.post(&format!("/api/runs/{id}/control"), &json!({ "action": "stop" }));
+    assert_eq!(st, 200, "{v}");
+    let v = s.wait_state(id, "stopped", 10);
+    let cross = &v["table"]["cross"][0];
+    let offered = cross["offered_bps"].as_f64().unwrap();
+    eprintln!("stopped at {} s: {cross}", v["table"]["now_s"]);
+    assert!((1.8e6..2.2e6).contains(&offered), "{cross}");
 }
 
 /// `cclab kernel get cclab_tuner`'s output.

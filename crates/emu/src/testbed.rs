@@ -173,6 +173,17 @@ fn check_one_way(cfg: &SimConfig) -> Result<(), String> {
     }
 }
 
+/// The one-way delay after the bottleneck of `direction` on the emulated path ([`path`]):
+/// the bottleneck's delay on the uplink, and on the downlink the default ACK path's,
+/// which cross traffic (host B's address, not a flow's) takes.
+fn delay_after_bottleneck(cfg: &SimConfig, direction: Direction) -> Duration {
+    let (up, down) = path(cfg);
+    match direction {
+        Direction::Forward => up.delay,
+        Direction::Reverse => down.delay,
+    }
+}
+
 /// The emulated path for `cfg`: the bottleneck on the uplink, the ACK path's delay on the
 /// downlink, and there the reverse bottleneck in runs that have one (the simulator's:
 /// the same buffer and discipline, `reverse_rate` or the forward rate, no random loss).
@@ -697,8 +708,9 @@ struct Threads {
     stop: Arc<AtomicBool>,
     shared: Vec<Arc<FlowShared>>,
     cross: Arc<Vec<CrossCounts>>,
-    /// The run's end on its clock, in ns, once the sampler has reached it (u64::MAX
-    /// before): the cross sinks count what left the bottleneck by then.
+    /// The run's end on its clock, in ns: the planned end, or the instant the run was
+    /// stopped at. The cross sources send until then, and the sinks count what left the
+    /// bottleneck by then.
     cross_end: Arc<AtomicU64>,
     /// The longest one-way delay after a cross source's bottleneck.
     cross_delay: Duration,
@@ -720,15 +732,12 @@ impl Drop for Threads {
 
 impl Threads {
     fn new(cfg: &SimConfig) -> Threads {
-        let (up, down) = path(cfg);
-        let delay_after =
-            |dir: Direction| if dir == Direction::Forward { up.delay } else { down.delay };
-        let cross_delay = cfg.cross.iter().map(|c| delay_after(c.direction)).max();
+        let cross_delay = cfg.cross.iter().map(|c| delay_after_bottleneck(cfg, c.direction)).max();
         Threads {
             stop: Arc::new(AtomicBool::new(false)),
             shared: (0..cfg.flows.len()).map(|_| Arc::new(FlowShared::default())).collect(),
             cross: Arc::new((0..cfg.cross.len()).map(|_| CrossCounts::default()).collect()),
-            cross_end: Arc::new(AtomicU64::new(u64::MAX)),
+            cross_end: Arc::new(AtomicU64::new(cfg.duration.as_nanos())),
             cross_delay: cross_delay.unwrap_or(Duration::ZERO),
             handles: Vec::new(),
         }
@@ -757,10 +766,9 @@ impl Threads {
             });
         }
         let reverse = cfg.cross.iter().any(|c| c.direction == Direction::Reverse);
-        let (up, down) = path(cfg);
-        for (side, addr, dir, delay) in [
-            (Side::B, crate::ADDR_B, Direction::Forward, up.delay),
-            (Side::A, crate::ADDR_A, Direction::Reverse, down.delay),
+        for (side, addr, dir) in [
+            (Side::B, crate::ADDR_B, Direction::Forward),
+            (Side::A, crate::ADDR_A, Direction::Reverse),
         ] {
             if side == Side::A && !reverse {
                 continue;
@@ -770,7 +778,7 @@ impl Threads {
             // the other namespace, where a number may repeat.
             let sources: Vec<usize> =
                 (0..cfg.cross.len()).filter(|&i| cfg.cross[i].direction == dir).collect();
-            let until = (clock, delay, self.cross_end.clone());
+            let until = (clock, delay_after_bottleneck(cfg, dir), self.cross_end.clone());
             self.handles.push(
                 h.spawn(side, move || cross_sink(addr, (sources, counts), until, stop, ready)),
             );
@@ -821,7 +829,7 @@ impl Threads {
                 Direction::Forward => (Side::A, crate::ADDR_B),
                 Direction::Reverse => (Side::B, crate::ADDR_A),
             };
-            let counts = self.cross.clone();
+            let (counts, end) = (self.cross.clone(), self.cross_end.clone());
             self.handles
                 .push(h.spawn(side, move || cross_source(src, to, (i, counts), end, clock, stop)));
         }
@@ -830,9 +838,10 @@ impl Threads {
 
     /// Gives data in flight a moment to arrive when the run went well (senders stop at
     /// the end by themselves), and the cross traffic that left its bottleneck by `end`
-    /// time to cross the delay after it; then stops and joins every thread.
+    /// (the planned end, or the instant the run was stopped at) time to cross the delay
+    /// after it; then stops and joins every thread.
     fn wind_down(&mut self, drain: bool, end: Time, clock: Clock) {
-        self.cross_end.store(end.as_nanos(), Ordering::Relaxed);
+        self.cross_end.fetch_min(end.as_nanos(), Ordering::Relaxed);
         let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
         while drain
             && std::time::Instant::now() < until
@@ -840,10 +849,11 @@ impl Threads {
         {
             std::thread::sleep(std::time::Duration::from_millis(5));
         }
-        if drain && !self.cross.is_empty() {
-            if let Some(left) = clock.until(end + self.cross_delay + SINK_SLACK) {
-                std::thread::sleep(left);
-            }
+        let counted_until = end + self.cross_delay + SINK_SLACK;
+        // In steps, so that an interrupt (the delay may be long) is not held up.
+        while drain && !self.cross.is_empty() && !crate::forwarder::signalled() {
+            let Some(left) = clock.until(counted_until) else { break };
+            std::thread::sleep(left.min(std::time::Duration::from_millis(5)));
         }
         self.stop.store(true, Ordering::Relaxed);
         for t in self.handles.drain(..) {
@@ -1055,12 +1065,14 @@ impl Sampler {
             .collect();
         let [up, down] = &self.queues;
         let reverse_rate = cfg.bottleneck.reverse_link_rate();
+        // The run's length: the planned one, or up to where it was stopped.
+        let duration = Duration(self.end.as_nanos());
         Report {
-            duration: cfg.duration,
-            link: up.report(&cfg.bottleneck.rate, cfg.duration, self.end, stats[crate::UPLINK]),
-            reverse_link: self.reverse.then(|| {
-                down.report(&reverse_rate, cfg.duration, self.end, stats[crate::DOWNLINK])
-            }),
+            duration,
+            link: up.report(&cfg.bottleneck.rate, duration, self.end, stats[crate::UPLINK]),
+            reverse_link: self
+                .reverse
+                .then(|| down.report(&reverse_rate, duration, self.end, stats[crate::DOWNLINK])),
             flows,
             cross: threads.cross.iter().enumerate().map(|(i, c)| c.report(i)).collect(),
             events: 0,
@@ -1392,13 +1404,14 @@ fn send_udp(
 }
 
 /// UDP background source through the bottleneck of its direction (to the sink at `to`),
-/// timed by the simulator's own generator (`cclab_sim::cross`).
+/// timed by the simulator's own generator (`cclab_sim::cross`), until the run's `end`
+/// (in ns on its clock; earlier once the run is stopped).
 /// `(i, counts)`: the source's index and where its counts go.
 fn cross_source(
     mut src: CrossSource,
     to: Ipv4Addr,
     (i, counts): (usize, Arc<Vec<CrossCounts>>),
-    end: Time,
+    end: Arc<AtomicU64>,
     clock: Clock,
     stop: Arc<AtomicBool>,
 ) {
@@ -1414,7 +1427,7 @@ fn cross_source(
     // datagram, which UDP carries.
     let payload = vec![0u8; (src.config().packet_bytes as usize).saturating_sub(28)];
     let mut next = src.config().start;
-    while next < end && !stop.load(Ordering::Relaxed) {
+    while next.as_nanos() < end.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
         if let Some(left) = clock.until(next) {
             std::thread::sleep(left.min(std::time::Duration::from_millis(5)));
             continue;
@@ -1437,7 +1450,8 @@ fn cross_source(
 /// counting each packet against its source among `sources` (indices into `counts`),
 /// found by its port. `(clock, delay, end)`: a packet counts as delivered, as the
 /// simulator counts one that left the bottleneck by the run's end, if it arrives by the
-/// end (once known, in ns) plus the `delay` after its bottleneck and [`SINK_SLACK`].
+/// `end` (in ns on the run's clock) plus the `delay` after its bottleneck and
+/// [`SINK_SLACK`].
 fn cross_sink(
     addr: Ipv4Addr,
     (sources, counts): (Vec<usize>, Arc<Vec<CrossCounts>>),
@@ -1458,7 +1472,7 @@ fn cross_sink(
     let mut source_of = std::collections::HashMap::<u16, usize>::new();
     while !stop.load(Ordering::Relaxed) {
         let Ok((n, from)) = s.recv_from(&mut buf) else { continue };
-        let cut_off = end.load(Ordering::Relaxed).saturating_add((delay + SINK_SLACK).as_nanos());
+        let cut_off = end.load(Ordering::Relaxed) + (delay + SINK_SLACK).as_nanos();
         if clock.now().as_nanos() > cut_off {
             continue;
         }

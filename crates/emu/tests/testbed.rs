@@ -276,7 +276,7 @@ fn udp_cross_traffic_takes_its_share_of_the_bottleneck() {
 /// the link's count is its departures, and a cross source's what reached its sink by the
 /// end plus that delay. A 12 Mbit/s source keeps the 10 Mbit/s link busy for the whole
 /// 3 s (a short transfer shares it at the start): 2,500 packets of 1,500 bytes left it.
-/// Counted at the receiving side by the end, as before, 83 of them were left out.
+/// Counted at the receiving side by the end, as before, 82 of them were left out.
 #[test]
 fn what_left_the_bottleneck_by_the_end_is_delivered_despite_a_long_delay() {
     if unavailable() {
@@ -296,16 +296,18 @@ fn what_left_the_bottleneck_by_the_end_is_delivered_despite_a_long_delay() {
     let run = least_disturbed_kernel::<Rec>(&cfg);
     let (r, c) = (&run.report, &run.report.cross[0]);
     let cross_drops = r.link.queue_drops - r.flows[0].drops;
-    let queued_at_end = c.sent_packets - c.delivered_packets - cross_drops;
+    // Signed: the sink may count one packet that left just after the end.
+    let queued_at_end = c.sent_packets as i64 - c.delivered_packets as i64 - cross_drops as i64;
     eprintln!(
         "link: {} packets left it, utilisation {:.4}; cross: sent {}, delivered {}, dropped {cross_drops}, so {queued_at_end} queued at the end",
         r.link.delivered_packets, r.link.utilization, c.sent_packets, c.delivered_packets
     );
     assert!((2490..=2510).contains(&r.link.delivered_packets), "{:?}", r.link);
-    // The 50 kB buffer holds 33 packets and the link one more (and the sink may count
-    // one that left just after the end).
-    assert!(c.delivered_packets + cross_drops <= c.sent_packets + 1, "{c:?}");
-    assert!(queued_at_end <= 35, "{queued_at_end} packets neither delivered nor dropped: {c:?}");
+    // The 50 kB buffer holds 33 packets and the link one more.
+    assert!(
+        (-1..=35).contains(&queued_at_end),
+        "{queued_at_end} packets neither delivered nor dropped: {c:?}"
+    );
 }
 
 #[test]

@@ -344,20 +344,6 @@ pub struct QueueSample {
 }
 
 /// Totals at the end of a run.
-impl Report {
-    /// The cross sources of `direction` together, as the load they put on its
-    /// bottleneck: their offered and delivered bytes over the run's whole duration, in
-    /// bit/s (a sum of the sources' own rates would add sources active at different
-    /// times as if they sent together). `sources` is the run's configuration of them,
-    /// `cfg.cross`.
-    pub fn cross_load_bps(&self, sources: &[CrossConfig], direction: Direction) -> (f64, f64) {
-        let of_direction = self.cross.iter().filter(|c| sources[c.source].direction == direction);
-        let (sent, delivered) =
-            of_direction.fold((0, 0), |(s, d), c| (s + c.sent_bytes, d + c.delivered_bytes));
-        (CrossReport::bps(sent, self.duration), CrossReport::bps(delivered, self.duration))
-    }
-}
-
 #[derive(Clone, Debug, PartialEq)]
 pub struct Report {
     /// Simulated time covered.
@@ -373,6 +359,20 @@ pub struct Report {
     /// The forward bottleneck's departures are handled beside the event queue and are
     /// not counted (see the engine's module doc).
     pub events: u64,
+}
+
+impl Report {
+    /// The cross sources of `direction` together, as the load they put on its
+    /// bottleneck: their offered and delivered bytes over the run's whole duration, in
+    /// bit/s (a sum of the sources' own rates would add sources active at different
+    /// times as if they sent together). `sources` is the run's configuration of them,
+    /// `cfg.cross`.
+    pub fn cross_load_bps(&self, sources: &[CrossConfig], direction: Direction) -> (f64, f64) {
+        let of_direction = self.cross.iter().filter(|c| sources[c.source].direction == direction);
+        let (sent, delivered) =
+            of_direction.fold((0, 0), |(s, d), c| (s + c.sent_bytes, d + c.delivered_bytes));
+        (CrossReport::bps(sent, self.duration), CrossReport::bps(delivered, self.duration))
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
