@@ -13,16 +13,23 @@ receiver address):
 - the overflows of the bottleneck (runs of drops less than --gap apart, after --skip
   seconds): whose packet was dropped first, and the order of each overflow's drops.
 
+Cross traffic is logged under host B's address, 198.18.0.2, both ways (the forward
+sources' sink, the reverse sources' own); it has counts and drops but no ACKs, so no
+latencies.
+
     python3 scripts/packet_log.py FILE [--skip SECONDS] [--gap SECONDS]
 """
 
 import argparse
 import bisect
 import csv
+import signal
 import sys
 from collections import defaultdict
 
 BURST_NS = 100_000
+# Host B's address, under which the testbed (and the simulator's log) names cross traffic.
+CROSS = "198.18.0.2"
 
 
 def percentiles(values, qs=(0.05, 0.25, 0.5, 0.75, 0.95)):
@@ -108,6 +115,9 @@ def main():
             f"{d} {'/'.join(str(len(times[(e, d, addr)])) for e in ('arrive', 'drop', 'depart', 'release'))}"
             for d in ("up", "down")
         )
+        if addr == CROSS:
+            print(f"{addr} (cross traffic): arrived/dropped/departed/released {counts}")
+            continue
         print(f"{addr}: arrived/dropped/departed/released {counts}")
         acks = since_latest(times[("arrive", "down", addr)], times[("release", "up", addr)])
         print(f"  receiver's ACK latency, us: {percentiles(acks)}")
@@ -129,4 +139,6 @@ def main():
 
 
 if __name__ == "__main__":
+    # Piped into `head`, stop quietly when the reader goes.
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     main()

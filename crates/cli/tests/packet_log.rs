@@ -169,6 +169,18 @@ fn cross_traffic_is_logged_at_its_bottleneck_under_host_bs_address() {
     let flows_dropped: u64 = ["198.18.1.1", "198.18.1.2"].iter().map(|a| n("drop", "up", a)).sum();
     assert_eq!(flows_dropped + total("forward", "drops"), s["link"]["drops"].as_u64().unwrap());
     assert_the_script_reads_the_packet_log(&log);
+    // The script names the cross traffic as such, with its counts and no ACK latencies.
+    let script = repo().join("scripts/packet_log.py");
+    let o = std::process::Command::new("python3").arg(&script).arg(&log).output().unwrap();
+    let report = String::from_utf8(o.stdout).unwrap();
+    let line = format!(
+        "198.18.0.2 (cross traffic): arrived/dropped/departed/released up {}/{}/{}/0",
+        n("arrive", "up", "198.18.0.2"),
+        n("drop", "up", "198.18.0.2"),
+        n("depart", "up", "198.18.0.2")
+    );
+    assert!(report.contains(&line), "{line}\n{report}");
+    assert_eq!(report.matches("receiver's ACK latency").count(), 2, "{report}");
 }
 
 /// A log that cannot be written stops the run before it starts, naming the flag and the
