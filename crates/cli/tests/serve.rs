@@ -1711,14 +1711,17 @@ fn a_stopped_testbed_run_gives_its_cross_traffic_up_to_the_stop() {
     assert_eq!(st, 201, "{v}");
     let id = v["id"].as_u64().unwrap();
     s.wait_sampling(id, 15);
-    std::thread::sleep(Duration::from_millis(1500));
+    std::thread::sleep(Duration::from_secs(3));
     let (st, v) = s.post(&format!("/api/runs/{id}/control"), &json!({ "action": "stop" }));
     assert_eq!(st, 200, "{v}");
     let v = s.wait_state(id, "stopped", 10);
     let cross = &v["table"]["cross"][0];
     let offered = cross["offered_bps"].as_f64().unwrap();
     eprintln!("stopped at {} s: {cross}", v["table"]["now_s"]);
-    assert!((1.8e6..2.2e6).contains(&offered), "{cross}");
+    // The run stops at the sample it is at when the command comes, which a loaded host
+    // may process late while the counts run on: a wide band, which the old figure (the
+    // bytes over the planned 20 s: 0.15 Mbit/s for a stop at 1.5 s) is far outside.
+    assert!((1.6e6..2.6e6).contains(&offered), "{cross}");
 }
 
 /// `cclab kernel get cclab_tuner`'s output.

@@ -1472,7 +1472,7 @@ fn cross_sink(
     let mut source_of = std::collections::HashMap::<u16, usize>::new();
     while !stop.load(Ordering::Relaxed) {
         let Ok((n, from)) = s.recv_from(&mut buf) else { continue };
-        let cut_off = end.load(Ordering::Relaxed) + (delay + SINK_SLACK).as_nanos();
+        let cut_off = end.load(Ordering::Relaxed).saturating_add((delay + SINK_SLACK).as_nanos());
         if clock.now().as_nanos() > cut_off {
             continue;
         }
