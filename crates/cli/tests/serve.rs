@@ -89,6 +89,16 @@ impl Server {
         v["id"].as_u64().unwrap()
     }
 
+    /// Starts `toml` on the testbed from the kernel panel (its token given); the run's id.
+    fn testbed_run(&self, toml: &str) -> u64 {
+        let body = json!({ "toml": toml }).to_string();
+        let headers =
+            [("X-Cclab-Token", self.token.as_str()), ("Content-Type", "application/json")];
+        let (st, v) = self.call("POST", "/api/kernel/runs", &headers, body.as_bytes());
+        assert_eq!(st, 201, "{v}");
+        v["id"].as_u64().unwrap()
+    }
+
     /// Polls a run until its state is `state` (or fails after `secs`).
     fn wait_state(&self, id: u64, state: &str, secs: u64) -> Value {
         let deadline = Instant::now() + Duration::from_secs(secs);
@@ -1656,21 +1666,12 @@ fn kernel_panel_loads_tunes_and_unloads_a_bpf_algorithm() {
 /// panel streams real TCP's samples and leaves no namespace behind.
 #[test]
 fn a_testbed_run_streams_real_tcp_and_leaves_nothing_behind() {
-    if !cclab_kernel::loader::is_root() || !std::path::Path::new("/dev/net/tun").exists() {
-        eprintln!("skipped: needs root and /dev/net/tun");
+    if testbed_unavailable() {
         return;
     }
     let s = Server::start(&[]);
     let toml = "duration = \"3s\"\n[bottleneck]\nrate = \"10Mbps\"\ndelay = \"10ms\"\n[[flows]]\ncc = \"cubic\"\nrtt = \"40ms\"\n";
-    let body = json!({ "toml": toml }).to_string();
-    let (st, v) = s.call(
-        "POST",
-        "/api/kernel/runs",
-        &[("X-Cclab-Token", &s.token), ("Content-Type", "application/json")],
-        body.as_bytes(),
-    );
-    assert_eq!(st, 201, "{v}");
-    let id = v["id"].as_u64().unwrap();
+    let id = s.testbed_run(toml);
     let mut ws = ws_connect(&s.addr, id, None).unwrap();
     let mut cwnd_seen = false;
     let summary = loop {
@@ -1699,17 +1700,12 @@ fn a_testbed_run_streams_real_tcp_and_leaves_nothing_behind() {
 /// there too: a 2 Mbit/s source reads 2 Mbit/s, not its bytes over the planned 20 s.
 #[test]
 fn a_stopped_testbed_run_gives_its_cross_traffic_up_to_the_stop() {
-    if !cclab_kernel::loader::is_root() || !std::path::Path::new("/dev/net/tun").exists() {
-        eprintln!("skipped: needs root and /dev/net/tun");
+    if testbed_unavailable() {
         return;
     }
     let s = Server::start(&[]);
     let toml = "duration = \"20s\"\n[bottleneck]\nrate = \"10Mbps\"\ndelay = \"10ms\"\n[[flows]]\ncc = \"cubic\"\nrtt = \"40ms\"\n[[cross]]\nkind = \"cbr\"\nrate = \"2Mbps\"\n";
-    let body = json!({ "toml": toml }).to_string();
-    let headers = [("X-Cclab-Token", s.token.as_str()), ("Content-Type", "application/json")];
-    let (st, v) = s.call("POST", "/api/kernel/runs", &headers, body.as_bytes());
-    assert_eq!(st, 201, "{v}");
-    let id = v["id"].as_u64().unwrap();
+    let id = s.testbed_run(toml);
     s.wait_sampling(id, 15);
     std::thread::sleep(Duration::from_secs(3));
     let (st, v) = s.post(&format!("/api/runs/{id}/control"), &json!({ "action": "stop" }));
@@ -1722,6 +1718,16 @@ fn a_stopped_testbed_run_gives_its_cross_traffic_up_to_the_stop() {
     // may process late while the counts run on: a wide band, which the old figure (the
     // bytes over the planned 20 s: 0.15 Mbit/s for a stop at 1.5 s) is far outside.
     assert!((1.6e6..2.6e6).contains(&offered), "{cross}");
+}
+
+/// Whether the testbed cannot run here (it needs root and /dev/net/tun), said as a skip.
+fn testbed_unavailable() -> bool {
+    let missing =
+        !cclab_kernel::loader::is_root() || !std::path::Path::new("/dev/net/tun").exists();
+    if missing {
+        eprintln!("skipped: needs root and /dev/net/tun");
+    }
+    missing
 }
 
 /// `cclab kernel get cclab_tuner`'s output.
@@ -1775,11 +1781,7 @@ fn a_testbed_run_is_retuned_live_and_stopped_leaving_nothing_behind() {
         200
     );
     let toml = "duration = \"20s\"\n[bottleneck]\nrate = \"10Mbps\"\ndelay = \"10ms\"\n[[flows]]\ncc = \"tuner\"\nrtt = \"40ms\"\nparams = { beta = 0.75 }\n";
-    let body = json!({ "toml": toml }).to_string();
-    let headers = [("X-Cclab-Token", s.token.as_str()), ("Content-Type", "application/json")];
-    let (st, v) = s.call("POST", "/api/kernel/runs", &headers, body.as_bytes());
-    assert_eq!(st, 201, "{v}");
-    let id = v["id"].as_u64().unwrap();
+    let id = s.testbed_run(toml);
     // A testbed run is "running" from its start, but sets its parameters only once its
     // namespaces are up, before its first sample.
     s.wait_sampling(id, 15);

@@ -180,8 +180,8 @@ impl Simulation {
     }
 
     /// Keeps a record of every packet event of the TCP flows (and of the cross traffic at
-    /// its bottleneck) from now on: arrivals at a
-    /// bottleneck with its backlog, drops, departures from its link and deliveries, as
+    /// its bottleneck) from now on: arrivals at a bottleneck with its backlog, drops,
+    /// departures from its link and deliveries, as
     /// the testbed's packet log has them ([`PacketRecord`]). Take them with
     /// [`drain_packet_records`](Self::drain_packet_records) as the run goes, or they pile
     /// up (about five per packet). Recording changes nothing in the run.

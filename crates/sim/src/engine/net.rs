@@ -146,8 +146,9 @@ pub(super) struct Net {
 }
 
 /// Every packet event at the bottlenecks and on the flows' paths since the engine last
-/// took them, while a packet log is kept. The packet path logs only in the event loop's logging copy
-/// (`Simulation::run_events::<true>`), so a run without a log pays nothing for it.
+/// took them, while a packet log is kept. The packet path logs only in the event loop's
+/// logging copy (`Simulation::run_events::<true>`), so a run without a log pays nothing
+/// for it.
 pub(super) struct PacketLog {
     records: Option<Vec<PacketRecord>>,
 }
