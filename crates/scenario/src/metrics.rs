@@ -168,10 +168,14 @@ impl FlowSeries {
 }
 
 impl FlowSeries {
-    /// Moves to the synchronisation interval of time `t` (ns), closing the one before;
-    /// returns its number.
+    /// Moves to the synchronisation interval of a sample taken at `t` (ns), closing the
+    /// one before; returns its number. A sample tells what happened since the sample
+    /// before it, so interval k is (k I, (k+1) I] and a sample at its end belongs to it:
+    /// read as [k I, (k+1) I), a sample on a boundary would carry the losses of the
+    /// interval before into the next, and the index would change with `sample_interval`
+    /// even where that divides the interval.
     fn enter_interval(&mut self, t: u64) -> u64 {
-        let interval = t / self.interval_ns;
+        let interval = t.saturating_sub(1) / self.interval_ns;
         if self.current != Some(interval) {
             if self.current.is_some() {
                 self.intervals.push((self.active, self.lost));

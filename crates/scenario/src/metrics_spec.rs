@@ -45,7 +45,7 @@ const FIELDS: &[&str] = &["window", "reference"];
 pub(crate) fn read(
     ctx: &Ctx,
     node: Option<&Node>,
-    duration: Duration,
+    times: (Duration, Duration),
     flows: &[FlowConfig],
     numbers: &FlowNumbers,
 ) -> Result<MetricsSpec, ScenarioError> {
@@ -70,7 +70,7 @@ pub(crate) fn read(
     let mut spec = MetricsSpec { groups, ..MetricsSpec::default() };
     for (key, kspan, value) in entries {
         match key.as_str() {
-            "window" => spec.window = Some(window(ctx, value, duration)?),
+            "window" => spec.window = Some(window(ctx, value, times)?),
             "reference" => spec.reference = Some(reference(ctx, value, &spec.groups, numbers)?),
             _ => {
                 return Err(ctx.err(
@@ -88,7 +88,15 @@ pub(crate) fn read(
     Ok(spec)
 }
 
-fn window(ctx: &Ctx, n: &Node, duration: Duration) -> Result<(Duration, Duration), ScenarioError> {
+/// The window's goodput is read from the flows' samples at its edges, so each edge must
+/// be a sampling instant (a multiple of `sample_interval`), or the end the run's end,
+/// where the final counts are read: an edge between samples would be read at the sample
+/// before it, over the window's length, and come out too high or too low.
+fn window(
+    ctx: &Ctx,
+    n: &Node,
+    (duration, sample_interval): (Duration, Duration),
+) -> Result<(Duration, Duration), ScenarioError> {
     let bad = |m: String| ctx.err(&n.span, "metrics.window", Some(n.show()), m);
     // The example lies inside this run: its second half.
     let half = Duration(duration.as_nanos() / 2);
@@ -102,10 +110,23 @@ fn window(ctx: &Ctx, n: &Node, duration: Duration) -> Result<(Duration, Duration
         })
         .collect::<Option<_>>()
         .ok_or_else(|| bad(format!("expected {allowed}")))?;
-    match times[..] {
-        [start, end] if start < end && end <= duration => Ok((start, end)),
-        _ => Err(bad(format!("allowed: {allowed}"))),
+    let (start, end) = match times[..] {
+        [start, end] if start < end && end <= duration => (start, end),
+        _ => return Err(bad(format!("allowed: {allowed}"))),
+    };
+    let step = sample_interval.as_nanos().max(1);
+    let sampled = |t: Duration| t.as_nanos().is_multiple_of(step);
+    if let Some(edge) = [start, end].into_iter().find(|&t| !sampled(t) && t != duration) {
+        let down = Duration(start.as_nanos() / step * step);
+        let up =
+            Duration(end.as_nanos().div_ceil(step).saturating_mul(step).min(duration.as_nanos()));
+        return Err(bad(format!(
+            "{edge} is not a sampling instant (a multiple of sample_interval = {sample_interval}); \
+             the window's goodput is read from the samples at its start and end, so both must \
+             be sampling instants (or the end the duration), e.g. [\"{down}\", \"{up}\"]"
+        )));
     }
+    Ok((start, end))
 }
 
 fn reference(

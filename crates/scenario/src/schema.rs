@@ -248,7 +248,13 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
     // Applied in time order; equal times keep file order (stable sort).
     changes.sort_by_key(|c: &ParamChange| c.at);
 
-    let metrics = crate::metrics_spec::read(ctx, top.get("metrics"), duration, &flows, &numbers)?;
+    let metrics = crate::metrics_spec::read(
+        ctx,
+        top.get("metrics"),
+        (duration, sample_interval),
+        &flows,
+        &numbers,
+    )?;
     let config = SimConfig { duration, seed, bottleneck, flows, cross, sample_interval, changes };
     cclab_sim::validate::check_buffer_packets(&config).map_err(|e| top.locate(e, &[]))?;
     Ok(Scenario { name, config, transports, metrics, numbers, point: None, series_too_large })
