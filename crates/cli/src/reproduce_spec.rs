@@ -39,7 +39,8 @@
 //! draws the chart against the paper's axis where it is a function of the swept field. A ratio the paper reports between two conditions is a series with
 //! `divide_by = { where = {...}, flow = ... }`. A figure whose `paper` numbers the paper
 //! does not print but that are worked out from what it says (a formula it describes, a
-//! curve it draws without values) says how in `paper_derived = "..."`; its items are
+//! curve it draws without values), or converts from other units, says how in
+//! `paper_derived = "..."`; its items are
 //! shown and counted as derived, apart from the paper's own numbers. Figure-level fields are defaults that a
 //! series may override.
 
