@@ -43,8 +43,13 @@ __all__ = [
 
 def algorithms() -> _pd.DataFrame:
     """Every algorithm and parameter (``cclab algorithms``): one row per parameter
-    (algorithm, summary, source, param, kind, default, min, max, allowed, unit, doc); an
-    algorithm without parameters has one row with the parameter columns empty."""
-    columns = ["algorithm", "summary", "source", "param", "kind", "default", "min", "max", "allowed", "unit", "doc"]
+    (algorithm, summary, source, param, kind, default, min, min_exclusive, max, allowed,
+    unit, doc); ``min_exclusive`` is True where ``min`` itself is not allowed (``beta``
+    in (0, 1]). An algorithm without parameters has one row with the parameter columns
+    empty."""
+    columns = [
+        "algorithm", "summary", "source", "param", "kind", "default",
+        "min", "min_exclusive", "max", "allowed", "unit", "doc",
+    ]  # fmt: skip
     df = _pd.DataFrame(_cclab.algorithms(), columns=columns)
-    return df.astype({"default": "float64", "min": "float64", "max": "float64"})
+    return df.astype({"default": "float64", "min": "float64", "min_exclusive": "boolean", "max": "float64"})

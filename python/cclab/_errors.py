@@ -38,9 +38,10 @@ class ScenarioError(ValueError):
         self.message = message
 
     def __reduce__(self):  # type: ignore[override]
-        # Pickled whole (a Ray worker's or a process pool's error reaches the caller so).
+        # Pickled whole (a Ray worker's or a process pool's error reaches the caller so),
+        # with its attributes as state: add_note's hints live in __notes__.
         parts = (self.file, self.line, self.from_override, self.field, self.value, self.message)
-        return (type(self), (str(self), *parts))
+        return (type(self), (str(self), *parts), self.__dict__)
 
 
 class RunError(RuntimeError):

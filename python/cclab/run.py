@@ -16,7 +16,9 @@ def to_ns(t: Time) -> int:
     """A time as a scenario writes it ("30s", "250ms") or a number of seconds, in ns."""
     if isinstance(t, str):
         return _cclab.parse_duration(t)
-    if isinstance(t, bool) or not isinstance(t, numbers.Real) or not t >= 0:
+    if isinstance(t, bool) or not isinstance(t, numbers.Real):
+        raise TypeError(f"{t!r} is not a time: give seconds (a number >= 0) or a string like \"30s\"")
+    if not t >= 0:
         raise ValueError(f"{t!r} is not a time: give seconds (a number >= 0) or a string like \"30s\"")
     # Times past the end are capped there anyway; past 2^63 ns (292 years), cap here.
     return min(int(round(min(t, 1e19) * 1e9)), 2**63 - 1)
@@ -69,7 +71,8 @@ class Simulation:
     def run_until(self, t: Time) -> bool:
         """Runs every event up to ``t`` (capped at the end; "30s" or seconds); returns
         True when the run is over. A ``t`` before :attr:`now` raises ValueError (time only
-        goes forward). Releases the GIL; Ctrl-C interrupts between steps."""
+        goes forward), as does a negative one; a ``t`` that is no str or real number
+        TypeError. Releases the GIL; Ctrl-C interrupts between steps."""
         return self._sim.run_until(to_ns(t))
 
     @property

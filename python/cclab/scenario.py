@@ -20,6 +20,15 @@ def _within(field: str, changed: str) -> bool:
     return field == changed or field.startswith((changed + ".", changed + "["))
 
 
+def _add_note(error: Exception, note: str) -> None:
+    """``error.add_note(note)``; before Python 3.11, which has no notes, the note is added
+    to the message on a line of its own, which is where 3.11 prints it."""
+    if hasattr(error, "add_note"):
+        error.add_note(note)
+    elif error.args:
+        error.args = (f"{error.args[0]}\n{note}", *error.args[1:])
+
+
 def _plain(v: Any, depth: int = 0) -> Any:
     """``v`` with the values a notebook computes made Python's own: numpy's and other
     libraries' integers, reals and booleans (``np.int64(3)``, ``np.bool_(False)``) become
@@ -126,6 +135,10 @@ class Scenario:
         for f, v in changes:
             if not isinstance(f, str):
                 raise TypeError(f"field must be a str such as \"flows[0].rtt\", not {type(f).__name__}")
+            if not f.strip():
+                raise ValueError(f"field {f!r}: expected a field path such as \"flows[0].rtt\"")
+            if _cclab.override_field(f"{f}=") != f.strip():  # the CLI's FIELD=VALUE split
+                raise ValueError(f"field {f!r}: a field path has no \"=\"; give the value apart: set(\"flows[0].cc\", \"reno\")")
             try:
                 text = v if isinstance(v, str) else _cclab.toml_value(_plain(v))
             except (TypeError, ValueError) as e:
@@ -134,11 +147,12 @@ class Scenario:
         try:
             info = _cclab.check((self._text, self._file, self._base_dir, self._stem, overrides))
         except ScenarioError as e:
-            if len(changes) == 1 and e.field and not _within(e.field, changes[0][0]) and hasattr(e, "add_note"):
-                e.add_note(
+            if len(changes) == 1 and e.field and not _within(e.field, changes[0][0]):
+                _add_note(
+                    e,
                     f"set() checks the scenario after each call, and {e.field} was not changed "
                     f"by this one; to change fields that depend on each other, give them in one "
-                    f"call: set({{{changes[0][0]!r}: ..., {e.field!r}: ...}})"
+                    f"call: set({{{changes[0][0]!r}: ..., {e.field!r}: ...}})",
                 )
             raise
         self._overrides, self._info = overrides, info

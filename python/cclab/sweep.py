@@ -27,7 +27,7 @@ class SweepError(RunError):
         self.table = table
 
     def __reduce__(self):  # type: ignore[override]
-        return (type(self), (str(self), self.failures, self.table))
+        return (type(self), (str(self), self.failures, self.table), self.__dict__)
 
 
 def sweep(
@@ -82,6 +82,12 @@ def sweep(
         raise ValueError(f'backend={backend!r}: expected "local" or "ray"')
     src = scenario._source()
     plan = _cclab.SweepPlan(src)
+    for field, set_path in plan.overridden(scenario.overrides):
+        warnings.warn(
+            f"set({field!r}, ...) has no effect: the sweep sets {field} in every run (to change "
+            f"the swept values, give them in grid= or with set({set_path!r}, [...]))",
+            stacklevel=2,
+        )
     tmp = None
     if out is None:
         tmp = tempfile.mkdtemp(prefix="cclab-sweep-")

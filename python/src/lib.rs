@@ -4,11 +4,14 @@
 //! gives the very files `cclab run` writes. The Python half (python/cclab/) turns those
 //! files into DataFrames and drives sweeps (threads, or Ray tasks).
 //!
-//! Long calls release the GIL and check for Ctrl-C between steps.
+//! Long calls release the GIL and check for Ctrl-C between steps. A panic in a run (a bug)
+//! reaches Python as `cclab.RunError` saying so, not as pyo3's `PanicException`, which
+//! derives from `BaseException` and escapes `except Exception`.
 
+use cclab_cli::results::Staging;
 use cclab_cli::run::{execute_with, Running};
 use cclab_cli::series::SeriesFormat;
-use cclab_cli::{results::Staging, sweep};
+use cclab_cli::sweep::{self, caught_panic};
 use cclab_scenario::sweep::Plan;
 use cclab_scenario::{Loaded, ScenarioError};
 use cclab_sim::LiveClock;
@@ -152,10 +155,13 @@ fn run(py: Python<'_>, src: Source, out: PathBuf) -> PyResult<()> {
     let mut interrupted = None;
     let file = src.file().to_string();
     let done = py.allow_threads(|| {
-        execute_with(&scn, &file, (&out, SeriesFormat::Auto), &[], &mut |_| {
-            check_signals(&mut interrupted)
+        caught_panic(|| {
+            execute_with(&scn, &file, (&out, SeriesFormat::Auto), &[], &mut |_| {
+                check_signals(&mut interrupted)
+            })
+            .map(|_| ())
         })
-        .map(|_| ())
+        .and_then(|done| done)
     });
     match (done, interrupted) {
         (_, Some(e)) => Err(e),
@@ -220,8 +226,8 @@ fn parse_duration(text: &str) -> PyResult<u64> {
 }
 
 /// Every algorithm and parameter as rows: (algorithm, summary, source, parameter, kind,
-/// default, min, max, allowed, unit, doc); an algorithm without parameters has one row
-/// with the parameter columns None.
+/// default, min, min_exclusive, max, allowed, unit, doc); an algorithm without parameters
+/// has one row with the parameter columns None.
 #[pyfunction]
 fn algorithms() -> Vec<AlgorithmRow> {
     let mut rows = Vec::new();
@@ -235,6 +241,7 @@ fn algorithms() -> Vec<AlgorithmRow> {
                 p.map(|p| format!("{:?}", p.kind).to_lowercase()),
                 p.map(|p| p.default),
                 p.map(|p| p.min),
+                p.map(|p| p.min_exclusive),
                 p.map(|p| p.max),
                 p.map(|p| p.allowed()),
                 p.map(|p| p.unit),
@@ -257,6 +264,7 @@ type AlgorithmRow = (
     Option<String>,
     Option<f64>,
     Option<f64>,
+    Option<bool>,
     Option<f64>,
     Option<String>,
     Option<&'static str>,
@@ -289,7 +297,8 @@ impl Simulation {
         let scn = load_single(py, &src)?;
         let clock = LiveClock::new(&scn.config);
         let step_ns = (scn.config.duration.as_nanos() / 1000).max(1_000);
-        let run = Running::start(&scn, src.file(), (&out, SeriesFormat::Csv))
+        let run = caught_panic(|| Running::start(&scn, src.file(), (&out, SeriesFormat::Csv)))
+            .and_then(|started| started)
             .map_err(|e| run_error(py, e))?;
         Ok(Simulation { run: Some(run), scenario: scn, clock, step_ns, changes: Vec::new() })
     }
@@ -310,7 +319,14 @@ impl Simulation {
         let t_ns = t_ns.min(run.end().as_nanos());
         loop {
             let next = run.sim().now().as_nanos().saturating_add(step_ns).min(t_ns);
-            let finished = py.allow_threads(|| run.run_until(Time(next)));
+            let finished = match py.allow_threads(|| caught_panic(|| run.run_until(Time(next)))) {
+                Ok(finished) => finished,
+                Err(e) => {
+                    // The run's state is unknown after a panic: it is ended, not stepped on.
+                    self.run = None;
+                    return Err(run_error(py, format!("{e}; the simulation has ended")));
+                }
+            };
             py.check_signals()?;
             if finished || next >= t_ns {
                 return Ok(finished);
@@ -395,7 +411,9 @@ impl Simulation {
             .take()
             .ok_or_else(|| run_error(py, "the simulation has finished".to_string()))?;
         let scn = &self.scenario;
-        py.allow_threads(|| run.finish(scn, &[])).map(|_| ()).map_err(|e| run_error(py, e))
+        py.allow_threads(|| caught_panic(|| run.finish(scn, &[])).and_then(|written| written))
+            .map(|_| ())
+            .map_err(|e| run_error(py, e))
     }
 }
 
@@ -420,6 +438,13 @@ impl SweepPlan {
                 Err(run_error(py, format!("{}: has no [sweep] table", src.file())))
             }
         }
+    }
+
+    /// The `FIELD=VALUE` overrides whose field the sweep sets in every run, so that
+    /// they have no effect: (field, the `sweep` path that changes its values).
+    fn overridden(&self, overrides: Vec<String>) -> Vec<(String, String)> {
+        let found = self.plan.overridden_axes(&overrides);
+        found.into_iter().map(|(field, axis)| (field.to_string(), axis.set_path.clone())).collect()
     }
 
     /// Every run: (run, point, seed, [(field, value)...]).

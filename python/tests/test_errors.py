@@ -206,8 +206,12 @@ def test_seeds_flows_times_and_jobs_out_of_range_are_refused_by_name():
     with pytest.raises(ValueError, match=r"flow = -1: no such flow; this run has 2"):
         sim.set_param(flow=-1, name="beta", value=0.5)
     sim.set_param(flow=np.int64(0), name="beta", value=np.float32(0.5))
-    with pytest.raises(ValueError, match="is not a time"):
-        sim.run_until(float("nan"))
+    for bad in (float("nan"), -1):
+        with pytest.raises(ValueError, match="is not a time"):
+            sim.run_until(bad)
+    for bad in (None, [1], True):  # no number of seconds: a TypeError, as set_param's
+        with pytest.raises(TypeError, match="is not a time"):
+            sim.run_until(bad)
     assert sim.run_until(float("inf")) is True  # capped at the end, as documented
     assert sim.now == scn.duration
     with pytest.raises(ValueError, match=r"jobs = 0"):
@@ -258,6 +262,29 @@ def test_fields_that_constrain_each_other_are_set_together():
         scn.set("bottleneck.delay")
 
 
+def test_a_field_that_is_empty_or_holds_its_value_is_refused_as_such():
+    scn = cclab.Scenario.from_toml(SHORT)
+    with pytest.raises(ValueError, match=r"^field 'flows\[0\].cc=reno': a field path has no \"=\"; give the value apart"):
+        scn.set("flows[0].cc=reno", "x")
+    with pytest.raises(ValueError, match=r"^field ' ': expected a field path such as"):
+        scn.set(" ", "x")
+    # An "=" inside a quoted key is the key's, as --set reads it.
+    with pytest.raises(cclab.ScenarioError, match="a=b"):
+        scn.set('flows[0].params."a=b"', 1)
+    assert scn.overrides == []
+
+
+def test_before_python_3_11_the_note_is_added_to_the_message():
+    from cclab.scenario import _add_note
+
+    class Pre311Error:  # what an exception of Python 3.9 or 3.10 offers: args, no add_note
+        args = ("flows[0].rtt: too short", "kept")
+
+    e = Pre311Error()
+    _add_note(e, "set both at once")
+    assert e.args == ("flows[0].rtt: too short\nset both at once", "kept")
+
+
 def test_an_error_inside_the_field_set_gets_no_note():
     # The refused field lies inside the one set: the hint to set both at once is wrong.
     scn = cclab.Scenario.from_toml(SHORT)
@@ -304,6 +331,13 @@ def test_errors_survive_pickling():
     assert type(back) is cclab.ScenarioError and str(back) == str(e)
     parts = ("file", "line", "from_override", "field", "value", "message")
     assert [getattr(back, p) for p in parts] == [getattr(e, p) for p in parts]
+    # set()'s hint to give fields that depend on each other together comes along.
+    with pytest.raises(cclab.ScenarioError) as info:
+        cclab.Scenario.from_toml(SHORT).set("bottleneck.delay", "30ms")
+    e = info.value
+    back = pickle.loads(pickle.dumps(e))
+    assert str(back) == str(e) and getattr(back, "__notes__", None) == getattr(e, "__notes__", None)
+    assert "give them in one call" in "\n".join(getattr(back, "__notes__", [str(back)]))
     table = pd.DataFrame({"k": [0]})
     sweep_error = cclab.SweepError("1 of 2 runs failed", ["run 1 failed: x"], table)
     back = pickle.loads(pickle.dumps(sweep_error))

@@ -116,6 +116,8 @@ def test_save_refuses_a_folder_that_is_not_results(short_file, tmp_path):
         res.save(precious)
     assert str(caught.value).endswith("choose another folder"), str(caught.value)
     assert (precious / "notes.txt").read_text() == "keep me"
+    with pytest.raises(cclab.RunError, match="^the results folder is an empty path; name a folder"):
+        res.save("")
     res.save(tmp_path / "out")
     res.save(tmp_path / "out")  # a results folder is replaced
     assert (tmp_path / "out" / "summary.json").is_file()
@@ -138,7 +140,12 @@ def test_algorithms_table():
     assert {"cubic", "reno", "tahoe", "cubic-fit"} <= set(df["algorithm"])
     beta = df[(df.algorithm == "cubic") & (df.param == "beta")].iloc[0]
     assert 0 < beta["default"] < 1 and beta["min"] <= beta["default"] <= beta["max"]
+    # beta in (0, 1]: its min is not allowed, and the table says so.
+    assert (beta["min"], bool(beta["min_exclusive"]), beta["allowed"]) == (0.0, True, "a number in (0, 1]")
+    initcwnd_like = df[(df.algorithm == "cubic") & (df.param == "hystart")].iloc[0]
+    assert not initcwnd_like["min_exclusive"]
     assert df[df.algorithm == "reno"]["param"].isna().all()
+    assert df[df.algorithm == "reno"]["min_exclusive"].isna().all()
 
 
 def test_a_trace_scenario_from_the_repository(cli, tmp_path):

@@ -49,6 +49,21 @@ def test_a_file_with_its_own_sweep(cli, tmp_path):
     pd.testing.assert_frame_equal(df, pd.read_csv(tmp_path / "cli" / "sweep.csv"))
 
 
+def test_a_set_of_a_swept_field_is_said_to_have_no_effect(tmp_path):
+    # As `cclab run FILE --set flows[0].cc=bic` warns: every run takes the sweep's value.
+    scn = cclab.Scenario.from_toml(SHORT).set({"duration": "1s", "flows[0].cc": "bic"})
+    with pytest.warns(UserWarning, match=r"set\('flows\[0\].cc', ...\) has no effect: the sweep sets") as caught:
+        df = cclab.sweep(scn, grid={"flows[0].cc": ["reno"]}, out=tmp_path / "s", progress=False)
+    assert "set('sweep.\"flows[0].cc\"', [...])" in str(caught[0].message), caught[0].message
+    assert set(df["flow.cc"][df["flow.id"] == 0]) == {"reno"}
+    # A field the sweep does not set is no warning.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cclab.sweep(scn, grid={"bottleneck.loss": [0.0]}, out=tmp_path / "t", progress=False)
+
+
 @pytest.fixture(scope="module")
 def ray_scratch(tmp_path_factory):
     """The temporary folder of the cluster's workers, where their runs' scratch goes."""

@@ -905,9 +905,30 @@ fn html(
 
 /// Creates the output folder; refuses one that exists, is not empty and was not written
 /// by an earlier `cclab compare` (so `--out ~` cannot scribble over a home directory).
-fn prepare_out(out: &Path) -> Result<(), String> {
+/// Makes `out` ready for a comparison; returns whether it holds an earlier one.
+fn prepare_out(out: &Path) -> Result<bool, String> {
     crate::out_folder::check(out, "compare", "compare.json")?;
-    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))
+    let replaced = out.join("compare.json").is_file();
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
+    Ok(replaced)
+}
+
+/// Removes what an earlier comparison in `out` wrote that this one, which wrote
+/// `written`, did not (its overlay plots, when this one's runs have no time series), so
+/// the folder holds one comparison. Done after the new files are in place: a comparison
+/// that fails leaves the earlier one whole.
+fn remove_stale(out: &Path, written: &[&str]) -> Result<(), String> {
+    let entries =
+        std::fs::read_dir(out).map_err(|e| format!("cannot read {}: {e}", out.display()))?;
+    for path in entries.flatten().map(|e| e.path()) {
+        let ours = path.extension().is_some_and(|x| x == "svg" || x == "html" || x == "json");
+        let kept = path.file_name().is_some_and(|n| written.iter().any(|w| n == *w));
+        if ours && !kept && path.is_file() {
+            std::fs::remove_file(&path)
+                .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Sets each flow's srtt percentiles from the series, for the flows it holds.
@@ -918,9 +939,10 @@ fn fill_srtt(run: &mut Run, series: &FlowSeries) {
 }
 
 pub fn main(args: Args) -> Result<(), String> {
-    let (table, out) = write(&args)?;
+    let (table, out, replaced) = write(&args)?;
     crate::format::out(&table);
-    crate::format::outln(&format!("comparison: {}", out.display()));
+    let note = if replaced { " (replaced the earlier comparison there)" } else { "" };
+    crate::format::outln(&format!("comparison: {}{note}", out.display()));
     Ok(())
 }
 
@@ -958,8 +980,9 @@ fn durations_differ(a: &Run, b: &Run) -> Option<String> {
     })
 }
 
-/// Writes the comparison's folder; returns the terminal's table and the folder.
-pub fn write(args: &Args) -> Result<(String, PathBuf), String> {
+/// Writes the comparison's folder; returns the terminal's table, the folder and whether
+/// it replaced an earlier comparison there.
+pub fn write(args: &Args) -> Result<(String, PathBuf, bool), String> {
     let mut a = load_summary(&args.a)?;
     let mut b = load_summary(&args.b)?;
     match_flows(&a, &b)?;
@@ -986,7 +1009,7 @@ pub fn write(args: &Args) -> Result<(String, PathBuf), String> {
     let out = args.out.clone().unwrap_or_else(|| {
         PathBuf::from("results").join(format!("compare-{}-vs-{}", a.name, b.name))
     });
-    prepare_out(&out)?;
+    let replaced = prepare_out(&out)?;
     let write =
         |name: &str, text: &str| crate::sweep::write_atomic(&out.join(name), text.as_bytes());
     write("compare.json", &compare_json(&a, &b, &pairs).render())?;
@@ -996,11 +1019,16 @@ pub fn write(args: &Args) -> Result<(String, PathBuf), String> {
     let notes: Vec<String> =
         [durations_differ(&a, &b), without_series].into_iter().flatten().collect();
     write("compare.html", &html(&a, &b, &pairs, &plots, &notes))?;
+    if replaced {
+        let mut written = vec!["compare.json", "compare.html"];
+        written.extend(plots.iter().map(|(name, _)| *name));
+        remove_stale(&out, &written)?;
+    }
     let mut text = table(&a, &b, &pairs);
     for note in &notes {
         text += &format!("{note}\n");
     }
-    Ok((text, out))
+    Ok((text, out, replaced))
 }
 
 #[cfg(test)]

@@ -94,6 +94,10 @@ impl Staging {
     /// `--out ~` cannot replace a home directory), or that holds anything a run did not
     /// write, then creates the staging folder.
     pub fn new(dest: &Path) -> Result<Staging, String> {
+        if dest.as_os_str().is_empty() {
+            return Err("the results folder is an empty path; name a folder such as results/mine"
+                .to_string());
+        }
         // `r1/.` is `r1` (renaming `r1/.` itself fails with "resource busy").
         let dest = &cclab_units::whole_file::through_link(&dest.components().collect::<PathBuf>())
             .map_err(|e| format!("{e}; choose another folder"))?;
@@ -767,8 +771,15 @@ fn flow_rows(scn: &Scenario, r: &Report, m: &RunMetrics) -> (Vec<Vec<String>>, O
         let rest = &r.flows[shown..];
         let rest_bytes = rest.iter().map(|f| f.delivered_bytes).sum::<u64>() as f64;
         let rest_share: f64 = shares[shown..].iter().sum();
+        // Flows that moved nothing (a handshake whose SYNs a full queue kept dropping, a
+        // start near the end) would otherwise show only in summary.json.
+        let idle = rest.iter().filter(|f| f.delivered_bytes == 0).count();
+        let idle = match idle {
+            0 => String::new(),
+            n => format!("; {n} of them delivered nothing"),
+        };
         format!(
-            "... and {} more flows ({:.3} MB delivered in all, {:.1}% of the flows' bytes); every flow is in summary.json",
+            "... and {} more flows ({:.3} MB delivered in all, {:.1}% of the flows' bytes{idle}); every flow is in summary.json",
             rest.len(),
             rest_bytes / 1e6,
             rest_share * 100.0
@@ -852,7 +863,7 @@ fn cross_lines(cfg: &SimConfig, r: &Report) -> String {
         let which =
             if r.reverse_link.is_some() { format!(" ({})", dir.name()) } else { String::new() };
         out.push_str(&format!(
-            "cross traffic{which}: {n} source{}, {:.3} Mbit/s offered, {:.3} Mbit/s delivered, {} of {} packets delivered, drops {drops}\n",
+            "cross traffic{which}: {n} source{}, over the whole run {:.3} Mbit/s offered, {:.3} Mbit/s delivered, {} of {} packets delivered, drops {drops}\n",
             if n == 1 { "" } else { "s" },
             offered / 1e6,
             delivered / 1e6,

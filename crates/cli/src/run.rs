@@ -94,14 +94,11 @@ fn overrides(args: &ScenarioArgs) -> Vec<String> {
 /// Says on stderr which `--set` fields the sweep sets itself: each run takes the sweep's
 /// value of a swept field, so such an override has no effect (README, "Sweeps").
 fn warn_overridden_axes(plan: &cclab_scenario::sweep::Plan, set: &[String]) {
-    for s in set {
-        let field = cclab_scenario::split_override(s).map_or(s.as_str(), |(f, _)| f).trim();
-        if let Some(axis) = plan.axes.iter().find(|a| a.fields.iter().any(|f| f == field)) {
-            cclab_units::errln!(
-                "warning: --set {field}: the sweep sets {field} in every run; the override has no effect (to change the swept values: --set '{}=[...]')",
-                axis.set_path
-            );
-        }
+    for (field, axis) in plan.overridden_axes(set) {
+        cclab_units::errln!(
+            "warning: --set {field}: the sweep sets {field} in every run; the override has no effect (to change the swept values: --set '{}=[...]')",
+            axis.set_path
+        );
     }
 }
 

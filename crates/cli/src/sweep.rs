@@ -340,16 +340,23 @@ pub fn run_one(
 ) -> Result<(), String> {
     let out = points.join(run.index.to_string());
     let extra = [("point.json", point_json(plan, run))];
-    let attempt = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+    caught_panic(|| {
         run::execute(&run.scenario, file, (&out, series, None), &extra, false).map(|_| ())
-    }));
-    attempt.unwrap_or_else(|p| {
+    })
+    .and_then(|done| done)
+}
+
+/// Runs `f`, turning a panic inside it into an error message that says it is a bug (the
+/// sweep runner and the Python package, which must not die with a run or show Python a
+/// `PanicException`). What `f` had changed may be left half done, so a caller drops it.
+pub fn caught_panic<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).map_err(|p| {
         let what = p
             .downcast_ref::<&str>()
             .map(|s| s.to_string())
             .or_else(|| p.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "a panic".to_string());
-        Err(format!("the simulator panicked ({what}); this is a bug in cclab"))
+        format!("the simulator panicked ({what}); this is a bug in cclab")
     })
 }
 
@@ -528,5 +535,17 @@ mod tests {
         assert_eq!(clock(14.4), "14s");
         assert_eq!(clock(185.0), "3m05s");
         assert_eq!(clock(7620.0), "2h07m");
+    }
+
+    #[test]
+    fn a_panic_becomes_a_message_that_names_it_a_bug() {
+        assert_eq!(caught_panic(|| 7), Ok(7));
+        let text = caught_panic(|| -> u8 { panic!("queue {} underflow", 3) });
+        assert_eq!(
+            text,
+            Err("the simulator panicked (queue 3 underflow); this is a bug in cclab".into())
+        );
+        let literal = caught_panic(|| -> u8 { panic!("static text") });
+        assert!(literal.unwrap_err().contains("(static text)"));
     }
 }

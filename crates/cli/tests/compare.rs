@@ -486,6 +486,17 @@ fn bad_folders_are_errors_that_name_the_path_and_the_problem() {
     let files = std::fs::read_dir(d.join("cmp-no-csv")).unwrap();
     assert!(files.flatten().all(|f| !f.file_name().to_string_lossy().ends_with(".svg")));
     assert!(read(&d.join("cmp-no-csv/compare.html")).contains("A has no time series"));
+    // Into the folder of a comparison with plots (cmp-ab), it replaces that comparison
+    // whole and says so: no plot of the earlier runs is left beside it.
+    let svgs = |dir: &str| {
+        let files = std::fs::read_dir(d.join(dir)).unwrap().flatten();
+        files.filter(|f| f.file_name().to_string_lossy().ends_with(".svg")).count()
+    };
+    assert!(svgs("cmp-ab") > 0);
+    let out = run_ok(d, &["compare", "no-csv", b, "--out", "cmp-ab"]);
+    assert!(out.contains("comparison: cmp-ab (replaced the earlier comparison there)"), "{out}");
+    assert_eq!(svgs("cmp-ab"), 0);
+    assert_eq!(json(&d.join("cmp-ab/compare.json")), without);
 
     // A malformed line in flows.csv names the line and column.
     std::fs::create_dir(d.join("bad-csv")).unwrap();

@@ -241,6 +241,38 @@ fn a_flow_without_an_rtt_sample_has_no_rtt_figures() {
     assert!(report.contains("<td>-</td><td>-</td><td>-</td><td>"), "{report}");
 }
 
+/// Past the table's 20 flows, the line that sums up the rest counts the flows that
+/// delivered nothing, which would otherwise show only in summary.json.
+#[test]
+fn the_flows_past_the_table_that_delivered_nothing_are_counted() {
+    let dir = TempDir::new("idle-flows");
+    let table = run_ok(
+        dir.path(),
+        &[
+            "run",
+            "--set",
+            "duration=2s",
+            "--set",
+            "flows[0].count=20",
+            "--set",
+            "flows[1].count=6",
+            "--set",
+            "flows[1].start=1.95s",
+            "--out",
+            "r",
+        ],
+    );
+    let s: serde_json::Value =
+        serde_json::from_str(&read(&dir.path().join("r/summary.json"))).unwrap();
+    let flows = s["flows"].as_array().unwrap();
+    let idle = flows[20..].iter().filter(|f| f["delivered_bytes"] == 0).count();
+    assert_eq!(idle, 6, "the late flows' handshakes take 100 ms: {flows:?}");
+    assert!(
+        table.contains("... and 6 more flows (0.000 MB delivered in all, 0.0% of the flows' bytes; 6 of them delivered nothing)"),
+        "{table}"
+    );
+}
+
 /// A flow's `hz` reaches its algorithm's clock: CUBIC's epoch starts (`cc_epoch_start`,
 /// jiffies over the flow's HZ) fall on whole 4 ms jiffies at 250, and not all of them do
 /// at the default 1000; and the run is another one.

@@ -89,6 +89,20 @@ impl Plan {
         out
     }
 
+    /// The axes that set the fields of these overrides (`FIELD=VALUE`, as `--set` takes
+    /// them), with each such field: every run takes the sweep's value of a swept field,
+    /// so an override of one has no effect (README, "Sweeps").
+    pub fn overridden_axes<'a>(&'a self, overrides: &'a [String]) -> Vec<(&'a str, &'a Axis)> {
+        overrides
+            .iter()
+            .filter_map(|o| {
+                let field = crate::split_override(o).map_or(o.as_str(), |(f, _)| f).trim();
+                let axis = self.axes.iter().find(|a| a.fields.iter().any(|f| f == field))?;
+                Some((field, axis))
+            })
+            .collect()
+    }
+
     /// Number of distinct points (runs / seeds).
     pub fn points(&self) -> usize {
         self.runs.len() / self.seeds.max(1) as usize
