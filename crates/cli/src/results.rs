@@ -553,6 +553,7 @@ pub fn summary_json(scn: &Scenario, r: &Report, m: &RunMetrics) -> Json {
     // Only runs with cross traffic have this key, so other summaries are unchanged.
     if !r.cross.is_empty() {
         top.push(("cross", Json::Arr(cross_json(cfg, r))));
+        top.push(("cross_load", cross_load_json(cfg, r)));
     }
     top.extend([(
         "fairness",
@@ -592,6 +593,26 @@ fn cross_json(cfg: &SimConfig, r: &Report) -> Vec<Json> {
             .rendered(4)
         })
         .collect()
+}
+
+/// The cross traffic's load on each link it crosses (`Report::cross_load_bps`: the
+/// sources' bytes over the whole run, the rule of the terminal's and the report's lines),
+/// per direction with sources. Run-level, so a sweep's tables carry it, where the
+/// per-source `cross` list stays out.
+fn cross_load_json(cfg: &SimConfig, r: &Report) -> Json {
+    let directions = [Direction::Forward, Direction::Reverse].into_iter().filter_map(|dir| {
+        let sources = r.cross.iter().filter(|c| cfg.cross[c.source].direction == dir).count();
+        (sources > 0).then(|| {
+            let (offered, delivered) = r.cross_load_bps(&cfg.cross, dir);
+            let load = Json::Obj(vec![
+                ("sources", Json::u(sources as u64)),
+                ("offered_bps", Json::f(offered, 0)),
+                ("delivered_bps", Json::f(delivered, 0)),
+            ]);
+            (dir.name(), load)
+        })
+    });
+    Json::Obj(directions.collect())
 }
 
 /// One bottleneck's totals in summary.json.

@@ -168,6 +168,7 @@ fn split_summary(json: &JVal) -> (Flat, Vec<Flat>) {
                 // Per source, eight figures each (up to 100 sources): they stay in each
                 // point's summary.json, where `cross[i]` is the i-th source after `count`
                 // is expanded, not the scenario's i-th `[[cross]]` table a sweep can set.
+                // Their totals per direction, `cross_load`, are run-level columns.
                 ("cross", _) => {}
                 ("flows", JVal::Arr(list)) => {
                     for f in list {

@@ -97,6 +97,55 @@ fn a_sweep_writes_a_results_folder_per_run_and_the_tables() {
     assert!(out.contains("sweep: 8 runs (8 now, 0 done before, 0 failed)"), "{out}");
 }
 
+/// A sweep of cross traffic: its per-direction load is a run-level column of sweep.csv,
+/// the same figure as each point's summary.json (the per-source list stays out).
+#[test]
+fn a_sweep_table_has_the_cross_traffics_load_per_direction() {
+    let dir = TempDir::new("sweep-cross");
+    dir.write(
+        "s.toml",
+        r#"duration = "2s"
+[bottleneck]
+rate = "10Mbps"
+delay = "5ms"
+[[flows]]
+cc = "cubic"
+rtt = "20ms"
+[[cross]]
+kind = "cbr"
+rate = "1Mbps"
+[sweep]
+"cross[0].rate" = ["1Mbps", "4Mbps"]
+"#,
+    );
+    run_ok(dir.path(), &["run", "s.toml", "--out", "res"]);
+    let csv = read(&dir.path().join("res/sweep.csv"));
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let column = |name: &str| header.iter().position(|c| *c == name).expect(name);
+    let per_source =
+        |c: &&str| c.starts_with("cross.") || c.starts_with("cross[") && *c != "cross[0].rate";
+    assert!(!header.iter().any(per_source), "the swept field is the only cross[...] column: {csv}");
+    for (row, line) in csv.lines().skip(1).enumerate() {
+        let cells: Vec<&str> = line.split(',').collect();
+        let summary: serde_json::Value =
+            serde_json::from_str(&read(&dir.path().join(format!("res/points/{row}/summary.json"))))
+                .unwrap();
+        let load = &summary["cross_load"]["forward"];
+        for key in ["sources", "offered_bps", "delivered_bps"] {
+            let cell = cells[column(&format!("cross_load.forward.{key}"))];
+            assert_eq!(cell, load[key].to_string(), "run {row}: {key}");
+        }
+        // The load over the run is the source's bytes over the run.
+        let sent = summary["cross"][0]["sent_bytes"].as_f64().unwrap();
+        assert_eq!(load["offered_bps"].as_f64().unwrap(), (sent * 8.0 / 2.0).round());
+    }
+    let offered = |row: usize| {
+        let line = csv.lines().nth(row + 1).unwrap();
+        line.split(',').nth(column("cross_load.forward.offered_bps")).unwrap().parse::<f64>()
+    };
+    assert!((offered(0).unwrap() - 1e6).abs() < 2e4 && (offered(1).unwrap() - 4e6).abs() < 8e4);
+}
+
 #[test]
 fn the_same_sweep_gives_the_same_bytes_whatever_the_number_of_jobs() {
     let dir = TempDir::new("sweep-determinism");
