@@ -142,8 +142,8 @@ def test_algorithms_table():
     assert 0 < beta["default"] < 1 and beta["min"] <= beta["default"] <= beta["max"]
     # beta in (0, 1]: its min is not allowed, and the table says so.
     assert (beta["min"], bool(beta["min_exclusive"]), beta["allowed"]) == (0.0, True, "a number in (0, 1]")
-    initcwnd_like = df[(df.algorithm == "cubic") & (df.param == "hystart")].iloc[0]
-    assert not initcwnd_like["min_exclusive"]
+    hystart = df[(df.algorithm == "cubic") & (df.param == "hystart")].iloc[0]
+    assert not hystart["min_exclusive"]
     assert df[df.algorithm == "reno"]["param"].isna().all()
     assert df[df.algorithm == "reno"]["min_exclusive"].isna().all()
 

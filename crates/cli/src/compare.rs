@@ -729,11 +729,15 @@ fn overlay_plots(
         Chart { title, x_label: "time (s)", y_label, x_max, series, note: Some(note.clone()) }
             .render_styled(&style)
     };
+    let [cwnd_svg, throughput_svg] = OVERLAY_PLOTS;
     vec![
-        ("cwnd.svg", chart("Congestion window", "cwnd (packets)", cwnd)),
-        ("throughput.svg", chart("Throughput (goodput)", "goodput (Mbit/s)", goodput)),
+        (cwnd_svg, chart("Congestion window", "cwnd (packets)", cwnd)),
+        (throughput_svg, chart("Throughput (goodput)", "goodput (Mbit/s)", goodput)),
     ]
 }
+
+/// The files of the overlay plots, which a comparison has when both runs have series.
+const OVERLAY_PLOTS: [&str; 2] = ["cwnd.svg", "throughput.svg"];
 
 fn run_json(r: &Run) -> Json {
     Json::Obj(vec![
@@ -913,17 +917,14 @@ fn prepare_out(out: &Path) -> Result<bool, String> {
     Ok(replaced)
 }
 
-/// Removes what an earlier comparison in `out` wrote that this one, which wrote
-/// `written`, did not (its overlay plots, when this one's runs have no time series), so
-/// the folder holds one comparison. Done after the new files are in place: a comparison
-/// that fails leaves the earlier one whole.
+/// Removes the overlay plots an earlier comparison in `out` wrote and this one, which
+/// wrote `written`, did not (its runs have no time series), so that the folder holds one
+/// comparison. Only [`OVERLAY_PLOTS`]' names: any other file there is the user's. Done
+/// last, once this comparison's own files are written.
 fn remove_stale(out: &Path, written: &[&str]) -> Result<(), String> {
-    let entries =
-        std::fs::read_dir(out).map_err(|e| format!("cannot read {}: {e}", out.display()))?;
-    for path in entries.flatten().map(|e| e.path()) {
-        let ours = path.extension().is_some_and(|x| x == "svg" || x == "html" || x == "json");
-        let kept = path.file_name().is_some_and(|n| written.iter().any(|w| n == *w));
-        if ours && !kept && path.is_file() {
+    for name in OVERLAY_PLOTS.iter().filter(|n| !written.contains(n)) {
+        let path = out.join(name);
+        if path.is_file() {
             std::fs::remove_file(&path)
                 .map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
         }
@@ -1020,8 +1021,7 @@ pub fn write(args: &Args) -> Result<(String, PathBuf, bool), String> {
         [durations_differ(&a, &b), without_series].into_iter().flatten().collect();
     write("compare.html", &html(&a, &b, &pairs, &plots, &notes))?;
     if replaced {
-        let mut written = vec!["compare.json", "compare.html"];
-        written.extend(plots.iter().map(|(name, _)| *name));
+        let written: Vec<&str> = plots.iter().map(|(name, _)| *name).collect();
         remove_stale(&out, &written)?;
     }
     let mut text = table(&a, &b, &pairs);

@@ -493,9 +493,14 @@ fn bad_folders_are_errors_that_name_the_path_and_the_problem() {
         files.filter(|f| f.file_name().to_string_lossy().ends_with(".svg")).count()
     };
     assert!(svgs("cmp-ab") > 0);
+    // A file of the user's there stays, whatever its name.
+    std::fs::write(d.join("cmp-ab/figure-for-paper.svg"), "<svg/>").unwrap();
+    std::fs::write(d.join("cmp-ab/notes.json"), "{}").unwrap();
     let out = run_ok(d, &["compare", "no-csv", b, "--out", "cmp-ab"]);
     assert!(out.contains("comparison: cmp-ab (replaced the earlier comparison there)"), "{out}");
-    assert_eq!(svgs("cmp-ab"), 0);
+    assert_eq!(svgs("cmp-ab"), 1, "only the user's figure is left");
+    assert_eq!(read(&d.join("cmp-ab/figure-for-paper.svg")), "<svg/>");
+    assert_eq!(read(&d.join("cmp-ab/notes.json")), "{}");
     assert_eq!(json(&d.join("cmp-ab/compare.json")), without);
 
     // A malformed line in flows.csv names the line and column.

@@ -455,9 +455,12 @@ fn group_shares(groups_of: &[String], report: &Report, duration_s: f64) -> Vec<G
     groups
 }
 
-/// Goodput over the metrics window: delivered bytes from the last sample at or before
-/// its start to the last at or before its end (the final count when the flow completed
-/// or the run ended by then).
+/// Goodput over the metrics window: the bytes delivered between its edges, over its
+/// length. Each edge is a sampling instant (`metrics_spec`), and a flow's count there is
+/// its sample at that instant; but flows are sampled only while active, so at an edge
+/// the flow had ended by (it completed or stopped, or the run ended there) its count is
+/// its final one. A flow that ended before the window thus gets 0, however often it was
+/// sampled before.
 fn window_goodput(
     cfg: &SimConfig,
     spec: &MetricsSpec,
@@ -465,10 +468,16 @@ fn window_goodput(
     s: &SeriesOfFlow,
 ) -> Option<f64> {
     let (start, end) = spec.window?;
-    let finished_by_end =
-        r.completed_at.is_some_and(|t| t.as_nanos() <= end.as_nanos()) || end >= cfg.duration;
-    let at_end = if finished_by_end { r.delivered_bytes } else { s.delivered_at_end };
-    let bytes = at_end.saturating_sub(s.delivered_at_start);
+    let stop = cfg.flows[r.flow].stop;
+    let ended_by = |edge: cclab_units::Duration| {
+        let edge = Time(edge.as_nanos());
+        r.completed_at.is_some_and(|t| t <= edge)
+            || stop.is_some_and(|t| t <= edge)
+            || edge.as_nanos() >= cfg.duration.as_nanos()
+    };
+    let count_at = |edge, sampled| if ended_by(edge) { r.delivered_bytes } else { sampled };
+    let bytes =
+        count_at(end, s.delivered_at_end).saturating_sub(count_at(start, s.delivered_at_start));
     Some(bytes as f64 * 8.0 / (end.as_secs_f64() - start.as_secs_f64()))
 }
 

@@ -120,6 +120,8 @@ fn window(
         let down = Duration(start.as_nanos() / step * step);
         let up =
             Duration(end.as_nanos().div_ceil(step).saturating_mul(step).min(duration.as_nanos()));
+        // Duration shows zero as "0us"; a window from the start reads better as "0s".
+        let down = if down.as_nanos() == 0 { "0s".to_string() } else { down.to_string() };
         return Err(bad(format!(
             "{edge} is not a sampling instant (a multiple of sample_interval = {sample_interval}); \
              the window's goodput is read from the samples at its start and end, so both must \

@@ -172,9 +172,9 @@ fn goodput_in_a_window_counts_the_bytes_delivered_inside_it() {
 fn synchronisation_reads_losses_from_retransmissions_per_rtt() {
     let scn = scenario("");
     let mut samples = Vec::new();
-    // Interval [0, 100 ms): all three flows active, all lose.
-    // Interval [100, 200 ms): flows 0 and 1 active, only flow 1 loses.
-    // Interval [200, 300 ms): flows 0 and 1 active, nobody loses (not counted).
+    // Interval (0, 100 ms]: all three flows active, all lose.
+    // Interval (100, 200 ms]: flows 0 and 1 active, only flow 1 loses.
+    // Interval (200, 300 ms]: flows 0 and 1 active, nobody loses (not counted).
     let retx = [[1, 1, 1], [1, 2, 1], [1, 2, 1]];
     for (k, row) in retx.iter().enumerate() {
         for (f, &r) in row.iter().enumerate() {
@@ -216,14 +216,15 @@ fn bad_metrics_tables_name_the_field_the_value_and_what_is_allowed() {
     assert!(e.contains("m.toml:9: metrics.windw: unknown field \"windw\" in metrics; allowed fields: window, reference"), "{e}");
 }
 
-/// The default scenario (two flows, 100 ms RTT) for 20 s with `sample_interval`, run
-/// through [`FlowSeries`] as `cclab run` runs it.
-fn default_run_metrics(sample_interval: &str, window: &str) -> RunMetrics {
-    let overrides = [
+/// The default scenario (two flows, 100 ms RTT) for 20 s with `sample_interval`, and
+/// `more` overrides, run through [`FlowSeries`] as `cclab run` runs it.
+fn default_run_metrics(sample_interval: &str, window: &str, more: &[&str]) -> RunMetrics {
+    let mut overrides = vec![
         "duration=20s".to_string(),
         format!("sample_interval={sample_interval}"),
         format!("metrics.window={window}"),
     ];
+    overrides.extend(more.iter().map(|o| o.to_string()));
     let scn = cclab_scenario::load_default(&overrides).unwrap_or_else(|e| panic!("{e}"));
     let mut sim = cclab_sim::Simulation::new(scn.config.clone()).unwrap();
     let mut series = FlowSeries::new(&scn.config, &scn.metrics);
@@ -238,9 +239,9 @@ fn default_run_metrics(sample_interval: &str, window: &str) -> RunMetrics {
 #[test]
 fn window_goodput_and_synchronisation_do_not_depend_on_the_sampling() {
     let window = r#"["11s","14s"]"#;
-    let fine = default_run_metrics("1ms", window);
+    let fine = default_run_metrics("1ms", window, &[]);
     for coarse in ["10ms", "20ms", "50ms", "100ms"] {
-        let m = default_run_metrics(coarse, window);
+        let m = default_run_metrics(coarse, window, &[]);
         assert_eq!(m.synchronisation, fine.synchronisation, "sampled every {coarse}");
         let goodputs =
             |m: &RunMetrics| m.flows.iter().map(|f| f.window_goodput_bps).collect::<Vec<_>>();
@@ -249,6 +250,32 @@ fn window_goodput_and_synchronisation_do_not_depend_on_the_sampling() {
     assert!(fine.synchronisation.is_some_and(|s| s > 0.5 && s < 1.0), "{:?}", fine.synchronisation);
     let total: f64 = fine.flows.iter().filter_map(|f| f.window_goodput_bps).sum();
     assert!(total > 9e6 && total <= 10e6, "the two flows fill the 10 Mbit/s link: {total}");
+}
+
+/// Flows are sampled only while active: one that completed (300 KB, done near 1.1 s) or
+/// stopped (at 2.005 s) before the window delivered nothing in it, at any sampling (a
+/// review found 24 and 70 kbit/s at 1 s sampling: their last samples before the end
+/// were taken as their counts at the window's start).
+#[test]
+fn a_flow_that_ended_before_the_window_delivered_nothing_in_it() {
+    let ended = ["flows[0].bytes=\"300KB\"", "flows[1].stop=\"2005ms\""];
+    for (interval, window) in
+        [("10ms", r#"["3s","5s"]"#), ("1s", r#"["3s","5s"]"#), ("1s", r#"["3s","20s"]"#)]
+    {
+        let m = default_run_metrics(interval, window, &ended);
+        let goodputs: Vec<_> = m.flows.iter().map(|f| f.window_goodput_bps).collect();
+        assert_eq!(goodputs, [Some(0.0), Some(0.0)], "sampled every {interval}, window {window}");
+        assert!(m.flows[0].completion_s.is_some_and(|t| t < 3.0), "{:?}", m.flows[0]);
+    }
+    // Ending inside the window, both count what they delivered in it.
+    let inside = ["flows[0].bytes=\"3MB\"", "flows[1].stop=\"4005ms\""];
+    let per = |interval| {
+        let m = default_run_metrics(interval, r#"["3s","5s"]"#, &inside);
+        m.flows.iter().map(|f| f.window_goodput_bps.unwrap()).collect::<Vec<_>>()
+    };
+    let (fine, coarse) = (per("10ms"), per("1s"));
+    assert!(fine.iter().all(|&g| g > 0.0), "{fine:?}");
+    assert_eq!(fine, coarse);
 }
 
 #[test]
@@ -267,6 +294,8 @@ fn a_window_edge_between_samples_is_refused_with_one_that_is_not() {
             && e.ends_with(r#"e.g. ["2s", "6s"]"#),
         "{e}"
     );
+    let e = load("2s", r#"["1s","4s"]"#).unwrap_err().to_string();
+    assert!(e.ends_with(r#"e.g. ["0s", "4s"]"#), "{e}");
     let e = load("2s", r#"["4s","7s"]"#).unwrap_err().to_string();
     assert!(
         e.contains("7s is not a sampling instant") && e.ends_with(r#"e.g. ["4s", "8s"]"#),
