@@ -655,6 +655,29 @@ def check_algorithm_switch_and_loss_zero(page):
     wait_for(page, "() => window.lab.toml.includes('loss = 0.01')", what="random loss at p = 0.01")
 
 
+def check_refused_start_shows_why(page):
+    """A Start the server refuses for a field far down the form (a scheduled change of a
+    parameter reno lacks) brings that field's message into view: before, the page stayed
+    idle with the reason off-screen (a user's test, 2026-12-07)."""
+    changes = '[[changes]]\nat = "1s"\nflow = 0\nset = { beta = 0.5 }\n'
+    use_toml(page, SMALL_TOML + changes, "set = { beta = 0.5 }")
+    msg = '[data-msg="changes[0]"]'
+    wait_for(page, f"() => document.querySelector('{msg}').textContent.includes('beta')",
+             what="the error beside the scheduled change")
+    in_view = f"""() => {{ const r = document.querySelector('{msg}').getBoundingClientRect();
+                          return r.top >= 0 && r.bottom <= window.innerHeight; }}"""
+    size = page.viewport_size
+    page.set_viewport_size({"width": size["width"], "height": 420})
+    try:
+        page.evaluate("() => { for (const e of document.querySelectorAll('*')) e.scrollTop = 0; }")
+        assert not page.evaluate(in_view), "the message is on screen before Start: the check would prove nothing"
+        page.click("#start")
+        wait_for(page, in_view, what="the refused Start's reason scrolled into view")
+        print(f"refused Start shows: {page.text_content(msg)}")
+    finally:
+        page.set_viewport_size(size)
+
+
 def check_page_obeys_its_own_csp(browser):
     """The page under its own Content-Security-Policy (the main context bypasses it for
     Playwright's waits): no console error, so nothing the page does is refused. In a
@@ -671,6 +694,12 @@ def check_page_obeys_its_own_csp(browser):
     assert not problems, problems
     wide, window = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
     shot(page, "6-narrow-900.png")
+    assert wide <= window, f"the page is {wide} px wide in a {window} px window"
+    # On a phone the flows table scrolls in its card; the page itself does not pan.
+    page.set_viewport_size({"width": 360, "height": 740})
+    page.wait_for_timeout(300)
+    wide, window = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    shot(page, "6b-phone-360.png")
     assert wide <= window, f"the page is {wide} px wide in a {window} px window"
     context.close()
 
@@ -718,6 +747,7 @@ def main():
         check_run_limit_offers_runs_to_stop(page)
         check_trace_upload(page)
         check_algorithm_switch_and_loss_zero(page)
+        check_refused_start_shows_why(page)
         check_simulated_and_real_overlay(page)
         check_saved_run_deleted(page)
         check_page_obeys_its_own_csp(browser)

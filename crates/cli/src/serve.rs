@@ -34,7 +34,7 @@ pub struct Args {
     /// 1 to 86400 (a day).
     #[arg(long, default_value_t = 15, allow_negative_numbers = true, value_parser = whole_in::<1, 86_400>)]
     pub idle_stop: u64,
-    /// Runs going at once.
+    /// Runs going at once: 1 to 32 (the runs the lab keeps in memory).
     #[arg(long, default_value_t = 4, allow_negative_numbers = true, value_parser = whole_in::<1, MAX_RUNS>)]
     pub max_runs: u64,
     /// Most the results folder may hold, in MB (10^6 bytes): saved runs, comparisons and
@@ -94,7 +94,7 @@ fn shared_traces(scenarios: Option<&std::path::Path>) -> Option<PathBuf> {
 
 pub fn main(args: Args) -> Result<(), String> {
     if !args.bind.is_loopback() {
-        cclab_units::errln!("warning: --bind {} makes the lab reachable from the network (anyone who can reach this address can run simulations); prefer SSH port forwarding: ssh -L 7878:127.0.0.1:7878 HOST", args.bind);
+        cclab_units::errln!("warning: --bind {} makes the lab reachable from the network (anyone who can reach this address can run simulations); prefer SSH port forwarding: ssh -L {port}:127.0.0.1:{port} HOST", args.bind, port = args.port);
     }
     if let Some(dir) = args.scenarios.as_ref().filter(|d| !d.is_dir()) {
         let what = if dir.exists() { "not a folder" } else { "does not exist" };

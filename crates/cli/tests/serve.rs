@@ -1859,6 +1859,38 @@ fn sigterm_stops_the_server_promptly_with_connections_open() {
     assert!(asked.elapsed() < Duration::from_secs(15), "stopped after {:?}", asked.elapsed());
 }
 
+/// A body announced larger than the limit is refused at once with a 413 in the API's
+/// form, not read for 30 s until it stops arriving (a user's test: 2,000,000 bytes
+/// announced, 1 sent, got a 408 after 30 s); and a request with two Host headers, of
+/// which only the first was checked, is a 400.
+#[test]
+fn an_announced_oversized_body_and_a_second_host_are_refused_at_once() {
+    let s = Server::start(&[]);
+    let mut c = TcpStream::connect(&s.addr).unwrap();
+    c.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let head = format!(
+        "POST /api/runs HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nContent-Length: 2000000\r\n\r\nx",
+        s.addr
+    );
+    let started = Instant::now();
+    c.write_all(head.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    let _ = c.read_to_end(&mut raw); // the answer, then the end of the stream or a reset
+    let text = String::from_utf8_lossy(&raw);
+    assert!(text.starts_with("HTTP/1.1 413"), "{text}");
+    assert!(
+        text.contains("the request body is larger than the 1048576 bytes /api/runs takes"),
+        "{text}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(10), "answered after {:?}", started.elapsed());
+
+    let (status, _, body) =
+        http(&s.addr, "GET", "/api/runs", &[("Host", &s.addr), ("Host", "evil.example")], b"");
+    let body = String::from_utf8_lossy(&body);
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("more than one Host header"), "{body}");
+}
+
 /// A body that stops arriving is cut off after the deadline with a 408 that says so,
 /// and the server goes on serving others meanwhile. The deadline runs from the last part
 /// that came: a body that trickles in for longer is taken. Headers have a deadline of

@@ -146,6 +146,12 @@ fn token_ok(req: &Request, token: &str) -> bool {
 
 /// The guard of the module doc, and headers every answer carries.
 async fn guard(State(app): State<Shared>, req: Request, next: Next) -> Response {
+    // Two Host headers would leave which one names the server to whoever reads them
+    // (RFC 9112, sec. 3.2: a 400); only the first would be checked below.
+    if req.headers().get_all(header::HOST).iter().count() > 1 {
+        return ApiError::new(StatusCode::BAD_REQUEST, "the request has more than one Host header")
+            .into_response();
+    }
     let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
     if !host_allowed(host) {
         return ApiError::forbidden(format!("Host \"{host}\" is not this server: use http://localhost:PORT or an IP address (names other than localhost are refused against DNS rebinding)")).into_response();
@@ -167,6 +173,14 @@ async fn guard(State(app): State<Shared>, req: Request, next: Next) -> Response 
         return ApiError::new(StatusCode::UNAUTHORIZED, "kernel actions need the token printed when the server started (open the URL it printed, or send it in an X-Cclab-Token header)").into_response();
     }
     let (method, path) = (req.method().clone(), req.uri().path().to_string());
+    // A body announced larger than the path takes is refused at once, not read until
+    // it stops arriving.
+    let limit = body_limit(&path, &app.cfg.limits);
+    let declared = req.headers().get(header::CONTENT_LENGTH).and_then(|v| v.to_str().ok());
+    if declared.and_then(|v| v.parse::<u64>().ok()).is_some_and(|n| n > limit as u64) {
+        return ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, too_large(&path, limit))
+            .into_response();
+    }
     let req = req.map(|body| DeadlineBody::wrap(body, BODY_DEADLINE));
     let mut r = next.run(req).await;
     let failed = r.status().is_client_error() || r.status().is_server_error();
@@ -209,11 +223,7 @@ async fn as_json_error(
             let allowed = allowed.unwrap_or("").replace(',', ", ");
             format!("{method} is not allowed on {path}; it takes {allowed}")
         }
-        StatusCode::PAYLOAD_TOO_LARGE => {
-            let limit =
-                if path == "/api/traces" { limits.max_trace_bytes } else { limits.max_body_bytes };
-            format!("the request body is larger than the {limit} bytes {path} takes")
-        }
+        StatusCode::PAYLOAD_TOO_LARGE => too_large(path, body_limit(path, limits)),
         _ if !text.is_empty() => text,
         _ => status.canonical_reason().unwrap_or("refused").to_string(),
     };
@@ -225,6 +235,19 @@ async fn as_json_error(
         }
     }
     r
+}
+
+/// The largest body `path` takes: a trace upload's, or any other request's.
+fn body_limit(path: &str, limits: &crate::Limits) -> usize {
+    if path == "/api/traces" {
+        limits.max_trace_bytes
+    } else {
+        limits.max_body_bytes
+    }
+}
+
+fn too_large(path: &str, limit: usize) -> String {
+    format!("the request body is larger than the {limit} bytes {path} takes")
 }
 
 /// A random token from the kernel's generator.

@@ -26,7 +26,8 @@ function debounce(f, ms) {
 // ----- scenario -----
 
 /** Shows a refusal of the scenario: beside its field in the form, and in the box above
- *  the editor as well when the form is not what the user is looking at (the TOML tab). */
+ *  the editor as well when the form is not what the user is looking at (the TOML tab).
+ *  Returns the message beside the field when that is where it shows, else null. */
 function showScenarioError(err) {
   lab.scenarioError = err;
   const box = $("scenario-error");
@@ -34,6 +35,7 @@ function showScenarioError(err) {
   const seen = placed && !$("form").hidden;
   box.hidden = !err || seen;
   box.textContent = err && !seen ? err.error : "";
+  return seen ? placed : null;
 }
 
 /** Checks the scenario text; the form follows a TOML edit when the text parses.
@@ -250,7 +252,9 @@ async function start(path = "/api/runs") {
     if (path === "/api/runs") body.speed = lab.speed;
     attachRun(await post(path, body), lab.toml);
   } catch (e) {
-    showScenarioError(e.body && e.body.error ? e.body : { error: e.message });
+    const beside = showScenarioError(e.body && e.body.error ? e.body : { error: e.message });
+    // A refused Start must say why where the eye is: the field may be far down the form.
+    if (beside) beside.scrollIntoView({ block: "center" });
     if (e.status === 429 && e.body.going) lab.going.show(e.body.going); // which runs hold the slots
     throw e;
   } finally {

@@ -225,21 +225,28 @@ export class Chart {
     const placed = [];
     let row = 0;
     let x = left;
+    // Past the row's end, the next row (while there is one); the first row's end is the
+    // caption's start, so even a first name too long for it moves down, not over it.
+    const newRowFor = (w) => x + w - 8 > ends[row] && row + 1 < LEGEND_ROWS;
     for (const s of named) {
-      if (x > left && x + width(s) - 8 > ends[row] && row + 1 < LEGEND_ROWS) { row += 1; x = left; }
+      if (newRowFor(width(s))) { row += 1; x = left; }
       placed.push({ s, x, row });
       x += width(s);
     }
+    const moreWidth = (n) => (n > 0 ? g.measureText(`+${n} more`).width + 8 : 0);
     let drawn = 0;
     for (const s of flows) {
-      const rest = flows.length - drawn - 1;
-      const room = rest > 0 ? g.measureText(`+${rest} more`).width + 8 : 0;
-      if (x + width(s) - 8 + room > ends[row]) break;
+      const need = width(s) + moreWidth(flows.length - drawn - 1);
+      if (newRowFor(need)) { row += 1; x = left; }
+      if (x + need - 8 > ends[row]) break;
       placed.push({ s, x, row });
       x += width(s);
       drawn += 1;
     }
-    return { placed, caption, right, more: { count: flows.length - drawn, x, row }, rows: row + 1 };
+    // "+N more" where it fits: after the names, or at the start of a row of its own.
+    const leftOut = flows.length - drawn;
+    if (leftOut > 0 && newRowFor(moreWidth(leftOut))) { row += 1; x = left; }
+    return { placed, caption, right, more: { count: leftOut, x, row }, rows: row + 1 };
   }
 
   drawLegend(g, legend) {

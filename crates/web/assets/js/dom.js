@@ -1,4 +1,4 @@
-// Building page elements: one helper shared by the panels.
+// Building page elements: helpers shared by the panels.
 
 /** `tag` with `attrs` (`class`, `text`, or any attribute; null and undefined are left
  *  out) and `children` appended (falsy ones skipped). */
@@ -12,4 +12,10 @@ export function el(tag, attrs = {}, ...children) {
   }
   for (const c of children) if (c) e.append(c);
   return e;
+}
+
+/** A parameter's default as the page shows it: a switch's as true or false, as its
+ *  allowed values say (the catalog gives 1 or 0). */
+export function shownDefault(spec) {
+  return spec.kind === "bool" ? String(spec.default !== 0) : `${spec.default}`;
 }

@@ -2,7 +2,7 @@
 // shows the server's errors beside the field they name, in the CLI's words. Every input
 // carries its field path (data-field="flows[1].rtt"), the same path errors use.
 
-import { el } from "./dom.js";
+import { el, shownDefault } from "./dom.js";
 import { toToml } from "./toml.js";
 import { flowColor } from "./charts.js";
 
@@ -396,8 +396,7 @@ export class ScenarioForm {
     for (const s of specs) {
       const field = `${p}.params.${s.name}`;
       const type = s.kind === "bool" ? "bool" : s.kind === "int" ? "int" : "num";
-      const shownDefault = s.kind === "bool" ? String(s.default !== 0) : `${s.default}`;
-      const input = this.input(field, type, shownDefault, { title: `${s.doc}; allowed: ${s.allowed}${s.unit ? ` (${s.unit})` : ""}` });
+      const input = this.input(field, type, shownDefault(s), { title: `${s.doc}; allowed: ${s.allowed}${s.unit ? ` (${s.unit})` : ""}` });
       det.append(this.row(s.name, input, field));
     }
     det.append(el("div", { class: "msg", "data-msg": `${p}.params` }));
@@ -431,7 +430,8 @@ export class ScenarioForm {
   }
 
   /** Shows a server error beside the field it names (or the nearest enclosing one);
-   *  returns false when no field matched, so the caller shows it above the form. */
+   *  returns the message element, or null when no field matched, so the caller shows
+   *  it above the form. */
   showError(err) {
     this.clearErrors();
     const field = (err && err.field) || "";
@@ -443,10 +443,10 @@ export class ScenarioForm {
         msg.textContent = err.error;
         const input = this.root.querySelector(`[data-field="${CSS.escape(path)}"]`);
         if (input) input.classList.add("bad");
-        return true;
+        return msg;
       }
     }
-    return false;
+    return null;
   }
 
   clearErrors() {

@@ -3,7 +3,7 @@
 // come first (alpha, beta, fast convergence, TCP friendliness, then the route's rto_min
 // and initcwnd), then every other parameter. A change is applied to the running flow at
 // the current simulated time; a refusal is shown beside the control.
-import { el } from "./dom.js";
+import { el, shownDefault } from "./dom.js";
 
 const TCPTUNER_FIRST = ["alpha", "beta", "fast_convergence", "tcp_friendliness"];
 /** Slider ends for ranges too wide to slide through (the number box takes the rest). */
@@ -79,7 +79,7 @@ export class TunePanel {
 
   knob(flow, spec) {
     const value = this.current(flow, spec);
-    const tip = `${spec.doc}. Allowed: ${spec.allowed}${spec.unit ? ` ${spec.unit}` : ""}; default ${spec.default}.`;
+    const tip = `${spec.doc}. Allowed: ${spec.allowed}${spec.unit ? ` ${spec.unit}` : ""}; default ${shownDefault(spec)}.`;
     const msg = el("div", { class: "msg" });
     const head = el("div", { class: "knob-head" }, el("label", { title: tip, text: spec.name }),
       el("span", { class: "unit", text: spec.unit || "" }));
