@@ -668,14 +668,29 @@ def check_refused_start_shows_why(page):
                           return r.top >= 0 && r.bottom <= window.innerHeight; }}"""
     size = page.viewport_size
     page.set_viewport_size({"width": size["width"], "height": 420})
+    to_top = "() => { for (const e of document.querySelectorAll('*')) e.scrollTop = 0; }"
     try:
-        page.evaluate("() => { for (const e of document.querySelectorAll('*')) e.scrollTop = 0; }")
+        page.evaluate(to_top)
         assert not page.evaluate(in_view), "the message is on screen before Start: the check would prove nothing"
         page.click("#start")
         wait_for(page, in_view, what="the refused Start's reason scrolled into view")
         print(f"refused Start shows: {page.text_content(msg)}")
+        # The same with a run going, which Start checks the scenario for before it stops it.
+        use_toml(page, SMALL_TOML, 'name = "small"')
+        page.click('#speed button[data-speed="realtime"]')
+        page.click("#start")
+        wait_for(page, "() => window.lab.run && window.lab.run.state === 'running'", what="a run at real time")
+        use_toml(page, SMALL_TOML + changes, "set = { beta = 0.5 }")
+        page.evaluate(to_top)
+        assert not page.evaluate(in_view)
+        page.click("#start")
+        wait_for(page, in_view, what="the reason in view, with a run going")
+        assert page.evaluate("window.lab.run.state") == "running", "a refused Start leaves the run going"
+        page.click("#stop")
+        wait_for(page, "() => window.lab.run.state === 'stopped'", what="the run to stop")
     finally:
         page.set_viewport_size(size)
+        page.click('#speed button[data-speed="100x"]')
 
 
 def check_page_obeys_its_own_csp(browser):

@@ -239,7 +239,12 @@ pub fn run(args: Args) -> Result<(), Error> {
                                 "unloaded {}; {n} connection(s) of this network namespace still run it, with its values as they were, until they close (new ones cannot choose it)",
                                 a.name()
                             )),
-                            _ => outln(&format!("unloaded {}", a.name())),
+                            // The count is of this namespace's sockets only: say what any
+                            // elsewhere (an emulator's hosts) are left with.
+                            _ => outln(&format!(
+                                "unloaded {}; connections of other network namespaces that run it keep it, with its values as they were, out of reach of `set`, until they close",
+                                a.name()
+                            )),
                         }
                     }
                     Unloaded::NotLoaded => outln(&format!("{} was not loaded", a.name())),

@@ -457,10 +457,15 @@ fn group_shares(groups_of: &[String], report: &Report, duration_s: f64) -> Vec<G
 
 /// Goodput over the metrics window: the bytes delivered between its edges, over its
 /// length. Each edge is a sampling instant (`metrics_spec`), and a flow's count there is
-/// its sample at that instant; but flows are sampled only while active, so at an edge
-/// the flow had ended by (it completed or stopped, or the run ended there) its count is
-/// its final one. A flow that ended before the window thus gets 0, however often it was
-/// sampled before.
+/// its last sample at or before it. Flows are sampled only while active, so:
+/// - a flow that completed by an edge has its final count there (all its bytes were
+///   delivered by then);
+/// - a flow that stopped (`stop`) by an edge has its last sample before the stop, so
+///   its count ends at its stop: the data it had in flight, delivered later, counts in
+///   no window (its final count would put bytes delivered after the edge inside it);
+/// - otherwise, at the run's end, the final count.
+///
+/// A flow that completed or stopped before the window thus gets 0 at any sampling.
 fn window_goodput(
     cfg: &SimConfig,
     spec: &MetricsSpec,
@@ -469,13 +474,13 @@ fn window_goodput(
 ) -> Option<f64> {
     let (start, end) = spec.window?;
     let stop = cfg.flows[r.flow].stop;
-    let ended_by = |edge: cclab_units::Duration| {
+    let final_count_at = |edge: cclab_units::Duration| {
         let edge = Time(edge.as_nanos());
-        r.completed_at.is_some_and(|t| t <= edge)
-            || stop.is_some_and(|t| t <= edge)
-            || edge.as_nanos() >= cfg.duration.as_nanos()
+        let completed = r.completed_at.is_some_and(|t| t <= edge);
+        let stopped = stop.is_some_and(|t| t <= edge);
+        completed || (!stopped && edge.as_nanos() >= cfg.duration.as_nanos())
     };
-    let count_at = |edge, sampled| if ended_by(edge) { r.delivered_bytes } else { sampled };
+    let count_at = |edge, sampled| if final_count_at(edge) { r.delivered_bytes } else { sampled };
     let bytes =
         count_at(end, s.delivered_at_end).saturating_sub(count_at(start, s.delivered_at_start));
     Some(bytes as f64 * 8.0 / (end.as_secs_f64() - start.as_secs_f64()))

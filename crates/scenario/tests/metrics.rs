@@ -276,6 +276,19 @@ fn a_flow_that_ended_before_the_window_delivered_nothing_in_it() {
     let (fine, coarse) = (per("10ms"), per("1s"));
     assert!(fine.iter().all(|&g| g > 0.0), "{fine:?}");
     assert_eq!(fine, coarse);
+    // A stopped flow's count ends at its stop, so a window that ends at the stop and one
+    // that runs on to the run's end hold the same bytes; the data it had in flight,
+    // delivered after the stop, is in neither (a review found a window ending at the
+    // stop credited with everything delivered up to the run's end).
+    let bits = |window: &str, seconds: f64| {
+        let m = default_run_metrics("10ms", window, &["flows[0].stop=\"4s\""]);
+        m.flows[0].window_goodput_bps.unwrap() * seconds
+    };
+    let (to_stop, to_end) = (bits(r#"["2s","4s"]"#, 2.0), bits(r#"["2s","20s"]"#, 18.0));
+    assert!(to_stop > 0.0 && (to_stop - to_end).abs() < 1e-3, "{to_stop} against {to_end}");
+    // Both are its count at its last sample, 10 ms before the stop.
+    let last_sample = bits(r#"["2s","3990ms"]"#, 1.99);
+    assert!((to_stop - last_sample).abs() < 1e-3, "{to_stop} against {last_sample}");
 }
 
 #[test]

@@ -146,6 +146,15 @@ fn token_ok(req: &Request, token: &str) -> bool {
 
 /// The guard of the module doc, and headers every answer carries.
 async fn guard(State(app): State<Shared>, req: Request, next: Next) -> Response {
+    let mut r = admit(&app, req, next).await;
+    let h = r.headers_mut();
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    r
+}
+
+/// The guard's checks, then the request's own answer (errors in the API's JSON form).
+async fn admit(app: &App, req: Request, next: Next) -> Response {
     // Two Host headers would leave which one names the server to whoever reads them
     // (RFC 9112, sec. 3.2: a 400); only the first would be checked below.
     if req.headers().get_all(header::HOST).iter().count() > 1 {
@@ -182,14 +191,11 @@ async fn guard(State(app): State<Shared>, req: Request, next: Next) -> Response 
             .into_response();
     }
     let req = req.map(|body| DeadlineBody::wrap(body, BODY_DEADLINE));
-    let mut r = next.run(req).await;
+    let r = next.run(req).await;
     let failed = r.status().is_client_error() || r.status().is_server_error();
     if failed && !is_json(&r) {
-        r = as_json_error(r, &method, &path, &app.cfg.limits).await;
+        return as_json_error(r, &method, &path, &app.cfg.limits).await;
     }
-    let h = r.headers_mut();
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     r
 }
 

@@ -237,6 +237,11 @@ function leaving() {
   return null;
 }
 
+/** A refused Start must say why where the eye is: the field may be far down the form. */
+function bringIntoView(message) {
+  if (message) message.scrollIntoView({ block: "center" });
+}
+
 /** Starts the scenario in the simulator, or (`path` = /api/kernel/runs) on the testbed.
  *  A run still going is stopped first, as Stop would (Start means start over, and a
  *  forgotten run would hold one of the server's run slots until it ended), but only
@@ -246,15 +251,13 @@ async function start(path = "/api/runs") {
   lab.going.hide();
   try {
     const going = lab.run && isGoing(lab.run.state);
-    if (going && !(await check(false))) return;
+    if (going && !(await check(false))) return bringIntoView(showScenarioError(lab.scenarioError));
     if (going) await control("stop");
     const body = { toml: lab.toml, file: lab.file };
     if (path === "/api/runs") body.speed = lab.speed;
     attachRun(await post(path, body), lab.toml);
   } catch (e) {
-    const beside = showScenarioError(e.body && e.body.error ? e.body : { error: e.message });
-    // A refused Start must say why where the eye is: the field may be far down the form.
-    if (beside) beside.scrollIntoView({ block: "center" });
+    bringIntoView(showScenarioError(e.body && e.body.error ? e.body : { error: e.message }));
     if (e.status === 429 && e.body.going) lab.going.show(e.body.going); // which runs hold the slots
     throw e;
   } finally {
