@@ -909,7 +909,7 @@ fn html(
 
 /// Creates the output folder; refuses one that exists, is not empty and was not written
 /// by an earlier `cclab compare` (so `--out ~` cannot scribble over a home directory).
-/// Makes `out` ready for a comparison; returns whether it holds an earlier one.
+/// Returns whether it holds an earlier comparison.
 fn prepare_out(out: &Path) -> Result<bool, String> {
     crate::out_folder::check(out, "compare", "compare.json")?;
     let replaced = out.join("compare.json").is_file();
