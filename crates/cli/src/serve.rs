@@ -94,7 +94,9 @@ fn shared_traces(scenarios: Option<&std::path::Path>) -> Option<PathBuf> {
 
 pub fn main(args: Args) -> Result<(), String> {
     if !args.bind.is_loopback() {
-        cclab_units::errln!("warning: --bind {} makes the lab reachable from the network (anyone who can reach this address can run simulations); prefer SSH port forwarding: ssh -L {port}:127.0.0.1:{port} HOST", args.bind, port = args.port);
+        // --port 0 takes a free port, printed once the server listens.
+        let port = if args.port == 0 { "PORT".to_string() } else { args.port.to_string() };
+        cclab_units::errln!("warning: --bind {} makes the lab reachable from the network (anyone who can reach this address can run simulations); prefer SSH port forwarding: ssh -L {port}:127.0.0.1:{port} HOST", args.bind);
     }
     if let Some(dir) = args.scenarios.as_ref().filter(|d| !d.is_dir()) {
         let what = if dir.exists() { "not a folder" } else { "does not exist" };

@@ -38,7 +38,8 @@ function fmt(v) {
   return `${+v.toFixed(2)}`;
 }
 
-/** Height of a legend row, and the most rows a legend takes. */
+/** Height of a legend row, and the most rows a legend takes (one more where the series
+ *  that are not flows need it on a narrow chart). */
 const LEGEND_ROW = 13;
 const LEGEND_ROWS = 2;
 
@@ -207,8 +208,8 @@ export class Chart {
   }
 
   /** Lays the legend out on its rows under the title. Series that are not a flow's
-   *  (the queue, ssthresh, W(t), W_max) are always named, taking a second row if they
-   *  need it; flows are named while the rows have room, and "+N more" counts the flows
+   *  (the queue, ssthresh, W(t), W_max) are always named, taking more rows if they
+   *  need them; flows are named while the rows have room, and "+N more" counts the flows
    *  left out (the table below the charts names every flow with its colour). The bars'
    *  caption (drops) ends the first row, where the title cannot run into it. */
   layoutLegend(g, w) {
@@ -220,16 +221,18 @@ export class Chart {
     const right = w - this.pad.r;
     const caption = this.bars
       ? { text: `${this.bars.label} (bars, max ${fmt(this.barsTop())})`, color: this.bars.color } : null;
-    const ends = [caption ? right - g.measureText(caption.text).width - 16 : right, right];
+    const ends = [caption ? right - g.measureText(caption.text).width - 16 : right, right, right];
     const width = (s) => g.measureText(s.name).width + 30;
     const placed = [];
     let row = 0;
     let x = left;
     // Past the row's end, the next row (while there is one); the first row's end is the
-    // caption's start, so even a first name too long for it moves down, not over it.
-    const newRowFor = (w) => x + w - 8 > ends[row] && row + 1 < LEGEND_ROWS;
+    // caption's start, so even a first name too long for it moves down, not over it. The
+    // series that are not flows may take one more row, on a narrow chart, so that none
+    // is cut off (the queue and its testbed overlay beside the drops caption).
+    const newRowFor = (w, rows = LEGEND_ROWS) => x + w - 8 > ends[row] && row + 1 < rows;
     for (const s of named) {
-      if (newRowFor(width(s))) { row += 1; x = left; }
+      if (newRowFor(width(s), LEGEND_ROWS + 1)) { row += 1; x = left; }
       placed.push({ s, x, row });
       x += width(s);
     }
