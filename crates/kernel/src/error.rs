@@ -47,7 +47,9 @@ impl fmt::Display for Error {
             Error::NoBtf => write!(f, "the running kernel has no BTF (/sys/kernel/btf/vmlinux missing): struct_ops congestion control needs CONFIG_DEBUG_INFO_BTF=y"),
             Error::NoBpffs { at, why } => write!(f, "no BPF filesystem at {at}: {why}"),
             Error::UnknownAlgorithm { name } => {
-                write!(f, "unknown kernel algorithm \"{name}\"; available: {} (or by cclab's own names: {})", crate::algo::Algo::ALL.iter().map(|a| a.name()).collect::<Vec<_>>().join(", "), crate::algo::Algo::ALL.iter().map(|a| a.reference()).collect::<Vec<_>>().join(", "))
+                use crate::algo::Algo;
+                let names = |of: fn(Algo) -> &'static str| Algo::ALL.map(of).join(", ");
+                write!(f, "unknown kernel algorithm \"{name}\"; available: {} (or by cclab's own names: {})", names(Algo::name), names(Algo::reference))
             }
             Error::Param(msg) => write!(f, "{msg}"),
             Error::Rejected { algo, message, log } => {
