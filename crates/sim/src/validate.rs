@@ -150,8 +150,30 @@ pub fn check_buffer_packets(cfg: &SimConfig) -> Result<(), SimError> {
                 MAX_BUFFER_PACKETS * u64::from(size)
             ),
         )),
-        _ => Ok(()),
+        _ => check_red_reaches(cfg, most),
     }
+}
+
+/// RED compares its average queue, in packets, with `min_th`; a buffer that holds at most
+/// `most` packets keeps the average below `min_th = most` or more, and RED would silently
+/// be DropTail. ns-2's defaults (5 and 15 packets) do that to a buffer of a few packets.
+fn check_red_reaches(cfg: &SimConfig, most: u64) -> Result<(), SimError> {
+    let Qdisc::Red(red) = &cfg.bottleneck.qdisc else { return Ok(()) };
+    if red.min_th < most as f64 {
+        return Ok(());
+    }
+    let buffer = match cfg.bottleneck.buffer {
+        Buffer::Packets(n) => format!("{n} packets"),
+        Buffer::Bytes(b) => format!("{b} bytes, at most {most} packets"),
+    };
+    Err(SimError::new(
+        "bottleneck.qdisc.min_th",
+        red.min_th.to_string(),
+        format!(
+            "RED would never drop early: its average queue stays below min_th = {} packets in bottleneck.buffer = {buffer}; allowed: min_th below {most} packets, or a larger buffer",
+            red.min_th
+        ),
+    ))
 }
 
 /// How many packets the bottleneck's buffer can hold at most, and for a buffer in bytes
