@@ -653,6 +653,38 @@ def check_algorithm_switch_and_loss_zero(page):
     wait_for(page, "() => !window.lab.toml.includes('beta')", what="the stray parameter removed")
     page.select_option('[data-field="bottleneck.loss"]', "bernoulli")
     wait_for(page, "() => window.lab.toml.includes('loss = 0.01')", what="random loss at p = 0.01")
+    check_switch_and_removal_keep_changes_valid(page)
+
+
+def check_switch_and_removal_keep_changes_valid(page):
+    """Scheduled changes follow their flow: switching its algorithm drops the changes'
+    parameters the new one lacks (a TCP-level setting stays), and removing a flow removes
+    its changes and renumbers later flows' ones, instead of leaving a change that the
+    server refuses or, worse, one that now names another flow."""
+    flow1 = '[[flows]]\ncc = "reno"\nrtt = "60ms"\n'
+    changes = ('[[changes]]\nat = "1s"\nflow = 0\nset = { beta = 0.5, rto_min = "100ms" }\n'
+               '[[changes]]\nat = "2s"\nflow = 0\nset = { beta = 0.6 }\n'
+               '[[changes]]\nat = "3s"\nflow = 1\nset = { initcwnd = 4 }\n')
+    text = SMALL_TOML.replace('cc = "reno"', 'cc = "cubic"') + flow1 + changes
+    use_toml(page, text, "initcwnd = 4")
+    page.select_option('[data-field="flows[0].cc"]', "reno")
+    wait_for(page, "() => window.lab.toml.includes('cc = \"reno\"\\nrtt = \"40ms\"')", what="flow 0 switched to reno")
+    toml = page.evaluate("window.lab.toml")
+    assert "beta" not in toml and 'set = { rto_min = "100ms" }' in toml and toml.count("[[changes]]") == 2, toml
+    note = page.text_content('[data-note="flows[0].params"]')
+    print(f"cubic -> reno with changes: {note}")
+    assert "scheduled changes dropped: beta at 1s, beta at 2s" in note, note
+    wait_checked(page)
+    assert all(t == "" for t in page.eval_on_selector_all("#form [data-msg]", "ms => ms.map(m => m.textContent)")), \
+        "the scenario is valid after the switch"
+    page.click('[data-act="del-flow"][data-index="0"]')
+    wait_for(page, "() => window.lab.toml.split('[[changes]]').length === 2", what="flow 0's change removed")
+    toml = page.evaluate("window.lab.toml")
+    assert 'flow = 0\nset = { initcwnd = 4 }' in toml and 'rtt = "40ms"' not in toml, toml
+    note = page.text_content('[data-note="flows"]')
+    print(f"flow 0 removed: {note}")
+    assert "1 scheduled change of flow 0 removed; the change of later flows renumbered" in note, note
+    wait_checked(page)
 
 
 def check_refused_start_shows_why(page):

@@ -94,6 +94,25 @@ function parseValue(type, text) {
   return t;
 }
 
+/** The numbers `[[changes]]` give the flows of entry `i` (`flow = n` counts flows after
+ *  `count` is expanded, disabled entries included): `{first, count}`, or null when an
+ *  entry up to `i` draws its flows from `arrivals` or has a count that is not a number,
+ *  so that the form cannot know them. */
+function flowNumbers(flows, i) {
+  let first = 0;
+  for (let k = 0; k <= i; k++) {
+    const f = flows[k];
+    const count = f.count === undefined ? 1 : f.count;
+    if (f.arrivals !== undefined || !Number.isInteger(count)) return null;
+    if (k === i) return { first, count };
+    first += count;
+  }
+  return null;
+}
+
+/** The TCP-level settings a change may make besides an algorithm's parameters. */
+const CHANGE_TCP_KEYS = ["rto_min", "initcwnd"];
+
 function shown(v) {
   if (v === undefined || v === null) return "";
   if (typeof v === "object") return JSON.stringify(v);
@@ -215,9 +234,50 @@ export class ScenarioForm {
     for (const k of dropped) delete f.params[k];
     if (f.params && !Object.keys(f.params).length) delete f.params;
     const what = dropped.length === 1 ? "parameter" : "parameters";
-    this.notes[`flows[${i}].params`] = dropped.length ? `${dropped.join(", ")} dropped: ${cc} has no such ${what}` : "";
+    const notes = dropped.length ? [`${dropped.join(", ")} dropped: ${cc} has no such ${what}`] : [];
+    const changed = this.dropChangedParams(i, (k) => known.includes(k) || CHANGE_TCP_KEYS.includes(k));
+    if (changed) notes.push(changed);
+    this.notes[`flows[${i}].params`] = notes.join("; ");
     this.render();
     this.onChange(this.toml());
+  }
+
+  /** Keeps in the scheduled changes of flow entry `i` only the settings `keep` accepts
+   *  (a change to a parameter the flow's algorithm no longer has would be refused);
+   *  a change left with nothing to set goes. Says what went, or "". */
+  dropChangedParams(i, keep) {
+    const block = flowNumbers(this.doc.flows, i);
+    const changes = this.doc.changes || [];
+    if (!block || !changes.length) return "";
+    const gone = [];
+    this.doc.changes = changes.filter((c) => {
+      if (!(c.flow >= block.first && c.flow < block.first + block.count) || !c.set) return true;
+      const dropped = Object.keys(c.set).filter((k) => !keep(k));
+      for (const k of dropped) { delete c.set[k]; gone.push(`${k} at ${c.at}`); }
+      return Object.keys(c.set).length > 0;
+    });
+    if (!this.doc.changes.length) delete this.doc.changes;
+    return gone.length ? `scheduled ${gone.length === 1 ? "change" : "changes"} dropped: ${gone.join(", ")}` : "";
+  }
+
+  /** Removes flow entry `i` and its scheduled changes; later flows' changes follow
+   *  their flows' new numbers. Says what happened to the changes, or "". */
+  removeFlow(i) {
+    const block = flowNumbers(this.doc.flows, i);
+    const changes = this.doc.changes || [];
+    this.doc.flows.splice(i, 1);
+    if (!changes.length) return "";
+    if (!block) return "the scheduled changes keep their flow numbers (the form cannot count flows drawn by arrivals): check them";
+    const end = block.first + block.count;
+    const kept = changes.filter((c) => !(c.flow >= block.first && c.flow < end));
+    let moved = 0;
+    for (const c of kept) if (Number.isInteger(c.flow) && c.flow >= end) { c.flow -= block.count; moved++; }
+    const gone = changes.length - kept.length;
+    if (kept.length) this.doc.changes = kept; else delete this.doc.changes;
+    const said = [];
+    if (gone) said.push(`${gone} scheduled ${gone === 1 ? "change" : "changes"} of flow ${i} removed`);
+    if (moved) said.push(`${moved === 1 ? "the change" : `the ${moved} changes`} of later flows renumbered`);
+    return said.join("; ");
   }
 
   /** A qdisc or loss model chosen by kind: a plain name, or a table with the kind. A
@@ -240,13 +300,14 @@ export class ScenarioForm {
     const i = Number(b.dataset.index);
     const act = b.dataset.act;
     if (act === "add-flow") this.doc.flows.push({ cc: "cubic", rtt: "80ms" });
-    if (act === "del-flow") this.doc.flows.splice(i, 1);
+    let removed = "";
+    if (act === "del-flow") removed = this.removeFlow(i);
     if (act === "add-cross") (this.doc.cross = this.doc.cross || []).push({ kind: "cbr", rate: "1Mbps" });
     if (act === "del-cross") this.doc.cross.splice(i, 1);
     if (act === "del-change") this.doc.changes.splice(i, 1);
     if (act === "del-param") this.removeParam(i, b.dataset.param);
     if (act === "del-trace") return this.deleteTrace(b.dataset.trace);
-    if (act === "del-flow") this.notes = {}; // they name flows by index
+    if (act === "del-flow") this.notes = removed ? { flows: removed } : {}; // they name flows by index
     this.render();
     this.onChange(this.toml());
   }
@@ -359,7 +420,7 @@ export class ScenarioForm {
   flowsSection() {
     const items = this.doc.flows.map((f, i) => this.flowItem(f, i));
     return el("fieldset", {}, el("legend", { text: "Flows" }), ...items,
-      el("div", { class: "msg", "data-msg": "flows" }),
+      this.note("flows"), el("div", { class: "msg", "data-msg": "flows" }),
       el("button", { class: "add small", "data-act": "add-flow", text: "+ flow" }));
   }
 
