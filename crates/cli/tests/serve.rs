@@ -4,11 +4,11 @@
 
 mod common;
 
-use common::{cclab, repo, TempDir, RESULT_FILES};
+use common::{cclab, is_root, repo, TempDir, RESULT_FILES};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// A `cclab serve` child on a free port with its own results folder.
@@ -791,6 +791,51 @@ fn the_results_folder_is_held_to_its_disk_limit() {
 }
 
 /// The bytes of the files under `dir`, at any depth.
+/// Unmounts the file system mounted at its path when dropped, also when the test fails.
+struct Unmount(std::path::PathBuf);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+/// A save that fills the disk (a 256 kB tmpfs as the results folder, under the
+/// `--max-disk-mb` limit) is a 507 that says so, as the limit's refusals are, and leaves
+/// no half-saved run nor work folder behind: the writer's error used to be a 500.
+#[test]
+fn a_save_that_fills_the_disk_is_a_507_and_leaves_nothing_behind() {
+    if !is_root() {
+        eprintln!("skipped: mounting a small file system needs root");
+        return;
+    }
+    let results = TempDir::new("serve-full");
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=256k", "tmpfs"])
+        .arg(results.path())
+        .status()
+        .expect("run mount");
+    assert!(mounted.success(), "mount a tmpfs at {}", results.path().display());
+    let s = Server::start_in(results, &repo().join("scenarios"), &[]);
+    let _unmount = Unmount(s.results.path().to_path_buf()); // before the server's folder goes
+    let id = s.run(&tuner("20s"), "max");
+    s.wait_state(id, "finished", 60);
+    let (st, v) = s.post(&format!("/api/runs/{id}/save"), &json!({ "name": "big" }));
+    let e = v["error"].as_str().unwrap_or_default();
+    assert!(
+        st == 507 && e.contains("No space left on device") && e.contains("make room"),
+        "{st}: {v}"
+    );
+    let left: Vec<_> = std::fs::read_dir(s.results.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n != ".traces")
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    assert_eq!(s.get("/api/saved").1["saved"], json!([]), "nothing half-saved is listed");
+}
+
 fn folder_bytes(dir: &std::path::Path) -> u64 {
     std::fs::read_dir(dir)
         .unwrap()

@@ -320,7 +320,9 @@ impl Store {
                 .map_err(|e| io_error("cannot write the trace", e))?;
             copies.push(trace.name.clone());
         }
-        self.results.run(&work.join(file), dest).map_err(ApiError::internal)?;
+        self.results
+            .run(&work.join(file), dest)
+            .map_err(|e| writer_error(e, ApiError::internal))?;
         for name in copies {
             // An uploaded trace may bear a results file's name ("queue.csv").
             if dest.join(&name).exists() {
@@ -349,7 +351,9 @@ impl Store {
             .map_err(|e| ApiError::internal(format!("cannot create the comparison folder: {e}")))?;
         // The message names the folders by their saved names, not the server's paths.
         let root = format!("{}/", self.dir.display());
-        self.results.compare(&da, &db, &out).map_err(|e| ApiError::bad(e.replace(&root, "")))?;
+        self.results
+            .compare(&da, &db, &out)
+            .map_err(|e| writer_error(e.replace(&root, ""), ApiError::bad))?;
         let report = std::fs::read_to_string(out.join("compare.json"))
             .ok()
             .and_then(|s| serde_json::from_str::<Value>(&s).ok())
@@ -452,6 +456,20 @@ fn io_error(what: &str, e: std::io::Error) -> ApiError {
         ));
     }
     ApiError::internal(format!("{what}: {e}"))
+}
+
+/// A failure of the results writer (`cclab run`'s and `cclab compare`'s), which says its
+/// I/O errors in words: one that a full disk or quota caused is a 507, as [`io_error`]'s
+/// are; any other is `otherwise`'s. The words are the operating system's own, as the
+/// writer quotes them ("No space left on device (os error 28)").
+fn writer_error(message: String, otherwise: fn(String) -> ApiError) -> ApiError {
+    let full = [libc::ENOSPC, libc::EDQUOT].map(|code| std::io::Error::from_raw_os_error(code));
+    if full.iter().any(|e| message.contains(&e.to_string())) {
+        return ApiError::no_room(format!(
+            "{message}; the disk is full: delete saved runs or uploaded traces to make room"
+        ));
+    }
+    otherwise(message)
 }
 
 /// A size as the limit's refusals give it: kB below a megabyte, MB above.
