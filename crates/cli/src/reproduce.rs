@@ -24,7 +24,8 @@ pub struct Args {
     /// Seed documents to reproduce (000 to 004); default: every seed with
     /// expected values.
     pub ids: Vec<String>,
-    /// Short runs and one seed per point (for tests); the verdicts are not the full run's.
+    /// Short runs and fewer seeds, as each seed's expected file's [quick] table sets them
+    /// (one seed per point, three for 004-scp; for tests); the verdicts are not the full run's.
     #[arg(long)]
     pub quick: bool,
     /// Also run each point the testbed can run once on real kernel TCP through the
