@@ -521,3 +521,40 @@ reference = "cubic"
     }
     assert!(rows.iter().filter(|r| r[run] == "0").all(|r| r[rate] == "0"));
 }
+
+/// A metric that some rows lack is plotted all the same, with gaps: a finite transfer's
+/// completion time, which the bulk flow beside it has none of, is what a sweep of
+/// transfer sizes is for (it used to be left out of sweep.html, as were ratios to a
+/// reference flow, which has none of its own).
+#[test]
+fn sweep_html_plots_a_metric_that_some_rows_lack() {
+    let dir = TempDir::new("sweep-gaps");
+    dir.write(
+        "s.toml",
+        r#"duration = "5s"
+[bottleneck]
+rate = "10Mbps"
+delay = "10ms"
+[[flows]]
+cc = "cubic"
+rtt = "40ms"
+[[flows]]
+cc = "reno"
+rtt = "40ms"
+bytes = "100KB"
+[sweep]
+"flows[1].bytes" = ["100KB", "1MB"]
+"#,
+    );
+    run_ok(dir.path(), &["run", "s.toml", "--out", "res"]);
+    let csv = read(&dir.path().join("res/sweep.csv"));
+    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = header.iter().position(|c| *c == "flow.completion_s").unwrap();
+    let cells: Vec<&str> = csv.lines().skip(1).map(|l| l.split(',').nth(col).unwrap()).collect();
+    assert!(
+        cells.contains(&"") && cells.iter().filter(|c| !c.is_empty()).count() == 2,
+        "{cells:?}"
+    );
+    let html = read(&dir.path().join("res/sweep.html"));
+    assert!(html.contains("flow.completion_s against flows[1].bytes"), "not plotted");
+}
