@@ -880,6 +880,11 @@ struct Sampler {
     reverse: bool,
     /// Bytes each receiver had read by the end.
     received: Vec<u64>,
+    /// Each flow's `stop`, and the bytes its receiver had read at the last sample at or
+    /// before it: a stopped flow's goodput counts those, as the simulator counts what
+    /// was delivered by the stop.
+    stops: Vec<Option<Time>>,
+    received_by_stop: Vec<u64>,
     /// The host's steal, read at the sampling instants.
     steal: StealTimeline,
 }
@@ -902,6 +907,8 @@ impl Sampler {
             queues: Default::default(),
             reverse: cfg.has_reverse_link(),
             received: vec![0; n],
+            stops: cfg.flows.iter().map(|f| f.stop).collect(),
+            received_by_stop: vec![0; n],
             steal: StealTimeline::default(),
         }
     }
@@ -958,10 +965,13 @@ impl Sampler {
     /// flows from their sender's latest snapshot.
     fn sample_flows(&mut self, t: Time, shared: &[Arc<FlowShared>], obs: &mut dyn Observer) {
         for (i, sh) in shared.iter().enumerate() {
+            let received = sh.received.load(Ordering::Relaxed);
+            if self.stops[i].is_some_and(|stop| t <= stop) {
+                self.received_by_stop[i] = received;
+            }
             if sh.completed.load(Ordering::Relaxed) != 0 {
                 continue;
             }
-            let received = sh.received.load(Ordering::Relaxed);
             let sample = match self.transports[i] {
                 Transport::Udp => {
                     let Some(mut snap) = sh.snapshot.lock().map(|g| g.clone()).unwrap_or(None)
@@ -1045,11 +1055,14 @@ impl Sampler {
                 };
                 let delivered = self.received[i];
                 let drops = stats[crate::UPLINK].drops_to(u32::from(flow_addr(i)));
+                // Stopped before it completed and before the end: what it had by the stop.
+                let stopped = f.stop.filter(|&s| s < self.end && completed.is_none_or(|c| c > s));
+                let counted = if stopped.is_some() { self.received_by_stop[i] } else { delivered };
                 FlowReport {
                     flow: i,
                     delivered_bytes: delivered,
                     goodput_bps: FlowReport::goodput_bps(
-                        delivered,
+                        counted,
                         f.start,
                         [f.stop, completed],
                         self.end,

@@ -196,6 +196,12 @@ pub fn serve_receiver(
             if let Some(ack) = decode_segment(&buf[..n]).and_then(|seg| r.on_data(now, &seg)) {
                 let k = encode_ack(&ack, &mut out);
                 let _ = sock.send_to(&out[..k], from);
+                // A compressed ACK that left first; the segment's own may follow (the
+                // timer it may have armed is this loop's wake-up).
+                if let Some(second) = r.flushed().then(|| r.take_second_ack()).flatten() {
+                    let k = encode_ack(&second, &mut out);
+                    let _ = sock.send_to(&out[..k], from);
+                }
             }
         }
         if let (Some(d), Some(p)) = (r.delack_deadline(), peer) {

@@ -334,12 +334,7 @@ pub struct GroupShare {
 /// Payload bytes each flow's sender transmitted, retransmissions included (the send rate's
 /// numerator), read from a simulation at its end.
 pub fn sent_bytes(sim: &Simulation) -> Vec<u64> {
-    (0..sim.flow_count())
-        .map(|i| {
-            let s = sim.sender(i);
-            (s.snd_nxt() as u64 + s.stats().retransmits) * s.mss() as u64
-        })
-        .collect()
+    (0..sim.flow_count()).map(|i| sim.sender(i).payload_bytes_sent()).collect()
 }
 
 /// Puts the metrics of a run together. `sent_bytes` per flow is known for simulated

@@ -335,3 +335,45 @@ fn fairness_leaves_out_flows_that_cross_the_other_bottleneck() {
     assert!(m.forward_only);
     assert_eq!((m.jain, m.min_max_ratio), (1.0, Some(1.0)));
 }
+
+/// A flow stopped while it had data in flight delivers that data after its stop. Its
+/// goodput counts what had arrived by the stop, over start to stop, so it cannot pass the
+/// link's rate: a tester's flow, stopped at 0.15 s with 100 segments sent, showed
+/// 7.7 Mbit/s on a 5 Mbit/s link. Its send rate counts a finite transfer's short last
+/// segment at its own size (every segment used to count as a full MSS).
+#[test]
+fn a_stopped_flow_counts_what_arrived_by_its_stop_and_a_send_counts_its_real_size() {
+    let text = r#"duration = "3s"
+[bottleneck]
+rate = "5Mbps"
+delay = "10ms"
+buffer = "200pkt"
+[[flows]]
+cc = "cubic"
+rtt = "100ms"
+initcwnd = 100
+stop = "150ms"
+[[flows]]
+cc = "reno"
+rtt = "100ms"
+bytes = "10000B"
+"#;
+    let scn = parse_str(text, "s.toml", None, "s", &[]).unwrap_or_else(|e| panic!("{e}"));
+    let mut sim = cclab_sim::Simulation::new(scn.config.clone()).unwrap();
+    let mut series = FlowSeries::new(&scn.config, &scn.metrics);
+    sim.run_until(Time::ZERO + Duration::from_millis(150), &mut series);
+    let by_stop = sim.report().flows[0].delivered_bytes;
+    sim.run_until(Time(scn.config.duration.as_nanos()), &mut series);
+    let r = sim.report();
+    let stopped = &r.flows[0];
+    assert!(
+        stopped.delivered_bytes > 2 * by_stop,
+        "data in flight arrives after the stop: {stopped:?}"
+    );
+    assert_eq!(stopped.goodput_bps, by_stop as f64 * 8.0 / 0.15, "{stopped:?}");
+    assert!(stopped.goodput_bps < 5e6, "{stopped:?}");
+    let sent = cclab_scenario::metrics::sent_bytes(&sim);
+    // Seven segments, the last of 1,312 bytes, which its tail-loss probe sent again.
+    let f = &r.flows[1];
+    assert_eq!((f.retransmits, f.probes, sent[1]), (1, Some(1), 10_000 + 1_312), "{f:?}");
+}

@@ -460,7 +460,10 @@ pub struct RttSummary {
 
 impl FlowReport {
     /// Goodput over a flow's active time: from `start` to the earliest of `now` and the
-    /// given ends (its stop, its completion); zero if it has not been active.
+    /// given ends (its stop, its completion); zero if it has not been active. For a flow
+    /// that stopped, `delivered_bytes` are those delivered by its stop, so that bytes it
+    /// had in flight, delivered after it, do not count over a time that ends before them
+    /// (a flow stopped early could otherwise show more than the link's rate).
     pub fn goodput_bps(
         delivered_bytes: u64,
         start: Time,

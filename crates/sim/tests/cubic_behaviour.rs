@@ -461,18 +461,30 @@ fn a_larger_c_set_mid_epoch_grows_faster() {
         };
         let (_, plain) = run(make());
         let samples: Vec<_> = plain.of(0).collect();
-        // The first loss after 2 s (the sample where ssthresh fell), its W_max, and the
-        // first sample of that epoch past the plateau.
-        let at = samples
-            .windows(2)
-            .position(|w| w[1].time.as_secs_f64() > 2.0 && w[1].ssthresh_pkts < w[0].ssthresh_pkts)
-            .unwrap()
-            + 1;
-        let (t_loss, w_max) = (samples[at].time.as_secs_f64(), cc(samples[at], "w_max"));
-        let reduced = at + samples[at..].iter().position(|s| (s.cwnd_pkts as f64) < w_max).unwrap();
+        // A loss after 2 s (a sample where ssthresh fell), its W_max, and the first sample
+        // after it past the plateau: the first such loss whose window gets past its
+        // W_max (a loss at the path's whole capacity leaves a W_max no later window
+        // passes), else the first loss.
+        let losses: Vec<usize> = (1..samples.len())
+            .filter(|&k| {
+                samples[k].time.as_secs_f64() > 2.0
+                    && samples[k].ssthresh_pkts < samples[k - 1].ssthresh_pkts
+            })
+            .collect();
+        let plateau = |at: usize| {
+            let w_max = cc(samples[at], "w_max");
+            let reduced =
+                at + samples[at..].iter().position(|s| (s.cwnd_pkts as f64) < w_max).unwrap();
+            let past = samples[reduced..].iter().find(|s| s.cwnd_pkts as f64 > w_max + 2.0);
+            (samples[at].time.as_secs_f64(), w_max, past)
+        };
+        let (t_loss, w_max, past) = losses
+            .iter()
+            .map(|&at| plateau(at))
+            .find(|(_, _, past)| past.is_some())
+            .unwrap_or_else(|| plateau(losses[0]));
         // cubic-2008's fast convergence keeps its W_max above the next loss's window here:
         // it never gets past the plateau.
-        let past = samples[reduced..].iter().find(|s| s.cwnd_pkts as f64 > w_max + 2.0);
         assert!(past.is_some() || cc_name == "cubic-2008", "{cc_name} never passed W_max");
         // The largest cwnd in the half second after `t` (a faster growth may reach the
         // next loss within it).

@@ -509,3 +509,23 @@ fn every_lost_segment_is_charged_to_its_flow() {
         assert!(charged > 0 && charged < lost, "{name}: flows {charged} of {lost}");
     }
 }
+
+/// One flow alone on a DropTail link, with nothing reordered: every retransmission
+/// resends a segment the bottleneck dropped, however many holes a slow-start overshoot
+/// leaves. The receiver compresses its ACKs and sends one early so that no hole's
+/// edges go unreported (`sack_blocks.rs`); before, 300 Mbit/s gave 9,241
+/// retransmissions for 5,003 drops.
+#[test]
+fn a_lone_flow_resends_only_what_the_bottleneck_dropped() {
+    for (mbps, cc, rack) in [(300, "reno", true), (300, "reno", false), (1000, "reno", true)] {
+        let mut f = flow(cc, ms(100));
+        f.tcp.rack = rack;
+        let bdp = mbps * 100_000 / 8 / 1500; // packets in one 100 ms RTT
+        let cfg = dumbbell(Rate::from_mbps(mbps), ms(25), bdp, 3, vec![f]);
+        let r = Simulation::new(cfg).unwrap().run(&mut NoObserver);
+        let fl = &r.flows[0];
+        let case = format!("{cc} at {mbps} Mbit/s, rack {rack}: {fl:?}");
+        assert!(fl.drops > 1000 && fl.timeouts == 0, "{case}");
+        assert!(fl.retransmits.abs_diff(fl.drops) <= 2, "{case}");
+    }
+}

@@ -463,7 +463,7 @@ fn io_error(what: &str, e: std::io::Error) -> ApiError {
 /// are; any other is `otherwise`'s. The words are the operating system's own, as the
 /// writer quotes them ("No space left on device (os error 28)").
 fn writer_error(message: String, otherwise: fn(String) -> ApiError) -> ApiError {
-    let full = [libc::ENOSPC, libc::EDQUOT].map(|code| std::io::Error::from_raw_os_error(code));
+    let full = [libc::ENOSPC, libc::EDQUOT].map(std::io::Error::from_raw_os_error);
     if full.iter().any(|e| message.contains(&e.to_string())) {
         return ApiError::no_room(format!(
             "{message}; the disk is full: delete saved runs or uploaded traces to make room"

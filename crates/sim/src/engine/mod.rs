@@ -96,6 +96,10 @@ pub struct Simulation {
     /// (`prefetch.rs`): only when the flows' state is too big to stay in the caches (see
     /// [`prefetch::worth_it`]); with 100 flows the prefetches cost more than they save.
     prefetch: bool,
+    /// Each flow's bytes delivered by its `stop`, once it has stopped: its goodput's
+    /// numerator, as the stop ends its active time (what it had in flight arrives later).
+    /// Kept apart from `Flow`, which the packet path reads.
+    delivered_by_stop: Vec<Option<u64>>,
 }
 
 impl Simulation {
@@ -139,7 +143,18 @@ impl Simulation {
         let capacity_bytes = LinkSchedule::capacity_bytes(&cfg.bottleneck.rate, end);
         let samples = FlowSamples::default();
         let prefetch = prefetch::worth_it(flows.len());
-        Ok(Simulation { cfg, net, flows, cross, end, capacity_bytes, samples, prefetch })
+        let delivered_by_stop = vec![None; flows.len()];
+        Ok(Simulation {
+            cfg,
+            net,
+            flows,
+            cross,
+            end,
+            capacity_bytes,
+            samples,
+            prefetch,
+            delivered_by_stop,
+        })
     }
 
     /// Runs to the end and returns the report.
@@ -245,7 +260,11 @@ impl Simulation {
                 fl.sender.open(now);
                 self.send::<LOG>(f as usize);
             }
-            Kind::FlowStop(f) => self.flows[f as usize].sender.close(),
+            Kind::FlowStop(f) => {
+                let fl = &mut self.flows[f as usize];
+                self.delivered_by_stop[f as usize] = Some(fl.receiver.delivered_bytes());
+                fl.sender.close();
+            }
             Kind::Cross(i) => self.cross::<LOG>(i as usize),
             Kind::Sample => self.take_samples(obs),
             Kind::Change(k) => {
@@ -307,14 +326,35 @@ impl Simulation {
         }
         self.net.arrived(dir);
         match ack {
-            Some(ack) => Self::push_ack::<LOG>(&mut self.net, fl, ack),
-            None => {
-                if let Some(d) = fl.receiver.delack_deadline() {
-                    if fl.delack_ev.is_none_or(|e| e > d) {
-                        self.net.schedule(d, Kind::DelAck(f as u32));
-                        fl.delack_ev = Some(d);
-                    }
+            Some(ack) => {
+                Self::push_ack::<LOG>(&mut self.net, fl, ack);
+                if fl.receiver.flushed() {
+                    Self::after_flush::<LOG>(&mut self.net, fl, f);
                 }
+            }
+            None => Self::arm_delack(&mut self.net, fl, f),
+        }
+    }
+
+    /// The receiver sent a compressed ACK before taking in a segment (rare): that
+    /// segment's own ACK follows it, or waits for the timer it armed.
+    #[cold]
+    #[inline(never)]
+    fn after_flush<const LOG: bool>(net: &mut Net, fl: &mut Flow, f: usize) {
+        match fl.receiver.take_second_ack() {
+            Some(second) => Self::push_ack::<LOG>(net, fl, second),
+            None => Self::arm_delack(net, fl, f),
+        }
+    }
+
+    /// Schedules the receiver's ACK timer, if it has one armed before the event already
+    /// scheduled.
+    #[inline]
+    fn arm_delack(net: &mut Net, fl: &mut Flow, f: usize) {
+        if let Some(d) = fl.receiver.delack_deadline() {
+            if fl.delack_ev.is_none_or(|e| e > d) {
+                net.schedule(d, Kind::DelAck(f as u32));
+                fl.delack_ev = Some(d);
             }
         }
     }

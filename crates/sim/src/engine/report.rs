@@ -37,7 +37,7 @@ impl Simulation {
                     flow: i,
                     delivered_bytes: delivered,
                     goodput_bps: FlowReport::goodput_bps(
-                        delivered,
+                        self.delivered_by_stop[i].unwrap_or(delivered),
                         fl.start,
                         [fl.stop, st.completed_at],
                         now,

@@ -15,6 +15,7 @@ mod rcv_buffer;
 mod receiver;
 mod recovery;
 mod rtt;
+mod sack_blocks;
 mod scoreboard;
 mod send_buffers;
 mod sender;

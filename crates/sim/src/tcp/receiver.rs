@@ -31,7 +31,8 @@
 //! it has none, so it ACKs at once as before (Linux, with no RTT at all, would too).
 
 use super::rcv_buffer::ReceiveBuffer;
-use super::{release_if_empty, Ack, Segment, MAX_SACK_BLOCKS};
+use super::sack_blocks::SackBlocks;
+use super::{release_if_empty, Ack, Segment};
 use crate::config::DelayedAck;
 use cclab_cc::LossRecovery;
 use cclab_units::{Duration, Time};
@@ -73,8 +74,13 @@ pub struct TcpReceiver {
     rcv_wup: u32,
     /// Out-of-order segments held, as sorted disjoint ranges `[start, end)`.
     ooo: Vec<(u32, u32)>,
-    /// The range holding the most recently received out-of-order segment (first SACK block).
-    last_ooo: Option<u32>,
+    /// The SACK blocks the ACKs report, most recently changed first.
+    sack_blocks: SackBlocks,
+    /// Whether the ACK [`Self::on_data`] returned last was a compressed ACK that had to
+    /// leave before its segment changed the blocks (see `sack_blocks.rs`), and the ACK
+    /// that segment itself called for at once, if any, for the caller to send after it.
+    flushed: bool,
+    second_ack: Option<Ack>,
     /// Full segments received since the last ACK sent.
     unacked: u32,
     /// Quick ACKs owed (`icsk_ack.quick`): each ACK sent pays one.
@@ -162,7 +168,9 @@ impl TcpReceiver {
             rcv_nxt: 0,
             rcv_wup: 0,
             ooo: Vec::new(),
-            last_ooo: None,
+            sack_blocks: SackBlocks::default(),
+            flushed: false,
+            second_ack: None,
             unacked: 0,
             quick: QUICKACKS,
             delack_deadline: None,
@@ -236,6 +244,10 @@ impl TcpReceiver {
             return Some(self.make_ack(now));
         }
         let in_order = s == self.rcv_nxt;
+        // A compressed ACK waiting leaves before this segment changes a block it might
+        // otherwise never report (`sack_blocks.rs`).
+        let flushed = (!in_order && self.compressed > 0 && self.sack_blocks.flush_due((s, s + 1)))
+            .then(|| self.make_ack(now));
         let held = if had_ooo { self.held_segments() } else { 0 };
         if self.buffer.on_segment(now, seg.payload, seg.tsecr, in_order, held, self.sack) {
             self.quick |= 1; // `tcp_grow_window`
@@ -256,6 +268,9 @@ impl TcpReceiver {
             if merged > 0 {
                 self.ooo.drain(..merged);
                 release_if_empty(&mut self.ooo);
+            }
+            if had_ooo {
+                self.sack_blocks.on_advance(self.rcv_nxt, self.ooo.is_empty());
             }
             self.buffer.on_read(now, self.delivered_bytes(), self.ooo_bytes());
         } else {
@@ -279,12 +294,35 @@ impl TcpReceiver {
         // A PSH segment, read at once with nothing else waiting, is ACKed at once
         // (`TcpConfig::psh`).
         let pushed = seg.psh && in_order && self.ooo.is_empty();
-        if self.reader.is_some() {
+        let own = if self.reader.is_some() {
             let second_full =
                 in_order && !had_ooo && !duplicate_ack && self.unacked >= self.delack.every.max(1);
-            return self.ack_with_reader(now, in_order, second_full, now_ack, pushed);
+            self.ack_with_reader(now, in_order, second_full, now_ack, pushed)
+        } else {
+            self.ack_now_or_later(now, now_ack || pushed, in_order)
+        };
+        match flushed {
+            None => own,
+            Some(first) => {
+                self.flushed = true;
+                self.second_ack = own;
+                Some(first)
+            }
         }
-        self.ack_now_or_later(now, now_ack || pushed, in_order)
+    }
+
+    /// Whether the ACK [`Self::on_data`] just returned was a compressed ACK sent before
+    /// its segment was taken in (rare): the segment's own ACK, if it called for one at
+    /// once, is then [`Self::take_second_ack`]'s, and a timer may have been armed for it.
+    #[inline]
+    pub fn flushed(&self) -> bool {
+        self.flushed
+    }
+
+    /// The ACK of a flushing segment itself, once.
+    pub fn take_second_ack(&mut self) -> Option<Ack> {
+        self.flushed = false;
+        self.second_ack.take()
     }
 
     /// The ACK for a segment that arrived at `now`: sent if `send`, else left to the
@@ -390,10 +428,11 @@ impl TcpReceiver {
     }
 
     fn insert_ooo(&mut self, s: u32) {
+        // A held segment again still changes the SACK blocks' order (Linux's `add_sack`).
+        self.sack_blocks.on_out_of_order((s, s + 1));
         // Find the first range ending at or after s.
         let i = self.ooo.partition_point(|&(_, b)| b < s);
         if i < self.ooo.len() && self.ooo[i].0 <= s && s < self.ooo[i].1 {
-            self.last_ooo = Some(self.ooo[i].0);
             return; // duplicate
         }
         if i < self.ooo.len() && self.ooo[i].1 == s {
@@ -402,13 +441,10 @@ impl TcpReceiver {
                 self.ooo[i].1 = self.ooo[i + 1].1;
                 self.ooo.remove(i + 1);
             }
-            self.last_ooo = Some(self.ooo[i].0);
         } else if i < self.ooo.len() && self.ooo[i].0 == s + 1 {
             self.ooo[i].0 = s;
-            self.last_ooo = Some(s);
         } else {
             self.ooo.insert(i, (s, s + 1));
-            self.last_ooo = Some(s);
         }
     }
 
@@ -435,29 +471,9 @@ impl TcpReceiver {
         self.delack_deadline = None;
         self.compressed = 0;
         self.compress_deadline = None;
-        let mut sacks = [(0, 0); MAX_SACK_BLOCKS];
-        let mut n = 0;
-        // RFC 2018: the block holding the latest segment first, then the others (highest
-        // first here; the sender keeps its own scoreboard so it learns every block).
-        if let Some(start) = self.last_ooo {
-            // The ranges are sorted and disjoint: their starts are unique and ascending.
-            if let Ok(i) = self.ooo.binary_search_by_key(&start, |r| r.0) {
-                sacks[0] = self.ooo[i];
-                n = 1;
-            }
-        }
-        for &r in self.ooo.iter().rev() {
-            if n == MAX_SACK_BLOCKS {
-                break;
-            }
-            if n > 0 && sacks[0] == r {
-                continue;
-            }
-            sacks[n] = r;
-            n += 1;
-        }
+        let (sacks, n_sacks) = self.sack_blocks.reported();
         let (ack, tsecr) = (self.rcv_nxt, self.ts_recent);
-        Ack { flow: self.flow, ack, sacks, n_sacks: n as u8, window, tsecr, tsval: now }
+        Ack { flow: self.flow, ack, sacks, n_sacks, window, tsecr, tsval: now }
     }
 }
 
@@ -673,6 +689,30 @@ mod tests {
         let a = r.on_data(t, &seg(14 + COMPRESSED_MAX, 0)).expect("the 45th");
         assert_eq!(a.sack_blocks(), &[(11, 15 + COMPRESSED_MAX)]);
         assert_eq!(r.delack_deadline(), None, "the ACK stopped the timer");
+    }
+
+    /// Holes every other segment (a slow-start overshoot's losses): a compressed ACK
+    /// leaves before a segment would start a third block, so every block reaches the
+    /// sender in one of an ACK's first two places before it can fall out of the three
+    /// reported. Before, one ACK per 44 segments or per timer reported three of a dozen
+    /// blocks and the sender resent the rest, which had arrived: 9,241 retransmissions
+    /// for 5,003 drops (one Reno flow, 300 Mbit/s, 100 ms).
+    #[test]
+    fn a_compressed_ack_leaves_before_a_block_could_go_unreported() {
+        let mut r = after_handshake(Duration::from_millis(40), LossRecovery::Sack);
+        let t = Time(1_000_000_000);
+        // 10 lost; 11, 13 and 15 get the three duplicate ACKs at once.
+        for seq in [11, 13, 15] {
+            assert!(r.on_data(t, &seg(seq, 0)).is_some(), "duplicate ACK for {seq}");
+        }
+        assert!(r.on_data(t, &seg(17, 0)).is_none(), "compressed: 17 starts a block");
+        assert!(r.on_data(t, &seg(18, 0)).is_none(), "compressed: 18 extends the first");
+        let a = r.on_data(t, &seg(20, 0)).expect("20 would start a block behind two others");
+        assert_eq!(a.sack_blocks(), &[(17, 19), (15, 16), (13, 14)], "sent without 20");
+        assert!(!r.flushed() || r.take_second_ack().is_none(), "20 itself waits");
+        assert!(r.delack_deadline().is_some(), "for the compressed ACK's timer");
+        let b = r.on_delack_timer(t + Duration::from_millis(1)).expect("the timer's ACK");
+        assert_eq!(b.sack_blocks(), &[(20, 21), (17, 19), (15, 16)]);
     }
 
     /// Without SACK, or without a handshake to measure the RTT by, every held segment

@@ -142,7 +142,11 @@ impl GsoPacket {
 /// Per-flow counters for reports.
 #[derive(Clone, Debug, Default)]
 pub struct SenderStats {
+    /// Segments sent again (data, probes and SYNs).
     pub retransmits: u64,
+    /// Payload bytes of the data segments among them (a SYN carries none, a finite
+    /// transfer's last segment less than the MSS).
+    pub retransmitted_bytes: u64,
     pub timeouts: u64,
     /// Tail-loss probes sent (Linux's `TCPLossProbes`).
     pub probes: u64,
@@ -406,6 +410,19 @@ impl TcpSender {
     #[inline]
     pub fn mss(&self) -> u32 {
         self.cfg.mss
+    }
+    /// Payload bytes transmitted, retransmissions included: each new segment once, at its
+    /// own size, and every retransmission's (the send rate's numerator).
+    pub fn payload_bytes_sent(&self) -> u64 {
+        let sent = u64::from(self.snd_nxt());
+        let new_data = match self.total_segs {
+            // The last segment, once sent, carries only what is left.
+            Some(n) if sent >= u64::from(n) && n > 0 => {
+                (u64::from(n) - 1) * u64::from(self.cfg.mss) + u64::from(self.last_payload)
+            }
+            _ => sent * u64::from(self.cfg.mss),
+        };
+        new_data + self.stats.retransmitted_bytes
     }
     #[inline]
     pub fn config(&self) -> &TcpConfig {
@@ -769,7 +786,7 @@ impl TcpSender {
         self.tp.snd_cwnd_cnt = 0;
     }
 
-    fn payload_of(&self, seq: u32) -> u32 {
+    pub(super) fn payload_of(&self, seq: u32) -> u32 {
         match self.total_segs {
             Some(n) if seq + 1 == n => self.last_payload,
             _ => self.cfg.mss,
@@ -805,6 +822,7 @@ impl TcpSender {
         self.rack.on_retransmit(seq, self.retrans_out());
         self.board.retransmit(seq, info);
         self.stats.retransmits += 1;
+        self.stats.retransmitted_bytes += u64::from(self.payload_of(seq));
         self.rec.on_retransmit(now);
         self.stamp(now, seq, out);
     }

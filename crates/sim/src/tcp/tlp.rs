@@ -255,6 +255,7 @@ impl TcpSender {
         let info = self.rate.on_send(now, self.packets_out(), self.tp.delivered);
         self.board.resend_as_probe(seq, info);
         self.stats.retransmits += 1;
+        self.stats.retransmitted_bytes += u64::from(self.payload_of(seq));
         self.stamp(now, seq, out);
     }
 }
