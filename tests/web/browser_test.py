@@ -665,7 +665,7 @@ def check_switch_and_removal_keep_changes_valid(page):
     changes = ('[[changes]]\nat = "1s"\nflow = 0\nset = { beta = 0.5, rto_min = "100ms" }\n'
                '[[changes]]\nat = "2s"\nflow = 0\nset = { beta = 0.6 }\n'
                '[[changes]]\nat = "3s"\nflow = 1\nset = { initcwnd = 4 }\n')
-    text = SMALL_TOML.replace('cc = "reno"', 'cc = "cubic"') + flow1 + changes
+    text = SMALL_TOML.replace('cc = "reno"', 'cc = "cubic"') + flow1 + changes + '[metrics]\nreference = 1\n'
     use_toml(page, text, "initcwnd = 4")
     page.select_option('[data-field="flows[0].cc"]', "reno")
     wait_for(page, "() => window.lab.toml.includes('cc = \"reno\"\\nrtt = \"40ms\"')", what="flow 0 switched to reno")
@@ -681,9 +681,11 @@ def check_switch_and_removal_keep_changes_valid(page):
     wait_for(page, "() => window.lab.toml.split('[[changes]]').length === 2", what="flow 0's change removed")
     toml = page.evaluate("window.lab.toml")
     assert 'flow = 0\nset = { initcwnd = 4 }' in toml and 'rtt = "40ms"' not in toml, toml
+    assert "metrics = { reference = 0 }" in toml, toml
     note = page.text_content('[data-note="flows"]')
     print(f"flow 0 removed: {note}")
-    assert "1 scheduled change of flow 0 removed; the change of later flows renumbered" in note, note
+    assert note.startswith("1 scheduled change of flows[0] removed"), note
+    assert "the metrics' reference renumbered to flow 0" in note and "the change of later flows renumbered" in note, note
     wait_checked(page)
 
 

@@ -135,7 +135,8 @@ pub fn page(plan: &Plan, table: &Table, failed: &[String]) -> String {
 
 /// Numeric metric columns whose numbers vary (a constant says nothing in a plot). Rows
 /// without one (the reference flow's own throughput ratio, a bulk flow's completion
-/// time, a group that one point does not have) leave gaps in their lines.
+/// time, a group that one point does not have) leave gaps in their lines
+/// ([`lines_for`]).
 fn plotted_metrics(table: &Table) -> Vec<usize> {
     (table.key_columns..table.columns.len())
         .filter(|&c| table.columns[c] != "flow.id")
@@ -160,7 +161,8 @@ fn lines_for(plan: &Plan, table: &Table, ai: usize, m: usize) -> Vec<Line> {
     let name_col = table.columns.iter().position(|c| *c == named_by);
     // (line name, value index) -> samples, in first-seen order of line names.
     let mut names: Vec<String> = Vec::new();
-    let mut samples: Vec<Vec<Vec<f64>>> = Vec::new();
+    // None where a run has no value.
+    let mut samples: Vec<Vec<Vec<Option<f64>>>> = Vec::new();
     let mut seen_runs = std::collections::HashSet::new();
     let nvals = plan.axes[ai].labels.len();
     for row in &table.rows {
@@ -168,7 +170,7 @@ fn lines_for(plan: &Plan, table: &Table, ai: usize, m: usize) -> Vec<Line> {
         if !per_flow && !seen_runs.insert(run) {
             continue; // run-level values repeat on every flow's row
         }
-        let Some(y) = row[m].as_f64() else { continue };
+        let y = row[m].as_f64();
         let r = &plan.runs[run];
         let mut parts: Vec<String> = plan
             .axes
@@ -204,10 +206,21 @@ fn lines_for(plan: &Plan, table: &Table, ai: usize, m: usize) -> Vec<Line> {
             points: per_value
                 .iter()
                 .enumerate()
-                .filter_map(|(v, ys)| mean_ci95(ys).map(|(m, ci)| (xs[v], m, ci)))
+                .filter(|(_, ys)| !ys.is_empty())
+                .map(|(v, ys)| (xs[v], point_of(ys)))
+                .map(|(x, p)| p.map_or((x, f64::NAN, None), |(m, ci)| (x, m, ci)))
                 .collect(),
         })
+        .filter(|line| line.points.iter().any(|p| p.1.is_finite()))
         .collect()
+}
+
+/// The dot of one x position: the mean of its runs' values with its interval, only when
+/// every run there has one (a mean over the seeds that finished a transfer would be
+/// biased low); otherwise none, and the line has a gap there.
+fn point_of(ys: &[Option<f64>]) -> Option<(f64, Option<f64>)> {
+    let values: Option<Vec<f64>> = ys.iter().copied().collect();
+    mean_ci95(&values?)
 }
 
 fn first_field_labels(plan: &Plan, ai: usize) -> Vec<String> {
@@ -332,14 +345,17 @@ fn draw_lines(
         let colour = COLOURS[c % COLOURS.len()];
         let dashed = line.dashed || (c / COLOURS.len()) % 2 == 1;
         let dash = if dashed { r#" stroke-dasharray="6,3""# } else { "" };
-        let pts: Vec<String> =
-            line.points.iter().map(|p| format!("{:.1},{:.1}", sx(p.0), sy(p.1))).collect();
-        let _ = writeln!(
-            s,
-            r#"<polyline fill="none" stroke="{colour}" stroke-width="1.4"{dash} points="{}"/>"#,
-            pts.join(" ")
-        );
-        for &(x, m, ci) in &line.points {
+        // A point without a value (NaN) breaks the line.
+        for run in line.points.split(|p| !p.1.is_finite()).filter(|run| !run.is_empty()) {
+            let pts: Vec<String> =
+                run.iter().map(|p| format!("{:.1},{:.1}", sx(p.0), sy(p.1))).collect();
+            let _ = writeln!(
+                s,
+                r#"<polyline fill="none" stroke="{colour}" stroke-width="1.4"{dash} points="{}"/>"#,
+                pts.join(" ")
+            );
+        }
+        for &(x, m, ci) in line.points.iter().filter(|p| p.1.is_finite()) {
             let px = sx(x);
             let _ = write!(s, r#"<circle cx="{px:.1}" cy="{:.1}" r="3" fill="{colour}"/>"#, sy(m));
             if let Some(ci) = ci {

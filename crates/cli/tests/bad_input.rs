@@ -465,15 +465,18 @@ fn queue_loss_and_cross_traffic_options() {
             "unknown parameter; qdisc \"codel\" has parameters target, interval",
         ],
     );
-    // RED whose min_th the buffer cannot reach would silently be DropTail: ns-2's
-    // default min_th of 5 packets in a 4-packet buffer, and 4 in 6000 bytes (four
-    // 1500-byte packets).
-    let red = "qdisc = \"red\"\nbuffer = \"4pkt\"";
+    // RED whose min_th the average queue cannot pass would silently be DropTail: ns-2's
+    // default min_th of 5 packets in a 6-packet buffer (an arriving packet finds at most
+    // 5 queued), and 3 in 6000 bytes (four 1500-byte packets); a 2-packet buffer never
+    // holds the two packets RED needs to drop early.
+    let red = "qdisc = \"red\"\nbuffer = \"6pkt\"";
     let e = error_of(&edit(6, red), &[]);
-    has_all(&e, &["bottleneck.qdisc", "never drop early", "min_th = 5 packets", "= 4 packets"]);
-    let red = "qdisc = { kind = \"red\", min_th = 4, max_th = 9 }\nbuffer = \"6000B\"";
+    has_all(&e, &["bottleneck.qdisc", "never drop early", "min_th = 5 packets", "= 6 packets"]);
+    let red = "qdisc = { kind = \"red\", min_th = 3, max_th = 9 }\nbuffer = \"6000B\"";
     let e = error_of(&edit(6, red), &[]);
-    has_all(&e, &["bottleneck.qdisc.min_th = 4", "6000 bytes, at most 4 packets", "below 4"]);
+    has_all(&e, &["bottleneck.qdisc.min_th = 3", "6000 bytes, at most 4 packets", "below 3"]);
+    let red = "qdisc = { kind = \"red\", min_th = 0, max_th = 9 }\nbuffer = \"2pkt\"";
+    has_all(&error_of(&edit(6, red), &[]), &["at least 3 packets"]);
     let e = error_of(&edit(6, "qdisc = { kind = \"red\", max_p = 1.5 }"), &[]);
     has_all(&e, &["bottleneck.qdisc.max_p", "1.5", "(0, 1]"]);
     let e = error_of(&edit(6, "qdisc = { kind = \"pie\", alpha = 101 }"), &[]);

@@ -557,4 +557,5 @@ bytes = "100KB"
     );
     let html = read(&dir.path().join("res/sweep.html"));
     assert!(html.contains("flow.completion_s against flows[1].bytes"), "not plotted");
+    assert!(!html.contains("NaN"), "a missing value is a gap, not a point");
 }

@@ -250,8 +250,11 @@ struct FlowShared {
     received: AtomicU64,
     /// Emulator-clock ns + 1 when a finite transfer was fully acknowledged (0: not yet).
     completed: AtomicU64,
-    /// Emulator-clock ns + 1 when the sender stopped sending (0: still sending).
+    /// Emulator-clock ns + 1 when the sender stopped sending (0: still sending), and the
+    /// bytes the receiving application had read then: a flow that stops counts those in
+    /// its goodput, as the simulator counts what was delivered by the stop.
     stopped: AtomicU64,
+    received_at_stop: AtomicU64,
     /// Emulator-clock ns + 1 when the kernel sender called `connect()` (0: never).
     connecting: AtomicU64,
     /// User-space flows: the sender's latest state, and its counters at the end.
@@ -259,6 +262,14 @@ struct FlowShared {
     retransmits: AtomicU64,
     timeouts: AtomicU64,
     probes: AtomicU64,
+}
+
+impl FlowShared {
+    /// The sender stopped sending at `t` (its `stop`, the end, or a failure).
+    fn note_stop(&self, t: Time) {
+        self.received_at_stop.store(self.received.load(Ordering::Relaxed), Ordering::Relaxed);
+        self.stopped.store(t.as_nanos() + 1, Ordering::Relaxed);
+    }
 }
 
 /// Runs the scenario with every flow on kernel TCP (see [`run_with`]).
@@ -880,11 +891,6 @@ struct Sampler {
     reverse: bool,
     /// Bytes each receiver had read by the end.
     received: Vec<u64>,
-    /// Each flow's `stop`, and the bytes its receiver had read at the last sample at or
-    /// before it: a stopped flow's goodput counts those, as the simulator counts what
-    /// was delivered by the stop.
-    stops: Vec<Option<Time>>,
-    received_by_stop: Vec<u64>,
     /// The host's steal, read at the sampling instants.
     steal: StealTimeline,
 }
@@ -907,8 +913,6 @@ impl Sampler {
             queues: Default::default(),
             reverse: cfg.has_reverse_link(),
             received: vec![0; n],
-            stops: cfg.flows.iter().map(|f| f.stop).collect(),
-            received_by_stop: vec![0; n],
             steal: StealTimeline::default(),
         }
     }
@@ -965,13 +969,10 @@ impl Sampler {
     /// flows from their sender's latest snapshot.
     fn sample_flows(&mut self, t: Time, shared: &[Arc<FlowShared>], obs: &mut dyn Observer) {
         for (i, sh) in shared.iter().enumerate() {
-            let received = sh.received.load(Ordering::Relaxed);
-            if self.stops[i].is_some_and(|stop| t <= stop) {
-                self.received_by_stop[i] = received;
-            }
             if sh.completed.load(Ordering::Relaxed) != 0 {
                 continue;
             }
+            let received = sh.received.load(Ordering::Relaxed);
             let sample = match self.transports[i] {
                 Transport::Udp => {
                     let Some(mut snap) = sh.snapshot.lock().map(|g| g.clone()).unwrap_or(None)
@@ -1057,7 +1058,10 @@ impl Sampler {
                 let drops = stats[crate::UPLINK].drops_to(u32::from(flow_addr(i)));
                 // Stopped before it completed and before the end: what it had by the stop.
                 let stopped = f.stop.filter(|&s| s < self.end && completed.is_none_or(|c| c > s));
-                let counted = if stopped.is_some() { self.received_by_stop[i] } else { delivered };
+                let counted = match stopped {
+                    Some(_) => shared[i].received_at_stop.load(Ordering::Relaxed),
+                    None => delivered,
+                };
                 FlowReport {
                     flow: i,
                     delivered_bytes: delivered,
@@ -1291,7 +1295,7 @@ fn send(flow: SenderFlow, clock: Clock) {
     }
     let last = f.stop.unwrap_or(end).min(end);
     if now() >= last {
-        mark(&sh.stopped, now());
+        sh.note_stop(now());
         return;
     }
     let addr = std::net::SocketAddrV4::new(flow_addr(i), PORT);
@@ -1333,7 +1337,7 @@ fn send(flow: SenderFlow, clock: Clock) {
             Err(_) => break,
         }
     }
-    mark(&sh.stopped, now());
+    sh.note_stop(now());
     let _ = s.shutdown(std::net::Shutdown::Write);
     if left == 0 {
         // A finite transfer completes when its last byte is acknowledged.
@@ -1396,7 +1400,7 @@ fn send_udp(
     let (Ok(ca), Ok(sock)) =
         (f.algorithm(), crate::udp::sender_socket((flow_addr(i), crate::udp::PORT).into()))
     else {
-        mark(&sh.stopped, now());
+        sh.note_stop(now());
         return;
     };
     let mut snd = cclab_sim::tcp::TcpSender::new(i as u32, ca, f.tcp.clone(), f.bytes);
@@ -1407,7 +1411,7 @@ fn send_udp(
             *g = Some(crate::udp::sample_of(snd, i, t));
         }
     });
-    mark(&sh.stopped, now());
+    sh.note_stop(now());
     sh.retransmits.store(snd.stats().retransmits, Ordering::Relaxed);
     sh.timeouts.store(snd.stats().timeouts, Ordering::Relaxed);
     sh.probes.store(snd.stats().probes, Ordering::Relaxed);

@@ -334,7 +334,7 @@ pub struct GroupShare {
 /// Payload bytes each flow's sender transmitted, retransmissions included (the send rate's
 /// numerator), read from a simulation at its end.
 pub fn sent_bytes(sim: &Simulation) -> Vec<u64> {
-    (0..sim.flow_count()).map(|i| sim.sender(i).payload_bytes_sent()).collect()
+    (0..sim.flow_count()).map(|i| sim.payload_bytes_sent(i)).collect()
 }
 
 /// Puts the metrics of a run together. `sent_bytes` per flow is known for simulated

@@ -42,10 +42,12 @@ pub fn max_flow_samples(flows: &[FlowConfig], duration: Duration, interval: Dura
         .map(|f| {
             let start = f.start.as_nanos();
             let end = f.stop.map_or(duration.as_nanos(), |s| s.as_nanos().min(duration.as_nanos()));
+            // The run's end is an instant too where the interval does not divide it.
+            let last = u64::from(end == duration.as_nanos() && end % iv != 0);
             if end < start {
                 0
             } else {
-                end / iv - start.div_ceil(iv) + 1
+                end / iv - start.div_ceil(iv) + 1 + last
             }
         })
         .fold(0u64, u64::saturating_add)

@@ -471,18 +471,19 @@ fn a_larger_c_set_mid_epoch_grows_faster() {
                     && samples[k].ssthresh_pkts < samples[k - 1].ssthresh_pkts
             })
             .collect();
-        let plateau = |at: usize| {
+        // Within its own epoch: up to the next loss, whose W_max is another.
+        let plateau = |k: usize| {
+            let (at, next) = (losses[k], losses.get(k + 1).copied().unwrap_or(samples.len()));
             let w_max = cc(samples[at], "w_max");
-            let reduced =
-                at + samples[at..].iter().position(|s| (s.cwnd_pkts as f64) < w_max).unwrap();
-            let past = samples[reduced..].iter().find(|s| s.cwnd_pkts as f64 > w_max + 2.0);
+            let epoch = &samples[at..next];
+            let reduced = epoch.iter().position(|s| (s.cwnd_pkts as f64) < w_max).unwrap();
+            let past = epoch[reduced..].iter().find(|s| s.cwnd_pkts as f64 > w_max + 2.0);
             (samples[at].time.as_secs_f64(), w_max, past)
         };
-        let (t_loss, w_max, past) = losses
-            .iter()
-            .map(|&at| plateau(at))
+        let (t_loss, w_max, past) = (0..losses.len())
+            .map(plateau)
             .find(|(_, _, past)| past.is_some())
-            .unwrap_or_else(|| plateau(losses[0]));
+            .unwrap_or_else(|| plateau(0));
         // cubic-2008's fast convergence keeps its W_max above the next loss's window here:
         // it never gets past the plateau.
         assert!(past.is_some() || cc_name == "cubic-2008", "{cc_name} never passed W_max");

@@ -447,10 +447,13 @@ fn upload_part_pid(name: &str) -> Option<u32> {
     pid.parse().ok()
 }
 
+/// The errors of a disk with no room left: full, or over the user's quota.
+const DISK_FULL: [i32; 2] = [libc::ENOSPC, libc::EDQUOT];
+
 /// A failed write of the store's, said as `what` failed: a full disk is a 507 as the
 /// limit's refusals are (the client can make room), anything else the server's fault.
 fn io_error(what: &str, e: std::io::Error) -> ApiError {
-    if e.kind() == std::io::ErrorKind::StorageFull {
+    if e.raw_os_error().is_some_and(|code| DISK_FULL.contains(&code)) {
         return ApiError::no_room(format!(
             "{what}: the disk is full ({e}); delete saved runs or uploaded traces to make room"
         ));
@@ -463,8 +466,8 @@ fn io_error(what: &str, e: std::io::Error) -> ApiError {
 /// are; any other is `otherwise`'s. The words are the operating system's own, as the
 /// writer quotes them ("No space left on device (os error 28)").
 fn writer_error(message: String, otherwise: fn(String) -> ApiError) -> ApiError {
-    let full = [libc::ENOSPC, libc::EDQUOT].map(std::io::Error::from_raw_os_error);
-    if full.iter().any(|e| message.contains(&e.to_string())) {
+    let said = |code| std::io::Error::from_raw_os_error(code).to_string();
+    if DISK_FULL.iter().any(|&code| message.contains(&said(code))) {
         return ApiError::no_room(format!(
             "{message}; the disk is full: delete saved runs or uploaded traces to make room"
         ));
@@ -514,6 +517,22 @@ fn compare_dir(results: &Path, a: &str, b: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A full disk or quota is the client's to mend (507), in the writer's words or as an
+    /// error of the store's own; anything else keeps its status.
+    #[test]
+    fn a_full_disk_or_quota_is_a_507() {
+        let said =
+            |code| format!("cannot write results: {}", std::io::Error::from_raw_os_error(code));
+        for code in DISK_FULL {
+            assert_eq!(writer_error(said(code), ApiError::internal).status.as_u16(), 507);
+            let e = io_error("cannot save", std::io::Error::from_raw_os_error(code));
+            assert_eq!(e.status.as_u16(), 507);
+        }
+        assert_eq!(writer_error(said(libc::EACCES), ApiError::bad).status.as_u16(), 400);
+        let e = io_error("cannot save", std::io::Error::from_raw_os_error(libc::EACCES));
+        assert_eq!(e.status.as_u16(), 500);
+    }
 
     #[test]
     fn work_files_are_told_by_their_names() {

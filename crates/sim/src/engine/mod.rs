@@ -96,10 +96,11 @@ pub struct Simulation {
     /// (`prefetch.rs`): only when the flows' state is too big to stay in the caches (see
     /// [`prefetch::worth_it`]); with 100 flows the prefetches cost more than they save.
     prefetch: bool,
-    /// Each flow's bytes delivered by its `stop`, once it has stopped: its goodput's
-    /// numerator, as the stop ends its active time (what it had in flight arrives later).
-    /// Kept apart from `Flow`, which the packet path reads.
-    delivered_by_stop: Vec<Option<u64>>,
+    /// Each flow's payload bytes delivered and sent by its `stop`, once it has stopped:
+    /// its goodput's and send rate's numerators, as the stop ends its active time (what
+    /// it had in flight arrives later, and may be resent). Kept apart from `Flow`, which
+    /// the packet path reads.
+    by_stop: Vec<Option<(u64, u64)>>,
 }
 
 impl Simulation {
@@ -143,18 +144,8 @@ impl Simulation {
         let capacity_bytes = LinkSchedule::capacity_bytes(&cfg.bottleneck.rate, end);
         let samples = FlowSamples::default();
         let prefetch = prefetch::worth_it(flows.len());
-        let delivered_by_stop = vec![None; flows.len()];
-        Ok(Simulation {
-            cfg,
-            net,
-            flows,
-            cross,
-            end,
-            capacity_bytes,
-            samples,
-            prefetch,
-            delivered_by_stop,
-        })
+        let by_stop = vec![None; flows.len()];
+        Ok(Simulation { cfg, net, flows, cross, end, capacity_bytes, samples, prefetch, by_stop })
     }
 
     /// Runs to the end and returns the report.
@@ -262,7 +253,8 @@ impl Simulation {
             }
             Kind::FlowStop(f) => {
                 let fl = &mut self.flows[f as usize];
-                self.delivered_by_stop[f as usize] = Some(fl.receiver.delivered_bytes());
+                let counts = (fl.receiver.delivered_bytes(), fl.sender.payload_bytes_sent());
+                self.by_stop[f as usize] = Some(counts);
                 fl.sender.close();
             }
             Kind::Cross(i) => self.cross::<LOG>(i as usize),
@@ -483,6 +475,12 @@ impl Simulation {
     /// Flow `i`'s sender (read-only), for tests and inspection.
     pub fn sender(&self, i: usize) -> &TcpSender {
         &self.flows[i].sender
+    }
+
+    /// Payload bytes flow `i` sent while active, retransmissions included (the send
+    /// rate's numerator): up to its stop once it has stopped.
+    pub fn payload_bytes_sent(&self, i: usize) -> u64 {
+        self.by_stop[i].map_or_else(|| self.flows[i].sender.payload_bytes_sent(), |(_, sent)| sent)
     }
 
     /// How many flows the simulation has (`count` expanded).

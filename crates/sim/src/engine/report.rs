@@ -37,7 +37,7 @@ impl Simulation {
                     flow: i,
                     delivered_bytes: delivered,
                     goodput_bps: FlowReport::goodput_bps(
-                        self.delivered_by_stop[i].unwrap_or(delivered),
+                        self.by_stop[i].map_or(delivered, |(by_stop, _)| by_stop),
                         fl.start,
                         [fl.stop, st.completed_at],
                         now,

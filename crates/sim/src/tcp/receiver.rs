@@ -32,7 +32,7 @@
 
 use super::rcv_buffer::ReceiveBuffer;
 use super::sack_blocks::SackBlocks;
-use super::{release_if_empty, Ack, Segment};
+use super::{release_if_empty, Ack, Segment, MAX_SACK_BLOCKS};
 use crate::config::DelayedAck;
 use cclab_cc::LossRecovery;
 use cclab_units::{Duration, Time};
@@ -245,9 +245,16 @@ impl TcpReceiver {
         }
         let in_order = s == self.rcv_nxt;
         // A compressed ACK waiting leaves before this segment changes a block it might
-        // otherwise never report (`sack_blocks.rs`).
-        let flushed = (!in_order && self.compressed > 0 && self.sack_blocks.flush_due((s, s + 1)))
-            .then(|| self.make_ack(now));
+        // otherwise never report (`sack_blocks.rs`). Linux keeps blocks for SACK flows only.
+        let mut flushed = None;
+        if !in_order && self.sack {
+            let waiting = self.compressed > 0;
+            let mut carried = None;
+            self.sack_blocks.on_out_of_order((s, s + 1), |b| {
+                carried = waiting.then(|| b.reported());
+            });
+            flushed = carried.map(|blocks| self.early_ack(now, blocks));
+        }
         let held = if had_ooo { self.held_segments() } else { 0 };
         if self.buffer.on_segment(now, seg.payload, seg.tsecr, in_order, held, self.sack) {
             self.quick |= 1; // `tcp_grow_window`
@@ -269,7 +276,7 @@ impl TcpReceiver {
                 self.ooo.drain(..merged);
                 release_if_empty(&mut self.ooo);
             }
-            if had_ooo {
+            if had_ooo && self.sack {
                 self.sack_blocks.on_advance(self.rcv_nxt, self.ooo.is_empty());
             }
             self.buffer.on_read(now, self.delivered_bytes(), self.ooo_bytes());
@@ -428,8 +435,6 @@ impl TcpReceiver {
     }
 
     fn insert_ooo(&mut self, s: u32) {
-        // A held segment again still changes the SACK blocks' order (Linux's `add_sack`).
-        self.sack_blocks.on_out_of_order((s, s + 1));
         // Find the first range ending at or after s.
         let i = self.ooo.partition_point(|&(_, b)| b < s);
         if i < self.ooo.len() && self.ooo[i].0 <= s && s < self.ooo[i].1 {
@@ -464,6 +469,28 @@ impl TcpReceiver {
 
     /// The ACK sent at `now` for what has arrived.
     fn make_ack(&mut self, now: Time) -> Ack {
+        let blocks = self.sack_blocks.reported();
+        self.ack_with(now, blocks)
+    }
+
+    /// A compressed ACK sent before its segment is taken in (see `sack_blocks.rs`),
+    /// carrying `blocks`; the application's reads due by now are counted first, as for
+    /// any ACK its timer sends.
+    #[cold]
+    #[inline(never)]
+    fn early_ack(&mut self, now: Time, blocks: ([(u32, u32); MAX_SACK_BLOCKS], u8)) -> Ack {
+        if let Some(r) = &mut self.reader {
+            r.catch_up(now);
+        }
+        self.ack_with(now, blocks)
+    }
+
+    /// The ACK sent at `now` with these SACK blocks.
+    fn ack_with(
+        &mut self,
+        now: Time,
+        (sacks, n_sacks): ([(u32, u32); MAX_SACK_BLOCKS], u8),
+    ) -> Ack {
         let window = if self.advertises { self.advertise_window() } else { 0 };
         // Any ACK covers what waited for either timer (`tcp_event_ack_sent`).
         self.unacked = 0;
@@ -471,7 +498,6 @@ impl TcpReceiver {
         self.delack_deadline = None;
         self.compressed = 0;
         self.compress_deadline = None;
-        let (sacks, n_sacks) = self.sack_blocks.reported();
         let (ack, tsecr) = (self.rcv_nxt, self.ts_recent);
         Ack { flow: self.flow, ack, sacks, n_sacks, window, tsecr, tsval: now }
     }
@@ -709,7 +735,8 @@ mod tests {
         assert!(r.on_data(t, &seg(18, 0)).is_none(), "compressed: 18 extends the first");
         let a = r.on_data(t, &seg(20, 0)).expect("20 would start a block behind two others");
         assert_eq!(a.sack_blocks(), &[(17, 19), (15, 16), (13, 14)], "sent without 20");
-        assert!(!r.flushed() || r.take_second_ack().is_none(), "20 itself waits");
+        assert!(r.flushed());
+        assert!(r.take_second_ack().is_none(), "20 itself waits");
         assert!(r.delack_deadline().is_some(), "for the compressed ACK's timer");
         let b = r.on_delack_timer(t + Duration::from_millis(1)).expect("the timer's ACK");
         assert_eq!(b.sack_blocks(), &[(20, 21), (17, 19), (15, 16)]);

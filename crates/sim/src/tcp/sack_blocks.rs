@@ -46,23 +46,22 @@ impl SackBlocks {
         self.len as usize
     }
 
-    /// A segment `seg` arrived out of order (held already or not). Returns whether a
-    /// compressed ACK waiting now must leave first, with the blocks as they were.
-    pub(super) fn flush_due(&self, seg: (u32, u32)) -> bool {
-        let touched = (0..self.len()).find(|&i| {
-            let b = self.blocks[i];
-            seg.0 <= b.1 && b.0 <= seg.1
-        });
-        touched.unwrap_or(self.len()) >= BLOCKS_EXPECTED
-    }
-
-    /// Records `seg`, held out of order: its block moves to the front.
-    pub(super) fn on_out_of_order(&mut self, seg: (u32, u32)) {
+    /// Records `seg`, held out of order (held already or not): its block moves to the
+    /// front. Where a compressed ACK waiting must leave first, `flush` is called with the
+    /// blocks it carries: as Linux has them at that point, a block the segment extends
+    /// already extended but not yet moved, a new block not yet there.
+    pub(super) fn on_out_of_order(&mut self, seg: (u32, u32), flush: impl FnOnce(&SackBlocks)) {
         let n = self.len();
         if let Some(i) = (0..n).find(|&i| extend(&mut self.blocks[i], seg)) {
+            if i >= BLOCKS_EXPECTED {
+                flush(self);
+            }
             self.blocks[..=i].rotate_right(1);
             self.coalesce_front();
             return;
+        }
+        if n >= BLOCKS_EXPECTED {
+            flush(self);
         }
         let kept = n.min(TCP_NUM_SACKS - 1);
         self.blocks[..=kept].rotate_right(1);
@@ -122,34 +121,41 @@ mod tests {
     fn the_latest_block_comes_first_and_a_fifth_pushes_the_oldest_out() {
         let mut s = SackBlocks::default();
         for seq in [2, 4, 6, 8, 10] {
-            s.on_out_of_order((seq, seq + 1));
+            s.on_out_of_order((seq, seq + 1), |_| {});
         }
         assert_eq!(blocks(&s), [(10, 11), (8, 9), (6, 7), (4, 5)]);
         // Extending the third block moves it to the front.
-        s.on_out_of_order((7, 8));
+        s.on_out_of_order((7, 8), |_| {});
         assert_eq!(blocks(&s), [(6, 9), (10, 11), (4, 5)], "6-7 and 8-9 joined by 7");
         assert_eq!(s.reported(), ([(6, 9), (10, 11), (4, 5)], 3));
+    }
+
+    /// The blocks `seg` makes a waiting ACK carry, if it makes one leave.
+    fn flushed_by(s: &mut SackBlocks, seg: (u32, u32)) -> Option<Vec<(u32, u32)>> {
+        let mut carried = None;
+        s.on_out_of_order(seg, |b| carried = Some(blocks(b)));
+        carried
     }
 
     #[test]
     fn an_ack_is_due_before_a_block_behind_the_first_two_changes() {
         let mut s = SackBlocks::default();
-        assert!(!s.flush_due((2, 3)), "no block yet");
-        s.on_out_of_order((2, 3));
-        assert!(!s.flush_due((4, 5)), "a second block");
-        s.on_out_of_order((4, 5));
-        assert!(!s.flush_due((3, 4)), "the first block grows");
-        assert!(s.flush_due((6, 7)), "a third block would push the second to third place");
-        s.on_out_of_order((6, 7));
-        assert!(s.flush_due((2, 3)), "a held segment of the third block again");
-        assert!(!s.flush_due((7, 8)), "the front block grows");
+        assert_eq!(flushed_by(&mut s, (2, 3)), None, "no block yet");
+        assert_eq!(flushed_by(&mut s, (4, 5)), None, "a second block");
+        assert_eq!(flushed_by(&mut s, (5, 6)), None, "the first block grows");
+        // A third block would push the second to third place: the ACK leaves without it.
+        assert_eq!(flushed_by(&mut s, (8, 9)), Some(vec![(4, 6), (2, 3)]));
+        // Extending the third block: the ACK carries it extended, in its old place.
+        assert_eq!(flushed_by(&mut s, (1, 2)), Some(vec![(8, 9), (4, 6), (1, 3)]));
+        assert_eq!(blocks(&s), [(1, 3), (8, 9), (4, 6)]);
+        assert_eq!(flushed_by(&mut s, (9, 10)), None, "the second block grows");
     }
 
     #[test]
     fn blocks_that_rcv_nxt_covers_go() {
         let mut s = SackBlocks::default();
         for seq in [3, 6, 9] {
-            s.on_out_of_order((seq, seq + 1));
+            s.on_out_of_order((seq, seq + 1), |_| {});
         }
         s.on_advance(7, false);
         assert_eq!(blocks(&s), [(9, 10)]);

@@ -260,22 +260,33 @@ export class ScenarioForm {
     return gone.length ? `scheduled ${gone.length === 1 ? "change" : "changes"} dropped: ${gone.join(", ")}` : "";
   }
 
-  /** Removes flow entry `i` and its scheduled changes; later flows' changes follow
-   *  their flows' new numbers. Says what happened to the changes, or "". */
+  /** Removes flow entry `i` and its scheduled changes; later flows' changes, and a
+   *  `[metrics] reference` given as a flow number, follow their flows' new numbers.
+   *  Says what happened to them, or "". */
   removeFlow(i) {
     const block = flowNumbers(this.doc.flows, i);
     const changes = this.doc.changes || [];
+    const metrics = this.doc.metrics;
+    const numbered = metrics && Number.isInteger(metrics.reference);
     this.doc.flows.splice(i, 1);
-    if (!changes.length) return "";
-    if (!block) return "the scheduled changes keep their flow numbers (the form cannot count flows drawn by arrivals): check them";
+    if (!changes.length && !numbered) return "";
+    if (!block) return "the scheduled changes and the metrics' reference keep their flow numbers (the form cannot count flows drawn by arrivals): check them";
     const end = block.first + block.count;
+    const said = [];
+    if (numbered && metrics.reference >= block.first && metrics.reference < end) {
+      said.push(`the metrics' reference (flow ${metrics.reference}) removed with it`);
+      delete metrics.reference;
+    } else if (numbered && metrics.reference >= end) {
+      metrics.reference -= block.count;
+      said.push(`the metrics' reference renumbered to flow ${metrics.reference}`);
+    }
+    if (!changes.length) return said.join("; ");
     const kept = changes.filter((c) => !(c.flow >= block.first && c.flow < end));
     let moved = 0;
     for (const c of kept) if (Number.isInteger(c.flow) && c.flow >= end) { c.flow -= block.count; moved++; }
     const gone = changes.length - kept.length;
     if (kept.length) this.doc.changes = kept; else delete this.doc.changes;
-    const said = [];
-    if (gone) said.push(`${gone} scheduled ${gone === 1 ? "change" : "changes"} of flow ${i} removed`);
+    if (gone) said.unshift(`${gone} scheduled ${gone === 1 ? "change" : "changes"} of flows[${i}] removed`);
     if (moved) said.push(`${moved === 1 ? "the change" : `the ${moved} changes`} of later flows renumbered`);
     return said.join("; ");
   }
