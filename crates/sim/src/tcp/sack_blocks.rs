@@ -25,7 +25,9 @@ const TCP_NUM_SACKS: usize = 4;
 /// the sender ("given that SACK packets might be lost, be conservative and use 2").
 const BLOCKS_EXPECTED: usize = 2;
 
-/// Segment ranges `[start, end)`, most recently changed first.
+/// Segment ranges `[start, end)`, most recently changed first. The places past `len`
+/// hold (0, 0), so that an ACK copies its first three places whole (every ACK takes
+/// them, in order or not: a copy of a length known only at run time costs a call).
 #[derive(Clone, Copy, Debug, Default)]
 pub(super) struct SackBlocks {
     blocks: [(u32, u32); TCP_NUM_SACKS],
@@ -77,6 +79,7 @@ impl SackBlocks {
             if extend(&mut self.blocks[0], other) {
                 let n = self.len();
                 self.blocks.copy_within(i + 1..n, i);
+                self.blocks[n - 1] = (0, 0);
                 self.len -= 1;
             } else {
                 i += 1;
@@ -87,7 +90,7 @@ impl SackBlocks {
     /// `rcv_nxt` moved: the blocks it covers go; all of them when nothing is held.
     pub(super) fn on_advance(&mut self, rcv_nxt: u32, nothing_held: bool) {
         if nothing_held {
-            self.len = 0;
+            *self = SackBlocks::default();
             return;
         }
         let mut kept = 0;
@@ -97,15 +100,15 @@ impl SackBlocks {
                 kept += 1;
             }
         }
+        self.blocks[kept..].fill((0, 0));
         self.len = kept as u8;
     }
 
     /// The blocks an ACK carries, in order, and how many.
+    #[inline]
     pub(super) fn reported(&self) -> ([(u32, u32); MAX_SACK_BLOCKS], u8) {
-        let mut out = [(0, 0); MAX_SACK_BLOCKS];
-        let n = self.len().min(MAX_SACK_BLOCKS);
-        out[..n].copy_from_slice(&self.blocks[..n]);
-        (out, n as u8)
+        let [a, b, c, _] = self.blocks;
+        ([a, b, c], self.len.min(MAX_SACK_BLOCKS as u8))
     }
 }
 
@@ -114,6 +117,7 @@ mod tests {
     use super::*;
 
     fn blocks(s: &SackBlocks) -> Vec<(u32, u32)> {
+        assert!(s.blocks[s.len()..].iter().all(|&b| b == (0, 0)), "{s:?}");
         s.blocks[..s.len()].to_vec()
     }
 
