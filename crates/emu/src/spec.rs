@@ -120,7 +120,33 @@ pub fn parse_direction(field: &str, spec: &str) -> Result<DirectionConfig, EmuEr
     if let Some(q) = with_params(field, qdisc, &qdisc_params)? {
         cfg.qdisc = q;
     }
+    check_red_reaches(field, &cfg)?;
     Ok(cfg)
+}
+
+/// The smallest packet the emulator may queue: a pure ACK's IPv4 and TCP headers. A
+/// buffer in bytes is counted in these, so that only a RED that could never drop early
+/// whatever the traffic is refused.
+const SMALLEST_PACKET: u64 = 40;
+
+/// RED must be able to drop early in the buffer given (the simulator's rule,
+/// [`cclab_sim::validate::red_never_drops_early`]).
+fn check_red_reaches(field: &str, cfg: &DirectionConfig) -> Result<(), EmuError> {
+    let Qdisc::Red(red) = &cfg.qdisc else { return Ok(()) };
+    let (most, buffer) = match cfg.buffer {
+        Buffer::Packets(n) => (n, format!("{n}pkt")),
+        Buffer::Bytes(b) => {
+            let most = b / SMALLEST_PACKET;
+            (most, format!("{b} bytes, at most {most} packets of {SMALLEST_PACKET} bytes"))
+        }
+    };
+    match cclab_sim::validate::red_never_drops_early(red.min_th, most) {
+        None => Ok(()),
+        Some(why) => Err(EmuError::Config(format!(
+            "{field}: red_min_th \"{}\": RED would never drop early: in buffer = {buffer} {why}",
+            red.min_th
+        ))),
+    }
 }
 
 /// `<n>pkt` or a size of at least one packet.
@@ -256,6 +282,21 @@ mod tests {
         let m = msg("rate=1Mbps,trace=/work/shared/traces/12mbps.trace");
         assert!(m.contains("trace after rate: give either rate or trace, not both"), "{m}");
         // The simulator's range of rates (`1bps` was taken).
+        // RED that could never drop early: ns-2's min_th of 5 packets in a buffer of 6.
+        let m = msg("10Mbps,buffer=6pkt,qdisc=red");
+        assert!(
+            m.contains("--uplink: red_min_th \"5\": RED would never drop early: in buffer = 6pkt"),
+            "{m}"
+        );
+        assert!(m.contains("allowed: min_th below 5 packets, or a larger buffer"), "{m}");
+        let m = msg("10Mbps,buffer=2pkt,qdisc=red,red_min_th=0");
+        assert!(m.contains("allowed: a buffer of at least 3 packets"), "{m}");
+        // Counted in the smallest packets, a buffer in bytes refuses only what no traffic
+        // could reach: 1500 bytes hold 37 ACKs.
+        assert!(parse_direction("--uplink", "10Mbps,buffer=1500B,qdisc=red").is_ok());
+        let m = msg("10Mbps,buffer=1500B,qdisc=red,red_min_th=36,red_max_th=40");
+        assert!(m.contains("in buffer = 1500 bytes, at most 37 packets of 40 bytes"), "{m}");
+        assert!(parse_direction("--uplink", "10Mbps,buffer=7pkt,qdisc=red").is_ok());
         let m = msg("1bps");
         assert!(m.contains("rate \"1bps\" is not in range; allowed: 1Kbps to 1000Gbps"), "{m}");
         let m = msg("10Mbps,delay=5ms,delay=10ms");

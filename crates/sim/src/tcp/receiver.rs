@@ -76,11 +76,8 @@ pub struct TcpReceiver {
     ooo: Vec<(u32, u32)>,
     /// The SACK blocks the ACKs report, most recently changed first.
     sack_blocks: SackBlocks,
-    /// Whether the ACK [`Self::on_data`] returned last was a compressed ACK that had to
-    /// leave before its segment changed the blocks (see `sack_blocks.rs`), and the ACK
-    /// that segment itself called for at once, if any, for the caller to send after it.
-    flushed: bool,
-    second_ack: Option<Ack>,
+    /// What follows the ACK [`Self::on_data`] returned last.
+    follow_up: FollowUp,
     /// Full segments received since the last ACK sent.
     unacked: u32,
     /// Quick ACKs owed (`icsk_ack.quick`): each ACK sent pays one.
@@ -104,6 +101,17 @@ fn earlier(a: Option<Time>, b: Option<Time>) -> Option<Time> {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),
     }
+}
+
+/// What follows the ACK [`Receiver::on_data`] returned.
+#[derive(Clone, Debug)]
+enum FollowUp {
+    /// Nothing: that ACK was the segment's own, or none was sent.
+    Nothing,
+    /// That ACK was a compressed ACK that had to leave before its segment changed the
+    /// blocks (see `sack_blocks.rs`); the segment's own ACK, if it called for one at once,
+    /// is for the caller to send after it.
+    AfterFlush(Option<Ack>),
 }
 
 /// The receiving application that takes `delay` to read: it wakes `delay` after the
@@ -169,8 +177,7 @@ impl TcpReceiver {
             rcv_wup: 0,
             ooo: Vec::new(),
             sack_blocks: SackBlocks::default(),
-            flushed: false,
-            second_ack: None,
+            follow_up: FollowUp::Nothing,
             unacked: 0,
             quick: QUICKACKS,
             delack_deadline: None,
@@ -311,8 +318,7 @@ impl TcpReceiver {
         match flushed {
             None => own,
             Some(first) => {
-                self.flushed = true;
-                self.second_ack = own;
+                self.follow_up = FollowUp::AfterFlush(own);
                 Some(first)
             }
         }
@@ -323,13 +329,15 @@ impl TcpReceiver {
     /// once, is then [`Self::take_second_ack`]'s, and a timer may have been armed for it.
     #[inline]
     pub fn flushed(&self) -> bool {
-        self.flushed
+        matches!(self.follow_up, FollowUp::AfterFlush(_))
     }
 
     /// The ACK of a flushing segment itself, once.
     pub fn take_second_ack(&mut self) -> Option<Ack> {
-        self.flushed = false;
-        self.second_ack.take()
+        match std::mem::replace(&mut self.follow_up, FollowUp::Nothing) {
+            FollowUp::AfterFlush(own) => own,
+            FollowUp::Nothing => None,
+        }
     }
 
     /// The ACK for a segment that arrived at `now`: sent if `send`, else left to the

@@ -110,6 +110,11 @@ function flowNumbers(flows, i) {
   return null;
 }
 
+/** Whether flow number `n` is one of the block's (`flowNumbers`). */
+function inBlock(block, n) {
+  return n >= block.first && n < block.first + block.count;
+}
+
 /** The TCP-level settings a change may make besides an algorithm's parameters. */
 const CHANGE_TCP_KEYS = ["rto_min", "initcwnd"];
 
@@ -251,7 +256,7 @@ export class ScenarioForm {
     if (!block || !changes.length) return "";
     const gone = [];
     this.doc.changes = changes.filter((c) => {
-      if (!(c.flow >= block.first && c.flow < block.first + block.count) || !c.set) return true;
+      if (!inBlock(block, c.flow) || !c.set) return true;
       const dropped = Object.keys(c.set).filter((k) => !keep(k));
       for (const k of dropped) { delete c.set[k]; gone.push(`${k} at ${c.at}`); }
       return Object.keys(c.set).length > 0;
@@ -273,7 +278,7 @@ export class ScenarioForm {
     if (!block) return "the scheduled changes and the metrics' reference keep their flow numbers (the form cannot count flows drawn by arrivals): check them";
     const end = block.first + block.count;
     const said = [];
-    if (numbered && metrics.reference >= block.first && metrics.reference < end) {
+    if (numbered && inBlock(block, metrics.reference)) {
       said.push(`the metrics' reference (flow ${metrics.reference}) removed with it`);
       delete metrics.reference;
     } else if (numbered && metrics.reference >= end) {
@@ -281,7 +286,7 @@ export class ScenarioForm {
       said.push(`the metrics' reference renumbered to flow ${metrics.reference}`);
     }
     if (!changes.length) return said.join("; ");
-    const kept = changes.filter((c) => !(c.flow >= block.first && c.flow < end));
+    const kept = changes.filter((c) => !inBlock(block, c.flow));
     let moved = 0;
     for (const c of kept) if (Number.isInteger(c.flow) && c.flow >= end) { c.flow -= block.count; moved++; }
     const gone = changes.length - kept.length;
