@@ -121,6 +121,22 @@ impl ParamSpec {
         }
     }
 
+    /// The value a command line writes as text: a number, or for a switch `true`/`false`
+    /// in any case (also `on`/`off` and `yes`/`no`, as sysfs and `ip` take them). Not
+    /// checked against the range ([`Self::check`] does that); `None` where the text is
+    /// neither.
+    pub fn parse_text(&self, text: &str) -> Option<f64> {
+        let t = text.trim();
+        if self.kind == ParamKind::Bool {
+            match t.to_ascii_lowercase().as_str() {
+                "true" | "on" | "yes" => return Some(1.0),
+                "false" | "off" | "no" => return Some(0.0),
+                _ => {}
+            }
+        }
+        t.parse().ok()
+    }
+
     /// Checks `value` against kind and range.
     pub fn check(&self, algorithm: &str, value: f64) -> Result<f64, ParamError> {
         let bad = || ParamError::OutOfRange {

@@ -366,19 +366,8 @@ pub fn run_udp(args: &UdpArgs) -> Result<(), EmuError> {
             args.bytes.as_deref().unwrap_or_default()
         )));
     }
-    let mut params = Vec::new();
-    for p in &args.params {
-        let (k, v) = p
-            .split_once('=')
-            .ok_or_else(|| EmuError::Config(format!("--param: \"{p}\" is not NAME=VALUE")))?;
-        let v: f64 = v
-            .trim()
-            .parse()
-            .map_err(|_| EmuError::Config(format!("--param {k}: \"{v}\" is not a number")))?;
-        params.push((k.trim().to_string(), v));
-    }
     // Checked before anything is created.
-    crate::udp::algorithm(&args.cc, &params)?;
+    let params = udp_params(&args.cc, &args.params)?;
     let mut csv = args.csv.as_deref().map(StagedCsv::create).transpose()?;
     netns::preflight()?;
     netns::reap();
@@ -462,6 +451,32 @@ impl Drop for StagedCsv {
 
 /// The flow's samples as CSV (`--csv`): the simulator's flows.csv columns, then the
 /// retransmit count and the algorithm's own variables.
+/// `--param NAME=VALUE`s for the algorithm `cc`: parameters it has, each with a value of
+/// its kind (a number, or `true`/`false` for a switch) in its range. Errors name the
+/// parameter, the value and what is allowed.
+fn udp_params(cc: &str, given: &[String]) -> Result<Vec<(String, f64)>, EmuError> {
+    let algo = crate::udp::algorithm(cc, &[])?;
+    let mut params = Vec::new();
+    for p in given {
+        let (k, v) = p
+            .split_once('=')
+            .ok_or_else(|| EmuError::Config(format!("--param: \"{p}\" is not NAME=VALUE")))?;
+        let spec = algo.spec(k.trim()).map_err(|e| EmuError::Config(format!("--param: {e}")))?;
+        let value = spec.parse_text(v).ok_or_else(|| {
+            EmuError::Config(format!(
+                "--param {}: \"{}\" is not valid; allowed: {}",
+                spec.name,
+                v.trim(),
+                spec.allowed()
+            ))
+        })?;
+        params.push((spec.name.to_string(), value));
+    }
+    // The ranges.
+    crate::udp::algorithm(cc, &params)?;
+    Ok(params)
+}
+
 fn write_samples_csv(p: &std::path::Path, r: &crate::udp::UdpRun) -> Result<(), EmuError> {
     let mut text = String::from(
         "time_s,flow,cwnd_pkts,ssthresh_pkts,srtt_ms,inflight_pkts,delivered_bytes,retransmits",
@@ -624,5 +639,33 @@ mod tests {
         assert!(e.contains("--duration") && e.contains("\"0s\"") && e.contains("positive"), "{e}");
         let e = udp(&["--bytes", "0B"]);
         assert!(e.contains("--bytes") && e.contains("\"0B\"") && e.contains("at least 1B"), "{e}");
+    }
+
+    #[test]
+    fn udp_params_take_switches_as_true_or_false_and_name_what_is_allowed() {
+        let params = |cc: &str, given: &[&str]| {
+            let given: Vec<String> = given.iter().map(|s| s.to_string()).collect();
+            udp_params(cc, &given).map_err(|e| e.to_string())
+        };
+        // The words the errors and `cclab algorithms` give for a switch are taken.
+        let p = params("cubic", &["hystart=true", "fast_convergence=FALSE", "beta=0.5"]).unwrap();
+        assert_eq!(
+            p,
+            [("hystart".into(), 1.0), ("fast_convergence".into(), 0.0), ("beta".into(), 0.5)]
+        );
+        assert_eq!(params("tuner", &["hystart=0"]).unwrap(), [("hystart".into(), 0.0)]);
+        let e = params("cubic", &["hystart=maybe"]).unwrap_err();
+        assert!(
+            e.contains("--param hystart: \"maybe\" is not valid; allowed: true or false"),
+            "{e}"
+        );
+        let e = params("cubic", &["beta=high"]).unwrap_err();
+        assert!(e.contains("--param beta: \"high\" is not valid; allowed:"), "{e}");
+        let e = params("cubic", &["hystart=2"]).unwrap_err();
+        assert!(e.contains("\"hystart\" = 2 is out of range"), "{e}");
+        let e = params("cubic", &["gamma=1"]).unwrap_err();
+        assert!(e.contains("no parameter \"gamma\""), "{e}");
+        let e = params("cubic", &["beta"]).unwrap_err();
+        assert!(e.contains("\"beta\" is not NAME=VALUE"), "{e}");
     }
 }

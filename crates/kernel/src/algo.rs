@@ -207,12 +207,7 @@ pub fn parse_value(spec: &ParamSpec, algo: &str, text: &str) -> Result<f64, Erro
             spec.allowed()
         ))
     };
-    // Switches in any case (TRUE, On), as sysfs and ip take them.
-    match (spec.kind, t.to_ascii_lowercase().as_str()) {
-        (ParamKind::Bool, "true" | "on" | "yes") => Ok(1.0),
-        (ParamKind::Bool, "false" | "off" | "no") => Ok(0.0),
-        _ => t.parse::<f64>().map_err(|_| bad()),
-    }
+    spec.parse_text(t).ok_or_else(bad)
 }
 
 /// Formats a stored value for display.

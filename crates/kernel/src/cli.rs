@@ -20,22 +20,37 @@ pub struct Args {
 #[derive(Debug, Subcommand)]
 pub enum Cmd {
     /// Register algorithms (all by default); they stay registered after this command exits.
-    Load { algos: Vec<String> },
+    Load {
+        /// cclab's BPF algorithms: cclab_tuner, cclab_cubic_fit (or tuner, cubic-fit).
+        #[arg(value_name = "ALGO")]
+        algos: Vec<String>,
+    },
     /// Show which algorithms are loaded and their current parameters.
     List,
     /// Show the parameters of a loaded algorithm (and CUBIC-FIT's N, alpha, RTTs).
-    Get { algo: String },
+    Get {
+        /// cclab_tuner or cclab_cubic_fit (or tuner, cubic-fit).
+        algo: String,
+    },
     /// Change parameters of a loaded algorithm on running flows: `set cclab_tuner beta=0.5`.
     Set {
+        /// cclab_tuner or cclab_cubic_fit (or tuner, cubic-fit).
         algo: String,
+        /// Parameters and their values: numbers, or true/false for switches; `cclab
+        /// algorithms tuner` (or cubic-fit) names each parameter and what it allows.
         #[arg(required = true, value_name = "KEY=VALUE")]
         changes: Vec<String>,
     },
     /// Unregister algorithms (all by default) and remove their pins, also after a crash.
-    Unload { algos: Vec<String> },
+    Unload {
+        /// cclab's BPF algorithms: cclab_tuner, cclab_cubic_fit (or tuner, cubic-fit).
+        #[arg(value_name = "ALGO")]
+        algos: Vec<String>,
+    },
     /// Set the system default congestion control (any available one; cclab's by either
     /// name, e.g. tuner or cclab_tuner), remembering the old one.
     Default {
+        /// The algorithm to make the default (required unless --restore).
         #[arg(required_unless_present = "restore")]
         algo: Option<String>,
         /// Put back the default saved by the last `default ALGO`.

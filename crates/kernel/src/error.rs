@@ -49,7 +49,7 @@ impl fmt::Display for Error {
             Error::UnknownAlgorithm { name } => {
                 use crate::algo::Algo;
                 let names = |of: fn(Algo) -> &'static str| Algo::ALL.map(of).join(", ");
-                write!(f, "unknown kernel algorithm \"{name}\"; available: {} (or by cclab's own names: {})", names(Algo::name), names(Algo::reference))
+                write!(f, "\"{name}\" is not one of cclab's BPF algorithms: {} (or by cclab's own names: {}); the kernel's built-in algorithms, such as cubic, are not cclab's to load, unload or tune (tuner is CUBIC with its parameters tunable)", names(Algo::name), names(Algo::reference))
             }
             Error::Param(msg) => write!(f, "{msg}"),
             Error::Rejected { algo, message, log } => {
