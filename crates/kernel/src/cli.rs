@@ -83,7 +83,15 @@ fn algos(names: &[String]) -> Result<Vec<Algo>, Error> {
     if names.is_empty() {
         return Ok(Algo::ALL.to_vec());
     }
-    names.iter().map(|n| Algo::parse(n)).collect()
+    // Each once, in the order first given (`load tuner cclab_tuner` loads it once).
+    let mut algos: Vec<Algo> = Vec::new();
+    for n in names {
+        let a = Algo::parse(n)?;
+        if !algos.contains(&a) {
+            algos.push(a);
+        }
+    }
+    Ok(algos)
 }
 
 fn print_params(k: &Kernel, algo: Algo) -> Result<(), Error> {
@@ -170,8 +178,9 @@ pub fn run(args: Args) -> Result<(), Error> {
                     Ok(()) => {
                         outln(&format!("loaded {} (pinned at {})", a.name(), k.dir(a).display()))
                     }
-                    Err(Error::AlreadyLoaded { algo, pin }) => outln(&format!(
-                        "{algo} was already loaded (pinned at {pin}); left as it is"
+                    Err(Error::AlreadyLoaded { algo, .. }) => outln(&format!(
+                        "{algo} was already loaded (pinned at {}); left as it is",
+                        k.dir(a).display()
                     )),
                     Err(e) => return Err(e),
                 }
@@ -302,10 +311,17 @@ pub fn run(args: Args) -> Result<(), Error> {
                 if !changed.is_empty() {
                     outln("(undo: the same command with --restore instead of the new values)");
                 }
+                let none_changed = changed.is_empty() && !skipped.is_empty();
                 for (d, why) in skipped {
                     outln(&format!("skipped {d}: {why}"));
                 }
-                say_ipv6_left(&r);
+                say_ipv6_left(&r, true);
+                if none_changed {
+                    return Err(Error::Param(
+                        "no route changed: each route matched was skipped, for the reasons above"
+                            .into(),
+                    ));
+                }
             } else {
                 for ri in r.list()? {
                     let show = |v: Option<u64>, unit: &str| {
@@ -324,7 +340,7 @@ pub fn run(args: Args) -> Result<(), Error> {
                             .unwrap_or_default()
                     ));
                 }
-                say_ipv6_left(&r);
+                say_ipv6_left(&r, false);
             }
         }
     }
@@ -333,12 +349,15 @@ pub fn run(args: Args) -> Result<(), Error> {
 
 /// Notes the table's IPv6 routes, which `route` neither lists nor changes (not when one
 /// destination was asked for).
-fn say_ipv6_left(r: &Routes) {
+/// Notes the IPv6 routes `route` leaves out: left as they are by a change, not shown by
+/// a listing.
+fn say_ipv6_left(r: &Routes, changing: bool) {
     if r.dst.is_some() {
         return;
     }
     if let Ok(n @ 1..) = r.ipv6_routes() {
-        outln(&format!("note: the {n} IPv6 route(s) of table {} are left as they are: cclab kernel route changes IPv4 routes only", r.table));
+        let what = if changing { "left as they are" } else { "not shown" };
+        outln(&format!("note: the {n} IPv6 route(s) of table {} are {what}: cclab kernel route handles IPv4 routes only", r.table));
     }
 }
 

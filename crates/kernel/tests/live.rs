@@ -933,6 +933,18 @@ fn route_rto_min_and_initcwnd_set_and_restore_in_a_namespace() {
     assert_eq!(whys.iter().filter(|w| w.contains("cannot tell them apart")).count(), 2, "{whys:?}");
     assert!(whys.iter().any(|w| w.contains("\"flow\"")), "{whys:?}");
     assert_eq!(show(), routes_before);
+    // The command says it changed nothing, and fails (it used to exit 0).
+    let cmd = cclab_kernel::cli::Cmd::Route {
+        rto_min: Some("40ms".into()),
+        initcwnd: None,
+        dst: None,
+        table: "main".into(),
+        netns: Some(path.a.clone()),
+        restore: false,
+    };
+    let e = cclab_kernel::cli::run(cclab_kernel::cli::Args { cmd }).unwrap_err().to_string();
+    assert!(e.contains("no route changed: each route matched was skipped"), "{e}");
+    assert_eq!(show(), routes_before);
 }
 
 /// `kernel default` refuses a non-allowed algorithm only outside the initial namespace:
