@@ -101,6 +101,24 @@ def check_toml_tab_shows_errors(page):
     shot(page, "1b-toml-tab-error.png")
     page.fill("#toml", good)
     wait_for(page, "() => document.querySelector('#scenario-error').hidden", what="the TOML tab's error to clear")
+    # Text that does not parse: the form keeps the scenario as it last parsed and takes
+    # no edits, so that none writes it over the text (a user's test, 2026-12-07: an edit
+    # of the seed rewrote the text from the form, and a flow being typed was lost).
+    broken = good + '[[flows]]\ncc = "vegas"\nparams = { alpha = 3, beta = 6\n'
+    page.fill("#toml", broken)
+    wait_for(page, "() => document.querySelector('#form').inert && document.querySelector('[data-stale]')",
+             what="the form to stop taking edits")
+    page.click('.tabs button[data-tab="form"]')
+    print(f"form while the text does not parse: {page.text_content('[data-stale]')}")
+    assert "does not parse" in page.text_content("[data-stale]")
+    page.evaluate("""() => { const i = document.querySelector('[data-field="seed"]');
+                             i.value = '7'; i.dispatchEvent(new Event('input', { bubbles: true }));
+                             i.dispatchEvent(new Event('change', { bubbles: true })); }""")
+    assert page.input_value("#toml") == broken, "the text is as typed"
+    page.click('.tabs button[data-tab="toml"]')
+    page.fill("#toml", good)
+    wait_for(page, "() => !document.querySelector('#form').inert && !document.querySelector('[data-stale]')",
+             what="the form to follow the text again")
     page.click('.tabs button[data-tab="form"]')
 
 
@@ -530,11 +548,12 @@ def check_lost_connection_is_said(page):
     print(f"ended meanwhile: {page.text_content('#status')}; save: {page.text_content('#save-note')}")
 
 
-def check_only_this_servers_going_runs_are_watched_again(page):
+def check_only_this_servers_runs_are_watched_again(page):
     """A connection that comes back to another server process (restarted: it numbers its
     runs from 1 again, faked here by another instance in the page's run) says the run is
-    gone. A reload watches neither a run that ended meanwhile nor another server's run of
-    the same number (faked in the tab's sessionStorage); it starts idle and says why."""
+    gone. A reload does not watch another server's run of the same number (faked in the
+    tab's sessionStorage); it starts idle and says why. A run that ended is watched again
+    after a reload, so that its charts come back and an unsaved one can still be saved."""
     kept = page.evaluate("sessionStorage.getItem('cclab.run')")
     entry = json.loads(kept)
     instance = page.evaluate(f"fetch('/api/runs/{entry['id']}').then(r => r.json()).then(v => v.instance)")
@@ -544,17 +563,25 @@ def check_only_this_servers_going_runs_are_watched_again(page):
              what="a run of another server process to be said gone")
     assert page.evaluate("sessionStorage.getItem('cclab.run')") is None
     print(f"another server: {page.text_content('#status')}")
-    for instance, why in [(instance, "stopped while the page was away"), ("an-earlier-server", "server was restarted")]:
-        faked = json.dumps({**entry, "instance": instance})
-        page.evaluate(f"sessionStorage.setItem('cclab.run', {json.dumps(faked)})")
-        page.reload()
-        wait_for(page, "() => window.lab && window.lab.ready", what="the page to load again")
-        note = page.text_content("#run-note")
-        print(f"reload remembering run {entry['id']} of instance {instance[:8]}: {note}")
-        assert page.evaluate("window.lab.run === null"), "nothing watched"
-        assert page.text_content("#status") == "idle"
-        assert why in note, note
-        assert page.evaluate("sessionStorage.getItem('cclab.run')") is None
+    page.evaluate(f"sessionStorage.setItem('cclab.run', {json.dumps(kept)})")
+    page.reload()
+    wait_for(page, f"() => window.lab && window.lab.ready && window.lab.run && window.lab.run.id === {entry['id']} "
+                   "&& window.lab.run.state === 'stopped' && document.querySelector('#status').textContent.startsWith('stopped')",
+             what="the run that ended to be watched again after a reload")
+    assert page.is_disabled("#stop"), "nothing to stop"
+    assert page.text_content("#run-note") == "", page.text_content("#run-note")
+    assert page.evaluate("sessionStorage.getItem('cclab.run')") is not None, "still remembered"
+    print(f"reload remembering ended run {entry['id']}: {page.text_content('#status')}")
+    faked = json.dumps({**entry, "instance": "an-earlier-server"})
+    page.evaluate(f"sessionStorage.setItem('cclab.run', {json.dumps(faked)})")
+    page.reload()
+    wait_for(page, "() => window.lab && window.lab.ready", what="the page to load again")
+    note = page.text_content("#run-note")
+    print(f"reload remembering run {entry['id']} of another server: {note}")
+    assert page.evaluate("window.lab.run === null"), "nothing watched"
+    assert page.text_content("#status") == "idle"
+    assert "server was restarted" in note, note
+    assert page.evaluate("sessionStorage.getItem('cclab.run')") is None
 
 
 def check_run_limit_offers_runs_to_stop(page):
@@ -689,6 +716,38 @@ def check_switch_and_removal_keep_changes_valid(page):
     wait_checked(page)
 
 
+def check_count_and_meaning_follow_the_flows(page):
+    """A flow's count numbers the flows after it: changing it renumbers later flows'
+    scheduled changes and drops those of flows it no longer has. Switching cubic to
+    cubic-2008 drops beta, which there means the fraction given up instead of the one
+    kept. RED's gentle is a switch (the form sent the text "true", which was refused).
+    (A user's test, 2026-12-07.)"""
+    text = (SMALL_TOML.replace('cc = "reno"', 'cc = "cubic"\ncount = 3\nparams = { beta = 0.8 }')
+            + '[[flows]]\ncc = "reno"\nrtt = "60ms"\n'
+            + '[[changes]]\nat = "1s"\nflow = 2\nset = { beta = 0.5 }\n'
+            + '[[changes]]\nat = "2s"\nflow = 3\nset = { initcwnd = 4 }\n')
+    use_toml(page, text, "initcwnd = 4")
+    page.fill('[data-field="flows[0].count"]', "2")
+    page.dispatch_event('[data-field="flows[0].count"]', "change")
+    wait_for(page, "() => window.lab.toml.includes('flow = 2\\nset = { initcwnd = 4 }') && !window.lab.toml.includes('beta = 0.5')",
+             what="the changes to follow the new count")
+    note = page.text_content('[data-note="flows"]')
+    print(f"count 3 -> 2: {note}")
+    assert "1 scheduled change of flows[0] removed" in note and "the change of later flows renumbered" in note, note
+    wait_checked(page)
+    page.select_option('[data-field="flows[0].cc"]', "cubic-2008")
+    wait_for(page, "() => window.lab.toml.includes('cc = \"cubic-2008\"') && !window.lab.toml.includes('beta = 0.8')",
+             what="beta dropped with cubic -> cubic-2008")
+    note = page.text_content('[data-note="flows[0].params"]')
+    print(f"cubic -> cubic-2008: {note}")
+    assert "beta dropped: in cubic-2008 it means something else" in note, note
+    page.select_option('[data-field="bottleneck.qdisc"]', "red")
+    page.fill('[data-field="bottleneck.qdisc.gentle"]', "false")
+    wait_for(page, "() => window.lab.toml.includes('gentle = false')", what="gentle written as a switch")
+    wait_checked(page)
+    assert page.text_content('[data-msg="bottleneck.qdisc.gentle"]') == "", page.text_content('[data-msg="bottleneck.qdisc.gentle"]')
+
+
 def check_refused_start_shows_why(page):
     """A Start the server refuses for a field far down the form (a scheduled change of a
     parameter reno lacks) brings that field's message into view: before, the page stayed
@@ -792,10 +851,11 @@ def main():
         check_reload_watches_the_run_again(page)
         check_duplicated_tab_leaves_the_run(page, context)
         check_lost_connection_is_said(page)
-        check_only_this_servers_going_runs_are_watched_again(page)
+        check_only_this_servers_runs_are_watched_again(page)
         check_run_limit_offers_runs_to_stop(page)
         check_trace_upload(page)
         check_algorithm_switch_and_loss_zero(page)
+        check_count_and_meaning_follow_the_flows(page)
         check_refused_start_shows_why(page)
         check_simulated_and_real_overlay(page)
         check_saved_run_deleted(page)

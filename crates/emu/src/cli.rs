@@ -60,7 +60,8 @@ pub struct UdpArgs {
     /// Algorithm (see `cclab algorithms`).
     #[arg(long, default_value = "reno")]
     pub cc: String,
-    /// Algorithm parameter, repeatable.
+    /// Algorithm parameter, repeatable: a number, or true/false for a switch (`cclab
+    /// algorithms ALGO` lists each algorithm's parameters and what they allow).
     #[arg(long = "param", value_name = "NAME=VALUE")]
     pub params: Vec<String>,
     /// The data direction (A to B), as for `cclab emu --uplink`.
@@ -449,8 +450,6 @@ impl Drop for StagedCsv {
     }
 }
 
-/// The flow's samples as CSV (`--csv`): the simulator's flows.csv columns, then the
-/// retransmit count and the algorithm's own variables.
 /// `--param NAME=VALUE`s for the algorithm `cc`: parameters it has, each with a value of
 /// its kind (a number, or `true`/`false` for a switch) in its range. Errors name the
 /// parameter, the value and what is allowed.
@@ -477,6 +476,8 @@ fn udp_params(cc: &str, given: &[String]) -> Result<Vec<(String, f64)>, EmuError
     Ok(params)
 }
 
+/// The flow's samples as CSV (`--csv`): the simulator's flows.csv columns, then the
+/// retransmit count and the algorithm's own variables.
 fn write_samples_csv(p: &std::path::Path, r: &crate::udp::UdpRun) -> Result<(), EmuError> {
     let mut text = String::from(
         "time_s,flow,cwnd_pkts,ssthresh_pkts,srtt_ms,inflight_pkts,delivered_bytes,retransmits",

@@ -124,28 +124,27 @@ pub fn parse_direction(field: &str, spec: &str) -> Result<DirectionConfig, EmuEr
     Ok(cfg)
 }
 
-/// The smallest packet the emulator may queue: a pure ACK's IPv4 and TCP headers. A
-/// buffer in bytes is counted in these, so that only a RED that could never drop early
-/// whatever the traffic is refused.
-const SMALLEST_PACKET: u64 = 40;
+/// The smallest packet the emulator may queue: an IPv4 header alone (it forwards any IP
+/// packet its TUN device gives it). A buffer in bytes is counted in these, so that only a
+/// RED that could never drop early whatever the traffic is refused.
+const SMALLEST_PACKET: u64 = 20;
 
 /// RED must be able to drop early in the buffer given (the simulator's rule,
 /// [`cclab_sim::validate::red_never_drops_early`]).
 fn check_red_reaches(field: &str, cfg: &DirectionConfig) -> Result<(), EmuError> {
     let Qdisc::Red(red) = &cfg.qdisc else { return Ok(()) };
     let (most, buffer) = match cfg.buffer {
-        Buffer::Packets(n) => (n, format!("{n}pkt")),
+        Buffer::Packets(n) => (n, format!("buffer = {n}pkt")),
         Buffer::Bytes(b) => {
             let most = b / SMALLEST_PACKET;
-            (most, format!("{b} bytes, at most {most} packets of {SMALLEST_PACKET} bytes"))
+            (most, format!("buffer = {b} bytes, at most {most} packets of {SMALLEST_PACKET} bytes"))
         }
     };
-    match cclab_sim::validate::red_never_drops_early(red.min_th, most) {
+    match cclab_sim::validate::red_never_drops_early(red.min_th, "red_min_th", most, &buffer) {
         None => Ok(()),
-        Some(why) => Err(EmuError::Config(format!(
-            "{field}: red_min_th \"{}\": RED would never drop early: in buffer = {buffer} {why}",
-            red.min_th
-        ))),
+        Some(why) => {
+            Err(EmuError::Config(format!("{field}: red_min_th \"{}\": {why}", red.min_th)))
+        }
     }
 }
 
@@ -282,23 +281,24 @@ mod tests {
         let m = msg("rate=1Mbps,trace=/work/shared/traces/12mbps.trace");
         assert!(m.contains("trace after rate: give either rate or trace, not both"), "{m}");
         // The simulator's range of rates (`1bps` was taken).
+        let m = msg("1bps");
+        assert!(m.contains("rate \"1bps\" is not in range; allowed: 1Kbps to 1000Gbps"), "{m}");
         // RED that could never drop early: ns-2's min_th of 5 packets in a buffer of 6.
         let m = msg("10Mbps,buffer=6pkt,qdisc=red");
         assert!(
             m.contains("--uplink: red_min_th \"5\": RED would never drop early: in buffer = 6pkt"),
             "{m}"
         );
-        assert!(m.contains("allowed: min_th below 5 packets, or a larger buffer"), "{m}");
+        assert!(m.contains("allowed: red_min_th below 5 packets, or a larger buffer"), "{m}");
         let m = msg("10Mbps,buffer=2pkt,qdisc=red,red_min_th=0");
         assert!(m.contains("allowed: a buffer of at least 3 packets"), "{m}");
         // Counted in the smallest packets, a buffer in bytes refuses only what no traffic
-        // could reach: 1500 bytes hold 37 ACKs.
-        assert!(parse_direction("--uplink", "10Mbps,buffer=1500B,qdisc=red").is_ok());
-        let m = msg("10Mbps,buffer=1500B,qdisc=red,red_min_th=36,red_max_th=40");
-        assert!(m.contains("in buffer = 1500 bytes, at most 37 packets of 40 bytes"), "{m}");
+        // could reach: 1500 bytes hold 75 bare IPv4 headers.
+        let ok = "10Mbps,buffer=1500B,qdisc=red,red_min_th=73,red_max_th=80";
+        assert!(parse_direction("--uplink", ok).is_ok());
+        let m = msg("10Mbps,buffer=1500B,qdisc=red,red_min_th=74,red_max_th=80");
+        assert!(m.contains("in buffer = 1500 bytes, at most 75 packets of 20 bytes"), "{m}");
         assert!(parse_direction("--uplink", "10Mbps,buffer=7pkt,qdisc=red").is_ok());
-        let m = msg("1bps");
-        assert!(m.contains("rate \"1bps\" is not in range; allowed: 1Kbps to 1000Gbps"), "{m}");
         let m = msg("10Mbps,delay=5ms,delay=10ms");
         assert!(m.contains("delay is given twice (\"delay=10ms\")"), "{m}");
         let m = msg("rate=10MBps");

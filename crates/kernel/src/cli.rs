@@ -17,24 +17,29 @@ pub struct Args {
     pub cmd: Cmd,
 }
 
+/// The help of an algorithm argument: cclab's BPF algorithms by both names (a test
+/// checks it against [`Algo::ALL`]).
+const ALGO_HELP: &str = "cclab_tuner or cclab_cubic_fit (or tuner, cubic-fit)";
+const ALGOS_HELP: &str =
+    "cclab's BPF algorithms, all by default: cclab_tuner, cclab_cubic_fit (or tuner, cubic-fit)";
+
 #[derive(Debug, Subcommand)]
 pub enum Cmd {
     /// Register algorithms (all by default); they stay registered after this command exits.
     Load {
-        /// cclab's BPF algorithms: cclab_tuner, cclab_cubic_fit (or tuner, cubic-fit).
-        #[arg(value_name = "ALGO")]
+        #[arg(value_name = "ALGO", help = ALGOS_HELP)]
         algos: Vec<String>,
     },
     /// Show which algorithms are loaded and their current parameters.
     List,
     /// Show the parameters of a loaded algorithm (and CUBIC-FIT's N, alpha, RTTs).
     Get {
-        /// cclab_tuner or cclab_cubic_fit (or tuner, cubic-fit).
+        #[arg(help = ALGO_HELP)]
         algo: String,
     },
     /// Change parameters of a loaded algorithm on running flows: `set cclab_tuner beta=0.5`.
     Set {
-        /// cclab_tuner or cclab_cubic_fit (or tuner, cubic-fit).
+        #[arg(help = ALGO_HELP)]
         algo: String,
         /// Parameters and their values: numbers, or true/false for switches; `cclab
         /// algorithms tuner` (or cubic-fit) names each parameter and what it allows.
@@ -43,8 +48,7 @@ pub enum Cmd {
     },
     /// Unregister algorithms (all by default) and remove their pins, also after a crash.
     Unload {
-        /// cclab's BPF algorithms: cclab_tuner, cclab_cubic_fit (or tuner, cubic-fit).
-        #[arg(value_name = "ALGO")]
+        #[arg(value_name = "ALGO", help = ALGOS_HELP)]
         algos: Vec<String>,
     },
     /// Set the system default congestion control (any available one; cclab's by either
@@ -178,9 +182,8 @@ pub fn run(args: Args) -> Result<(), Error> {
                     Ok(()) => {
                         outln(&format!("loaded {} (pinned at {})", a.name(), k.dir(a).display()))
                     }
-                    Err(Error::AlreadyLoaded { algo, .. }) => outln(&format!(
-                        "{algo} was already loaded (pinned at {}); left as it is",
-                        k.dir(a).display()
+                    Err(Error::AlreadyLoaded { algo, pin }) => outln(&format!(
+                        "{algo} was already loaded (pinned at {pin}); left as it is"
                     )),
                     Err(e) => return Err(e),
                 }
@@ -347,10 +350,9 @@ pub fn run(args: Args) -> Result<(), Error> {
     Ok(())
 }
 
-/// Notes the table's IPv6 routes, which `route` neither lists nor changes (not when one
-/// destination was asked for).
-/// Notes the IPv6 routes `route` leaves out: left as they are by a change, not shown by
-/// a listing.
+/// Notes the table's IPv6 routes, which `route` neither lists nor changes: left as they
+/// are by a change, not shown by a listing (nothing said when one destination was asked
+/// for).
 fn say_ipv6_left(r: &Routes, changing: bool) {
     if r.dst.is_some() {
         return;
@@ -414,6 +416,33 @@ mod tests {
         assert!(e.contains("beta is given twice (\"beta=0.5\")"), "{e}");
         let e = Algo::parse("bbr2").unwrap_err().to_string();
         assert!(e.contains("cclab_tuner") && e.contains("cclab_cubic_fit"), "{e}");
+        // The kernel's own algorithms are named as such, not as unknown.
+        let e = Algo::parse("cubic").unwrap_err().to_string();
+        assert!(e.starts_with("\"cubic\" is not one of cclab's BPF algorithms"), "{e}");
+        assert!(
+            e.contains("the kernel's built-in algorithms, such as cubic, are not cclab's"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn algorithms_are_taken_once_each_in_the_order_given_and_the_help_names_them_all() {
+        let names = |v: &[&str]| algos(&v.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(names(&["tuner", "cclab_tuner"]).unwrap(), [Algo::Tuner]);
+        assert_eq!(
+            names(&["cubic-fit", "tuner", "cclab_cubic_fit"]).unwrap(),
+            [Algo::CubicFit, Algo::Tuner]
+        );
+        assert_eq!(names(&[]).unwrap(), Algo::ALL);
+        assert!(names(&["tuner", "vegas"]).is_err());
+        for a in Algo::ALL {
+            for help in [ALGO_HELP, ALGOS_HELP] {
+                assert!(
+                    help.contains(a.name()) && help.contains(a.reference()),
+                    "{help} lacks {a:?}"
+                );
+            }
+        }
     }
 
     /// The same limits as scenario files: rto_min 1 ms to 60 s, initcwnd 1 to 1000.

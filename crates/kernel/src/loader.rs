@@ -242,7 +242,7 @@ impl Kernel {
         if self.is_loaded(algo) {
             return Err(Error::AlreadyLoaded {
                 algo: algo.name().into(),
-                pin: self.link_pin(algo).display().to_string(),
+                pin: self.dir(algo).display().to_string(),
             });
         }
         if available()?.iter().any(|n| n == algo.name()) {

@@ -157,20 +157,19 @@ pub fn check_buffer_packets(cfg: &SimConfig) -> Result<(), SimError> {
 /// RED in the bottleneck must be able to drop early ([`red_never_drops_early`]).
 fn check_red_reaches(cfg: &SimConfig, most: u64) -> Result<(), SimError> {
     let Qdisc::Red(red) = &cfg.bottleneck.qdisc else { return Ok(()) };
-    let Some(why) = red_never_drops_early(red.min_th, most) else { return Ok(()) };
     let buffer = match cfg.bottleneck.buffer {
-        Buffer::Packets(n) => format!("{n} packets"),
-        Buffer::Bytes(b) => format!("{b} bytes, at most {most} packets"),
+        Buffer::Packets(n) => format!("bottleneck.buffer = {n} packets"),
+        Buffer::Bytes(b) => format!("bottleneck.buffer = {b} bytes, at most {most} packets"),
     };
-    Err(SimError::new(
-        "bottleneck.qdisc.min_th",
-        red.min_th.to_string(),
-        format!("RED would never drop early: in bottleneck.buffer = {buffer} {why}"),
-    ))
+    match red_never_drops_early(red.min_th, "min_th", most, &buffer) {
+        None => Ok(()),
+        Some(why) => Err(SimError::new("bottleneck.qdisc.min_th", red.min_th.to_string(), why)),
+    }
 }
 
-/// Why RED with `min_th` (packets) could never drop early in a buffer of at most `most`
-/// packets, ending with what is allowed; `None` where it can.
+/// Why RED with `min_th` (packets; the key it is set by, `name`) could never drop early
+/// in a buffer of at most `most` packets (`buffer` says which), ending with what is
+/// allowed; `None` where it can.
 ///
 /// RED averages the queue an arriving packet finds, in packets, and drops early only
 /// where the average passes `min_th` with two or more packets queued (`red.rs`). A packet
@@ -178,18 +177,18 @@ fn check_red_reaches(cfg: &SimConfig, most: u64) -> Result<(), SimError> {
 /// `most - 1`: a `min_th` of that or more, or a buffer of two packets or fewer, would
 /// silently make RED DropTail. ns-2's defaults (5 and 15 packets) do that to a buffer of
 /// a few packets.
-pub fn red_never_drops_early(min_th: f64, most: u64) -> Option<String> {
+pub fn red_never_drops_early(min_th: f64, name: &str, most: u64, buffer: &str) -> Option<String> {
     let reach = most.saturating_sub(1);
     if most > 2 && min_th < reach as f64 {
         return None;
     }
     let allowed = if most > 2 {
-        format!("min_th below {reach} packets, or a larger buffer")
+        format!("{name} below {reach} packets, or a larger buffer")
     } else {
         "a buffer of at least 3 packets".to_string()
     };
     Some(format!(
-        "the average queue an arriving packet finds stays at or below {reach}, never above min_th = {min_th} packets; allowed: {allowed}"
+        "RED would never drop early: in {buffer} the average queue an arriving packet finds stays at or below {reach}, never above {name} = {min_th} packets; allowed: {allowed}"
     ))
 }
 

@@ -237,6 +237,7 @@ impl Run {
             "duration_s": cfg.duration.as_secs_f64(),
             "speed": feed.speed.label(),
             "bucket_s": self.bucket_ns as f64 / 1e9,
+            "sample_s": cfg.sample_interval.as_secs_f64(),
             "columns": self.columns,
             "flows": self.flows_json(),
             "buckets": feed.buckets,

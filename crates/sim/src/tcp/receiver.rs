@@ -103,7 +103,7 @@ fn earlier(a: Option<Time>, b: Option<Time>) -> Option<Time> {
     }
 }
 
-/// What follows the ACK [`Receiver::on_data`] returned.
+/// What follows the ACK [`TcpReceiver::on_data`] returned.
 #[derive(Clone, Debug)]
 enum FollowUp {
     /// Nothing: that ACK was the segment's own, or none was sent.

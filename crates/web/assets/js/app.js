@@ -50,8 +50,10 @@ async function check(fromToml) {
     showScenarioError(null);
     return true;
   } catch (e) {
-    if (fromToml && e.body.doc) lab.form.load(e.body.doc);
-    showScenarioError(e.body && e.body.error ? e.body : { error: e.message });
+    const answered = e.body && e.body.error;
+    if (fromToml && answered && e.body.doc) lab.form.load(e.body.doc);
+    else if (fromToml && answered) lab.form.setStale(e.body.error);
+    showScenarioError(answered ? e.body : { error: e.message });
     return false;
   } finally {
     lab.checked = toml;
@@ -337,6 +339,13 @@ function cwndSeries(run) {
 }
 
 /** A bucket's length as the drops caption gives it ("60 ms"). */
+/** The queue line's name: the largest sample in each bucket, or where a bucket holds
+ *  one sample (a run sampled as coarsely as the chart's buckets), that sample. */
+function queueLabel(run) {
+  const one = run.sampleS && run.bucketS <= run.sampleS * (1 + 1e-9);
+  return one ? `queue (a sample every ${bucketText(run.sampleS)})` : `queue (max per ${bucketText(run.bucketS)})`;
+}
+
 function bucketText(seconds) {
   return seconds ? `${+(seconds * 1000).toPrecision(3)} ms` : "bucket";
 }
@@ -376,7 +385,7 @@ function drawCharts() {
     const common = { xMax, markers: markers(run) };
     c.cwnd.set({ ...common, series: [...cwndSeries(run), ...(other ? overlay(other, flowSeries(other, (i) => other.cwnd(i))) : [])] });
     c.tput.set({ ...common, series: both((r) => flowSeries(r, (i) => r.goodput(i))) });
-    c.queue.set({ ...common, series: both((r) => [{ name: `queue (max per ${bucketText(r.bucketS)})`, color: "#344054", points: r.queue() }]), bars: { points: run.drops(), color: "#d92d20", label: `drops per ${bucketText(run.bucketS)}` } });
+    c.queue.set({ ...common, series: both((r) => [{ name: queueLabel(r), color: "#344054", points: r.queue() }]), bars: { points: run.drops(), color: "#d92d20", label: `drops per ${bucketText(run.bucketS)}` } });
     c.rtt.set({ ...common, series: both((r) => flowSeries(r, (i) => r.rtt(i))) });
   }
   for (const ch of Object.values(c)) ch.draw();

@@ -137,6 +137,8 @@ export class ScenarioForm {
     this.removeTrace = removeTrace;
     this.doc = { bottleneck: {}, flows: [] };
     this.notes = {}; // field path -> what the form did there ("beta dropped: ...")
+    this.countBefore = new Map(); // flows[i].count -> its value before an edit under way
+    this.stale = null; // why the form takes no edits (`setStale`), or null
     root.addEventListener("input", (ev) => this.edited(ev.target));
     root.addEventListener("change", (ev) => this.edited(ev.target, true));
     root.addEventListener("click", (ev) => this.clicked(ev));
@@ -147,7 +149,9 @@ export class ScenarioForm {
   }
 
   load(doc) {
+    this.setStale(null, false);
     this.notes = {};
+    this.countBefore.clear();
     this.doc = structuredClone(doc || {});
     if (!this.doc.bottleneck) this.doc.bottleneck = {};
     if (!Array.isArray(this.doc.flows)) this.doc.flows = [];
@@ -159,6 +163,7 @@ export class ScenarioForm {
   }
 
   edited(input, committed = false) {
+    if (this.stale) return; // `setStale`: the form is inert, and no event gets through
     if (input.dataset.upload && committed) return this.uploadTrace(input);
     const field = input.dataset.field;
     if (!field) return;
@@ -166,7 +171,18 @@ export class ScenarioForm {
     if (input.dataset.type === "kind") return this.switchKind(field, input.value);
     // A select sends "input" then "change": the switch is made once, on the change.
     if (input.dataset.type === "algorithm") return committed && this.switchAlgorithm(Number(input.dataset.index), input.value);
+    // A flow's count numbers the flows after it: the value before this edit is kept
+    // until the edit is committed, for the scheduled changes to follow (`recounted`).
+    const counted = /^flows\[(\d+)\]\.count$/.exec(field);
+    if (counted && !this.countBefore.has(field)) this.countBefore.set(field, getPath(this.doc, field));
     setPath(this.doc, field, parseValue(input.dataset.type, input.value));
+    if (counted && committed) {
+      // Taken out first: drawing the form again removes the focused input, and Chromium
+      // then sends its change again, into this same code.
+      const before = this.countBefore.get(field);
+      this.countBefore.delete(field);
+      if (!this.recounted(Number(counted[1]), before)) this.countBefore.set(field, before);
+    }
     if (committed && input.dataset.rerender) this.render();
     this.onChange(this.toml());
   }
@@ -231,16 +247,29 @@ export class ScenarioForm {
 
   /** A flow's new algorithm keeps only the parameters it has (another algorithm's
    *  beta means nothing to it, and the file would be refused); the form says which went. */
+  /** Flow entry `i` switches to algorithm `cc`. A parameter is kept only where `cc` has
+   *  one of that name that means the same (the same description): cubic's beta is the
+   *  fraction kept, cubic-2008's the fraction given up, so 0.8 would turn into 0.2. */
   switchAlgorithm(i, cc) {
     const f = this.doc.flows[i];
+    const was = (this.algorithm(f.cc) || {}).params || [];
     f.cc = cc;
-    const known = ((this.algorithm(cc) || {}).params || []).map((p) => p.name);
-    const dropped = Object.keys(f.params || {}).filter((k) => !known.includes(k));
-    for (const k of dropped) delete f.params[k];
+    const now = (this.algorithm(cc) || {}).params || [];
+    const spec = (list, k) => list.find((p) => p.name === k);
+    const lacks = (k) => !spec(now, k);
+    // A key the old algorithm did not have (a stray one from the TOML) is not judged.
+    const differs = (k) => !lacks(k) && spec(was, k) !== undefined && spec(was, k).doc !== spec(now, k).doc;
+    const keep = (k) => !lacks(k) && !differs(k);
+    const given = Object.keys(f.params || {});
+    const missing = given.filter(lacks);
+    const other = given.filter(differs);
+    for (const k of [...missing, ...other]) delete f.params[k];
     if (f.params && !Object.keys(f.params).length) delete f.params;
-    const what = dropped.length === 1 ? "parameter" : "parameters";
-    const notes = dropped.length ? [`${dropped.join(", ")} dropped: ${cc} has no such ${what}`] : [];
-    const changed = this.dropChangedParams(i, (k) => known.includes(k) || CHANGE_TCP_KEYS.includes(k));
+    const what = (n) => (n === 1 ? "parameter" : "parameters");
+    const notes = [];
+    if (missing.length) notes.push(`${missing.join(", ")} dropped: ${cc} has no such ${what(missing.length)}`);
+    for (const k of other) notes.push(`${k} dropped: in ${cc} it means something else (${spec(now, k).doc}), so it starts at ${cc}'s default`);
+    const changed = this.dropChangedParams(i, (k) => keep(k) || CHANGE_TCP_KEYS.includes(k));
     if (changed) notes.push(changed);
     this.notes[`flows[${i}].params`] = notes.join("; ");
     this.render();
@@ -270,30 +299,60 @@ export class ScenarioForm {
    *  Says what happened to them, or "". */
   removeFlow(i) {
     const block = flowNumbers(this.doc.flows, i);
+    this.doc.flows.splice(i, 1);
+    return this.renumber(i, block, 0);
+  }
+
+  /** Flow entry `i`'s block of flow numbers (`block`, as `flowNumbers` gave it before
+   *  the edit) now holds `count` flows: the scheduled changes and a numbered `[metrics]
+   *  reference` of flows past its new end go with them, and those of later entries follow
+   *  their flows' new numbers. Says what happened to them, or "". */
+  renumber(i, block, count) {
     const changes = this.doc.changes || [];
     const metrics = this.doc.metrics;
     const numbered = metrics && Number.isInteger(metrics.reference);
-    this.doc.flows.splice(i, 1);
     if (!changes.length && !numbered) return "";
     if (!block) return "the scheduled changes and the metrics' reference keep their flow numbers (the form cannot count flows drawn by arrivals): check them";
     const end = block.first + block.count;
+    const shift = count - block.count;
+    const gone = (n) => n >= block.first + count && n < end;
     const said = [];
-    if (numbered && inBlock(block, metrics.reference)) {
-      said.push(`the metrics' reference (flow ${metrics.reference}) removed with it`);
+    if (numbered && gone(metrics.reference)) {
+      said.push(`the metrics' reference (flow ${metrics.reference}) removed with its flow`);
       delete metrics.reference;
-    } else if (numbered && metrics.reference >= end) {
-      metrics.reference -= block.count;
+    } else if (numbered && metrics.reference >= end && shift) {
+      metrics.reference += shift;
       said.push(`the metrics' reference renumbered to flow ${metrics.reference}`);
     }
     if (!changes.length) return said.join("; ");
-    const kept = changes.filter((c) => !inBlock(block, c.flow));
+    const kept = changes.filter((c) => !gone(c.flow));
     let moved = 0;
-    for (const c of kept) if (Number.isInteger(c.flow) && c.flow >= end) { c.flow -= block.count; moved++; }
-    const gone = changes.length - kept.length;
+    for (const c of kept) if (Number.isInteger(c.flow) && c.flow >= end && shift) { c.flow += shift; moved++; }
+    const removed = changes.length - kept.length;
     if (kept.length) this.doc.changes = kept; else delete this.doc.changes;
-    if (gone) said.unshift(`${gone} scheduled ${gone === 1 ? "change" : "changes"} of flows[${i}] removed`);
+    if (removed) said.unshift(`${removed} scheduled ${removed === 1 ? "change" : "changes"} of flows[${i}] removed`);
     if (moved) said.push(`${moved === 1 ? "the change" : `the ${moved} changes`} of later flows renumbered`);
     return said.join("; ");
+  }
+
+  /** Flow entry `i`'s count was changed (committed) from `before` (undefined: 1): the
+   *  changes and reference follow, as for a removal. Returns whether the edit is done
+   *  with (false while the count is not a whole number, so that the next valid one is
+   *  taken from `before`). */
+  recounted(i, before) {
+    const block = flowNumbers(this.doc.flows, i);
+    const count = this.doc.flows[i].count === undefined ? 1 : this.doc.flows[i].count;
+    if (!Number.isInteger(count)) return false;
+    const old = before === undefined ? 1 : before;
+    if (!Number.isInteger(old) || old === count) return true;
+    const said = this.renumber(i, block && { first: block.first, count: old }, count);
+    // Drawn again only when there is something to say: the edit that committed this one
+    // may be under way in another field.
+    if (said) {
+      this.notes = { flows: said };
+      this.render();
+    }
+    return true;
   }
 
   /** A qdisc or loss model chosen by kind: a plain name, or a table with the kind. A
@@ -311,13 +370,13 @@ export class ScenarioForm {
 
   clicked(ev) {
     const b = ev.target.closest("button[data-act]");
-    if (!b) return;
+    if (!b || this.stale) return;
     ev.preventDefault();
     const i = Number(b.dataset.index);
     const act = b.dataset.act;
     if (act === "add-flow") this.doc.flows.push({ cc: "cubic", rtt: "80ms" });
     let removed = "";
-    if (act === "del-flow") removed = this.removeFlow(i);
+    if (act === "del-flow") { removed = this.removeFlow(i); this.countBefore.clear(); }
     if (act === "add-cross") (this.doc.cross = this.doc.cross || []).push({ kind: "cbr", rate: "1Mbps" });
     if (act === "del-cross") this.doc.cross.splice(i, 1);
     if (act === "del-change") this.doc.changes.splice(i, 1);
@@ -356,8 +415,20 @@ export class ScenarioForm {
       el("label", { text: label }), control, el("div", { class: "msg", "data-msg": field }));
   }
 
+  /** While the TOML tab holds text that does not parse (`why`, the server's words), the
+   *  form shows the scenario as it last parsed and takes no edits: an edit would write
+   *  that older scenario over the text. `null` once the text parses again. */
+  setStale(why, rerender = true) {
+    if ((this.stale || null) === why) return;
+    this.stale = why;
+    this.root.inert = Boolean(why);
+    if (rerender) this.render();
+  }
+
   render() {
-    const sections = [this.runSection(), this.bottleneckSection(), this.flowsSection(),
+    const stale = this.stale && el("p", { class: "stale", "data-stale": "",
+      text: `The TOML tab's text does not parse (${this.stale}). The form shows the scenario as it last parsed and takes no edits until the text is fixed there.` });
+    const sections = [stale, this.runSection(), this.bottleneckSection(), this.flowsSection(),
       this.crossSection(), this.changesSection()];
     this.root.replaceChildren(...sections.filter(Boolean));
   }
@@ -406,7 +477,7 @@ export class ScenarioForm {
     const rows = [this.row(label, sel, field)];
     if (v && typeof v === "object") {
       for (const key of keysOf[kind] || []) {
-        const type = key === "gentle" ? "text" : ["target", "interval", "tupdate"].includes(key) ? "text" : "num";
+        const type = key === "gentle" ? "bool" : ["target", "interval", "tupdate"].includes(key) ? "text" : "num";
         rows.push(this.row(`  ${key}`, this.input(`${field}.${key}`, type, "default"), `${field}.${key}`));
       }
     }

@@ -57,7 +57,7 @@ export class LiveRun {
       return;
     }
     Object.assign(this, {
-      seq: m.seq, name: m.name, flows: m.flows, columns: m.columns, bucketS: m.bucket_s,
+      seq: m.seq, name: m.name, flows: m.flows, columns: m.columns, bucketS: m.bucket_s, sampleS: m.sample_s,
       duration: m.duration_s, buckets: m.buckets, tip: m.tip, events: m.events, table: m.table,
       state: m.state, reason: m.reason, now: m.now_s, speed: m.speed, summary: m.summary,
     });

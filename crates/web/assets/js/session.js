@@ -55,13 +55,13 @@ export function forget() {
 
 /** Why the run `kept` remembers is not to be watched again now that the server says
  *  `status` about its id, or null: a restarted server's run of the same number (another
- *  instance; an entry without one is from before instances, and as doubtful), or a run
- *  that ended while the page was away (its charts are not worth a run slot's wait). */
+ *  instance; an entry without one is from before instances, and as doubtful). A run
+ *  that has ended is watched again too: its charts and summary come back, and an unsaved
+ *  run can still be saved (the server keeps it for a while). */
 export function notBack(kept, status) {
   if (!kept.instance || status.instance !== kept.instance) {
     return `the lab server was restarted: run ${kept.id} (${kept.name}) is gone`;
   }
-  if (!isGoing(status.state)) return `run ${kept.id} (${kept.name}) ${status.state} while the page was away`;
   return null;
 }
 

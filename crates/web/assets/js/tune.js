@@ -155,5 +155,7 @@ export class TunePanel {
     this.measured.append("last back-off at ", el("b", { text: `${b.t.toFixed(2)} s` }), ": cwnd ",
       el("b", { text: String(b.cwnd) }), " \u2192 ssthresh ", el("b", { text: String(b.ssthresh) }),
       " = ", el("b", { id: "measured-ratio", text: b.ratio.toFixed(3) }), " \u00d7 cwnd");
+    // Between samples far apart the window also grows, or backs off more than once.
+    if (run.sampleS > 0.01) this.measured.append(` (from samples ${Math.round(run.sampleS * 1000)} ms apart: a rough measure)`);
   }
 }
