@@ -475,8 +475,19 @@ impl Kernel {
                 .hidden(algo)
                 .unwrap_or_else(|| Error::NotLoaded { algo: algo.name().into() }));
         }
-        MapHandle::from_pinned_path(&path)
-            .map_err(|e| Error::Other(format!("opening {}: {e}", path.display())))
+        MapHandle::from_pinned_path(&path).map_err(|e| {
+            // Its link pinned and a map's pin gone: removed by hand, or by a tool that
+            // cleaned /sys/fs/bpf. The registration is whole; the pins can be made again.
+            let repair = if path.exists() {
+                String::new()
+            } else {
+                format!(
+                    " (the algorithm's pins are incomplete: run `cclab kernel unload {0}` and `cclab kernel load {0}` to make them again)",
+                    algo.name()
+                )
+            };
+            Error::Other(format!("opening {}: {e}{repair}", path.display()))
+        })
     }
 
     /// The raw words of the params map.

@@ -401,6 +401,14 @@ fn load_list_get_set_unload_round_trip_leaves_nothing_behind() {
         assert!(fit.contains(&("hystart", 1.0)), "{fit:?}");
         let s = l.k.fit_stats().unwrap();
         assert_eq!(s.updates, 0);
+        // A map's pin removed by hand (an operator's test): the error says how to make
+        // the pins again, and unload (on drop) still removes everything.
+        std::fs::remove_file(pin_root.join("cclab_cubic_fit/params")).unwrap();
+        let e = l.k.get(Algo::CubicFit).unwrap_err().to_string();
+        assert!(
+            e.contains("pins are incomplete: run `cclab kernel unload cclab_cubic_fit`"),
+            "{e}"
+        );
     }
     // Dropped: unloaded.
     let avail = available();

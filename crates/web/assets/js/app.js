@@ -38,25 +38,35 @@ function showScenarioError(err) {
   return seen ? placed : null;
 }
 
-/** Checks the scenario text; the form follows a TOML edit when the text parses.
- *  `lab.checked` is the text the last check to complete was of (the browser test waits
- *  for it to be `lab.toml` rather than for the debounce to have passed). */
+/** Checks the scenario text; the form follows a TOML edit when the text parses, and
+ *  takes no edits while it does not (`ScenarioForm.setStale`). An answer about text that
+ *  has changed since is not shown: checks can answer out of order (one that reads a large
+ *  trace is slow). `lab.checked` is the text as it stands once its check has answered
+ *  (the browser test waits for it to be `lab.toml` rather than for the debounce to have
+ *  passed). */
 async function check(fromToml) {
   const toml = lab.toml;
+  const current = () => toml === lab.toml;
   try {
     const r = await post("/api/scenarios/check", { toml, file: lab.file });
-    if (fromToml) lab.form.load(r.doc);
-    lab.form.clearErrors();
-    showScenarioError(null);
+    if (current()) {
+      if (fromToml) lab.form.load(r.doc);
+      lab.form.clearErrors();
+      showScenarioError(null);
+    }
     return true;
   } catch (e) {
-    const answered = e.body && e.body.error;
-    if (fromToml && answered && e.body.doc) lab.form.load(e.body.doc);
-    else if (fromToml && answered) lab.form.setStale(e.body.error);
-    showScenarioError(answered ? e.body : { error: e.message });
+    // A refusal of the scenario is a 400 with the document as far as it parsed (null
+    // where it does not); anything else is a check that did not happen.
+    const refused = e.status === 400 && e.body && e.body.error;
+    if (current()) {
+      if (fromToml && refused && e.body.doc) lab.form.load(e.body.doc);
+      else if (fromToml) lab.form.setStale(refused ? `does not parse (${e.body.error})` : `could not be checked (${e.message}); edit it to check it again`);
+      showScenarioError(e.body && e.body.error ? e.body : { error: e.message });
+    }
     return false;
   } finally {
-    lab.checked = toml;
+    if (current()) lab.checked = toml;
   }
 }
 const checkSoon = debounce(check, 300);
@@ -64,6 +74,8 @@ const checkSoon = debounce(check, 300);
 function scenarioEdited(toml, source) {
   lab.toml = toml;
   if (source === "form") $("toml").value = toml;
+  // Until its check answers, the form may not write its older copy over the new text.
+  if (source === "toml") lab.form.setStale("is being checked");
   showPicked();
   checkSoon(source === "toml");
 }
@@ -141,8 +153,8 @@ function attachRun(status, toml) {
   lab.results.saved(status.save); // a save asked before a reload
 }
 
-/** After a reload: the run this tab started, if this server still has it going and no
- *  other tab watches it, with the scenario text it started from (or, failing that, the
+/** After a reload: the run this tab started, if this server process still has it
+ *  (going or ended: an unsaved run can still be saved) and no other tab watches it, with the scenario text it started from (or, failing that, the
  *  server's copy of it), its charts (the WebSocket's hello carries the whole history),
  *  its speed, its tuning and its save. Otherwise the tab starts idle, saying why. */
 async function reattach() {
@@ -338,7 +350,6 @@ function cwndSeries(run) {
   return out;
 }
 
-/** A bucket's length as the drops caption gives it ("60 ms"). */
 /** The queue line's name: the largest sample in each bucket, or where a bucket holds
  *  one sample (a run sampled as coarsely as the chart's buckets), that sample. */
 function queueLabel(run) {
@@ -346,6 +357,7 @@ function queueLabel(run) {
   return one ? `queue (a sample every ${bucketText(run.sampleS)})` : `queue (max per ${bucketText(run.bucketS)})`;
 }
 
+/** A bucket's length as the drops caption gives it ("60 ms"). */
 function bucketText(seconds) {
   return seconds ? `${+(seconds * 1000).toPrecision(3)} ms` : "bucket";
 }

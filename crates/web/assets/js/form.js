@@ -87,7 +87,9 @@ function getPath(doc, path) {
 function parseValue(type, text) {
   const t = text.trim();
   if (t === "") return undefined;
-  if (type === "int" && /^-?\d+$/.test(t)) return Number(t);
+  // A number with a fraction goes as a number, for the server to say so (as a string it
+  // would be "found a string").
+  if (type === "int" && t !== "" && !Number.isNaN(Number(t))) return Number(t);
   if (type === "num" && t !== "" && !Number.isNaN(Number(t))) return Number(t);
   if (type === "buffer" && /^\d+$/.test(t)) return Number(t);
   if (type === "bool" && (t === "true" || t === "false")) return t === "true";
@@ -108,6 +110,19 @@ function flowNumbers(flows, i) {
     first += count;
   }
   return null;
+}
+
+/** The largest `count` a flow entry takes (the server's limit). */
+const MAX_COUNT = 1_000_000;
+
+/** `countBefore` after flow entry `i` is removed: its entry goes, later ones move up. */
+function shiftedAfterRemoval(countBefore, i) {
+  const out = new Map();
+  for (const [field, v] of countBefore) {
+    const k = Number(/^flows\[(\d+)\]/.exec(field)[1]);
+    if (k !== i) out.set(`flows[${k > i ? k - 1 : k}].count`, v);
+  }
+  return out;
 }
 
 /** Whether flow number `n` is one of the block's (`flowNumbers`). */
@@ -245,32 +260,31 @@ export class ScenarioForm {
     this.switchLink("rate");
   }
 
-  /** A flow's new algorithm keeps only the parameters it has (another algorithm's
-   *  beta means nothing to it, and the file would be refused); the form says which went. */
-  /** Flow entry `i` switches to algorithm `cc`. A parameter is kept only where `cc` has
-   *  one of that name that means the same (the same description): cubic's beta is the
-   *  fraction kept, cubic-2008's the fraction given up, so 0.8 would turn into 0.2. */
+  /** Flow entry `i` switches to algorithm `cc`. It keeps only the parameters `cc` has
+   *  (another algorithm's parameter would be refused); the form says which went. A kept
+   *  one that `cc` describes otherwise is pointed out, as its meaning may differ: cubic's
+   *  beta is the fraction of the window kept, cubic-2008's the fraction given up. */
   switchAlgorithm(i, cc) {
     const f = this.doc.flows[i];
     const was = (this.algorithm(f.cc) || {}).params || [];
     f.cc = cc;
     const now = (this.algorithm(cc) || {}).params || [];
     const spec = (list, k) => list.find((p) => p.name === k);
-    const lacks = (k) => !spec(now, k);
-    // A key the old algorithm did not have (a stray one from the TOML) is not judged.
-    const differs = (k) => !lacks(k) && spec(was, k) !== undefined && spec(was, k).doc !== spec(now, k).doc;
-    const keep = (k) => !lacks(k) && !differs(k);
+    const has = (k) => spec(now, k) !== undefined;
     const given = Object.keys(f.params || {});
-    const missing = given.filter(lacks);
-    const other = given.filter(differs);
-    for (const k of [...missing, ...other]) delete f.params[k];
+    const missing = given.filter((k) => !has(k));
+    for (const k of missing) delete f.params[k];
     if (f.params && !Object.keys(f.params).length) delete f.params;
-    const what = (n) => (n === 1 ? "parameter" : "parameters");
     const notes = [];
-    if (missing.length) notes.push(`${missing.join(", ")} dropped: ${cc} has no such ${what(missing.length)}`);
-    for (const k of other) notes.push(`${k} dropped: in ${cc} it means something else (${spec(now, k).doc}), so it starts at ${cc}'s default`);
-    const changed = this.dropChangedParams(i, (k) => keep(k) || CHANGE_TCP_KEYS.includes(k));
+    if (missing.length) notes.push(`${missing.join(", ")} dropped: ${cc} has no such ${missing.length === 1 ? "parameter" : "parameters"}`);
+    const changed = this.dropChangedParams(i, (k) => has(k) || CHANGE_TCP_KEYS.includes(k));
     if (changed) notes.push(changed);
+    // Kept in the flow or its scheduled changes, and described otherwise by `cc`.
+    const block = flowNumbers(this.doc.flows, i);
+    const inChanges = (this.doc.changes || []).filter((c) => block && inBlock(block, c.flow) && c.set).flatMap((c) => Object.keys(c.set));
+    const described = [...new Set([...Object.keys(f.params || {}), ...inChanges])]
+      .filter((k) => has(k) && spec(was, k) && spec(was, k).doc !== spec(now, k).doc);
+    for (const k of described) notes.push(`${k} kept: check its value, as ${cc} describes it otherwise ("${spec(now, k).doc}"; before: "${spec(was, k).doc}")`);
     this.notes[`flows[${i}].params`] = notes.join("; ");
     this.render();
     this.onChange(this.toml());
@@ -312,7 +326,7 @@ export class ScenarioForm {
     const metrics = this.doc.metrics;
     const numbered = metrics && Number.isInteger(metrics.reference);
     if (!changes.length && !numbered) return "";
-    if (!block) return "the scheduled changes and the metrics' reference keep their flow numbers (the form cannot count flows drawn by arrivals): check them";
+    if (!block) return "the scheduled changes and the metrics' reference keep their flow numbers (the form cannot number the flows: an entry up to this one draws them from arrivals or has a count that is not a whole number): check them";
     const end = block.first + block.count;
     const shift = count - block.count;
     const gone = (n) => n >= block.first + count && n < end;
@@ -341,16 +355,16 @@ export class ScenarioForm {
    *  taken from `before`). */
   recounted(i, before) {
     const block = flowNumbers(this.doc.flows, i);
+    const valid = (n) => Number.isInteger(n) && n >= 1 && n <= MAX_COUNT;
     const count = this.doc.flows[i].count === undefined ? 1 : this.doc.flows[i].count;
-    if (!Number.isInteger(count)) return false;
+    if (!valid(count)) return false; // the server refuses it; the next valid one is taken
     const old = before === undefined ? 1 : before;
-    if (!Number.isInteger(old) || old === count) return true;
+    if (!valid(old) || old === count) return true;
     const said = this.renumber(i, block && { first: block.first, count: old }, count);
-    // Drawn again only when there is something to say: the edit that committed this one
-    // may be under way in another field.
     if (said) {
-      this.notes = { flows: said };
-      this.render();
+      this.notes.flows = said;
+      this.showNote("flows");
+      this.redrawChanges();
     }
     return true;
   }
@@ -374,9 +388,10 @@ export class ScenarioForm {
     ev.preventDefault();
     const i = Number(b.dataset.index);
     const act = b.dataset.act;
-    if (act === "add-flow") this.doc.flows.push({ cc: "cubic", rtt: "80ms" });
+    // A new flow takes the last one's RTT, which fits the bottleneck's delay; 80 ms may not.
+    if (act === "add-flow") this.doc.flows.push({ cc: "cubic", rtt: this.doc.flows.length ? this.doc.flows[this.doc.flows.length - 1].rtt || "80ms" : "80ms" });
     let removed = "";
-    if (act === "del-flow") { removed = this.removeFlow(i); this.countBefore.clear(); }
+    if (act === "del-flow") { removed = this.removeFlow(i); this.countBefore = shiftedAfterRemoval(this.countBefore, i); }
     if (act === "add-cross") (this.doc.cross = this.doc.cross || []).push({ kind: "cbr", rate: "1Mbps" });
     if (act === "del-cross") this.doc.cross.splice(i, 1);
     if (act === "del-change") this.doc.changes.splice(i, 1);
@@ -415,9 +430,10 @@ export class ScenarioForm {
       el("label", { text: label }), control, el("div", { class: "msg", "data-msg": field }));
   }
 
-  /** While the TOML tab holds text that does not parse (`why`, the server's words), the
-   *  form shows the scenario as it last parsed and takes no edits: an edit would write
-   *  that older scenario over the text. `null` once the text parses again. */
+  /** While the TOML tab holds text that has not parsed (`why`: "is being checked", "does
+   *  not parse (the server's words)", ...), the form shows the scenario as it last parsed
+   *  and takes no edits: an edit would write that older scenario over the text. `null`
+   *  once the text parses again. */
   setStale(why, rerender = true) {
     if ((this.stale || null) === why) return;
     this.stale = why;
@@ -427,7 +443,7 @@ export class ScenarioForm {
 
   render() {
     const stale = this.stale && el("p", { class: "stale", "data-stale": "",
-      text: `The TOML tab's text does not parse (${this.stale}). The form shows the scenario as it last parsed and takes no edits until the text is fixed there.` });
+      text: `The TOML tab's text ${this.stale}. Until it parses, the form shows the scenario as it last parsed and takes no edits.` });
     const sections = [stale, this.runSection(), this.bottleneckSection(), this.flowsSection(),
       this.crossSection(), this.changesSection()];
     this.root.replaceChildren(...sections.filter(Boolean));
@@ -506,9 +522,11 @@ export class ScenarioForm {
 
   flowsSection() {
     const items = this.doc.flows.map((f, i) => this.flowItem(f, i));
+    // The note below the button: a count committed by a click on it shows a note, which
+    // above it would move the button from under the pointer and lose the click.
     return el("fieldset", {}, el("legend", { text: "Flows" }), ...items,
-      this.note("flows"), el("div", { class: "msg", "data-msg": "flows" }),
-      el("button", { class: "add small", "data-act": "add-flow", text: "+ flow" }));
+      el("div", { class: "msg", "data-msg": "flows" }),
+      el("button", { class: "add small", "data-act": "add-flow", text: "+ flow" }), this.note("flows"));
   }
 
   flowItem(f, i) {
@@ -574,7 +592,17 @@ export class ScenarioForm {
       el("div", { class: "item-head" }, el("span", { text: `at ${c.at}: flow ${c.flow} ${shown(c.set)}` }),
         el("button", { class: "small", "data-act": "del-change", "data-index": i, text: "remove" })),
       el("div", { class: "msg", "data-msg": `changes[${i}]` })));
-    return el("fieldset", {}, el("legend", { text: "Scheduled changes" }), ...items);
+    return el("fieldset", { "data-section": "changes" }, el("legend", { text: "Scheduled changes" }), ...items);
+  }
+
+  /** Draws the scheduled changes again, and nothing else (a whole redraw would replace
+   *  the element a click or the focus is on, and lose it). */
+  redrawChanges() {
+    const old = this.root.querySelector('[data-section="changes"]');
+    const now = this.changesSection();
+    if (old && now) old.replaceWith(now);
+    else if (old) old.remove();
+    else if (now) this.root.append(now);
   }
 
   /** Shows a server error beside the field it names (or the nearest enclosing one);
