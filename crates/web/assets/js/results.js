@@ -5,7 +5,8 @@
 import { del, get, post } from "./api.js";
 
 const $ = (id) => document.getElementById(id);
-const SHOWN_FILES = ["report.html", "summary.json", "scenario.toml", "flows.csv", "queue.csv", "cwnd.svg"];
+/** The files a saved run lists first; every other file of it follows, in name order. */
+const FIRST_FILES = ["report.html", "summary.json", "scenario.toml", "flows.csv", "queue.csv", "cwnd.svg"];
 
 function link(href, text) {
   const a = document.createElement("a");
@@ -99,9 +100,9 @@ export class Results {
     const files = document.createElement("div");
     files.className = "files";
     const base = `/api/saved/${encodeURIComponent(s.name)}/files/`;
-    for (const f of s.files) {
-      if (SHOWN_FILES.includes(f.name) || f.name.endsWith(".toml")) files.append(link(base + encodeURIComponent(f.name), f.name));
-    }
+    const rank = (n) => (FIRST_FILES.includes(n) || n.endsWith(".toml") ? 0 : 1);
+    const names = s.files.map((f) => f.name).sort((a, b) => rank(a) - rank(b) || a.localeCompare(b));
+    for (const n of names) files.append(link(base + encodeURIComponent(n), n));
     files.append(link(`/api/saved/${encodeURIComponent(s.name)}`, "all files (JSON)"));
     const remove = document.createElement("button");
     remove.className = "delete";
