@@ -154,9 +154,10 @@ function attachRun(status, toml) {
 }
 
 /** After a reload: the run this tab started, if this server process still has it
- *  (going or ended: an unsaved run can still be saved) and no other tab watches it, with the scenario text it started from (or, failing that, the
- *  server's copy of it), its charts (the WebSocket's hello carries the whole history),
- *  its speed, its tuning and its save. Otherwise the tab starts idle, saying why. */
+ *  (going or ended: an unsaved run can still be saved) and no other tab watches it,
+ *  with the scenario text it started from (or, failing that, the server's copy of it),
+ *  its charts (the WebSocket's hello carries the whole history), its speed, its tuning
+ *  and its save. Otherwise the tab starts idle, saying why. */
 async function reattach() {
   const kept = remembered();
   if (!kept) return false;

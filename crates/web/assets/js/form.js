@@ -192,8 +192,8 @@ export class ScenarioForm {
     if (counted && !this.countBefore.has(field)) this.countBefore.set(field, getPath(this.doc, field));
     setPath(this.doc, field, parseValue(input.dataset.type, input.value));
     if (counted && committed) {
-      // Taken out first: drawing the form again removes the focused input, and Chromium
-      // then sends its change again, into this same code.
+      // Taken out first, so that a change sent again meanwhile finds nothing to renumber
+      // (Chromium sends one when a redraw removes the focused input).
       const before = this.countBefore.get(field);
       this.countBefore.delete(field);
       if (!this.recounted(Number(counted[1]), before)) this.countBefore.set(field, before);
