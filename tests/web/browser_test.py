@@ -223,6 +223,13 @@ rtt = "40ms"
 """
 
 
+def commit(page, selector, value):
+    """Types `value` into a form field and commits it (its change event, as leaving the
+    field sends)."""
+    page.fill(selector, value)
+    page.dispatch_event(selector, "change")
+
+
 def use_toml(page, text, needle):
     """Writes `text` in the TOML tab and waits for its check; back to the form."""
     page.click('.tabs button[data-tab="toml"]')
@@ -728,8 +735,7 @@ def check_count_and_meaning_follow_the_flows(page):
             + '[[changes]]\nat = "1s"\nflow = 2\nset = { beta = 0.5 }\n'
             + '[[changes]]\nat = "2s"\nflow = 3\nset = { initcwnd = 4 }\n')
     use_toml(page, text, "initcwnd = 4")
-    page.fill('[data-field="flows[0].count"]', "2")
-    page.dispatch_event('[data-field="flows[0].count"]', "change")
+    commit(page, '[data-field="flows[0].count"]', "2")
     wait_for(page, "() => window.lab.toml.includes('flow = 2\\nset = { initcwnd = 4 }') && !window.lab.toml.includes('beta = 0.5')",
              what="the changes to follow the new count")
     note = page.text_content('[data-note="flows"]')
@@ -738,8 +744,7 @@ def check_count_and_meaning_follow_the_flows(page):
     wait_checked(page)
     # A count the server refuses (0) renumbers nothing; the next valid one counts from 2.
     for count in ["0", "2"]:
-        page.fill('[data-field="flows[0].count"]', count)
-        page.dispatch_event('[data-field="flows[0].count"]', "change")
+        commit(page, '[data-field="flows[0].count"]', count)
         wait_for(page, f"() => window.lab.toml.includes('count = {count}')", what=f"count = {count} written")
         assert "flow = 2\nset = { initcwnd = 4 }" in page.evaluate("window.lab.toml"), page.evaluate("window.lab.toml")
     wait_checked(page)

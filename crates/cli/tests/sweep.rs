@@ -33,6 +33,15 @@ fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
 }
 
+/// The cells of column `name` in a sweep folder's sweep.csv, row by row (empty kept).
+fn sweep_column(res: &Path, name: &str) -> Vec<String> {
+    let csv = read(&res.join("sweep.csv"));
+    let mut lines = csv.lines();
+    let header: Vec<&str> = lines.next().expect("a header").split(',').collect();
+    let col = header.iter().position(|c| *c == name).unwrap_or_else(|| panic!("no {name}"));
+    lines.map(|l| l.split(',').nth(col).expect("a cell").to_string()).collect()
+}
+
 #[test]
 fn a_sweep_writes_a_results_folder_per_run_and_the_tables() {
     let dir = TempDir::new("sweep-files");
@@ -547,10 +556,8 @@ bytes = "100KB"
 "#,
     );
     run_ok(dir.path(), &["run", "s.toml", "--out", "res"]);
-    let csv = read(&dir.path().join("res/sweep.csv"));
-    let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
-    let col = header.iter().position(|c| *c == "flow.completion_s").unwrap();
-    let cells: Vec<&str> = csv.lines().skip(1).map(|l| l.split(',').nth(col).unwrap()).collect();
+    let cells = sweep_column(&dir.path().join("res"), "flow.completion_s");
+    let cells: Vec<&str> = cells.iter().map(String::as_str).collect();
     assert!(
         cells.contains(&"") && cells.iter().filter(|c| !c.is_empty()).count() == 2,
         "{cells:?}"

@@ -198,7 +198,7 @@ pub fn serve_receiver(
                 let _ = sock.send_to(&out[..k], from);
                 // A compressed ACK that left first; the segment's own may follow (the
                 // timer it may have armed is this loop's wake-up).
-                if let Some(second) = r.flushed().then(|| r.take_second_ack()).flatten() {
+                if let Some(second) = r.take_second_ack() {
                     let k = encode_ack(&second, &mut out);
                     let _ = sock.send_to(&out[..k], from);
                 }

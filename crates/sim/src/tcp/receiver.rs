@@ -31,8 +31,8 @@
 //! it has none, so it ACKs at once as before (Linux, with no RTT at all, would too).
 
 use super::rcv_buffer::ReceiveBuffer;
-use super::sack_blocks::SackBlocks;
-use super::{release_if_empty, Ack, Segment, MAX_SACK_BLOCKS};
+use super::sack_blocks::{Reported, SackBlocks};
+use super::{release_if_empty, Ack, Segment};
 use crate::config::DelayedAck;
 use cclab_cc::LossRecovery;
 use cclab_units::{Duration, Time};
@@ -255,11 +255,7 @@ impl TcpReceiver {
         // otherwise never report (`sack_blocks.rs`). Linux keeps blocks for SACK flows only.
         let mut flushed = None;
         if !in_order && self.sack {
-            let waiting = self.compressed > 0;
-            let mut carried = None;
-            self.sack_blocks.on_out_of_order((s, s + 1), |b| {
-                carried = waiting.then(|| b.reported());
-            });
+            let carried = self.sack_blocks.on_out_of_order((s, s + 1), self.compressed > 0);
             flushed = carried.map(|blocks| self.early_ack(now, blocks));
         }
         let held = if had_ooo { self.held_segments() } else { 0 };
@@ -486,7 +482,7 @@ impl TcpReceiver {
     /// any ACK its timer sends.
     #[cold]
     #[inline(never)]
-    fn early_ack(&mut self, now: Time, blocks: ([(u32, u32); MAX_SACK_BLOCKS], u8)) -> Ack {
+    fn early_ack(&mut self, now: Time, blocks: Reported) -> Ack {
         if let Some(r) = &mut self.reader {
             r.catch_up(now);
         }
@@ -494,11 +490,7 @@ impl TcpReceiver {
     }
 
     /// The ACK sent at `now` with these SACK blocks.
-    fn ack_with(
-        &mut self,
-        now: Time,
-        (sacks, n_sacks): ([(u32, u32); MAX_SACK_BLOCKS], u8),
-    ) -> Ack {
+    fn ack_with(&mut self, now: Time, (sacks, n_sacks): Reported) -> Ack {
         let window = if self.advertises { self.advertise_window() } else { 0 };
         // Any ACK covers what waited for either timer (`tcp_event_ack_sent`).
         self.unacked = 0;

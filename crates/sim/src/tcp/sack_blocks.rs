@@ -25,6 +25,9 @@ const TCP_NUM_SACKS: usize = 4;
 /// the sender ("given that SACK packets might be lost, be conservative and use 2").
 const BLOCKS_EXPECTED: usize = 2;
 
+/// The blocks an ACK carries, in order, and how many of its places hold one.
+pub(super) type Reported = ([(u32, u32); MAX_SACK_BLOCKS], u8);
+
 /// Segment ranges `[start, end)`, most recently changed first. The places past `len`
 /// hold (0, 0), so that an ACK copies its first three places whole (every ACK takes
 /// them, in order or not: a copy of a length known only at run time costs a call).
@@ -49,26 +52,23 @@ impl SackBlocks {
     }
 
     /// Records `seg`, held out of order (held already or not): its block moves to the
-    /// front. Where a compressed ACK waiting must leave first, `flush` is called with the
-    /// blocks it carries: as Linux has them at that point, a block the segment extends
-    /// already extended but not yet moved, a new block not yet there.
-    pub(super) fn on_out_of_order(&mut self, seg: (u32, u32), flush: impl FnOnce(&SackBlocks)) {
+    /// front. Where a compressed ACK is `waiting` and must leave first, returns the blocks
+    /// it carries: as Linux has them at that point, a block the segment extends already
+    /// extended but not yet moved, a new block not yet there.
+    pub(super) fn on_out_of_order(&mut self, seg: (u32, u32), waiting: bool) -> Option<Reported> {
         let n = self.len();
         if let Some(i) = (0..n).find(|&i| extend(&mut self.blocks[i], seg)) {
-            if i >= BLOCKS_EXPECTED {
-                flush(self);
-            }
+            let flushed = (waiting && i >= BLOCKS_EXPECTED).then(|| self.reported());
             self.blocks[..=i].rotate_right(1);
             self.coalesce_front();
-            return;
+            return flushed;
         }
-        if n >= BLOCKS_EXPECTED {
-            flush(self);
-        }
+        let flushed = (waiting && n >= BLOCKS_EXPECTED).then(|| self.reported());
         let kept = n.min(TCP_NUM_SACKS - 1);
         self.blocks[..=kept].rotate_right(1);
         self.blocks[0] = seg;
         self.len = (kept + 1) as u8;
+        flushed
     }
 
     /// The front block absorbs the others it now overlaps or touches.
@@ -106,7 +106,7 @@ impl SackBlocks {
 
     /// The blocks an ACK carries, in order, and how many.
     #[inline]
-    pub(super) fn reported(&self) -> ([(u32, u32); MAX_SACK_BLOCKS], u8) {
+    pub(super) fn reported(&self) -> Reported {
         let [a, b, c, _] = self.blocks;
         ([a, b, c], self.len.min(MAX_SACK_BLOCKS as u8))
     }
@@ -125,20 +125,19 @@ mod tests {
     fn the_latest_block_comes_first_and_a_fifth_pushes_the_oldest_out() {
         let mut s = SackBlocks::default();
         for seq in [2, 4, 6, 8, 10] {
-            s.on_out_of_order((seq, seq + 1), |_| {});
+            s.on_out_of_order((seq, seq + 1), false);
         }
         assert_eq!(blocks(&s), [(10, 11), (8, 9), (6, 7), (4, 5)]);
         // Extending the third block moves it to the front.
-        s.on_out_of_order((7, 8), |_| {});
+        s.on_out_of_order((7, 8), false);
         assert_eq!(blocks(&s), [(6, 9), (10, 11), (4, 5)], "6-7 and 8-9 joined by 7");
         assert_eq!(s.reported(), ([(6, 9), (10, 11), (4, 5)], 3));
     }
 
     /// The blocks `seg` makes a waiting ACK carry, if it makes one leave.
     fn flushed_by(s: &mut SackBlocks, seg: (u32, u32)) -> Option<Vec<(u32, u32)>> {
-        let mut carried = None;
-        s.on_out_of_order(seg, |b| carried = Some(blocks(b)));
-        carried
+        let carried = s.on_out_of_order(seg, true);
+        carried.map(|(b, n)| b[..usize::from(n)].to_vec())
     }
 
     #[test]
@@ -159,7 +158,7 @@ mod tests {
     fn blocks_that_rcv_nxt_covers_go() {
         let mut s = SackBlocks::default();
         for seq in [3, 6, 9] {
-            s.on_out_of_order((seq, seq + 1), |_| {});
+            s.on_out_of_order((seq, seq + 1), false);
         }
         s.on_advance(7, false);
         assert_eq!(blocks(&s), [(9, 10)]);

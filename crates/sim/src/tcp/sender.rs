@@ -786,7 +786,13 @@ impl TcpSender {
         self.tp.snd_cwnd_cnt = 0;
     }
 
-    pub(super) fn payload_of(&self, seq: u32) -> u32 {
+    /// Counts data segment `seq` sent again (a retransmission or a probe).
+    pub(super) fn count_resend(&mut self, seq: u32) {
+        self.stats.retransmits += 1;
+        self.stats.retransmitted_bytes += u64::from(self.payload_of(seq));
+    }
+
+    fn payload_of(&self, seq: u32) -> u32 {
         match self.total_segs {
             Some(n) if seq + 1 == n => self.last_payload,
             _ => self.cfg.mss,
@@ -821,8 +827,7 @@ impl TcpSender {
         let info = self.rate.on_send(now, self.packets_out(), self.tp.delivered);
         self.rack.on_retransmit(seq, self.retrans_out());
         self.board.retransmit(seq, info);
-        self.stats.retransmits += 1;
-        self.stats.retransmitted_bytes += u64::from(self.payload_of(seq));
+        self.count_resend(seq);
         self.rec.on_retransmit(now);
         self.stamp(now, seq, out);
     }

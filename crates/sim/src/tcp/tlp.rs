@@ -254,8 +254,7 @@ impl TcpSender {
     fn resend_as_probe(&mut self, now: Time, seq: u32, out: &mut impl FnMut(Segment)) {
         let info = self.rate.on_send(now, self.packets_out(), self.tp.delivered);
         self.board.resend_as_probe(seq, info);
-        self.stats.retransmits += 1;
-        self.stats.retransmitted_bytes += u64::from(self.payload_of(seq));
+        self.count_resend(seq);
         self.stamp(now, seq, out);
     }
 }
