@@ -406,6 +406,9 @@ def check_ten_flows_stay_smooth_and_flat(page):
     assert any(n.startswith("queue") for n in queue), queue
     shot(page, "4-ten-flows.png")
     wait_for(page, "() => window.lab.run.state === 'finished'", timeout=60_000, what="the ten-flow run to end")
+    # Finished but not saved: a closed page would lose it, so leaving asks first.
+    why = page.evaluate("window.lab.leaving()")
+    assert why and "not saved" in why, why
     page.wait_for_timeout(300)
     late = heap_mb(page)
     buckets = page.evaluate("window.lab.run.buckets.length")
@@ -855,6 +858,7 @@ def main():
                  timeout=60_000, what="the run to finish and be saved")
         print(page.text_content("#save-note"))
         wait_for(page, "() => document.querySelectorAll('#saved li').length > 0", what="the saved list")
+        assert page.evaluate("window.lab.leaving()") is None, page.evaluate("window.lab.leaving()")
         shot(page, "3-finished-and-saved.png")
         check_compare_offers_two_different_runs(page, context)
         check_cross_traffic_is_in_the_flows_line(page)

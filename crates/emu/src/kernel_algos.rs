@@ -41,6 +41,18 @@ fn wanted(algo: Algo, flow: &FlowConfig) -> Params {
         .collect()
 }
 
+/// The parameters on which two flows' wishes differ, as "beta 0.5 in flows[0], 0.7 in
+/// flows[2]" (values as the scenario gives them, defaults filled in).
+fn differences(first: &Params, then: &Params, j: usize, i: usize) -> String {
+    let said: Vec<String> = first
+        .iter()
+        .zip(then)
+        .filter(|((_, a), (_, b))| a != b)
+        .map(|((name, a), (_, b))| format!("{name} {a} in flows[{j}], {b} in flows[{i}]"))
+        .collect();
+    said.join("; ")
+}
+
 /// The BPF algorithms' parameters for the length of one run; dropping it restores the
 /// values the maps had before.
 ///
@@ -95,8 +107,9 @@ impl RunTunables {
             match chosen.iter().find(|(a, ..)| *a == algo) {
                 Some((_, j, first)) if *first != want => {
                     return Err(EmuError::Config(format!(
-                        "flows[{i}].params: {} has one set of parameters for every connection in the kernel, and flows[{j}] asks for others; give them the same parameters, or run one of them with transport = \"udp\"",
-                        algo.name()
+                        "flows[{i}].params: {} has one set of parameters for every connection in the kernel, and flows[{j}] asks for others ({}); give them the same parameters, or run one of them with transport = \"udp\"",
+                        algo.name(),
+                        differences(first, &want, *j, i)
                     )))
                 }
                 Some(_) => {}
@@ -207,6 +220,8 @@ mod tests {
         let flows = [flow("tuner", &[("beta", 0.5)]), flow("cubic", &[]), flow("tuner", &[])];
         let e = RunTunables::apply(&flows, &[true, true, true]).err().unwrap().to_string();
         assert!(e.contains("flows[2].params") && e.contains("flows[0]"), "{e}");
+        let default = Algo::Tuner.params().iter().find(|p| p.name == "beta").unwrap().default;
+        assert!(e.contains(&format!("(beta 0.5 in flows[0], {default} in flows[2])")), "{e}");
         // A flow without parameters asks for the defaults.
         let tuner = Algo::Tuner;
         let beta = |f: &FlowConfig| wanted(tuner, f).into_iter().find(|(n, _)| n == "beta");

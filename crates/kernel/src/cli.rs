@@ -288,6 +288,10 @@ pub fn run(args: Args) -> Result<(), Error> {
                 let given = algo.unwrap_or_default();
                 let name = Algo::parse(&given).map_or(given, |a| a.name().to_string());
                 let (old, widened) = k.set_default(&name)?;
+                if old == name {
+                    outln(&format!("{name} is the default already: nothing changed"));
+                    return Ok(());
+                }
                 outln(&format!("default: {old} -> {name} (undo: cclab kernel default --restore)"));
                 if widened {
                     outln(&format!("note: the kernel allows every default to all users: net.ipv4.tcp_allowed_congestion_control now lists {name}, until --restore or its unload takes it off"));

@@ -617,7 +617,8 @@ impl Kernel {
 
     /// Makes `name` the system default, remembering the previous default (the first one
     /// only: repeated calls keep the original for `restore_default`) and whether the
-    /// kernel added `name` to the allowed list. Returns the old default, and whether it did.
+    /// kernel added `name` to the allowed list. Returns the old default, and whether it did;
+    /// the old default is `name` when it was the default already, and nothing changed.
     pub fn set_default(&self, name: &str) -> Result<(String, bool), Error> {
         need_root("cclab kernel default")?;
         let avail = available()?;
@@ -657,6 +658,11 @@ impl Kernel {
         // The saved file is read and written again below: one command at a time.
         let _lock = self.lock()?;
         let old = current_default()?;
+        if old == name {
+            // Nothing to change, so nothing to save: a restore file written now would
+            // name `name` as the default to go back to.
+            return Ok((old, false));
+        }
         let (saved, mut added) = self.saved()?;
         if saved.is_none() {
             self.write_saved(&old, &added)?;

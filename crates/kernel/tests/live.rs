@@ -1017,6 +1017,8 @@ fn default_sets_and_restores_the_namespace_default_and_unload_puts_it_back() {
     let (ok, text) = run(&["default", "tuner"]);
     assert!(ok && text.contains("-> cclab_tuner"), "{text}");
     assert_eq!(ns_default(), "cclab_tuner");
+    let (ok, text) = run(&["default", "cclab_tuner"]);
+    assert!(ok && text.contains("cclab_tuner is the default already: nothing changed"), "{text}");
     // What was saved is this namespace's: the machine's namespace has nothing to restore.
     let host = Kernel { pin_root: l.k.pin_root.clone(), state_dir: state.clone() };
     let e = host.restore_default().unwrap_err().to_string();
@@ -1050,18 +1052,17 @@ fn default_sets_and_restores_the_namespace_default_and_unload_puts_it_back() {
     // Linux marks every default allowed to all users and never unmarks it; only the
     // initial namespace can widen the list that way (elsewhere a default must be on it
     // already), and there a restore takes off what cclab's defaults added, and nothing
-    // else. The machine's default is set to itself (already allowed: nothing added), then
-    // the saved file says that another allowed name was added (the guard `_allowed` puts
-    // the machine's list back).
+    // else. The machine's default set to itself changes nothing and saves nothing (a
+    // restore file would name it as the default to go back to); then a saved file is
+    // written by hand, saying that another allowed name was added (the guard `_allowed`
+    // puts the machine's list back).
     let host_default = host_before.trim();
     assert_eq!(host.set_default(host_default).unwrap(), (host_default.to_string(), false));
-    let saved = std::fs::read_dir(&state)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .find(|p| p.to_string_lossy().contains("default_congestion_control-"))
-        .expect("the saved default");
-    assert_eq!(std::fs::read_to_string(&saved).unwrap(), format!("{host_default}\nadded:\n"));
+    let saved = state
+        .join(format!("default_congestion_control-{}", cclab_kernel::netns::key(None).unwrap()));
+    assert!(!saved.exists(), "{} saved for a default that did not change", saved.display());
+    let e = host.restore_default().unwrap_err().to_string();
+    assert!(e.contains("nothing to restore"), "{e}");
     let list = std::fs::read_to_string(ALLOWED).unwrap();
     let other = list.split_whitespace().find(|n| *n != host_default).map(String::from);
     let Some(other) = other else {
@@ -1070,7 +1071,6 @@ fn default_sets_and_restores_the_namespace_default_and_unload_puts_it_back() {
     // A second line without the mark (an earlier build's whole list) counts for nothing.
     std::fs::write(&saved, format!("{host_default}\n{other}\n")).unwrap();
     assert_eq!(host.restore_default().unwrap(), (host_default.to_string(), None));
-    assert_eq!(host.set_default(host_default).unwrap(), (host_default.to_string(), false));
     std::fs::write(&saved, format!("{host_default}\nadded: {other}\n")).unwrap();
     let (back, said) = host.restore_default().unwrap();
     assert_eq!(back, host_default);

@@ -248,6 +248,10 @@ function leaving() {
   if (run && !run.lost && isGoing(run.state)) {
     return `run ${run.id} is going: a closed page stops it (a reload watches it again)`;
   }
+  // A finished simulated run can be saved until the page that started it is gone.
+  if (run && !run.lost && run.state === "finished" && !run.testbed && !["pending", "saved"].includes(run.saveState)) {
+    return `run ${run.id} finished but is not saved: a closed page loses it (a reload keeps it)`;
+  }
   if (lab.toml !== lab.baseline) return "the scenario has edits that are neither run nor saved";
   return null;
 }

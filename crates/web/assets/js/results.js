@@ -133,14 +133,17 @@ export class Results {
     $("save-note").textContent = "saving\u2026";
     try {
       const r = await post(`/api/runs/${run.id}/save`, name ? { name } : {});
-      this.saved(r);
+      this.saved(r, run);
     } catch (e) {
       $("save-note").textContent = e.message;
     }
   }
 
-  /** Shows how saving went (also called when a pending save completes). */
-  saved(r) {
+  /** Shows how saving `run` went (also called when a pending save completes), and
+   *  keeps the state on the run (a finished run not saved is a reason to ask before
+   *  the page is left). */
+  saved(r, run = this.getRun()) {
+    if (run) run.saveState = r ? r.state : null;
     if (!r) return;
     if (r.state === "pending") $("save-note").textContent = `will be saved as "${r.name}" when the run finishes`;
     else if (r.state === "saved") {
