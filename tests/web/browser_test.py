@@ -120,6 +120,19 @@ def check_toml_tab_shows_errors(page):
     page.fill("#toml", good)
     wait_for(page, "() => !document.querySelector('#form').inert && !document.querySelector('[data-stale]')",
              what="the form to follow the text again")
+    # A check the server does not answer is asked again, so the form comes back once the
+    # server answers, with no further edit.
+    page.route("**/api/scenarios/check", lambda route: route.abort())
+    page.fill("#toml", good + "\n# edited while the server is away\n")
+    wait_for(page, "() => document.querySelector('#form').inert && document.querySelector('[data-stale]') && "
+                   "document.querySelector('[data-stale]').textContent.includes('could not be checked')",
+             what="the form to wait for a check the server did not answer")
+    print(f"form while the server does not answer: {page.text_content('[data-stale]')}")
+    page.unroute("**/api/scenarios/check")
+    wait_for(page, "() => !document.querySelector('#form').inert && !document.querySelector('[data-stale]')",
+             timeout=10_000, what="the form to follow the text once the server answers")
+    page.fill("#toml", good)
+    wait_checked(page)
     page.click('.tabs button[data-tab="form"]')
 
 

@@ -61,7 +61,12 @@ async function check(fromToml) {
     const refused = e.status === 400 && e.body && e.body.error;
     if (current()) {
       if (fromToml && refused && e.body.doc) lab.form.load(e.body.doc);
-      else if (fromToml) lab.form.setStale(refused ? `does not parse (${e.body.error})` : `could not be checked (${e.message}); edit it to check it again`);
+      else if (fromToml && refused) lab.form.setStale(`does not parse (${e.body.error})`);
+      else if (fromToml) {
+        // The server did not answer: asked again until it does, or the text changes.
+        lab.form.setStale(`could not be checked (${e.message}); asked again every 3 s`);
+        setTimeout(() => { if (current()) check(true); }, 3000);
+      }
       showScenarioError(e.body && e.body.error ? e.body : { error: e.message });
     }
     return false;
