@@ -17,6 +17,14 @@ pub fn check(dir: &Path, kind: &str, marker: &str) -> Result<(), String> {
     if !dir.is_dir() {
         return Err(format!("{} exists and is not a folder; choose another folder", dir.display()));
     }
+    // A folder without write permission is one to keep: replacing it would also fail to
+    // remove the earlier copy, which would stay hidden beside it.
+    if dir.metadata().is_ok_and(|m| m.permissions().readonly()) {
+        return Err(format!(
+            "{} is read-only, and a run replaces the whole folder; make it writable (chmod u+w) or choose another folder",
+            dir.display()
+        ));
+    }
     if is_empty(dir) || dir.join(marker).is_file() {
         return Ok(());
     }

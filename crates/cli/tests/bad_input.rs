@@ -353,6 +353,33 @@ fn missing_required_fields() {
     has_all(&e, &["scen.toml:7:", "flows[0].rtt", "missing required field \"rtt\""]);
     let e = error_of("duration = \"2s\"\n[bottleneck]\nrate = \"1Mbps\"\ndelay = \"1ms\"\n", &[]);
     has_all(&e, &["flows", "at least one [[flows]] section"]);
+    // A top-level key written below a header belongs to that table: the line it is on is
+    // named, and the header (a user's test, 2026-12-07: "missing" with no line at all).
+    let e = error_of(
+        &BASE.replacen("duration = \"2s\"\n", "", 1).replacen(
+            "buffer",
+            "duration = \"2s\"\nbuffer",
+            1,
+        ),
+        &[],
+    );
+    has_all(
+        &e,
+        &[
+            "scen.toml:5: duration: missing required field",
+            "written inside [bottleneck] here",
+            "above every header",
+        ],
+    );
+    let e = error_of(
+        &BASE.replacen("duration = \"2s\"\n", "", 1).replacen(
+            "rtt = \"60ms\"\n",
+            "rtt = \"60ms\"\nduration = \"2s\"\n",
+            1,
+        ),
+        &[],
+    );
+    has_all(&e, &["scen.toml:12: duration", "written inside [[flows]] here"]);
 }
 
 #[test]
@@ -801,4 +828,18 @@ fn a_udp_csv_that_cannot_be_written_is_refused_first() {
     let o = run_in(dir.path(), &[&udp[..], &["."]].concat());
     has_all(&stderr(&o), &["--csv: . is a folder"]);
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0, "nothing written");
+}
+
+/// A buffer written as a multiple of the BDP is refused in packets, which the user never
+/// wrote: the refusal says what the multiple came to (a user's test, 2026-12-07).
+#[test]
+fn a_bdp_buffer_refused_says_what_it_came_to() {
+    let e = error_of(&BASE.replace("10Mbps", "1000Gbps").replace("100ms", "200ms"), &[]);
+    has_all(&e, &["scen.toml:6: bottleneck.buffer = \"1bdp\": out of range", "(bottleneck.buffer = \"1bdp\" is 16666667 packets here: the rate x the largest flow RTT, 200ms"]);
+    let red = BASE.replace("buffer = \"1bdp\"", "buffer = \"0.01bdp\"\nqdisc = \"red\"");
+    let e = error_of(&red, &[]);
+    has_all(
+        &e,
+        &["RED would never drop early", "(bottleneck.buffer = \"0.01bdp\" is 1 packets here"],
+    );
 }

@@ -537,6 +537,32 @@ fn a_results_folder_holding_a_users_file_is_not_replaced() {
     assert!(o.status.success(), "{}", stderr(&o));
 }
 
+/// A user's test, 2026-12-07: a read-only results folder was replaced all the same, and
+/// the earlier copy, which could not be removed, stayed hidden beside it.
+#[test]
+fn a_read_only_results_folder_is_kept() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = TempDir::new("results-read-only");
+    let scenario = small("reno-droptail.toml");
+    let o = run_in(dir.path(), &["run", &scenario, "--out", "res"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let res = dir.path().join("res");
+    let before = read(&res.join("summary.json"));
+    std::fs::set_permissions(&res, std::fs::Permissions::from_mode(0o555)).unwrap();
+    let o = run_in(dir.path(), &["run", &scenario, "--set", "seed=9", "--out", "res"]);
+    std::fs::set_permissions(&res, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("res is read-only, and a run replaces the whole folder"),
+        "{}",
+        stderr(&o)
+    );
+    assert_eq!(read(&res.join("summary.json")), before);
+    let beside: Vec<_> =
+        std::fs::read_dir(dir.path()).unwrap().flatten().map(|e| e.file_name()).collect();
+    assert_eq!(beside, ["res"], "nothing left beside the folder");
+}
+
 #[test]
 fn short_runs_without_a_terminal_print_no_progress() {
     let dir = TempDir::new("quiet");

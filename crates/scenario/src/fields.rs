@@ -76,18 +76,46 @@ impl<'a, 'c> Fields<'a, 'c> {
     pub fn missing(&self, key: &str, what: &str) -> ScenarioError {
         let where_ =
             if self.path.is_empty() { String::new() } else { format!(" in {}", self.path) };
-        let mut e = self.ctx.err(
-            &self.node.span,
-            &self.field(key),
-            None,
-            format!("missing required field \"{key}\"{where_}: {what}"),
-        );
+        let message = format!("missing required field \"{key}\"{where_}: {what}");
+        if let Some((header, span)) = self.written_below(key) {
+            // The usual slip: a top-level key written after a [table] header belongs to
+            // that table, where it is unknown; the line it is on is the one to point at.
+            return self.ctx.err(
+                span,
+                &self.field(key),
+                None,
+                format!(
+                    "{message}; \"{key}\" is written inside {header} here, and TOML puts every key after a header into that table: move it to the top, above every header"
+                ),
+            );
+        }
+        let mut e = self.ctx.err(&self.node.span, &self.field(key), None, message);
         if self.path.is_empty() {
             // The whole file is the "table" here: no single line to point at.
             e.line = None;
             e.from_override = false;
         }
         e
+    }
+
+    /// Where `key` is written in a table one level down, if it is: that table's header
+    /// as written (`[bottleneck]`, `[[flows]]`, with this table's path before the name),
+    /// and the key's span.
+    fn written_below(&self, key: &str) -> Option<(String, &'a Span)> {
+        let in_table = |node: &'a Node| match &node.val {
+            Val::Table(entries) => entries.iter().find(|(k, ..)| k == key).map(|(_, span, _)| span),
+            _ => None,
+        };
+        self.entries.iter().find_map(|(name, _, node)| {
+            let name = self.field(name);
+            match &node.val {
+                Val::Table(_) => in_table(node).map(|span| (format!("[{name}]"), span)),
+                Val::Array(items) => {
+                    items.iter().find_map(in_table).map(|span| (format!("[[{name}]]"), span))
+                }
+                _ => None,
+            }
+        })
     }
 
     pub fn string(&self, key: &str) -> Result<Option<(&'a Node, String)>, ScenarioError> {

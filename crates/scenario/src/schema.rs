@@ -226,11 +226,20 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
         .unwrap_or(WIRE_PACKET);
     let bn = Fields::new(ctx, "bottleneck", bn_node, BOTTLENECK)?;
     let bottleneck = link(&bn, Bdp { rtt: max_rtt, wire })?;
+    // A buffer written as a multiple of the BDP is refused in packets, which the user
+    // never wrote: a refusal about it says what the multiple came to.
+    let bdp_said = bdp_buffer_said(&bn, &bottleneck.buffer, max_rtt, wire);
+    let with_bdp_said = |mut e: cclab_sim::SimError| {
+        if e.field.ends_with("buffer") || e.message.contains("bottleneck.buffer") {
+            e.message += bdp_said.as_deref().unwrap_or_default();
+        }
+        e
+    };
     bottleneck.check().map_err(|mut e| {
         if e.field == "buffer" && bn.get("buffer").is_none() {
             e.message += &format!(" (no buffer is given, so it is the default 1bdp: the rate x the largest flow RTT, {max_rtt}; give bottleneck.buffer)");
         }
-        bn.locate(e, &[])
+        bn.locate(with_bdp_said(e), &[])
     })?;
     for (i, entry) in entries.iter().enumerate() {
         let f = Fields::new(ctx, &format!("flows[{i}]"), entry.node, &FLOW)?;
@@ -256,7 +265,8 @@ pub(crate) fn build(ctx: &Ctx, root: &Node) -> Result<Scenario, ScenarioError> {
         &numbers,
     )?;
     let config = SimConfig { duration, seed, bottleneck, flows, cross, sample_interval, changes };
-    cclab_sim::validate::check_buffer_packets(&config).map_err(|e| top.locate(e, &[]))?;
+    cclab_sim::validate::check_buffer_packets(&config)
+        .map_err(|e| top.locate(with_bdp_said(e), &[]))?;
     Ok(Scenario { name, config, transports, metrics, numbers, point: None, series_too_large })
 }
 
@@ -571,6 +581,15 @@ fn param_value(
 }
 
 /// The `[bottleneck]` table, read; the simulator checks it.
+/// What a buffer written as `"<x>bdp"` came to, as a clause for a refusal about it.
+fn bdp_buffer_said(bn: &Fields, buffer: &Buffer, max_rtt: Duration, wire: u64) -> Option<String> {
+    let (_, text) = bn.string("buffer").ok().flatten()?;
+    let Buffer::Packets(n) = buffer else { return None };
+    text.trim().ends_with("bdp").then(|| {
+        format!(" (bottleneck.buffer = \"{text}\" is {n} packets here: the rate x the largest flow RTT, {max_rtt}, in packets of {wire} bytes)")
+    })
+}
+
 /// What a `"<x>bdp"` buffer is measured against: the largest flow RTT, in packets of the
 /// largest flow's wire size.
 #[derive(Clone, Copy)]
