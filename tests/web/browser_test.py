@@ -34,6 +34,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update", "--no-first-run", "--disable-sync",
 ]
 TOLERANCE = 0.05
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def shot(page, name):
@@ -758,10 +759,15 @@ def check_count_and_meaning_follow_the_flows(page):
     print(f"count 3 -> 2: {note}")
     assert "1 scheduled change of flows[0] removed" in note and "the change of later flows renumbered" in note, note
     wait_checked(page)
+    # Each entry is marked with its flows' colour and numbers in the charts.
+    heads = [page.text_content(f'[data-label="flows[{i}]"]') for i in (0, 1)]
+    print(f"flow entries: {heads}")
+    assert heads[0].endswith("(charts: 0 to 1)") and heads[1].endswith("(charts: 2)"), heads
     # A count the server refuses (0) renumbers nothing; the next valid one counts from 2.
-    for count in ["0", "2"]:
+    # Nor does one too large for a number, which stays as typed (it became "Infinity").
+    for count, written in [("0", "0"), ("1e400", '"1e400"'), ("2", "2")]:
         commit(page, '[data-field="flows[0].count"]', count)
-        wait_for(page, f"() => window.lab.toml.includes('count = {count}')", what=f"count = {count} written")
+        wait_for(page, f"() => window.lab.toml.includes('count = {written}')", what=f"count = {written} written")
         assert "flow = 2\nset = { initcwnd = 4 }" in page.evaluate("window.lab.toml"), page.evaluate("window.lab.toml")
     wait_checked(page)
     page.select_option('[data-field="flows[0].cc"]', "cubic-2008")
@@ -774,6 +780,28 @@ def check_count_and_meaning_follow_the_flows(page):
     wait_for(page, "() => window.lab.toml.includes('gentle = false')", what="gentle written as a switch")
     wait_checked(page)
     assert page.text_content('[data-msg="bottleneck.qdisc.gentle"]') == "", page.text_content('[data-msg="bottleneck.qdisc.gentle"]')
+
+
+def check_tune_panel_follows_scheduled_changes(page):
+    """The tuning controls show the value a flow has now, scheduled `[[changes]]`
+    included, so a nudge starts from it (it started from the scenario's value: a user's
+    test, 2026-12-07); a value the flow has already is not sent as a change."""
+    with open(os.path.join(REPO, "scenarios/small/cubic-codel-changes.toml")) as f:
+        text = f.read().replace('duration = "5s"', 'duration = "120s"')
+    use_toml(page, text, 'duration = "120s"')
+    page.click('#speed button[data-speed="10x"]')
+    page.click("#start")
+    wait_for(page, "() => window.lab.run && window.lab.run.state === 'running' && window.lab.run.now > 3",
+             what="the run past its scheduled change at 2.5 s")
+    wait_for(page, "() => document.querySelector('#tune-beta') && document.querySelector('#tune-beta').value === '0.5'",
+             what="the beta box to show the scheduled 0.5")
+    commit(page, "#tune-beta", "0.5")
+    page.wait_for_timeout(300)
+    changes = page.evaluate("window.lab.run.changes().map(c => [c.source, c.name, c.value])")
+    print(f"changes after 0.5 entered again: {changes}")
+    assert changes == [["scenario", "beta", 0.5]], changes
+    page.click("#stop")
+    wait_for(page, "() => window.lab.run.state === 'stopped'", what="the run to stop")
 
 
 def check_refused_start_shows_why(page):
@@ -885,6 +913,7 @@ def main():
         check_trace_upload(page)
         check_algorithm_switch_and_loss_zero(page)
         check_count_and_meaning_follow_the_flows(page)
+        check_tune_panel_follows_scheduled_changes(page)
         check_refused_start_shows_why(page)
         check_simulated_and_real_overlay(page)
         check_saved_run_deleted(page)

@@ -381,7 +381,7 @@ function unitOf(run, flow, name) {
 }
 
 function markers(run) {
-  return run.changes().slice(-30).map((c) => ({ t: c.t, label: `f${c.flow} ${c.name}=${valueText(c.value, unitOf(run, c.flow, c.name))}`, color: c.source === "live" ? "#b54708" : "#475467" }));
+  return run.changes().map((c) => ({ t: c.t, label: `f${c.flow} ${c.name}=${valueText(c.value, unitOf(run, c.flow, c.name))}`, color: c.source === "live" ? "#b54708" : "#475467" }));
 }
 
 /** The latest run of the other kind (real beside simulated) of the same scenario text,
@@ -490,14 +490,26 @@ function showWhyNotSaved(run, state, testbed) {
   $("save-why").hidden = !why;
 }
 
-/** Draws soon after something changed: at once, or when 16 ms have passed since the
- *  last draw, so every frame the server sends (20 a second) is drawn even where the
- *  browser's animation frames are slow (a busy headless browser gives ~20 a second). */
+/** Draws once things have been quiet for QUIET_MS (the server sends 20 frames a second,
+ *  so each is drawn), or once MAX_DRAW_GAP_MS have passed since the last draw. A page
+ *  that has fallen behind the run (a hundred flows on a slow machine, whose charts take
+ *  longer to paint than frames take to come) is handed the frames waiting one after
+ *  another: it takes them all in before drawing again, and catches up (Stop shows at
+ *  once), where drawing after each would keep it behind. */
+const QUIET_MS = 15;
+const MAX_DRAW_GAP_MS = 500;
 function requestDraw() {
+  lab.lastAsked = performance.now();
   if (lab.drawPending) return;
   lab.drawPending = true;
-  const wait = Math.max(0, 16 - (performance.now() - (lab.lastDraw || 0)));
-  setTimeout(draw, wait);
+  setTimeout(drawWhenQuiet, QUIET_MS);
+}
+
+function drawWhenQuiet() {
+  const now = performance.now();
+  const quietFor = now - lab.lastAsked;
+  if (quietFor >= QUIET_MS || now - (lab.lastDraw || 0) >= MAX_DRAW_GAP_MS) draw();
+  else setTimeout(drawWhenQuiet, QUIET_MS - quietFor);
 }
 
 function draw() {
@@ -507,6 +519,7 @@ function draw() {
   drawCharts();
   drawTable();
   drawStatus();
+  if (lab.run && lab.run.events) lab.tune.follow(lab.run.changes());
   lab.tune.showBackoff(lab.run);
   lab.frames = (lab.frames || 0) + 1;
   // Draw times of the last 200 frames (ms), to check the charts keep up.

@@ -183,12 +183,14 @@ export class Chart {
   }
 
   /** Dashed lines at parameter changes, each labelled at the top. A label that would
-   *  run into the one before goes a line lower (up to four lines, then back to the top),
-   *  and one that would pass the right edge is set to the left of its line. */
+   *  run into the one before goes a line lower (up to four lines); one with no room on
+   *  any is left out (its line stays; `unlabelled` counts them), and one that would pass
+   *  the right edge is set to the left of its line. */
   drawMarkers(g, box, X) {
     g.font = "10px system-ui, sans-serif";
     g.textBaseline = "top";
     const lineEnds = []; // per label line, the x where its last label ends
+    this.unlabelled = 0;
     for (const m of [...this.markers].sort((a, b) => a.t - b.t)) {
       const x = Math.round(X(m.t)) + 0.5;
       g.strokeStyle = m.color || "#98a2b3";
@@ -199,7 +201,8 @@ export class Chart {
       const right = x + 3 + wText > box.x + box.w;
       const left = right ? x - 3 - wText : x + 3;
       let line = lineEnds.findIndex((end) => end < left);
-      if (line < 0) line = lineEnds.length < 4 ? lineEnds.length : 0;
+      if (line < 0 && lineEnds.length < 4) line = lineEnds.length;
+      if (line < 0) { this.unlabelled += 1; continue; }
       lineEnds[line] = left + wText + 4;
       g.textAlign = "left";
       g.fillStyle = m.color || "#475467";

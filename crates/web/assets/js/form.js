@@ -89,8 +89,9 @@ function parseValue(type, text) {
   if (t === "") return undefined;
   // A number with a fraction goes as a number, for the server to say so (as a string it
   // would be "found a string").
-  if (type === "int" && t !== "" && !Number.isNaN(Number(t))) return Number(t);
-  if (type === "num" && t !== "" && !Number.isNaN(Number(t))) return Number(t);
+  // One too large for a double (1e400) stays text: as a number it would be Infinity.
+  if (type === "int" && t !== "" && Number.isFinite(Number(t))) return Number(t);
+  if (type === "num" && t !== "" && Number.isFinite(Number(t))) return Number(t);
   if (type === "buffer" && /^\d+$/.test(t)) return Number(t);
   if (type === "bool" && (t === "true" || t === "false")) return t === "true";
   return t;
@@ -110,6 +111,18 @@ function flowNumbers(flows, i) {
     first += count;
   }
   return null;
+}
+
+/** The numbers the run (its charts and table) gives the flows of entry `i`: as
+ *  `flowNumbers`, but without disabled entries (`enabled = false`, or a count of 0),
+ *  which the run leaves out. Null when the form cannot know them, or entry `i` is
+ *  disabled. */
+function runNumbers(flows, i) {
+  const on = (f) => f.enabled !== false && f.count !== 0;
+  const all = flowNumbers(flows, i);
+  if (!all || !on(flows[i])) return null;
+  const before = flows.slice(0, i).filter((f) => !on(f)).reduce((n, f) => n + (f.count === undefined ? 1 : f.count), 0);
+  return { first: all.first - before, count: all.count };
 }
 
 /** The largest `count` a flow entry takes (the server's limit). */
@@ -199,6 +212,7 @@ export class ScenarioForm {
       if (!this.recounted(Number(counted[1]), before)) this.countBefore.set(field, before);
     }
     if (committed && input.dataset.rerender) this.render();
+    else if (committed && counted) this.redrawFlowLabels();
     this.onChange(this.toml());
   }
 
@@ -534,8 +548,7 @@ export class ScenarioForm {
     const cc = el("select", { "data-field": `${p}.cc`, "data-type": "algorithm", "data-index": i, "aria-label": `${p}.cc` },
       ...this.algorithms.map((a) => el("option", { value: a.name, text: a.name })));
     cc.value = f.cc || "";
-    const head = el("div", { class: "item-head" },
-      el("span", {}, dot(flowColor(i)), `flow ${i}`),
+    const head = el("div", { class: "item-head" }, this.flowLabel(i),
       el("button", { class: "small", "data-act": "del-flow", "data-index": i, text: "remove" }));
     const rows = [head, this.row("algorithm", cc, `${p}.cc`)];
     for (const [key, label, type, ph] of FLOW_FIELDS) rows.push(this.row(label, this.input(`${p}.${key}`, type, ph), `${p}.${key}`));
@@ -597,6 +610,24 @@ export class ScenarioForm {
 
   /** Draws the scheduled changes again, and nothing else (a whole redraw would replace
    *  the element a click or the focus is on, and lose it). */
+  /** Entry `i`'s label: the colour the charts give its (first) flow, and its numbers
+   *  there when they are not the entry's own (a count, or a disabled entry before it). */
+  flowLabel(i) {
+    const run = runNumbers(this.doc.flows, i);
+    const last = run && run.first + run.count - 1;
+    const inCharts = !run ? "" : run.count > 1 ? ` (charts: ${run.first} to ${last})` : run.first !== i ? ` (charts: ${run.first})` : "";
+    return el("span", { "data-label": `flows[${i}]` }, dot(run ? flowColor(run.first) : "#d0d5dd"), `flow ${i}`,
+      el("span", { class: "unit", text: inCharts }));
+  }
+
+  /** The flow entries' labels again, after a count moved the numbers (the rest of the
+   *  form stays, with the focus and click that committed the count). */
+  redrawFlowLabels() {
+    for (const old of this.root.querySelectorAll("[data-label]")) {
+      old.replaceWith(this.flowLabel(Number(/\d+/.exec(old.dataset.label)[0])));
+    }
+  }
+
   redrawChanges() {
     const old = this.root.querySelector('[data-section="changes"]');
     const now = this.changesSection();

@@ -40,13 +40,15 @@ export class TunePanel {
   setRun(flows, testbed = false, changes = []) {
     this.flows = flows;
     this.testbed = testbed;
-    this.values = {};
+    this.base = {};
     for (const f of flows) {
-      for (const [k, v] of Object.entries(f.params || {})) this.values[`${f.id}.${k}`] = v;
-      this.values[`${f.id}.rto_min`] = f.rto_min_ms;
-      this.values[`${f.id}.initcwnd`] = f.initcwnd;
+      for (const [k, v] of Object.entries(f.params || {})) this.base[`${f.id}.${k}`] = v;
+      this.base[`${f.id}.rto_min`] = f.rto_min_ms;
+      this.base[`${f.id}.initcwnd`] = f.initcwnd;
     }
-    for (const c of changes) this.values[`${c.flow}.${c.name}`] = c.value;
+    this.followed = {};
+    this.values = {};
+    this.follow(changes);
     this.select.replaceChildren(...flows.map((f) => el("option", { value: f.id, text: `${f.id}: ${f.name} (${f.cc})` })));
     const tunable = flows.find((f) => f.cc === "tuner") || flows[0];
     if (tunable) this.select.value = tunable.id;
@@ -54,6 +56,23 @@ export class TunePanel {
       ? "Real TCP: rto_min and initcwnd change the flow's route; the parameters of cclab's BPF algorithms (tuner, cubic-fit) change their kernel map, shared by every flow using it, until the run ends."
       : "Changes apply to the running flow at the current simulated time and are marked on the charts.";
     this.render();
+  }
+
+  /** Takes the run's changes so far, scheduled (`[[changes]]`) and live, in time order:
+   *  the controls show the value each flow has now, so that a nudge starts from it. A
+   *  value only moves when the changes move it (`followed`, what they said last time),
+   *  not when a frame sent before a change just applied arrives; and a control in use
+   *  is left as it is. */
+  follow(changes) {
+    const now = { ...this.base };
+    for (const c of changes) now[`${c.flow}.${c.name}`] = c.value;
+    for (const [key, v] of Object.entries(now)) {
+      if (v === this.followed[key]) continue;
+      this.values[key] = v;
+      const control = this.shows && this.shows[key];
+      if (control && !control.box.contains(document.activeElement)) control.shown(v);
+    }
+    this.followed = now;
   }
 
   selected() {
@@ -67,6 +86,7 @@ export class TunePanel {
     const kernelOwn = this.testbed && !BPF_ALGORITHMS.includes(flow.cc);
     const algo = kernelOwn ? null : this.algorithms.find((a) => a.name === flow.cc);
     this.measured = el("div", { class: "measured", id: "measured" }, "no back-off yet");
+    this.shows = {}; // "flow.name" -> its control's box, and what puts a value in it
     const knobs = orderedSpecs(algo, this.tcpParams).map((s) => this.knob(flow.id, s));
     this.root.replaceChildren(this.measured, ...knobs);
     this.setEnabled(this.enabled);
@@ -88,10 +108,11 @@ export class TunePanel {
       const cb = el("input", { type: "checkbox", id: `tune-${spec.name}`, title: tip });
       cb.checked = value !== 0 && value !== false;
       const shown = (v) => { cb.checked = v !== 0 && v !== false; };
+      this.shows[`${flow}.${spec.name}`] = { box, shown };
       cb.addEventListener("change", () => this.send(flow, spec, cb.checked ? 1 : 0, msg, shown));
       box.append(el("label", { class: "switch" }, cb, spec.doc));
     } else {
-      box.append(this.slider(flow, spec, value, tip, msg));
+      box.append(this.slider(flow, spec, value, tip, msg, box));
     }
     box.append(msg);
     return box;
@@ -100,7 +121,7 @@ export class TunePanel {
   /** A slider and a number box. The slider's end for a wide range (SLIDER_MAX) moves
    *  out to a larger value taken from the box, so the slider never sits at its end
    *  while the flow has more. */
-  slider(flow, spec, value, tip, msg) {
+  slider(flow, spec, value, tip, msg, box) {
     const st = step(spec);
     const lo = spec.min_exclusive ? spec.min + st : spec.min;
     const hi = Math.min(spec.max, SLIDER_MAX[spec.name] || spec.max);
@@ -112,6 +133,7 @@ export class TunePanel {
       range.value = v;
       num.value = v;
     };
+    this.shows[`${flow}.${spec.name}`] = { box, shown };
     range.addEventListener("input", () => { num.value = range.value; });
     range.addEventListener("change", () => this.send(flow, spec, Number(range.value), msg, shown));
     num.addEventListener("change", () => {
@@ -129,6 +151,12 @@ export class TunePanel {
    *  value the flow still has (`shown` puts a value in the control). */
   async send(flow, spec, value, msg, shown) {
     msg.textContent = "";
+    // The value the flow has already: nothing to change, and no change to record.
+    const now = this.current(flow, spec);
+    if (spec.kind === "bool" ? Boolean(value) === Boolean(now) : value === now) {
+      shown(now);
+      return;
+    }
     try {
       await this.apply(flow, spec.name, value);
       this.values[`${flow}.${spec.name}`] = value;
