@@ -29,11 +29,17 @@ impl Trace {
             if t.is_empty() {
                 continue;
             }
+            let too_large =
+                || format!("line {}: {t} ms is absurdly large (at most 10^12 ms)", i + 1);
             let v: u64 = t.parse().map_err(|_| {
+                // Digits alone that do not fit 64 bits are a whole number, too large.
+                if t.bytes().all(|b| b.is_ascii_digit()) {
+                    return too_large();
+                }
                 format!("line {}: \"{t}\" is not a whole number of milliseconds (mahimahi trace format: one integer per line)", i + 1)
             })?;
             if v > 1_000_000_000_000 {
-                return Err(format!("line {}: {v} ms is absurdly large (at most 10^12 ms)", i + 1));
+                return Err(too_large());
             }
             if let Some(&last) = ops.last() {
                 if v < last {
@@ -243,6 +249,9 @@ mod tests {
         assert!(Trace::parse("").unwrap_err().contains("empty"));
         assert!(Trace::parse("0\n").unwrap_err().contains("period"));
         assert!(Trace::parse("-1\n").is_err());
+        // Too large for 64 bits is still a whole number: said as too large.
+        let e = Trace::parse("1\n99999999999999999999\n").unwrap_err();
+        assert_eq!(e, "line 2: 99999999999999999999 ms is absurdly large (at most 10^12 ms)");
     }
 
     #[test]

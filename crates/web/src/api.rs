@@ -510,7 +510,7 @@ pub async fn params(
         }
     };
     let (reply, answer) = tokio::sync::oneshot::channel();
-    run.send(Command::SetParam { flow: flow as usize, name: b.name, value, reply })?;
+    run.send(Command::SetParam { flow: flow as usize, name: b.name.clone(), value, reply })?;
     let applied = answer
         .await
         .map_err(|_| ApiError::conflict(format!("run {id} ended before the change applied")))?;
@@ -518,6 +518,12 @@ pub async fn params(
         // The simulator takes a switch as 1 or 0; the error shows it as it was sent.
         if let Value::Bool(sent) = b.value {
             e.value = sent.to_string();
+        }
+        // Named as the request named it: the simulator's `flows[i]` counts the run's
+        // flows, which is not the scenario file's `[[flows]]` entry i once a count or a
+        // disabled entry comes before (the message names the run's flow and algorithm).
+        if e.field.starts_with(&format!("flows[{flow}]")) {
+            e.field = b.name.clone();
         }
         ApiError::sim(&e, None)
     })?;
