@@ -17,16 +17,11 @@ pub fn check(dir: &Path, kind: &str, marker: &str) -> Result<(), String> {
     if !dir.is_dir() {
         return Err(format!("{} exists and is not a folder; choose another folder", dir.display()));
     }
-    // A folder without write permission is one to keep: replacing it would also fail to
-    // remove the earlier copy, which would stay hidden beside it.
-    if dir.metadata().is_ok_and(|m| m.permissions().readonly()) {
-        return Err(format!(
-            "{} is read-only, and a run replaces the whole folder; make it writable (chmod u+w) or choose another folder",
-            dir.display()
-        ));
-    }
-    if is_empty(dir) || dir.join(marker).is_file() {
+    if is_empty(dir) {
         return Ok(());
+    }
+    if dir.join(marker).is_file() {
+        return writable(dir, kind);
     }
     if let Some((other, its_marker)) = MARKERS.iter().find(|(_, m)| dir.join(m).is_file()) {
         return Err(format!(
@@ -37,6 +32,23 @@ pub fn check(dir: &Path, kind: &str, marker: &str) -> Result<(), String> {
     Err(format!(
         "{} exists and is not a cclab {kind} folder (no {marker}); choose another folder",
         dir.display()
+    ))
+}
+
+/// Refuses a folder of earlier results that this user cannot write in (a read-only one,
+/// or root's from a `sudo` run): its files could not be replaced or removed, and an
+/// earlier copy moved aside could not be deleted, and would stay hidden beside it.
+fn writable(dir: &Path, kind: &str) -> Result<(), String> {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else { return Ok(()) };
+    // SAFETY: `path` is a NUL-terminated string that outlives the call, which only reads it.
+    if unsafe { libc::access(path.as_ptr(), libc::W_OK) } == 0 {
+        return Ok(());
+    }
+    Err(format!(
+        "{} holds earlier {kind} that this user cannot write in ({}); make it writable (chmod u+w) or choose another folder",
+        dir.display(),
+        std::io::Error::last_os_error()
     ))
 }
 

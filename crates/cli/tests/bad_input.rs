@@ -380,6 +380,16 @@ fn missing_required_fields() {
         &[],
     );
     has_all(&e, &["scen.toml:12: duration", "written inside [[flows]] here"]);
+    // One level down from a table: back up into that table, not to the top.
+    let e = error_of(&BASE.replacen("rtt = \"60ms\"\n", "params = { rtt = \"60ms\" }\n", 1), &[]);
+    has_all(
+        &e,
+        &[
+            "scen.toml:12: flows[1].rtt: missing required field",
+            "written inside [flows.params] here",
+            "move it up into [[flows]] (flows[1])",
+        ],
+    );
 }
 
 #[test]

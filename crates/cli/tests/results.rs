@@ -5,6 +5,7 @@
 mod common;
 use common::*;
 use std::path::Path;
+use std::process::Command;
 
 fn read(p: &Path) -> String {
     std::fs::read_to_string(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
@@ -538,22 +539,37 @@ fn a_results_folder_holding_a_users_file_is_not_replaced() {
 }
 
 /// A user's test, 2026-12-07: a read-only results folder was replaced all the same, and
-/// the earlier copy, which could not be removed, stayed hidden beside it.
+/// the earlier copy, which could not be removed, stayed hidden beside it. A folder this
+/// user cannot write in is kept: root's, rerun by another user (here `nobody`, when the
+/// test runs as root, which may write anywhere), or one made read-only.
 #[test]
-fn a_read_only_results_folder_is_kept() {
+fn a_results_folder_this_user_cannot_write_in_is_kept() {
     use std::os::unix::fs::PermissionsExt;
-    let dir = TempDir::new("results-read-only");
+    let dir = TempDir::new("results-not-writable");
     let scenario = small("reno-droptail.toml");
     let o = run_in(dir.path(), &["run", &scenario, "--out", "res"]);
     assert!(o.status.success(), "{}", stderr(&o));
     let res = dir.path().join("res");
     let before = read(&res.join("summary.json"));
-    std::fs::set_permissions(&res, std::fs::Permissions::from_mode(0o555)).unwrap();
-    let o = run_in(dir.path(), &["run", &scenario, "--set", "seed=9", "--out", "res"]);
+    // SAFETY: geteuid only reads this process's user id.
+    let root = unsafe { libc::geteuid() } == 0;
+    let mut again = if root {
+        let mut c = Command::new("runuser");
+        c.args(["-u", "nobody", "--", env!("CARGO_BIN_EXE_cclab")]);
+        c
+    } else {
+        std::fs::set_permissions(&res, std::fs::Permissions::from_mode(0o555)).unwrap();
+        cclab()
+    };
+    let o = again
+        .current_dir(dir.path())
+        .args(["run", &scenario, "--set", "seed=9", "--out", "res"])
+        .output()
+        .unwrap();
     std::fs::set_permissions(&res, std::fs::Permissions::from_mode(0o755)).unwrap();
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
     assert!(
-        stderr(&o).contains("res is read-only, and a run replaces the whole folder"),
+        stderr(&o).contains("res holds earlier results that this user cannot write in"),
         "{}",
         stderr(&o)
     );

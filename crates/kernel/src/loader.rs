@@ -628,6 +628,12 @@ impl Kernel {
                 avail.join(" ")
             )));
         }
+        if current_default()? == name {
+            // Nothing to change, so nothing to save (a restore file written now would name
+            // `name` as the default to go back to), and nothing to refuse: the namespace
+            // has it as its default already, allowed or not.
+            return Ok((name.to_string(), false));
+        }
         // Linux (tcp_set_default_congestion_control, still in 6.18) leaks a reference to
         // the algorithm when it refuses a restricted one outside the initial namespace
         // (-EPERM after bpf_try_module_get): for a BPF algorithm the struct_ops map then
@@ -658,11 +664,6 @@ impl Kernel {
         // The saved file is read and written again below: one command at a time.
         let _lock = self.lock()?;
         let old = current_default()?;
-        if old == name {
-            // Nothing to change, so nothing to save: a restore file written now would
-            // name `name` as the default to go back to.
-            return Ok((old, false));
-        }
         let (saved, mut added) = self.saved()?;
         if saved.is_none() {
             self.write_saved(&old, &added)?;

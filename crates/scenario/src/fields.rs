@@ -21,6 +21,22 @@ pub(crate) struct Fields<'a, 'c> {
     pub entries: &'a [(String, Span, Node)],
 }
 
+/// A field's path as a TOML header names it: without the entry numbers
+/// (`flows[0].params` is under the header `[flows.params]`).
+fn toml_path(field: &str) -> String {
+    let mut out = String::with_capacity(field.len());
+    let mut in_index = false;
+    for c in field.chars() {
+        match c {
+            '[' => in_index = true,
+            ']' => in_index = false,
+            _ if !in_index => out.push(c),
+            _ => {}
+        }
+    }
+    out
+}
+
 pub(crate) fn join(path: &str, key: &str) -> String {
     if path.is_empty() {
         key.to_string()
@@ -85,7 +101,8 @@ impl<'a, 'c> Fields<'a, 'c> {
                 &self.field(key),
                 None,
                 format!(
-                    "{message}; \"{key}\" is written inside {header} here, and TOML puts every key after a header into that table: move it to the top, above every header"
+                    "{message}; \"{key}\" is written inside {header} here, and a key after a header (or inside {{ }}) belongs to that table: move it {}",
+                    self.move_up_to()
                 ),
             );
         }
@@ -98,16 +115,28 @@ impl<'a, 'c> Fields<'a, 'c> {
         e
     }
 
+    /// Where a key written too low belongs, in words: this table's own place.
+    fn move_up_to(&self) -> String {
+        if self.path.is_empty() {
+            return "to the top, above every header".to_string();
+        }
+        let own = toml_path(&self.path);
+        let header =
+            if self.path.ends_with(']') { format!("[[{own}]]") } else { format!("[{own}]") };
+        let entry = if own == self.path { String::new() } else { format!(" ({})", self.path) };
+        format!("up into {header}{entry}, above the header it is under")
+    }
+
     /// Where `key` is written in a table one level down, if it is: that table's header
-    /// as written (`[bottleneck]`, `[[flows]]`, with this table's path before the name),
-    /// and the key's span.
+    /// as TOML writes it (`[bottleneck.qdisc]`, `[[flows]]`, `[flows.params]`), and the
+    /// key's span.
     fn written_below(&self, key: &str) -> Option<(String, &'a Span)> {
         let in_table = |node: &'a Node| match &node.val {
             Val::Table(entries) => entries.iter().find(|(k, ..)| k == key).map(|(_, span, _)| span),
             _ => None,
         };
         self.entries.iter().find_map(|(name, _, node)| {
-            let name = self.field(name);
+            let name = toml_path(&self.field(name));
             match &node.val {
                 Val::Table(_) => in_table(node).map(|span| (format!("[{name}]"), span)),
                 Val::Array(items) => {

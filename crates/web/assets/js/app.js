@@ -254,7 +254,7 @@ function leaving() {
     return `run ${run.id} is going: a closed page stops it (a reload watches it again)`;
   }
   // A finished simulated run can be saved until the page that started it is gone.
-  if (run && !run.lost && run.state === "finished" && !run.testbed && !["pending", "saved"].includes(run.saveState)) {
+  if (run && !run.lost && run.state === "finished" && !run.testbed && !["asked", "pending", "saved"].includes(run.saveState)) {
     return `run ${run.id} finished but is not saved: a closed page loses it (a reload keeps it)`;
   }
   if (lab.toml !== lab.baseline) return "the scenario has edits that are neither run nor saved";
@@ -380,8 +380,12 @@ function unitOf(run, flow, name) {
   return (spec && spec.unit) || "";
 }
 
+/** The latest changes drawn as markers: more could not be told apart, and each is
+ *  measured and drawn on every chart at every draw. */
+const MAX_MARKERS = 500;
+
 function markers(run) {
-  return run.changes().map((c) => ({ t: c.t, label: `f${c.flow} ${c.name}=${valueText(c.value, unitOf(run, c.flow, c.name))}`, color: c.source === "live" ? "#b54708" : "#475467" }));
+  return run.changes().slice(-MAX_MARKERS).map((c) => ({ t: c.t, label: `f${c.flow} ${c.name}=${valueText(c.value, unitOf(run, c.flow, c.name))}`, color: c.source === "live" ? "#b54708" : "#475467" }));
 }
 
 /** The latest run of the other kind (real beside simulated) of the same scenario text,
@@ -519,7 +523,8 @@ function draw() {
   drawCharts();
   drawTable();
   drawStatus();
-  if (lab.run && lab.run.events) lab.tune.follow(lab.run.changes());
+  // Once the hello has come (before it, the run's changes are not known yet).
+  if (lab.run && lab.run.seq >= 0) lab.tune.follow(lab.run.changes());
   lab.tune.showBackoff(lab.run);
   lab.frames = (lab.frames || 0) + 1;
   // Draw times of the last 200 frames (ms), to check the charts keep up.

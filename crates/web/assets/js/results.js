@@ -131,10 +131,12 @@ export class Results {
     if (!run) return;
     const name = $("save-name").value.trim();
     $("save-note").textContent = "saving\u2026";
+    run.saveState = "asked"; // the page need not ask before it is left meanwhile
     try {
       const r = await post(`/api/runs/${run.id}/save`, name ? { name } : {});
       this.saved(r, run);
     } catch (e) {
+      run.saveState = null;
       $("save-note").textContent = e.message;
     }
   }

@@ -61,8 +61,8 @@ export class TunePanel {
   /** Takes the run's changes so far, scheduled (`[[changes]]`) and live, in time order:
    *  the controls show the value each flow has now, so that a nudge starts from it. A
    *  value only moves when the changes move it (`followed`, what they said last time),
-   *  not when a frame sent before a change just applied arrives; and a control in use
-   *  is left as it is. */
+   *  not when a frame sent before a change just applied arrives; and a number box being
+   *  typed in is left as it is until it is left. */
   follow(changes) {
     const now = { ...this.base };
     for (const c of changes) now[`${c.flow}.${c.name}`] = c.value;
@@ -70,7 +70,9 @@ export class TunePanel {
       if (v === this.followed[key]) continue;
       this.values[key] = v;
       const control = this.shows && this.shows[key];
-      if (control && !control.box.contains(document.activeElement)) control.shown(v);
+      const typing = control && control.box.contains(document.activeElement) && document.activeElement.type === "number";
+      if (typing) now[key] = this.followed[key]; // shown once the box is left
+      else if (control) control.shown(v);
     }
     this.followed = now;
   }
@@ -151,9 +153,12 @@ export class TunePanel {
    *  value the flow still has (`shown` puts a value in the control). */
   async send(flow, spec, value, msg, shown) {
     msg.textContent = "";
-    // The value the flow has already: nothing to change, and no change to record.
+    // The value the flow has already: nothing to change, and no change to record. (On
+    // the testbed a BPF algorithm's parameters are one map that every flow of it shares,
+    // and the panel knows only this flow's changes: the change is always sent.)
     const now = this.current(flow, spec);
-    if (spec.kind === "bool" ? Boolean(value) === Boolean(now) : value === now) {
+    const same = spec.kind === "bool" ? Boolean(value) === Boolean(now) : value === now;
+    if (same && !this.testbed) {
       shown(now);
       return;
     }
