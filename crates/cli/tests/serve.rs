@@ -1217,6 +1217,38 @@ fn parameter_changes_apply_live_and_bad_ones_name_the_field_value_and_range() {
     s.post(&format!("/api/runs/{id}/control"), &json!({ "action": "stop" }));
 }
 
+/// A change to a flow that has ended (its transfer done) is made and recorded, and the
+/// answer says it acts on nothing (a user's test, 2026-12-07: it was taken silently).
+#[test]
+fn a_change_to_a_flow_that_has_ended_says_so() {
+    let s = Server::start(&[]);
+    let finite = SMALL.replace("duration = \"2s\"", "duration = \"600s\"").replacen(
+        "rtt = \"40ms\"\n",
+        "rtt = \"40ms\"\nbytes = \"20KB\"\n",
+        1,
+    );
+    let id = s.run(&finite, "10x");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while s.get(&format!("/api/runs/{id}")).1["now_s"].as_f64().unwrap_or(0.0) < 2.0 {
+        assert!(Instant::now() < deadline, "run {id} never reached 2 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let set = |flow: u64, name: &str, value: f64| {
+        s.post(
+            &format!("/api/runs/{id}/params"),
+            &json!({ "flow": flow, "name": name, "value": value }),
+        )
+    };
+    let (st, v) = set(0, "beta", 0.5);
+    assert_eq!(st, 200, "{v}");
+    let note = v["note"].as_str().unwrap_or_default();
+    assert!(note.starts_with("flow 0 has finished its transfer: the change is recorded at"), "{v}");
+    let (st, v) = set(1, "rto_min", 300.0);
+    assert!(st == 200 && v.get("note").is_none(), "the flow still sending: {v}");
+    assert_eq!(s.get(&format!("/api/runs/{id}")).1["changes"].as_array().unwrap().len(), 2);
+    s.post(&format!("/api/runs/{id}/control"), &json!({ "action": "stop" }));
+}
+
 /// The heart of "save": a run tuned live, saved, replays byte for byte with `cclab run`.
 #[test]
 fn a_saved_run_replays_its_live_changes_byte_for_byte() {

@@ -514,7 +514,7 @@ pub async fn params(
     let applied = answer
         .await
         .map_err(|_| ApiError::conflict(format!("run {id} ended before the change applied")))?;
-    let change = applied.map_err(|mut e| {
+    let (change, ended) = applied.map_err(|mut e| {
         // The simulator takes a switch as 1 or 0; the error shows it as it was sent.
         if let Value::Bool(sent) = b.value {
             e.value = sent.to_string();
@@ -527,7 +527,14 @@ pub async fn params(
         }
         ApiError::sim(&e, None)
     })?;
-    Ok(Json(json!({ "ok": true, "change": change, "at_s": change.at_ns as f64 / 1e9 })))
+    let at_s = change.at_ns as f64 / 1e9;
+    let mut answer = json!({ "ok": true, "change": change, "at_s": at_s });
+    if let Some(how) = ended {
+        answer["note"] = json!(format!(
+            "flow {flow} {how}: the change is recorded at {at_s} s but has nothing left to act on"
+        ));
+    }
+    Ok(Json(answer))
 }
 
 /// Why a run cannot be saved (again), in the names the student sees: the name it is

@@ -83,6 +83,10 @@ pub struct LiveChange {
     pub value: ShownValue,
 }
 
+/// A change made, and how its flow had ended already, if it had (the change then has
+/// nothing left to act on).
+pub type Applied = (LiveChange, Option<&'static str>);
+
 /// What the web side asks of a run.
 pub enum Command {
     Pause,
@@ -93,7 +97,7 @@ pub enum Command {
         flow: usize,
         name: String,
         value: f64,
-        reply: oneshot::Sender<Result<LiveChange, SimError>>,
+        reply: oneshot::Sender<Result<Applied, SimError>>,
     },
 }
 
@@ -400,7 +404,7 @@ impl Runner {
     }
 
     /// Applies a live change between two steps and records it (see the module doc).
-    fn set_param(&mut self, flow: usize, name: &str, value: f64) -> Result<LiveChange, SimError> {
+    fn set_param(&mut self, flow: usize, name: &str, value: f64) -> Result<Applied, SimError> {
         room_for_a_change(&self.run)?;
         let obs = &mut Tee(&mut self.dec, &mut self.series);
         let at_ns = self.live_clock.apply(&mut self.sim, obs, flow, name, value)?;
@@ -409,7 +413,7 @@ impl Runner {
         let change = LiveChange { at_ns, flow, name: name.to_string(), value };
         self.dec.live_change(Time(at_ns - 1), flow, name, value);
         self.run.feed.lock().unwrap().changes.push(change.clone());
-        Ok(change)
+        Ok((change, self.sim.flow_ended(flow)))
     }
 
     fn finish(&mut self) {

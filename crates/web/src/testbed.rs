@@ -107,7 +107,7 @@ fn obey(
                         let change = LiveChange { at_ns: now.as_nanos(), flow, name, value };
                         run.feed.lock().unwrap().changes.push(change.clone());
                         marks.borrow_mut().push(change.clone());
-                        change
+                        (change, None) // whether a real flow has ended is not known here
                     });
                 let _ = reply.send(answer);
             }

@@ -223,6 +223,19 @@ impl Simulation {
     /// Whether [`set_param`](Self::set_param) would take this change, with its error if
     /// not; nothing changes (a copy of the flow's algorithm takes the value). A live change
     /// is checked so before the run steps to where it would land.
+    /// How flow `flow` has ended, if it has: a change to it is still made and recorded,
+    /// but nothing of it remains to be changed.
+    pub fn flow_ended(&self, flow: usize) -> Option<&'static str> {
+        let fl = self.flows.get(flow)?;
+        if fl.sender.is_complete() {
+            Some("has finished its transfer")
+        } else if fl.stop.is_some_and(|s| self.net.now >= s) {
+            Some("has reached its stop time")
+        } else {
+            None
+        }
+    }
+
     pub fn check_param(&self, flow: usize, name: &str, value: f64) -> Result<(), SimError> {
         let n = self.flows.len();
         let s = &self.flows.get(flow).ok_or_else(|| flow_index_error(flow, n))?.sender;

@@ -163,7 +163,8 @@ export class TunePanel {
       return;
     }
     try {
-      await this.apply(flow, spec.name, value);
+      const r = await this.apply(flow, spec.name, value);
+      if (r && r.note) msg.textContent = r.note; // the flow had ended: the change acts on nothing
       this.values[`${flow}.${spec.name}`] = value;
       shown(value); // both controls of a slider follow the value taken, however entered
     } catch (e) {
