@@ -580,7 +580,6 @@ fn param_value(
     }
 }
 
-/// The `[bottleneck]` table, read; the simulator checks it.
 /// What a buffer written as `"<x>bdp"` came to, as a clause for a refusal about it.
 fn bdp_buffer_said(bn: &Fields, buffer: &Buffer, max_rtt: Duration, wire: u64) -> Option<String> {
     let (_, text) = bn.string("buffer").ok().flatten()?;
@@ -598,6 +597,7 @@ struct Bdp {
     wire: u64,
 }
 
+/// The `[bottleneck]` table, read; the simulator checks it.
 fn link(f: &Fields, bdp: Bdp) -> Result<LinkConfig, ScenarioError> {
     let ctx = f.ctx;
     let rate = match (f.get("rate"), f.string("trace")?) {

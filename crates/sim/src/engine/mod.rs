@@ -220,9 +220,6 @@ impl Simulation {
         Ok(())
     }
 
-    /// Whether [`set_param`](Self::set_param) would take this change, with its error if
-    /// not; nothing changes (a copy of the flow's algorithm takes the value). A live change
-    /// is checked so before the run steps to where it would land.
     /// How flow `flow` has ended, if it has: a change to it is still made and recorded,
     /// but nothing of it remains to be changed.
     pub fn flow_ended(&self, flow: usize) -> Option<&'static str> {
@@ -236,6 +233,9 @@ impl Simulation {
         }
     }
 
+    /// Whether [`set_param`](Self::set_param) would take this change, with its error if
+    /// not; nothing changes (a copy of the flow's algorithm takes the value). A live change
+    /// is checked so before the run steps to where it would land.
     pub fn check_param(&self, flow: usize, name: &str, value: f64) -> Result<(), SimError> {
         let n = self.flows.len();
         let s = &self.flows.get(flow).ok_or_else(|| flow_index_error(flow, n))?.sender;
