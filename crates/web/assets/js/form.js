@@ -608,8 +608,6 @@ export class ScenarioForm {
     return el("fieldset", { "data-section": "changes" }, el("legend", { text: "Scheduled changes" }), ...items);
   }
 
-  /** Draws the scheduled changes again, and nothing else (a whole redraw would replace
-   *  the element a click or the focus is on, and lose it). */
   /** Entry `i`'s label: the colour the charts give its (first) flow, and its numbers
    *  there when they are not the entry's own (a count, or a disabled entry before it). */
   flowLabel(i) {
@@ -628,6 +626,8 @@ export class ScenarioForm {
     }
   }
 
+  /** Draws the scheduled changes again, and nothing else (a whole redraw would replace
+   *  the element a click or the focus is on, and lose it). */
   redrawChanges() {
     const old = this.root.querySelector('[data-section="changes"]');
     const now = this.changesSection();
